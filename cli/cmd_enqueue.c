@@ -1,0 +1,346 @@
+/* cwork enqueue: one job from the command line, or NDJSON lines from stdin (--bulk). */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char usage[] =
+    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in SECONDS] [--unique] NAME [ARGS_JSON]\n"
+    "       cwork enqueue [--redis URL] [--ns NS] --bulk < jobs.ndjson\n"
+    "\n"
+    "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
+    "prints its id. A Go worker of gocraft/work runs it like one of its own.\n"
+    "\n"
+    "  --in SECONDS       run it SECONDS from now (through the scheduled set)\n"
+    "  --unique           only if no job with this name and these args is waiting;\n"
+    "                     a duplicate prints nothing on stdout and exits 3\n"
+    "  --bulk             read one job per line from stdin:\n"
+    "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
+    "                     (only name is required) and send them in pipelined batches;\n"
+    "                     bad lines are reported with their line number and skipped,\n"
+    "                     the count and rate go to stderr; exit 2 if any line was bad\n"
+    "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
+    "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
+    "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+    "\n"
+    "Exit status: 0 written, 1 Redis failure, 2 bad input (nothing written),\n"
+    "3 unique duplicate.\n";
+
+typedef struct enqueue_opts {
+    cli_conn_opts conn;
+    int has_in;
+    int64_t in;
+    int unique;
+    int bulk;
+    size_t batch_size;
+    size_t max_job_bytes;
+    const char *name;
+    const char *args_json;
+} enqueue_opts;
+
+static int parse_int64(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, enqueue_opts *o)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    int kind, positional = 0;
+    while ((kind = cli_next(&a)) >= 0) {
+        if (kind == 0) {
+            if (positional == 0)
+                o->name = a.value;
+            else if (positional == 1)
+                o->args_json = a.value;
+            else {
+                fprintf(stderr, "cwork enqueue: unexpected argument \"%s\"\n", a.value);
+                return -1;
+            }
+            positional++;
+            continue;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0)
+            return -1;
+        if (c > 0)
+            continue;
+        int64_t n;
+        if (cli_is(&a, "help") || cli_is(&a, "h")) {
+            fputs(usage, stdout);
+            exit(CLI_OK);
+        } else if (cli_is(&a, "unique")) {
+            o->unique = 1;
+        } else if (cli_is(&a, "bulk")) {
+            o->bulk = 1;
+        } else if (cli_is(&a, "in")) {
+            if (cli_take_value(&a) < 0 || parse_int64(a.value, &o->in) < 0) {
+                fprintf(stderr, "cwork enqueue: --in needs whole seconds\n");
+                return -1;
+            }
+            o->has_in = 1;
+        } else if (cli_is(&a, "batch-size") || cli_is(&a, "max-job-bytes")) {
+            int batch = cli_is(&a, "batch-size");
+            if (cli_take_value(&a) < 0 || parse_int64(a.value, &n) < 0 || n <= 0) {
+                fprintf(stderr, "cwork enqueue: --%s needs a positive number\n",
+                        batch ? "batch-size" : "max-job-bytes");
+                return -1;
+            }
+            if (batch)
+                o->batch_size = (size_t)n;
+            else
+                o->max_job_bytes = (size_t)n;
+        } else {
+            fprintf(stderr, "cwork enqueue: unknown option -%s%s (see cwork enqueue --help)\n",
+                    strlen(a.name) > 1 ? "-" : "", a.name);
+            return -1;
+        }
+    }
+    if (o->bulk && (o->name || o->has_in || o->unique)) {
+        fprintf(stderr, "cwork enqueue: --bulk takes names, delays and uniqueness from its "
+                        "input lines, not from the command line\n");
+        return -1;
+    }
+    if (!o->bulk && !o->name) {
+        fprintf(stderr, "cwork enqueue: no job name given (see cwork enqueue --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- one job */
+
+static int enqueue_single(const enqueue_opts *o)
+{
+    cwork_error err = {0};
+    if (cwork_validate_job_name(o->name, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: %s\n", err.message);
+        return CLI_USAGE;
+    }
+    const char *text = o->args_json ? o->args_json : "{}";
+    cwork_args *args = NULL;
+    if (cwork_args_parse(text, strlen(text), &args, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: invalid args: %s\n", err.message);
+        return CLI_USAGE;
+    }
+    cwork_redis *redis = cli_connect(&o->conn);
+    if (!redis) {
+        cwork_args_free(args);
+        return CLI_FAILURE;
+    }
+    int status = CLI_FAILURE;
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
+    if (enq) {
+        cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
+        cwork_job *job = NULL;
+        int rc;
+        if (o->unique && o->has_in)
+            rc = cwork_enqueue_unique_in(enq, o->name, o->in, args, &job, &err);
+        else if (o->unique)
+            rc = cwork_enqueue_unique(enq, o->name, args, &job, &err);
+        else if (o->has_in)
+            rc = cwork_enqueue_in(enq, o->name, o->in, args, &job, &err);
+        else
+            rc = cwork_enqueue(enq, o->name, args, &job, &err);
+        if (rc == CWORK_OK) {
+            printf("%s\n", cwork_job_id(job));
+            status = CLI_OK;
+        } else if (rc == CWORK_DUPLICATE) {
+            fprintf(stderr, "cwork enqueue: a unique %s job with these args is already "
+                            "waiting; nothing enqueued\n", o->name);
+            status = CLI_DUPLICATE;
+        } else {
+            fprintf(stderr, "cwork enqueue: %s\n", err.message);
+            status = (rc == CWORK_EINVAL || rc == CWORK_EJSON || rc == CWORK_ETOOBIG)
+                         ? CLI_USAGE : CLI_FAILURE;
+        }
+        cwork_job_free(job);
+        cwork_enqueuer_free(enq);
+    } else {
+        fprintf(stderr, "cwork enqueue: %s\n", err.message);
+    }
+    cwork_args_free(args);
+    cwork_redis_free(redis);
+    return status;
+}
+
+/* ---------------------------------------------------------------- NDJSON from stdin */
+
+typedef struct bulk_stats {
+    uint64_t written, duplicates, bad;
+} bulk_stats;
+
+/* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
+static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
+{
+    cwork_error err = {0};
+    cwork_args *obj = NULL, *args = NULL;
+    int ok = 0;
+    if (cwork_args_parse(line, len, &obj, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": %s\n", lineno, err.message);
+        return -1;
+    }
+    for (size_t i = 0; i < cwork_args_count(obj); i++) {
+        const char *k = cwork_args_key_at(obj, i);
+        if (strcmp(k, "name") && strcmp(k, "args") && strcmp(k, "in") && strcmp(k, "unique")) {
+            fprintf(stderr, "cwork enqueue: line %" PRIu64 ": unknown field \"%s\" (fields: "
+                            "name, args, in, unique)\n", lineno, k);
+            goto done;
+        }
+    }
+    const char *name;
+    if (cwork_args_get_string(obj, "name", &name) != 0) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"name\" (a string) is required\n",
+                lineno);
+        goto done;
+    }
+    int rc = cwork_args_get_args(obj, "args", &args);
+    if (rc == CWORK_ENOTFOUND) {
+        rc = cwork_args_parse("{}", 2, &args, NULL); /* as with one job: no args = {} */
+    } else if (rc == CWORK_ETYPE) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"args\" must be a JSON object\n",
+                lineno);
+        goto done;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": %s\n", lineno, cwork_strerror(rc));
+        goto done;
+    }
+    int flags = 0;
+    double in = 0;
+    rc = cwork_args_get_float64(obj, "in", &in);
+    if (rc == 0) {
+        if (!(in == floor(in)) || fabs(in) > 1e15) {
+            fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"in\" must be whole seconds\n",
+                    lineno);
+            goto done;
+        }
+        flags |= CWORK_BATCH_IN;
+    } else if (rc == CWORK_ETYPE) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"in\" must be a number of seconds\n",
+                lineno);
+        goto done;
+    }
+    bool unique = false;
+    rc = cwork_args_get_bool(obj, "unique", &unique);
+    if (rc == CWORK_ETYPE) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"unique\" must be true or false\n",
+                lineno);
+        goto done;
+    }
+    if (unique)
+        flags |= CWORK_BATCH_UNIQUE;
+    if (cwork_batch_add(batch, name, args, (int64_t)in, flags, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: line %" PRIu64 ": %s\n", lineno, err.message);
+        goto done;
+    }
+    ok = 1;
+done:
+    cwork_args_free(obj);
+    cwork_args_free(args);
+    return ok ? 0 : -1;
+}
+
+static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
+                       uint64_t last_line)
+{
+    if (cwork_batch_count(batch) == 0)
+        return 0;
+    cwork_error err = {0};
+    int rc = cwork_enqueue_batch(batch, &err);
+    for (size_t i = 0; i < cwork_batch_count(batch); i++) {
+        int s = cwork_batch_status(batch, i, NULL);
+        st->written += s == CWORK_OK;
+        st->duplicates += s == CWORK_DUPLICATE;
+    }
+    cwork_batch_reset(batch);
+    if (rc != 0) {
+        fprintf(stderr, "cwork enqueue: lines %" PRIu64 "-%" PRIu64 ": %s\n", first_line,
+                last_line, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int enqueue_bulk(const enqueue_opts *o)
+{
+    cwork_redis *redis = cli_connect(&o->conn);
+    if (!redis)
+        return CLI_FAILURE;
+    cwork_error err = {0};
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
+    cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
+    if (!batch) {
+        fprintf(stderr, "cwork enqueue: %s\n", enq ? "out of memory" : err.message);
+        cwork_enqueuer_free(enq);
+        cwork_redis_free(redis);
+        return CLI_FAILURE;
+    }
+    cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bulk_stats st = {0};
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0, batch_first = 1;
+    int failed = 0;
+    while (!failed && (n = getline(&line, &cap, stdin)) >= 0) {
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        size_t skip = strspn(line, " \t");
+        if ((size_t)n == skip)
+            continue; /* blank lines are allowed */
+        if (add_line(batch, line, (size_t)n, lineno) != 0)
+            st.bad++;
+        if (cwork_batch_count(batch) >= o->batch_size) {
+            failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+            batch_first = lineno + 1;
+        }
+    }
+    if (!failed)
+        failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+    free(line);
+    double secs = seconds_since(&t0);
+    fprintf(stderr,
+            "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates, %" PRIu64
+            " bad lines in %.3f s (%.0f jobs/s)%s\n",
+            st.written, st.duplicates, st.bad, secs, secs > 0 ? (double)st.written / secs : 0.0,
+            failed ? "; stopped at a Redis failure" : "");
+    cwork_batch_free(batch);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    if (failed)
+        return CLI_FAILURE;
+    return st.bad ? CLI_USAGE : CLI_OK;
+}
+
+int cmd_enqueue(int argc, char **argv)
+{
+    enqueue_opts o = {0};
+    o.conn.ns = "work";
+    o.batch_size = 1000;
+    o.max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
+    if (parse_options(argc, argv, &o) != 0)
+        return CLI_USAGE;
+    return o.bulk ? enqueue_bulk(&o) : enqueue_single(&o);
+}

@@ -1,0 +1,294 @@
+/*
+ * cwork — durable background jobs for C programs, kept in Redis.
+ *
+ * The Redis data model is the one of the Go library `work` (gocraft/work and its
+ * Kuper-Tech fork): a Go service and a C service can share one namespace.
+ *
+ * Conventions (see also README.md):
+ *  - Functions that can fail return int: 0 (CWORK_OK) or a negative CWORK_E… code,
+ *    and fill an optional `cwork_error *` with a message. Nothing prints or exits.
+ *  - Whatever a `_new`, `_dup` or `_parse` function returns is the caller's and is
+ *    released with the matching `_free`. Borrowed pointers say until when they are valid.
+ *  - All objects are safe to use from several threads unless a comment says otherwise.
+ *  - Times are Unix seconds (int64_t).
+ */
+#ifndef CWORK_H
+#define CWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CWORK_VERSION_MAJOR 0
+#define CWORK_VERSION_MINOR 1
+#define CWORK_VERSION_PATCH 0
+#define CWORK_VERSION_STRING "0.1.0"
+
+/* The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
+const char *cwork_version(void);
+
+/* ------------------------------------------------------------------ errors */
+
+enum {
+    CWORK_OK = 0,
+    CWORK_DUPLICATE = 1,    /* not an error: a unique job with the same args is waiting */
+    CWORK_EINVAL = -1,      /* bad argument: invalid name, URL, option, non-object args */
+    CWORK_ENOMEM = -2,      /* out of memory */
+    CWORK_EREDIS = -3,      /* Redis unreachable, I/O error or error reply */
+    CWORK_EPROTO = -4,      /* Redis answered something unexpected */
+    CWORK_EJSON = -5,       /* malformed JSON, or a value JSON cannot hold (NaN, Inf) */
+    CWORK_ETOOBIG = -6,     /* a job beyond the configured size limit */
+    CWORK_ETIMEOUT = -7,    /* no connection became free in time, or a deadline passed */
+    CWORK_ENOTFOUND = -8,   /* no such job, key or argument */
+    CWORK_ETYPE = -9,       /* an argument exists but has another type */
+    CWORK_EUNSUPPORTED = -10 /* a feature this build or this Redis lacks (e.g. rediss://) */
+};
+
+/* Short static description of a code ("redis error", …). */
+const char *cwork_strerror(int code);
+
+/* Filled by failing calls when the caller passes one; message is NUL-terminated and
+ * never contains a Redis password. */
+typedef struct cwork_error {
+    int code;
+    char message[256];
+} cwork_error;
+
+/* ------------------------------------------------------------------ logging and memory */
+
+typedef enum cwork_log_level {
+    CWORK_LOG_DEBUG = 0,
+    CWORK_LOG_INFO = 1,
+    CWORK_LOG_WARN = 2,
+    CWORK_LOG_ERROR = 3
+} cwork_log_level;
+
+typedef struct cwork_log_field {
+    const char *key;
+    const char *value;
+} cwork_log_field;
+
+/* Receives every log record at or above the configured level. message is a fixed key
+ * (the Go library's keys where one exists, e.g. "worker.fetch"); fields are borrowed
+ * for the duration of the call. May be called from any library thread. */
+typedef void (*cwork_logger_fn)(void *userdata, cwork_log_level level, const char *message,
+                                const cwork_log_field *fields, size_t nfields);
+
+/* Installs the process-wide logger (NULL: silent, the default). Call before starting
+ * pools; not synchronised with records being logged at the same moment. */
+void cwork_set_logger(cwork_logger_fn fn, void *userdata, cwork_log_level min_level);
+
+/* A logger that writes "level=… msg=… key=value …" lines to stderr; userdata unused. */
+void cwork_stderr_logger(void *userdata, cwork_log_level level, const char *message,
+                         const cwork_log_field *fields, size_t nfields);
+
+/* Replaces the allocator used for everything cwork allocates (not hiredis' own).
+ * Call once, before any other cwork function. */
+void cwork_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
+                         void (*free_fn)(void *));
+
+/* Frees memory that a cwork function documents as "free with cwork_free". */
+void cwork_free(void *ptr);
+
+/* ------------------------------------------------------------------ Redis connections */
+
+/* A thread-safe pool of Redis connections, shared by enqueuers, pools and clients. */
+typedef struct cwork_redis cwork_redis;
+
+typedef struct cwork_redis_options {
+    int connect_timeout_ms;  /* default 5000 */
+    int command_timeout_ms;  /* default 5000; 0 = none */
+    int max_connections;     /* default 16 */
+    int checkout_timeout_ms; /* how long to wait for a free connection, or for Redis to
+                                come back while re-dialling; default 5000 */
+    const char *password;    /* overrides the URL's; NULL: the URL's, else the
+                                CWORK_REDIS_PASSWORD environment variable */
+} cwork_redis_options;
+
+/* Fills *opts with the defaults above. */
+void cwork_redis_options_init(cwork_redis_options *opts);
+
+/* Creates a connection pool. url: `redis://[user:password@]host[:port][/db]` (a lone
+ * user-info is a password), `host:port`, or `unix:///path[?db=N]`; NULL means the
+ * CWORK_REDIS_URL environment variable, else redis://127.0.0.1:6379. `rediss://` fails
+ * with CWORK_EUNSUPPORTED. opts may be NULL. Connections are dialled on first use.
+ * Returns NULL on error (filling err). Free with cwork_redis_free. */
+cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err);
+
+/* Closes every connection. No other thread may be using the pool. NULL is ignored. */
+void cwork_redis_free(cwork_redis *redis);
+
+/* Sends PING on a pooled connection: a cheap check that Redis is reachable. */
+int cwork_redis_ping(cwork_redis *redis, cwork_error *err);
+
+/* Returns a copy of url with any password replaced by "xxxxx", for logs. Free with
+ * cwork_free. Returns NULL only when out of memory. */
+char *cwork_redact_url(const char *url);
+
+/* ------------------------------------------------------------------ job arguments */
+
+/* A JSON object of job arguments, built by the caller. Keys are written sorted, as Go
+ * does. Numbers keep the C type they were given (int64 prints as an integer, double in
+ * Go's float64 format); values parsed from JSON text are float64, as in Go. */
+typedef struct cwork_args cwork_args;
+
+/* An empty argument object; NULL when out of memory. Free with cwork_args_free. */
+cwork_args *cwork_args_new(void);
+
+/* Parses a JSON object (Go's rules: numbers become float64). Anything but an object
+ * (including `null`) fails with CWORK_EJSON and *out untouched. */
+int cwork_args_parse(const char *json, size_t len, cwork_args **out, cwork_error *err);
+
+void cwork_args_free(cwork_args *args);
+
+/* Setters copy key and value; setting an existing key replaces it. CWORK_EJSON for a
+ * NaN/Inf double, CWORK_ENOMEM when out of memory. */
+int cwork_args_set_string(cwork_args *args, const char *key, const char *value);
+int cwork_args_set_int64(cwork_args *args, const char *key, int64_t value);
+int cwork_args_set_uint64(cwork_args *args, const char *key, uint64_t value);
+int cwork_args_set_float64(cwork_args *args, const char *key, double value);
+int cwork_args_set_bool(cwork_args *args, const char *key, bool value);
+int cwork_args_set_null(cwork_args *args, const char *key);
+/* Sets key to any JSON value given as text (nested objects and arrays). */
+int cwork_args_set_json(cwork_args *args, const char *key, const char *json, size_t len,
+                        cwork_error *err);
+
+/* Reading arguments back, e.g. after cwork_args_parse. Keys are in insertion order;
+ * the key is borrowed until the args are changed or freed. */
+size_t cwork_args_count(const cwork_args *args);
+const char *cwork_args_key_at(const cwork_args *args, size_t index);
+/* Each getter returns 0, CWORK_ENOTFOUND when the key is absent, or CWORK_ETYPE when
+ * its value has another type (a JSON null counts as absent). Strings are borrowed until
+ * the args are changed or freed; get_float64 accepts any number; get_args copies a
+ * nested object into a new cwork_args (the caller's, cwork_args_free), its numbers as
+ * float64 like cwork_args_parse gives them. */
+int cwork_args_get_string(const cwork_args *args, const char *key, const char **out);
+int cwork_args_get_float64(const cwork_args *args, const char *key, double *out);
+int cwork_args_get_bool(const cwork_args *args, const char *key, bool *out);
+int cwork_args_get_args(const cwork_args *args, const char *key, cwork_args **out);
+
+/* Go's compact encoding of the object (sorted keys, HTML-safe escaping, Go floats).
+ * *out is NUL-terminated; free with cwork_free. */
+int cwork_args_to_json(const cwork_args *args, char **out, size_t *len, cwork_error *err);
+
+/* ------------------------------------------------------------------ jobs */
+
+/* A job as stored in Redis. Jobs returned to the caller are the caller's. */
+typedef struct cwork_job cwork_job;
+
+/* Decodes a job with Go's rules (any key order and escape style, field names matched
+ * case-insensitively, the last duplicate wins; t/fails/failed_at/d must be integers).
+ * The bytes are kept (cwork_job_raw). Free with cwork_job_free. */
+int cwork_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
+
+/* Go's canonical encoding of the job. *out is NUL-terminated; free with cwork_free. */
+int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error *err);
+
+void cwork_job_free(cwork_job *job);
+
+/* Field accessors; strings are borrowed until the job is freed ("" when absent). */
+const char *cwork_job_name(const cwork_job *job);
+const char *cwork_job_id(const cwork_job *job);
+int64_t cwork_job_enqueued_at(const cwork_job *job); /* `t` */
+int64_t cwork_job_fails(const cwork_job *job);
+const char *cwork_job_last_error(const cwork_job *job); /* `err` */
+int64_t cwork_job_failed_at(const cwork_job *job);
+bool cwork_job_unique(const cwork_job *job);
+int64_t cwork_job_deadline_at(const cwork_job *job); /* `d` of a periodic instance, or 0 */
+/* run-at of a job returned by a delayed enqueue, else 0. */
+int64_t cwork_job_run_at(const cwork_job *job);
+/* The exact bytes the job was decoded from or written as; borrowed. */
+const char *cwork_job_raw(const cwork_job *job, size_t *len);
+/* The args object in Go's encoding ("null" when absent); free with cwork_free. */
+char *cwork_job_args_json(const cwork_job *job);
+
+/* Typed argument accessors with Go's rules: on a missing key or a wrong type they
+ * return the zero value and keep an error on the job (sticky: later successes don't
+ * clear it, a later failure replaces it). The string is borrowed until the job is freed.
+ * int64 accepts integral numbers within ±9007199254740892, as Go does. */
+const char *cwork_job_arg_string(cwork_job *job, const char *key);
+int64_t cwork_job_arg_int64(cwork_job *job, const char *key);
+double cwork_job_arg_float64(cwork_job *job, const char *key);
+bool cwork_job_arg_bool(cwork_job *job, const char *key);
+/* The first argument error's message, or NULL; borrowed until the job is freed. */
+const char *cwork_job_arg_error(const cwork_job *job);
+
+/* Default limit for an encoded job's size (1 MiB). */
+#define CWORK_DEFAULT_MAX_JOB_BYTES (1024 * 1024)
+
+/* Job names are rejected when empty, containing ',' or NUL, or shaped so that their
+ * keys collide with other keys (ending in :lock, :lock_info, :paused,
+ * :max_concurrency, or like x:<24 hex>:inprogress). Returns 0 or CWORK_EINVAL. */
+int cwork_validate_job_name(const char *name, cwork_error *err);
+
+/* ------------------------------------------------------------------ enqueuing */
+
+typedef struct cwork_enqueuer cwork_enqueuer;
+
+/* An enqueuer for namespace ns (e.g. "work"; the Go prefix rule applies) on redis,
+ * which it borrows: keep redis alive until cwork_enqueuer_free. NULL on error. */
+cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_error *err);
+void cwork_enqueuer_free(cwork_enqueuer *enq);
+
+/* Largest encoded job accepted (default CWORK_DEFAULT_MAX_JOB_BYTES); larger ones fail
+ * with CWORK_ETOOBIG before anything is sent. */
+void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes);
+
+/* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
+ * out is not NULL) receives the written job. The job is pushed and its name recorded in
+ * known_jobs in one MULTI/EXEC: on error nothing was written. */
+int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                  cwork_job **out, cwork_error *err);
+
+/* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
+ * scheduled set; cwork_job_run_at tells when. */
+int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                     const cwork_args *args, cwork_job **out, cwork_error *err);
+
+/* Like cwork_enqueue, but only if no job with this name and these args is waiting
+ * (guard key with a 24 h TTL). Returns CWORK_DUPLICATE (and *out = NULL) when one is. */
+int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                         cwork_job **out, cwork_error *err);
+int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                            const cwork_args *args, cwork_job **out, cwork_error *err);
+
+/* A batch of jobs for one round trip. Not thread-safe; reusable after cwork_batch_reset. */
+typedef struct cwork_batch cwork_batch;
+
+#define CWORK_BATCH_UNIQUE 1 /* entry flag: enqueue as a unique job */
+#define CWORK_BATCH_IN 2     /* entry flag: run delay_seconds from now (through the
+                                scheduled set; zero or negative: due at once) */
+
+/* A batch for enq (borrowed: keep it alive while the batch is used). NULL when out of
+ * memory. */
+cwork_batch *cwork_batch_new(cwork_enqueuer *enq);
+void cwork_batch_free(cwork_batch *batch);
+void cwork_batch_reset(cwork_batch *batch);
+size_t cwork_batch_count(const cwork_batch *batch);
+
+/* Adds a job: to its queue, or with CWORK_BATCH_IN in flags through the scheduled set
+ * delay_seconds from now (ignored without that flag). The name and args are validated and encoded here
+ * (errors: CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused
+ * before anything is sent. */
+int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
+                    int64_t delay_seconds, int flags, cwork_error *err);
+
+/* Sends the whole batch in one MULTI/EXEC round trip. Returns 0 when every entry was
+ * written or found a duplicate; per-entry outcomes (CWORK_OK, CWORK_DUPLICATE, or an
+ * error code) are available through cwork_batch_status. On a connection error nothing
+ * of the batch was written. */
+int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
+
+/* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
+ * the batch is reset or freed). */
+int cwork_batch_status(const cwork_batch *batch, size_t i, const char **id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CWORK_H */

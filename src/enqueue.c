@@ -1,0 +1,326 @@
+/* Enqueue, EnqueueIn, EnqueueUnique and EnqueueUniqueIn (SPEC §3).
+ *
+ * Every enqueue is atomic: the job and its known_jobs registration go together in one
+ * MULTI/EXEC (or one script for unique jobs), so an error never hides a written job.
+ * When the known_jobs cache is warm the job is a single LPUSH/ZADD, which is atomic on
+ * its own — the common case costs exactly one command. */
+#include "enqueue.h"
+
+#include "args.h"
+#include "job.h"
+#include "scripts.h"
+
+#include <string.h>
+
+cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_error *err)
+{
+    if (!redis || !ns) {
+        cw_error(err, CWORK_EINVAL, "cwork_enqueuer_new: redis and namespace are required");
+        return NULL;
+    }
+    cwork_enqueuer *enq = cw_calloc(1, sizeof *enq);
+    if (!enq || cw_keys_init(&enq->keys, ns) != 0) {
+        cw_free(enq);
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    enq->redis = redis;
+    enq->max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
+    pthread_mutex_init(&enq->mu, NULL);
+    return enq;
+}
+
+void cwork_enqueuer_free(cwork_enqueuer *enq)
+{
+    if (!enq)
+        return;
+    for (size_t i = 0; i < KNOWN_BUCKETS; i++) {
+        known_entry *e = enq->known[i];
+        while (e) {
+            known_entry *next = e->next;
+            cw_free(e);
+            e = next;
+        }
+    }
+    pthread_mutex_destroy(&enq->mu);
+    cw_keys_clear(&enq->keys);
+    cw_free(enq);
+}
+
+void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes)
+{
+    enq->max_job_bytes = max_bytes;
+}
+
+/* ---------------------------------------------------------------- known_jobs cache */
+
+static size_t known_bucket(const char *name)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *name; name++)
+        h = (h ^ (unsigned char)*name) * 1099511628211ull;
+    return (size_t)(h % KNOWN_BUCKETS);
+}
+
+int enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now)
+{
+    int needs = 1;
+    pthread_mutex_lock(&enq->mu);
+    for (known_entry *e = enq->known[known_bucket(name)]; e; e = e->next) {
+        if (strcmp(e->name, name) == 0) {
+            needs = now >= e->expiry;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&enq->mu);
+    return needs;
+}
+
+void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
+{
+    size_t b = known_bucket(name);
+    pthread_mutex_lock(&enq->mu);
+    known_entry *e = enq->known[b];
+    while (e && strcmp(e->name, name) != 0)
+        e = e->next;
+    if (!e) {
+        size_t n = strlen(name);
+        e = cw_malloc(sizeof *e + n + 1);
+        if (e) { /* out of memory only costs a repeated SADD later */
+            memcpy(e->name, name, n + 1);
+            e->next = enq->known[b];
+            enq->known[b] = e;
+        }
+    }
+    if (e)
+        e->expiry = now + KNOWN_JOBS_TTL;
+    pthread_mutex_unlock(&enq->mu);
+}
+
+/* ---------------------------------------------------------------- building the job */
+
+int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+                   int64_t now, cw_buf *out, char id[25], cwork_error *err)
+{
+    int rc = cwork_validate_job_name(name, err);
+    if (rc)
+        return rc;
+    if (cw_make_id(id) != 0)
+        return cw_error(err, CWORK_EINVAL, "cannot read the OS random source for a job id");
+    /* The encoder only reads the job: point its fields at the caller's data. */
+    struct cwork_job job;
+    memset(&job, 0, sizeof job);
+    job.name.ptr = (char *)name;
+    job.name.len = strlen(name);
+    job.id.ptr = id;
+    job.id.len = 24;
+    job.t = now;
+    job.args = args ? (gj_value *)args_object(args) : NULL;
+    job.unique = unique != 0;
+    job.err.ptr = (char *)"";
+    size_t start = out->len;
+    rc = job_encode(out, &job, err);
+    if (rc)
+        return rc;
+    if (out->oom)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (out->len - start > enq->max_job_bytes)
+        return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu",
+                        name, out->len - start, enq->max_job_bytes);
+    return 0;
+}
+
+/* The job handed back to the caller: exactly what was written, decoded. */
+static int make_result(const cw_buf *json, int64_t run_at, cwork_job **out, cwork_error *err)
+{
+    if (!out)
+        return 0;
+    int rc = job_decode(json->data, json->len, out, err);
+    if (rc == 0)
+        (*out)->run_at = run_at;
+    return rc;
+}
+
+/* Checks the replies of MULTI, one queued command, [SADD,] EXEC. */
+static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
+{
+    int rc = 0;
+    for (int i = 0; i < ncommands + 2; i++) {
+        redisReply *r = NULL;
+        int io = cw_conn_read(c, &r, err);
+        if (io)
+            return io; /* the connection is broken; the server discards the MULTI */
+        if (rc == 0 && r->type == REDIS_REPLY_ERROR)
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
+        if (rc == 0 && i == ncommands + 1) {
+            if (r->type != REDIS_REPLY_ARRAY)
+                rc = cw_error(err, CWORK_EPROTO, "redis: EXEC answered no array");
+            for (size_t j = 0; rc == 0 && j < r->elements; j++)
+                if (r->element[j]->type == REDIS_REPLY_ERROR)
+                    rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->element[j]->str);
+        }
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
+/* LPUSH or (delayed) ZADD, with SADD <p>known_jobs in a MULTI when the cache says so. */
+static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const cw_buf *json,
+                      int delayed, int64_t run_at, int sadd, cwork_error *err)
+{
+    cw_buf key, known;
+    cw_buf_init(&key);
+    cw_buf_init(&known);
+    char score[24] = "";
+    if (!delayed) {
+        cw_key_queue(&enq->keys, &key, name);
+    } else {
+        cw_key_scheduled(&enq->keys, &key);
+        snprintf(score, sizeof score, "%lld", (long long)run_at);
+    }
+    cw_key_known_jobs(&enq->keys, &known);
+    int rc = 0;
+    if (key.oom || known.oom) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    const char *argv[4];
+    size_t lens[4];
+    int argc = 0;
+    if (!delayed) {
+        argv[0] = "LPUSH", lens[0] = 5;
+        argv[1] = key.data, lens[1] = key.len;
+        argv[2] = json->data, lens[2] = json->len;
+        argc = 3;
+    } else {
+        argv[0] = "ZADD", lens[0] = 4;
+        argv[1] = key.data, lens[1] = key.len;
+        argv[2] = score, lens[2] = strlen(score);
+        argv[3] = json->data, lens[3] = json->len;
+        argc = 4;
+    }
+    if (!sadd) {
+        redisReply *r = cw_conn_command(c, argc, argv, lens, err);
+        if (!r)
+            rc = err ? err->code : CWORK_EREDIS;
+        else
+            freeReplyObject(r);
+        goto done;
+    }
+    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
+    size_t multi_len[] = {5}, exec_len[] = {4};
+    const char *sadd_argv[] = {"SADD", known.data, name};
+    size_t sadd_lens[] = {4, known.len, strlen(name)};
+    if ((rc = cw_conn_append(c, 1, multi, multi_len, err)) ||
+        (rc = cw_conn_append(c, argc, argv, lens, err)) ||
+        (rc = cw_conn_append(c, 3, sadd_argv, sadd_lens, err)) ||
+        (rc = cw_conn_append(c, 1, exec, exec_len, err)))
+        goto done;
+    rc = read_transaction(c, 2, err);
+done:
+    cw_buf_free(&key);
+    cw_buf_free(&known);
+    return rc;
+}
+
+static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const cwork_args *args,
+                       const cw_buf *json, int delayed, int64_t run_at, int sadd,
+                       cwork_error *err)
+{
+    cw_buf target, guard, known;
+    cw_buf_init(&target);
+    cw_buf_init(&guard);
+    cw_buf_init(&known);
+    char score[24] = "";
+    if (!delayed) {
+        cw_key_queue(&enq->keys, &target, name);
+    } else {
+        cw_key_scheduled(&enq->keys, &target);
+        snprintf(score, sizeof score, "%lld", (long long)run_at);
+    }
+    cw_key_known_jobs(&enq->keys, &known);
+    int rc = cw_key_unique(&enq->keys, &guard, name, args ? args_object(args) : NULL, err);
+    if (rc == 0 && (target.oom || guard.oom || known.oom))
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc == 0) {
+        const char *argv[] = {target.data, guard.data, known.data, json->data, score,
+                              sadd ? name : ""};
+        size_t lens[] = {target.len, guard.len, known.len, json->len, strlen(score),
+                         sadd ? strlen(name) : 0};
+        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 3, 3, argv, lens, err);
+        if (!r) {
+            rc = err ? err->code : CWORK_EREDIS;
+        } else {
+            if (r->type == REDIS_REPLY_STRING && r->len == 3 && memcmp(r->str, "dup", 3) == 0)
+                rc = CWORK_DUPLICATE;
+            else if (!(r->type == REDIS_REPLY_STRING && r->len == 2 &&
+                       memcmp(r->str, "ok", 2) == 0))
+                rc = cw_error(err, CWORK_EPROTO, "enqueue_unique script answered no ok/dup");
+            freeReplyObject(r);
+        }
+    }
+    cw_buf_free(&target);
+    cw_buf_free(&guard);
+    cw_buf_free(&known);
+    return rc;
+}
+
+/* The four public variants. A delayed job's run-at may lie in the past (negative
+ * seconds): it is still written to the scheduled set with that score, as Go does. */
+static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                       int delayed, int64_t seconds, int unique, cwork_job **out,
+                       cwork_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!enq || !name)
+        return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
+    int64_t now = cw_now(); /* one clock reading for t and run-at */
+    int64_t run_at = delayed ? now + seconds : -1;
+    cw_buf json;
+    cw_buf_init(&json);
+    char id[25];
+    int rc = enq_encode_job(enq, name, args, unique, now, &json, id, err);
+    if (rc)
+        goto done;
+    cw_conn *c;
+    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
+        goto done;
+    int sadd = enq_known_needs_sadd(enq, name, now);
+    if (unique)
+        rc = send_unique(enq, c, name, args, &json, delayed, run_at, sadd, err);
+    else
+        rc = send_plain(enq, c, name, &json, delayed, run_at, sadd, err);
+    cw_redis_checkin(enq->redis, c);
+    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
+        enq_known_mark(enq, name, now);
+    if (rc == 0)
+        rc = make_result(&json, delayed ? run_at : 0, out, err);
+done:
+    cw_buf_free(&json);
+    return rc;
+}
+
+int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                  cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 0, 0, 0, out, err);
+}
+
+int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                     const cwork_args *args, cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 1, seconds, 0, out, err);
+}
+
+int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                         cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 0, 0, 1, out, err);
+}
+
+int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                            const cwork_args *args, cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 1, seconds, 1, out, err);
+}

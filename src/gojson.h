@@ -1,0 +1,100 @@
+/* JSON with Go's encoding/json semantics.
+ *
+ * Decoding follows what Go does when it unmarshals into interface{} values: every
+ * number becomes a float64 (GJ_FLOAT), invalid UTF-8 and lone surrogates become
+ * U+FFFD, \u0000 is kept, the last duplicate key of an object wins. Encoding is
+ * byte-identical to Go's json.Marshal: compact, object keys sorted byte-wise,
+ * HTML-safe escaping, Go's float64 format, \b and \f as Go >= 1.22 writes them.
+ *
+ * Values built in-process may also hold exact integers (GJ_INT, GJ_UINT), which Go
+ * would have as int64/uint64 and prints as plain decimals.
+ */
+#ifndef CWORK_GOJSON_H
+#define CWORK_GOJSON_H
+
+#include "util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum gj_type {
+    GJ_NULL,
+    GJ_BOOL,
+    GJ_FLOAT,  /* Go float64: every number read from JSON text */
+    GJ_INT,    /* Go int64, only from in-process builders */
+    GJ_UINT,   /* Go uint64, only from in-process builders */
+    GJ_STRING,
+    GJ_ARRAY,
+    GJ_OBJECT
+} gj_type;
+
+typedef struct gj_value gj_value;
+
+/* A string with explicit length: JSON strings may contain NUL. ptr is NUL-terminated. */
+typedef struct gj_str {
+    char *ptr;
+    size_t len;
+} gj_str;
+
+typedef struct gj_member {
+    gj_str key;
+    gj_value *value;
+} gj_member;
+
+struct gj_value {
+    gj_type type;
+    union {
+        bool b;
+        double f;
+        int64_t i;
+        uint64_t u;
+        gj_str s;
+        struct {
+            gj_value **items;
+            size_t len, cap;
+        } arr;
+        struct {
+            gj_member *items; /* insertion order; the encoder sorts */
+            size_t len, cap;
+        } obj;
+    } as;
+};
+
+/* Parses one JSON value filling the whole input (surrounding white space allowed).
+ * Returns 0, or CWORK_EJSON (with the byte offset in the message) / CWORK_ENOMEM.
+ * Nesting deeper than GJ_MAX_DEPTH is refused (Go's limit is 10000). */
+#define GJ_MAX_DEPTH 10000
+int gj_parse(const char *text, size_t len, gj_value **out, cwork_error *err);
+
+void gj_free(gj_value *v);
+gj_value *gj_dup(const gj_value *v); /* deep copy; NULL on OOM */
+
+/* Constructors; NULL on OOM. String constructors copy (len bytes, may contain NUL). */
+gj_value *gj_new_null(void);
+gj_value *gj_new_bool(bool b);
+gj_value *gj_new_float(double f);
+gj_value *gj_new_int(int64_t i);
+gj_value *gj_new_uint(uint64_t u);
+gj_value *gj_new_string(const char *s, size_t len);
+gj_value *gj_new_array(void);
+gj_value *gj_new_object(void);
+
+/* Appends to an array, taking ownership of item (freed on failure). 0 or CWORK_ENOMEM. */
+int gj_array_push(gj_value *arr, gj_value *item);
+/* Sets key in an object, replacing (and freeing) an existing value of that key; takes
+ * ownership of value (freed on failure). 0 or CWORK_ENOMEM. */
+int gj_object_set(gj_value *obj, const char *key, size_t key_len, gj_value *value);
+/* Exact-key lookup; borrowed, NULL when absent. */
+gj_value *gj_object_get(const gj_value *obj, const char *key, size_t key_len);
+
+/* Appends Go's compact encoding of v. CWORK_EJSON for NaN/Inf (the buffer's content is
+ * then unspecified), else 0; OOM shows in out->oom. */
+int gj_encode(cw_buf *out, const gj_value *v, cwork_error *err);
+/* Appends a JSON string literal of s with Go's escaping (invalid UTF-8 → \ufffd). */
+void gj_encode_string(cw_buf *out, const char *s, size_t len);
+/* Appends Go's float64 format (strconv 'f'/'e' choice of encoding/json). The value must
+ * be finite. */
+void gj_format_float(cw_buf *out, double f);
+
+#endif

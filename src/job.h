@@ -1,0 +1,41 @@
+/* The job record (SPEC §2.1) and its Go-compatible reading and writing. */
+#ifndef CWORK_JOB_H
+#define CWORK_JOB_H
+
+#include "gojson.h"
+
+struct cwork_job {
+    gj_str name;
+    gj_str id;
+    int64_t t;
+    gj_value *args;   /* GJ_OBJECT, or NULL for JSON null / absent */
+    bool unique;
+    int64_t fails;
+    gj_str err;
+    int64_t failed_at;
+    int64_t d;
+    gj_value *trace;  /* GJ_OBJECT of strings, or NULL */
+
+    char *raw;        /* bytes as read from / written to Redis */
+    size_t raw_len;
+    int64_t run_at;   /* for delayed enqueues */
+    char *arg_error;  /* sticky accessor error */
+};
+
+/* A zeroed job with every string set to "" (never NULL); NULL on OOM. */
+cwork_job *job_new(void);
+/* Sets a gj_str field to a copy of s; 0 or CWORK_ENOMEM. */
+int job_set_str(gj_str *field, const char *s, size_t len);
+
+/* Appends Go's canonical encoding (SPEC §2.1 order and omit rules) of job to out.
+ * 0, or CWORK_EJSON for args that JSON cannot hold. */
+int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
+
+/* Decodes with Go's rules (SPEC §2.3) and keeps a copy of the bytes in raw. */
+int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
+
+/* Appends the unique key's args part: Go's encoding of args + '\n', or nothing when
+ * args is NULL (SPEC §3.4). */
+int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err);
+
+#endif

@@ -1,0 +1,169 @@
+/* Key names of SPEC §1 and the job-name rules that keep them from colliding. */
+#include "keys.h"
+
+#include "job.h"
+
+#include <string.h>
+
+int cw_keys_init(cw_keys *k, const char *ns)
+{
+    size_t n = strlen(ns);
+    /* "work" and "work:" give the same keys; an empty namespace has no prefix. */
+    int add_colon = n > 0 && ns[n - 1] != ':';
+    k->prefix = cw_malloc(n + 2);
+    if (!k->prefix)
+        return CWORK_ENOMEM;
+    memcpy(k->prefix, ns, n);
+    if (add_colon)
+        k->prefix[n++] = ':';
+    k->prefix[n] = '\0';
+    k->prefix_len = n;
+    return 0;
+}
+
+void cw_keys_clear(cw_keys *k)
+{
+    cw_free(k->prefix);
+    k->prefix = NULL;
+    k->prefix_len = 0;
+}
+
+static void put_prefix(const cw_keys *k, cw_buf *out, const char *what)
+{
+    cw_buf_append(out, k->prefix, k->prefix_len);
+    cw_buf_puts(out, what);
+}
+
+/* "<p>jobs:<name>" followed by suffix. */
+static void put_job_key(const cw_keys *k, cw_buf *out, const char *name, const char *suffix)
+{
+    put_prefix(k, out, "jobs:");
+    cw_buf_puts(out, name);
+    cw_buf_puts(out, suffix);
+}
+
+void cw_key_known_jobs(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "known_jobs"); }
+void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "jobs:"); }
+void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ""); }
+
+void cw_key_inprogress(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+{
+    /* The pool id sits after the job name: jobs:<name>:<pool>:inprogress. */
+    put_job_key(k, out, name, ":");
+    cw_buf_puts(out, pool_id);
+    cw_buf_puts(out, ":inprogress");
+}
+
+void cw_key_paused(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":paused"); }
+void cw_key_lock(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":lock"); }
+void cw_key_lock_info(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":lock_info"); }
+void cw_key_max_concurrency(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":max_concurrency"); }
+void cw_key_retry(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "retry"); }
+void cw_key_dead(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "dead"); }
+void cw_key_scheduled(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "scheduled"); }
+
+void cw_key_worker(const cw_keys *k, cw_buf *out, const char *worker_id)
+{
+    put_prefix(k, out, "worker:");
+    cw_buf_puts(out, worker_id);
+}
+
+void cw_key_worker_pools(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "worker_pools"); }
+
+void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id)
+{
+    put_prefix(k, out, "worker_pools:");
+    cw_buf_puts(out, pool_id);
+}
+
+void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "last_periodic_enqueue"); }
+void cw_key_reaper_lock(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "reaper_lock"); }
+
+int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
+                  cwork_error *err)
+{
+    put_prefix(k, out, "unique:");
+    cw_buf_puts(out, name);
+    cw_buf_putc(out, ':');
+    return job_unique_args_suffix(out, args, err);
+}
+
+/* ---------------------------------------------------------------- job names */
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t m = strlen(suffix);
+    return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static int is_lower_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* Strict UTF-8 (no overlongs, no surrogates, ≤ U+10FFFF): a name Go would write with
+ * U+FFFD in the job's JSON would not match its own queue key. */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if (c >= 0xc2 && c <= 0xdf) {
+            len = 2, min = 0x80;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            len = 3, min = 0x800;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            len = 4, min = 0x10000;
+        } else {
+            return 0;
+        }
+        if (i + len > n)
+            return 0;
+        unsigned cp = c & (0xff >> (len + 1));
+        for (size_t j = 1; j < len; j++) {
+            if ((s[i + j] & 0xc0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + j] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+int cwork_validate_job_name(const char *name, cwork_error *err)
+{
+    if (!name || !*name)
+        return cw_error(err, CWORK_EINVAL, "invalid job name: empty");
+    size_t n = strlen(name);
+    if (strchr(name, ','))
+        return cw_error(err, CWORK_EINVAL,
+                        "invalid job name \"%.64s\": ',' breaks the heartbeat's job list", name);
+    if (!valid_utf8((const unsigned char *)name, n))
+        return cw_error(err, CWORK_EINVAL, "invalid job name: not valid UTF-8");
+    static const char *const reserved[] = {":lock", ":lock_info", ":paused", ":max_concurrency"};
+    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
+        if (ends_with(name, n, reserved[i]))
+            return cw_error(err, CWORK_EINVAL,
+                            "invalid job name \"%.64s\": ends in \"%s\", which collides with "
+                            "another job's %s key",
+                            name, reserved[i], reserved[i] + 1);
+    /* x:<24 hex>:inprogress would be the in-progress list of job x in pool <24 hex>. */
+    static const char inprogress[] = ":inprogress";
+    size_t tail = sizeof inprogress - 1 + 24 + 1;
+    if (ends_with(name, n, inprogress) && n > tail && name[n - tail] == ':' &&
+        is_lower_hex(name + n - tail + 1, 24))
+        return cw_error(err, CWORK_EINVAL,
+                        "invalid job name \"%.64s\": collides with an in-progress list key",
+                        name);
+    return 0;
+}

@@ -1,0 +1,39 @@
+/* Every Redis key of a namespace (SPEC §1), one function each; nothing else in the
+ * library builds a key. Functions append the key to a buffer so that hot paths reuse
+ * one allocation; check out->oom once when done. */
+#ifndef CWORK_KEYS_H
+#define CWORK_KEYS_H
+
+#include "gojson.h"
+
+typedef struct cw_keys {
+    char *prefix; /* "<ns>:" — or "" for an empty namespace, or ns itself if it ends in ':' */
+    size_t prefix_len;
+} cw_keys;
+
+/* Derives the prefix of SPEC §1.1. 0 or CWORK_ENOMEM. */
+int cw_keys_init(cw_keys *k, const char *ns);
+void cw_keys_clear(cw_keys *k);
+
+void cw_key_known_jobs(const cw_keys *k, cw_buf *out);
+void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out); /* "<p>jobs:" as passed to scripts */
+void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name);
+void cw_key_inprogress(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id);
+void cw_key_paused(const cw_keys *k, cw_buf *out, const char *name);
+void cw_key_lock(const cw_keys *k, cw_buf *out, const char *name);
+void cw_key_lock_info(const cw_keys *k, cw_buf *out, const char *name);
+void cw_key_max_concurrency(const cw_keys *k, cw_buf *out, const char *name);
+void cw_key_retry(const cw_keys *k, cw_buf *out);
+void cw_key_dead(const cw_keys *k, cw_buf *out);
+void cw_key_scheduled(const cw_keys *k, cw_buf *out);
+void cw_key_worker(const cw_keys *k, cw_buf *out, const char *worker_id);
+void cw_key_worker_pools(const cw_keys *k, cw_buf *out);
+void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id);
+void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out);
+void cw_key_reaper_lock(const cw_keys *k, cw_buf *out);
+/* "<p>unique:<name>:" + Go JSON of args + "\n" (nothing after the ':' when args is
+ * NULL). 0 or CWORK_EJSON for args JSON cannot hold. */
+int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
+                  cwork_error *err);
+
+#endif

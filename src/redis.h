@@ -1,0 +1,95 @@
+/* Redis connections over hiredis: URL parsing, a thread-safe connection pool with
+ * re-dialling and capped backoff, EVALSHA with NOSCRIPT fallback, pipelining.
+ *
+ * Every Redis round trip of the library goes through a cw_conn checked out of a
+ * cwork_redis pool. A connection that saw an I/O or protocol error is marked broken and
+ * is closed when checked back in; the next checkout dials a fresh one. */
+#ifndef CWORK_REDIS_H
+#define CWORK_REDIS_H
+
+#include "util.h"
+
+#include <hiredis/hiredis.h>
+
+/* Where and how to connect, parsed from a URL. Strings are owned (cw_free). */
+typedef struct cw_redis_addr {
+    char *host;       /* TCP host, NULL for unix sockets */
+    int port;
+    char *unix_path;  /* unix socket path, or NULL */
+    int db;
+    char *user;       /* ACL user, or NULL */
+    char *password;   /* or NULL */
+} cw_redis_addr;
+
+/* Parses redis://[user:password@]host[:port][/db] (a lone user-info is a password,
+ * missing host → localhost, missing port → 6379), host:port, :port, and
+ * unix:///path[?db=N]. rediss:// → CWORK_EUNSUPPORTED. Messages never contain the
+ * password. */
+int cw_redis_addr_parse(const char *url, cw_redis_addr *out, cwork_error *err);
+void cw_redis_addr_clear(cw_redis_addr *a);
+
+/* One connection, owned by the pool while checked in. */
+typedef struct cw_conn {
+    redisContext *ctx;
+    int broken;        /* set on I/O or protocol error or a READONLY reply: closed at checkin */
+    int pending;       /* replies appended but not yet read */
+    struct cw_conn *next_idle;
+    const char *addr;  /* the pool's "host:port" (or unix:path), for messages */
+    char (*scripts)[41]; /* SHAs this connection has loaded (SCRIPT LOAD or EVAL) */
+    int nscripts, scripts_cap;
+} cw_conn;
+
+/* Waits up to the checkout timeout for a connection, dialling (AUTH, SELECT,
+ * keepalive, timeouts, close-on-exec) when none is idle; while Redis is unreachable it
+ * re-dials with capped backoff until the timeout. CWORK_ETIMEOUT or CWORK_EREDIS. */
+int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err);
+/* Returns c to the pool (closing it if broken or if replies are still pending). */
+void cw_redis_checkin(cwork_redis *r, cw_conn *c);
+
+/* One command, argv with explicit lengths. Returns the reply (free with
+ * freeReplyObject) or NULL with err filled: I/O errors mark c broken (CWORK_EREDIS);
+ * an error reply becomes CWORK_EREDIS with the server's message. */
+redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                            cwork_error *err);
+/* printf-style convenience over redisvCommand, same error rules. */
+redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...);
+
+/* Pipelining: append any number of commands, then read the replies in order. An
+ * error *reply* is returned as a reply (type REDIS_REPLY_ERROR), so that callers can
+ * tell which command failed; only I/O errors return non-zero. */
+int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                   cwork_error *err);
+int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err);
+
+/* A Lua script embedded from src/scripts/NAME.lua at build time (see scripts.h). */
+typedef struct cw_script {
+    const char *name;
+    const char *body;
+    size_t body_len;
+    const char *sha; /* 40 lower-case hex characters */
+} cw_script;
+
+/* EVALSHA sha nkeys keys… args…, falling back to EVAL on NOSCRIPT. argv holds the keys
+ * followed by the args (nkeys + nargs entries). Reply and error rules of
+ * cw_conn_command. */
+redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
+                         const char **argv, const size_t *lens, cwork_error *err);
+/* The same as a pipelined append (EVALSHA only: call cw_conn_load_script on this
+ * connection first so that NOSCRIPT cannot happen within the pipeline). */
+int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
+                        const char **argv, const size_t *lens, cwork_error *err);
+/* SCRIPT LOAD unless this connection has already loaded it. */
+int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err);
+
+/* Closes the socket and frees c (pool-internal: use cw_redis_checkin). NULL is ignored. */
+void cw_conn_close(cw_conn *c);
+
+/* The pool's URL with any password replaced by "xxxxx" (borrowed, valid until
+ * cwork_redis_free), e.g. for a "redis = …" line or log fields. */
+const char *cw_redis_url_redacted(const cwork_redis *r);
+
+/* Convenience: check out, run one command, check in. */
+redisReply *cw_redis_command(cwork_redis *r, int argc, const char **argv,
+                             const size_t *lens, cwork_error *err);
+
+#endif

@@ -1,0 +1,297 @@
+/* Allocation hooks, error filling, byte buffers, clocks and ids. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+static void *(*alloc_malloc)(size_t) = malloc;
+static void *(*alloc_realloc)(void *, size_t) = realloc;
+static void (*alloc_free)(void *) = free;
+
+void cwork_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
+                         void (*free_fn)(void *))
+{
+    alloc_malloc = malloc_fn ? malloc_fn : malloc;
+    alloc_realloc = realloc_fn ? realloc_fn : realloc;
+    alloc_free = free_fn ? free_fn : free;
+}
+
+void *cw_malloc(size_t n)
+{
+    return alloc_malloc(n ? n : 1);
+}
+
+void *cw_calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = cw_malloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
+void *cw_realloc(void *p, size_t n)
+{
+    return alloc_realloc(p, n ? n : 1);
+}
+
+void cw_free(void *p)
+{
+    if (p)
+        alloc_free(p);
+}
+
+void cwork_free(void *p)
+{
+    cw_free(p);
+}
+
+char *cw_strndup(const char *s, size_t n)
+{
+    char *d = cw_malloc(n + 1);
+    if (!d)
+        return NULL;
+    if (n)
+        memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+char *cw_strdup(const char *s)
+{
+    return cw_strndup(s, strlen(s));
+}
+
+int cw_error(cwork_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->message, sizeof err->message, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *cwork_strerror(int code)
+{
+    switch (code) {
+    case CWORK_OK: return "ok";
+    case CWORK_DUPLICATE: return "duplicate unique job";
+    case CWORK_EINVAL: return "invalid argument";
+    case CWORK_ENOMEM: return "out of memory";
+    case CWORK_EREDIS: return "redis error";
+    case CWORK_EPROTO: return "unexpected redis reply";
+    case CWORK_EJSON: return "invalid json";
+    case CWORK_ETOOBIG: return "job too large";
+    case CWORK_ETIMEOUT: return "timed out";
+    case CWORK_ENOTFOUND: return "not found";
+    case CWORK_ETYPE: return "wrong type";
+    case CWORK_EUNSUPPORTED: return "not supported";
+    default: return "unknown error";
+    }
+}
+
+const char *cwork_version(void)
+{
+    return CWORK_VERSION_STRING;
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+void cw_buf_init(cw_buf *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void cw_buf_free(cw_buf *b)
+{
+    cw_free(b->data);
+    cw_buf_init(b);
+}
+
+void cw_buf_reset(cw_buf *b)
+{
+    b->len = 0;
+    b->oom = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+int cw_buf_reserve(cw_buf *b, size_t extra)
+{
+    if (b->oom)
+        return -1;
+    if (extra > SIZE_MAX / 2 - b->len) {
+        b->oom = 1;
+        return -1;
+    }
+    size_t need = b->len + extra + 1;
+    if (need <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    char *d = cw_realloc(b->data, cap);
+    if (!d) {
+        b->oom = 1;
+        return -1;
+    }
+    b->data = d;
+    b->cap = cap;
+    return 0;
+}
+
+void cw_buf_append(cw_buf *b, const void *p, size_t n)
+{
+    if (cw_buf_reserve(b, n) < 0)
+        return;
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+}
+
+void cw_buf_putc(cw_buf *b, char c)
+{
+    if (b->len + 1 < b->cap) { /* fast path: room for c and the NUL */
+        b->data[b->len++] = c;
+        b->data[b->len] = '\0';
+        return;
+    }
+    cw_buf_append(b, &c, 1);
+}
+
+void cw_buf_puts(cw_buf *b, const char *s)
+{
+    cw_buf_append(b, s, strlen(s));
+}
+
+void cw_buf_printf(cw_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || cw_buf_reserve(b, (size_t)n) < 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void cw_buf_put_uint64(cw_buf *b, uint64_t v)
+{
+    char tmp[24];
+    size_t i = sizeof tmp;
+    do {
+        tmp[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    cw_buf_append(b, tmp + i, sizeof tmp - i);
+}
+
+void cw_buf_put_int64(cw_buf *b, int64_t v)
+{
+    if (v < 0) {
+        cw_buf_putc(b, '-');
+        cw_buf_put_uint64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        cw_buf_put_uint64(b, (uint64_t)v);
+    }
+}
+
+char *cw_buf_take(cw_buf *b, size_t *len)
+{
+    if (b->oom || cw_buf_reserve(b, 0) < 0) {
+        cw_buf_free(b);
+        return NULL;
+    }
+    char *d = b->data;
+    if (len)
+        *len = b->len;
+    cw_buf_init(b);
+    return d;
+}
+
+/* ---------------------------------------------------------------- time, randomness */
+
+int64_t cw_now(void)
+{
+    return (int64_t)time(NULL);
+}
+
+int64_t cw_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t cw_monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int cw_random_bytes(void *p, size_t n)
+{
+    unsigned char *out = p;
+    while (n > 0) {
+        ssize_t got = getrandom(out, n, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        out += got;
+        n -= (size_t)got;
+    }
+    return 0;
+}
+
+int cw_make_id(char out[25])
+{
+    static const char hex[] = "0123456789abcdef";
+    unsigned char raw[12];
+    if (cw_random_bytes(raw, sizeof raw) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof raw; i++) {
+        out[2 * i] = hex[raw[i] >> 4];
+        out[2 * i + 1] = hex[raw[i] & 15];
+    }
+    out[24] = '\0';
+    return 0;
+}
+
+int cw_parse_int64(const char *s, size_t len, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (len > 0 && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (i == len)
+        return -1;
+    uint64_t v = 0;
+    uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (limit - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}

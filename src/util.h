@@ -1,0 +1,59 @@
+/* Internal plumbing shared by every module: allocation through the replaceable
+ * allocator, error filling, a growable byte buffer, and the clock. */
+#ifndef CWORK_UTIL_H
+#define CWORK_UTIL_H
+
+#include "cwork.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *cw_malloc(size_t n);
+void *cw_calloc(size_t n, size_t size);
+void *cw_realloc(void *p, size_t n);
+void cw_free(void *p);
+char *cw_strdup(const char *s);
+char *cw_strndup(const char *s, size_t n); /* copies n bytes (may include NUL) + NUL */
+
+/* Fills err (if not NULL) with code and a printf-style message; returns code so that
+ * callers can write `return cw_error(err, CWORK_EINVAL, "…")`. */
+int cw_error(cwork_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A growable byte buffer. Appends never fail loudly: on OOM the buffer sets `oom`, and
+ * the owner checks it once at the end. data is always NUL-terminated when cap > 0. */
+typedef struct cw_buf {
+    char *data;
+    size_t len;
+    size_t cap;
+    int oom;
+} cw_buf;
+
+void cw_buf_init(cw_buf *b);
+void cw_buf_free(cw_buf *b);
+void cw_buf_reset(cw_buf *b);                  /* len = 0, memory kept */
+int cw_buf_reserve(cw_buf *b, size_t extra);   /* 0 or -1 (and oom set) */
+void cw_buf_append(cw_buf *b, const void *p, size_t n);
+void cw_buf_putc(cw_buf *b, char c);
+void cw_buf_puts(cw_buf *b, const char *s);
+void cw_buf_printf(cw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cw_buf_put_int64(cw_buf *b, int64_t v);   /* plain decimal, locale-independent */
+void cw_buf_put_uint64(cw_buf *b, uint64_t v);
+/* Hands the data over (NUL-terminated) and leaves the buffer empty; NULL if oom. */
+char *cw_buf_take(cw_buf *b, size_t *len);
+
+/* Wall clock in whole Unix seconds and in milliseconds; monotonic milliseconds. */
+int64_t cw_now(void);
+int64_t cw_now_ms(void);
+int64_t cw_monotonic_ms(void);
+
+/* Fills p with n bytes from the OS CSPRNG; 0 or -1. */
+int cw_random_bytes(void *p, size_t n);
+/* A fresh 24-hex-character id (12 random bytes) into out[25]; 0 or -1. */
+int cw_make_id(char out[25]);
+
+/* Parses a whole decimal int64 (optional '-', no spaces); 0 on success. */
+int cw_parse_int64(const char *s, size_t len, int64_t *out);
+
+#endif

@@ -1,0 +1,186 @@
+/* The `cwork enqueue` command end to end: stdout, stderr, exit codes and what it wrote
+ * to Redis (or that it wrote nothing). */
+#include "cwork.h"
+#include "testlib.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static redisContext *rc_;
+static char ns_[64];
+static char out_[65536], errout_[65536];
+
+/* Runs the CLI with argv (NULL-terminated) and stdin_text; captures stdout/stderr. */
+static int run_cli(const char *stdin_text, const char *const *argv)
+{
+    const char *cli = getenv("CWORK_CLI");
+    if (!cli) {
+        fprintf(stderr, "CWORK_CLI is not set (ctest sets it)\n");
+        exit(1);
+    }
+    char in_path[] = "/tmp/cwt-cli-in-XXXXXX", out_path[] = "/tmp/cwt-cli-out-XXXXXX",
+         err_path[] = "/tmp/cwt-cli-err-XXXXXX";
+    int in = mkstemp(in_path), out = mkstemp(out_path), er = mkstemp(err_path);
+    if (stdin_text && write(in, stdin_text, strlen(stdin_text)) < 0)
+        abort();
+    lseek(in, 0, SEEK_SET);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(er, 2);
+        const char *args[32];
+        size_t n = 0;
+        args[n++] = cli;
+        for (; argv[n - 1] && n < 31; n++)
+            args[n] = argv[n - 1];
+        args[n] = NULL;
+        execv(cli, (char *const *)args);
+        _exit(127);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    ssize_t k;
+    lseek(out, 0, SEEK_SET);
+    k = read(out, out_, sizeof out_ - 1);
+    out_[k > 0 ? k : 0] = '\0';
+    lseek(er, 0, SEEK_SET);
+    k = read(er, errout_, sizeof errout_ - 1);
+    errout_[k > 0 ? k : 0] = '\0';
+    close(in), close(out), close(er);
+    unlink(in_path), unlink(out_path), unlink(err_path);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static void single_job_prints_its_id(void)
+{
+    tl_unique_ns("cli", ns_, sizeof ns_);
+    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "send_email",
+                          "{\"to\":\"a@b.c\",\"n\":3}", NULL};
+    CHECK_INT(run_cli(NULL, argv), 0);
+    CHECK_INT(strlen(out_), 25); /* 24 hex + newline */
+    redisReply *r = tl_cmd(rc_, "LINDEX %s:jobs:send_email 0", ns_);
+    CHECK(r->type == REDIS_REPLY_STRING && strstr(r->str, "\"args\":{\"n\":3,\"to\":\"a@b.c\"}"));
+    out_[24] = '\0';
+    CHECK(strstr(r->str, out_) != NULL);
+    freeReplyObject(r);
+    /* Go's single-dash spelling, default args {} */
+    const char *go_style[] = {"enqueue", "-redis", tl_redis_url(), "-ns", ns_, "noargs", NULL};
+    CHECK_INT(run_cli(NULL, go_style), 0);
+    r = tl_cmd(rc_, "LINDEX %s:jobs:noargs 0", ns_);
+    CHECK(r->type == REDIS_REPLY_STRING && strstr(r->str, "\"args\":{}") != NULL);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void unique_duplicate_exits_3_and_delayed_goes_to_scheduled(void)
+{
+    tl_unique_ns("cliu", ns_, sizeof ns_);
+    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
+                          "--in", "60", "u", "{\"k\":1}", NULL};
+    CHECK_INT(run_cli(NULL, argv), 0);
+    CHECK_INT(run_cli(NULL, argv), 3);
+    CHECK_STR(out_, "");
+    CHECK(strstr(errout_, "already") != NULL);
+    redisReply *r = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void bad_input_exits_2_and_writes_nothing(void)
+{
+    tl_unique_ns("clibad", ns_, sizeof ns_);
+    const char *cases[][2] = {
+        {"ok", "{bad json"}, {"ok", "[1,2]"}, {"ok", "null"}, {"bad,name", "{}"},
+        {"x:lock", "{}"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_,
+                              cases[i][0], cases[i][1], NULL};
+        if (run_cli(NULL, argv) != 2)
+            tl_fail(__FILE__, __LINE__, "case %zu did not exit 2: %s", i, errout_);
+        CHECK(errout_[0] != '\0');
+    }
+    const char *unknown[] = {"enqueue", "--bogus", "x", NULL};
+    CHECK_INT(run_cli(NULL, unknown), 2);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+}
+
+static void bulk_reads_ndjson_and_reports_bad_lines(void)
+{
+    tl_unique_ns("clibulk", ns_, sizeof ns_);
+    const char *input =
+        "{\"name\":\"a\",\"args\":{\"i\":1}}\n"
+        "{\"name\":\"a\"}\n"
+        "\n"
+        "{\"name\":\"b\",\"in\":30}\n"
+        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
+        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
+        "not json\n"
+        "{\"args\":{}}\n"
+        "{\"name\":\"d\",\"args\":[1]}\n"
+        "{\"name\":\"bad,name\"}\n"
+        "{\"name\":\"e\",\"in\":1.5}\n"
+        "{\"name\":\"e\",\"extra\":1}\n";
+    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk",
+                          "--batch-size", "2", NULL};
+    CHECK_INT(run_cli(input, argv), 2);
+    static const char *const bad_lines[] = {"line 7:", "line 8:", "line 9:", "line 10:",
+                                            "line 11:", "line 12:"};
+    for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++)
+        if (!strstr(errout_, bad_lines[i]))
+            tl_fail(__FILE__, __LINE__, "stderr lacks \"%s\": %s", bad_lines[i], errout_);
+    CHECK(strstr(errout_, "4 jobs written, 1 duplicates, 6 bad lines") != NULL);
+    redisReply *r = tl_cmd(rc_, "LLEN %s:jobs:a", ns_);
+    CHECK_INT(r->integer, 2);
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "LLEN %s:jobs:c", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "EXISTS %s:jobs:d %s:jobs:e", ns_, ns_);
+    CHECK_INT(r->integer, 0);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void help_and_version(void)
+{
+    const char *help[] = {"--help", NULL};
+    CHECK_INT(run_cli(NULL, help), 0);
+    CHECK(strstr(out_, "enqueue") != NULL);
+    const char *ehelp[] = {"enqueue", "--help", NULL};
+    CHECK_INT(run_cli(NULL, ehelp), 0);
+    CHECK(strstr(out_, "--bulk") != NULL && strstr(out_, "--unique") != NULL);
+    const char *version[] = {"--version", NULL};
+    CHECK_INT(run_cli(NULL, version), 0);
+    CHECK(strstr(out_, cwork_version()) != NULL);
+}
+
+static void password_never_printed(void)
+{
+    const char *argv[] = {"enqueue", "--redis", "redis://user:s3cr3tpw@127.0.0.1:1", "x", NULL};
+    CHECK_INT(run_cli(NULL, argv), 1);
+    CHECK(strstr(errout_, "s3cr3tpw") == NULL);
+    CHECK(errout_[0] != '\0');
+}
+
+int main(void)
+{
+    rc_ = tl_redis_connect();
+    RUN(single_job_prints_its_id);
+    RUN(unique_duplicate_exits_3_and_delayed_goes_to_scheduled);
+    RUN(bad_input_exits_2_and_writes_nothing);
+    RUN(bulk_reads_ndjson_and_reports_bad_lines);
+    RUN(help_and_version);
+    RUN(password_never_printed);
+    redisFree(rc_);
+    return tl_finish();
+}

@@ -1,0 +1,392 @@
+/* Test harness and Redis helpers; see testlib.h. */
+#include "testlib.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int tl_case_failed;
+static int cases_passed, cases_failed;
+
+void tl_fail(const char *file, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "  %s:%d: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    tl_case_failed = 1;
+}
+
+static void put_escaped(FILE *f, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\')
+            fputc(p[i], f);
+        else
+            fprintf(f, "\\x%02x", p[i]);
+    }
+}
+
+void tl_check_mem(const char *file, int line, const char *what, const void *a, size_t alen,
+                  const void *b, size_t blen)
+{
+    if (a && b && alen == blen && memcmp(a, b, alen) == 0)
+        return;
+    fprintf(stderr, "  %s:%d: %s differs\n   got: ", file, line, what);
+    if (a)
+        put_escaped(stderr, a, alen);
+    fputs("\n  want: ", stderr);
+    if (b)
+        put_escaped(stderr, b, blen);
+    fputc('\n', stderr);
+    tl_case_failed = 1;
+}
+
+void tl_run(const char *name, void (*fn)(void))
+{
+    tl_case_failed = 0;
+    fn();
+    if (tl_case_failed) {
+        cases_failed++;
+        printf("FAIL %s\n", name);
+    } else {
+        cases_passed++;
+        printf("ok   %s\n", name);
+    }
+    fflush(stdout);
+}
+
+int tl_finish(void)
+{
+    printf("%d passed, %d failed\n", cases_passed, cases_failed);
+    return cases_failed ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- Redis helpers */
+
+const char *tl_redis_url(void)
+{
+    const char *url = getenv("CWORK_TEST_REDIS_URL");
+    if (!url || !*url) {
+        fprintf(stderr, "CWORK_TEST_REDIS_URL is not set: run the tests through "
+                        "scripts/test.sh, which starts a private redis-server\n");
+        exit(1);
+    }
+    return url;
+}
+
+/* Only the forms the test script produces: redis://host:port[/db]. */
+static void parse_test_url(const char *url, char *host, size_t hsize, int *port)
+{
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    const char *colon = strrchr(p, ':');
+    if (!colon || (size_t)(colon - p) >= hsize) {
+        fprintf(stderr, "unsupported CWORK_TEST_REDIS_URL: %s\n", url);
+        exit(1);
+    }
+    memcpy(host, p, (size_t)(colon - p));
+    host[colon - p] = '\0';
+    *port = atoi(colon + 1);
+}
+
+redisContext *tl_redis_connect(void)
+{
+    char host[128];
+    int port;
+    parse_test_url(tl_redis_url(), host, sizeof host, &port);
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err) {
+        fprintf(stderr, "cannot connect to test redis %s:%d: %s\n", host, port,
+                c ? c->errstr : "alloc");
+        exit(1);
+    }
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+redisReply *tl_cmd(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    if (!r) {
+        fprintf(stderr, "test redis I/O error: %s\n", c->errstr);
+        exit(1);
+    }
+    return r;
+}
+
+const char *tl_unique_ns(const char *tag, char *buf, size_t size)
+{
+    unsigned char r[6];
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+        memset(r, 7, sizeof r);
+    snprintf(buf, size, "cwt-%s-%02x%02x%02x%02x%02x%02x", tag, r[0], r[1], r[2], r[3], r[4],
+             r[5]);
+    return buf;
+}
+
+/* A growable string for dumps. */
+typedef struct {
+    char *p;
+    size_t len, cap;
+} tl_str;
+
+static void str_add(tl_str *s, const char *p, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        s->cap = (s->len + n + 1) * 2;
+        s->p = realloc(s->p, s->cap);
+        if (!s->p)
+            abort();
+    }
+    memcpy(s->p + s->len, p, n);
+    s->len += n;
+    s->p[s->len] = '\0';
+}
+
+static void str_addz(tl_str *s, const char *p)
+{
+    str_add(s, p, strlen(p));
+}
+
+static void str_add_escaped(tl_str *s, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+            str_add(s, p + i, 1);
+        } else {
+            char tmp[8];
+            snprintf(tmp, sizeof tmp, "\\x%02x", ch);
+            str_addz(s, tmp);
+        }
+    }
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    const redisReply *x = *(redisReply *const *)a, *y = *(redisReply *const *)b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->str, y->str, n);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+    return cmp_str(a, b);
+}
+
+char *tl_ns_dump(redisContext *c, const char *prefix)
+{
+    /* KEYS with the prefix glob-escaped. */
+    char pattern[512];
+    size_t j = 0;
+    for (const char *p = prefix; *p && j + 3 < sizeof pattern; p++) {
+        if (strchr("*?[]\\", *p))
+            pattern[j++] = '\\';
+        pattern[j++] = *p;
+    }
+    pattern[j++] = '*';
+    pattern[j] = '\0';
+    redisReply *keys = tl_cmd(c, "KEYS %s", pattern);
+    if (keys->elements > 1)
+        qsort(keys->element, keys->elements, sizeof keys->element[0], cmp_str);
+    tl_str out = {0};
+    str_addz(&out, "");
+    for (size_t k = 0; k < keys->elements; k++) {
+        redisReply *key = keys->element[k];
+        redisReply *type = tl_cmd(c, "TYPE %b", key->str, key->len);
+        redisReply *pttl = tl_cmd(c, "PTTL %b", key->str, key->len);
+        str_add_escaped(&out, key->str, key->len);
+        str_addz(&out, " ");
+        str_addz(&out, type->str);
+        if (pttl->integer >= 0) {
+            char tmp[48];
+            snprintf(tmp, sizeof tmp, " ttl=%lld", (pttl->integer + 999) / 1000);
+            str_addz(&out, tmp);
+        }
+        redisReply *v = NULL;
+        if (!strcmp(type->str, "string")) {
+            v = tl_cmd(c, "GET %b", key->str, key->len);
+            str_addz(&out, " ");
+            str_add_escaped(&out, v->str, v->len);
+        } else if (!strcmp(type->str, "list")) {
+            v = tl_cmd(c, "LRANGE %b 0 -1", key->str, key->len);
+            for (size_t i = 0; i < v->elements; i++) {
+                str_addz(&out, i ? " | " : " ");
+                str_add_escaped(&out, v->element[i]->str, v->element[i]->len);
+            }
+        } else if (!strcmp(type->str, "set")) {
+            v = tl_cmd(c, "SMEMBERS %b", key->str, key->len);
+            if (v->elements > 1)
+                qsort(v->element, v->elements, sizeof v->element[0], cmp_str);
+            for (size_t i = 0; i < v->elements; i++) {
+                str_addz(&out, i ? " | " : " ");
+                str_add_escaped(&out, v->element[i]->str, v->element[i]->len);
+            }
+        } else if (!strcmp(type->str, "zset")) {
+            v = tl_cmd(c, "ZRANGE %b 0 -1 WITHSCORES", key->str, key->len);
+            for (size_t i = 0; i + 1 < v->elements; i += 2) {
+                str_addz(&out, i ? " | " : " ");
+                str_add_escaped(&out, v->element[i]->str, v->element[i]->len);
+                str_addz(&out, "=");
+                str_add_escaped(&out, v->element[i + 1]->str, v->element[i + 1]->len);
+            }
+        } else if (!strcmp(type->str, "hash")) {
+            v = tl_cmd(c, "HGETALL %b", key->str, key->len);
+            /* sort field/value pairs by field: view them as pairs of replies */
+            size_t n = v->elements / 2;
+            redisReply **pairs = malloc(sizeof *pairs * (n ? n : 1) * 2);
+            if (!pairs)
+                abort();
+            memcpy(pairs, v->element, sizeof *pairs * n * 2);
+            qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
+            for (size_t i = 0; i < n; i++) {
+                str_addz(&out, i ? " | " : " ");
+                str_add_escaped(&out, pairs[2 * i]->str, pairs[2 * i]->len);
+                str_addz(&out, "=");
+                str_add_escaped(&out, pairs[2 * i + 1]->str, pairs[2 * i + 1]->len);
+            }
+            free(pairs);
+        }
+        str_addz(&out, "\n");
+        if (v)
+            freeReplyObject(v);
+        freeReplyObject(type);
+        freeReplyObject(pttl);
+    }
+    freeReplyObject(keys);
+    return out.p;
+}
+
+void tl_ns_delete(redisContext *c, const char *prefix)
+{
+    char pattern[512];
+    size_t j = 0;
+    for (const char *p = prefix; *p && j + 3 < sizeof pattern; p++) {
+        if (strchr("*?[]\\", *p))
+            pattern[j++] = '\\';
+        pattern[j++] = *p;
+    }
+    pattern[j++] = '*';
+    pattern[j] = '\0';
+    redisReply *keys = tl_cmd(c, "KEYS %s", pattern);
+    for (size_t k = 0; k < keys->elements; k++)
+        freeReplyObject(tl_cmd(c, "DEL %b", keys->element[k]->str, keys->element[k]->len));
+    freeReplyObject(keys);
+}
+
+/* ---------------------------------------------------------------- private servers */
+
+static int port_is_free(int port)
+{
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    int free_ = !c || c->err;
+    if (c)
+        redisFree(c);
+    return free_;
+}
+
+static int spawn_server(tl_server *s, int aof)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", s->port);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0) {
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir",
+               s->dir, "--save", "", "--appendonly", aof ? "yes" : "no", "--appendfsync",
+               "always", "--daemonize", "no", (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    for (int i = 0; i < 200; i++) { /* up to ~10 s for the server to answer */
+        struct timeval tv = {1, 0};
+        redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+        if (c && !c->err) {
+            redisReply *r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r)
+                freeReplyObject(r);
+            redisFree(c);
+            if (ok)
+                return 0;
+        } else if (c) {
+            redisFree(c);
+        }
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            s->pid = 0;
+            return -1;
+        }
+        struct timespec ts = {0, 50 * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+int tl_server_start(tl_server *s, int aof)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->dir, sizeof s->dir, "/tmp/cwork-test-redis-XXXXXX");
+    if (!mkdtemp(s->dir))
+        return -1;
+    for (int attempt = 0; attempt < 50; attempt++) {
+        unsigned r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = (unsigned)getpid() + (unsigned)attempt;
+        s->port = 20000 + (int)(r % 30000);
+        if (port_is_free(s->port) && spawn_server(s, aof) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+void tl_server_stop(tl_server *s, int sig)
+{
+    if (s->pid > 0) {
+        kill(s->pid, sig);
+        int status;
+        while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        s->pid = 0;
+    }
+}
+
+int tl_server_restart(tl_server *s, int aof)
+{
+    tl_server_stop(s, SIGKILL);
+    return spawn_server(s, aof);
+}
+
+void tl_server_destroy(tl_server *s)
+{
+    tl_server_stop(s, SIGKILL);
+    if (s->dir[0]) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", s->dir);
+        s->dir[0] = '\0';
+    }
+}

@@ -1,0 +1,85 @@
+/* A small test harness: CHECK macros, a runner that prints one line per case and a
+ * closing "N passed, N failed" line, and helpers for tests against a real Redis.
+ *
+ * Redis tests read the server from CWORK_TEST_REDIS_URL (set by scripts/test.sh); they
+ * fail, not skip, when it is missing. Each test works in its own namespace and checks
+ * the whole namespace afterwards with tl_ns_dump. */
+#ifndef CWORK_TESTLIB_H
+#define CWORK_TESTLIB_H
+
+#include <hiredis/hiredis.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+
+extern int tl_case_failed;
+
+void tl_fail(const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define CHECK(cond)                                                                    \
+    do {                                                                               \
+        if (!(cond))                                                                   \
+            tl_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                           \
+    } while (0)
+
+#define CHECK_INT(a, b)                                                                \
+    do {                                                                               \
+        long long a_ = (long long)(a), b_ = (long long)(b);                           \
+        if (a_ != b_)                                                                  \
+            tl_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_); \
+    } while (0)
+
+#define CHECK_STR(a, b)                                                                \
+    do {                                                                               \
+        const char *a_ = (a), *b_ = (b);                                               \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                         \
+            tl_fail(__FILE__, __LINE__, "%s\n   got: %s\n  want: %s", #a,              \
+                    a_ ? a_ : "(null)", b_ ? b_ : "(null)");                           \
+    } while (0)
+
+#define CHECK_MEM(a, alen, b, blen) tl_check_mem(__FILE__, __LINE__, #a, a, alen, b, blen)
+void tl_check_mem(const char *file, int line, const char *what, const void *a, size_t alen,
+                  const void *b, size_t blen);
+
+/* Runs one case; RUN(fn) names it after the function. */
+void tl_run(const char *name, void (*fn)(void));
+#define RUN(fn) tl_run(#fn, fn)
+/* Prints the closing line and returns the process exit status. */
+int tl_finish(void);
+/* Exit status for "skipped" (ctest SKIP_RETURN_CODE). */
+#define TL_SKIP 77
+
+/* ---- Redis helpers (hiredis directly, independent of the library under test) */
+const char *tl_redis_url(void);            /* exits 1 with a message when unset */
+redisContext *tl_redis_connect(void);      /* to tl_redis_url(); exits on failure */
+redisReply *tl_cmd(redisContext *c, const char *fmt, ...); /* exits on I/O error */
+/* A fresh namespace "cwt-<tag>-<random hex>" (static storage, one per call site use). */
+const char *tl_unique_ns(const char *tag, char *buf, size_t size);
+/* Every key that starts with prefix, sorted, one line each:
+ *   key TYPE [ttl=N] value
+ * string: the value; list: elements left to right; set: sorted members; zset:
+ * member=score ascending; hash: sorted field=value. Non-printable bytes are written
+ * as \xNN. ttl is the remaining TTL rounded up to seconds, shown only when set.
+ * Returns a malloc'd string. */
+char *tl_ns_dump(redisContext *c, const char *prefix);
+void tl_ns_delete(redisContext *c, const char *prefix);
+
+/* ---- a private redis-server, for tests that kill and restart Redis */
+typedef struct tl_server {
+    pid_t pid;
+    int port;
+    char dir[256];
+} tl_server;
+/* Starts redis-server on a free loopback port in a fresh temporary directory, with
+ * AOF (appendfsync always) when aof is non-zero. 0 or -1. */
+int tl_server_start(tl_server *s, int aof);
+/* Kills it with sig (SIGKILL or SIGTERM) and waits. */
+void tl_server_stop(tl_server *s, int sig);
+/* Starts it again on the same port and directory (data survives with AOF). */
+int tl_server_restart(tl_server *s, int aof);
+/* Stops it and removes its directory. */
+void tl_server_destroy(tl_server *s);
+
+#endif

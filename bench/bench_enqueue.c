@@ -84,28 +84,6 @@ int main(int argc, char **argv)
     const char *payload = "{\"name\":\"bench\",\"id\":\"0123456789abcdef01234567\","
                           "\"t\":1700000000,\"args\":{\"i\":12345}}";
 
-    /* Baseline 1: one LPUSH per round trip. */
-    double t0 = now_s();
-    for (long i = 0; i < jobs; i++)
-        freeReplyObject(redisCommand(c, "LPUSH %s:baseline %s", ns, payload));
-    double lpush = (double)jobs / (now_s() - t0);
-
-    /* Baseline 2: LPUSH pipelined in groups of `batch` commands. */
-    t0 = now_s();
-    for (long done = 0; done < bulk_jobs; done += batch) {
-        long n = bulk_jobs - done < batch ? bulk_jobs - done : batch;
-        for (long i = 0; i < n; i++)
-            redisAppendCommand(c, "LPUSH %s:baseline %s", ns, payload);
-        for (long i = 0; i < n; i++) {
-            void *r;
-            if (redisGetReply(c, &r) != REDIS_OK)
-                return 1;
-            freeReplyObject(r);
-        }
-    }
-    double lpush_pipe = (double)bulk_jobs / (now_s() - t0);
-    drop_namespace(c, ns);
-
     cwork_error err = {0};
     cwork_redis *redis = cwork_redis_new(url, NULL, &err);
     cwork_enqueuer *enq = redis ? cwork_enqueuer_new(redis, ns, &err) : NULL;
@@ -114,37 +92,65 @@ int main(int argc, char **argv)
         return 1;
     }
     cwork_args *args = cwork_args_new();
-
-    t0 = now_s();
-    for (long i = 0; i < jobs; i++) {
-        cwork_args_set_int64(args, "i", i);
-        if (cwork_enqueue(enq, "bench", args, NULL, &err) != 0) {
-            fprintf(stderr, "bench: %s\n", err.message);
-            return 1;
-        }
-    }
-    double single = (double)jobs / (now_s() - t0);
-    drop_namespace(c, ns);
-
     cwork_batch *b = cwork_batch_new(enq);
-    t0 = now_s();
-    for (long done = 0; done < bulk_jobs; done += batch) {
-        long n = bulk_jobs - done < batch ? bulk_jobs - done : batch;
-        for (long i = 0; i < n; i++) {
-            cwork_args_set_int64(args, "i", done + i);
-            cwork_batch_add(b, "bench", args, 0, 0, NULL);
-        }
-        if (cwork_enqueue_batch(b, &err) != 0) {
-            fprintf(stderr, "bench: %s\n", err.message);
-            return 1;
-        }
-        cwork_batch_reset(b);
-    }
-    double bulk = (double)bulk_jobs / (now_s() - t0);
-    drop_namespace(c, ns);
 
-    printf("server: %s (%ld single jobs, %ld bulk jobs, batches of %ld)\n",
-           url, jobs, bulk_jobs, batch);
+    /* Baselines and cwork alternate in ROUNDS rounds so that a machine that gets busier
+     * or quieter during the run affects both sides of each ratio alike. */
+    enum { ROUNDS = 5 };
+    double t_lpush = 0, t_pipe = 0, t_single = 0, t_bulk = 0;
+    long per_round = jobs / ROUNDS, bulk_per_round = bulk_jobs / ROUNDS;
+    for (int round = 0; round < ROUNDS; round++) {
+        double t0 = now_s();
+        for (long i = 0; i < per_round; i++)
+            freeReplyObject(redisCommand(c, "LPUSH %s:baseline %s", ns, payload));
+        t_lpush += now_s() - t0;
+
+        t0 = now_s();
+        for (long i = 0; i < per_round; i++) {
+            cwork_args_set_int64(args, "i", i);
+            if (cwork_enqueue(enq, "bench", args, NULL, &err) != 0) {
+                fprintf(stderr, "bench: %s\n", err.message);
+                return 1;
+            }
+        }
+        t_single += now_s() - t0;
+
+        t0 = now_s();
+        for (long done = 0; done < bulk_per_round; done += batch) {
+            long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
+            for (long i = 0; i < n; i++)
+                redisAppendCommand(c, "LPUSH %s:baseline %s", ns, payload);
+            for (long i = 0; i < n; i++) {
+                void *r;
+                if (redisGetReply(c, &r) != REDIS_OK)
+                    return 1;
+                freeReplyObject(r);
+            }
+        }
+        t_pipe += now_s() - t0;
+
+        t0 = now_s();
+        for (long done = 0; done < bulk_per_round; done += batch) {
+            long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
+            for (long i = 0; i < n; i++) {
+                cwork_args_set_int64(args, "i", done + i);
+                cwork_batch_add(b, "bench", args, 0, 0, NULL);
+            }
+            if (cwork_enqueue_batch(b, &err) != 0) {
+                fprintf(stderr, "bench: %s\n", err.message);
+                return 1;
+            }
+            cwork_batch_reset(b);
+        }
+        t_bulk += now_s() - t0;
+        drop_namespace(c, ns);
+    }
+    double total = (double)per_round * ROUNDS, bulk_total = (double)bulk_per_round * ROUNDS;
+    double lpush = total / t_lpush, single = total / t_single;
+    double lpush_pipe = bulk_total / t_pipe, bulk = bulk_total / t_bulk;
+
+    printf("server: %s (%ld single jobs, %ld bulk jobs, batches of %ld, %d rounds)\n",
+           url, jobs, bulk_jobs, batch, ROUNDS);
     printf("baseline LPUSH, one per round trip:   %10.0f ops/s\n", lpush);
     printf("baseline LPUSH, pipelined:            %10.0f ops/s\n", lpush_pipe);
     printf("cwork_enqueue, one job per call:      %10.0f jobs/s  (%.0f%% of unpipelined LPUSH)\n",

@@ -5,8 +5,8 @@
 # changes.
 function(cwork_embed_scripts files outdir)
   file(MAKE_DIRECTORY ${outdir})
-  set(c "/* Generated from src/scripts/*.lua by cmake/EmbedScripts.cmake. */\n#include \"scripts.h\"\n\n")
-  set(h "/* Generated from src/scripts/*.lua by cmake/EmbedScripts.cmake. */\n#ifndef CWORK_SCRIPTS_H\n#define CWORK_SCRIPTS_H\n#include \"redis.h\"\n\n")
+  set(c "/* Generated from the .lua files in src/scripts by cmake/EmbedScripts.cmake. */\n#include \"scripts.h\"\n\n")
+  set(h "/* Generated from the .lua files in src/scripts by cmake/EmbedScripts.cmake. */\n#ifndef CWORK_SCRIPTS_H\n#define CWORK_SCRIPTS_H\n#include \"redis.h\"\n\n")
   foreach(f ${files})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
     get_filename_component(name ${f} NAME_WE)

@@ -2,6 +2,8 @@
 #include "util.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,16 +260,49 @@ int cw_random_bytes(void *p, size_t n)
     return 0;
 }
 
+/* Ids come from a per-thread buffer of OS randomness, refilled every 40 ids, so that an
+ * enqueue costs no system call. A forked child must never repeat its parent's ids: the
+ * atfork handler bumps a generation that makes every thread's buffer stale. */
+#define ID_POOL_BYTES 480
+static atomic_uint id_generation;
+static pthread_once_t id_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct {
+    unsigned char bytes[ID_POOL_BYTES];
+    size_t used;
+    unsigned generation;
+    int filled;
+} id_pool;
+
+static void id_after_fork(void)
+{
+    atomic_fetch_add(&id_generation, 1);
+}
+
+static void id_register_atfork(void)
+{
+    pthread_atfork(NULL, NULL, id_after_fork);
+}
+
 int cw_make_id(char out[25])
 {
     static const char hex[] = "0123456789abcdef";
-    unsigned char raw[12];
-    if (cw_random_bytes(raw, sizeof raw) < 0)
-        return -1;
-    for (size_t i = 0; i < sizeof raw; i++) {
+    pthread_once(&id_once, id_register_atfork);
+    unsigned gen = atomic_load(&id_generation);
+    if (!id_pool.filled || id_pool.generation != gen || id_pool.used + 12 > ID_POOL_BYTES) {
+        if (cw_random_bytes(id_pool.bytes, ID_POOL_BYTES) < 0)
+            return -1;
+        id_pool.used = 0;
+        id_pool.generation = gen;
+        id_pool.filled = 1;
+    }
+    const unsigned char *raw = id_pool.bytes + id_pool.used;
+    for (size_t i = 0; i < 12; i++) {
         out[2 * i] = hex[raw[i] >> 4];
         out[2 * i + 1] = hex[raw[i] & 15];
     }
+    /* Used bytes are wiped so that nothing later can read them back. */
+    memset(id_pool.bytes + id_pool.used, 0, 12);
+    id_pool.used += 12;
     out[24] = '\0';
     return 0;
 }

@@ -8,28 +8,30 @@
 
 static char got[512];
 
-/* Renders one key function's output for namespace ns. */
-#define KEY(ns, call)                                                                  \
-    ({                                                                                 \
-        cw_keys k_;                                                                    \
-        cw_buf b_;                                                                     \
-        cw_keys_init(&k_, ns);                                                         \
-        cw_buf_init(&b_);                                                              \
-        call(&k_, &b_);                                                                \
-        snprintf(got, sizeof got, "%s", b_.data ? b_.data : "");                      \
-        cw_buf_free(&b_);                                                              \
-        cw_keys_clear(&k_);                                                            \
-        got;                                                                           \
-    })
+typedef void (*key_fn)(const cw_keys *, cw_buf *);
 
-#define QUEUE(k, b) cw_key_queue(k, b, "send_email")
-#define INPROGRESS(k, b) cw_key_inprogress(k, b, "send_email", POOL)
-#define PAUSED(k, b) cw_key_paused(k, b, "send_email")
-#define LOCK(k, b) cw_key_lock(k, b, "send_email")
-#define LOCK_INFO(k, b) cw_key_lock_info(k, b, "send_email")
-#define MAXC(k, b) cw_key_max_concurrency(k, b, "send_email")
-#define WORKER_KEY(k, b) cw_key_worker(k, b, WORKER)
-#define POOL_KEY(k, b) cw_key_worker_pool(k, b, POOL)
+/* Renders one key function's output for namespace ns (static storage). */
+static const char *KEY(const char *ns, key_fn fn)
+{
+    cw_keys k;
+    cw_buf b;
+    cw_keys_init(&k, ns);
+    cw_buf_init(&b);
+    fn(&k, &b);
+    snprintf(got, sizeof got, "%s", b.data ? b.data : "");
+    cw_buf_free(&b);
+    cw_keys_clear(&k);
+    return got;
+}
+
+static void QUEUE(const cw_keys *k, cw_buf *b) { cw_key_queue(k, b, "send_email"); }
+static void INPROGRESS(const cw_keys *k, cw_buf *b) { cw_key_inprogress(k, b, "send_email", POOL); }
+static void PAUSED(const cw_keys *k, cw_buf *b) { cw_key_paused(k, b, "send_email"); }
+static void LOCK(const cw_keys *k, cw_buf *b) { cw_key_lock(k, b, "send_email"); }
+static void LOCK_INFO(const cw_keys *k, cw_buf *b) { cw_key_lock_info(k, b, "send_email"); }
+static void MAXC(const cw_keys *k, cw_buf *b) { cw_key_max_concurrency(k, b, "send_email"); }
+static void WORKER_KEY(const cw_keys *k, cw_buf *b) { cw_key_worker(k, b, WORKER); }
+static void POOL_KEY(const cw_keys *k, cw_buf *b) { cw_key_worker_pool(k, b, POOL); }
 
 static void keys_of_spec_18_1(void)
 {
@@ -67,7 +69,7 @@ static void unique_keys_of_spec_18_3(void)
     cw_buf b;
     cw_buf_init(&b);
     cwork_args *args = NULL;
-    CHECK_INT(cwork_args_parse("{\"object_id_\":\"123\"}", 19, &args, NULL), 0);
+    CHECK_INT(cwork_args_parse("{\"object_id_\":\"123\"}", 20, &args, NULL), 0);
     CHECK_INT(cw_key_unique(&k, &b, "clear_cache", args_object(args), NULL), 0);
     CHECK_MEM(b.data, b.len, "work:unique:clear_cache:{\"object_id_\":\"123\"}\n", 45);
     cwork_args_free(args);
@@ -96,7 +98,7 @@ static void job_names_that_collide_are_rejected(void)
 {
     static const char *const bad[] = {
         "", "a,b", "x:lock", "x:lock_info", "x:paused", "x:max_concurrency",
-        "x:0123456789abcdef01234567:inprogress", "bad\xff" "utf8", "over\xc0\xaflong",
+        "x:0123456789abcdef01234567:inprogress", "bad\xffutf8", "over\xc0\xaflong",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cwork_error err = {0};

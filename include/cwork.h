@@ -287,6 +287,128 @@ int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
  * the batch is reset or freed). */
 int cwork_batch_status(const cwork_batch *batch, size_t i, const char **id);
 
+/* ------------------------------------------------------------------ worker pools */
+
+/* A pool of executor threads that run handlers for jobs of registered types, fetched
+ * from the namespace's queues (which Go or C may fill), with Go's Redis effects:
+ * in-progress lists, locks, retries with backoff, the dead set, heartbeats.
+ * Delivery is at least once: a job can run twice (a crash after its handler, a pool
+ * wrongly judged dead), so handlers must be idempotent. */
+typedef struct cwork_pool cwork_pool;
+
+/* The rest of a middleware chain. */
+typedef struct cwork_next cwork_next;
+
+/* Runs a job. ctx is the job's context (cwork_pool_options.context_size bytes, made
+ * fresh for each job), NULL when the pool has none. Return 0 for success; anything else
+ * (or cwork_job_fail) fails the job. The job is borrowed for the call. */
+typedef int (*cwork_handler)(cwork_job *job, void *ctx);
+
+/* Wraps every handler: call cwork_next_call(next) to run the rest of the chain (later
+ * middleware, then the handler) and return its result, or return without calling it to
+ * skip the rest. Middleware run in registration order, the first outermost. */
+typedef int (*cwork_middleware)(cwork_job *job, void *ctx, cwork_next *next);
+int cwork_next_call(cwork_next *next);
+
+/* Fails the running job with a printf-style message that becomes its `err` (the last
+ * message wins). Returns -1, so a handler can `return cwork_job_fail(job, "…")`. */
+int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Publishes a progress message for the running job (shown by web UIs as its check-in;
+ * written to Redis at most once a second). The message is copied. */
+void cwork_job_checkin(cwork_job *job, const char *message);
+
+/* When the running job should be done, as Unix milliseconds: start + the job type's
+ * timeout_ms; 0 when the type has none. A handler that runs past it is logged
+ * ("job.overrun"), not killed: in-process code cannot be stopped safely. */
+int64_t cwork_job_deadline_ms(const cwork_job *job);
+
+/* The userdata of the pool running the job (cwork_pool_options.userdata). */
+void *cwork_job_userdata(const cwork_job *job);
+
+typedef struct cwork_pool_options {
+    const char *ns;          /* namespace; default "work" */
+    unsigned concurrency;    /* executor threads, 1–10000; default 10 */
+    size_t context_size;     /* bytes of zeroed per-job context; 0: ctx is NULL */
+    /* Called on each fresh context before the chain runs (optional); a non-zero return
+     * fails the job without running it. */
+    int (*context_init)(void *ctx, void *userdata);
+    void (*context_free)(void *ctx, void *userdata); /* optional, after the chain */
+    void *userdata;          /* handed to the callbacks above and cwork_job_userdata */
+    int idle_backoff_max_ms; /* cap of the idle poll backoff (0, 1, 10, 100 ms …); 100 */
+    bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
+                                path older servers use; for tests) */
+    bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
+} cwork_pool_options;
+
+/* Fills *opts with the defaults above. */
+void cwork_pool_options_init(cwork_pool_options *opts);
+
+typedef struct cwork_job_options {
+    unsigned priority;        /* 1–100000, weight in queue selection; default 1 */
+    unsigned max_fails;       /* runs before the job goes to dead; default 4; 1 = no retry */
+    /* The Go fork's SkipDead: a failing job is dropped at once, never retried nor sent to
+     * dead. With skip_dead_after_retries as well, upstream's meaning instead: retried as
+     * usual, and dropped instead of going to dead when the retries are exhausted. */
+    bool skip_dead;
+    bool skip_dead_after_retries;
+    unsigned max_concurrency; /* jobs of this type in flight across all pools; 0 = any */
+    /* Seconds until the retry of a job that just failed (cwork_job_fails counts this
+     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). */
+    int64_t (*backoff)(const cwork_job *job, void *userdata);
+    void *backoff_userdata;
+    int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */
+} cwork_job_options;
+
+void cwork_job_options_init(cwork_job_options *opts);
+
+/* A stopped pool on redis (borrowed: keep it alive until cwork_pool_free). opts may be
+ * NULL for the defaults. NULL on error. */
+cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err);
+
+/* Registers handler for job name (validated as for enqueue); opts may be NULL.
+ * Registering a name again replaces it. Only before cwork_pool_start. */
+int cwork_pool_register(cwork_pool *pool, const char *name, cwork_handler handler,
+                        const cwork_job_options *opts, cwork_error *err);
+
+/* Adds a middleware (outermost first). Only before cwork_pool_start. */
+int cwork_pool_use(cwork_pool *pool, cwork_middleware middleware, cwork_error *err);
+
+/* Writes max_concurrency and known_jobs for the registered types, beats the first
+ * heartbeat, and starts the threads. Returns once the pool is fetching. Warns (through
+ * the logger) when Redis' maxmemory-policy could evict jobs. */
+int cwork_pool_start(cwork_pool *pool, cwork_error *err);
+
+/* Stops fetching, lets running jobs finish within grace_ms and commits them, then
+ * removes the pool's heartbeat and lock_info fields. If handlers still run or commits
+ * still fail at the deadline, returns CWORK_ETIMEOUT and leaves the heartbeat and the
+ * in-progress entries for a reaper (the threads of a running handler are left to finish
+ * on their own; the pool must not be freed then until cwork_pool_stop returns 0 on a
+ * later call). Stopping a stopped pool returns 0. */
+int cwork_pool_stop(cwork_pool *pool, int grace_ms, cwork_error *err);
+
+/* Waits until the registered queues are empty and nothing is in flight, up to
+ * timeout_ms (< 0: forever). CWORK_ETIMEOUT when time runs out. The pool keeps running. */
+int cwork_pool_drain(cwork_pool *pool, int timeout_ms, cwork_error *err);
+
+/* Stops the pool (30 s grace) if needed and frees it. */
+void cwork_pool_free(cwork_pool *pool);
+
+/* The pool's id (24 hex characters), as in its heartbeat; borrowed. */
+const char *cwork_pool_id(const cwork_pool *pool);
+
+typedef struct cwork_pool_stats {
+    uint64_t fetched;   /* jobs taken from queues */
+    uint64_t succeeded;
+    uint64_t failed;    /* handler failures (retried, dead or dropped) */
+    uint64_t retried;   /* failures sent to the retry set */
+    uint64_t dead;      /* sent to the dead set */
+    uint64_t in_flight; /* fetched and not yet committed */
+} cwork_pool_stats;
+
+/* A snapshot of the pool's counters since it was created. */
+void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,38 @@
+/* The pool's heartbeat (SPEC §5): SADD <p>worker_pools + HMSET <p>worker_pools:<pool>
+ * with seven fields, every 5 s on a thread of its own with its own connection, so that
+ * slow work elsewhere never delays a beat (a late beat lets reapers take our jobs). */
+#ifndef CWORK_HEARTBEAT_H
+#define CWORK_HEARTBEAT_H
+
+#include "keys.h"
+#include "redis.h"
+
+#define CW_HEARTBEAT_PERIOD_MS 5000
+
+typedef struct cw_heartbeat cw_heartbeat;
+
+/* Copies everything it is given. job_names are the registered names (written sorted,
+ * joined with ','), worker_ids likewise; concurrency is the number of executors.
+ * NULL when out of memory. */
+cw_heartbeat *cw_heartbeat_new(cwork_redis *redis, const cw_keys *keys, const char *pool_id,
+                               const char *const *job_names, size_t njobs,
+                               const char *const *worker_ids, size_t nworkers,
+                               unsigned concurrency);
+
+/* One beat now, synchronously (the pool beats before its first fetch, SPEC §15 item 5).
+ * Sets started_at on the first call. */
+int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err);
+
+/* Starts the thread: a beat every CW_HEARTBEAT_PERIOD_MS (errors logged as "heartbeat",
+ * the next beat tries again). */
+int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err);
+
+/* Stops and joins the thread. With remove set: one pipelined round trip of SREM
+ * <p>worker_pools, DEL <p>worker_pools:<pool>, and HDEL of this pool's field in the
+ * lock_info hash of every job name (SPEC §15 item 6); errors logged as
+ * "remove_heartbeat" and returned. Without remove the traces stay for a reaper. */
+int cw_heartbeat_stop(cw_heartbeat *hb, int remove, cwork_error *err);
+
+void cw_heartbeat_free(cw_heartbeat *hb);
+
+#endif

@@ -100,13 +100,14 @@ void cwork_free(void *ptr);
 typedef struct cwork_redis cwork_redis;
 
 typedef struct cwork_redis_options {
-    int connect_timeout_ms;  /* default 5000 */
+    int connect_timeout_ms;  /* default 5000; must be > 0 (else CWORK_EINVAL) */
     int command_timeout_ms;  /* default 5000; 0 = none */
     int max_connections;     /* default 16 */
     int checkout_timeout_ms; /* how long to wait for a free connection, or for Redis to
                                 come back while re-dialling; default 5000 */
-    const char *password;    /* overrides the URL's; NULL: the URL's, else the
-                                CWORK_REDIS_PASSWORD environment variable */
+    const char *password;    /* overrides the URL's; "" means no password at all;
+                                NULL: the URL's, else the CWORK_REDIS_PASSWORD
+                                environment variable */
 } cwork_redis_options;
 
 /* Fills *opts with the defaults above. */

@@ -46,9 +46,11 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err);
 /* Returns c to the pool (closing it if broken or if replies are still pending). */
 void cw_redis_checkin(cwork_redis *r, cw_conn *c);
 
-/* One command, argv with explicit lengths. Returns the reply (free with
- * freeReplyObject) or NULL with err filled: I/O errors mark c broken (CWORK_EREDIS);
- * an error reply becomes CWORK_EREDIS with the server's message. */
+/* One command, argv with explicit lengths (lens NULL: strlen). Returns the reply (free
+ * with freeReplyObject) or NULL with err filled: I/O errors mark c broken (CWORK_EREDIS;
+ * CWORK_EPROTO for a protocol error); an error reply becomes CWORK_EREDIS with the
+ * server's message (a READONLY one also marks c broken). CWORK_EINVAL while pipelined
+ * replies are unread. */
 redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
                             cwork_error *err);
 /* printf-style convenience over redisvCommand, same error rules. */
@@ -74,8 +76,9 @@ typedef struct cw_script {
  * cw_conn_command. */
 redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
                          const char **argv, const size_t *lens, cwork_error *err);
-/* The same as a pipelined append (EVALSHA only: call cw_conn_load_script on this
- * connection first so that NOSCRIPT cannot happen within the pipeline). */
+/* The same as a pipelined append: EVALSHA when this connection has loaded the script
+ * (cw_conn_load_script, or an earlier EVAL), else EVAL with the body, which loads it;
+ * so NOSCRIPT cannot happen within the pipeline unless someone runs SCRIPT FLUSH. */
 int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
                         const char **argv, const size_t *lens, cwork_error *err);
 /* SCRIPT LOAD unless this connection has already loaded it. */

@@ -1,0 +1,303 @@
+/* One Redis connection: commands, pipelining, scripts, and SIGPIPE safety.
+ *
+ * Everything here runs on a connection the calling thread has checked out, so nothing
+ * needs a lock. A connection that saw an I/O, protocol or out-of-memory error, or a
+ * READONLY reply, is marked broken; the pool closes it at checkin. */
+#include "redis.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/* ---------------------------------------------------------------- SIGPIPE
+ *
+ * hiredis 0.14 writes with write(), not send(MSG_NOSIGNAL): when Redis has gone away, a
+ * write raises SIGPIPE, whose default action kills the process. A library must not
+ * change the process-wide disposition, so every call that may write runs with SIGPIPE
+ * blocked in the calling thread only (the signal is thread-directed: it is raised in the
+ * thread that wrote). If the write did raise it, the signal is now pending on this
+ * thread; it is consumed with a zero-timeout sigtimedwait before the old mask comes
+ * back, so it is never delivered. A SIGPIPE that was already pending before (someone
+ * else's) is left alone. A thread that blocks SIGPIPE itself pays one pthread_sigmask
+ * call and nothing else. */
+
+typedef struct sigpipe_guard {
+    sigset_t old;
+    int active;      /* we blocked it and must restore the mask */
+    int was_pending; /* a SIGPIPE was pending before we started */
+} sigpipe_guard;
+
+static void sigpipe_block(sigpipe_guard *g)
+{
+    sigset_t set, pending;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    g->active = 0;
+    g->was_pending = 0;
+    if (pthread_sigmask(SIG_BLOCK, &set, &g->old) != 0 || sigismember(&g->old, SIGPIPE)) return;
+    g->active = 1;
+    if (sigpending(&pending) == 0) g->was_pending = sigismember(&pending, SIGPIPE);
+}
+
+/* failed: the hiredis call reported an error. A successful call wrote everything it
+ * had to, so it cannot have raised SIGPIPE and the check is skipped. */
+static void sigpipe_restore(sigpipe_guard *g, int failed)
+{
+    if (!g->active) return;
+    sigset_t pending;
+    if (failed && !g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGPIPE);
+        struct timespec zero = {0, 0};
+        int saved = errno;
+        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+        errno = saved;
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+/* Marks c broken and describes what hiredis saw. */
+static int io_error(cw_conn *c, cwork_error *err)
+{
+    c->broken = 1;
+    const redisContext *ctx = c->ctx;
+    const char *what = ctx->errstr[0] ? ctx->errstr : "unknown error";
+    int code = CWORK_EREDIS;
+    if (ctx->err == REDIS_ERR_PROTOCOL)
+        code = CWORK_EPROTO;
+    else if (ctx->err == REDIS_ERR_OOM)
+        code = CWORK_ENOMEM;
+    else if (ctx->err == REDIS_ERR_IO && strstr(what, "temporarily unavailable"))
+        what = "timed out waiting for Redis"; /* SO_RCVTIMEO/SO_SNDTIMEO surface as EAGAIN */
+    return cw_error(err, code, "redis %s: %s", c->addr ? c->addr : "", what);
+}
+
+/* A READONLY reply means we are talking to a replica, typically the old primary after a
+ * failover behind an unchanged DNS name: re-dialling may reach the new primary. Scripts
+ * on Redis < 7 wrap the error, hence the second test. */
+static void note_reply(cw_conn *c, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ERROR && r->str &&
+        (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL))
+        c->broken = 1;
+}
+
+/* Turns an error reply into err and NULL; passes other replies through. */
+static redisReply *finish(cw_conn *c, redisReply *r, cwork_error *err)
+{
+    if (!r) {
+        io_error(c, err);
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        note_reply(c, r);
+        cw_error(err, CWORK_EREDIS, "redis: %.*s", (int)(r->len > 200 ? 200 : r->len),
+                 r->str ? r->str : "");
+        freeReplyObject(r);
+        return NULL;
+    }
+    return r;
+}
+
+static int refuse_if_pending(cw_conn *c, cwork_error *err)
+{
+    if (c->pending == 0) return 0;
+    return cw_error(err, CWORK_EINVAL, "redis: %d pipelined replies are still unread", c->pending);
+}
+
+/* ---------------------------------------------------------------- commands */
+
+/* One round trip; error replies come back as replies, NULL means an I/O error. */
+static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const size_t *lens)
+{
+    sigpipe_guard g;
+    sigpipe_block(&g);
+    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
+    sigpipe_restore(&g, r == NULL);
+    return r;
+}
+
+redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                            cwork_error *err)
+{
+    if (refuse_if_pending(c, err)) return NULL;
+    return finish(c, raw_command(c, argc, argv, lens), err);
+}
+
+redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
+{
+    if (refuse_if_pending(c, err)) return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    sigpipe_guard g;
+    sigpipe_block(&g);
+    redisReply *r = redisvCommand(c->ctx, fmt, ap);
+    sigpipe_restore(&g, r == NULL);
+    va_end(ap);
+    return finish(c, r, err);
+}
+
+int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err)
+{
+    /* Appending only fills hiredis' output buffer; the write happens in cw_conn_read. */
+    if (c->ctx->err || redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK)
+        return io_error(c, err);
+    c->pending++;
+    return 0;
+}
+
+int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err)
+{
+    *out = NULL;
+    if (c->pending <= 0) return cw_error(err, CWORK_EINVAL, "redis: no pipelined reply to read");
+    void *reply = NULL;
+    sigpipe_guard g;
+    sigpipe_block(&g);
+    /* The first read flushes every appended command, then blocks for one reply. */
+    int rc = redisGetReply(c->ctx, &reply);
+    sigpipe_restore(&g, rc != REDIS_OK);
+    if (rc != REDIS_OK || !reply) return io_error(c, err);
+    c->pending--;
+    note_reply(c, reply);
+    *out = reply;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- scripts */
+
+static int script_loaded(const cw_conn *c, const char *sha)
+{
+    for (int i = 0; i < c->nscripts; i++)
+        if (memcmp(c->scripts[i], sha, 40) == 0) return 1;
+    return 0;
+}
+
+/* Best effort: when memory is short the script is simply not remembered, and the next
+ * use loads it again. */
+static void remember_script(cw_conn *c, const char *sha)
+{
+    if (script_loaded(c, sha)) return;
+    if (c->nscripts == c->scripts_cap) {
+        int cap = c->scripts_cap ? c->scripts_cap * 2 : 8;
+        char(*grown)[41] = cw_realloc(c->scripts, (size_t)cap * sizeof *grown);
+        if (!grown) return;
+        c->scripts = grown;
+        c->scripts_cap = cap;
+    }
+    memcpy(c->scripts[c->nscripts], sha, 40);
+    c->scripts[c->nscripts][40] = '\0';
+    c->nscripts++;
+}
+
+/* argv for EVALSHA sha nkeys … (or EVAL body nkeys …). Small calls use the caller's
+ * stack arrays; *heap is what to cw_free afterwards. */
+#define EVAL_STACK_ARGS 24
+
+typedef struct eval_args {
+    const char *argv[EVAL_STACK_ARGS];
+    size_t lens[EVAL_STACK_ARGS];
+    const char **pargv;
+    size_t *plens;
+    void *heap;
+    int argc;
+    char nkeys[16];
+} eval_args;
+
+static int eval_args_build(eval_args *e, const cw_script *s, int use_sha, int nkeys, int nargs,
+                           const char **argv, const size_t *lens, cwork_error *err)
+{
+    e->heap = NULL;
+    if (nkeys < 0 || nargs < 0 || nkeys > (1 << 24) || nargs > (1 << 24))
+        return cw_error(err, CWORK_EINVAL, "redis: bad script argument counts");
+    e->argc = 3 + nkeys + nargs;
+    e->pargv = e->argv;
+    e->plens = e->lens;
+    if (e->argc > EVAL_STACK_ARGS) {
+        size_t n = (size_t)e->argc;
+        e->heap = cw_malloc(n * (sizeof *e->pargv + sizeof *e->plens));
+        if (!e->heap) return cw_error(err, CWORK_ENOMEM, "out of memory");
+        e->pargv = e->heap;
+        e->plens = (size_t *)((char *)e->heap + n * sizeof *e->pargv);
+    }
+    snprintf(e->nkeys, sizeof e->nkeys, "%d", nkeys);
+    e->pargv[0] = use_sha ? "EVALSHA" : "EVAL";
+    e->plens[0] = use_sha ? 7 : 4;
+    e->pargv[1] = use_sha ? s->sha : s->body;
+    e->plens[1] = use_sha ? 40 : s->body_len;
+    e->pargv[2] = e->nkeys;
+    e->plens[2] = strlen(e->nkeys);
+    for (int i = 0; i < nkeys + nargs; i++) {
+        e->pargv[3 + i] = argv[i];
+        e->plens[3 + i] = lens ? lens[i] : strlen(argv[i]);
+    }
+    return 0;
+}
+
+redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
+                         const size_t *lens, cwork_error *err)
+{
+    if (refuse_if_pending(c, err)) return NULL;
+    eval_args e;
+    if (eval_args_build(&e, s, 1, nkeys, nargs, argv, lens, err)) return NULL;
+    redisReply *r = raw_command(c, e.argc, e.pargv, e.plens);
+    if (r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+        /* Not in the server's script cache (a restart, SCRIPT FLUSH, another server
+         * behind the same name): EVAL sends the body, and caches it on the way. */
+        freeReplyObject(r);
+        e.pargv[0] = "EVAL", e.plens[0] = 4;
+        e.pargv[1] = s->body, e.plens[1] = s->body_len;
+        r = raw_command(c, e.argc, e.pargv, e.plens);
+    }
+    cw_free(e.heap);
+    if (r && r->type != REDIS_REPLY_ERROR) remember_script(c, s->sha);
+    return finish(c, r, err);
+}
+
+int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
+                        const size_t *lens, cwork_error *err)
+{
+    /* Within a pipeline a NOSCRIPT reply could only be retried by re-sending the tail
+     * of the pipeline, so a script this connection has not loaded yet is sent whole
+     * with EVAL, which also loads it for the EVALSHAs that follow. */
+    int use_sha = script_loaded(c, s->sha);
+    eval_args e;
+    int rc = eval_args_build(&e, s, use_sha, nkeys, nargs, argv, lens, err);
+    if (rc) return rc;
+    rc = cw_conn_append(c, e.argc, e.pargv, e.plens, err);
+    cw_free(e.heap);
+    if (rc == 0 && !use_sha) remember_script(c, s->sha);
+    return rc;
+}
+
+int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err)
+{
+    if (script_loaded(c, s->sha)) return 0;
+    const char *argv[] = {"SCRIPT", "LOAD", s->body};
+    size_t lens[] = {6, 4, s->body_len};
+    redisReply *r = cw_conn_command(c, 3, argv, lens, err);
+    if (!r) return err ? err->code : CWORK_EREDIS;
+    /* The embedded SHA must be the server's, or every EVALSHA would miss. */
+    int ok = r->type == REDIS_REPLY_STRING && r->len == 40 && memcmp(r->str, s->sha, 40) == 0;
+    freeReplyObject(r);
+    if (!ok)
+        return cw_error(err, CWORK_EPROTO, "redis: SCRIPT LOAD of %s returned another SHA1",
+                        s->name ? s->name : "a script");
+    remember_script(c, s->sha);
+    return 0;
+}
+
+void cw_conn_close(cw_conn *c)
+{
+    if (!c) return;
+    if (c->ctx) redisFree(c->ctx);
+    cw_free(c->scripts);
+    cw_free(c);
+}

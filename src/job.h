@@ -20,6 +20,7 @@ struct cwork_job {
     size_t raw_len;
     int64_t run_at;   /* for delayed enqueues */
     char *arg_error;  /* sticky accessor error */
+    void *run;        /* the pool's cw_run while a handler runs it, else NULL (not owned) */
 };
 
 /* A zeroed job with every string set to "" (never NULL); NULL on OOM. */

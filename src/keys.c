@@ -79,6 +79,8 @@ void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id)
 void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "last_periodic_enqueue"); }
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "reaper_lock"); }
 
+void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "cwork:wakeup"); }
+
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                   cwork_error *err)
 {

@@ -31,6 +31,9 @@ void cw_key_worker_pools(const cw_keys *k, cw_buf *out);
 void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id);
 void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out);
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out);
+/* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
+ * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
+void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);
 /* "<p>unique:<name>:" + Go JSON of args + "\n" (nothing after the ':' when args is
  * NULL). 0 or CWORK_EJSON for args JSON cannot hold. */
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,

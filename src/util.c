@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,4 +330,12 @@ int cw_parse_int64(const char *s, size_t len, int64_t *out)
     }
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return 0;
+}
+
+void cw_block_sigpipe_thread(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
 }

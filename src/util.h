@@ -53,6 +53,10 @@ int cw_random_bytes(void *p, size_t n);
 /* A fresh 24-hex-character id (12 random bytes) into out[25]; 0 or -1. */
 int cw_make_id(char out[25]);
 
+/* Blocks SIGPIPE in the calling thread: library threads write to sockets and pipes, and
+ * a peer that went away must give EPIPE, not kill the process. */
+void cw_block_sigpipe_thread(void);
+
 /* Parses a whole decimal int64 (optional '-', no spaces); 0 on success. */
 int cw_parse_int64(const char *s, size_t len, int64_t *out);
 

@@ -1,0 +1,186 @@
+/* Committing finished jobs (SPEC §4.8): success releases the job; a failure goes to
+ * retry with backoff, to dead, or is dropped (SkipDead), decided here and written by one
+ * commit script call for the whole batch. */
+#include "log.h"
+#include "pool.h"
+#include "scripts.h"
+
+#include <string.h>
+
+/* Go's default backoff: fails⁴ + 15 + R × (fails + 1), R uniform in [0, 29]. */
+static int64_t default_backoff(const cwork_job *job)
+{
+    int64_t f = job->fails;
+    uint32_t r = 0;
+    if (cw_random_bytes(&r, sizeof r) != 0)
+        r = (uint32_t)cw_now_ms();
+    return f * f * f * f + 15 + (int64_t)(r % 30) * (f + 1);
+}
+
+
+static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **type_out)
+{
+    const cw_job_type *type =
+        t->job ? cw_pool_find_type(p, t->job->name.ptr, t->job->name.len) : NULL;
+    *type_out = type;
+    if (!type)
+        return OUTCOME_DEAD; /* stray or undecodable */
+    if (type->opts.skip_dead && !type->opts.skip_dead_after_retries)
+        return OUTCOME_DROP; /* the fork's SkipDead: dropped on the first failure */
+    if ((int64_t)type->opts.max_fails - t->job->fails > 0)
+        return OUTCOME_RETRY;
+    return type->opts.skip_dead ? OUTCOME_DROP : OUTCOME_DEAD;
+}
+
+/* A job whose bytes are not a valid job still goes to dead as a valid job, so that Go's
+ * client can list it: its name is the queue's, and the bytes are kept in args.raw_job. */
+static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
+{
+    cwork_job j;
+    memset(&j, 0, sizeof j);
+    j.name.ptr = t->type->name;
+    j.name.len = strlen(t->type->name);
+    j.id.ptr = (char *)"";
+    j.t = now;
+    j.fails = 1;
+    char msg[256];
+    snprintf(msg, sizeof msg, "cwork: the job's bytes are not a valid job (%s); they are kept "
+                              "in args.raw_job", t->decode_error);
+    j.err.ptr = msg;
+    j.err.len = strlen(msg);
+    j.failed_at = now;
+    gj_value *args = gj_new_object();
+    gj_value *raw = gj_new_string(t->raw, t->raw_len);
+    if (!args || !raw || gj_object_set(args, "raw_job", 7, raw) != 0) {
+        gj_free(args);
+        return CWORK_ENOMEM;
+    }
+    j.args = args;
+    int rc = job_encode(out, &j, NULL);
+    gj_free(args);
+    return rc;
+}
+
+/* Per task: flag, score and JSON go to ARGV; the forward target to KEYS. The strings
+ * live in one buffer (offsets) until the append copies them into hiredis' output. */
+typedef struct {
+    size_t json_off, json_len;
+    char score[24];
+    const char *flag;
+    int outcome;
+} commit_arg;
+
+int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
+{
+    size_t n = 0;
+    for (cw_task *t = done; t; t = t->next)
+        n++;
+    size_t argc = 4 * n + 1;
+    const char **argv = cw_malloc(2 * argc * sizeof *argv);
+    size_t *lens = cw_malloc(2 * argc * sizeof *lens);
+    commit_arg *ca = cw_calloc(n, sizeof *ca);
+    cw_buf buf, retry_key, dead_key;
+    cw_buf_init(&buf);
+    cw_buf_init(&retry_key);
+    cw_buf_init(&dead_key);
+    cw_key_retry(&p->keys, &retry_key);
+    cw_key_dead(&p->keys, &dead_key);
+    int rc = 0;
+    if (!argv || !lens || !ca || retry_key.oom || dead_key.oom) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    int64_t now = cw_now();
+    size_t i = 0;
+    for (cw_task *t = done; t; t = t->next, i++) {
+        commit_arg *a = &ca[i];
+        a->flag = "0";
+        strcpy(a->score, "0");
+        if (!t->failed)
+            continue;
+        const cw_job_type *type;
+        a->outcome = failure_outcome(p, t, &type);
+        if (a->outcome == OUTCOME_DROP)
+            continue;
+        a->json_off = buf.len;
+        int erc;
+        int64_t score = now;
+        if (!t->job) {
+            erc = encode_undecodable(&buf, t, now);
+        } else {
+            /* Forward a fresh Go-canonical copy with the failure recorded. */
+            cwork_job *j = t->job;
+            j->fails++;
+            const char *msg = t->fail_message ? t->fail_message : "failed";
+            job_set_str(&j->err, msg, strlen(msg));
+            j->failed_at = now;
+            if (a->outcome == OUTCOME_RETRY)
+                score = now + (type->opts.backoff
+                                   ? type->opts.backoff(j, type->opts.backoff_userdata)
+                                   : default_backoff(j));
+            erc = job_encode(&buf, j, NULL);
+            j->fails--; /* the task may be committed again after a failed attempt */
+        }
+        if (erc != 0) {
+            /* Cannot happen for a decoded job; never lose the release of its lock. */
+            cw_log(CWORK_LOG_ERROR, "worker.removeJobFromInProgress.serialize", "error",
+                   cwork_strerror(erc), NULL);
+            buf.len = a->json_off;
+            a->outcome = OUTCOME_DROP;
+            continue;
+        }
+        a->json_len = buf.len - a->json_off;
+        a->flag = "1";
+        snprintf(a->score, sizeof a->score, "%lld", (long long)score);
+    }
+    if (buf.oom) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* KEYS first (4 per task), then ARGV (pool id, 4 per task). */
+    size_t k = 0;
+    i = 0;
+    for (cw_task *t = done; t; t = t->next, i++) {
+        argv[k] = t->type->keys[1], lens[k++] = t->type->key_lens[1]; /* in-progress */
+        argv[k] = t->type->keys[3], lens[k++] = t->type->key_lens[3]; /* lock */
+        argv[k] = t->type->keys[4], lens[k++] = t->type->key_lens[4]; /* lock_info */
+        const cw_buf *target = ca[i].outcome == OUTCOME_RETRY ? &retry_key : &dead_key;
+        argv[k] = target->data, lens[k++] = target->len;
+    }
+    argv[k] = p->id, lens[k++] = 24;
+    i = 0;
+    for (cw_task *t = done; t; t = t->next, i++) {
+        argv[k] = t->raw, lens[k++] = t->raw_len;
+        argv[k] = ca[i].flag, lens[k++] = 1;
+        argv[k] = ca[i].score, lens[k++] = strlen(ca[i].score);
+        argv[k] = ca[i].json_len ? buf.data + ca[i].json_off : "", lens[k++] = ca[i].json_len;
+    }
+    rc = cw_conn_append_eval(c, &cw_script_commit, (int)(4 * n), (int)(4 * n + 1), argv, lens,
+                             err);
+    i = 0;
+    for (cw_task *t = done; t; t = t->next, i++)
+        t->outcome = ca[i].outcome; /* counted in the stats once the commit is read back */
+done:
+    cw_free(argv);
+    cw_free(lens);
+    cw_free(ca);
+    cw_buf_free(&buf);
+    cw_buf_free(&retry_key);
+    cw_buf_free(&dead_key);
+    return rc;
+}
+
+int cw_commit_read(cwork_pool *p, cw_conn *c, cwork_error *err)
+{
+    (void)p;
+    redisReply *r = NULL;
+    int rc = cw_conn_read(c, &r, err);
+    if (rc)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = cw_error(err, CWORK_EREDIS, "redis: commit: %s", r->str);
+    else if (r->type != REDIS_REPLY_INTEGER)
+        rc = cw_error(err, CWORK_EPROTO, "commit script answered no integer");
+    freeReplyObject(r);
+    return rc;
+}

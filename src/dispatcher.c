@@ -1,0 +1,419 @@
+/* The dispatcher: one thread and one connection per pool. Each round trip commits the
+ * jobs that executors finished and fetches up to k new ones (k = free executors, each
+ * chosen by its own sampler draw) — the commit and fetch scripts pipelined together.
+ * When nothing is fetched it backs off (1, 10, 100 ms … up to a cap); a wake-up from a
+ * cwork enqueuer or a finished job ends the wait early. */
+#include "log.h"
+#include "pool.h"
+#include "scripts.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_FETCH 1000         /* jobs per fetch script call */
+#define COMMIT_BACKOFF_MAX_MS 5000
+
+static void deadline_after(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* Appends the fetch script for k draws. */
+static int append_fetch(cwork_pool *p, cw_conn *c, size_t k, cw_buf *draws, cwork_error *err)
+{
+    size_t nkeys = 6 * p->ntypes, nargs = 2 + k;
+    const char **argv = cw_malloc((nkeys + nargs) * sizeof *argv);
+    size_t *lens = cw_malloc((nkeys + nargs) * sizeof *lens);
+    size_t *offs = cw_malloc((k + 1) * sizeof *offs);
+    int rc = 0;
+    if (!argv || !lens || !offs) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    size_t a = 0;
+    for (size_t i = 0; i < p->ntypes; i++)
+        for (int j = 0; j < 6; j++)
+            argv[a] = p->types[i].keys[j], lens[a++] = p->types[i].key_lens[j];
+    argv[a] = p->id, lens[a++] = 24;
+    argv[a] = p->single_fetch ? "1" : "0", lens[a++] = 1;
+    cw_buf_reset(draws);
+    for (size_t d = 0; d < k; d++) {
+        cw_sampler_draw(&p->sampler);
+        offs[d] = draws->len;
+        for (size_t i = 0; i < p->ntypes; i++) {
+            if (i)
+                cw_buf_putc(draws, ',');
+            cw_buf_put_uint64(draws, p->sampler.order[i] + 1);
+        }
+    }
+    offs[k] = draws->len;
+    if (draws->oom) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t d = 0; d < k; d++)
+        argv[a] = draws->data + offs[d], lens[a++] = offs[d + 1] - offs[d];
+    rc = cw_conn_append_eval(c, &cw_script_fetch, (int)nkeys, (int)nargs, argv, lens, err);
+done:
+    cw_free(argv);
+    cw_free(lens);
+    cw_free(offs);
+    return rc;
+}
+
+static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
+{
+    cw_task *t = cw_calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->type = type;
+    t->raw = cw_strndup(bytes, len);
+    if (!t->raw) {
+        cw_free(t);
+        return NULL;
+    }
+    t->raw_len = len;
+    cwork_error derr = {0};
+    if (job_decode(bytes, len, &t->job, &derr) != 0) {
+        t->job = NULL;
+        snprintf(t->decode_error, sizeof t->decode_error, "%s", derr.message);
+        t->failed = 1; /* straight to dead; the executor skips it */
+    }
+    return t;
+}
+
+/* Reads the fetch reply into a list of tasks. A task that cannot be allocated is left
+ * in in-progress for the reaper (logged). */
+static int read_fetch(cwork_pool *p, cw_conn *c, cw_task_queue *out, cwork_error *err)
+{
+    redisReply *r = NULL;
+    int rc = cw_conn_read(c, &r, err);
+    if (rc)
+        return rc;
+    if (r->type == REDIS_REPLY_ERROR) {
+        rc = cw_error(err, CWORK_EREDIS, "redis: fetch: %s", r->str);
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
+        rc = cw_error(err, CWORK_EPROTO, "fetch script answered an unexpected reply");
+    } else {
+        for (size_t i = 0; i + 1 < r->elements; i += 2) {
+            redisReply *ti = r->element[i], *jobs = r->element[i + 1];
+            if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
+                (size_t)ti->integer > p->ntypes || jobs->type != REDIS_REPLY_ARRAY) {
+                rc = cw_error(err, CWORK_EPROTO, "fetch script answered an unexpected reply");
+                break;
+            }
+            cw_job_type *type = &p->types[ti->integer - 1];
+            for (size_t j = 0; j < jobs->elements; j++) {
+                redisReply *b = jobs->element[j];
+                if (b->type != REDIS_REPLY_STRING)
+                    continue;
+                cw_task *t = new_task(type, b->str, b->len);
+                if (!t) {
+                    cw_log(CWORK_LOG_ERROR, "worker.fetch", "error",
+                           "out of memory: job left in progress for the reaper", NULL);
+                    continue;
+                }
+                cw_tq_push(out, t);
+            }
+        }
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* Unique jobs release their guard before their handler runs (SPEC §4.7 step 2). */
+static void delete_unique_keys(cwork_pool *p, cw_conn *c, const cw_task_queue *q)
+{
+    cw_buf keys;
+    cw_buf_init(&keys);
+    size_t n = 0;
+    for (cw_task *t = q->head; t; t = t->next) {
+        if (!t->job || !t->job->unique)
+            continue;
+        size_t off = keys.len;
+        if (cw_key_unique(&p->keys, &keys, t->job->name.ptr, t->job->args, NULL) != 0) {
+            keys.len = off;
+            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",
+                   "cannot encode the args", "job_id", t->job->id.ptr, NULL);
+            continue;
+        }
+        cw_buf_putc(&keys, '\0'); /* separator; keys may not contain NUL themselves */
+        n++;
+    }
+    if (n == 0 || keys.oom) {
+        cw_buf_free(&keys);
+        return;
+    }
+    const char **argv = cw_malloc((n + 1) * sizeof *argv);
+    size_t *lens = cw_malloc((n + 1) * sizeof *lens);
+    if (argv && lens) {
+        argv[0] = "DEL", lens[0] = 3;
+        const char *k = keys.data;
+        for (size_t i = 1; i <= n; i++) {
+            argv[i] = k;
+            lens[i] = strlen(k);
+            k += lens[i] + 1;
+        }
+        cwork_error err = {0};
+        redisReply *r = cw_conn_command(c, (int)n + 1, argv, lens, &err);
+        if (!r)
+            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
+        else
+            freeReplyObject(r);
+    }
+    cw_free(argv);
+    cw_free(lens);
+    cw_buf_free(&keys);
+}
+
+static void count_committed(cwork_pool *p, cw_task *list)
+{
+    for (cw_task *t = list; t; t = t->next) {
+        if (!t->failed) {
+            atomic_fetch_add(&p->n_succeeded, 1);
+            continue;
+        }
+        atomic_fetch_add(&p->n_failed, 1);
+        if (t->outcome == OUTCOME_RETRY)
+            atomic_fetch_add(&p->n_retried, 1);
+        else if (t->outcome == OUTCOME_DEAD)
+            atomic_fetch_add(&p->n_dead, 1);
+    }
+}
+
+/* Marks in used[] the first unused known task whose bytes equal b; 1 when found. */
+static int claim_known(const char *b, size_t len, cw_task **known, size_t nknown,
+                       unsigned char *used)
+{
+    for (size_t i = 0; i < nknown; i++)
+        if (!used[i] && known[i]->raw_len == len && memcmp(known[i]->raw, b, len) == 0)
+            return used[i] = 1;
+    return 0;
+}
+
+/* After a fetch whose reply was lost (Redis died after running the script), jobs may
+ * sit in our in-progress lists with their locks taken but unknown to us; our heartbeat
+ * keeps reapers away, so nobody else would ever give them back. Every in-progress entry
+ * that no task accounts for is taken up as a fetched job. */
+static int reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task *pending, cw_task_queue *out,
+                              cwork_error *err)
+{
+    for (size_t i = 0; i < p->ntypes; i++) {
+        const char *argv[] = {"LRANGE", p->types[i].keys[1], "0", "-1"};
+        size_t lens[] = {6, p->types[i].key_lens[1], 1, 2};
+        if (cw_conn_append(c, 4, argv, lens, err) != 0)
+            return err ? err->code : CWORK_EREDIS;
+    }
+    /* Everything we hold: ready, running, done, pending. */
+    pthread_mutex_lock(&p->mu);
+    size_t nknown = p->in_flight;
+    cw_task **known = cw_calloc(nknown ? nknown : 1, sizeof *known);
+    size_t k = 0;
+    for (cw_task *t = p->ready.head; known && t && k < nknown; t = t->next)
+        known[k++] = t;
+    for (cw_task *t = p->done.head; known && t && k < nknown; t = t->next)
+        known[k++] = t;
+    for (size_t e = 0; known && e < p->opts.concurrency && k < nknown; e++)
+        if (p->executors[e].current)
+            known[k++] = p->executors[e].current;
+    for (cw_task *t = pending; known && t && k < nknown; t = t->next)
+        known[k++] = t;
+    pthread_mutex_unlock(&p->mu);
+    unsigned char *used = cw_calloc(k ? k : 1, 1);
+    int rc = (!known || !used) ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+    for (size_t i = 0; i < p->ntypes; i++) {
+        redisReply *r = NULL;
+        int rrc = cw_conn_read(c, &r, err);
+        if (rrc) {
+            rc = rrc;
+            break;
+        }
+        if (rc == 0 && r->type == REDIS_REPLY_ARRAY) {
+            /* Oldest last: walk from the right so that order is kept. */
+            for (size_t j = r->elements; j-- > 0;) {
+                redisReply *b = r->element[j];
+                if (b->type != REDIS_REPLY_STRING ||
+                    claim_known(b->str, b->len, known, k, used))
+                    continue;
+                cw_task *t = new_task(&p->types[i], b->str, b->len);
+                if (t)
+                    cw_tq_push(out, t);
+            }
+        }
+        freeReplyObject(r);
+    }
+    cw_free(known);
+    cw_free(used);
+    if (out->len) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", out->len);
+        cw_log(CWORK_LOG_WARN, "worker.reclaim", "jobs", n, NULL);
+    }
+    return rc;
+}
+
+void *cw_dispatcher_main(void *arg)
+{
+    cwork_pool *p = arg;
+    cw_block_sigpipe_thread();
+    cw_conn *c = NULL;
+    cw_task *pending = NULL; /* done tasks waiting for a successful commit */
+    size_t npending = 0;
+    int64_t idle_ms = 0;         /* current idle backoff */
+    int64_t commit_wait_ms = 0;  /* backoff while commits fail */
+    int64_t fetch_error_ms = 0;  /* backoff while fetches fail */
+    int reclaim = 0;             /* a fetch's outcome is unknown: look at in-progress */
+    struct timespec sleep_until = {0, 0};
+    int sleeping = 0;
+    cw_buf draws;
+    cw_buf_init(&draws);
+    cwork_error err = {0};
+
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        /* Take what the executors finished. */
+        for (cw_task *t = cw_tq_take_all(&p->done); t;) {
+            cw_task *next = t->next;
+            t->next = pending;
+            pending = t;
+            npending++;
+            t = next;
+        }
+        if (p->stopping && p->in_flight == 0 && !reclaim)
+            break;
+        if (p->wakeup) {
+            p->wakeup = 0;
+            if (!p->commit_failing && fetch_error_ms == 0) {
+                sleeping = 0;
+                idle_ms = 0;
+            }
+        }
+        size_t busy = p->in_flight - npending;
+        size_t freen = p->opts.concurrency > busy ? p->opts.concurrency - busy : 0;
+        int can_fetch = !p->stopping && freen > 0 && p->ntypes > 0;
+        if (sleeping) {
+            /* Idle or failing: wait out the backoff, but commit finished jobs at once
+             * unless commits themselves are what is failing. */
+            if (!npending || p->commit_failing) {
+                if (pthread_cond_timedwait(&p->disp_cond, &p->mu, &sleep_until) == ETIMEDOUT)
+                    sleeping = 0;
+                continue;
+            }
+            can_fetch = 0;
+        }
+        if (!npending && !can_fetch && !reclaim) {
+            pthread_cond_wait(&p->disp_cond, &p->mu);
+            continue;
+        }
+        pthread_mutex_unlock(&p->mu);
+
+        size_t k = can_fetch && !reclaim ? (freen < MAX_FETCH ? freen : MAX_FETCH) : 0;
+        cw_task_queue fetched = {0};
+        int commit_ok = npending == 0, fetch_ok = 0;
+        int rc = c ? 0 : cw_redis_checkout(p->redis, &c, &err);
+        if (rc == 0 && reclaim) {
+            rc = reclaim_inprogress(p, c, pending, &fetched, &err);
+            if (rc == 0)
+                reclaim = 0;
+        }
+        if (rc == 0 && npending)
+            rc = cw_commit_append(p, c, pending, &err);
+        if (rc == 0 && k) {
+            rc = append_fetch(p, c, k, &draws, &err);
+            if (rc == 0)
+                reclaim = 1; /* until its reply is read: its outcome is unknown */
+        }
+        if (rc == 0 && npending) {
+            int crc = cw_commit_read(p, c, &err);
+            commit_ok = crc == 0;
+            if (crc)
+                cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
+                       err.message, NULL);
+        } else if (rc && npending) {
+            cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
+                   err.message, NULL);
+        }
+        if (rc == 0 && k) {
+            int frc = read_fetch(p, c, &fetched, &err);
+            fetch_ok = frc == 0;
+            if (frc == 0 || !c->broken)
+                reclaim = 0; /* the reply arrived: we know what was moved */
+            if (frc)
+                cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
+        } else if (rc && k) {
+            cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
+        }
+        if (c && (c->broken || c->pending)) {
+            c->broken = 1;
+            cw_redis_checkin(p->redis, c);
+            c = NULL;
+        }
+        if (fetched.len && c)
+            delete_unique_keys(p, c, &fetched);
+
+        pthread_mutex_lock(&p->mu);
+        if (fetched.len) {
+            atomic_fetch_add(&p->n_fetched, fetched.len);
+            p->in_flight += fetched.len;
+            for (cw_task *t = fetched.head; t;) {
+                cw_task *next = t->next;
+                /* An undecodable job goes straight to its commit (to dead). */
+                cw_tq_push(t->job ? &p->ready : &p->done, t);
+                t = next;
+            }
+            pthread_cond_broadcast(&p->work_cond);
+        }
+        if (npending && commit_ok) {
+            count_committed(p, pending);
+            p->in_flight -= npending;
+            while (pending) {
+                cw_task *next = pending->next;
+                cw_task_free(pending);
+                pending = next;
+            }
+            npending = 0;
+            commit_wait_ms = 0;
+            p->commit_failing = 0;
+            pthread_cond_broadcast(&p->idle_cond);
+        } else if (npending || (rc && !k)) {
+            /* Commits are retried with capped backoff; nothing new is fetched meanwhile. */
+            p->commit_failing = npending > 0;
+            commit_wait_ms = commit_wait_ms ? commit_wait_ms * 10 : 10;
+            if (commit_wait_ms > COMMIT_BACKOFF_MAX_MS)
+                commit_wait_ms = COMMIT_BACKOFF_MAX_MS;
+            deadline_after(&sleep_until, commit_wait_ms);
+            sleeping = 1;
+            continue;
+        }
+        if (fetched.len && fetch_ok) {
+            idle_ms = 0;
+            fetch_error_ms = 0;
+        } else if (k || reclaim) {
+            if (!fetch_ok) {
+                fetch_error_ms = fetch_error_ms ? fetch_error_ms * 2 : 10;
+                if (fetch_error_ms > 1000)
+                    fetch_error_ms = 1000;
+                idle_ms = fetch_error_ms;
+            } else {
+                fetch_error_ms = 0;
+                idle_ms = idle_ms ? idle_ms * 10 : 1;
+                if (idle_ms > p->opts.idle_backoff_max_ms)
+                    idle_ms = p->opts.idle_backoff_max_ms;
+            }
+            deadline_after(&sleep_until, idle_ms);
+            sleeping = 1;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (c)
+        cw_redis_checkin(p->redis, c);
+    cw_buf_free(&draws);
+    return NULL;
+}

@@ -1,0 +1,179 @@
+/* Executor threads: take a fetched task, run middleware and handler with a fresh
+ * per-job context, record the outcome, hand the task back to the dispatcher. They never
+ * talk to Redis; what a handler publishes (check-ins) goes through the observer. */
+#include "log.h"
+#include "pool.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct cwork_next {
+    cwork_pool *pool;
+    size_t index; /* next middleware to run; == nmiddleware: the handler */
+    cwork_handler handler;
+    cwork_job *job;
+    void *ctx;
+};
+
+int cwork_next_call(cwork_next *next)
+{
+    if (next->index >= next->pool->nmiddleware)
+        return next->handler(next->job, next->ctx);
+    cwork_next rest = *next;
+    rest.index++;
+    return next->pool->middleware[next->index](next->job, next->ctx, &rest);
+}
+
+/* ---------------------------------------------------------------- for handlers */
+
+static cw_task *task_of(const cwork_job *job)
+{
+    return job && job->run ? ((cw_run *)job->run)->task : NULL;
+}
+
+int cwork_job_fail(cwork_job *job, const char *fmt, ...)
+{
+    cw_task *t = task_of(job);
+    if (!t)
+        return -1;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    if (fmt)
+        vsnprintf(msg, sizeof msg, fmt, ap);
+    else
+        msg[0] = '\0';
+    va_end(ap);
+    char *copy = cw_strdup(msg);
+    if (copy) {
+        cw_free(t->fail_message);
+        t->fail_message = copy;
+    }
+    t->failed = 1;
+    return -1;
+}
+
+void cwork_job_checkin(cwork_job *job, const char *message)
+{
+    cw_run *run = job ? job->run : NULL;
+    if (run && run->pool->observer)
+        cw_observer_checkin(run->pool->observer, run->worker, job->id.ptr,
+                            message ? message : "", cw_now());
+}
+
+int64_t cwork_job_deadline_ms(const cwork_job *job)
+{
+    cw_run *run = job ? job->run : NULL;
+    return run ? run->deadline_ms : 0;
+}
+
+void *cwork_job_userdata(const cwork_job *job)
+{
+    cw_run *run = job ? job->run : NULL;
+    return run ? run->pool->opts.userdata : NULL;
+}
+
+/* ---------------------------------------------------------------- running a task */
+
+static void set_failure(cw_task *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_failure(cw_task *t, const char *fmt, ...)
+{
+    t->failed = 1;
+    if (t->fail_message)
+        return; /* the handler's own message wins */
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    t->fail_message = cw_strdup(msg);
+}
+
+static void run_task(cw_executor *ex, cw_task *t)
+{
+    cwork_pool *p = ex->pool;
+    cwork_job *job = t->job;
+    cw_job_type *handler_type = cw_pool_find_type(p, job->name.ptr, job->name.len);
+    if (!handler_type) {
+        /* A job whose name has no handler here (its name differs from its queue's). */
+        set_failure(t, "stray job: no handler");
+        cw_log(CWORK_LOG_ERROR, "process_job.stray", "error", "stray job: no handler",
+               "job_name", job->name.ptr, "job_id", job->id.ptr, NULL);
+        return;
+    }
+    t->started_ms = cw_now_ms();
+    t->run.pool = p;
+    t->run.worker = ex->index;
+    t->run.task = t;
+    t->run.deadline_ms =
+        handler_type->opts.timeout_ms > 0 ? t->started_ms + handler_type->opts.timeout_ms : 0;
+    job->run = &t->run;
+    if (p->observer)
+        cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);
+
+    void *ctx = NULL;
+    int rc = 0;
+    if (p->opts.context_size) {
+        ctx = cw_calloc(1, p->opts.context_size);
+        if (!ctx)
+            rc = -1, set_failure(t, "out of memory for the job's context");
+    }
+    int initialised = 0;
+    if (rc == 0 && p->opts.context_init) {
+        rc = p->opts.context_init(ctx, p->opts.userdata);
+        if (rc)
+            set_failure(t, "context init failed (%d)", rc);
+        else
+            initialised = 1;
+    } else if (rc == 0) {
+        initialised = 1;
+    }
+    if (rc == 0) {
+        cwork_next chain = {p, 0, handler_type->handler, job, ctx};
+        rc = cwork_next_call(&chain);
+        if (rc != 0)
+            set_failure(t, "handler returned %d", rc);
+    }
+    if (initialised && p->opts.context_free)
+        p->opts.context_free(ctx, p->opts.userdata);
+    cw_free(ctx);
+
+    int64_t end = cw_now_ms();
+    if (t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged) {
+        char took[32];
+        snprintf(took, sizeof took, "%lld", (long long)(end - t->started_ms));
+        cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", job->name.ptr, "job_id",
+               job->id.ptr, "took_ms", took, NULL);
+    }
+    job->run = NULL;
+    if (p->observer)
+        cw_observer_done(p->observer, ex->index);
+}
+
+void *cw_executor_main(void *arg)
+{
+    cw_executor *ex = arg;
+    cwork_pool *p = ex->pool;
+    cw_block_sigpipe_thread();
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->ready.head && !p->stopping)
+            pthread_cond_wait(&p->work_cond, &p->mu);
+        if (!p->ready.head)
+            break; /* stopping, and nothing fetched is left to run */
+        cw_task *t = cw_tq_pop(&p->ready);
+        ex->current = t;
+        pthread_mutex_unlock(&p->mu);
+
+        if (t->job)
+            run_task(ex, t);
+
+        pthread_mutex_lock(&p->mu);
+        ex->current = NULL;
+        cw_tq_push(&p->done, t);
+        pthread_cond_signal(&p->disp_cond);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}

@@ -1,0 +1,279 @@
+/* Worker pool life cycle: creation, registration, start, stop, drain, statistics.
+ * The threads themselves live in executor.c, dispatcher.c and pool_threads.c. */
+#include "log.h"
+#include "pool.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+void cwork_pool_options_init(cwork_pool_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->ns = "work";
+    o->concurrency = CW_DEFAULT_CONCURRENCY;
+    o->idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
+}
+
+void cwork_job_options_init(cwork_job_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->priority = 1;
+    o->max_fails = CW_DEFAULT_MAX_FAILS;
+}
+
+/* ---------------------------------------------------------------- task queues */
+
+void cw_tq_push(cw_task_queue *q, cw_task *t)
+{
+    t->next = NULL;
+    if (q->tail)
+        q->tail->next = t;
+    else
+        q->head = t;
+    q->tail = t;
+    q->len++;
+}
+
+cw_task *cw_tq_pop(cw_task_queue *q)
+{
+    cw_task *t = q->head;
+    if (t) {
+        q->head = t->next;
+        if (!q->head)
+            q->tail = NULL;
+        q->len--;
+        t->next = NULL;
+    }
+    return t;
+}
+
+cw_task *cw_tq_take_all(cw_task_queue *q)
+{
+    cw_task *t = q->head;
+    q->head = q->tail = NULL;
+    q->len = 0;
+    return t;
+}
+
+void cw_task_free(cw_task *t)
+{
+    if (!t)
+        return;
+    cwork_job_free(t->job);
+    cw_free(t->raw);
+    cw_free(t->fail_message);
+    cw_free(t);
+}
+
+/* ---------------------------------------------------------------- creation */
+
+static int init_cond_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc;
+}
+
+cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err)
+{
+    cwork_pool_options o;
+    if (opts)
+        o = *opts;
+    else
+        cwork_pool_options_init(&o);
+    if (!redis) {
+        cw_error(err, CWORK_EINVAL, "cwork_pool_new: redis is required");
+        return NULL;
+    }
+    if (!o.ns)
+        o.ns = "work";
+    if (o.concurrency == 0)
+        o.concurrency = CW_DEFAULT_CONCURRENCY;
+    if (o.concurrency > 10000) {
+        cw_error(err, CWORK_EINVAL, "concurrency %u is over the limit of 10000", o.concurrency);
+        return NULL;
+    }
+    if (o.idle_backoff_max_ms <= 0)
+        o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
+    cwork_pool *p = cw_calloc(1, sizeof *p);
+    if (!p)
+        goto oom;
+    p->redis = redis;
+    p->opts = o;
+    p->ns = cw_strdup(o.ns);
+    p->opts.ns = p->ns;
+    p->executors = cw_calloc(o.concurrency, sizeof *p->executors);
+    if (!p->ns || !p->executors || cw_keys_init(&p->keys, o.ns) != 0)
+        goto oom;
+    if (cw_make_id(p->id) != 0) {
+        cw_error(err, CWORK_EINVAL, "cannot read the OS random source for the pool id");
+        goto fail;
+    }
+    for (size_t i = 0; i < o.concurrency; i++) {
+        p->executors[i].pool = p;
+        p->executors[i].index = i;
+        if (cw_make_id(p->executors[i].worker_id) != 0) {
+            cw_error(err, CWORK_EINVAL, "cannot read the OS random source for worker ids");
+            goto fail;
+        }
+    }
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work_cond, NULL);
+    init_cond_monotonic(&p->disp_cond);
+    init_cond_monotonic(&p->idle_cond);
+    return p;
+oom:
+    cw_error(err, CWORK_ENOMEM, "out of memory");
+fail:
+    if (p) {
+        cw_keys_clear(&p->keys);
+        cw_free(p->executors);
+        cw_free(p->ns);
+        cw_free(p);
+    }
+    return NULL;
+}
+
+const char *cwork_pool_id(const cwork_pool *p)
+{
+    return p->id;
+}
+
+cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len)
+{
+    for (size_t i = 0; i < p->ntypes; i++)
+        if (strlen(p->types[i].name) == len && memcmp(p->types[i].name, name, len) == 0)
+            return &p->types[i];
+    return NULL;
+}
+
+static void type_clear(cw_job_type *t)
+{
+    cw_free(t->name);
+    for (int i = 0; i < 6; i++)
+        cw_free(t->keys[i]);
+    memset(t, 0, sizeof *t);
+}
+
+static int type_build_keys(cwork_pool *p, cw_job_type *t)
+{
+    cw_buf b;
+    for (int i = 0; i < 6; i++) {
+        cw_buf_init(&b);
+        switch (i) {
+        case 0: cw_key_queue(&p->keys, &b, t->name); break;
+        case 1: cw_key_inprogress(&p->keys, &b, t->name, p->id); break;
+        case 2: cw_key_paused(&p->keys, &b, t->name); break;
+        case 3: cw_key_lock(&p->keys, &b, t->name); break;
+        case 4: cw_key_lock_info(&p->keys, &b, t->name); break;
+        default: cw_key_max_concurrency(&p->keys, &b, t->name); break;
+        }
+        t->keys[i] = cw_buf_take(&b, &t->key_lens[i]);
+        if (!t->keys[i])
+            return CWORK_ENOMEM;
+    }
+    return 0;
+}
+
+int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
+                        const cwork_job_options *opts, cwork_error *err)
+{
+    if (!p || !handler)
+        return cw_error(err, CWORK_EINVAL, "register: pool and handler are required");
+    if (p->started)
+        return cw_error(err, CWORK_EINVAL, "register: the pool is already started");
+    int rc = cwork_validate_job_name(name, err);
+    if (rc)
+        return rc;
+    cw_job_type t;
+    memset(&t, 0, sizeof t);
+    if (opts)
+        t.opts = *opts;
+    else
+        cwork_job_options_init(&t.opts);
+    if (t.opts.priority == 0)
+        t.opts.priority = 1;
+    if (t.opts.priority > CW_MAX_PRIORITY)
+        return cw_error(err, CWORK_EINVAL, "register %.64s: priority %u is over %d", name,
+                        t.opts.priority, CW_MAX_PRIORITY);
+    if (t.opts.max_fails == 0)
+        t.opts.max_fails = CW_DEFAULT_MAX_FAILS;
+    t.handler = handler;
+    t.name = cw_strdup(name);
+    if (!t.name || type_build_keys(p, &t) != 0) {
+        type_clear(&t);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    cw_job_type *existing = cw_pool_find_type(p, name, strlen(name));
+    if (existing) { /* registering a name again replaces it */
+        type_clear(existing);
+        *existing = t;
+        return 0;
+    }
+    cw_job_type *types = cw_realloc(p->types, (p->ntypes + 1) * sizeof *types);
+    if (!types) {
+        type_clear(&t);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    p->types = types;
+    p->types[p->ntypes++] = t;
+    return 0;
+}
+
+int cwork_pool_use(cwork_pool *p, cwork_middleware mw, cwork_error *err)
+{
+    if (!p || !mw)
+        return cw_error(err, CWORK_EINVAL, "use: pool and middleware are required");
+    if (p->started)
+        return cw_error(err, CWORK_EINVAL, "use: the pool is already started");
+    cwork_middleware *m = cw_realloc(p->middleware, (p->nmiddleware + 1) * sizeof *m);
+    if (!m)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    p->middleware = m;
+    p->middleware[p->nmiddleware++] = mw;
+    return 0;
+}
+
+void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
+{
+    cwork_pool *mp = (cwork_pool *)p;
+    s->fetched = atomic_load(&mp->n_fetched);
+    s->succeeded = atomic_load(&mp->n_succeeded);
+    s->failed = atomic_load(&mp->n_failed);
+    s->retried = atomic_load(&mp->n_retried);
+    s->dead = atomic_load(&mp->n_dead);
+    pthread_mutex_lock(&mp->mu);
+    s->in_flight = mp->in_flight;
+    pthread_mutex_unlock(&mp->mu);
+}
+
+void cwork_pool_free(cwork_pool *p)
+{
+    if (!p)
+        return;
+    if (p->started && cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL) != 0) {
+        /* Handlers still run on our threads: freeing would pull memory from under them. */
+        cw_log(CWORK_LOG_ERROR, "pool.free", "error",
+               "handlers still running after the grace period; the pool is leaked", NULL);
+        return;
+    }
+    for (size_t i = 0; i < p->ntypes; i++)
+        type_clear(&p->types[i]);
+    cw_free(p->types);
+    cw_free(p->middleware);
+    cw_free(p->executors);
+    cw_sampler_clear(&p->sampler);
+    cw_heartbeat_free(p->heartbeat);
+    cw_observer_free(p->observer);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->work_cond);
+    pthread_cond_destroy(&p->disp_cond);
+    pthread_cond_destroy(&p->idle_cond);
+    cw_keys_clear(&p->keys);
+    cw_free(p->ns);
+    cw_free(p);
+}

@@ -1,0 +1,131 @@
+/* Internal structure of a worker pool (see DESIGN.md "Threads"):
+ *   executors   run middleware + handler for tasks from the ready queue, put them on
+ *               the done queue; never talk to Redis for fetch or acknowledge;
+ *   dispatcher  one thread and connection: commits done tasks and fetches up to k new
+ *               jobs (k = free executors) — both in one pipelined round trip;
+ *   heartbeat   its own thread (heartbeat.c);
+ *   maintenance observer flushes, overrun warnings (later: requeuers, reaper, cron);
+ *   wakeup      a subscriber that wakes the dispatcher when a cwork enqueuer pushes. */
+#ifndef CWORK_POOL_H
+#define CWORK_POOL_H
+
+#include "heartbeat.h"
+#include "job.h"
+#include "keys.h"
+#include "observer.h"
+#include "redis.h"
+#include "sampler.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define CW_DEFAULT_CONCURRENCY 10
+#define CW_DEFAULT_MAX_FAILS 4
+#define CW_MAX_PRIORITY 100000
+#define CW_DEFAULT_IDLE_BACKOFF_MAX_MS 100
+#define CW_DEFAULT_STOP_GRACE_MS 30000
+
+/* A registered job type. */
+typedef struct cw_job_type {
+    char *name;
+    cwork_handler handler;
+    cwork_job_options opts;
+    /* Keys, built once: queue, in-progress (this pool), paused, lock, lock_info,
+     * max_concurrency — the fetch script's six keys. */
+    char *keys[6];
+    size_t key_lens[6];
+} cw_job_type;
+
+/* What a running job can reach through cwork_job_* (checkin, deadline, userdata). */
+typedef struct cw_run {
+    cwork_pool *pool;
+    struct cw_task *task;
+    size_t worker;
+    int64_t deadline_ms;
+} cw_run;
+
+/* One fetched job on its way through the pool. */
+typedef struct cw_task {
+    struct cw_task *next;
+    cw_job_type *type;   /* the type whose queue it came from (its lock is released) */
+    cwork_job *job;      /* decoded, or NULL when the bytes are not a valid job */
+    char *raw;           /* exact bytes as fetched, for LREM */
+    size_t raw_len;
+    char decode_error[160];
+    int failed;          /* the handler failed (filled by the executor) */
+    int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
+    char *fail_message;
+    int64_t started_ms;  /* wall clock at handler start, for overrun warnings */
+    int overrun_logged;
+    cw_run run;
+} cw_task;
+
+typedef struct cw_task_queue {
+    cw_task *head, *tail;
+    size_t len;
+} cw_task_queue;
+
+typedef struct cw_executor {
+    cwork_pool *pool;
+    size_t index;
+    pthread_t thread;
+    char worker_id[25];
+    cw_task *current; /* guarded by pool->mu */
+} cw_executor;
+
+struct cwork_pool {
+    cwork_redis *redis;
+    cw_keys keys;
+    char id[25];
+    cwork_pool_options opts;
+    char *ns;
+
+    cw_job_type *types;
+    size_t ntypes;
+    cwork_middleware *middleware;
+    size_t nmiddleware;
+
+    cw_executor *executors;
+    cw_sampler sampler;        /* used by the dispatcher only */
+    bool single_fetch;         /* opts.single_fetch or a server < 6.2 */
+
+    pthread_mutex_t mu;        /* guards everything below */
+    pthread_cond_t work_cond;  /* executors: a task is ready, or stopping */
+    pthread_cond_t disp_cond;  /* dispatcher: a task is done, a wake-up, or stopping */
+    pthread_cond_t idle_cond;  /* stop/drain: in_flight changed */
+    cw_task_queue ready, done;
+    size_t in_flight;          /* fetched and not yet committed */
+    int wakeup;                /* a wake-up arrived since the dispatcher last looked */
+    int started, stopping, threads_running;
+    int commit_failing;        /* commits are failing right now (for stop) */
+
+    pthread_t dispatcher, maintenance, subscriber;
+    cw_heartbeat *heartbeat;
+    cw_observer *observer;
+
+    _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
+};
+
+/* What a commit does with a failed task. */
+enum { OUTCOME_DROP, OUTCOME_RETRY, OUTCOME_DEAD };
+
+/* Task queues (caller holds pool->mu). */
+void cw_tq_push(cw_task_queue *q, cw_task *t);
+cw_task *cw_tq_pop(cw_task_queue *q);
+cw_task *cw_tq_take_all(cw_task_queue *q); /* a linked list, queue left empty */
+void cw_task_free(cw_task *t);
+
+/* Thread bodies. */
+void *cw_executor_main(void *executor);
+void *cw_dispatcher_main(void *pool);
+void *cw_subscriber_main(void *pool);
+
+/* Commit support used by the dispatcher (commit.c): appends the commit script for a
+ * list of done tasks to the pipeline; returns 0 or an error. */
+int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err);
+/* Reads its reply after the tasks were appended. */
+int cw_commit_read(cwork_pool *p, cw_conn *c, cwork_error *err);
+/* The job type registered under name, or NULL (a stray job). */
+cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len);
+
+#endif

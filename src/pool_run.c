@@ -1,0 +1,371 @@
+/* Starting, stopping and draining a pool, and its two small threads: maintenance
+ * (observer flushes, overrun warnings) and the wake-up subscriber. */
+#include "log.h"
+#include "pool.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void deadline_after(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+/* ---------------------------------------------------------------- start */
+
+/* INFO server: batch fetch needs RPOP with a count (Redis >= 6.2). */
+static int server_supports_rpop_count(const char *info)
+{
+    const char *v = strstr(info, "redis_version:");
+    if (!v)
+        return 0;
+    int major = 0, minor = 0;
+    if (sscanf(v + 14, "%d.%d", &major, &minor) < 2)
+        return 0;
+    return major > 6 || (major == 6 && minor >= 2);
+}
+
+/* One pipelined round trip: INFO server, CONFIG GET maxmemory-policy, SET
+ * max_concurrency per type (every start, last writer wins, as Go), SADD known_jobs. */
+static int prepare_redis(cwork_pool *p, cwork_error *err)
+{
+    cw_conn *c;
+    int rc = cw_redis_checkout(p->redis, &c, err);
+    if (rc)
+        return rc;
+    const char *info[] = {"INFO", "server"};
+    const char *cfg[] = {"CONFIG", "GET", "maxmemory-policy"};
+    cw_conn_append(c, 2, info, NULL, err);
+    cw_conn_append(c, 3, cfg, NULL, err);
+    char values[64][24];
+    for (size_t i = 0; i < p->ntypes; i++) {
+        char *v = values[i % 64];
+        snprintf(v, 24, "%u", p->types[i].opts.max_concurrency);
+        const char *set[] = {"SET", p->types[i].keys[5], v};
+        size_t lens[] = {3, p->types[i].key_lens[5], strlen(v)};
+        cw_conn_append(c, 3, set, lens, err);
+    }
+    cw_buf known;
+    cw_buf_init(&known);
+    cw_key_known_jobs(&p->keys, &known);
+    const char **sadd = cw_malloc((p->ntypes + 2) * sizeof *sadd);
+    if (p->ntypes && sadd && !known.oom) {
+        sadd[0] = "SADD";
+        sadd[1] = known.data;
+        for (size_t i = 0; i < p->ntypes; i++)
+            sadd[i + 2] = p->types[i].name;
+        cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err);
+    }
+    size_t expect = 2 + p->ntypes + (p->ntypes && sadd && !known.oom ? 1 : 0);
+    cw_free(sadd);
+    cw_buf_free(&known);
+    for (size_t i = 0; i < expect && rc == 0; i++) {
+        redisReply *r = NULL;
+        rc = cw_conn_read(c, &r, err);
+        if (rc)
+            break;
+        if (i == 0) {
+            int batch = r->type == REDIS_REPLY_STRING && server_supports_rpop_count(r->str);
+            if (!batch && !p->single_fetch) {
+                cw_log(CWORK_LOG_WARN, "pool.redis_version", "error",
+                       "Redis < 6.2: fetching one job per step", NULL);
+                p->single_fetch = true;
+            }
+        } else if (i == 1) {
+            /* CONFIG may be renamed or forbidden (managed Redis): then say nothing. */
+            if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+                r->element[1]->type == REDIS_REPLY_STRING &&
+                strcmp(r->element[1]->str, "noeviction") != 0)
+                cw_log(CWORK_LOG_WARN, "pool.maxmemory_policy", "policy", r->element[1]->str,
+                       "error", "Redis may evict keys under memory pressure: jobs can be lost; "
+                                "set maxmemory-policy noeviction",
+                       NULL);
+        } else if (r->type == REDIS_REPLY_ERROR) {
+            cw_log(CWORK_LOG_ERROR, i < 2 + p->ntypes ? "write_concurrency_controls_max_concurrency"
+                                                        : "write_known_jobs",
+                   "error", r->str, NULL);
+        }
+        freeReplyObject(r);
+    }
+    cw_redis_checkin(p->redis, c);
+    return rc;
+}
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, cwork_error *err)
+{
+    int rc = pthread_create(t, NULL, fn, arg);
+    if (rc)
+        return cw_error(err, CWORK_ENOMEM, "cannot start a thread: %s", strerror(rc));
+    return 0;
+}
+
+static void *maintenance_main(void *arg);
+
+int cwork_pool_start(cwork_pool *p, cwork_error *err)
+{
+    if (!p)
+        return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
+    if (p->started)
+        return 0;
+    p->single_fetch = p->opts.single_fetch;
+    int rc = prepare_redis(p, err);
+    if (rc)
+        return rc;
+    unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
+    const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
+    const char **workers = cw_calloc(p->opts.concurrency, sizeof *workers);
+    if (!prio || !names || !workers) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < p->ntypes; i++) {
+        prio[i] = p->types[i].opts.priority;
+        names[i] = p->types[i].name;
+    }
+    for (size_t i = 0; i < p->opts.concurrency; i++)
+        workers[i] = p->executors[i].worker_id;
+    cw_sampler_clear(&p->sampler);
+    cw_heartbeat_free(p->heartbeat);
+    cw_observer_free(p->observer);
+    p->heartbeat = cw_heartbeat_new(p->redis, &p->keys, p->id, names, p->ntypes, workers,
+                                    p->opts.concurrency, p->opts.concurrency);
+    p->observer = cw_observer_new(p->redis, &p->keys, workers, p->opts.concurrency);
+    if (cw_sampler_init(&p->sampler, prio, p->ntypes) != 0 || !p->heartbeat || !p->observer) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto done;
+    }
+    /* In worker_pools with a heartbeat before the first fetch (SPEC §15 item 5). */
+    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0 ||
+        (rc = cw_heartbeat_start(p->heartbeat, err)) != 0)
+        goto done;
+    p->stopping = 0;
+    p->started = 1;
+    size_t started_executors = 0;
+    for (; started_executors < p->opts.concurrency && rc == 0; started_executors++)
+        rc = start_thread(&p->executors[started_executors].thread, cw_executor_main,
+                          &p->executors[started_executors], err);
+    if (rc == 0)
+        rc = start_thread(&p->dispatcher, cw_dispatcher_main, p, err);
+    if (rc == 0)
+        rc = start_thread(&p->maintenance, maintenance_main, p, err);
+    if (rc == 0 && !p->opts.no_wakeups)
+        rc = start_thread(&p->subscriber, cw_subscriber_main, p, err);
+    if (rc) {
+        /* Rare (thread limits): stop what started; those threads see stopping. */
+        cw_error(err, rc, "cannot start the pool's threads");
+        cwork_pool_stop(p, 1000, NULL);
+    }
+done:
+    cw_free(prio);
+    cw_free(names);
+    cw_free(workers);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- stop and drain */
+
+int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
+{
+    if (!p || !p->started)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    p->stopping = 1;
+    pthread_cond_broadcast(&p->work_cond);
+    pthread_cond_broadcast(&p->disp_cond);
+    struct timespec deadline;
+    deadline_after(&deadline, grace_ms < 0 ? 0 : grace_ms);
+    while (p->in_flight > 0) {
+        if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
+            break;
+    }
+    size_t left = p->in_flight;
+    pthread_mutex_unlock(&p->mu);
+    if (left > 0) {
+        /* Leave the heartbeat (it goes stale) and the in-progress entries to a reaper. */
+        cw_heartbeat_stop(p->heartbeat, 0, NULL);
+        char n[24];
+        snprintf(n, sizeof n, "%zu", left);
+        cw_log(CWORK_LOG_WARN, "pool.stop_timeout", "in_flight", n, NULL);
+        return cw_error(err, CWORK_ETIMEOUT,
+                        "stop: %zu jobs still running or uncommitted after %d ms; left to "
+                        "the dead pool reaper", left, grace_ms);
+    }
+    pthread_join(p->dispatcher, NULL);
+    for (size_t i = 0; i < p->opts.concurrency; i++)
+        pthread_join(p->executors[i].thread, NULL);
+    pthread_join(p->maintenance, NULL);
+    if (!p->opts.no_wakeups)
+        pthread_join(p->subscriber, NULL);
+    p->started = 0;
+    cw_observer_flush(p->observer, 1, NULL);
+    return cw_heartbeat_stop(p->heartbeat, 1, err);
+}
+
+int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
+{
+    if (!p || !p->started)
+        return cw_error(err, CWORK_EINVAL, "drain: the pool is not started");
+    int64_t end = timeout_ms < 0 ? INT64_MAX : cw_monotonic_ms() + timeout_ms;
+    for (;;) {
+        int empty = 1;
+        cw_conn *c;
+        int rc = cw_redis_checkout(p->redis, &c, err);
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < p->ntypes; i++) {
+            const char *argv[] = {"LLEN", p->types[i].keys[0]};
+            size_t lens[] = {4, p->types[i].key_lens[0]};
+            cw_conn_append(c, 2, argv, lens, err);
+        }
+        for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
+            redisReply *r = NULL;
+            rc = cw_conn_read(c, &r, err);
+            if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
+                empty = 0;
+            if (r)
+                freeReplyObject(r);
+        }
+        cw_redis_checkin(p->redis, c);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&p->mu);
+        if (empty && p->in_flight == 0) {
+            pthread_mutex_unlock(&p->mu);
+            return cw_observer_flush(p->observer, 1, err);
+        }
+        p->wakeup = 1; /* keep the dispatcher polling without idle backoff */
+        pthread_cond_signal(&p->disp_cond);
+        pthread_mutex_unlock(&p->mu);
+        if (cw_monotonic_ms() >= end)
+            return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %d ms",
+                            timeout_ms);
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---------------------------------------------------------------- maintenance */
+
+/* Observer flushes every second, and a warning when a running job passes its deadline. */
+static void *maintenance_main(void *arg)
+{
+    cwork_pool *p = arg;
+    cw_block_sigpipe_thread();
+    int64_t next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stopping || p->in_flight > 0) {
+        struct timespec ts;
+        deadline_after(&ts, 100);
+        pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts);
+        int64_t now_ms = cw_now_ms();
+        for (size_t i = 0; i < p->opts.concurrency; i++) {
+            cw_task *t = p->executors[i].current;
+            if (t && t->job && t->run.deadline_ms && now_ms > t->run.deadline_ms &&
+                !t->overrun_logged) {
+                t->overrun_logged = 1;
+                char timeout[24];
+                snprintf(timeout, sizeof timeout, "%lld",
+                         (long long)(t->run.deadline_ms - t->started_ms));
+                cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
+                       t->job->id.ptr, "timeout_ms", timeout, NULL);
+            }
+        }
+        if (cw_monotonic_ms() >= next_flush) {
+            pthread_mutex_unlock(&p->mu);
+            cw_observer_flush(p->observer, 0, NULL);
+            next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
+            pthread_mutex_lock(&p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- wake-ups */
+
+static int is_stopping(cwork_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int s = p->stopping;
+    pthread_mutex_unlock(&p->mu);
+    return s;
+}
+
+/* A published job name: wake the dispatcher if this pool runs that type. */
+static void on_message(cwork_pool *p, redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+        r->element[2]->type == REDIS_REPLY_STRING &&
+        cw_pool_find_type(p, r->element[2]->str, r->element[2]->len)) {
+        pthread_mutex_lock(&p->mu);
+        p->wakeup = 1;
+        pthread_cond_signal(&p->disp_cond);
+        pthread_mutex_unlock(&p->mu);
+    }
+    freeReplyObject(r);
+}
+
+/* Subscribes to the namespace's wake-up channel and wakes the dispatcher when a job of
+ * a registered type was pushed. A subscribed connection cannot go back to the pool's
+ * idle list: it is always checked in as broken (closed). */
+void *cw_subscriber_main(void *arg)
+{
+    cwork_pool *p = arg;
+    cw_block_sigpipe_thread();
+    cw_buf channel;
+    cw_buf_init(&channel);
+    cw_key_wakeup_channel(&p->keys, &channel);
+    int backoff_ms = 0;
+    while (!is_stopping(p) && !channel.oom) {
+        cw_conn *c = NULL;
+        cwork_error err = {0};
+        const char *sub[] = {"SUBSCRIBE", channel.data};
+        size_t lens[] = {9, channel.len};
+        redisReply *confirm = NULL;
+        /* The append is only written by the first read: read the confirmation first. */
+        if (cw_redis_checkout(p->redis, &c, &err) == 0 &&
+            cw_conn_append(c, 2, sub, lens, &err) == 0 && cw_conn_read(c, &confirm, &err) == 0) {
+            freeReplyObject(confirm);
+            c->pending = 1; /* a subscribed connection always has replies coming */
+            backoff_ms = 0;
+            while (!is_stopping(p) && !c->broken) {
+                struct pollfd pfd = {c->ctx->fd, POLLIN, 0};
+                int n = poll(&pfd, 1, 100);
+                if (n <= 0)
+                    continue;
+                redisReply *r = NULL;
+                if (cw_conn_read(c, &r, &err) != 0)
+                    break;
+                c->pending = 1;
+                on_message(p, r);
+                /* hiredis may have more replies buffered than poll() can see. */
+                void *more = NULL;
+                while (redisGetReplyFromReader(c->ctx, &more) == REDIS_OK && more) {
+                    on_message(p, more);
+                    more = NULL;
+                }
+            }
+        }
+        if (c) {
+            c->broken = 1;
+            cw_redis_checkin(p->redis, c);
+        }
+        if (is_stopping(p))
+            break;
+        backoff_ms = backoff_ms ? (backoff_ms * 2 > 1000 ? 1000 : backoff_ms * 2) : 50;
+        struct timespec ts = {0, backoff_ms * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    cw_buf_free(&channel);
+    return NULL;
+}

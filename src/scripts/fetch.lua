@@ -1,0 +1,76 @@
+-- Fetch up to #draws jobs for one pool (SPEC §4.6, batched as DESIGN.md "Threads").
+-- KEYS: six per job type, in registration order: queue, this pool's in-progress list,
+--   paused, lock, lock_info, max_concurrency.
+-- ARGV[1] pool id; ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2);
+-- ARGV[3..]: one draw each, a comma-separated order of 1-based job type indices as the
+--   priority sampler drew it.
+-- Each draw takes the first type in its order that still has a job available — not
+-- paused, under its max concurrency, not emptied by earlier draws of this batch — which
+-- is what the Go fetch does for one draw. State is read once per type; each type's share
+-- then moves in one step with the same end state as one RPOPLPUSH, INCR and HINCRBY per
+-- job (in-progress ends up in the same order).
+-- Returns a flat array: type index, array of job bytes, type index, array, ...
+local pool = ARGV[1]
+local single = ARGV[2] == '1'
+local avail, take = {}, {}
+
+local function available(t)
+  if avail[t] == nil then
+    local base = (t - 1) * 6
+    local n = redis.call('LLEN', KEYS[base + 1])
+    if n > 0 and redis.call('EXISTS', KEYS[base + 3]) == 1 then
+      n = 0
+    end
+    if n > 0 then
+      local limit = tonumber(redis.call('GET', KEYS[base + 6]))
+      if limit and limit > 0 then
+        local lock = tonumber(redis.call('GET', KEYS[base + 4])) or 0
+        -- Go allows a fetch while lock < limit, so the room is ceil(limit - lock).
+        local room = math.ceil(limit - lock)
+        if room < n then
+          n = room
+        end
+        if n < 0 then
+          n = 0
+        end
+      end
+    end
+    avail[t] = n
+    take[t] = 0
+  end
+  return avail[t] - take[t]
+end
+
+for d = 3, #ARGV do
+  for t in string.gmatch(ARGV[d], '%d+') do
+    t = tonumber(t)
+    if available(t) > 0 then
+      take[t] = take[t] + 1
+      break
+    end
+  end
+end
+
+local out = {}
+for t, n in pairs(take) do
+  if n > 0 then
+    local base = (t - 1) * 6
+    local jobs
+    if single then
+      jobs = {}
+      for i = 1, n do
+        jobs[i] = redis.call('RPOPLPUSH', KEYS[base + 1], KEYS[base + 2])
+      end
+    else
+      jobs = redis.call('RPOP', KEYS[base + 1], n)
+      for i = 1, #jobs, 1000 do
+        redis.call('LPUSH', KEYS[base + 2], unpack(jobs, i, math.min(i + 999, #jobs)))
+      end
+    end
+    redis.call('INCRBY', KEYS[base + 4], n)
+    redis.call('HINCRBY', KEYS[base + 5], pool, n)
+    out[#out + 1] = t
+    out[#out + 1] = jobs
+  end
+end
+return out

@@ -52,6 +52,8 @@ cwork_redis *cli_connect(const cli_conn_opts *o);
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);
 
+/* Sub-commands, one file each (cmd_NAME.c); argv[1] is the command's name. */
 int cmd_enqueue(int argc, char **argv);
+/* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

@@ -10,6 +10,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  enqueue   put a job (or, with --bulk, many jobs from stdin) into a queue\n"
+    /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
     "  --redis URL   redis://[user:password@]host[:port][/db], host:port or\n"
@@ -41,8 +42,16 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     cli_setup_logging();
-    if (!strcmp(cmd, "enqueue"))
-        return cmd_enqueue(argc, argv);
+    static const struct {
+        const char *name;
+        int (*run)(int argc, char **argv);
+    } commands[] = {
+        {"enqueue", cmd_enqueue},
+        /* COMMAND TABLE (one row per command, keep this marker) */
+    };
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(cmd, commands[i].name))
+            return commands[i].run(argc, argv);
     fprintf(stderr, "cwork: unknown command \"%s\" (see cwork --help)\n", cmd);
     return CLI_USAGE;
 }

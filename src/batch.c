@@ -212,6 +212,9 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     size_t known_off = keys.len;
     cw_key_known_jobs(&enq->keys, &keys);
     size_t known_len = keys.len - known_off;
+    size_t channel_off = keys.len;
+    cw_key_wakeup_channel(&enq->keys, &keys);
+    size_t channel_len = keys.len - channel_off;
     size_t sched_off = keys.len;
     cw_key_scheduled(&enq->keys, &keys);
     size_t sched_len = keys.len - sched_off;
@@ -299,6 +302,24 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     }
     if ((rc = cw_conn_append(c, 1, exec, exec_len, err)))
         goto send_failed;
+    /* Wake idle pools: one PUBLISH per distinct name of the immediate jobs. */
+    size_t npublish = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        if (b->e[i].delayed)
+            continue;
+        int seen = 0;
+        for (size_t m = 0; m < k && !seen; m++)
+            seen = !b->e[order[m]].delayed &&
+                   strcmp(entry_name(b, order[m]), entry_name(b, i)) == 0;
+        if (seen)
+            continue;
+        const char *pub[] = {"PUBLISH", keys.data + channel_off, entry_name(b, i)};
+        size_t pub_lens[] = {7, channel_len, strlen(entry_name(b, i))};
+        if ((rc = cw_conn_append(c, 3, pub, pub_lens, err)))
+            goto send_failed;
+        npublish++;
+    }
 
     /* Replies: +OK, one +QUEUED (or an error) per command, then EXEC's array. */
     redisReply *r = NULL;
@@ -348,6 +369,11 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         }
     }
     freeReplyObject(r);
+    for (size_t i = 0; i < npublish; i++) {
+        if (cw_conn_read(c, &r, NULL) != 0)
+            break; /* the jobs are written; a lost wake-up only delays their start */
+        freeReplyObject(r);
+    }
     if (failed) {
         char first[sizeof err->message];
         snprintf(first, sizeof first, "%s", err ? err->message : "");

@@ -141,6 +141,22 @@ static int make_result(const cw_buf *json, int64_t run_at, cwork_job **out, cwor
     return rc;
 }
 
+/* Reads n replies; the first error (I/O or error reply) is returned. */
+static int read_replies(cw_conn *c, int n, cwork_error *err)
+{
+    int rc = 0;
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+        int io = cw_conn_read(c, &r, rc ? NULL : err);
+        if (io)
+            return rc ? rc : io;
+        if (rc == 0 && r->type == REDIS_REPLY_ERROR)
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
+        freeReplyObject(r);
+    }
+    return rc;
+}
+
 /* Checks the replies of MULTI, one queued command, [SADD,] EXEC. */
 static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
 {
@@ -179,8 +195,11 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
         snprintf(score, sizeof score, "%lld", (long long)run_at);
     }
     cw_key_known_jobs(&enq->keys, &known);
+    cw_buf channel;
+    cw_buf_init(&channel);
+    cw_key_wakeup_channel(&enq->keys, &channel);
     int rc = 0;
-    if (key.oom || known.oom) {
+    if (key.oom || known.oom || channel.oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -199,12 +218,15 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
         argv[3] = json->data, lens[3] = json->len;
         argc = 4;
     }
+    /* An immediate job also announces itself to idle pools, in the same round trip. */
+    const char *pub[] = {"PUBLISH", channel.data, name};
+    size_t pub_lens[] = {7, channel.len, strlen(name)};
+    int publish = !delayed;
     if (!sadd) {
-        redisReply *r = cw_conn_command(c, argc, argv, lens, err);
-        if (!r)
-            rc = err ? err->code : CWORK_EREDIS;
-        else
-            freeReplyObject(r);
+        if ((rc = cw_conn_append(c, argc, argv, lens, err)) ||
+            (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
+            goto done;
+        rc = read_replies(c, 1 + publish, err);
         goto done;
     }
     const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
@@ -214,12 +236,19 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
     if ((rc = cw_conn_append(c, 1, multi, multi_len, err)) ||
         (rc = cw_conn_append(c, argc, argv, lens, err)) ||
         (rc = cw_conn_append(c, 3, sadd_argv, sadd_lens, err)) ||
-        (rc = cw_conn_append(c, 1, exec, exec_len, err)))
+        (rc = cw_conn_append(c, 1, exec, exec_len, err)) ||
+        (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
         goto done;
     rc = read_transaction(c, 2, err);
+    if (publish) {
+        int prc = read_replies(c, 1, rc ? NULL : err);
+        if (rc == 0)
+            rc = prc;
+    }
 done:
     cw_buf_free(&key);
     cw_buf_free(&known);
+    cw_buf_free(&channel);
     return rc;
 }
 
@@ -239,15 +268,18 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
         snprintf(score, sizeof score, "%lld", (long long)run_at);
     }
     cw_key_known_jobs(&enq->keys, &known);
+    cw_buf channel;
+    cw_buf_init(&channel);
+    cw_key_wakeup_channel(&enq->keys, &channel);
     int rc = cw_key_unique(&enq->keys, &guard, name, args ? args_object(args) : NULL, err);
-    if (rc == 0 && (target.oom || guard.oom || known.oom))
+    if (rc == 0 && (target.oom || guard.oom || known.oom || channel.oom))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
         const char *argv[] = {target.data, guard.data, known.data, json->data, score,
-                              sadd ? name : ""};
+                              sadd ? name : "", channel.data, name};
         size_t lens[] = {target.len, guard.len, known.len, json->len, strlen(score),
-                         sadd ? strlen(name) : 0};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 3, 3, argv, lens, err);
+                         sadd ? strlen(name) : 0, channel.len, strlen(name)};
+        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 3, 5, argv, lens, err);
         if (!r) {
             rc = err ? err->code : CWORK_EREDIS;
         } else {
@@ -262,6 +294,7 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
     cw_buf_free(&target);
     cw_buf_free(&guard);
     cw_buf_free(&known);
+    cw_buf_free(&channel);
     return rc;
 }
 

@@ -6,6 +6,8 @@
 -- ARGV[1] the job JSON
 -- ARGV[2] run-at (Unix seconds) for a delayed job, '' to push onto the queue
 -- ARGV[3] the job name to record in known_jobs, '' when the enqueuer's cache has it
+-- ARGV[4] the namespace's wake-up channel, ARGV[5] the job name (published for an
+--         immediate job so that idle cwork pools fetch at once)
 -- Returns the bulk string 'ok', or 'dup' when the guard exists (nothing else changes
 -- then besides known_jobs, which Go also writes before its script).
 if ARGV[3] ~= '' then
@@ -16,6 +18,9 @@ if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', 86400) then
 end
 if ARGV[2] == '' then
   redis.call('LPUSH', KEYS[1], ARGV[1])
+  if ARGV[4] then
+    redis.call('PUBLISH', ARGV[4], ARGV[5])
+  end
 else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 end

@@ -1,0 +1,76 @@
+/* Shared set-up for the worker-pool tests: a namespace per test, a pool on the test
+ * Redis, waiting for Redis state with a bound, and the raw bytes Go writes. */
+#ifndef CWORK_POOL_TESTUTIL_H
+#define CWORK_POOL_TESTUTIL_H
+
+#include "cwork.h"
+#include "testlib.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+static redisContext *rc_;
+static cwork_redis *redis_;
+static char ns_[64];
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static cwork_pool *new_pool(const char *tag, unsigned concurrency)
+{
+    tl_unique_ns(tag, ns_, sizeof ns_);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns_;
+    o.concurrency = concurrency;
+    cwork_error err = {0};
+    cwork_pool *p = cwork_pool_new(redis_, &o, &err);
+    if (!p)
+        tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
+    return p;
+}
+
+/* LPUSH raw bytes onto <ns>:jobs:<name>, as a Go enqueuer (or anything) would. */
+static void push_raw(const char *name, const char *bytes)
+{
+    freeReplyObject(tl_cmd(rc_, "LPUSH %s:jobs:%s %s", ns_, name, bytes));
+}
+
+/* Waits up to ms for `LLEN/ZCARD/EXISTS …` (fmt) to answer want; returns the last value. */
+static long long wait_for_int(long long want, long ms, const char *fmt, const char *arg)
+{
+    long long v = -1;
+    for (long waited = 0; waited <= ms; waited += 10) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, fmt, ns_, arg);
+        redisReply *r = tl_cmd(rc_, cmd);
+        v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+        freeReplyObject(r);
+        if (v == want)
+            break;
+        sleep_ms(10);
+    }
+    return v;
+}
+
+static void pool_test_setup(void)
+{
+    rc_ = tl_redis_connect();
+    cwork_error err = {0};
+    redis_ = cwork_redis_new(tl_redis_url(), NULL, &err);
+    if (!redis_) {
+        fprintf(stderr, "cwork_redis_new: %s\n", err.message);
+        exit(1);
+    }
+}
+
+static void pool_test_teardown(void)
+{
+    cwork_redis_free(redis_);
+    redisFree(rc_);
+}
+
+#endif

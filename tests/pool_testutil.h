@@ -13,13 +13,13 @@ static redisContext *rc_;
 static cwork_redis *redis_;
 static char ns_[64];
 
-static void sleep_ms(long ms)
+__attribute__((unused)) static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
 
-static cwork_pool *new_pool(const char *tag, unsigned concurrency)
+__attribute__((unused)) static cwork_pool *new_pool(const char *tag, unsigned concurrency)
 {
     tl_unique_ns(tag, ns_, sizeof ns_);
     cwork_pool_options o;
@@ -34,13 +34,13 @@ static cwork_pool *new_pool(const char *tag, unsigned concurrency)
 }
 
 /* LPUSH raw bytes onto <ns>:jobs:<name>, as a Go enqueuer (or anything) would. */
-static void push_raw(const char *name, const char *bytes)
+__attribute__((unused)) static void push_raw(const char *name, const char *bytes)
 {
     freeReplyObject(tl_cmd(rc_, "LPUSH %s:jobs:%s %s", ns_, name, bytes));
 }
 
 /* Waits up to ms for `LLEN/ZCARD/EXISTS …` (fmt) to answer want; returns the last value. */
-static long long wait_for_int(long long want, long ms, const char *fmt, const char *arg)
+__attribute__((unused)) static long long wait_for_int(long long want, long ms, const char *fmt, const char *arg)
 {
     long long v = -1;
     for (long waited = 0; waited <= ms; waited += 10) {

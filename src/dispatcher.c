@@ -286,6 +286,11 @@ void *cw_dispatcher_main(void *arg)
             npending++;
             t = next;
         }
+        if (p->stopping && !reclaim && !p->no_more_tasks) {
+            /* No round trip is in flight here: nothing new can reach the executors. */
+            p->no_more_tasks = 1;
+            pthread_cond_broadcast(&p->work_cond);
+        }
         if (p->stopping && p->in_flight == 0 && !reclaim)
             break;
         if (p->wakeup) {

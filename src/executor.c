@@ -90,11 +90,12 @@ static void set_failure(cw_task *t, const char *fmt, ...)
     t->fail_message = cw_strdup(msg);
 }
 
-static void run_task(cw_executor *ex, cw_task *t)
+/* Runs the chain for a task whose start (started_ms, run) was set under the pool lock,
+ * so that the maintenance thread can read them while the handler runs. */
+static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
 {
     cwork_pool *p = ex->pool;
     cwork_job *job = t->job;
-    cw_job_type *handler_type = cw_pool_find_type(p, job->name.ptr, job->name.len);
     if (!handler_type) {
         /* A job whose name has no handler here (its name differs from its queue's). */
         set_failure(t, "stray job: no handler");
@@ -102,12 +103,6 @@ static void run_task(cw_executor *ex, cw_task *t)
                "job_name", job->name.ptr, "job_id", job->id.ptr, NULL);
         return;
     }
-    t->started_ms = cw_now_ms();
-    t->run.pool = p;
-    t->run.worker = ex->index;
-    t->run.task = t;
-    t->run.deadline_ms =
-        handler_type->opts.timeout_ms > 0 ? t->started_ms + handler_type->opts.timeout_ms : 0;
     job->run = &t->run;
     if (p->observer)
         cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);
@@ -138,17 +133,17 @@ static void run_task(cw_executor *ex, cw_task *t)
     if (initialised && p->opts.context_free)
         p->opts.context_free(ctx, p->opts.userdata);
     cw_free(ctx);
-
-    int64_t end = cw_now_ms();
-    if (t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged) {
-        char took[32];
-        snprintf(took, sizeof took, "%lld", (long long)(end - t->started_ms));
-        cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", job->name.ptr, "job_id",
-               job->id.ptr, "took_ms", took, NULL);
-    }
     job->run = NULL;
     if (p->observer)
         cw_observer_done(p->observer, ex->index);
+}
+
+static void log_overrun(const cw_task *t, int64_t end_ms)
+{
+    char took[32];
+    snprintf(took, sizeof took, "%lld", (long long)(end_ms - t->started_ms));
+    cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
+           t->job->id.ptr, "took_ms", took, NULL);
 }
 
 void *cw_executor_main(void *arg)
@@ -158,19 +153,35 @@ void *cw_executor_main(void *arg)
     cw_block_sigpipe_thread();
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->ready.head && !p->stopping)
+        /* A fetch in flight when stop began can still deliver tasks: executors leave
+         * only once the dispatcher says nothing more will come. */
+        while (!p->ready.head && !p->no_more_tasks)
             pthread_cond_wait(&p->work_cond, &p->mu);
         if (!p->ready.head)
-            break; /* stopping, and nothing fetched is left to run */
+            break;
         cw_task *t = cw_tq_pop(&p->ready);
+        cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
+        t->started_ms = cw_now_ms();
+        t->run.pool = p;
+        t->run.worker = ex->index;
+        t->run.task = t;
+        t->run.deadline_ms =
+            type && type->opts.timeout_ms > 0 ? t->started_ms + type->opts.timeout_ms : 0;
         ex->current = t;
         pthread_mutex_unlock(&p->mu);
 
-        if (t->job)
-            run_task(ex, t);
+        run_task(ex, t, type);
 
+        int64_t end = cw_now_ms();
         pthread_mutex_lock(&p->mu);
+        int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
+        t->overrun_logged |= overrun;
         ex->current = NULL;
+        if (overrun) {
+            pthread_mutex_unlock(&p->mu);
+            log_overrun(t, end);
+            pthread_mutex_lock(&p->mu);
+        }
         cw_tq_push(&p->done, t);
         pthread_cond_signal(&p->disp_cond);
     }

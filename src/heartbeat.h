@@ -20,11 +20,13 @@ cw_heartbeat *cw_heartbeat_new(cwork_redis *redis, const cw_keys *keys, const ch
                                unsigned concurrency);
 
 /* One beat now, synchronously (the pool beats before its first fetch, SPEC §15 item 5).
- * Sets started_at on the first call. */
+ * Sets started_at on the first call. Returns its error without logging it. From the
+ * first beat until stop or free the heartbeater keeps one connection of the pool for
+ * itself (so a busy pool never delays a beat): free redis only after it. */
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err);
 
 /* Starts the thread: a beat every CW_HEARTBEAT_PERIOD_MS (errors logged as "heartbeat",
- * the next beat tries again). */
+ * the next beat tries again); it beats at once if nothing has beaten yet. */
 int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err);
 
 /* Stops and joins the thread. With remove set: one pipelined round trip of SREM

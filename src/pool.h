@@ -96,7 +96,9 @@ struct cwork_pool {
     cw_task_queue ready, done;
     size_t in_flight;          /* fetched and not yet committed */
     int wakeup;                /* a wake-up arrived since the dispatcher last looked */
-    int started, stopping, threads_running;
+    int started, stopping;
+    int no_more_tasks;         /* stopping, and the dispatcher will fetch nothing more:
+                                  executors may exit once ready is empty */
     int commit_failing;        /* commits are failing right now (for stop) */
 
     pthread_t dispatcher, maintenance, subscriber;

@@ -149,6 +149,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         (rc = cw_heartbeat_start(p->heartbeat, err)) != 0)
         goto done;
     p->stopping = 0;
+    p->no_more_tasks = 0;
     p->started = 1;
     size_t started_executors = 0;
     for (; started_executors < p->opts.concurrency && rc == 0; started_executors++)
@@ -189,13 +190,19 @@ int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
             break;
     }
     size_t left = p->in_flight;
+    size_t running = 0;
+    for (size_t i = 0; i < p->opts.concurrency; i++)
+        running += p->executors[i].current != NULL;
+    char where[96];
+    snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", p->ready.len, running,
+             p->done.len);
     pthread_mutex_unlock(&p->mu);
     if (left > 0) {
         /* Leave the heartbeat (it goes stale) and the in-progress entries to a reaper. */
         cw_heartbeat_stop(p->heartbeat, 0, NULL);
         char n[24];
         snprintf(n, sizeof n, "%zu", left);
-        cw_log(CWORK_LOG_WARN, "pool.stop_timeout", "in_flight", n, NULL);
+        cw_log(CWORK_LOG_WARN, "pool.stop_timeout", "in_flight", n, "where", where, NULL);
         return cw_error(err, CWORK_ETIMEOUT,
                         "stop: %zu jobs still running or uncommitted after %d ms; left to "
                         "the dead pool reaper", left, grace_ms);

@@ -148,6 +148,7 @@ int cw_buf_reserve(cw_buf *b, size_t extra)
     }
     b->data = d;
     b->cap = cap;
+    b->data[b->len] = '\0'; /* keep the promise: NUL-terminated whenever cap > 0 */
     return 0;
 }
 

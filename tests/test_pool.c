@@ -15,11 +15,15 @@ static atomic_int runs_;
 static char seen_address_[128];
 static long long seen_customer_;
 
+static pthread_mutex_t seen_mu_ = PTHREAD_MUTEX_INITIALIZER;
+
 static int record_handler(cwork_job *job, void *ctx)
 {
     (void)ctx;
+    pthread_mutex_lock(&seen_mu_);
     snprintf(seen_address_, sizeof seen_address_, "%s", cwork_job_arg_string(job, "address"));
     seen_customer_ = cwork_job_arg_int64(job, "customer_id");
+    pthread_mutex_unlock(&seen_mu_);
     atomic_fetch_add(&runs_, 1);
     return cwork_job_arg_error(job) ? cwork_job_fail(job, "%s", cwork_job_arg_error(job)) : 0;
 }

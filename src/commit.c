@@ -44,7 +44,7 @@ static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
     j.id.ptr = (char *)"";
     j.t = now;
     j.fails = 1;
-    char msg[256];
+    char msg[400];
     snprintf(msg, sizeof msg, "cwork: the job's bytes are not a valid job (%s); they are kept "
                               "in args.raw_job", t->decode_error);
     j.err.ptr = msg;

@@ -25,46 +25,45 @@ static void deadline_after(struct timespec *ts, int64_t ms)
     }
 }
 
-/* Appends the fetch script for k draws. */
+/* Appends the fetch script for k draws: each draw is the sampler's order of type
+ * indices, packed as one or two bytes per index into a single argument. */
 static int append_fetch(cwork_pool *p, cw_conn *c, size_t k, cw_buf *draws, cwork_error *err)
 {
-    size_t nkeys = 6 * p->ntypes, nargs = 2 + k;
+    size_t nkeys = 6 * p->ntypes, nargs = 4;
     const char **argv = cw_malloc((nkeys + nargs) * sizeof *argv);
     size_t *lens = cw_malloc((nkeys + nargs) * sizeof *lens);
-    size_t *offs = cw_malloc((k + 1) * sizeof *offs);
     int rc = 0;
-    if (!argv || !lens || !offs) {
+    if (!argv || !lens) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
+    int width = p->ntypes <= 255 ? 1 : 2;
     size_t a = 0;
     for (size_t i = 0; i < p->ntypes; i++)
         for (int j = 0; j < 6; j++)
             argv[a] = p->types[i].keys[j], lens[a++] = p->types[i].key_lens[j];
-    argv[a] = p->id, lens[a++] = 24;
-    argv[a] = p->single_fetch ? "1" : "0", lens[a++] = 1;
     cw_buf_reset(draws);
     for (size_t d = 0; d < k; d++) {
         cw_sampler_draw(&p->sampler);
-        offs[d] = draws->len;
         for (size_t i = 0; i < p->ntypes; i++) {
-            if (i)
-                cw_buf_putc(draws, ',');
-            cw_buf_put_uint64(draws, p->sampler.order[i] + 1);
+            size_t t = p->sampler.order[i] + 1;
+            if (width == 2)
+                cw_buf_putc(draws, (char)(unsigned char)(t >> 8));
+            cw_buf_putc(draws, (char)(unsigned char)(t & 0xff));
         }
     }
-    offs[k] = draws->len;
     if (draws->oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
-    for (size_t d = 0; d < k; d++)
-        argv[a] = draws->data + offs[d], lens[a++] = offs[d + 1] - offs[d];
+    argv[a] = p->id, lens[a++] = 24;
+    argv[a] = p->single_fetch ? "1" : "0", lens[a++] = 1;
+    argv[a] = draws->data, lens[a++] = draws->len;
+    argv[a] = width == 2 ? "2" : "1", lens[a++] = 1;
     rc = cw_conn_append_eval(c, &cw_script_fetch, (int)nkeys, (int)nargs, argv, lens, err);
 done:
     cw_free(argv);
     cw_free(lens);
-    cw_free(offs);
     return rc;
 }
 
@@ -83,7 +82,7 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
     cwork_error derr = {0};
     if (job_decode(bytes, len, &t->job, &derr) != 0) {
         t->job = NULL;
-        snprintf(t->decode_error, sizeof t->decode_error, "%s", derr.message);
+        memcpy(t->decode_error, derr.message, sizeof t->decode_error); /* same size */
         t->failed = 1; /* straight to dead; the executor skips it */
     }
     return t;

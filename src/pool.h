@@ -51,7 +51,7 @@ typedef struct cw_task {
     cwork_job *job;      /* decoded, or NULL when the bytes are not a valid job */
     char *raw;           /* exact bytes as fetched, for LREM */
     size_t raw_len;
-    char decode_error[160];
+    char decode_error[256];
     int failed;          /* the handler failed (filled by the executor) */
     int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
     char *fail_message;

@@ -2,8 +2,9 @@
 -- KEYS: six per job type, in registration order: queue, this pool's in-progress list,
 --   paused, lock, lock_info, max_concurrency.
 -- ARGV[1] pool id; ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2);
--- ARGV[3..]: one draw each, a comma-separated order of 1-based job type indices as the
---   priority sampler drew it.
+-- ARGV[3] the draws: for each draw, the 1-based job type indices in the order the
+--   priority sampler drew them, each as ARGV[4] bytes (big-endian), draw after draw —
+--   one compact string, cheap to walk with string.byte.
 -- Each draw takes the first type in its order that still has a job available — not
 -- paused, under its max concurrency, not emptied by earlier draws of this batch — which
 -- is what the Go fetch does for one draw. State is read once per type; each type's share
@@ -22,9 +23,10 @@ local function available(t)
       n = 0
     end
     if n > 0 then
-      local limit = tonumber(redis.call('GET', KEYS[base + 6]))
+      local v = redis.call('MGET', KEYS[base + 4], KEYS[base + 6])
+      local limit = tonumber(v[2])
       if limit and limit > 0 then
-        local lock = tonumber(redis.call('GET', KEYS[base + 4])) or 0
+        local lock = tonumber(v[1]) or 0
         -- Go allows a fetch while lock < limit, so the room is ceil(limit - lock).
         local room = math.ceil(limit - lock)
         if room < n then
@@ -41,9 +43,15 @@ local function available(t)
   return avail[t] - take[t]
 end
 
-for d = 3, #ARGV do
-  for t in string.gmatch(ARGV[d], '%d+') do
-    t = tonumber(t)
+local draws, width = ARGV[3], tonumber(ARGV[4])
+local ntypes = #KEYS / 6
+local step = ntypes * width
+for d = 1, #draws, step do
+  for pos = d, d + step - 1, width do
+    local t = string.byte(draws, pos)
+    if width == 2 then
+      t = t * 256 + string.byte(draws, pos + 1)
+    end
     if available(t) > 0 then
       take[t] = take[t] + 1
       break

@@ -1,0 +1,237 @@
+/* Worker-pool throughput and latency, SPEC §16 at a size measurable at cwork's rate:
+ *
+ *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N]
+ *
+ * For 5 and for 10 queues: enqueues N no-op jobs with {"i": n} (bulk), then runs a pool
+ * of in-process C handlers and reports the processing rate from the first to the last
+ * handler start, plus the Redis server's CPU time per processed job (INFO cpu before and
+ * after). Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
+ * enqueue to handler start. Works in its own namespace and deletes it. */
+#include "cwork.h"
+
+#include <hiredis/hiredis.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static atomic_long started_;
+static _Atomic int64_t first_us_, last_us_;
+static int64_t *latency_us_;
+static atomic_long latency_n_;
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int noop(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    int64_t t = now_us();
+    int64_t zero = 0;
+    atomic_compare_exchange_strong(&first_us_, &zero, t);
+    atomic_store(&last_us_, t);
+    atomic_fetch_add(&started_, 1);
+    return 0;
+}
+
+static int latency_handler(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    int64_t t = now_us();
+    int64_t sent = (int64_t)cwork_job_arg_float64(job, "sent_us");
+    long i = atomic_fetch_add(&latency_n_, 1);
+    latency_us_[i] = t - sent;
+    return 0;
+}
+
+static double redis_cpu_seconds(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO cpu");
+    double sys = 0, user = 0;
+    if (r && r->type == REDIS_REPLY_STRING) {
+        const char *s = strstr(r->str, "used_cpu_sys:");
+        const char *u = strstr(r->str, "used_cpu_user:");
+        if (s)
+            sys = atof(s + 13);
+        if (u)
+            user = atof(u + 14);
+    }
+    freeReplyObject(r);
+    return sys + user;
+}
+
+static void drop(redisContext *c, const char *ns)
+{
+    redisReply *keys = redisCommand(c, "KEYS %s:*", ns);
+    for (size_t i = 0; keys && i < keys->elements; i++)
+        freeReplyObject(redisCommand(c, "UNLINK %s", keys->element[i]->str));
+    freeReplyObject(keys);
+}
+
+static redisContext *dial(const char *url)
+{
+    /* The benchmark's own raw connection: host:port forms only. */
+    const char *p = strstr(url, "://");
+    p = p ? p + 3 : url;
+    char host[128] = "127.0.0.1";
+    int port = 6379;
+    const char *colon = strrchr(p, ':');
+    if (colon) {
+        size_t n = (size_t)(colon - p) < sizeof host - 1 ? (size_t)(colon - p) : sizeof host - 1;
+        memcpy(host, p, n);
+        host[n] = '\0';
+        port = atoi(colon + 1);
+    }
+    struct timeval tv = {5, 0};
+    redisContext *c = redisConnectWithTimeout(host, port, tv);
+    if (!c || c->err) {
+        fprintf(stderr, "bench: cannot connect to %s:%d\n", host, port);
+        exit(1);
+    }
+    return c;
+}
+
+static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int queues,
+                       unsigned concurrency)
+{
+    const char *ns = "cwork-bench-pool";
+    drop(raw, ns);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    cwork_batch *b = cwork_batch_new(enq);
+    cwork_args *args = cwork_args_new();
+    char name[16];
+    int64_t t0 = now_us();
+    for (int q = 0; q < queues; q++) {
+        snprintf(name, sizeof name, "job%d", q);
+        for (long i = 0; i < jobs / queues; i++) {
+            cwork_args_set_int64(args, "i", i);
+            cwork_batch_add(b, name, args, 0, 0, NULL);
+            if (cwork_batch_count(b) == 1000) {
+                cwork_enqueue_batch(b, NULL);
+                cwork_batch_reset(b);
+            }
+        }
+    }
+    cwork_enqueue_batch(b, NULL);
+    double enqueue_s = (double)(now_us() - t0) / 1e6;
+    long total = (jobs / queues) * queues;
+
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns;
+    o.concurrency = concurrency;
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    for (int q = 0; q < queues; q++) {
+        snprintf(name, sizeof name, "job%d", q);
+        cwork_pool_register(p, name, noop, NULL, NULL);
+    }
+    atomic_store(&started_, 0);
+    atomic_store(&first_us_, 0);
+    double cpu0 = redis_cpu_seconds(raw);
+    cwork_error err = {0};
+    if (cwork_pool_start(p, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    while (atomic_load(&started_) < total) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    cwork_pool_drain(p, -1, NULL);
+    double cpu1 = redis_cpu_seconds(raw);
+    cwork_pool_stop(p, 10000, NULL);
+    double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
+    printf("%2d queues, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
+           "jobs/s, Redis CPU %.2f us/job\n",
+           queues, concurrency, total, (double)total / enqueue_s,
+           (double)(total - 1) / (run_s > 0 ? run_s : 1e-9), (cpu1 - cpu0) * 1e6 / (double)total);
+    cwork_pool_free(p);
+    cwork_args_free(args);
+    cwork_batch_free(b);
+    cwork_enqueuer_free(enq);
+    drop(raw, ns);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void latency(cwork_redis *redis, redisContext *raw, long n, unsigned concurrency)
+{
+    const char *ns = "cwork-bench-latency";
+    drop(raw, ns);
+    latency_us_ = calloc((size_t)n, sizeof *latency_us_);
+    atomic_store(&latency_n_, 0);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns;
+    o.concurrency = concurrency;
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool_register(p, "ping", latency_handler, NULL, NULL);
+    cwork_pool_start(p, NULL);
+    struct timespec settle = {0, 300000000};
+    nanosleep(&settle, NULL); /* let the pool go idle: its poll backoff at its cap */
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    cwork_args *args = cwork_args_new();
+    for (long i = 0; i < n; i++) {
+        cwork_args_set_int64(args, "sent_us", now_us());
+        cwork_enqueue(enq, "ping", args, NULL, NULL);
+        struct timespec gap = {0, 2000000}; /* 500 jobs/s: the workers are idle */
+        nanosleep(&gap, NULL);
+    }
+    cwork_pool_drain(p, 10000, NULL);
+    cwork_pool_stop(p, 10000, NULL);
+    long got = atomic_load(&latency_n_);
+    qsort(latency_us_, (size_t)got, sizeof *latency_us_, cmp_i64);
+    if (got > 0)
+        printf("pickup latency (enqueue -> handler start), %ld jobs at 500/s: p50 %.2f ms, "
+               "p99 %.2f ms, max %.2f ms\n",
+               got, latency_us_[got / 2] / 1000.0, latency_us_[got * 99 / 100] / 1000.0,
+               latency_us_[got - 1] / 1000.0);
+    free(latency_us_);
+    cwork_args_free(args);
+    cwork_enqueuer_free(enq);
+    cwork_pool_free(p);
+    drop(raw, ns);
+}
+
+int main(int argc, char **argv)
+{
+    const char *url = getenv("CWORK_REDIS_URL");
+    long jobs = 1000000, latency_jobs = 1000;
+    unsigned concurrency = 20;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--redis"))
+            url = argv[i + 1];
+        else if (!strcmp(argv[i], "--jobs"))
+            jobs = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--concurrency"))
+            concurrency = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--latency-jobs"))
+            latency_jobs = atol(argv[i + 1]);
+        else {
+            fprintf(stderr, "usage: bench_pool [--redis URL] [--jobs N] [--concurrency N] "
+                            "[--latency-jobs N]\n");
+            return 2;
+        }
+    }
+    if (!url)
+        url = "redis://127.0.0.1:6379";
+    redisContext *raw = dial(url);
+    cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
+    printf("server: %s\n", url);
+    throughput(redis, raw, jobs, 5, concurrency);
+    throughput(redis, raw, jobs, 10, concurrency);
+    if (latency_jobs > 0)
+        latency(redis, raw, latency_jobs, concurrency);
+    cwork_redis_free(redis);
+    redisFree(raw);
+    return 0;
+}

@@ -1,6 +1,6 @@
 /* Enqueue a few jobs that a Go worker (gocraft/work) or a cwork pool will run.
  *
- *   example_enqueue [REDIS_URL]
+ *   example_enqueue [REDIS_URL [NAMESPACE]]
  */
 #include <cwork.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "redis: %s\n", err.message);
         return 1;
     }
-    cwork_enqueuer *enq = cwork_enqueuer_new(redis, "my_app_namespace", &err);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, argc > 2 ? argv[2] : "my_app_namespace", &err);
 
     /* Like Go's enqueuer.Enqueue("send_email", work.Q{"address": …}) */
     cwork_args *args = cwork_args_new();

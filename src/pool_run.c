@@ -1,7 +1,8 @@
 /* Starting, stopping and draining a pool, and its two small threads: maintenance
- * (observer flushes, overrun warnings) and the wake-up subscriber. */
+ * (observer flushes, requeuers, overrun warnings) and the wake-up subscriber. */
 #include "log.h"
 #include "pool.h"
+#include "requeuer.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -263,12 +264,17 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
 
 /* ---------------------------------------------------------------- maintenance */
 
-/* Observer flushes every second, and a warning when a running job passes its deadline. */
+/* Observer flushes and the requeuers every second, and a warning when a running job
+ * passes its deadline. */
 static void *maintenance_main(void *arg)
 {
     cwork_pool *p = arg;
     cw_block_sigpipe_thread();
     int64_t next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
+    int64_t next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
+    const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
+    for (size_t i = 0; names && i < p->ntypes; i++)
+        names[i] = p->types[i].name;
     pthread_mutex_lock(&p->mu);
     while (!p->stopping || p->in_flight > 0) {
         struct timespec ts;
@@ -293,8 +299,21 @@ static void *maintenance_main(void *arg)
             next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
             pthread_mutex_lock(&p->mu);
         }
+        if (!p->stopping && cw_monotonic_ms() >= next_requeue) {
+            pthread_mutex_unlock(&p->mu);
+            size_t moved = 0;
+            if (names)
+                cw_requeue_due(p->redis, &p->keys, names, p->ntypes, &moved, NULL);
+            next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
+            pthread_mutex_lock(&p->mu);
+            if (moved) { /* they are likely ours to run: don't wait for the next poll */
+                p->wakeup = 1;
+                pthread_cond_signal(&p->disp_cond);
+            }
+        }
     }
     pthread_mutex_unlock(&p->mu);
+    cw_free(names);
     return NULL;
 }
 

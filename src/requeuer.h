@@ -1,0 +1,19 @@
+/* The scheduled and retry requeuers (SPEC §7): due jobs move from the zsets into their
+ * queues. Run by the pool's maintenance thread every second. */
+#ifndef CWORK_REQUEUER_H
+#define CWORK_REQUEUER_H
+
+#include "keys.h"
+#include "redis.h"
+
+#define CW_REQUEUE_PERIOD_MS 1000
+#define CW_REQUEUE_BATCH 100 /* jobs per script call */
+
+/* Moves every due job of the scheduled and the retry set. known_names are the pool's
+ * registered names; the names in known_jobs are added to them. *moved receives the
+ * number of jobs put into queues. Errors are logged as "requeuer.process" and
+ * returned; jobs sent to dead as "requeuer.process.dead". */
+int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *known_names,
+                   size_t nknown, size_t *moved, cwork_error *err);
+
+#endif

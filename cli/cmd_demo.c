@@ -1,0 +1,383 @@
+/* cwork demo: a private redis-server (unless --redis is given), a worker pool with
+ * three example job types — some fail and are retried — a stream of jobs, and a
+ * progress line, until Ctrl-C stops everything cleanly. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: cwork demo [--redis URL] [--ns NS] [--rate JOBS_PER_S] [--concurrency N]\n"
+    "                  [--duration SECONDS]\n"
+    "\n"
+    "Shows cwork at work: without --redis it starts a private redis-server on a free\n"
+    "loopback port (removed again at the end); then it runs a worker pool with three\n"
+    "example job types — send_welcome_email (quick), resize_image (fails 25% of the\n"
+    "time and is retried after 1-3 s), generate_report (slow, reports progress) — and\n"
+    "feeds it a stream of jobs, printing progress every second until Ctrl-C.\n"
+    "\n"
+    "  --rate N          jobs enqueued per second (default 50)\n"
+    "  --concurrency N   executor threads (default 10)\n"
+    "  --ns NS           namespace (default cwork-demo)\n"
+    "  --duration S      stop by itself after S seconds (default: run until Ctrl-C)\n"
+    "  --redis URL       use this Redis instead of a private one\n";
+
+typedef struct demo {
+    char url[128];
+    const char *ns;
+    pid_t redis_pid;
+    char redis_dir[64];
+    atomic_int stop_feeding;
+    atomic_long enqueued;
+    double rate;
+} demo;
+
+/* ---------------------------------------------------------------- private redis */
+
+static int port_free(int port)
+{
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    cwork_redis_options o;
+    cwork_redis_options_init(&o);
+    o.connect_timeout_ms = 200;
+    o.checkout_timeout_ms = 1;
+    cwork_redis *r = cwork_redis_new(url, &o, NULL);
+    int busy = r && cwork_redis_ping(r, NULL) == 0;
+    cwork_redis_free(r);
+    return !busy; /* good enough here: a refused connection means nobody listens */
+}
+
+static int start_redis(demo *d)
+{
+    snprintf(d->redis_dir, sizeof d->redis_dir, "/tmp/cwork-demo-XXXXXX");
+    if (!mkdtemp(d->redis_dir)) {
+        fprintf(stderr, "cwork demo: cannot create a directory for redis-server: %s\n",
+                strerror(errno));
+        return -1;
+    }
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+    for (int attempt = 0; attempt < 20; attempt++) {
+        int port = 20000 + (int)(rand_r(&seed) % 30000);
+        if (!port_free(port))
+            continue;
+        char port_s[16], log[96];
+        snprintf(port_s, sizeof port_s, "%d", port);
+        snprintf(log, sizeof log, "%s/redis.log", d->redis_dir);
+        pid_t pid = fork();
+        if (pid < 0)
+            return -1;
+        if (pid == 0) {
+            int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                dup2(fd, 2);
+            }
+            sigset_t none; /* our blocked SIGINT/SIGTERM would survive exec */
+            sigemptyset(&none);
+            sigprocmask(SIG_SETMASK, &none, NULL);
+            setpgid(0, 0); /* Ctrl-C goes to us; we stop it ourselves, after the pool */
+            prctl(PR_SET_PDEATHSIG, SIGTERM); /* and it never outlives us */
+            if (getppid() == 1)
+                _exit(1);
+            execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1",
+                   "--dir", d->redis_dir, "--save", "", "--appendonly", "no",
+                   (char *)NULL);
+            _exit(127);
+        }
+        d->redis_pid = pid;
+        snprintf(d->url, sizeof d->url, "redis://127.0.0.1:%d", port);
+        cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR); /* refusals while it boots are normal */
+        cwork_redis *r = cwork_redis_new(d->url, NULL, NULL);
+        int up = r && cwork_redis_ping(r, NULL) == 0; /* waits while it starts */
+        cwork_redis_free(r);
+        cli_setup_logging();
+        if (up)
+            return 0;
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        d->redis_pid = 0;
+    }
+    fprintf(stderr, "cwork demo: could not start redis-server (is it installed? "
+                    "apt-get install redis-server)\n");
+    return -1;
+}
+
+static void stop_redis(demo *d)
+{
+    if (d->redis_pid > 0) {
+        kill(d->redis_pid, SIGTERM);
+        waitpid(d->redis_pid, NULL, 0);
+    }
+    if (d->redis_dir[0]) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/redis.log", d->redis_dir);
+        unlink(path);
+        rmdir(d->redis_dir);
+    }
+}
+
+/* ---------------------------------------------------------------- example jobs */
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static unsigned job_seed(const cwork_job *job)
+{
+    unsigned s = 2166136261u;
+    for (const char *p = cwork_job_id(job); *p; p++)
+        s = (s ^ (unsigned char)*p) * 16777619u;
+    return s ^ (unsigned)cwork_job_fails(job) ^ (unsigned)time(NULL);
+}
+
+static int send_welcome_email(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    unsigned s = job_seed(job);
+    if (!*cwork_job_arg_string(job, "to"))
+        return cwork_job_fail(job, "no address");
+    sleep_ms(5 + rand_r(&s) % 25);
+    return 0;
+}
+
+static int resize_image(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    unsigned s = job_seed(job);
+    sleep_ms(20 + rand_r(&s) % 60);
+    if (rand_r(&s) % 4 == 0)
+        return cwork_job_fail(job, "image server timed out resizing %s",
+                              cwork_job_arg_string(job, "image"));
+    return 0;
+}
+
+static int generate_report(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    unsigned s = job_seed(job);
+    static const char *const steps[] = {"25%", "50%", "75%"};
+    for (int i = 0; i < 3; i++) {
+        sleep_ms(60 + rand_r(&s) % 100);
+        cwork_job_checkin(job, steps[i]);
+    }
+    if (rand_r(&s) % 10 == 0)
+        return cwork_job_fail(job, "report query was cancelled");
+    return 0;
+}
+
+/* Demo retries come back after 1-3 s instead of Go's 16 s and more. */
+static int64_t quick_backoff(const cwork_job *job, void *ud)
+{
+    (void)ud;
+    return 1 + cwork_job_fails(job) % 3;
+}
+
+/* ---------------------------------------------------------------- the feed */
+
+static void *feeder(void *arg)
+{
+    demo *d = arg;
+    cwork_redis *redis = cwork_redis_new(d->url, NULL, NULL);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, d->ns, NULL);
+    cwork_args *args = cwork_args_new();
+    unsigned seed = (unsigned)time(NULL);
+    long interval_us = d->rate > 0 ? (long)(1e6 / d->rate) : 1000000;
+    long n = 0;
+    while (enq && !atomic_load(&d->stop_feeding)) {
+        char value[64];
+        const char *name;
+        switch (rand_r(&seed) % 10) {
+        case 0:
+            name = "generate_report";
+            snprintf(value, sizeof value, "2026-%02u", 1 + rand_r(&seed) % 12);
+            cwork_args_set_string(args, "month", value);
+            break;
+        case 1: case 2: case 3: case 4:
+            name = "resize_image";
+            snprintf(value, sizeof value, "photo-%ld.jpg", n);
+            cwork_args_set_string(args, "image", value);
+            cwork_args_set_int64(args, "width", 640);
+            break;
+        default:
+            name = "send_welcome_email";
+            snprintf(value, sizeof value, "user%ld@example.com", n);
+            cwork_args_set_string(args, "to", value);
+            break;
+        }
+        if (cwork_enqueue(enq, name, args, NULL, NULL) == 0)
+            atomic_fetch_add(&d->enqueued, 1);
+        n++;
+        struct timespec ts = {interval_us / 1000000, (interval_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cwork_args_free(args);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- main */
+
+static int register_jobs(cwork_pool *p)
+{
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.max_fails = 3;
+    jo.backoff = quick_backoff;
+    cwork_error err = {0};
+    if (cwork_pool_register(p, "send_welcome_email", send_welcome_email, &jo, &err) ||
+        cwork_pool_register(p, "resize_image", resize_image, &jo, &err))
+        goto fail;
+    jo.priority = 5;
+    jo.max_concurrency = 3;
+    jo.timeout_ms = 2000;
+    if (cwork_pool_register(p, "generate_report", generate_report, &jo, &err))
+        goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "cwork demo: %s\n", err.message);
+    return -1;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    demo d;
+    memset(&d, 0, sizeof d);
+    d.rate = 50;
+    unsigned concurrency = 10;
+    long duration = 0;
+    cli_conn_opts conn = {NULL, "cwork-demo"};
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    int kind;
+    while ((kind = cli_next(&a)) >= 0) {
+        int c = kind == 1 ? cli_conn_option(&a, &conn) : 0;
+        if (c < 0)
+            return CLI_USAGE;
+        if (c > 0)
+            continue;
+        if (kind == 1 && (cli_is(&a, "help") || cli_is(&a, "h"))) {
+            fputs(usage, stdout);
+            return CLI_OK;
+        }
+        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency") ||
+                          cli_is(&a, "duration"))) {
+            const char *opt = cli_is(&a, "rate") ? "rate" : cli_is(&a, "duration") ? "duration"
+                                                                                     : "concurrency";
+            char *end;
+            if (cli_take_value(&a) < 0)
+                return CLI_USAGE;
+            double v = strtod(a.value, &end);
+            if (*end || v <= 0 || v > 1e6) {
+                fprintf(stderr, "cwork demo: --%s needs a positive number\n", opt);
+                return CLI_USAGE;
+            }
+            if (opt[0] == 'r')
+                d.rate = v;
+            else if (opt[0] == 'd')
+                duration = (long)v;
+            else
+                concurrency = (unsigned)v;
+            continue;
+        }
+        fprintf(stderr, "cwork demo: unexpected argument %s%s (see cwork demo --help)\n",
+                kind == 1 ? "--" : "", kind == 1 ? a.name : a.value);
+        return CLI_USAGE;
+    }
+    d.ns = conn.ns;
+
+    /* Signals are taken by this thread only (sigtimedwait below). */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    if (conn.redis_url) {
+        snprintf(d.url, sizeof d.url, "%s", conn.redis_url);
+    } else if (start_redis(&d) != 0) {
+        stop_redis(&d);
+        return CLI_FAILURE;
+    }
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns});
+    if (!redis) {
+        stop_redis(&d);
+        return CLI_FAILURE;
+    }
+    char *shown = cwork_redact_url(d.url);
+    fprintf(stderr, "cwork demo: redis %s%s, namespace %s, %u executors, %.0f jobs/s\n",
+            shown ? shown : "", d.redis_pid ? " (private, removed at exit)" : "", conn.ns,
+            concurrency, d.rate);
+    cwork_free(shown);
+    fprintf(stderr, "cwork demo: Ctrl-C stops it\n");
+
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.ns = conn.ns;
+    po.concurrency = concurrency;
+    cwork_error err = {0};
+    cwork_pool *pool = cwork_pool_new(redis, &po, &err);
+    int status = CLI_FAILURE, started = 0, stopped = 0;
+    if (!pool || register_jobs(pool) != 0 || cwork_pool_start(pool, &err) != 0) {
+        if (err.message[0])
+            fprintf(stderr, "cwork demo: %s\n", err.message);
+        goto out;
+    }
+    started = 1;
+    pthread_t feed;
+    pthread_create(&feed, NULL, feeder, &d);
+
+    int tty = isatty(2);
+    uint64_t last_done = 0;
+    for (long second = 1;; second++) {
+        struct timespec one = {1, 0};
+        int sig = sigtimedwait(&sigs, NULL, &one);
+        cwork_pool_stats st;
+        cwork_pool_get_stats(pool, &st);
+        uint64_t done = st.succeeded + st.failed;
+        fprintf(stderr,
+                "%s%5lds  enqueued %ld  done %llu  failed %llu  retried %llu  dead %llu  "
+                "%llu/s  in flight %llu%s",
+                tty ? "\r" : "", second, atomic_load(&d.enqueued), (unsigned long long)done,
+                (unsigned long long)st.failed, (unsigned long long)st.retried,
+                (unsigned long long)st.dead, (unsigned long long)(done - last_done),
+                (unsigned long long)st.in_flight, tty ? "   " : "\n");
+        last_done = done;
+        if (sig > 0 || (duration > 0 && second >= duration))
+            break;
+    }
+    fprintf(stderr, "%scwork demo: stopping (Ctrl-C again to quit at once)\n", tty ? "\n" : "");
+    /* A second signal now ends the process at once; running jobs stay in Redis for a
+     * reaper, and the private redis-server follows us (PR_SET_PDEATHSIG). */
+    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+    atomic_store(&d.stop_feeding, 1);
+    pthread_join(feed, NULL);
+    int rc = cwork_pool_stop(pool, 10000, &err);
+    stopped = rc == 0;
+    if (rc != 0)
+        fprintf(stderr, "cwork demo: %s\n", err.message);
+    status = rc == 0 ? CLI_OK : CLI_FAILURE;
+    cwork_pool_stats st;
+    cwork_pool_get_stats(pool, &st);
+    fprintf(stderr, "cwork demo: %llu jobs done, %llu failures (%llu retried, %llu dead)\n",
+            (unsigned long long)(st.succeeded + st.failed), (unsigned long long)st.failed,
+            (unsigned long long)st.retried, (unsigned long long)st.dead);
+out:
+    if (stopped || !started)
+        cwork_pool_free(pool); /* never while a handler may still run on its threads */
+    cwork_redis_free(redis);
+    stop_redis(&d);
+    return status;
+}

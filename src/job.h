@@ -35,6 +35,10 @@ int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
 /* Decodes with Go's rules (SPEC §2.3) and keeps a copy of the bytes in raw. */
 int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
+/* The argument error stored when its text cannot be allocated; cwork_job_free must
+ * not free it. */
+extern char job_arg_error_oom[];
+
 /* Appends the unique key's args part: Go's encoding of args + '\n', or nothing when
  * args is NULL (SPEC §3.4). */
 int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err);

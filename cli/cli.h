@@ -54,6 +54,8 @@ void cli_setup_logging(void);
 
 /* Sub-commands, one file each (cmd_NAME.c); argv[1] is the command's name. */
 int cmd_enqueue(int argc, char **argv);
+int cmd_work(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

@@ -10,6 +10,8 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  enqueue   put a job (or, with --bulk, many jobs from stdin) into a queue\n"
+    "  work      run jobs as shell commands in a worker pool (cwork work --help)\n"
+    "  demo      run example jobs on a private Redis and watch them (Ctrl-C stops)\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -47,6 +49,8 @@ int main(int argc, char **argv)
         int (*run)(int argc, char **argv);
     } commands[] = {
         {"enqueue", cmd_enqueue},
+        {"work", cmd_work},
+        {"demo", cmd_demo},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -312,7 +312,8 @@ typedef int (*cwork_middleware)(cwork_job *job, void *ctx, cwork_next *next);
 int cwork_next_call(cwork_next *next);
 
 /* Fails the running job with a printf-style message that becomes its `err` (the last
- * message wins). Returns -1, so a handler can `return cwork_job_fail(job, "…")`. */
+ * message wins; at most 1023 bytes are kept). Returns -1, so a handler can
+ * `return cwork_job_fail(job, "…")`. */
 int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Publishes a progress message for the running job (shown by web UIs as its check-in;

@@ -306,14 +306,19 @@ void *cw_dispatcher_main(void *arg)
             /* Idle or failing: wait out the backoff, but commit finished jobs at once
              * unless commits themselves are what is failing. */
             if (!npending || p->commit_failing) {
-                if (pthread_cond_timedwait(&p->disp_cond, &p->mu, &sleep_until) == ETIMEDOUT)
+                p->dispatcher_waiting = 1;
+                int w = pthread_cond_timedwait(&p->disp_cond, &p->mu, &sleep_until);
+                p->dispatcher_waiting = 0;
+                if (w == ETIMEDOUT)
                     sleeping = 0;
                 continue;
             }
             can_fetch = 0;
         }
         if (!npending && !can_fetch && !reclaim) {
+            p->dispatcher_waiting = 1;
             pthread_cond_wait(&p->disp_cond, &p->mu);
+            p->dispatcher_waiting = 0;
             continue;
         }
         pthread_mutex_unlock(&p->mu);
@@ -372,7 +377,10 @@ void *cw_dispatcher_main(void *arg)
                 cw_tq_push(t->job ? &p->ready : &p->done, t);
                 t = next;
             }
-            pthread_cond_broadcast(&p->work_cond);
+            if (p->executors_waiting > 1 && p->ready.len > 1)
+                pthread_cond_broadcast(&p->work_cond);
+            else if (p->executors_waiting)
+                pthread_cond_signal(&p->work_cond);
         }
         if (npending && commit_ok) {
             count_committed(p, pending);

@@ -40,11 +40,25 @@ int cwork_job_fail(cwork_job *job, const char *fmt, ...)
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    if (fmt)
-        vsnprintf(msg, sizeof msg, fmt, ap);
-    else
-        msg[0] = '\0';
+    int n = fmt ? vsnprintf(msg, sizeof msg, fmt, ap) : 0;
     va_end(ap);
+    if (n < 0)
+        n = 0;
+    if ((size_t)n >= sizeof msg) {
+        /* Cut on a character boundary: a half UTF-8 sequence would become U+FFFD. */
+        size_t end = sizeof msg - 1, lead = end;
+        while (lead > 0 && ((unsigned char)msg[lead - 1] & 0xc0) == 0x80)
+            lead--;
+        if (lead > 0) {
+            unsigned char c = (unsigned char)msg[lead - 1];
+            size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+            if (lead - 1 + need > end)
+                end = lead - 1; /* the last character is incomplete: drop it */
+        }
+        msg[end] = '\0';
+    } else {
+        msg[n] = '\0';
+    }
     char *copy = cw_strdup(msg);
     if (copy) {
         cw_free(t->fail_message);
@@ -155,8 +169,11 @@ void *cw_executor_main(void *arg)
     for (;;) {
         /* A fetch in flight when stop began can still deliver tasks: executors leave
          * only once the dispatcher says nothing more will come. */
-        while (!p->ready.head && !p->no_more_tasks)
+        while (!p->ready.head && !p->no_more_tasks) {
+            p->executors_waiting++;
             pthread_cond_wait(&p->work_cond, &p->mu);
+            p->executors_waiting--;
+        }
         if (!p->ready.head)
             break;
         cw_task *t = cw_tq_pop(&p->ready);
@@ -183,7 +200,9 @@ void *cw_executor_main(void *arg)
             pthread_mutex_lock(&p->mu);
         }
         cw_tq_push(&p->done, t);
-        pthread_cond_signal(&p->disp_cond);
+        /* Signals cost a futex call each: only a sleeping dispatcher needs one. */
+        if (p->dispatcher_waiting)
+            pthread_cond_signal(&p->disp_cond);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;

@@ -311,19 +311,6 @@ static void *beat_loop(void *arg)
 /* Creates the thread with asynchronous signals blocked, so that the application's
  * handlers (and sigwait loops) never run on a library thread and SIGPIPE from a write
  * to a dead Redis connection can never kill the process from here. */
-static int spawn(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT};
-    for (size_t i = 0; i < sizeof sync_signals / sizeof sync_signals[0]; i++)
-        sigdelset(&all, sync_signals[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(t, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err)
 {
     pthread_mutex_lock(&hb->mu);
@@ -332,7 +319,7 @@ int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err)
         rc = cw_error(err, CWORK_EINVAL, "heartbeat: already started");
     } else {
         hb->stop = 0;
-        int e = spawn(&hb->thread, beat_loop, hb);
+        int e = cw_thread_create(&hb->thread, beat_loop, hb);
         if (e != 0)
             rc = cw_error(err, CWORK_ENOMEM, "heartbeat: cannot create a thread: %s", strerror(e));
         else

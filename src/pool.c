@@ -122,6 +122,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
         }
     }
     pthread_mutex_init(&p->mu, NULL);
+    pthread_mutex_init(&p->stop_mu, NULL);
     pthread_cond_init(&p->work_cond, NULL);
     init_cond_monotonic(&p->disp_cond);
     init_cond_monotonic(&p->idle_cond);
@@ -270,6 +271,7 @@ void cwork_pool_free(cwork_pool *p)
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     pthread_mutex_destroy(&p->mu);
+    pthread_mutex_destroy(&p->stop_mu);
     pthread_cond_destroy(&p->work_cond);
     pthread_cond_destroy(&p->disp_cond);
     pthread_cond_destroy(&p->idle_cond);

@@ -96,12 +96,18 @@ struct cwork_pool {
     cw_task_queue ready, done;
     size_t in_flight;          /* fetched and not yet committed */
     int wakeup;                /* a wake-up arrived since the dispatcher last looked */
+    int dispatcher_waiting;    /* it sleeps on disp_cond: only then is a signal needed */
+    size_t executors_waiting;  /* executors asleep on work_cond */
     int started, stopping;
     int no_more_tasks;         /* stopping, and the dispatcher will fetch nothing more:
                                   executors may exit once ready is empty */
     int commit_failing;        /* commits are failing right now (for stop) */
 
     pthread_t dispatcher, maintenance, subscriber;
+    /* Which threads exist (a start can fail half-way), and one stop at a time. */
+    size_t executors_started;
+    int dispatcher_started, maintenance_started, subscriber_started;
+    pthread_mutex_t stop_mu;
     cw_heartbeat *heartbeat;
     cw_observer *observer;
 

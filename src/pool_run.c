@@ -104,7 +104,7 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
 
 static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, cwork_error *err)
 {
-    int rc = pthread_create(t, NULL, fn, arg);
+    int rc = cw_thread_create(t, fn, arg);
     if (rc)
         return cw_error(err, CWORK_ENOMEM, "cannot start a thread: %s", strerror(rc));
     return 0;
@@ -152,20 +152,30 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     p->stopping = 0;
     p->no_more_tasks = 0;
     p->started = 1;
-    size_t started_executors = 0;
-    for (; started_executors < p->opts.concurrency && rc == 0; started_executors++)
-        rc = start_thread(&p->executors[started_executors].thread, cw_executor_main,
-                          &p->executors[started_executors], err);
-    if (rc == 0)
-        rc = start_thread(&p->dispatcher, cw_dispatcher_main, p, err);
-    if (rc == 0)
-        rc = start_thread(&p->maintenance, maintenance_main, p, err);
-    if (rc == 0 && !p->opts.no_wakeups)
-        rc = start_thread(&p->subscriber, cw_subscriber_main, p, err);
+    p->executors_started = 0;
+    p->dispatcher_started = p->maintenance_started = p->subscriber_started = 0;
+    for (; p->executors_started < p->opts.concurrency && rc == 0; p->executors_started++) {
+        cw_executor *ex = &p->executors[p->executors_started];
+        if ((rc = start_thread(&ex->thread, cw_executor_main, ex, err)) != 0)
+            break;
+    }
+    if (rc == 0 && (rc = start_thread(&p->dispatcher, cw_dispatcher_main, p, err)) == 0)
+        p->dispatcher_started = 1;
+    if (rc == 0 && (rc = start_thread(&p->maintenance, maintenance_main, p, err)) == 0)
+        p->maintenance_started = 1;
+    if (rc == 0 && !p->opts.no_wakeups &&
+        (rc = start_thread(&p->subscriber, cw_subscriber_main, p, err)) == 0)
+        p->subscriber_started = 1;
     if (rc) {
-        /* Rare (thread limits): stop what started; those threads see stopping. */
+        /* Rare (thread limits): stop the threads that did start. Nothing was fetched
+         * yet unless the dispatcher started, and then stop commits what it took. */
+        if (!p->dispatcher_started) {
+            pthread_mutex_lock(&p->mu);
+            p->no_more_tasks = 1; /* no dispatcher to say so */
+            pthread_mutex_unlock(&p->mu);
+        }
+        cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
         cw_error(err, rc, "cannot start the pool's threads");
-        cwork_pool_stop(p, 1000, NULL);
     }
 done:
     cw_free(prio);
@@ -176,10 +186,8 @@ done:
 
 /* ---------------------------------------------------------------- stop and drain */
 
-int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
+static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
 {
-    if (!p || !p->started)
-        return 0;
     pthread_mutex_lock(&p->mu);
     p->stopping = 1;
     pthread_cond_broadcast(&p->work_cond);
@@ -208,15 +216,29 @@ int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
                         "stop: %zu jobs still running or uncommitted after %d ms; left to "
                         "the dead pool reaper", left, grace_ms);
     }
-    pthread_join(p->dispatcher, NULL);
-    for (size_t i = 0; i < p->opts.concurrency; i++)
+    if (p->dispatcher_started)
+        pthread_join(p->dispatcher, NULL);
+    for (size_t i = 0; i < p->executors_started; i++)
         pthread_join(p->executors[i].thread, NULL);
-    pthread_join(p->maintenance, NULL);
-    if (!p->opts.no_wakeups)
+    if (p->maintenance_started)
+        pthread_join(p->maintenance, NULL);
+    if (p->subscriber_started)
         pthread_join(p->subscriber, NULL);
     p->started = 0;
     cw_observer_flush(p->observer, 1, NULL);
     return cw_heartbeat_stop(p->heartbeat, 1, err);
+}
+
+int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
+{
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
+    int rc = 0;
+    if (p->started)
+        rc = stop_locked(p, grace_ms, err);
+    pthread_mutex_unlock(&p->stop_mu);
+    return rc;
 }
 
 int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)

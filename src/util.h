@@ -5,6 +5,7 @@
 
 #include "cwork.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,6 +53,11 @@ int64_t cw_monotonic_ms(void);
 int cw_random_bytes(void *p, size_t n);
 /* A fresh 24-hex-character id (12 random bytes) into out[25]; 0 or -1. */
 int cw_make_id(char out[25]);
+
+/* pthread_create with every asynchronous signal blocked in the new thread, so that the
+ * application's signal handlers (and its sigwait loops) never run on a library thread,
+ * and SIGPIPE never kills the process from one. Returns pthread_create's result. */
+int cw_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Blocks SIGPIPE in the calling thread: library threads write to sockets and pipes, and
  * a peer that went away must give EPIPE, not kill the process. */

@@ -1,0 +1,553 @@
+/* One job's command as a child process: spawn, feed, pass output through, time out,
+ * report. See child.h.
+ *
+ * Spawning is fork + execve rather than posix_spawn, because posix_spawn cannot set
+ * PR_SET_PDEATHSIG. The pool is multi-threaded, so between fork and execve the child
+ * calls only async-signal-safe functions (and prctl, a plain system call) on data
+ * prepared before the fork: no malloc, no stdio, no locks. */
+#define _GNU_SOURCE
+#include "child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define PASS_LINE_MAX 8192  /* longer passed-through lines are split */
+#define CHECKIN_MAX 1024    /* longer check-in lines are cut */
+#define STDERR_TAIL 4096    /* the failure message comes from this much of stderr */
+#define POLL_MS 50          /* the supervision loop's granularity */
+#define DRAIN_MAX (1 << 20) /* output read after the child exited, per stream */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---------------------------------------------------------------- our stdout/stderr */
+
+/* Whole lines from concurrent children, and the status line, go out under one lock so
+ * that they never interleave mid-line. */
+static pthread_mutex_t out_mu = PTHREAD_MUTEX_INITIALIZER;
+static int status_showing;
+
+static void write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return; /* a closed or full terminal is not the job's failure */
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void emit(int fd, const char *p, size_t n)
+{
+    pthread_mutex_lock(&out_mu);
+    if (status_showing) {
+        write_all(2, "\r\033[K", 4);
+        status_showing = 0;
+    }
+    write_all(fd, p, n);
+    pthread_mutex_unlock(&out_mu);
+}
+
+void child_status_line(const char *text)
+{
+    pthread_mutex_lock(&out_mu);
+    if (text) {
+        char line[512];
+        int n = snprintf(line, sizeof line, "\r%s\033[K", text);
+        write_all(2, line, n < (int)sizeof line ? (size_t)n : sizeof line - 1);
+        status_showing = 1;
+    } else if (status_showing) {
+        write_all(2, "\r\033[K", 4);
+        status_showing = 0;
+    }
+    pthread_mutex_unlock(&out_mu);
+}
+
+/* ---------------------------------------------------------------- line splitting */
+
+/* A passed-through stream: the prefix sits at the front of the buffer, so a line goes
+ * out with one write. */
+typedef struct pass_buf {
+    int fd; /* ours: 1 or 2 */
+    char *data;
+    size_t prefix_len, len; /* len counts the bytes after the prefix */
+} pass_buf;
+
+static int pass_init(pass_buf *b, int fd, const char *prefix)
+{
+    b->fd = fd;
+    b->prefix_len = strlen(prefix);
+    b->len = 0;
+    b->data = malloc(b->prefix_len + PASS_LINE_MAX + 1);
+    if (!b->data) return -1;
+    memcpy(b->data, prefix, b->prefix_len);
+    return 0;
+}
+
+static void pass_flush(pass_buf *b)
+{
+    if (b->len == 0) return;
+    b->data[b->prefix_len + b->len] = '\n';
+    emit(b->fd, b->data, b->prefix_len + b->len + 1);
+    b->len = 0;
+}
+
+static void pass_add(pass_buf *b, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] == '\n') {
+            b->data[b->prefix_len + b->len] = '\n';
+            emit(b->fd, b->data, b->prefix_len + b->len + 1);
+            b->len = 0;
+            continue;
+        }
+        if (b->len == PASS_LINE_MAX) pass_flush(b);
+        b->data[b->prefix_len + b->len++] = p[i];
+    }
+}
+
+/* Check-in lines from fd 3, each handed to the spec's callback. */
+typedef struct checkin_buf {
+    char data[CHECKIN_MAX + 1];
+    size_t len;
+    const child_spec *spec;
+} checkin_buf;
+
+static void checkin_add(checkin_buf *b, const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] != '\n') {
+            if (b->len < CHECKIN_MAX) b->data[b->len++] = p[i];
+            continue;
+        }
+        if (b->len > 0 && b->data[b->len - 1] == '\r') b->len--;
+        b->data[b->len] = '\0';
+        if (b->spec->on_checkin) b->spec->on_checkin(b->spec->userdata, b->data);
+        b->len = 0;
+    }
+}
+
+/* The last STDERR_TAIL bytes of stderr: enough for the last line, bounded however
+ * much the child writes. */
+typedef struct tail_buf {
+    char data[STDERR_TAIL];
+    size_t len;
+} tail_buf;
+
+static void tail_add(tail_buf *t, const char *p, size_t n)
+{
+    if (n >= STDERR_TAIL) {
+        memcpy(t->data, p + n - STDERR_TAIL, STDERR_TAIL);
+        t->len = STDERR_TAIL;
+        return;
+    }
+    if (t->len + n > STDERR_TAIL) {
+        size_t keep = STDERR_TAIL - n;
+        memmove(t->data, t->data + t->len - keep, keep);
+        t->len = keep;
+    }
+    memcpy(t->data + t->len, p, n);
+    t->len += n;
+}
+
+static int is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+
+/* Copies the last non-blank line of the tail into out (capped at CHILD_MESSAGE_MAX
+ * bytes, never cutting a UTF-8 sequence); returns 0 when there is none. */
+static int tail_last_line(const tail_buf *t, char *out)
+{
+    size_t end = t->len;
+    while (end > 0 && is_blank(t->data[end - 1]))
+        end--;
+    if (end == 0) return 0;
+    size_t start = end;
+    while (start > 0 && t->data[start - 1] != '\n')
+        start--;
+    while (start < end && ((unsigned char)t->data[start] & 0xC0) == 0x80)
+        start++; /* the tail began inside a character */
+    size_t n = end - start;
+    if (n > CHILD_MESSAGE_MAX) {
+        n = CHILD_MESSAGE_MAX;
+        while (n > 0 && ((unsigned char)t->data[start + n] & 0xC0) == 0x80)
+            n--;
+    }
+    memcpy(out, t->data + start, n);
+    out[n] = '\0';
+    return n > 0;
+}
+
+/* ---------------------------------------------------------------- running children */
+
+/* Every running child, so that child_abort_all can kill them. Nodes live in the
+ * frames of the child_run calls. */
+typedef struct running {
+    pid_t pid;
+    struct running *next;
+} running;
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static running *reg_head;
+static int aborting;
+
+static void kill_group(pid_t pid, int sig)
+{
+    /* The group, and the child itself in case it had not yet become its leader. */
+    kill(-pid, sig);
+    kill(pid, sig);
+}
+
+void child_abort_all(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    aborting = 1;
+    for (running *r = reg_head; r; r = r->next)
+        kill_group(r->pid, SIGKILL);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+static int is_aborting(void)
+{
+    pthread_mutex_lock(&reg_mu);
+    int a = aborting;
+    pthread_mutex_unlock(&reg_mu);
+    return a;
+}
+
+static void reg_add(running *r)
+{
+    pthread_mutex_lock(&reg_mu);
+    r->next = reg_head;
+    reg_head = r;
+    if (aborting) /* the abort ran while we were forking: it missed this child */
+        kill_group(r->pid, SIGKILL);
+    pthread_mutex_unlock(&reg_mu);
+}
+
+/* Returns whether an abort happened meanwhile. */
+static int reg_remove(running *r)
+{
+    pthread_mutex_lock(&reg_mu);
+    for (running **pp = &reg_head; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    int a = aborting;
+    pthread_mutex_unlock(&reg_mu);
+    return a;
+}
+
+/* ---------------------------------------------------------------- spawning */
+
+/* The environment: ours without CWORK_JOB_*, then the job's. NULL when out of memory;
+ * free the array only (the strings are borrowed). */
+static char **build_env(const child_spec *spec)
+{
+    size_t n = 0;
+    for (char **e = environ; e && *e; e++)
+        n++;
+    char **env = malloc((n + spec->env_count + 1) * sizeof *env);
+    if (!env) return NULL;
+    size_t k = 0;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "CWORK_JOB_", 10) != 0) env[k++] = *e;
+    for (size_t i = 0; i < spec->env_count; i++)
+        env[k++] = (char *)spec->env_add[i];
+    env[k] = NULL;
+    return env;
+}
+
+/* In the forked child: only async-signal-safe calls from here to execve. src holds the
+ * child's ends of the four pipes, for fds 0-3. */
+static void exec_child(const int src[4], pid_t parent, int max_fd, char *const argv[],
+                       char *const envp[])
+{
+    static const char fail[] = "cwork work: cannot start /bin/sh\n";
+    setpgid(0, 0); /* its own group, so that a timeout can kill its whole tree */
+    /* Die with the parent. PR_SET_PDEATHSIG fires when the thread that forked us ends,
+     * and only from now on: if the parent is already gone we were reparented, and
+     * getppid() tells. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+    /* Move the pipe ends above 3 first, so that dup2 onto 0-3 cannot overwrite an end
+     * that is still to be moved (the parent may itself lack fds 0-2). */
+    int high[4];
+    for (int i = 0; i < 4; i++)
+        if ((high[i] = fcntl(src[i], F_DUPFD, 10)) < 0) _exit(127);
+    for (int i = 0; i < 4; i++) {
+        if (dup2(high[i], i) < 0) /* dup2 clears close-on-exec on fds 0-3 */
+            _exit(127);
+    }
+    /* Every other fd closed: Redis sockets, other children's pipes (another thread may
+     * have created them without having forked yet). */
+    long closed = -1;
+#ifdef SYS_close_range
+    closed = syscall(SYS_close_range, 4U, ~0U, 0U);
+#endif
+    for (int fd = 4; closed != 0 && fd < max_fd; fd++)
+        close(fd);
+    /* We ignore SIGPIPE and our threads block signals; the command gets the defaults. */
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve("/bin/sh", argv, envp);
+    if (write(2, fail, sizeof fail - 1) < 0) {
+        /* nothing else to do: the exit status says it */
+    }
+    _exit(127);
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* The parent's side of one child. */
+typedef struct supervisor {
+    const child_spec *spec;
+    pid_t pid;
+    int in_w, out_r, err_r, chk_r, pidfd;
+    size_t in_off;
+    pass_buf out, err;
+    checkin_buf chk;
+    tail_buf tail;
+} supervisor;
+
+/* Creates the pipes and forks. Returns 0, or -1 with res->message filled. */
+static int spawn(supervisor *s, child_result *res)
+{
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, chk[2] = {-1, -1};
+    char **env = NULL;
+    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
+        pipe2(chk, O_CLOEXEC)) {
+        snprintf(res->message, sizeof res->message, "cannot create pipes: %s", strerror(errno));
+        goto fail;
+    }
+    if (!(env = build_env(s->spec))) {
+        snprintf(res->message, sizeof res->message, "out of memory");
+        goto fail;
+    }
+    struct rlimit rl;
+    int max_fd = 65536; /* the close loop's bound when close_range is missing */
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)max_fd)
+        max_fd = (int)rl.rlim_cur;
+    char *argv[] = {"sh", "-c", (char *)s->spec->command, NULL};
+    int src[4] = {in[0], out[1], err[1], chk[1]};
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) exec_child(src, parent, max_fd, argv, env);
+    int fork_errno = errno;
+    free(env);
+    close(in[0]), close(out[1]), close(err[1]), close(chk[1]);
+    if (pid < 0) {
+        close(in[1]), close(out[0]), close(err[0]), close(chk[0]);
+        snprintf(res->message, sizeof res->message, "cannot fork: %s", strerror(fork_errno));
+        return -1;
+    }
+    /* Also from this side, so that a kill of the group cannot miss a child that has not
+     * run its own setpgid yet (fails harmlessly once it has exec'd). */
+    setpgid(pid, pid);
+    s->pid = pid;
+    s->in_w = in[1], s->out_r = out[0], s->err_r = err[0], s->chk_r = chk[0];
+    set_nonblock(s->in_w), set_nonblock(s->out_r), set_nonblock(s->err_r);
+    set_nonblock(s->chk_r);
+#ifdef SYS_pidfd_open
+    /* Wakes the loop the moment the child exits; without it the loop polls. Only we
+     * reap this pid, so it cannot have been reused yet. */
+    s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    return 0;
+fail:
+    free(env);
+    for (int i = 0; i < 2; i++)
+        close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]), close_fd(&chk[i]);
+    return -1;
+}
+
+/* Reads what is there from one of the child's streams; closes it at end of file.
+ * Reads at most limit bytes. */
+static void pump(supervisor *s, int *fd, size_t limit)
+{
+    char buf[4096];
+    size_t total = 0;
+    while (*fd >= 0 && total < limit) {
+        ssize_t n = read(*fd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) {
+            close_fd(fd);
+            return;
+        }
+        total += (size_t)n;
+        if (fd == &s->out_r) {
+            pass_add(&s->out, buf, (size_t)n);
+        } else if (fd == &s->err_r) {
+            pass_add(&s->err, buf, (size_t)n);
+            tail_add(&s->tail, buf, (size_t)n);
+        } else {
+            checkin_add(&s->chk, buf, (size_t)n);
+        }
+    }
+}
+
+/* Writes more of the job to the child's stdin; closes it when done or refused. */
+static void feed(supervisor *s)
+{
+    while (s->in_w >= 0 && s->in_off < s->spec->stdin_len) {
+        ssize_t n = write(s->in_w, s->spec->stdin_data + s->in_off, s->spec->stdin_len - s->in_off);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        if (n <= 0) break; /* EPIPE: the command does not read its stdin, which is its right */
+        s->in_off += (size_t)n;
+    }
+    close_fd(&s->in_w);
+}
+
+/* Waits for the child, serving its pipes, until it has exited (and, after a timeout,
+ * its group has been killed). It is left a zombie, not reaped: until it is, its pid
+ * and process group id cannot be reused, so killing them stays safe. */
+static void supervise(supervisor *s, child_result *res)
+{
+    const child_spec *spec = s->spec;
+    int64_t deadline = spec->timeout_ms > 0 ? now_ms() + spec->timeout_ms : 0;
+    int64_t kill_at = 0;
+    int exited = 0, term_sent = 0;
+    for (;;) {
+        siginfo_t si;
+        si.si_pid = 0;
+        int w = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT);
+        if ((w == 0 && si.si_pid == s->pid) || (w < 0 && errno == ECHILD))
+            exited = 1; /* (ECHILD cannot happen: only this thread waits for this pid) */
+        int64_t now = now_ms();
+        if (!exited && deadline && !term_sent && now >= deadline) {
+            res->timed_out = 1;
+            term_sent = 1;
+            kill_group(s->pid, SIGTERM);
+            kill_at = now + spec->kill_grace_ms;
+        }
+        if (term_sent && kill_at != INT64_MAX && (exited || now >= kill_at)) {
+            /* The command has had its grace: take the rest of its group too, which got
+             * the same SIGTERM (it might ignore it or outlive the command). */
+            kill_group(s->pid, SIGKILL);
+            kill_at = INT64_MAX;
+        }
+        if (exited) break;
+        int64_t wait = POLL_MS;
+        if (deadline && !term_sent && deadline - now < wait) wait = deadline - now;
+        if (term_sent && kill_at != INT64_MAX && kill_at - now < wait) wait = kill_at - now;
+        if (wait < 0) wait = 0;
+        struct pollfd p[5];
+        int *fds[5] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->pidfd};
+        for (int i = 0; i < 5; i++) {
+            p[i].fd = *fds[i];
+            p[i].events = i == 0 ? POLLOUT : POLLIN;
+            p[i].revents = 0;
+        }
+        if (poll(p, 5, (int)wait) <= 0) continue;
+        if (p[0].revents) feed(s);
+        for (int i = 1; i < 4; i++)
+            if (p[i].revents) pump(s, fds[i], 64 * 1024);
+    }
+}
+
+/* Reaps the exited child (this pid only, never another thread's) and drains what it
+ * wrote: all of it is in the pipes now, and a grandchild that still holds them does
+ * not keep us waiting. */
+static void reap(supervisor *s, child_result *res)
+{
+    int status = 0;
+    while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    pump(s, &s->out_r, DRAIN_MAX);
+    pump(s, &s->err_r, DRAIN_MAX);
+    pump(s, &s->chk_r, DRAIN_MAX);
+    if (WIFEXITED(status))
+        res->exit_status = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        res->signal = WTERMSIG(status);
+}
+
+int child_run(const child_spec *spec, child_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = -1;
+    supervisor s;
+    memset(&s, 0, sizeof s);
+    s.spec = spec;
+    s.in_w = s.out_r = s.err_r = s.chk_r = s.pidfd = -1;
+    s.chk.spec = spec;
+    if (is_aborting()) {
+        res->aborted = 1;
+        snprintf(res->message, sizeof res->message, "not started: stopping at once");
+        return -1;
+    }
+    if (pass_init(&s.out, 1, spec->prefix) || pass_init(&s.err, 2, spec->prefix)) {
+        free(s.out.data), free(s.err.data);
+        snprintf(res->message, sizeof res->message, "out of memory");
+        return -1;
+    }
+    if (spawn(&s, res) != 0) {
+        free(s.out.data), free(s.err.data);
+        return -1;
+    }
+    running node = {s.pid, NULL};
+    reg_add(&node);
+    if (spec->stdin_len == 0)
+        close_fd(&s.in_w);
+    else
+        feed(&s);
+    supervise(&s, res);
+    res->aborted = reg_remove(&node); /* before the reap, which frees the pid */
+    reap(&s, res);
+    pass_flush(&s.out);
+    pass_flush(&s.err);
+    close_fd(&s.in_w), close_fd(&s.out_r), close_fd(&s.err_r), close_fd(&s.chk_r);
+    close_fd(&s.pidfd);
+    free(s.out.data), free(s.err.data);
+
+    if (res->timed_out) {
+        snprintf(res->message, sizeof res->message, "timed out after %g s",
+                 (double)spec->timeout_ms / 1000.0);
+    } else if (res->exit_status == 0) {
+        res->ok = 1;
+    } else if (!tail_last_line(&s.tail, res->message)) {
+        if (res->signal)
+            snprintf(res->message, sizeof res->message, "killed by signal %d", res->signal);
+        else
+            snprintf(res->message, sizeof res->message, "exit status %d", res->exit_status);
+    }
+    return 0;
+}

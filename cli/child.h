@@ -1,0 +1,56 @@
+/* Running one job's command as a supervised child process (for `cwork work`).
+ *
+ * child_run spawns `/bin/sh -c COMMAND` in its own process group, feeds it stdin,
+ * passes its stdout/stderr through line by line with a prefix, turns lines written to
+ * its fd 3 into check-ins, enforces a timeout, and reports how it ended. It is called
+ * from many executor threads at once; each call reaps only its own child. */
+#ifndef CWORK_CLI_CHILD_H
+#define CWORK_CLI_CHILD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Longest failure message child_run produces (the last stderr line is capped to it);
+ * 1 KiB with its NUL, which is what cwork_job_fail keeps. */
+#define CHILD_MESSAGE_MAX 1023
+
+typedef struct child_spec {
+    const char *command;    /* run with /bin/sh -c */
+    const char *stdin_data; /* written to the child's stdin, which is then closed */
+    size_t stdin_len;
+    /* "NAME=value" strings added to the environment. Every inherited variable whose
+     * name starts with CWORK_JOB_ is left out, so the child never sees a stale one. */
+    const char *const *env_add;
+    size_t env_count;
+    const char *prefix;    /* put before every passed-through line, e.g. "[name id] " */
+    int64_t timeout_ms;    /* 0: none; then SIGTERM to the process group */
+    int64_t kill_grace_ms; /* after the SIGTERM, until SIGKILL */
+    /* Called (on the calling thread) for each line the child writes to fd 3. */
+    void (*on_checkin)(void *userdata, const char *line);
+    void *userdata;
+} child_spec;
+
+typedef struct child_result {
+    int ok;          /* exited with status 0 (and did not time out) */
+    int aborted;     /* child_abort_all ran while the child was running */
+    int timed_out;   /* killed for running past timeout_ms */
+    int exit_status; /* when it exited, else -1 */
+    int signal;      /* the signal that killed it, else 0 */
+    /* When !ok: the last non-empty stderr line, else "exit status N",
+     * "killed by signal S", "timed out after N s" or why it could not start. */
+    char message[CHILD_MESSAGE_MAX + 64];
+} child_result;
+
+/* Runs the command to its end (or its timeout) and fills *res. Returns 0, or -1 when
+ * it could not be started (res->message says why). */
+int child_run(const child_spec *spec, child_result *res);
+
+/* Stop at once: SIGKILL every running child's process group, and refuse to start new
+ * ones (their child_run reports aborted). Idempotent; safe from any thread. */
+void child_abort_all(void);
+
+/* A status line on stderr, shown in place with \r (for a terminal). Passed-through
+ * lines erase it first, so they never mix with it; text NULL erases it for good. */
+void child_status_line(const char *text);
+
+#endif

@@ -1,0 +1,568 @@
+/* cwork work: a worker pool that runs every job as a shell command in a child process
+ * (child.c), for hard isolation and timeouts that in-process handlers cannot have.
+ *
+ * Threads: the pool's executors each supervise one child at a time; the main thread
+ * waits for SIGINT/SIGTERM with sigtimedwait (both blocked in every thread, which
+ * inherit the mask from here) and draws the progress line; a stopper thread runs the
+ * graceful cwork_pool_stop so that a second signal is still seen while it waits. */
+#define _GNU_SOURCE
+#include "child.h"
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage[] =
+    "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--grace SECONDS]\n"
+    "                  [--progress] --job NAME=COMMAND [JOB OPTIONS] [--job ...]\n"
+    "\n"
+    "Runs a worker pool that takes jobs from the queues NAME (filled by `cwork enqueue`\n"
+    "or by Go's gocraft/work) and runs each one as `/bin/sh -c COMMAND` in a child\n"
+    "process. Exit status 0 means success; anything else fails the job, which is then\n"
+    "retried with backoff, sent to the dead set, or dropped, as its options say.\n"
+    "Delivery is at least once: a job can run twice, so COMMAND must be idempotent.\n"
+    "\n"
+    "What COMMAND gets:\n"
+    "  stdin              the job's JSON, exactly as stored in Redis\n"
+    "  CWORK_JOB_ID       the job's id\n"
+    "  CWORK_JOB_NAME     the job's name\n"
+    "  CWORK_JOB_ARGS     the job's args as JSON (left out above 64 KiB: read stdin)\n"
+    "  CWORK_JOB_FAILS    how many times the job failed before this run\n"
+    "  and the rest of cwork's environment (inherited CWORK_JOB_* variables excepted).\n"
+    "  File descriptor 3 takes check-ins: each line written to it, e.g.\n"
+    "  `echo \"50%\" >&3`, becomes the job's check-in shown by the web UI.\n"
+    "  Each command runs in its own process group and is killed (SIGKILL) if cwork dies.\n"
+    "\n"
+    "What cwork does with its output:\n"
+    "  stdout and stderr lines are passed through to cwork's own, each prefixed with\n"
+    "  \"[NAME ID] \". A failing job's error is the last non-empty line of its stderr,\n"
+    "  else \"exit status N\" or \"killed by signal S\".\n"
+    "\n"
+    "Options:\n"
+    "  --job NAME=COMMAND  run jobs NAME with COMMAND (repeat for more job types)\n"
+    "  --concurrency N     commands running at once, 1-10000 (default 10)\n"
+    "  --grace SECONDS     how long a stop waits for running commands (default 30)\n"
+    "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
+    "                      on a terminal they are shown in place every second anyway\n"
+    "  --no-progress       not even on a terminal\n"
+    "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+    "\n"
+    "Job options apply to the --job they follow (and must follow one):\n"
+    "  --priority N        weight in queue selection, 1-100000 (default 1)\n"
+    "  --max-fails N       runs before the job goes to the dead set (default 4;\n"
+    "                      1 = no retry)\n"
+    "  --skip-dead         drop a failing job at once: no retry, no dead set\n"
+    "  --max-concurrency N at most N jobs of this type running across all pools\n"
+    "  --timeout SECONDS   then SIGTERM to the command's process group, SIGKILL after\n"
+    "                      the kill grace; the job fails with \"timed out after N s\"\n"
+    "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5)\n"
+    "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
+    "\n"
+    "Stopping: the first SIGINT or SIGTERM stops fetching and waits up to the grace for\n"
+    "running commands to finish. A second one stops at once: running commands' process\n"
+    "groups are killed and their jobs stay in progress in Redis, where the dead pool\n"
+    "reaper (of any cwork or Go pool) puts them back in their queues.\n"
+    "\n"
+    "Exit status: 0 after a clean stop, 1 when Redis failed or the stop did not finish\n"
+    "in time (or was cut short), 2 for a bad command line.\n";
+
+#define ARGS_ENV_MAX (64 * 1024) /* larger args only on stdin: environments are limited */
+
+typedef struct work_job {
+    char *name;
+    const char *command; /* borrowed from argv */
+    cwork_job_options opts;
+    int64_t timeout_ms;
+    int64_t kill_grace_ms;
+} work_job;
+
+typedef struct work_opts {
+    cli_conn_opts conn;
+    unsigned concurrency;
+    int64_t grace_ms;
+    int progress; /* -1: never, 0: on a terminal, 1: also as plain lines */
+    work_job *jobs;
+    size_t njobs;
+} work_opts;
+
+/* ---------------------------------------------------------------- options */
+
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    if (!s || !(*s >= '0' && *s <= '9')) return -1;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end || v < min || v > max) return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+/* Seconds, fractions allowed, into milliseconds. */
+static int parse_seconds(const char *s, int64_t *ms)
+{
+    char *end;
+    errno = 0;
+    if (!s || !*s) return -1;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0 || v > 1e9) return -1;
+    *ms = (int64_t)llround(v * 1000.0);
+    return 0;
+}
+
+static int add_job(work_opts *o, const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        fprintf(stderr, "cwork work: --job needs NAME=COMMAND, got \"%s\"\n", spec);
+        return -1;
+    }
+    char *name = strndup(spec, (size_t)(eq - spec));
+    cwork_error err = {0};
+    if (!name || cwork_validate_job_name(name, &err) != 0) {
+        fprintf(stderr, "cwork work: --job %s: %s\n", spec, name ? err.message : "out of memory");
+        free(name);
+        return -1;
+    }
+    for (size_t i = 0; i < o->njobs; i++)
+        if (strcmp(o->jobs[i].name, name) == 0) {
+            fprintf(stderr, "cwork work: job %s is given twice\n", name);
+            free(name);
+            return -1;
+        }
+    work_job *jobs = realloc(o->jobs, (o->njobs + 1) * sizeof *jobs);
+    if (!jobs) {
+        free(name);
+        return -1;
+    }
+    o->jobs = jobs;
+    work_job *j = &o->jobs[o->njobs++];
+    memset(j, 0, sizeof *j);
+    j->name = name;
+    j->command = eq + 1;
+    cwork_job_options_init(&j->opts);
+    j->kill_grace_ms = 5000;
+    return 0;
+}
+
+/* A job option: 1 when it was one (0 done, -1 on error through *bad), 0 if not. */
+static int job_option(cli_args *a, work_opts *o, int *bad)
+{
+    static const char *const names[] = {"priority",        "max-fails", "skip-dead",
+                                        "max-concurrency", "timeout",   "kill-grace"};
+    size_t k = 0;
+    while (k < sizeof names / sizeof names[0] && !cli_is(a, names[k]))
+        k++;
+    if (k == sizeof names / sizeof names[0]) return 0;
+    *bad = 1;
+    if (o->njobs == 0) {
+        fprintf(stderr,
+                "cwork work: --%s applies to the --job it follows; give it after "
+                "one\n",
+                a->name);
+        return 1;
+    }
+    work_job *j = &o->jobs[o->njobs - 1];
+    if (k == 2) { /* the only flag */
+        if (a->inline_value) {
+            fprintf(stderr, "cwork work: --skip-dead takes no value\n");
+            return 1;
+        }
+        j->opts.skip_dead = true;
+        *bad = 0;
+        return 1;
+    }
+    if (cli_take_value(a) < 0) return 1;
+    int rc;
+    switch (k) {
+    case 0:
+        rc = parse_uint(a->value, 1, 100000, &j->opts.priority);
+        break;
+    case 1:
+        rc = parse_uint(a->value, 1, UINT32_MAX, &j->opts.max_fails);
+        break;
+    case 3:
+        rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.max_concurrency);
+        break;
+    case 4:
+        rc = parse_seconds(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
+        break;
+    default:
+        rc = parse_seconds(a->value, &j->kill_grace_ms);
+        break;
+    }
+    if (rc != 0) {
+        static const char *const want[] = {
+            "a number from 1 to 100000",    "a positive number",  "", "a number (0 = no limit)",
+            "a positive number of seconds", "a number of seconds"};
+        fprintf(stderr, "cwork work: --%s needs %s, got \"%s\"\n", a->name, want[k], a->value);
+        return 1;
+    }
+    *bad = 0;
+    return 1;
+}
+
+static int parse_options(int argc, char **argv, work_opts *o)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    int kind;
+    while ((kind = cli_next(&a)) >= 0) {
+        if (kind == 0) {
+            fprintf(stderr,
+                    "cwork work: unexpected argument \"%s\" (jobs are given as "
+                    "--job NAME=COMMAND)\n",
+                    a.value);
+            return -1;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0) return -1;
+        if (c > 0) continue;
+        int bad = 0;
+        if (job_option(&a, o, &bad)) {
+            if (bad) return -1;
+        } else if (cli_is(&a, "help") || cli_is(&a, "h")) {
+            fputs(usage, stdout);
+            exit(CLI_OK);
+        } else if (cli_is(&a, "job")) {
+            if (cli_take_value(&a) < 0 || add_job(o, a.value) < 0) return -1;
+        } else if (cli_is(&a, "concurrency")) {
+            if (cli_take_value(&a) < 0 || parse_uint(a.value, 1, 10000, &o->concurrency)) {
+                fprintf(stderr, "cwork work: --concurrency needs a number from 1 to 10000\n");
+                return -1;
+            }
+        } else if (cli_is(&a, "grace")) {
+            if (cli_take_value(&a) < 0 || parse_seconds(a.value, &o->grace_ms) ||
+                o->grace_ms > INT32_MAX) {
+                fprintf(stderr, "cwork work: --grace needs a number of seconds\n");
+                return -1;
+            }
+        } else if (cli_is(&a, "progress")) {
+            o->progress = 1;
+        } else if (cli_is(&a, "no-progress")) {
+            o->progress = -1;
+        } else {
+            fprintf(stderr, "cwork work: unknown option -%s%s (see cwork work --help)\n",
+                    strlen(a.name) > 1 ? "-" : "", a.name);
+            return -1;
+        }
+    }
+    if (o->njobs == 0) {
+        fprintf(stderr, "cwork work: no --job NAME=COMMAND given (see cwork work --help)\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void free_opts(work_opts *o)
+{
+    for (size_t i = 0; i < o->njobs; i++)
+        free(o->jobs[i].name);
+    free(o->jobs);
+}
+
+/* ---------------------------------------------------------------- the handler */
+
+static void on_checkin(void *job, const char *line)
+{
+    cwork_job_checkin(job, line);
+}
+
+static char *join(const char *a, const char *b)
+{
+    char *s = NULL;
+    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
+
+/* Runs on an executor thread: one job, one child. */
+static int run_command(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    const work_opts *o = cwork_job_userdata(job);
+    const work_job *wj = NULL;
+    for (size_t i = 0; i < o->njobs && !wj; i++)
+        if (strcmp(o->jobs[i].name, cwork_job_name(job)) == 0) wj = &o->jobs[i];
+    if (!wj) /* the pool only hands us registered names */
+        return cwork_job_fail(job, "no command for job %s", cwork_job_name(job));
+
+    char fails[32];
+    snprintf(fails, sizeof fails, "%" PRId64, cwork_job_fails(job));
+    char *args = cwork_job_args_json(job);
+    char *env[4] = {join("CWORK_JOB_ID=", cwork_job_id(job)),
+                    join("CWORK_JOB_NAME=", cwork_job_name(job)), join("CWORK_JOB_FAILS=", fails),
+                    NULL};
+    size_t nenv = 3;
+    if (args && strlen(args) <= ARGS_ENV_MAX) env[nenv++] = join("CWORK_JOB_ARGS=", args);
+    char *prefix = NULL;
+    if (asprintf(&prefix, "[%s %s] ", cwork_job_name(job), cwork_job_id(job)) < 0) prefix = NULL;
+    int complete = args && prefix;
+    for (size_t i = 0; i < nenv; i++)
+        complete = complete && env[i];
+
+    child_result res;
+    int rc = -1;
+    if (complete) {
+        size_t raw_len = 0;
+        const char *raw = cwork_job_raw(job, &raw_len);
+        child_spec spec = {
+            .command = wj->command,
+            .stdin_data = raw,
+            .stdin_len = raw_len,
+            .env_add = (const char *const *)env,
+            .env_count = nenv,
+            .prefix = prefix,
+            .timeout_ms = wj->timeout_ms,
+            .kill_grace_ms = wj->kill_grace_ms,
+            .on_checkin = on_checkin,
+            .userdata = job,
+        };
+        rc = child_run(&spec, &res);
+    }
+    cwork_free(args);
+    free(prefix);
+    for (size_t i = 0; i < nenv; i++)
+        free(env[i]);
+    if (!complete) return cwork_job_fail(job, "out of memory");
+    if (res.aborted) {
+        /* Stopping at once: the job must stay in progress for the reaper, so this
+         * handler never returns (a return would commit a failure); the process is about
+         * to exit. */
+        for (;;)
+            pause();
+    }
+    if (rc == 0 && res.ok) return 0;
+    return cwork_job_fail(job, "%s", res.message);
+}
+
+/* ---------------------------------------------------------------- progress */
+
+typedef struct progress_state {
+    int mode;        /* 0 none, 1 in place (terminal), 2 plain lines */
+    int64_t period;  /* ms */
+    int64_t next_at; /* monotonic ms */
+    uint64_t last_processed;
+} progress_state;
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* "N processed, N failed[, R/s], N in flight"; the rate over `seconds` when > 0. */
+static void format_stats(const cwork_pool *pool, char *line, size_t size, double seconds,
+                         uint64_t *last_processed)
+{
+    cwork_pool_stats st;
+    cwork_pool_get_stats(pool, &st);
+    uint64_t processed = st.succeeded + st.failed;
+    char rate[48] = "";
+    if (seconds > 0)
+        snprintf(rate, sizeof rate, ", %.1f/s", (double)(processed - *last_processed) / seconds);
+    *last_processed = processed;
+    snprintf(line, size, "%" PRIu64 " processed, %" PRIu64 " failed%s, %" PRIu64 " in flight",
+             processed, st.failed, rate, st.in_flight);
+}
+
+static void progress_tick(const cwork_pool *pool, progress_state *ps)
+{
+    int64_t now = mono_ms();
+    if (ps->mode == 0 || now < ps->next_at) return;
+    char stats[200], line[256];
+    format_stats(pool, stats, sizeof stats, (double)(now - ps->next_at + ps->period) / 1000.0,
+                 &ps->last_processed);
+    snprintf(line, sizeof line, "cwork work: %s", stats);
+    if (ps->mode == 1)
+        child_status_line(line);
+    else
+        fprintf(stderr, "%s\n", line);
+    ps->next_at = now + ps->period;
+}
+
+/* ---------------------------------------------------------------- running and stopping */
+
+typedef struct stopper {
+    cwork_pool *pool;
+    int grace_ms;
+    int rc;
+    cwork_error err;
+    atomic_int done;
+} stopper;
+
+static void *stopper_main(void *arg)
+{
+    stopper *st = arg;
+    st->rc = cwork_pool_stop(st->pool, st->grace_ms, &st->err);
+    atomic_store(&st->done, 1);
+    return NULL;
+}
+
+/* Gives up on the running commands: kills their process groups and exits without
+ * freeing anything, because executor threads are still inside their handlers (which
+ * now never return, so nothing is committed). The heartbeat goes stale and a reaper
+ * puts the jobs back in their queues. */
+static _Noreturn void exit_now(const char *why)
+{
+    child_status_line(NULL);
+    child_abort_all();
+    fprintf(stderr,
+            "cwork work: %s: running commands killed; their jobs stay in progress "
+            "for the dead pool reaper\n",
+            why);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(CLI_FAILURE);
+}
+
+/* Descriptors 0-2 that are closed would be taken by the next open (a Redis socket),
+ * and a command's passed-through output would then go into it. */
+static void ensure_std_fds(void)
+{
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+            open("/dev/null", O_RDWR) < 0) /* takes the lowest free fd: this one */
+            return;
+}
+
+/* Each running command holds 5 of our descriptors (4 pipes and a pidfd), 9 while it
+ * starts: with a high concurrency the usual soft limit of 1024 would make spawns fail.
+ * Raised as far as the hard limit allows; the commands inherit the raised limit. */
+static void raise_fd_limit(unsigned concurrency)
+{
+    struct rlimit rl;
+    rlim_t need = (rlim_t)concurrency * 10 + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= need) return;
+    rlim_t want = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < need ? rl.rlim_max : need;
+    if (want > rl.rlim_cur) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    if (want < need)
+        fprintf(stderr,
+                "cwork work: warning: the open files limit (%llu) may be too low for "
+                "concurrency %u\n",
+                (unsigned long long)want, concurrency);
+}
+
+static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
+{
+    cwork_error err = {0};
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.ns = o->conn.ns;
+    po.concurrency = o->concurrency;
+    po.userdata = o;
+    cwork_pool *pool = cwork_pool_new(redis, &po, &err);
+    if (!pool) {
+        fprintf(stderr, "cwork work: %s\n", err.message);
+        return CLI_FAILURE;
+    }
+    for (size_t i = 0; i < o->njobs; i++) {
+        work_job *j = &o->jobs[i];
+        /* The library only warns when a job passes its deadline; set it past our own
+         * kill, so that the warning means the kill did not end the job. */
+        if (j->timeout_ms > 0) j->opts.timeout_ms = j->timeout_ms + j->kill_grace_ms + 1000;
+        if (cwork_pool_register(pool, j->name, run_command, &j->opts, &err) != 0) {
+            fprintf(stderr, "cwork work: %s\n", err.message);
+            cwork_pool_free(pool);
+            return CLI_FAILURE;
+        }
+    }
+    if (cwork_pool_start(pool, &err) != 0) {
+        fprintf(stderr, "cwork work: cannot start the pool: %s\n", err.message);
+        cwork_pool_free(pool);
+        return CLI_FAILURE;
+    }
+    fprintf(stderr,
+            "cwork work: pool %s started in namespace %s: %zu job type%s, "
+            "concurrency %u\n",
+            cwork_pool_id(pool), o->conn.ns, o->njobs, o->njobs == 1 ? "" : "s", o->concurrency);
+
+    progress_state ps = {0};
+    if (o->progress >= 0 && isatty(2))
+        ps.mode = 1, ps.period = 1000;
+    else if (o->progress > 0)
+        ps.mode = 2, ps.period = 5000;
+    ps.next_at = mono_ms() + ps.period;
+
+    stopper st = {.pool = pool, .grace_ms = (int)o->grace_ms};
+    atomic_init(&st.done, 0);
+    pthread_t stop_thread;
+    int signals = 0, joinable = 0;
+    for (;;) {
+        struct timespec wait = {0, 50 * 1000000L};
+        int sig = sigtimedwait(sigs, NULL, &wait);
+        if (sig > 0 && ++signals == 1) {
+            child_status_line(NULL);
+            fprintf(stderr,
+                    "cwork work: %s: stopping; running commands get up to %g s to "
+                    "finish (signal again to stop at once)\n",
+                    sig == SIGINT ? "SIGINT" : "SIGTERM", (double)o->grace_ms / 1000.0);
+            if (pthread_create(&stop_thread, NULL, stopper_main, &st) == 0)
+                joinable = 1;
+            else
+                stopper_main(&st); /* no second signal while it waits, but a stop */
+        } else if (sig > 0 && !atomic_load(&st.done)) {
+            exit_now("second signal");
+        }
+        if (signals && atomic_load(&st.done)) break;
+        progress_tick(pool, &ps);
+    }
+    if (joinable) pthread_join(stop_thread, NULL);
+    child_status_line(NULL);
+    if (st.rc == CWORK_ETIMEOUT) exit_now("grace period over");
+    char line[256];
+    uint64_t unused = 0;
+    format_stats(pool, line, sizeof line, 0, &unused);
+    fprintf(stderr, "cwork work: stopped%s%s; %s\n", st.rc ? ": " : "", st.rc ? st.err.message : "",
+            line);
+    cwork_pool_free(pool);
+    return st.rc ? CLI_FAILURE : CLI_OK;
+}
+
+int cmd_work(int argc, char **argv)
+{
+    work_opts o = {0};
+    o.conn.ns = "work";
+    o.concurrency = 10;
+    o.grace_ms = 30000;
+    if (parse_options(argc, argv, &o) != 0) {
+        free_opts(&o);
+        return CLI_USAGE;
+    }
+    ensure_std_fds();
+    raise_fd_limit(o.concurrency);
+    /* Before any thread exists, so that every thread inherits the mask and the signals
+     * wait, pending, for sigtimedwait in this thread. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    /* A command closing its stdin early must not kill us (children get SIG_DFL back).
+     * SIGCHLD ignored by whoever started us would make the kernel reap our children
+     * before we can read their status. */
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGCHLD, SIG_DFL);
+
+    cwork_redis *redis = cli_connect(&o.conn);
+    if (!redis) {
+        free_opts(&o);
+        return CLI_FAILURE;
+    }
+    int rc = run_pool(&o, redis, &sigs);
+    cwork_redis_free(redis);
+    free_opts(&o);
+    return rc;
+}

@@ -147,7 +147,8 @@ int cwork_args_parse(const char *json, size_t len, cwork_args **out, cwork_error
 void cwork_args_free(cwork_args *args);
 
 /* Setters copy key and value; setting an existing key replaces it. CWORK_EJSON for a
- * NaN/Inf double, CWORK_ENOMEM when out of memory. */
+ * NaN/Inf double, CWORK_EINVAL for a NULL args, key or string, CWORK_ENOMEM when out of
+ * memory. Values nest at most 9998 levels deep (so that the job stays decodable). */
 int cwork_args_set_string(cwork_args *args, const char *key, const char *value);
 int cwork_args_set_int64(cwork_args *args, const char *key, int64_t value);
 int cwork_args_set_uint64(cwork_args *args, const char *key, uint64_t value);
@@ -183,6 +184,7 @@ typedef struct cwork_job cwork_job;
 
 /* Decodes a job with Go's rules (any key order and escape style, field names matched
  * case-insensitively, the last duplicate wins; t/fails/failed_at/d must be integers).
+ * Unlike Go, a top-level `null` is refused (CWORK_EJSON): it is no job.
  * The bytes are kept (cwork_job_raw). Free with cwork_job_free. */
 int cwork_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
@@ -215,7 +217,8 @@ const char *cwork_job_arg_string(cwork_job *job, const char *key);
 int64_t cwork_job_arg_int64(cwork_job *job, const char *key);
 double cwork_job_arg_float64(cwork_job *job, const char *key);
 bool cwork_job_arg_bool(cwork_job *job, const char *key);
-/* The first argument error's message, or NULL; borrowed until the job is freed. */
+/* The latest argument error's message (as Go's ArgError), or NULL; borrowed until the
+ * job is freed. */
 const char *cwork_job_arg_error(const cwork_job *job);
 
 /* Default limit for an encoded job's size (1 MiB). */

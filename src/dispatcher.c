@@ -13,6 +13,7 @@
 
 #define MAX_FETCH 1000         /* jobs per fetch script call */
 #define COMMIT_BACKOFF_MAX_MS 5000
+#define GATHER_MAX_MS 1        /* longest wait for more free executors under load */
 
 static void deadline_after(struct timespec *ts, int64_t ms)
 {
@@ -271,6 +272,7 @@ void *cw_dispatcher_main(void *arg)
     int reclaim = 0;             /* a fetch's outcome is unknown: look at in-progress */
     struct timespec sleep_until = {0, 0};
     int sleeping = 0;
+    int gathered = 0; /* waited once for finishers since the last round trip */
     cw_buf draws;
     cw_buf_init(&draws);
     cwork_error err = {0};
@@ -315,6 +317,21 @@ void *cw_dispatcher_main(void *arg)
             }
             can_fetch = 0;
         }
+        /* Under load, gather: while jobs fetched last time still wait for an executor
+         * and fewer than half of the executors are free, a fetch now would be small
+         * (each script call has a fixed cost in Redis); wait a moment for finishers.
+         * An idle or lightly loaded pool never waits here (nothing sits in ready). */
+        if (can_fetch && p->ready.len > 0 && freen < (p->opts.concurrency + 1) / 2 &&
+            !gathered) {
+            struct timespec g;
+            deadline_after(&g, GATHER_MAX_MS);
+            p->dispatcher_waiting = 1;
+            pthread_cond_timedwait(&p->disp_cond, &p->mu, &g);
+            p->dispatcher_waiting = 0;
+            gathered = p->ready.len > 0; /* timed out: go ahead with what there is */
+            continue;
+        }
+        gathered = 0;
         if (!npending && !can_fetch && !reclaim) {
             p->dispatcher_waiting = 1;
             pthread_cond_wait(&p->disp_cond, &p->mu);
@@ -377,9 +394,11 @@ void *cw_dispatcher_main(void *arg)
                 cw_tq_push(t->job ? &p->ready : &p->done, t);
                 t = next;
             }
-            if (p->executors_waiting > 1 && p->ready.len > 1)
-                pthread_cond_broadcast(&p->work_cond);
-            else if (p->executors_waiting)
+            /* Wake one sleeping executor per new task, not all of them: a broadcast
+             * makes every executor fight for the mutex (futex storms on 2 cores). */
+            size_t wake = p->ready.len < p->executors_waiting ? p->ready.len
+                                                               : p->executors_waiting;
+            for (size_t w = 0; w < wake; w++)
                 pthread_cond_signal(&p->work_cond);
         }
         if (npending && commit_ok) {

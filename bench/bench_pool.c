@@ -228,7 +228,8 @@ int main(int argc, char **argv)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
     throughput(redis, raw, jobs, 5, concurrency);
-    throughput(redis, raw, jobs, 10, concurrency);
+    if (!getenv("BENCH_ONLY_5"))
+        throughput(redis, raw, jobs, 10, concurrency);
     if (latency_jobs > 0)
         latency(redis, raw, latency_jobs, concurrency);
     cwork_redis_free(redis);

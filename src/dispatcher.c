@@ -317,18 +317,19 @@ void *cw_dispatcher_main(void *arg)
             }
             can_fetch = 0;
         }
-        /* Under load, gather: while jobs fetched last time still wait for an executor
-         * and fewer than half of the executors are free, a fetch now would be small
-         * (each script call has a fixed cost in Redis); wait a moment for finishers.
+        /* Under load, gather: while jobs fetched last time still wait for an executor,
+         * a fetch now would be small (each script call has a fixed cost in Redis that
+         * dwarfs its per-job cost); wait up to GATHER_MAX_MS for the batch to drain.
          * An idle or lightly loaded pool never waits here (nothing sits in ready). */
-        if (can_fetch && p->ready.len > 0 && freen < (p->opts.concurrency + 1) / 2 &&
-            !gathered) {
+        if (can_fetch && p->ready.len > 0 && !gathered) {
             struct timespec g;
             deadline_after(&g, GATHER_MAX_MS);
             p->dispatcher_waiting = 1;
             pthread_cond_timedwait(&p->disp_cond, &p->mu, &g);
             p->dispatcher_waiting = 0;
             gathered = p->ready.len > 0; /* timed out: go ahead with what there is */
+            if (gathered) /* tasks still wait: the handlers are slower than estimated */
+                cw_pool_wake_executors(p, 1);
             continue;
         }
         gathered = 0;
@@ -394,12 +395,7 @@ void *cw_dispatcher_main(void *arg)
                 cw_tq_push(t->job ? &p->ready : &p->done, t);
                 t = next;
             }
-            /* Wake one sleeping executor per new task, not all of them: a broadcast
-             * makes every executor fight for the mutex (futex storms on 2 cores). */
-            size_t wake = p->ready.len < p->executors_waiting ? p->ready.len
-                                                               : p->executors_waiting;
-            for (size_t w = 0; w < wake; w++)
-                pthread_cond_signal(&p->work_cond);
+            cw_pool_wake_executors(p, 0);
         }
         if (npending && commit_ok) {
             count_committed(p, pending);

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define WAKE_TARGET_US 100
+
 struct cwork_next {
     cwork_pool *pool;
     size_t index; /* next middleware to run; == nmiddleware: the handler */
@@ -160,6 +162,21 @@ static void log_overrun(const cw_task *t, int64_t end_ms)
            t->job->id.ptr, "took_ms", took, NULL);
 }
 
+void cw_pool_wake_executors(cwork_pool *p, int force)
+{
+    size_t want = p->ready.len;
+    if (!force) {
+        /* Enough executors that the batch takes about WAKE_TARGET_US. */
+        size_t enough = 1 + (size_t)((int64_t)p->ready.len * p->handler_avg_us / WAKE_TARGET_US);
+        if (enough < want)
+            want = enough;
+    }
+    if (want > p->executors_waiting)
+        want = p->executors_waiting;
+    for (size_t i = 0; i < want; i++)
+        pthread_cond_signal(&p->work_cond);
+}
+
 void *cw_executor_main(void *arg)
 {
     cw_executor *ex = arg;
@@ -187,10 +204,13 @@ void *cw_executor_main(void *arg)
         ex->current = t;
         pthread_mutex_unlock(&p->mu);
 
+        int64_t start_us = cw_monotonic_us();
         run_task(ex, t, type);
 
         int64_t end = cw_now_ms();
+        int64_t took_us = cw_monotonic_us() - start_us;
         pthread_mutex_lock(&p->mu);
+        p->handler_avg_us += (took_us - p->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         ex->current = NULL;
@@ -200,8 +220,9 @@ void *cw_executor_main(void *arg)
             pthread_mutex_lock(&p->mu);
         }
         cw_tq_push(&p->done, t);
-        /* Signals cost a futex call each: only a sleeping dispatcher needs one. */
-        if (p->dispatcher_waiting)
+        /* Signals cost a futex call and a context switch each: wake the dispatcher only
+         * when it sleeps and the batch is drained (it gathers until then). */
+        if (p->dispatcher_waiting && p->ready.len == 0)
             pthread_cond_signal(&p->disp_cond);
     }
     pthread_mutex_unlock(&p->mu);

@@ -98,6 +98,7 @@ struct cwork_pool {
     int wakeup;                /* a wake-up arrived since the dispatcher last looked */
     int dispatcher_waiting;    /* it sleeps on disp_cond: only then is a signal needed */
     size_t executors_waiting;  /* executors asleep on work_cond */
+    int64_t handler_avg_us;    /* moving average of handler run time, for wake-ups */
     int started, stopping;
     int no_more_tasks;         /* stopping, and the dispatcher will fetch nothing more:
                                   executors may exit once ready is empty */
@@ -122,6 +123,11 @@ void cw_tq_push(cw_task_queue *q, cw_task *t);
 cw_task *cw_tq_pop(cw_task_queue *q);
 cw_task *cw_tq_take_all(cw_task_queue *q); /* a linked list, queue left empty */
 void cw_task_free(cw_task *t);
+
+/* Wakes as many sleeping executors as the tasks in ready need (caller holds mu): one
+ * per task when handlers are slow, fewer when they are fast enough for one executor to
+ * run several in a row (each wake-up is a context switch); all when force is set. */
+void cw_pool_wake_executors(cwork_pool *p, int force);
 
 /* Thread bodies. */
 void *cw_executor_main(void *executor);

@@ -48,6 +48,7 @@ char *cw_buf_take(cw_buf *b, size_t *len);
 int64_t cw_now(void);
 int64_t cw_now_ms(void);
 int64_t cw_monotonic_ms(void);
+int64_t cw_monotonic_us(void);
 
 /* Fills p with n bytes from the OS CSPRNG; 0 or -1. */
 int cw_random_bytes(void *p, size_t n);

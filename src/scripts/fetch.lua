@@ -7,26 +7,41 @@
 --   one compact string, cheap to walk with string.byte.
 -- Each draw takes the first type in its order that still has a job available — not
 -- paused, under its max concurrency, not emptied by earlier draws of this batch — which
--- is what the Go fetch does for one draw. State is read once per type; each type's share
--- then moves in one step with the same end state as one RPOPLPUSH, INCR and HINCRBY per
+-- is what the Go fetch does for one draw. State is read once per batch (queue lengths
+-- only for the types a draw reaches); each type's share then moves in one step with the same end state as one RPOPLPUSH, INCR and HINCRBY per
 -- job (in-progress ends up in the same order).
 -- Returns a flat array: type index, array of job bytes, type index, array, ...
 local pool = ARGV[1]
 local single = ARGV[2] == '1'
 local avail, take = {}, {}
 
+-- Pause and limit state of every type, read in two calls: one EXISTS over all paused
+-- keys (per key only when something is paused) and one MGET of all locks and limits.
+local ntypes = #KEYS / 6
+local paused = {}
+local pkeys, mkeys = {}, {}
+for t = 1, ntypes do
+  pkeys[t] = KEYS[(t - 1) * 6 + 3]
+  mkeys[2 * t - 1] = KEYS[(t - 1) * 6 + 4]
+  mkeys[2 * t] = KEYS[(t - 1) * 6 + 6]
+end
+if redis.call('EXISTS', unpack(pkeys)) > 0 then
+  for t = 1, ntypes do
+    paused[t] = redis.call('EXISTS', pkeys[t]) == 1
+  end
+end
+local locks = redis.call('MGET', unpack(mkeys))
+
 local function available(t)
   if avail[t] == nil then
-    local base = (t - 1) * 6
-    local n = redis.call('LLEN', KEYS[base + 1])
-    if n > 0 and redis.call('EXISTS', KEYS[base + 3]) == 1 then
-      n = 0
+    local n = 0
+    if not paused[t] then
+      n = redis.call('LLEN', KEYS[(t - 1) * 6 + 1])
     end
     if n > 0 then
-      local v = redis.call('MGET', KEYS[base + 4], KEYS[base + 6])
-      local limit = tonumber(v[2])
+      local limit = tonumber(locks[2 * t])
       if limit and limit > 0 then
-        local lock = tonumber(v[1]) or 0
+        local lock = tonumber(locks[2 * t - 1]) or 0
         -- Go allows a fetch while lock < limit, so the room is ceil(limit - lock).
         local room = math.ceil(limit - lock)
         if room < n then
@@ -44,7 +59,6 @@ local function available(t)
 end
 
 local draws, width = ARGV[3], tonumber(ARGV[4])
-local ntypes = #KEYS / 6
 local step = ntypes * width
 for d = 1, #draws, step do
   for pos = d, d + step - 1, width do

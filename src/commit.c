@@ -62,52 +62,34 @@ static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
     return rc;
 }
 
-/* Per task: flag, score and JSON go to ARGV; the forward target to KEYS. The strings
- * live in one buffer (offsets) until the append copies them into hiredis' output. */
+/* A failed task's forwarding data: target, score and JSON (in one buffer, by offset,
+ * until the append copies them into hiredis' output). */
 typedef struct {
     size_t json_off, json_len;
     char score[24];
-    const char *flag;
-    int outcome;
+    const char *target; /* "r", "d" or "-" */
 } commit_arg;
 
-int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
+/* Builds the failure record of each failed task (retry, dead or drop). */
+static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf *buf)
 {
-    size_t n = 0;
-    for (cw_task *t = done; t; t = t->next)
-        n++;
-    size_t argc = 4 * n + 1;
-    const char **argv = cw_malloc(2 * argc * sizeof *argv);
-    size_t *lens = cw_malloc(2 * argc * sizeof *lens);
-    commit_arg *ca = cw_calloc(n, sizeof *ca);
-    cw_buf buf, retry_key, dead_key;
-    cw_buf_init(&buf);
-    cw_buf_init(&retry_key);
-    cw_buf_init(&dead_key);
-    cw_key_retry(&p->keys, &retry_key);
-    cw_key_dead(&p->keys, &dead_key);
-    int rc = 0;
-    if (!argv || !lens || !ca || retry_key.oom || dead_key.oom) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
     int64_t now = cw_now();
     size_t i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
         commit_arg *a = &ca[i];
-        a->flag = "0";
+        a->target = "-";
         strcpy(a->score, "0");
         if (!t->failed)
             continue;
         const cw_job_type *type;
-        a->outcome = failure_outcome(p, t, &type);
-        if (a->outcome == OUTCOME_DROP)
+        t->outcome = failure_outcome(p, t, &type);
+        if (t->outcome == OUTCOME_DROP)
             continue;
-        a->json_off = buf.len;
+        a->json_off = buf->len;
         int erc;
         int64_t score = now;
         if (!t->job) {
-            erc = encode_undecodable(&buf, t, now);
+            erc = encode_undecodable(buf, t, now);
         } else {
             /* Forward a fresh Go-canonical copy with the failure recorded. */
             cwork_job *j = t->job;
@@ -115,53 +97,121 @@ int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
             const char *msg = t->fail_message ? t->fail_message : "failed";
             job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
-            if (a->outcome == OUTCOME_RETRY)
+            if (t->outcome == OUTCOME_RETRY)
                 score = now + (type->opts.backoff
                                    ? type->opts.backoff(j, type->opts.backoff_userdata)
                                    : default_backoff(j));
-            erc = job_encode(&buf, j, NULL);
+            erc = job_encode(buf, j, NULL);
             j->fails--; /* the task may be committed again after a failed attempt */
         }
         if (erc != 0) {
             /* Cannot happen for a decoded job; never lose the release of its lock. */
             cw_log(CWORK_LOG_ERROR, "worker.removeJobFromInProgress.serialize", "error",
                    cwork_strerror(erc), NULL);
-            buf.len = a->json_off;
-            a->outcome = OUTCOME_DROP;
+            buf->len = a->json_off;
+            t->outcome = OUTCOME_DROP;
             continue;
         }
-        a->json_len = buf.len - a->json_off;
-        a->flag = "1";
+        a->json_len = buf->len - a->json_off;
+        a->target = t->outcome == OUTCOME_RETRY ? "r" : "d";
         snprintf(a->score, sizeof a->score, "%lld", (long long)score);
     }
-    if (buf.oom) {
+    return buf->oom ? CWORK_ENOMEM : 0;
+}
+
+int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
+{
+    size_t n = 0;
+    for (cw_task *t = done; t; t = t->next)
+        n++;
+    /* The queues the tasks came from (few: at most the registered types). */
+    cw_job_type **groups = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *groups);
+    size_t *nok = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *nok);
+    size_t *nfail = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *nfail);
+    size_t *group_of = cw_calloc(n ? n : 1, sizeof *group_of);
+    size_t argc_max = 3 * p->ntypes + 2 + 2 + 2 * p->ntypes + 4 * n;
+    const char **argv = cw_malloc(argc_max * sizeof *argv);
+    size_t *lens = cw_malloc(argc_max * sizeof *lens);
+    commit_arg *ca = cw_calloc(n ? n : 1, sizeof *ca);
+    cw_buf buf, retry_key, dead_key;
+    cw_buf_init(&buf);
+    cw_buf_init(&retry_key);
+    cw_buf_init(&dead_key);
+    cw_key_retry(&p->keys, &retry_key);
+    cw_key_dead(&p->keys, &dead_key);
+    int rc = 0;
+    if (!groups || !nok || !nfail || !group_of || !argv || !lens || !ca || retry_key.oom ||
+        dead_key.oom || prepare_failures(p, done, ca, &buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
-    /* KEYS first (4 per task), then ARGV (pool id, 4 per task). */
-    size_t k = 0;
-    i = 0;
+    size_t G = 0, i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
-        argv[k] = t->type->keys[1], lens[k++] = t->type->key_lens[1]; /* in-progress */
-        argv[k] = t->type->keys[3], lens[k++] = t->type->key_lens[3]; /* lock */
-        argv[k] = t->type->keys[4], lens[k++] = t->type->key_lens[4]; /* lock_info */
-        const cw_buf *target = ca[i].outcome == OUTCOME_RETRY ? &retry_key : &dead_key;
-        argv[k] = target->data, lens[k++] = target->len;
+        size_t g = 0;
+        while (g < G && groups[g] != t->type)
+            g++;
+        if (g == G)
+            groups[G++] = t->type;
+        group_of[i] = g;
+        if (t->failed)
+            nfail[g]++;
+        else
+            nok[g]++;
+    }
+    size_t k = 0;
+    for (size_t g = 0; g < G; g++) {
+        argv[k] = groups[g]->keys[1], lens[k++] = groups[g]->key_lens[1]; /* in-progress */
+        argv[k] = groups[g]->keys[3], lens[k++] = groups[g]->key_lens[3]; /* lock */
+        argv[k] = groups[g]->keys[4], lens[k++] = groups[g]->key_lens[4]; /* lock_info */
+    }
+    argv[k] = retry_key.data, lens[k++] = retry_key.len;
+    argv[k] = dead_key.data, lens[k++] = dead_key.len;
+    size_t nkeys = k;
+    char counts[2 + 2 * 64][24];
+    char *counts_heap = NULL;
+    char (*cnt)[24] = counts;
+    if (2 + 2 * G > sizeof counts / sizeof counts[0]) {
+        counts_heap = cw_malloc((2 + 2 * G) * 24);
+        if (!counts_heap) {
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+            goto done;
+        }
+        cnt = (char(*)[24])counts_heap;
     }
     argv[k] = p->id, lens[k++] = 24;
-    i = 0;
-    for (cw_task *t = done; t; t = t->next, i++) {
-        argv[k] = t->raw, lens[k++] = t->raw_len;
-        argv[k] = ca[i].flag, lens[k++] = 1;
-        argv[k] = ca[i].score, lens[k++] = strlen(ca[i].score);
-        argv[k] = ca[i].json_len ? buf.data + ca[i].json_off : "", lens[k++] = ca[i].json_len;
+    snprintf(cnt[0], 24, "%zu", G);
+    argv[k] = cnt[0], lens[k++] = strlen(cnt[0]);
+    for (size_t g = 0; g < G; g++) {
+        snprintf(cnt[1 + 2 * g], 24, "%zu", nok[g]);
+        snprintf(cnt[2 + 2 * g], 24, "%zu", nfail[g]);
+        argv[k] = cnt[1 + 2 * g], lens[k++] = strlen(cnt[1 + 2 * g]);
+        argv[k] = cnt[2 + 2 * g], lens[k++] = strlen(cnt[2 + 2 * g]);
     }
-    rc = cw_conn_append_eval(c, &cw_script_commit, (int)(4 * n), (int)(4 * n + 1), argv, lens,
+    for (size_t g = 0; g < G; g++) {
+        i = 0;
+        for (cw_task *t = done; t; t = t->next, i++)
+            if (group_of[i] == g && !t->failed)
+                argv[k] = t->raw, lens[k++] = t->raw_len;
+    }
+    for (size_t g = 0; g < G; g++) {
+        i = 0;
+        for (cw_task *t = done; t; t = t->next, i++) {
+            if (group_of[i] != g || !t->failed)
+                continue;
+            argv[k] = t->raw, lens[k++] = t->raw_len;
+            argv[k] = ca[i].target, lens[k++] = 1;
+            argv[k] = ca[i].score, lens[k++] = strlen(ca[i].score);
+            argv[k] = ca[i].json_len ? buf.data + ca[i].json_off : "", lens[k++] = ca[i].json_len;
+        }
+    }
+    rc = cw_conn_append_eval(c, &cw_script_commit, (int)nkeys, (int)(k - nkeys), argv, lens,
                              err);
-    i = 0;
-    for (cw_task *t = done; t; t = t->next, i++)
-        t->outcome = ca[i].outcome; /* counted in the stats once the commit is read back */
+    cw_free(counts_heap);
 done:
+    cw_free(groups);
+    cw_free(nok);
+    cw_free(nfail);
+    cw_free(group_of);
     cw_free(argv);
     cw_free(lens);
     cw_free(ca);

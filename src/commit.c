@@ -1,6 +1,6 @@
 /* Committing finished jobs (SPEC §4.8): success releases the job; a failure goes to
- * retry with backoff, to dead, or is dropped (SkipDead), decided here and written by one
- * commit script call for the whole batch. */
+ * retry with backoff, to dead, or is dropped (SkipDead). Decided here; written by the
+ * dispatcher's cycle script together with the next fetch. */
 #include "log.h"
 #include "pool.h"
 #include "scripts.h"
@@ -62,14 +62,6 @@ static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
     return rc;
 }
 
-/* A failed task's forwarding data: target, score and JSON (in one buffer, by offset,
- * until the append copies them into hiredis' output). */
-typedef struct {
-    size_t json_off, json_len;
-    char score[24];
-    const char *target; /* "r", "d" or "-" */
-} commit_arg;
-
 /* Builds the failure record of each failed task (retry, dead or drop). */
 static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf *buf)
 {
@@ -119,39 +111,36 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
     return buf->oom ? CWORK_ENOMEM : 0;
 }
 
-int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
+int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err)
 {
+    memset(out, 0, sizeof *out);
+    cw_buf_init(&out->buf);
     size_t n = 0;
     for (cw_task *t = done; t; t = t->next)
         n++;
-    /* The queues the tasks came from (few: at most the registered types). */
-    cw_job_type **groups = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *groups);
-    size_t *nok = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *nok);
-    size_t *nfail = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *nfail);
+    size_t nt = p->ntypes ? p->ntypes : 1;
+    size_t *group_type = cw_calloc(nt, sizeof *group_type); /* type index of group g */
+    size_t *nok = cw_calloc(nt, sizeof *nok), *nfail = cw_calloc(nt, sizeof *nfail);
     size_t *group_of = cw_calloc(n ? n : 1, sizeof *group_of);
-    size_t argc_max = 3 * p->ntypes + 2 + 2 + 2 * p->ntypes + 4 * n;
-    const char **argv = cw_malloc(argc_max * sizeof *argv);
-    size_t *lens = cw_malloc(argc_max * sizeof *lens);
-    commit_arg *ca = cw_calloc(n ? n : 1, sizeof *ca);
-    cw_buf buf, retry_key, dead_key;
-    cw_buf_init(&buf);
-    cw_buf_init(&retry_key);
-    cw_buf_init(&dead_key);
-    cw_key_retry(&p->keys, &retry_key);
-    cw_key_dead(&p->keys, &dead_key);
+    out->counts = cw_calloc(1 + 3 * nt, sizeof *out->counts);
+    out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
+    size_t cap = 1 + 3 * nt + 4 * n;
+    out->argv = cw_malloc(cap * sizeof *out->argv);
+    out->lens = cw_malloc(cap * sizeof *out->lens);
     int rc = 0;
-    if (!groups || !nok || !nfail || !group_of || !argv || !lens || !ca || retry_key.oom ||
-        dead_key.oom || prepare_failures(p, done, ca, &buf) != 0) {
+    if (!group_type || !nok || !nfail || !group_of || !out->counts || !out->fail ||
+        !out->argv || !out->lens || prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
     size_t G = 0, i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
+        size_t type_index = (size_t)(t->type - p->types);
         size_t g = 0;
-        while (g < G && groups[g] != t->type)
+        while (g < G && group_type[g] != type_index)
             g++;
         if (g == G)
-            groups[G++] = t->type;
+            group_type[G++] = type_index;
         group_of[i] = g;
         if (t->failed)
             nfail[g]++;
@@ -159,79 +148,52 @@ int cw_commit_append(cwork_pool *p, cw_conn *c, cw_task *done, cwork_error *err)
             nok[g]++;
     }
     size_t k = 0;
+    snprintf(out->counts[0], sizeof out->counts[0], "%zu", G);
+    out->argv[k] = out->counts[0], out->lens[k++] = strlen(out->counts[0]);
     for (size_t g = 0; g < G; g++) {
-        argv[k] = groups[g]->keys[1], lens[k++] = groups[g]->key_lens[1]; /* in-progress */
-        argv[k] = groups[g]->keys[3], lens[k++] = groups[g]->key_lens[3]; /* lock */
-        argv[k] = groups[g]->keys[4], lens[k++] = groups[g]->key_lens[4]; /* lock_info */
-    }
-    argv[k] = retry_key.data, lens[k++] = retry_key.len;
-    argv[k] = dead_key.data, lens[k++] = dead_key.len;
-    size_t nkeys = k;
-    char counts[2 + 2 * 64][24];
-    char *counts_heap = NULL;
-    char (*cnt)[24] = counts;
-    if (2 + 2 * G > sizeof counts / sizeof counts[0]) {
-        counts_heap = cw_malloc((2 + 2 * G) * 24);
-        if (!counts_heap) {
-            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-            goto done;
-        }
-        cnt = (char(*)[24])counts_heap;
-    }
-    argv[k] = p->id, lens[k++] = 24;
-    snprintf(cnt[0], 24, "%zu", G);
-    argv[k] = cnt[0], lens[k++] = strlen(cnt[0]);
-    for (size_t g = 0; g < G; g++) {
-        snprintf(cnt[1 + 2 * g], 24, "%zu", nok[g]);
-        snprintf(cnt[2 + 2 * g], 24, "%zu", nfail[g]);
-        argv[k] = cnt[1 + 2 * g], lens[k++] = strlen(cnt[1 + 2 * g]);
-        argv[k] = cnt[2 + 2 * g], lens[k++] = strlen(cnt[2 + 2 * g]);
+        char *c = out->counts[1 + 3 * g];
+        snprintf(c, sizeof out->counts[0], "%zu", group_type[g] + 1);
+        snprintf(c + 24, sizeof out->counts[0], "%zu", nok[g]);
+        snprintf(c + 48, sizeof out->counts[0], "%zu", nfail[g]);
+        for (int j = 0; j < 3; j++)
+            out->argv[k] = c + 24 * j, out->lens[k++] = strlen(c + 24 * j);
     }
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++)
             if (group_of[i] == g && !t->failed)
-                argv[k] = t->raw, lens[k++] = t->raw_len;
+                out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
     }
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++) {
             if (group_of[i] != g || !t->failed)
                 continue;
-            argv[k] = t->raw, lens[k++] = t->raw_len;
-            argv[k] = ca[i].target, lens[k++] = 1;
-            argv[k] = ca[i].score, lens[k++] = strlen(ca[i].score);
-            argv[k] = ca[i].json_len ? buf.data + ca[i].json_off : "", lens[k++] = ca[i].json_len;
+            commit_arg *a = &out->fail[i];
+            out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
+            out->argv[k] = a->target, out->lens[k++] = 1;
+            out->argv[k] = a->score, out->lens[k++] = strlen(a->score);
+            out->argv[k] = a->json_len ? out->buf.data + a->json_off : "",
+            out->lens[k++] = a->json_len;
         }
     }
-    rc = cw_conn_append_eval(c, &cw_script_commit, (int)nkeys, (int)(k - nkeys), argv, lens,
-                             err);
-    cw_free(counts_heap);
+    out->n = k;
 done:
-    cw_free(groups);
+    cw_free(group_type);
     cw_free(nok);
     cw_free(nfail);
     cw_free(group_of);
-    cw_free(argv);
-    cw_free(lens);
-    cw_free(ca);
-    cw_buf_free(&buf);
-    cw_buf_free(&retry_key);
-    cw_buf_free(&dead_key);
+    if (rc)
+        cw_commit_args_free(out);
     return rc;
 }
 
-int cw_commit_read(cwork_pool *p, cw_conn *c, cwork_error *err)
+void cw_commit_args_free(cw_commit_args *a)
 {
-    (void)p;
-    redisReply *r = NULL;
-    int rc = cw_conn_read(c, &r, err);
-    if (rc)
-        return rc;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = cw_error(err, CWORK_EREDIS, "redis: commit: %s", r->str);
-    else if (r->type != REDIS_REPLY_INTEGER)
-        rc = cw_error(err, CWORK_EPROTO, "commit script answered no integer");
-    freeReplyObject(r);
-    return rc;
+    cw_free(a->argv);
+    cw_free(a->lens);
+    cw_free(a->counts);
+    cw_free(a->fail);
+    cw_buf_free(&a->buf);
+    memset(a, 0, sizeof *a);
 }

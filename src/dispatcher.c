@@ -1,6 +1,6 @@
-/* The dispatcher: one thread and one connection per pool. Each round trip commits the
- * jobs that executors finished and fetches up to k new ones (k = free executors, each
- * chosen by its own sampler draw) — the commit and fetch scripts pipelined together.
+/* The dispatcher: one thread and one connection per shard of the pool. Each round trip
+ * is one cycle script call that commits the jobs its executors finished and fetches up
+ * to k new ones (k = free executors, each chosen by its own sampler draw).
  * When nothing is fetched it backs off (1, 10, 100 ms … up to a cap); a wake-up from a
  * cwork enqueuer or a finished job ends the wait early. */
 #include "log.h"
@@ -26,15 +26,23 @@ static void deadline_after(struct timespec *ts, int64_t ms)
     }
 }
 
-/* Appends the fetch script for k draws: each draw is the sampler's order of type
- * indices, packed as one or two bytes per index into a single argument. */
-static int append_fetch(cwork_pool *p, cw_conn *c, size_t k, cw_buf *draws, cwork_error *err)
+/* Appends one cycle script call: the commit of the done tasks (commit args, may be
+ * empty) and a fetch of k jobs, each draw the sampler's order of type indices packed as
+ * one or two bytes per index into a single argument. */
+static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args *ca,
+                        cw_buf *draws, cwork_error *err)
 {
-    size_t nkeys = 6 * p->ntypes, nargs = 4;
+    cwork_pool *p = sh->pool;
+    size_t nkeys = 6 * p->ntypes + 2, nargs = 4 + (ca->n ? ca->n : 1);
     const char **argv = cw_malloc((nkeys + nargs) * sizeof *argv);
     size_t *lens = cw_malloc((nkeys + nargs) * sizeof *lens);
+    cw_buf retry, dead;
+    cw_buf_init(&retry);
+    cw_buf_init(&dead);
+    cw_key_retry(&p->keys, &retry);
+    cw_key_dead(&p->keys, &dead);
     int rc = 0;
-    if (!argv || !lens) {
+    if (!argv || !lens || retry.oom || dead.oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -43,11 +51,15 @@ static int append_fetch(cwork_pool *p, cw_conn *c, size_t k, cw_buf *draws, cwor
     for (size_t i = 0; i < p->ntypes; i++)
         for (int j = 0; j < 6; j++)
             argv[a] = p->types[i].keys[j], lens[a++] = p->types[i].key_lens[j];
+    argv[a] = retry.data, lens[a++] = retry.len;
+    argv[a] = dead.data, lens[a++] = dead.len;
     cw_buf_reset(draws);
+    cw_buf_putc(draws, '\0'); /* keeps data non-NULL for k = 0 */
+    draws->len = 0;
     for (size_t d = 0; d < k; d++) {
-        cw_sampler_draw(&p->sampler);
+        cw_sampler_draw(&sh->sampler);
         for (size_t i = 0; i < p->ntypes; i++) {
-            size_t t = p->sampler.order[i] + 1;
+            size_t t = sh->sampler.order[i] + 1;
             if (width == 2)
                 cw_buf_putc(draws, (char)(unsigned char)(t >> 8));
             cw_buf_putc(draws, (char)(unsigned char)(t & 0xff));
@@ -61,10 +73,19 @@ static int append_fetch(cwork_pool *p, cw_conn *c, size_t k, cw_buf *draws, cwor
     argv[a] = p->single_fetch ? "1" : "0", lens[a++] = 1;
     argv[a] = draws->data, lens[a++] = draws->len;
     argv[a] = width == 2 ? "2" : "1", lens[a++] = 1;
-    rc = cw_conn_append_eval(c, &cw_script_fetch, (int)nkeys, (int)nargs, argv, lens, err);
+    if (ca->n) {
+        for (size_t i = 0; i < ca->n; i++)
+            argv[a] = ca->argv[i], lens[a++] = ca->lens[i];
+    } else {
+        argv[a] = "0", lens[a++] = 1; /* G = 0: nothing to commit */
+    }
+    rc = cw_conn_append_eval(c, &cw_script_cycle, (int)nkeys, (int)(a - nkeys), argv, lens,
+                             err);
 done:
     cw_free(argv);
     cw_free(lens);
+    cw_buf_free(&retry);
+    cw_buf_free(&dead);
     return rc;
 }
 
@@ -89,24 +110,25 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
     return t;
 }
 
-/* Reads the fetch reply into a list of tasks. A task that cannot be allocated is left
- * in in-progress for the reaper (logged). */
-static int read_fetch(cwork_pool *p, cw_conn *c, cw_task_queue *out, cwork_error *err)
+/* Reads the cycle reply: the commit's count, then the fetched jobs as tasks. A task that
+ * cannot be allocated is left in in-progress for the reaper (logged). */
+static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
     if (rc)
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
-        rc = cw_error(err, CWORK_EREDIS, "redis: fetch: %s", r->str);
-    } else if (r->type != REDIS_REPLY_ARRAY || r->elements % 2) {
-        rc = cw_error(err, CWORK_EPROTO, "fetch script answered an unexpected reply");
+        rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", r->str);
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 1 ||
+               r->element[0]->type != REDIS_REPLY_INTEGER) {
+        rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
     } else {
-        for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        for (size_t i = 1; i + 1 < r->elements; i += 2) {
             redisReply *ti = r->element[i], *jobs = r->element[i + 1];
             if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
                 (size_t)ti->integer > p->ntypes || jobs->type != REDIS_REPLY_ARRAY) {
-                rc = cw_error(err, CWORK_EPROTO, "fetch script answered an unexpected reply");
+                rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
                 break;
             }
             cw_job_type *type = &p->types[ti->integer - 1];
@@ -198,57 +220,72 @@ static int claim_known(const char *b, size_t len, cw_task **known, size_t nknown
     return 0;
 }
 
-/* After a fetch whose reply was lost (Redis died after running the script), jobs may
- * sit in our in-progress lists with their locks taken but unknown to us; our heartbeat
- * keeps reapers away, so nobody else would ever give them back. Every in-progress entry
- * that no task accounts for is taken up as a fetched job. */
-static int reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task *pending, cw_task_queue *out,
-                              cwork_error *err)
+/* Every task of every shard: ready, running, done, taken for commit (caller holds mu).
+ * Returns how many were stored (at most cap). */
+static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
 {
-    for (size_t i = 0; i < p->ntypes; i++) {
-        const char *argv[] = {"LRANGE", p->types[i].keys[1], "0", "-1"};
-        size_t lens[] = {6, p->types[i].key_lens[1], 1, 2};
-        if (cw_conn_append(c, 4, argv, lens, err) != 0)
-            return err ? err->code : CWORK_EREDIS;
-    }
-    /* Everything we hold: ready, running, done, pending. */
-    pthread_mutex_lock(&p->mu);
-    size_t nknown = p->in_flight;
-    cw_task **known = cw_calloc(nknown ? nknown : 1, sizeof *known);
     size_t k = 0;
-    for (cw_task *t = p->ready.head; known && t && k < nknown; t = t->next)
-        known[k++] = t;
-    for (cw_task *t = p->done.head; known && t && k < nknown; t = t->next)
-        known[k++] = t;
-    for (size_t e = 0; known && e < p->opts.concurrency && k < nknown; e++)
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_shard *sh = &p->shards[i];
+        for (cw_task *t = sh->ready.head; t && k < cap; t = t->next)
+            known[k++] = t;
+        for (cw_task *t = sh->done.head; t && k < cap; t = t->next)
+            known[k++] = t;
+        for (cw_task *t = sh->pending; t && k < cap; t = t->next)
+            known[k++] = t;
+    }
+    for (size_t e = 0; e < p->opts.concurrency && k < cap; e++)
         if (p->executors[e].current)
             known[k++] = p->executors[e].current;
-    for (cw_task *t = pending; known && t && k < nknown; t = t->next)
-        known[k++] = t;
-    pthread_mutex_unlock(&p->mu);
-    unsigned char *used = cw_calloc(k ? k : 1, 1);
-    int rc = (!known || !used) ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
-    for (size_t i = 0; i < p->ntypes; i++) {
-        redisReply *r = NULL;
-        int rrc = cw_conn_read(c, &r, err);
-        if (rrc) {
-            rc = rrc;
-            break;
-        }
-        if (rc == 0 && r->type == REDIS_REPLY_ARRAY) {
-            /* Oldest last: walk from the right so that order is kept. */
-            for (size_t j = r->elements; j-- > 0;) {
-                redisReply *b = r->element[j];
-                if (b->type != REDIS_REPLY_STRING ||
-                    claim_known(b->str, b->len, known, k, used))
-                    continue;
-                cw_task *t = new_task(&p->types[i], b->str, b->len);
-                if (t)
-                    cw_tq_push(out, t);
-            }
-        }
-        freeReplyObject(r);
+    return k;
+}
+
+/* After a fetch whose reply was lost (Redis died after running the script), jobs may
+ * sit in the pool's in-progress lists with their locks taken but unknown to us; our
+ * heartbeat keeps reapers away, so nobody else would ever give them back. Every
+ * in-progress entry that no task of any shard accounts for is taken up as fetched.
+ * Runs under the exclusive fetch lock: no other shard is between a fetch and pushing
+ * its results, so every job we hold is in the lists collected here. */
+static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, cwork_error *err)
+{
+    cwork_pool *p = sh->pool;
+    redisReply **replies = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *replies);
+    if (!replies)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
+        const char *argv[] = {"LRANGE", p->types[i].keys[1], "0", "-1"};
+        size_t lens[] = {6, p->types[i].key_lens[1], 1, 2};
+        rc = cw_conn_append(c, 4, argv, lens, err);
     }
+    for (size_t i = 0; i < p->ntypes && rc == 0; i++)
+        rc = cw_conn_read(c, &replies[i], err);
+    pthread_mutex_lock(&p->mu);
+    size_t cap = cw_pool_in_flight(p);
+    cw_task **known = cw_calloc(cap ? cap : 1, sizeof *known);
+    size_t nknown = known ? collect_known(p, known, cap) : 0;
+    pthread_mutex_unlock(&p->mu);
+    unsigned char *used = cw_calloc(nknown ? nknown : 1, 1);
+    if (rc == 0 && (!known || !used))
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < p->ntypes; i++) {
+        redisReply *r = replies[i];
+        if (!r || r->type != REDIS_REPLY_ARRAY)
+            continue;
+        /* Oldest last: walk from the right so that order is kept. */
+        for (size_t j = r->elements; j-- > 0;) {
+            redisReply *b = r->element[j];
+            if (b->type != REDIS_REPLY_STRING || claim_known(b->str, b->len, known, nknown, used))
+                continue;
+            cw_task *t = new_task(&p->types[i], b->str, b->len);
+            if (t)
+                cw_tq_push(out, t);
+        }
+    }
+    for (size_t i = 0; replies && i < p->ntypes; i++)
+        if (replies[i])
+            freeReplyObject(replies[i]);
+    cw_free(replies);
     cw_free(known);
     cw_free(used);
     if (out->len) {
@@ -259,20 +296,36 @@ static int reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task *pending, cw_ta
     return rc;
 }
 
+/* Hands fetched tasks to the executors (caller holds mu). */
+static void deliver(cw_shard *sh, cw_task_queue *fetched)
+{
+    cwork_pool *p = sh->pool;
+    atomic_fetch_add(&p->n_fetched, fetched->len);
+    sh->in_flight += fetched->len;
+    for (cw_task *t = fetched->head; t;) {
+        cw_task *next = t->next;
+        /* An undecodable job goes straight to its commit (to dead). */
+        cw_tq_push(t->job ? &sh->ready : &sh->done, t);
+        t = next;
+    }
+    fetched->head = fetched->tail = NULL;
+    fetched->len = 0;
+    cw_pool_wake_executors(sh, 0);
+}
+
 void *cw_dispatcher_main(void *arg)
 {
-    cwork_pool *p = arg;
+    cw_shard *sh = arg;
+    cwork_pool *p = sh->pool;
     cw_block_sigpipe_thread();
     cw_conn *c = NULL;
-    cw_task *pending = NULL; /* done tasks waiting for a successful commit */
-    size_t npending = 0;
     int64_t idle_ms = 0;         /* current idle backoff */
     int64_t commit_wait_ms = 0;  /* backoff while commits fail */
     int64_t fetch_error_ms = 0;  /* backoff while fetches fail */
     int reclaim = 0;             /* a fetch's outcome is unknown: look at in-progress */
     struct timespec sleep_until = {0, 0};
     int sleeping = 0;
-    int gathered = 0; /* waited once for finishers since the last round trip */
+    int gathered = 0;            /* waited once for finishers since the last round trip */
     cw_buf draws;
     cw_buf_init(&draws);
     cwork_error err = {0};
@@ -280,37 +333,37 @@ void *cw_dispatcher_main(void *arg)
     pthread_mutex_lock(&p->mu);
     for (;;) {
         /* Take what the executors finished. */
-        for (cw_task *t = cw_tq_take_all(&p->done); t;) {
+        for (cw_task *t = cw_tq_take_all(&sh->done); t;) {
             cw_task *next = t->next;
-            t->next = pending;
-            pending = t;
-            npending++;
+            t->next = sh->pending;
+            sh->pending = t;
+            sh->npending++;
             t = next;
         }
-        if (p->stopping && !reclaim && !p->no_more_tasks) {
+        if (p->stopping && !reclaim && !sh->no_more_tasks) {
             /* No round trip is in flight here: nothing new can reach the executors. */
-            p->no_more_tasks = 1;
-            pthread_cond_broadcast(&p->work_cond);
+            sh->no_more_tasks = 1;
+            pthread_cond_broadcast(&sh->work_cond);
         }
-        if (p->stopping && p->in_flight == 0 && !reclaim)
+        if (p->stopping && sh->in_flight == 0 && !reclaim)
             break;
-        if (p->wakeup) {
-            p->wakeup = 0;
-            if (!p->commit_failing && fetch_error_ms == 0) {
+        if (sh->wakeup) {
+            sh->wakeup = 0;
+            if (!sh->commit_failing && fetch_error_ms == 0) {
                 sleeping = 0;
                 idle_ms = 0;
             }
         }
-        size_t busy = p->in_flight - npending;
-        size_t freen = p->opts.concurrency > busy ? p->opts.concurrency - busy : 0;
+        size_t busy = sh->in_flight - sh->npending;
+        size_t freen = sh->nexecutors > busy ? sh->nexecutors - busy : 0;
         int can_fetch = !p->stopping && freen > 0 && p->ntypes > 0;
         if (sleeping) {
             /* Idle or failing: wait out the backoff, but commit finished jobs at once
              * unless commits themselves are what is failing. */
-            if (!npending || p->commit_failing) {
-                p->dispatcher_waiting = 1;
-                int w = pthread_cond_timedwait(&p->disp_cond, &p->mu, &sleep_until);
-                p->dispatcher_waiting = 0;
+            if (!sh->npending || sh->commit_failing) {
+                sh->dispatcher_waiting = 1;
+                int w = pthread_cond_timedwait(&sh->disp_cond, &p->mu, &sleep_until);
+                sh->dispatcher_waiting = 0;
                 if (w == ETIMEDOUT)
                     sleeping = 0;
                 continue;
@@ -321,24 +374,27 @@ void *cw_dispatcher_main(void *arg)
          * a fetch now would be small (each script call has a fixed cost in Redis that
          * dwarfs its per-job cost); wait up to GATHER_MAX_MS for the batch to drain.
          * An idle or lightly loaded pool never waits here (nothing sits in ready). */
-        if (can_fetch && p->ready.len > 0 && !gathered) {
+        if (can_fetch && sh->ready.len > 0 && !gathered) {
             struct timespec g;
             deadline_after(&g, GATHER_MAX_MS);
-            p->dispatcher_waiting = 1;
-            pthread_cond_timedwait(&p->disp_cond, &p->mu, &g);
-            p->dispatcher_waiting = 0;
-            gathered = p->ready.len > 0; /* timed out: go ahead with what there is */
+            sh->dispatcher_waiting = 1;
+            pthread_cond_timedwait(&sh->disp_cond, &p->mu, &g);
+            sh->dispatcher_waiting = 0;
+            gathered = sh->ready.len > 0; /* timed out: go ahead with what there is */
             if (gathered) /* tasks still wait: the handlers are slower than estimated */
-                cw_pool_wake_executors(p, 1);
+                cw_pool_wake_executors(sh, 1);
             continue;
         }
         gathered = 0;
-        if (!npending && !can_fetch && !reclaim) {
-            p->dispatcher_waiting = 1;
-            pthread_cond_wait(&p->disp_cond, &p->mu);
-            p->dispatcher_waiting = 0;
+        if (!sh->npending && !can_fetch && !reclaim) {
+            sh->dispatcher_waiting = 1;
+            pthread_cond_wait(&sh->disp_cond, &p->mu);
+            sh->dispatcher_waiting = 0;
             continue;
         }
+        cw_task *pending = sh->pending; /* the list is stable while we commit it: only
+                                           this thread changes it, under mu */
+        size_t npending = sh->npending;
         pthread_mutex_unlock(&p->mu);
 
         size_t k = can_fetch && !reclaim ? (freen < MAX_FETCH ? freen : MAX_FETCH) : 0;
@@ -346,37 +402,50 @@ void *cw_dispatcher_main(void *arg)
         int commit_ok = npending == 0, fetch_ok = 0;
         int rc = c ? 0 : cw_redis_checkout(p->redis, &c, &err);
         if (rc == 0 && reclaim) {
-            rc = reclaim_inprogress(p, c, pending, &fetched, &err);
+            pthread_rwlock_wrlock(&p->fetch_lock);
+            rc = reclaim_inprogress(sh, c, &fetched, &err);
+            if (rc == 0)
+                reclaim = 0;
+            pthread_mutex_lock(&p->mu);
+            if (fetched.len)
+                deliver(sh, &fetched);
+            pthread_mutex_unlock(&p->mu);
+            pthread_rwlock_unlock(&p->fetch_lock);
+            if (rc == 0) {
+                pthread_mutex_lock(&p->mu);
+                continue;
+            }
+        }
+        /* One script call commits the done tasks and fetches k new jobs. Until its reply
+         * is read, what it moved is unknown (reclaim), and the fetch lock is held so that
+         * no other shard's reclaim runs before the jobs are delivered. */
+        int locked = rc == 0 && k;
+        if (locked)
+            pthread_rwlock_rdlock(&p->fetch_lock);
+        cw_commit_args ca;
+        memset(&ca, 0, sizeof ca);
+        if (rc == 0 && npending)
+            rc = cw_commit_prepare(p, pending, &ca, &err);
+        if (rc == 0) {
+            rc = append_cycle(sh, c, k, &ca, &draws, &err);
+            if (rc == 0 && k)
+                reclaim = 1;
+        }
+        cw_commit_args_free(&ca);
+        if (rc == 0) {
+            rc = read_cycle(p, c, &fetched, &err);
+            /* Only a clean reply tells what moved: a script that failed midway (Redis
+             * keeps what it wrote) may have moved jobs it could not return. */
             if (rc == 0)
                 reclaim = 0;
         }
-        if (rc == 0 && npending)
-            rc = cw_commit_append(p, c, pending, &err);
-        if (rc == 0 && k) {
-            rc = append_fetch(p, c, k, &draws, &err);
-            if (rc == 0)
-                reclaim = 1; /* until its reply is read: its outcome is unknown */
-        }
-        if (rc == 0 && npending) {
-            int crc = cw_commit_read(p, c, &err);
-            commit_ok = crc == 0;
-            if (crc)
-                cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
-                       err.message, NULL);
-        } else if (rc && npending) {
+        commit_ok = rc == 0;
+        fetch_ok = rc == 0;
+        if (rc && npending)
             cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
                    err.message, NULL);
-        }
-        if (rc == 0 && k) {
-            int frc = read_fetch(p, c, &fetched, &err);
-            fetch_ok = frc == 0;
-            if (frc == 0 || !c->broken)
-                reclaim = 0; /* the reply arrived: we know what was moved */
-            if (frc)
-                cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
-        } else if (rc && k) {
+        if (rc && k)
             cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
-        }
         if (c && (c->broken || c->pending)) {
             c->broken = 1;
             cw_redis_checkin(p->redis, c);
@@ -385,33 +454,28 @@ void *cw_dispatcher_main(void *arg)
         if (fetched.len && c)
             delete_unique_keys(p, c, &fetched);
 
+        size_t got = fetched.len;
         pthread_mutex_lock(&p->mu);
-        if (fetched.len) {
-            atomic_fetch_add(&p->n_fetched, fetched.len);
-            p->in_flight += fetched.len;
-            for (cw_task *t = fetched.head; t;) {
-                cw_task *next = t->next;
-                /* An undecodable job goes straight to its commit (to dead). */
-                cw_tq_push(t->job ? &p->ready : &p->done, t);
-                t = next;
-            }
-            cw_pool_wake_executors(p, 0);
-        }
+        if (got)
+            deliver(sh, &fetched);
+        if (locked)
+            pthread_rwlock_unlock(&p->fetch_lock);
         if (npending && commit_ok) {
             count_committed(p, pending);
-            p->in_flight -= npending;
+            sh->in_flight -= npending;
+            sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
+            sh->npending = 0;
             while (pending) {
                 cw_task *next = pending->next;
                 cw_task_free(pending);
                 pending = next;
             }
-            npending = 0;
             commit_wait_ms = 0;
-            p->commit_failing = 0;
+            sh->commit_failing = 0;
             pthread_cond_broadcast(&p->idle_cond);
         } else if (npending || (rc && !k)) {
             /* Commits are retried with capped backoff; nothing new is fetched meanwhile. */
-            p->commit_failing = npending > 0;
+            sh->commit_failing = npending > 0;
             commit_wait_ms = commit_wait_ms ? commit_wait_ms * 10 : 10;
             if (commit_wait_ms > COMMIT_BACKOFF_MAX_MS)
                 commit_wait_ms = COMMIT_BACKOFF_MAX_MS;
@@ -419,7 +483,7 @@ void *cw_dispatcher_main(void *arg)
             sleeping = 1;
             continue;
         }
-        if (fetched.len && fetch_ok) {
+        if (fetch_ok && got) {
             idle_ms = 0;
             fetch_error_ms = 0;
         } else if (k || reclaim) {

@@ -162,38 +162,39 @@ static void log_overrun(const cw_task *t, int64_t end_ms)
            t->job->id.ptr, "took_ms", took, NULL);
 }
 
-void cw_pool_wake_executors(cwork_pool *p, int force)
+void cw_pool_wake_executors(cw_shard *s, int force)
 {
-    size_t want = p->ready.len;
+    size_t want = s->ready.len;
     if (!force) {
         /* Enough executors that the batch takes about WAKE_TARGET_US. */
-        size_t enough = 1 + (size_t)((int64_t)p->ready.len * p->handler_avg_us / WAKE_TARGET_US);
+        size_t enough = 1 + (size_t)((int64_t)s->ready.len * s->handler_avg_us / WAKE_TARGET_US);
         if (enough < want)
             want = enough;
     }
-    if (want > p->executors_waiting)
-        want = p->executors_waiting;
+    if (want > s->executors_waiting)
+        want = s->executors_waiting;
     for (size_t i = 0; i < want; i++)
-        pthread_cond_signal(&p->work_cond);
+        pthread_cond_signal(&s->work_cond);
 }
 
 void *cw_executor_main(void *arg)
 {
     cw_executor *ex = arg;
     cwork_pool *p = ex->pool;
+    cw_shard *s = ex->shard;
     cw_block_sigpipe_thread();
     pthread_mutex_lock(&p->mu);
     for (;;) {
         /* A fetch in flight when stop began can still deliver tasks: executors leave
-         * only once the dispatcher says nothing more will come. */
-        while (!p->ready.head && !p->no_more_tasks) {
-            p->executors_waiting++;
-            pthread_cond_wait(&p->work_cond, &p->mu);
-            p->executors_waiting--;
+         * only once their dispatcher says nothing more will come. */
+        while (!s->ready.head && !s->no_more_tasks) {
+            s->executors_waiting++;
+            pthread_cond_wait(&s->work_cond, &p->mu);
+            s->executors_waiting--;
         }
-        if (!p->ready.head)
+        if (!s->ready.head)
             break;
-        cw_task *t = cw_tq_pop(&p->ready);
+        cw_task *t = cw_tq_pop(&s->ready);
         cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
         t->started_ms = cw_now_ms();
         t->run.pool = p;
@@ -210,7 +211,7 @@ void *cw_executor_main(void *arg)
         int64_t end = cw_now_ms();
         int64_t took_us = cw_monotonic_us() - start_us;
         pthread_mutex_lock(&p->mu);
-        p->handler_avg_us += (took_us - p->handler_avg_us) / 8;
+        s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         ex->current = NULL;
@@ -219,11 +220,11 @@ void *cw_executor_main(void *arg)
             log_overrun(t, end);
             pthread_mutex_lock(&p->mu);
         }
-        cw_tq_push(&p->done, t);
+        cw_tq_push(&s->done, t);
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
          * when it sleeps and the batch is drained (it gathers until then). */
-        if (p->dispatcher_waiting && p->ready.len == 0)
-            pthread_cond_signal(&p->disp_cond);
+        if (s->dispatcher_waiting && s->ready.len == 0)
+            pthread_cond_signal(&s->disp_cond);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;

@@ -4,6 +4,9 @@
 #include "pool.h"
 
 #include <errno.h>
+
+#define SHARD_EXECUTORS 10 /* executors per dispatcher (measured best on 2 cores) */
+#define MAX_SHARDS 4
 #include <string.h>
 #include <time.h>
 
@@ -121,10 +124,29 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
             goto fail;
         }
     }
+    /* One dispatcher per ~10 executors, at most 4 (see cw_shard). */
+    p->nshards = o.concurrency / SHARD_EXECUTORS;
+    if (p->nshards < 1)
+        p->nshards = 1;
+    if (p->nshards > MAX_SHARDS)
+        p->nshards = MAX_SHARDS;
+    p->shards = cw_calloc(p->nshards, sizeof *p->shards);
+    if (!p->shards)
+        goto oom;
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_shard *sh = &p->shards[i];
+        sh->pool = p;
+        sh->index = i;
+        sh->first_executor = o.concurrency * i / p->nshards;
+        sh->nexecutors = o.concurrency * (i + 1) / p->nshards - sh->first_executor;
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
+            p->executors[e].shard = sh;
+        pthread_cond_init(&sh->work_cond, NULL);
+        init_cond_monotonic(&sh->disp_cond);
+    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->stop_mu, NULL);
-    pthread_cond_init(&p->work_cond, NULL);
-    init_cond_monotonic(&p->disp_cond);
+    pthread_rwlock_init(&p->fetch_lock, NULL);
     init_cond_monotonic(&p->idle_cond);
     return p;
 oom:
@@ -132,11 +154,28 @@ oom:
 fail:
     if (p) {
         cw_keys_clear(&p->keys);
+        cw_free(p->shards);
         cw_free(p->executors);
         cw_free(p->ns);
         cw_free(p);
     }
     return NULL;
+}
+
+size_t cw_pool_in_flight(const cwork_pool *p)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->nshards; i++)
+        n += p->shards[i].in_flight;
+    return n;
+}
+
+void cw_pool_wake_dispatchers(cwork_pool *p)
+{
+    for (size_t i = 0; i < p->nshards; i++) {
+        p->shards[i].wakeup = 1;
+        pthread_cond_signal(&p->shards[i].disp_cond);
+    }
 }
 
 const char *cwork_pool_id(const cwork_pool *p)
@@ -248,7 +287,7 @@ void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
     s->retried = atomic_load(&mp->n_retried);
     s->dead = atomic_load(&mp->n_dead);
     pthread_mutex_lock(&mp->mu);
-    s->in_flight = mp->in_flight;
+    s->in_flight = cw_pool_in_flight(mp);
     pthread_mutex_unlock(&mp->mu);
 }
 
@@ -267,13 +306,17 @@ void cwork_pool_free(cwork_pool *p)
     cw_free(p->types);
     cw_free(p->middleware);
     cw_free(p->executors);
-    cw_sampler_clear(&p->sampler);
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_sampler_clear(&p->shards[i].sampler);
+        pthread_cond_destroy(&p->shards[i].work_cond);
+        pthread_cond_destroy(&p->shards[i].disp_cond);
+    }
+    cw_free(p->shards);
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->stop_mu);
-    pthread_cond_destroy(&p->work_cond);
-    pthread_cond_destroy(&p->disp_cond);
+    pthread_rwlock_destroy(&p->fetch_lock);
     pthread_cond_destroy(&p->idle_cond);
     cw_keys_clear(&p->keys);
     cw_free(p->ns);

@@ -135,13 +135,17 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     }
     for (size_t i = 0; i < p->opts.concurrency; i++)
         workers[i] = p->executors[i].worker_id;
-    cw_sampler_clear(&p->sampler);
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     p->heartbeat = cw_heartbeat_new(p->redis, &p->keys, p->id, names, p->ntypes, workers,
                                     p->opts.concurrency, p->opts.concurrency);
     p->observer = cw_observer_new(p->redis, &p->keys, workers, p->opts.concurrency);
-    if (cw_sampler_init(&p->sampler, prio, p->ntypes) != 0 || !p->heartbeat || !p->observer) {
+    int sampler_failed = 0;
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_sampler_clear(&p->shards[i].sampler);
+        sampler_failed |= cw_sampler_init(&p->shards[i].sampler, prio, p->ntypes) != 0;
+    }
+    if (sampler_failed || !p->heartbeat || !p->observer) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -150,17 +154,25 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         (rc = cw_heartbeat_start(p->heartbeat, err)) != 0)
         goto done;
     p->stopping = 0;
-    p->no_more_tasks = 0;
     p->started = 1;
     p->executors_started = 0;
-    p->dispatcher_started = p->maintenance_started = p->subscriber_started = 0;
+    p->maintenance_started = p->subscriber_started = 0;
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_shard *sh = &p->shards[i];
+        sh->no_more_tasks = 0;
+        sh->dispatcher_started = 0;
+        sh->commit_failing = 0;
+    }
     for (; p->executors_started < p->opts.concurrency && rc == 0; p->executors_started++) {
         cw_executor *ex = &p->executors[p->executors_started];
         if ((rc = start_thread(&ex->thread, cw_executor_main, ex, err)) != 0)
             break;
     }
-    if (rc == 0 && (rc = start_thread(&p->dispatcher, cw_dispatcher_main, p, err)) == 0)
-        p->dispatcher_started = 1;
+    for (size_t i = 0; i < p->nshards && rc == 0; i++) {
+        cw_shard *sh = &p->shards[i];
+        if ((rc = start_thread(&sh->dispatcher, cw_dispatcher_main, sh, err)) == 0)
+            sh->dispatcher_started = 1;
+    }
     if (rc == 0 && (rc = start_thread(&p->maintenance, maintenance_main, p, err)) == 0)
         p->maintenance_started = 1;
     if (rc == 0 && !p->opts.no_wakeups &&
@@ -169,11 +181,11 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     if (rc) {
         /* Rare (thread limits): stop the threads that did start. Nothing was fetched
          * yet unless the dispatcher started, and then stop commits what it took. */
-        if (!p->dispatcher_started) {
-            pthread_mutex_lock(&p->mu);
-            p->no_more_tasks = 1; /* no dispatcher to say so */
-            pthread_mutex_unlock(&p->mu);
-        }
+        pthread_mutex_lock(&p->mu);
+        for (size_t i = 0; i < p->nshards; i++)
+            if (!p->shards[i].dispatcher_started)
+                p->shards[i].no_more_tasks = 1; /* no dispatcher to say so */
+        pthread_mutex_unlock(&p->mu);
         cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
         cw_error(err, rc, "cannot start the pool's threads");
     }
@@ -190,21 +202,27 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
 {
     pthread_mutex_lock(&p->mu);
     p->stopping = 1;
-    pthread_cond_broadcast(&p->work_cond);
-    pthread_cond_broadcast(&p->disp_cond);
+    for (size_t i = 0; i < p->nshards; i++) {
+        pthread_cond_broadcast(&p->shards[i].work_cond);
+        pthread_cond_broadcast(&p->shards[i].disp_cond);
+    }
     struct timespec deadline;
     deadline_after(&deadline, grace_ms < 0 ? 0 : grace_ms);
-    while (p->in_flight > 0) {
+    while (cw_pool_in_flight(p) > 0) {
         if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
             break;
     }
-    size_t left = p->in_flight;
+    size_t left = cw_pool_in_flight(p);
     size_t running = 0;
     for (size_t i = 0; i < p->opts.concurrency; i++)
         running += p->executors[i].current != NULL;
     char where[96];
-    snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", p->ready.len, running,
-             p->done.len);
+    size_t ready = 0, done = 0;
+    for (size_t i = 0; i < p->nshards; i++) {
+        ready += p->shards[i].ready.len;
+        done += p->shards[i].done.len + p->shards[i].npending;
+    }
+    snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", ready, running, done);
     pthread_mutex_unlock(&p->mu);
     if (left > 0) {
         /* Leave the heartbeat (it goes stale) and the in-progress entries to a reaper. */
@@ -216,8 +234,9 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
                         "stop: %zu jobs still running or uncommitted after %d ms; left to "
                         "the dead pool reaper", left, grace_ms);
     }
-    if (p->dispatcher_started)
-        pthread_join(p->dispatcher, NULL);
+    for (size_t i = 0; i < p->nshards; i++)
+        if (p->shards[i].dispatcher_started)
+            pthread_join(p->shards[i].dispatcher, NULL);
     for (size_t i = 0; i < p->executors_started; i++)
         pthread_join(p->executors[i].thread, NULL);
     if (p->maintenance_started)
@@ -269,12 +288,11 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
         if (rc)
             return rc;
         pthread_mutex_lock(&p->mu);
-        if (empty && p->in_flight == 0) {
+        if (empty && cw_pool_in_flight(p) == 0) {
             pthread_mutex_unlock(&p->mu);
             return cw_observer_flush(p->observer, 1, err);
         }
-        p->wakeup = 1; /* keep the dispatcher polling without idle backoff */
-        pthread_cond_signal(&p->disp_cond);
+        cw_pool_wake_dispatchers(p); /* keep them polling without idle backoff */
         pthread_mutex_unlock(&p->mu);
         if (cw_monotonic_ms() >= end)
             return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %d ms",
@@ -298,7 +316,7 @@ static void *maintenance_main(void *arg)
     for (size_t i = 0; names && i < p->ntypes; i++)
         names[i] = p->types[i].name;
     pthread_mutex_lock(&p->mu);
-    while (!p->stopping || p->in_flight > 0) {
+    while (!p->stopping || cw_pool_in_flight(p) > 0) {
         struct timespec ts;
         deadline_after(&ts, 100);
         pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts);
@@ -329,8 +347,7 @@ static void *maintenance_main(void *arg)
             next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
             pthread_mutex_lock(&p->mu);
             if (moved) { /* they are likely ours to run: don't wait for the next poll */
-                p->wakeup = 1;
-                pthread_cond_signal(&p->disp_cond);
+                cw_pool_wake_dispatchers(p);
             }
         }
     }
@@ -356,8 +373,7 @@ static void on_message(cwork_pool *p, redisReply *r)
         r->element[2]->type == REDIS_REPLY_STRING &&
         cw_pool_find_type(p, r->element[2]->str, r->element[2]->len)) {
         pthread_mutex_lock(&p->mu);
-        p->wakeup = 1;
-        pthread_cond_signal(&p->disp_cond);
+        cw_pool_wake_dispatchers(p);
         pthread_mutex_unlock(&p->mu);
     }
     freeReplyObject(r);

@@ -1,0 +1,104 @@
+/* What a pool tells its operators through the logger: a handler that runs past its
+ * type's timeout ("job.overrun", with the job), and a Redis that may evict jobs
+ * ("pool.maxmemory_policy" at start). */
+#include "cwork.h"
+#include "testlib.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+static pthread_mutex_t mu_ = PTHREAD_MUTEX_INITIALIZER;
+static char seen_[4096];
+
+static void logger(void *ud, cwork_log_level level, const char *msg, const cwork_log_field *f,
+                   size_t n)
+{
+    (void)ud;
+    pthread_mutex_lock(&mu_);
+    size_t len = strlen(seen_);
+    len += (size_t)snprintf(seen_ + len, sizeof seen_ - len, "%d %s", (int)level, msg);
+    for (size_t i = 0; i < n && len < sizeof seen_; i++)
+        len += (size_t)snprintf(seen_ + len, sizeof seen_ - len, " %s=%s", f[i].key, f[i].value);
+    if (len < sizeof seen_ - 1)
+        strcat(seen_, "\n");
+    pthread_mutex_unlock(&mu_);
+}
+
+static int seen(const char *needle)
+{
+    pthread_mutex_lock(&mu_);
+    int found = strstr(seen_, needle) != NULL;
+    pthread_mutex_unlock(&mu_);
+    return found;
+}
+
+static int slow(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    int64_t deadline = cwork_job_deadline_ms(job);
+    struct timespec ts = {0, 300 * 1000000L};
+    nanosleep(&ts, NULL);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    CHECK(deadline > 0 && (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 > deadline);
+    return 0;
+}
+
+static void overrun_and_eviction_policy_are_reported(void)
+{
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
+        return;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
+    freeReplyObject(tl_cmd(c, "CONFIG SET maxmemory-policy allkeys-lru"));
+    freeReplyObject(tl_cmd(c, "LPUSH warn:jobs:slow {\"name\":\"slow\",\"id\":\"o1\",\"t\":1,\"args\":null}"));
+    seen_[0] = '\0';
+    cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
+    cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = "warn";
+    o.concurrency = 2;
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.timeout_ms = 50;
+    cwork_pool_register(p, "slow", slow, &jo, NULL);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK(seen("pool.maxmemory_policy policy=allkeys-lru"));
+    CHECK_INT(cwork_pool_drain(p, 5000, NULL), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    /* Logged once, while it still ran (maintenance) or when it ended (executor). */
+    CHECK(seen("job.overrun job_name=slow job_id=o1"));
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    cwork_pool_free(p);
+    cwork_redis_free(redis);
+
+    /* noeviction: no warning. */
+    freeReplyObject(tl_cmd(c, "CONFIG SET maxmemory-policy noeviction"));
+    seen_[0] = '\0';
+    cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
+    redis = cwork_redis_new(url, NULL, NULL);
+    p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool_register(p, "slow", slow, &jo, NULL);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    CHECK(!seen("maxmemory"));
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    cwork_pool_free(p);
+    cwork_redis_free(redis);
+    redisFree(c);
+    tl_server_destroy(&s);
+}
+
+int main(void)
+{
+    RUN(overrun_and_eviction_policy_are_reported);
+    return tl_finish();
+}

@@ -96,6 +96,31 @@ static redisContext *dial(const char *url)
     return c;
 }
 
+/* Baselines on the same server, same run: round trips per second one at a time (the
+ * ceiling of a worker that needs a round trip per job, as Go's does) and pipelined. */
+static double baseline_rtt, baseline_pipelined;
+
+static void measure_baselines(redisContext *raw)
+{
+    const int n = 20000;
+    int64_t t0 = now_us();
+    for (int i = 0; i < n; i++)
+        freeReplyObject(redisCommand(raw, "PING"));
+    baseline_rtt = n / ((double)(now_us() - t0) / 1e6);
+    t0 = now_us();
+    for (int i = 0; i < n * 10; i++)
+        redisAppendCommand(raw, "PING");
+    for (int i = 0; i < n * 10; i++) {
+        void *r;
+        if (redisGetReply(raw, &r) != REDIS_OK)
+            exit(1);
+        freeReplyObject(r);
+    }
+    baseline_pipelined = n * 10 / ((double)(now_us() - t0) / 1e6);
+    printf("baseline: %.0f round trips/s one at a time, %.0f/s pipelined\n", baseline_rtt,
+           baseline_pipelined);
+}
+
 static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int queues,
                        unsigned concurrency)
 {
@@ -146,10 +171,11 @@ static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int que
     double cpu1 = redis_cpu_seconds(raw);
     cwork_pool_stop(p, 10000, NULL);
     double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
+    double rate = (double)(total - 1) / (run_s > 0 ? run_s : 1e-9);
     printf("%2d queues, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
-           "jobs/s, Redis CPU %.2f us/job\n",
-           queues, concurrency, total, (double)total / enqueue_s,
-           (double)(total - 1) / (run_s > 0 ? run_s : 1e-9), (cpu1 - cpu0) * 1e6 / (double)total);
+           "jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job\n",
+           queues, concurrency, total, (double)total / enqueue_s, rate, rate / baseline_rtt,
+           (cpu1 - cpu0) * 1e6 / (double)total);
     cwork_pool_free(p);
     cwork_args_free(args);
     cwork_batch_free(b);
@@ -227,9 +253,9 @@ int main(int argc, char **argv)
     redisContext *raw = dial(url);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
+    measure_baselines(raw);
     throughput(redis, raw, jobs, 5, concurrency);
-    if (!getenv("BENCH_ONLY_5"))
-        throughput(redis, raw, jobs, 10, concurrency);
+    throughput(redis, raw, jobs, 10, concurrency);
     if (latency_jobs > 0)
         latency(redis, raw, latency_jobs, concurrency);
     cwork_redis_free(redis);

@@ -144,12 +144,5 @@ int cwork_args_to_json(const cwork_args *args, char **out, size_t *len, cwork_er
         rc = gj_encode(&b, args->obj, err);
     else
         cw_buf_append(&b, "null", 4); /* what enqueue writes for absent args */
-    if (rc) {
-        cw_buf_free(&b);
-        return rc;
-    }
-    char *s = cw_buf_take(&b, len);
-    if (!s) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    *out = s;
-    return 0;
+    return cw_buf_give(&b, rc, out, len, err);
 }

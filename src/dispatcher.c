@@ -15,17 +15,6 @@
 #define COMMIT_BACKOFF_MAX_MS 5000
 #define GATHER_MAX_MS 1        /* longest wait for more free executors under load */
 
-static void deadline_after(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* Appends one cycle script call: the commit of the done tasks (commit args, may be
  * empty) and a fetch of k jobs, each draw the sampler's order of type indices packed as
  * one or two bytes per index into a single argument. */
@@ -376,7 +365,7 @@ void *cw_dispatcher_main(void *arg)
          * An idle or lightly loaded pool never waits here (nothing sits in ready). */
         if (can_fetch && sh->ready.len > 0 && !gathered) {
             struct timespec g;
-            deadline_after(&g, GATHER_MAX_MS);
+            cw_deadline_after_ms(&g, GATHER_MAX_MS);
             sh->dispatcher_waiting = 1;
             pthread_cond_timedwait(&sh->disp_cond, &p->mu, &g);
             sh->dispatcher_waiting = 0;
@@ -479,7 +468,7 @@ void *cw_dispatcher_main(void *arg)
             commit_wait_ms = commit_wait_ms ? commit_wait_ms * 10 : 10;
             if (commit_wait_ms > COMMIT_BACKOFF_MAX_MS)
                 commit_wait_ms = COMMIT_BACKOFF_MAX_MS;
-            deadline_after(&sleep_until, commit_wait_ms);
+            cw_deadline_after_ms(&sleep_until, commit_wait_ms);
             sleeping = 1;
             continue;
         }
@@ -498,7 +487,7 @@ void *cw_dispatcher_main(void *arg)
                 if (idle_ms > p->opts.idle_backoff_max_ms)
                     idle_ms = p->opts.idle_backoff_max_ms;
             }
-            deadline_after(&sleep_until, idle_ms);
+            cw_deadline_after_ms(&sleep_until, idle_ms);
             sleeping = 1;
         }
     }

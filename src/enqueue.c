@@ -180,47 +180,66 @@ static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
     return rc;
 }
 
+/* The keys and score one enqueue needs: the queue (or the scheduled set and the score
+ * for a delayed job), known_jobs and the wake-up channel. */
+typedef struct {
+    cw_buf target, known, channel;
+    char score[24];
+} send_keys;
+
+static int send_keys_build(cwork_enqueuer *enq, const char *name, int delayed, int64_t run_at,
+                           send_keys *k, cwork_error *err)
+{
+    cw_buf_init(&k->target);
+    cw_buf_init(&k->known);
+    cw_buf_init(&k->channel);
+    k->score[0] = '\0';
+    if (!delayed) {
+        cw_key_queue(&enq->keys, &k->target, name);
+    } else {
+        cw_key_scheduled(&enq->keys, &k->target);
+        snprintf(k->score, sizeof k->score, "%lld", (long long)run_at);
+    }
+    cw_key_known_jobs(&enq->keys, &k->known);
+    cw_key_wakeup_channel(&enq->keys, &k->channel);
+    if (k->target.oom || k->known.oom || k->channel.oom)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return 0;
+}
+
+static void send_keys_free(send_keys *k)
+{
+    cw_buf_free(&k->target);
+    cw_buf_free(&k->known);
+    cw_buf_free(&k->channel);
+}
+
 /* LPUSH or (delayed) ZADD, with SADD <p>known_jobs in a MULTI when the cache says so. */
 static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const cw_buf *json,
                       int delayed, int64_t run_at, int sadd, cwork_error *err)
 {
-    cw_buf key, known;
-    cw_buf_init(&key);
-    cw_buf_init(&known);
-    char score[24] = "";
-    if (!delayed) {
-        cw_key_queue(&enq->keys, &key, name);
-    } else {
-        cw_key_scheduled(&enq->keys, &key);
-        snprintf(score, sizeof score, "%lld", (long long)run_at);
-    }
-    cw_key_known_jobs(&enq->keys, &known);
-    cw_buf channel;
-    cw_buf_init(&channel);
-    cw_key_wakeup_channel(&enq->keys, &channel);
-    int rc = 0;
-    if (key.oom || known.oom || channel.oom) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    send_keys k;
+    int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
+    if (rc)
         goto done;
-    }
     const char *argv[4];
     size_t lens[4];
     int argc = 0;
     if (!delayed) {
         argv[0] = "LPUSH", lens[0] = 5;
-        argv[1] = key.data, lens[1] = key.len;
+        argv[1] = k.target.data, lens[1] = k.target.len;
         argv[2] = json->data, lens[2] = json->len;
         argc = 3;
     } else {
         argv[0] = "ZADD", lens[0] = 4;
-        argv[1] = key.data, lens[1] = key.len;
-        argv[2] = score, lens[2] = strlen(score);
+        argv[1] = k.target.data, lens[1] = k.target.len;
+        argv[2] = k.score, lens[2] = strlen(k.score);
         argv[3] = json->data, lens[3] = json->len;
         argc = 4;
     }
     /* An immediate job also announces itself to idle pools, in the same round trip. */
-    const char *pub[] = {"PUBLISH", channel.data, name};
-    size_t pub_lens[] = {7, channel.len, strlen(name)};
+    const char *pub[] = {"PUBLISH", k.channel.data, name};
+    size_t pub_lens[] = {7, k.channel.len, strlen(name)};
     int publish = !delayed;
     if (!sadd) {
         if ((rc = cw_conn_append(c, argc, argv, lens, err)) ||
@@ -231,8 +250,8 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
     }
     const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
     size_t multi_len[] = {5}, exec_len[] = {4};
-    const char *sadd_argv[] = {"SADD", known.data, name};
-    size_t sadd_lens[] = {4, known.len, strlen(name)};
+    const char *sadd_argv[] = {"SADD", k.known.data, name};
+    size_t sadd_lens[] = {4, k.known.len, strlen(name)};
     if ((rc = cw_conn_append(c, 1, multi, multi_len, err)) ||
         (rc = cw_conn_append(c, argc, argv, lens, err)) ||
         (rc = cw_conn_append(c, 3, sadd_argv, sadd_lens, err)) ||
@@ -246,9 +265,7 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
             rc = prc;
     }
 done:
-    cw_buf_free(&key);
-    cw_buf_free(&known);
-    cw_buf_free(&channel);
+    send_keys_free(&k);
     return rc;
 }
 
@@ -256,29 +273,19 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
                        const cw_buf *json, int delayed, int64_t run_at, int sadd,
                        cwork_error *err)
 {
-    cw_buf target, guard, known;
-    cw_buf_init(&target);
+    send_keys k;
+    cw_buf guard;
     cw_buf_init(&guard);
-    cw_buf_init(&known);
-    char score[24] = "";
-    if (!delayed) {
-        cw_key_queue(&enq->keys, &target, name);
-    } else {
-        cw_key_scheduled(&enq->keys, &target);
-        snprintf(score, sizeof score, "%lld", (long long)run_at);
-    }
-    cw_key_known_jobs(&enq->keys, &known);
-    cw_buf channel;
-    cw_buf_init(&channel);
-    cw_key_wakeup_channel(&enq->keys, &channel);
-    int rc = cw_key_unique(&enq->keys, &guard, name, args ? args_object(args) : NULL, err);
-    if (rc == 0 && (target.oom || guard.oom || known.oom || channel.oom))
+    int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
+    if (rc == 0)
+        rc = cw_key_unique(&enq->keys, &guard, name, args ? args_object(args) : NULL, err);
+    if (rc == 0 && guard.oom)
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
-        const char *argv[] = {target.data, guard.data, known.data, json->data, score,
-                              sadd ? name : "", channel.data, name};
-        size_t lens[] = {target.len, guard.len, known.len, json->len, strlen(score),
-                         sadd ? strlen(name) : 0, channel.len, strlen(name)};
+        const char *argv[] = {k.target.data, guard.data, k.known.data, json->data, k.score,
+                              sadd ? name : "", k.channel.data, name};
+        size_t lens[] = {k.target.len, guard.len, k.known.len, json->len, strlen(k.score),
+                         sadd ? strlen(name) : 0, k.channel.len, strlen(name)};
         redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 3, 5, argv, lens, err);
         if (!r) {
             rc = err ? err->code : CWORK_EREDIS;
@@ -291,10 +298,8 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
             freeReplyObject(r);
         }
     }
-    cw_buf_free(&target);
+    send_keys_free(&k);
     cw_buf_free(&guard);
-    cw_buf_free(&known);
-    cw_buf_free(&channel);
     return rc;
 }
 

@@ -373,15 +373,7 @@ int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error 
     if (!job || !out) return cw_error(err, CWORK_EINVAL, "job encode: NULL argument");
     cw_buf b;
     cw_buf_init(&b);
-    int rc = job_encode(&b, job, err);
-    if (rc) {
-        cw_buf_free(&b);
-        return rc;
-    }
-    char *s = cw_buf_take(&b, len);
-    if (!s) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    *out = s;
-    return 0;
+    return cw_buf_give(&b, job_encode(&b, job, err), out, len, err);
 }
 
 /* ---------------------------------------------------------------- accessors */

@@ -11,17 +11,6 @@
 #include <string.h>
 #include <time.h>
 
-static void deadline_after(struct timespec *ts, int64_t ms)
-{
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (ms % 1000) * 1000000L;
-    if (ts->tv_nsec >= 1000000000L) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000L;
-    }
-}
-
 /* ---------------------------------------------------------------- start */
 
 /* INFO server: batch fetch needs RPOP with a count (Redis >= 6.2). */
@@ -207,7 +196,7 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
         pthread_cond_broadcast(&p->shards[i].disp_cond);
     }
     struct timespec deadline;
-    deadline_after(&deadline, grace_ms < 0 ? 0 : grace_ms);
+    cw_deadline_after_ms(&deadline, grace_ms < 0 ? 0 : grace_ms);
     while (cw_pool_in_flight(p) > 0) {
         if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
             break;
@@ -318,7 +307,7 @@ static void *maintenance_main(void *arg)
     pthread_mutex_lock(&p->mu);
     while (!p->stopping || cw_pool_in_flight(p) > 0) {
         struct timespec ts;
-        deadline_after(&ts, 100);
+        cw_deadline_after_ms(&ts, 100);
         pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts);
         int64_t now_ms = cw_now_ms();
         for (size_t i = 0; i < p->opts.concurrency; i++) {

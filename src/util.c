@@ -225,6 +225,19 @@ char *cw_buf_take(cw_buf *b, size_t *len)
     return d;
 }
 
+int cw_buf_give(cw_buf *b, int rc, char **out, size_t *len, cwork_error *err)
+{
+    if (rc) {
+        cw_buf_free(b);
+        return rc;
+    }
+    char *s = cw_buf_take(b, len);
+    if (!s)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    *out = s;
+    return 0;
+}
+
 /* ---------------------------------------------------------------- time, randomness */
 
 int64_t cw_now(void)
@@ -251,6 +264,17 @@ int64_t cw_monotonic_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void cw_deadline_after_ms(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
 }
 
 int cw_random_bytes(void *p, size_t n)

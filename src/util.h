@@ -43,12 +43,19 @@ void cw_buf_put_int64(cw_buf *b, int64_t v);   /* plain decimal, locale-independ
 void cw_buf_put_uint64(cw_buf *b, uint64_t v);
 /* Hands the data over (NUL-terminated) and leaves the buffer empty; NULL if oom. */
 char *cw_buf_take(cw_buf *b, size_t *len);
+/* Ends a function that built its result in b: with rc == 0 hands the data to *out (and
+ * its length to *len) or fails with CWORK_ENOMEM; otherwise frees b and returns rc. */
+int cw_buf_give(cw_buf *b, int rc, char **out, size_t *len, cwork_error *err);
 
 /* Wall clock in whole Unix seconds and in milliseconds; monotonic milliseconds. */
 int64_t cw_now(void);
 int64_t cw_now_ms(void);
 int64_t cw_monotonic_ms(void);
 int64_t cw_monotonic_us(void);
+/* *ts = the monotonic clock + ms, for timed waits on conditions made with
+ * pthread_condattr_setclock(CLOCK_MONOTONIC). */
+struct timespec;
+void cw_deadline_after_ms(struct timespec *ts, int64_t ms);
 
 /* Fills p with n bytes from the OS CSPRNG; 0 or -1. */
 int cw_random_bytes(void *p, size_t n);

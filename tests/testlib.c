@@ -189,9 +189,9 @@ static int cmp_pair(const void *a, const void *b)
     return cmp_str(a, b);
 }
 
-char *tl_ns_dump(redisContext *c, const char *prefix)
+/* KEYS with the prefix glob-escaped: every key that starts with it. */
+static redisReply *keys_with_prefix(redisContext *c, const char *prefix)
 {
-    /* KEYS with the prefix glob-escaped. */
     char pattern[512];
     size_t j = 0;
     for (const char *p = prefix; *p && j + 3 < sizeof pattern; p++) {
@@ -201,7 +201,12 @@ char *tl_ns_dump(redisContext *c, const char *prefix)
     }
     pattern[j++] = '*';
     pattern[j] = '\0';
-    redisReply *keys = tl_cmd(c, "KEYS %s", pattern);
+    return tl_cmd(c, "KEYS %s", pattern);
+}
+
+char *tl_ns_dump(redisContext *c, const char *prefix)
+{
+    redisReply *keys = keys_with_prefix(c, prefix);
     if (keys->elements > 1)
         qsort(keys->element, keys->elements, sizeof keys->element[0], cmp_str);
     tl_str out = {0};
@@ -274,16 +279,7 @@ char *tl_ns_dump(redisContext *c, const char *prefix)
 
 void tl_ns_delete(redisContext *c, const char *prefix)
 {
-    char pattern[512];
-    size_t j = 0;
-    for (const char *p = prefix; *p && j + 3 < sizeof pattern; p++) {
-        if (strchr("*?[]\\", *p))
-            pattern[j++] = '\\';
-        pattern[j++] = *p;
-    }
-    pattern[j++] = '*';
-    pattern[j] = '\0';
-    redisReply *keys = tl_cmd(c, "KEYS %s", pattern);
+    redisReply *keys = keys_with_prefix(c, prefix);
     for (size_t k = 0; k < keys->elements; k++)
         freeReplyObject(tl_cmd(c, "DEL %b", keys->element[k]->str, keys->element[k]->len));
     freeReplyObject(keys);

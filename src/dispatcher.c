@@ -233,8 +233,9 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
  * sit in the pool's in-progress lists with their locks taken but unknown to us; our
  * heartbeat keeps reapers away, so nobody else would ever give them back. Every
  * in-progress entry that no task of any shard accounts for is taken up as fetched.
- * Runs under the exclusive fetch lock: no other shard is between a fetch and pushing
- * its results, so every job we hold is in the lists collected here. */
+ * Runs under the exclusive round-trip lock: no other shard is in a round trip, between
+ * a fetch and delivering its jobs, or freeing committed tasks — so every job we hold is
+ * in the lists collected here, and none of them is freed while we compare. */
 static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, cwork_error *err)
 {
     cwork_pool *p = sh->pool;
@@ -406,9 +407,10 @@ void *cw_dispatcher_main(void *arg)
             }
         }
         /* One script call commits the done tasks and fetches k new jobs. Until its reply
-         * is read, what it moved is unknown (reclaim), and the fetch lock is held so that
-         * no other shard's reclaim runs before the jobs are delivered. */
-        int locked = rc == 0 && k;
+         * is read, what it moved is unknown (reclaim). The round-trip lock is held shared
+         * until fetched jobs are delivered and committed tasks freed, so that another
+         * shard's reclaim (exclusive) sees every task and none is freed under it. */
+        int locked = rc == 0;
         if (locked)
             pthread_rwlock_rdlock(&p->fetch_lock);
         cw_commit_args ca;
@@ -447,8 +449,6 @@ void *cw_dispatcher_main(void *arg)
         pthread_mutex_lock(&p->mu);
         if (got)
             deliver(sh, &fetched);
-        if (locked)
-            pthread_rwlock_unlock(&p->fetch_lock);
         if (npending && commit_ok) {
             count_committed(p, pending);
             sh->in_flight -= npending;
@@ -462,6 +462,11 @@ void *cw_dispatcher_main(void *arg)
             commit_wait_ms = 0;
             sh->commit_failing = 0;
             pthread_cond_broadcast(&p->idle_cond);
+        }
+        if (locked)
+            pthread_rwlock_unlock(&p->fetch_lock);
+        if (npending && commit_ok) {
+            /* committed: nothing more to do */
         } else if (npending || (rc && !k)) {
             /* Commits are retried with capped backoff; nothing new is fetched meanwhile. */
             sh->commit_failing = npending > 0;

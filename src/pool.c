@@ -1,5 +1,6 @@
+#define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 /* Worker pool life cycle: creation, registration, start, stop, drain, statistics.
- * The threads themselves live in executor.c, dispatcher.c and pool_threads.c. */
+ * The threads themselves live in executor.c, dispatcher.c and pool_run.c. */
 #include "log.h"
 #include "pool.h"
 
@@ -146,7 +147,12 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
     }
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->stop_mu, NULL);
-    pthread_rwlock_init(&p->fetch_lock, NULL);
+    /* Writer-preferring: a reclaim must not wait behind a stream of round trips. */
+    pthread_rwlockattr_t rwa;
+    pthread_rwlockattr_init(&rwa);
+    pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&p->fetch_lock, &rwa);
+    pthread_rwlockattr_destroy(&rwa);
     init_cond_monotonic(&p->idle_cond);
     return p;
 oom:

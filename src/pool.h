@@ -122,8 +122,9 @@ struct cwork_pool {
     pthread_mutex_t mu;        /* guards the shards' queues and everything below */
     pthread_cond_t idle_cond;  /* stop/drain: in_flight changed */
     int started, stopping;
-    /* Fetch round trips hold it shared; a reclaim, which must see every shard's tasks
-     * while no fetch reply is half-handled, holds it exclusively. */
+    /* Round trips hold it shared (until their jobs are delivered and committed tasks
+     * freed); a reclaim, which must see every shard's tasks while none is half-handled
+     * or freed, holds it exclusively. */
     pthread_rwlock_t fetch_lock;
 
     pthread_t maintenance, subscriber;

@@ -13,12 +13,6 @@ static redisContext *rc_;
 static cwork_redis *redis_;
 static char ns_[64];
 
-__attribute__((unused)) static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 __attribute__((unused)) static cwork_pool *new_pool(const char *tag, unsigned concurrency)
 {
     tl_unique_ns(tag, ns_, sizeof ns_);
@@ -51,7 +45,7 @@ __attribute__((unused)) static long long wait_for_int(long long want, long ms, c
         freeReplyObject(r);
         if (v == want)
             break;
-        sleep_ms(10);
+        tl_sleep_ms(10);
     }
     return v;
 }

@@ -67,20 +67,6 @@ static int logged(const char *msg)
 
 /* ---- helpers */
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0) {
-    }
-}
-
 static cw_heartbeat *fresh(const char *tag)
 {
     tl_unique_ns(tag, ns_, sizeof ns_);
@@ -165,7 +151,7 @@ static void started_at_stays_while_heartbeat_at_advances(void)
     cw_heartbeat *hb = fresh("hbtwo");
     CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
     long long hat1 = hget("heartbeat_at"), sat1 = hget("started_at");
-    sleep_ms(1100);
+    tl_sleep_ms(1100);
     CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
     long long hat2 = hget("heartbeat_at"), sat2 = hget("started_at");
     CHECK_INT(sat2, sat1);
@@ -184,15 +170,15 @@ static void thread_beats_every_period(void)
     CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
     cwork_error err = {0};
     CHECK_INT(cw_heartbeat_start(hb, &err), CWORK_EINVAL); /* only one thread */
-    sleep_ms(3000);
+    tl_sleep_ms(3000);
     CHECK_INT(hget("heartbeat_at"), hat1); /* no beat before the period is over */
-    sleep_ms(2500);
+    tl_sleep_ms(2500);
     long long hat2 = hget("heartbeat_at");
     CHECK(hat2 >= hat1 + 4);
     CHECK_INT(hget("started_at"), sat);
-    int64_t t0 = now_ms();
+    int64_t t0 = tl_now_ms();
     CHECK_INT(cw_heartbeat_stop(hb, 0, NULL), 0);
-    CHECK(now_ms() - t0 < 500);
+    CHECK(tl_now_ms() - t0 < 500);
     check_dump(spec_dump(hat2, sat));
     finish(hb);
 }
@@ -201,16 +187,16 @@ static void thread_beats_every_period(void)
 static void thread_started_alone_beats_at_once(void)
 {
     cw_heartbeat *hb = fresh("hbalone");
-    int64_t t0 = now_ms();
+    int64_t t0 = tl_now_ms();
     CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
-    while (hget("heartbeat_at") < 0 && now_ms() - t0 < 3000)
-        sleep_ms(10);
-    CHECK(now_ms() - t0 < 1000);
+    while (hget("heartbeat_at") < 0 && tl_now_ms() - t0 < 3000)
+        tl_sleep_ms(10);
+    CHECK(tl_now_ms() - t0 < 1000);
     long long hat = hget("heartbeat_at");
     CHECK_INT(hget("started_at"), hat);
-    t0 = now_ms();
+    t0 = tl_now_ms();
     CHECK_INT(cw_heartbeat_stop(hb, 0, NULL), 0);
-    CHECK(now_ms() - t0 < 500);
+    CHECK(tl_now_ms() - t0 < 500);
     check_dump(spec_dump(hat, hat));
     finish(hb);
 }
@@ -305,9 +291,9 @@ static void errors_are_returned_and_logged(void)
     log_reset();
     hb = cw_heartbeat_new(dead, &keys_, "abcd", jobs_, 2, workers_, 2, 10);
     CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
-    int64_t t0 = now_ms();
-    while (logged("heartbeat") == 0 && now_ms() - t0 < 5000)
-        sleep_ms(20);
+    int64_t t0 = tl_now_ms();
+    while (logged("heartbeat") == 0 && tl_now_ms() - t0 < 5000)
+        tl_sleep_ms(20);
     CHECK(logged("heartbeat") >= 1);
     pthread_mutex_lock(&log_mu);
     CHECK(log_last_error_[0] != '\0');

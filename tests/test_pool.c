@@ -267,7 +267,7 @@ static void paused_queue_is_not_fetched_and_others_are(void)
     push_raw("send_email", GO_JOB);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
     CHECK_INT(wait_for_int(0, 5000, "LLEN %s:jobs:%s", "send_email"), 0);
-    sleep_ms(300);
+    tl_sleep_ms(300);
     CHECK_INT(wait_for_int(1, 0, "LLEN %s:jobs:%s", "paused"), 1);
     freeReplyObject(tl_cmd(rc_, "DEL %s:jobs:paused:paused", ns_));
     CHECK_INT(wait_for_int(0, 5000, "LLEN %s:jobs:%s", "paused"), 0);
@@ -391,7 +391,7 @@ static int slow_handler(cwork_job *job, void *ctx)
     (void)job, (void)ctx;
     atomic_fetch_add(&runs_, 1);
     while (!atomic_load(&release_))
-        sleep_ms(5);
+        tl_sleep_ms(5);
     return 0;
 }
 
@@ -406,7 +406,7 @@ static void stop_with_jobs_in_flight_leaves_them_to_the_reaper(void)
     CHECK_INT(wait_for_int(1, 0, "SISMEMBER %s:worker_pools %s", cwork_pool_id(p)), 1);
     push_raw("send_email", GO_JOB);
     for (int i = 0; i < 500 && atomic_load(&runs_) == 0; i++)
-        sleep_ms(10);
+        tl_sleep_ms(10);
     CHECK_INT(atomic_load(&runs_), 1);
     cwork_error err = {0};
     CHECK_INT(cwork_pool_stop(p, 100, &err), CWORK_ETIMEOUT);

@@ -16,12 +16,6 @@
 static atomic_int ran_[JOBS];
 static atomic_int total_;
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static int handler(cwork_job *job, void *ctx)
 {
     (void)ctx;
@@ -85,9 +79,9 @@ static void jobs_survive_redis_crashes_during_fetch_and_commit(void)
     for (int k = 1; k <= KILLS; k++) {
         int target = JOBS * k / (KILLS + 2);
         for (int w = 0; w < 3000 && atomic_load(&total_) < target; w++)
-            sleep_ms(1);
+            tl_sleep_ms(1);
         tl_server_stop(&s, SIGKILL);
-        sleep_ms(200);
+        tl_sleep_ms(200);
         if (tl_server_restart(&s, 1) != 0) {
             tl_fail(__FILE__, __LINE__, "redis-server did not restart");
             break;

@@ -53,7 +53,7 @@ static void priority_distribution_follows_weights(void)
     atomic_store(&counted_, 0);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
     for (int i = 0; i < 6000 && atomic_load(&counted_) < DRAWS; i++)
-        sleep_ms(10);
+        tl_sleep_ms(10);
     CHECK_INT(cwork_pool_stop(p, 10000, NULL), 0);
     CHECK(atomic_load(&counted_) >= DRAWS);
     /* With every queue non-empty, a draw's first queue is i with probability p_i/111
@@ -91,7 +91,7 @@ static int overlap_handler(cwork_job *job, void *ctx)
     snprintf(peak, sizeof peak, "%s:probe:peak", ns_);
     snprintf(done, sizeof done, "%s:probe:done", ns_);
     freeReplyObject(tl_cmd(c, "EVAL %s 2 %s %s", overlap_script, running, peak));
-    sleep_ms(3);
+    tl_sleep_ms(3);
     freeReplyObject(tl_cmd(c, "DECR %s", running));
     freeReplyObject(tl_cmd(c, "INCR %s", done));
     redisFree(c);
@@ -142,7 +142,7 @@ static void max_concurrency_holds_across_two_processes(void)
             redisFree(c);
             if (done)
                 break;
-            sleep_ms(10);
+            tl_sleep_ms(10);
         }
         rc = rc ? rc : cwork_pool_stop(p, 5000, NULL);
         cwork_pool_free(p);
@@ -152,7 +152,7 @@ static void max_concurrency_holds_across_two_processes(void)
     cwork_pool *p = limited_pool(LIMIT);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
     for (int i = 0; i < 3000 && get_int("probe:done") < JOBS; i++)
-        sleep_ms(10);
+        tl_sleep_ms(10);
     CHECK_INT(get_int("probe:done"), JOBS);
     CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
     int status = 0;
@@ -182,7 +182,7 @@ static void lock_held_by_a_go_pool_counts_against_the_limit(void)
     cwork_pool *p = limited_pool(3);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
     for (int i = 0; i < 3000 && get_int("probe:done") < 40; i++)
-        sleep_ms(10);
+        tl_sleep_ms(10);
     CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
     CHECK_INT(get_int("probe:done"), 40);
     CHECK_INT(get_int("probe:peak"), 1); /* one slot left for us */

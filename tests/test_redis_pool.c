@@ -9,19 +9,6 @@
 
 static cw_redis_addr shared; /* the server of CWORK_TEST_REDIS_URL */
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* A pool on host:port with optional user-info, path and options' password. */
 static cwork_redis *pool_at(const char *host, int port, const char *userinfo, const char *path,
                             int max, int checkout_ms, const char *password)
@@ -181,9 +168,9 @@ static void checkout_times_out_when_all_are_held(void)
     cwork_error err = {0};
     CHECK_INT(cw_redis_checkout(r, &a, &err), 0);
     CHECK_INT(cw_redis_checkout(r, &b, &err), 0);
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK_INT(cw_redis_checkout(r, &c, &err), CWORK_ETIMEOUT);
-    long long waited = now_ms() - t0;
+    long long waited = tl_now_ms() - t0;
     CHECK(waited >= 200 && waited < 10000); /* ~300 ms; loosely */
     CHECK_INT(err.code, CWORK_ETIMEOUT);
     CHECK(strstr(err.message, "no free connection") != NULL);
@@ -199,13 +186,13 @@ static void checkout_times_out_when_all_are_held(void)
     CHECK_INT(cw_redis_checkout(slow, &held, &err), 0);
     waiter w = {slow, -99};
     pthread_t t;
-    t0 = now_ms();
+    t0 = tl_now_ms();
     pthread_create(&t, NULL, checkout_waiter, &w);
-    sleep_ms(100);
+    tl_sleep_ms(100);
     cw_redis_checkin(slow, held);
     pthread_join(t, NULL);
     CHECK_INT(w.rc, 0);
-    CHECK(now_ms() - t0 < 15000);
+    CHECK(tl_now_ms() - t0 < 15000);
     cwork_redis_free(slow);
 
     cw_redis_checkin(r, b);
@@ -429,9 +416,9 @@ static void auth_with_acl_user(void)
     /* A wrong password is refused at once (no re-dialling), and never shown. */
     snprintf(info, sizeof info, "%s:wrong-s3cr3t", user);
     r = shared_pool(info, NULL, 2, 30000, NULL);
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
-    CHECK(now_ms() - t0 < 15000);
+    CHECK(tl_now_ms() - t0 < 15000);
     CHECK(strstr(err.message, "AUTH") != NULL);
     CHECK(strstr(err.message, "wrong-s3cr3t") == NULL);
     cwork_redis_free(r);
@@ -528,9 +515,9 @@ static void select_db(void)
 
     /* A database the server does not have is refused at once. */
     r = shared_pool(NULL, "/100000", 2, 30000, NULL);
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
-    CHECK(now_ms() - t0 < 15000);
+    CHECK(tl_now_ms() - t0 < 15000);
     CHECK(strstr(err.message, "SELECT") != NULL);
     cwork_redis_free(r);
 }

@@ -14,19 +14,6 @@
 
 #define PASSWORD "pw-s3cr3t"
 
-static long long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 static redisContext *connect_port(int port)
 {
     struct timeval tv = {5, 0};
@@ -90,9 +77,9 @@ static void unreachable_redis_is_an_error(void)
     reset_log_counts();
     cwork_set_logger(test_logger, NULL, CWORK_LOG_DEBUG);
     cwork_error err = {0};
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
-    CHECK(now_ms() - t0 < 10000);
+    CHECK(tl_now_ms() - t0 < 10000);
     CHECK(strstr(err.message, "127.0.0.1:1") != NULL);
     CHECK(strstr(err.message, PASSWORD) == NULL);
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
@@ -132,7 +119,7 @@ static void kill_and_restart(void)
     tl_server_stop(&s, SIGKILL);
 
     /* A connection held across the crash fails its next command. */
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK(cw_conn_command(held, 2, get, NULL, &err) == NULL);
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(held->broken);
@@ -143,7 +130,7 @@ static void kill_and_restart(void)
     CHECK(strstr(err.message, "connect") != NULL);
     CHECK(strstr(err.message, PASSWORD) == NULL);
     CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
-    CHECK(now_ms() - t0 < 20000); /* bounded by the timeouts, loosely */
+    CHECK(tl_now_ms() - t0 < 20000); /* bounded by the timeouts, loosely */
 
     CHECK_INT(tl_server_restart(&s, 1), 0);
     raw = connect_port(s.port); /* requirepass was runtime config: set it again */
@@ -243,11 +230,11 @@ static void checkout_waits_for_redis_to_come_back(void)
 
     restarter rs = {&s, -99};
     pthread_t t;
-    long long t0 = now_ms();
+    long long t0 = tl_now_ms();
     CHECK_INT(pthread_create(&t, NULL, restart_later, &rs), 0);
     int rc = cwork_redis_ping(r, &err);
     if (rc) tl_fail(__FILE__, __LINE__, "ping: %s", err.message);
-    long long waited = now_ms() - t0;
+    long long waited = tl_now_ms() - t0;
     pthread_join(t, NULL);
     CHECK_INT(rs.rc, 0);
     CHECK(waited >= 200); /* it really waited for the restart */
@@ -301,7 +288,7 @@ static void unix_socket_with_db(void)
         if (raw && raw->err) {
             redisFree(raw);
             raw = NULL;
-            sleep_ms(50);
+            tl_sleep_ms(50);
         }
     }
     CHECK(raw != NULL);

@@ -51,6 +51,20 @@ void tl_check_mem(const char *file, int line, const char *what, const void *a, s
     tl_case_failed = 1;
 }
 
+void tl_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+long long tl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 void tl_run(const char *name, void (*fn)(void))
 {
     tl_case_failed = 0;

@@ -43,6 +43,10 @@ void tl_fail(const char *file, int line, const char *fmt, ...)
 void tl_check_mem(const char *file, int line, const char *what, const void *a, size_t alen,
                   const void *b, size_t blen);
 
+/* Sleeps ms milliseconds; monotonic milliseconds for measuring waits. */
+void tl_sleep_ms(long ms);
+long long tl_now_ms(void);
+
 /* Runs one case; RUN(fn) names it after the function. */
 void tl_run(const char *name, void (*fn)(void));
 #define RUN(fn) tl_run(#fn, fn)

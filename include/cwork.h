@@ -244,7 +244,9 @@ void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
- * known_jobs in one MULTI/EXEC: on error nothing was written. */
+ * known_jobs together (one command, or MULTI/EXEC): an error reply means nothing was
+ * written. Only when the connection fails after the request was sent (a timeout, Redis
+ * dying) is the outcome unknown, as with any Redis client; CWORK_EREDIS either way. */
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err);
 
@@ -283,8 +285,10 @@ int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args
 
 /* Sends the whole batch in one MULTI/EXEC round trip. Returns 0 when every entry was
  * written or found a duplicate; per-entry outcomes (CWORK_OK, CWORK_DUPLICATE, or an
- * error code) are available through cwork_batch_status. On a connection error nothing
- * of the batch was written. */
+ * error code) are available through cwork_batch_status. A connection that fails before
+ * EXEC reaches Redis writes nothing; one that fails while waiting for the reply (a
+ * timeout on a huge batch, Redis dying) leaves the outcome unknown — every entry then
+ * reports CWORK_EREDIS, so keep batches small enough for the command timeout. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until

@@ -99,9 +99,11 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
     return t;
 }
 
-/* Reads the cycle reply: the commit's count, then the fetched jobs as tasks. A task that
- * cannot be allocated is left in in-progress for the reaper (logged). */
-static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, cwork_error *err)
+/* Reads the cycle reply: the commit's count, then the fetched jobs as tasks. A job whose
+ * task cannot be allocated stays in in-progress; *incomplete is then set, so that a
+ * later reclaim takes it up (our heartbeat keeps reapers away). */
+static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomplete,
+                      cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
@@ -128,7 +130,8 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, cwork_error
                 cw_task *t = new_task(type, b->str, b->len);
                 if (!t) {
                     cw_log(CWORK_LOG_ERROR, "worker.fetch", "error",
-                           "out of memory: job left in progress for the reaper", NULL);
+                           "out of memory: job left in progress until a reclaim", NULL);
+                    *incomplete = 1;
                     continue;
                 }
                 cw_tq_push(out, t);
@@ -236,7 +239,8 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
  * Runs under the exclusive round-trip lock: no other shard is in a round trip, between
  * a fetch and delivering its jobs, or freeing committed tasks — so every job we hold is
  * in the lists collected here, and none of them is freed while we compare. */
-static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, cwork_error *err)
+static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, int *incomplete,
+                              cwork_error *err)
 {
     cwork_pool *p = sh->pool;
     redisReply **replies = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *replies);
@@ -260,8 +264,10 @@ static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, cwor
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->ntypes; i++) {
         redisReply *r = replies[i];
-        if (!r || r->type != REDIS_REPLY_ARRAY)
+        if (!r || r->type != REDIS_REPLY_ARRAY) {
+            *incomplete = 1; /* an error reply: look again next time */
             continue;
+        }
         /* Oldest last: walk from the right so that order is kept. */
         for (size_t j = r->elements; j-- > 0;) {
             redisReply *b = r->element[j];
@@ -270,6 +276,8 @@ static int reclaim_inprogress(cw_shard *sh, cw_conn *c, cw_task_queue *out, cwor
             cw_task *t = new_task(&p->types[i], b->str, b->len);
             if (t)
                 cw_tq_push(out, t);
+            else
+                *incomplete = 1;
         }
     }
     for (size_t i = 0; replies && i < p->ntypes; i++)
@@ -393,9 +401,12 @@ void *cw_dispatcher_main(void *arg)
         int rc = c ? 0 : cw_redis_checkout(p->redis, &c, &err);
         if (rc == 0 && reclaim) {
             pthread_rwlock_wrlock(&p->fetch_lock);
-            rc = reclaim_inprogress(sh, c, &fetched, &err);
-            if (rc == 0)
+            int incomplete = 0;
+            rc = reclaim_inprogress(sh, c, &fetched, &incomplete, &err);
+            if (rc == 0 && !incomplete)
                 reclaim = 0;
+            if (fetched.len && c && !c->broken)
+                delete_unique_keys(p, c, &fetched); /* as for any fetched unique job */
             pthread_mutex_lock(&p->mu);
             if (fetched.len)
                 deliver(sh, &fetched);
@@ -424,10 +435,11 @@ void *cw_dispatcher_main(void *arg)
         }
         cw_commit_args_free(&ca);
         if (rc == 0) {
-            rc = read_cycle(p, c, &fetched, &err);
+            int incomplete = 0;
+            rc = read_cycle(p, c, &fetched, &incomplete, &err);
             /* Only a clean reply tells what moved: a script that failed midway (Redis
              * keeps what it wrote) may have moved jobs it could not return. */
-            if (rc == 0)
+            if (rc == 0 && !incomplete)
                 reclaim = 0;
         }
         commit_ok = rc == 0;

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "job.h"
+#include "log.h"
 #include "scripts.h"
 
 #include <string.h>
@@ -157,6 +158,20 @@ static int read_replies(cw_conn *c, int n, cwork_error *err)
     return rc;
 }
 
+/* The reply to a wake-up PUBLISH. The job is written whatever it says: a refusal (an
+ * ACL without PUBLISH, common where only Go clients were planned for) must not turn a
+ * written job into a reported failure, which a caller would retry into a duplicate.
+ * Idle pools then find the job by polling; the refusal is logged. */
+static void read_wakeup_reply(cw_conn *c)
+{
+    redisReply *r = NULL;
+    if (cw_conn_read(c, &r, NULL) != 0)
+        return; /* the connection is broken and will be re-dialled */
+    if (r->type == REDIS_REPLY_ERROR)
+        cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", r->str, NULL);
+    freeReplyObject(r);
+}
+
 /* Checks the replies of MULTI, one queued command, [SADD,] EXEC. */
 static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
 {
@@ -165,7 +180,7 @@ static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
         redisReply *r = NULL;
         int io = cw_conn_read(c, &r, err);
         if (io)
-            return io; /* the connection is broken; the server discards the MULTI */
+            return io; /* broken: a MULTI without EXEC is discarded; after EXEC, unknown */
         if (rc == 0 && r->type == REDIS_REPLY_ERROR)
             rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
         if (rc == 0 && i == ncommands + 1) {
@@ -245,7 +260,9 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
         if ((rc = cw_conn_append(c, argc, argv, lens, err)) ||
             (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
             goto done;
-        rc = read_replies(c, 1 + publish, err);
+        rc = read_replies(c, 1, err);
+        if (publish)
+            read_wakeup_reply(c);
         goto done;
     }
     const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
@@ -259,11 +276,8 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
         (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
         goto done;
     rc = read_transaction(c, 2, err);
-    if (publish) {
-        int prc = read_replies(c, 1, rc ? NULL : err);
-        if (rc == 0)
-            rc = prc;
-    }
+    if (publish)
+        read_wakeup_reply(c);
 done:
     send_keys_free(&k);
     return rc;

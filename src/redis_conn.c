@@ -83,11 +83,25 @@ static int io_error(cw_conn *c, cwork_error *err)
 /* A READONLY reply means we are talking to a replica, typically the old primary after a
  * failover behind an unchanged DNS name: re-dialling may reach the new primary. Scripts
  * on Redis < 7 wrap the error, hence the second test. */
+static void note_error(cw_conn *c, const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ERROR || !r->str)
+        return;
+    if (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL)
+        c->broken = 1;
+    /* The server lost its scripts (SCRIPT FLUSH, a restart behind a proxy, a failover):
+     * forget what this connection loaded, so that the next use sends EVAL again instead
+     * of failing with NOSCRIPT forever. */
+    if (strncmp(r->str, "NOSCRIPT", 8) == 0)
+        c->nscripts = 0;
+}
+
 static void note_reply(cw_conn *c, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ERROR && r->str &&
-        (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL))
-        c->broken = 1;
+    note_error(c, r);
+    if (r->type == REDIS_REPLY_ARRAY) /* EXEC: errors of the queued commands */
+        for (size_t i = 0; i < r->elements; i++)
+            note_error(c, r->element[i]);
 }
 
 /* Turns an error reply into err and NULL; passes other replies through. */

@@ -86,11 +86,16 @@ if #draws > 0 then
       end
       if n > 0 then
         local limit = tonumber(locks[2 * t])
-        if limit and limit > 0 then
-          -- Go allows a fetch while lock < limit: room is ceil(limit − lock), where the
-          -- lock already counts the slots released above.
-          local lock = (tonumber(locks[2 * t - 1]) or 0) + (delta[t] or 0)
+        if limit and limit ~= 0 then
+          -- Go allows a fetch while there is no counter or lock < limit: room is
+          -- ceil(limit − lock), where the lock already counts the slots released above,
+          -- and at least one while the counter does not exist (even for a negative limit).
+          local counter = tonumber(locks[2 * t - 1])
+          local lock = (counter or 0) + (delta[t] or 0)
           local room = math.ceil(limit - lock)
+          if counter == nil and room < 1 then
+            room = 1
+          end
           if room < n then
             n = room
           end

@@ -19,7 +19,8 @@ end
 if ARGV[2] == '' then
   redis.call('LPUSH', KEYS[1], ARGV[1])
   if ARGV[4] then
-    redis.call('PUBLISH', ARGV[4], ARGV[5])
+    -- pcall: a refused wake-up (an ACL without PUBLISH) must not fail a written job.
+    redis.pcall('PUBLISH', ARGV[4], ARGV[5])
   end
 else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])

@@ -1,0 +1,105 @@
+/* Server-side surprises a pool and an enqueuer must shrug off, each on a private
+ * redis-server: scripts flushed under a running pool (SCRIPT FLUSH, a restart behind a
+ * proxy), and an ACL that refuses PUBLISH (the wake-up is optional; the job is not). */
+#include "cwork.h"
+#include "testlib.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+static atomic_int runs_;
+
+static int count(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    atomic_fetch_add(&runs_, 1);
+    return 0;
+}
+
+static int wait_runs(int want)
+{
+    for (int i = 0; i < 500 && atomic_load(&runs_) < want; i++)
+        tl_sleep_ms(10);
+    return atomic_load(&runs_);
+}
+
+static void pool_keeps_working_after_script_flush(void)
+{
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
+        return;
+    }
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
+    cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, "flush", NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = "flush";
+    o.concurrency = 20; /* two dispatchers */
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool_register(p, "j", count, NULL, NULL);
+    atomic_store(&runs_, 0);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, NULL), 0);
+    CHECK_INT(wait_runs(1), 1);
+    for (int round = 0; round < 3; round++) {
+        freeReplyObject(tl_cmd(c, "SCRIPT FLUSH"));
+        CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, NULL), 0);
+        CHECK_INT(cwork_enqueue_unique(enq, "j", NULL, NULL, NULL), 0); /* a script too */
+        CHECK_INT(wait_runs(3 + 2 * round), 3 + 2 * round);
+    }
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    redisReply *r = tl_cmd(c, "EXISTS flush:jobs:j");
+    CHECK_INT(r->integer, 0);
+    freeReplyObject(r);
+    cwork_pool_free(p);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    redisFree(c);
+    tl_server_destroy(&s);
+}
+
+static void enqueue_succeeds_when_publish_is_refused(void)
+{
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
+        return;
+    }
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
+    freeReplyObject(tl_cmd(c, "ACL SETUSER nopub on >pw ~* &* +@all -publish"));
+    char url[96];
+    snprintf(url, sizeof url, "redis://nopub:pw@127.0.0.1:%d", s.port);
+    cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, "nopub", NULL);
+    cwork_error err = {0};
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0);  /* with SADD (MULTI) */
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0);  /* cached: plain LPUSH */
+    CHECK_INT(cwork_enqueue_unique(enq, "u", NULL, NULL, &err), 0);
+    cwork_batch *b = cwork_batch_new(enq);
+    cwork_batch_add(b, "j", NULL, 0, 0, NULL);
+    CHECK_INT(cwork_enqueue_batch(b, &err), 0);
+    cwork_batch_free(b);
+    redisReply *r = tl_cmd(c, "LLEN nopub:jobs:j");
+    CHECK_INT(r->integer, 3);
+    freeReplyObject(r);
+    r = tl_cmd(c, "LLEN nopub:jobs:u");
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    redisFree(c);
+    tl_server_destroy(&s);
+}
+
+int main(void)
+{
+    RUN(pool_keeps_working_after_script_flush);
+    RUN(enqueue_succeeds_when_publish_is_refused);
+    return tl_finish();
+}

@@ -139,9 +139,12 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         goto done;
     }
     /* In worker_pools with a heartbeat before the first fetch (SPEC §15 item 5). */
-    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0 ||
-        (rc = cw_heartbeat_start(p->heartbeat, err)) != 0)
+    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0)
         goto done;
+    if ((rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {
+        cw_heartbeat_stop(p->heartbeat, 1, NULL); /* leave no heartbeat of a pool that never ran */
+        goto done;
+    }
     p->stopping = 0;
     p->started = 1;
     p->executors_started = 0;

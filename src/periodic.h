@@ -1,0 +1,43 @@
+/* The periodic enqueuer (SPEC §9.2, §9.3): every 120–149 s, unless another pool did it
+ * within the last 120 s (<p>last_periodic_enqueue), each registered periodic job's fire
+ * times in [now, now + 240 s) are added to <p>scheduled as instances byte-identical to
+ * Go's, so that Go and C pools scheduling the same job write one member. */
+#ifndef CWORK_PERIODIC_H
+#define CWORK_PERIODIC_H
+
+#include "cron.h"
+#include "keys.h"
+#include "redis.h"
+
+#define CW_PERIODIC_HORIZON 240       /* seconds scheduled ahead */
+#define CW_PERIODIC_WINDOW 120        /* a pass within this many seconds suffices */
+#define CW_PERIODIC_INTERVAL_MIN 120  /* seconds between checks: 120 + rand(0..29) */
+#define CW_PERIODIC_INTERVAL_JITTER 30
+
+typedef struct cw_periodic cw_periodic;
+
+cw_periodic *cw_periodic_new(void);
+void cw_periodic_free(cw_periodic *p);
+
+/* Registers (spec, name); the spec text is kept exactly (it is part of the job id).
+ * CWORK_EINVAL for a spec that does not parse or never fires. */
+int cw_periodic_add(cw_periodic *p, const char *spec, const char *name, cwork_error *err);
+size_t cw_periodic_count(const cw_periodic *p);
+/* The i-th registration (borrowed). */
+const char *cw_periodic_name(const cw_periodic *p, size_t i);
+const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i);
+
+/* Appends the instance of SPEC §9.3: name, id "periodic:<name>:<spec>:<fire>", t = fire,
+ * args null, d = the following fire time; Go's encoding. */
+void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64_t fire,
+                          int64_t next);
+
+/* One check at now: GET <p>last_periodic_enqueue; when absent, unreadable or older than
+ * now − 120, ZADD every instance with fire time in [now, now + 240) and SET the key to
+ * now. Does nothing (not even the GET) when no periodic job is registered (SPEC §15
+ * item 23). *scheduled receives the number of instances written. Errors are returned
+ * and leave last_periodic_enqueue unchanged. */
+int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,
+                    size_t *scheduled, cwork_error *err);
+
+#endif

@@ -295,6 +295,25 @@ int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
  * the batch is reset or freed). */
 int cwork_batch_status(const cwork_batch *batch, size_t i, const char **id);
 
+/* ------------------------------------------------------------------ dead pool reaper */
+
+/* What one reaper cycle did (the C form of Go's ReapResult). Borrowed for the duration
+ * of the callback. Lists may repeat names and have no defined order. */
+typedef struct cwork_reap_result {
+    const char *error;                    /* the passes' errors joined, or NULL */
+    const char *const *no_heartbeat_jobs; /* pass 1: job names of dead pools */
+    size_t n_no_heartbeat_jobs;
+    const char *const *unknown_pool_jobs; /* pass 2: job names of unknown pools */
+    size_t n_unknown_pool_jobs;
+    const char *const *dangling_lock_jobs; /* pass 3: job names whose lock was fixed */
+    size_t n_dangling_lock_jobs;
+} cwork_reap_result;
+
+typedef void (*cwork_reap_done)(const cwork_reap_result *result, void *userdata);
+/* Called on the maintenance thread at the start of every reaper cycle that holds the
+ * reaper lock; may return a function to be called with the cycle's result. */
+typedef cwork_reap_done (*cwork_reaper_hook)(void *userdata);
+
 /* ------------------------------------------------------------------ worker pools */
 
 /* A pool of executor threads that run handlers for jobs of registered types, fetched
@@ -348,6 +367,15 @@ typedef struct cwork_pool_options {
     bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
                                 path older servers use; for tests) */
     bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
+    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s, and the
+                                reaper lock's TTL; default 300 (Go's fork) */
+    unsigned dead_check_ms;  /* how often the cheap check for stale heartbeats runs; it
+                                starts a reaper cycle at once when it sees one; default
+                                5000 */
+    cwork_reaper_hook reaper_hook; /* optional */
+    void *reaper_hook_userdata;
+    unsigned watchdog_timeout_s;   /* periodic fire times older than this count as
+                                      skipped; default 60 */
 } cwork_pool_options;
 
 /* Fills *opts with the defaults above. */

@@ -17,6 +17,9 @@ void cwork_pool_options_init(cwork_pool_options *o)
     o->ns = "work";
     o->concurrency = CW_DEFAULT_CONCURRENCY;
     o->idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
+    o->reap_period_s = CW_REAPER_DEFAULT_PERIOD;
+    o->dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
+    o->watchdog_timeout_s = 60;
 }
 
 void cwork_job_options_init(cwork_job_options *o)
@@ -103,6 +106,12 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
     }
     if (o.idle_backoff_max_ms <= 0)
         o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
+    if (o.reap_period_s == 0)
+        o.reap_period_s = CW_REAPER_DEFAULT_PERIOD;
+    if (o.dead_check_ms == 0)
+        o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
+    if (o.watchdog_timeout_s == 0)
+        o.watchdog_timeout_s = 60;
     cwork_pool *p = cw_calloc(1, sizeof *p);
     if (!p)
         goto oom;
@@ -320,6 +329,7 @@ void cwork_pool_free(cwork_pool *p)
     cw_free(p->shards);
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
+    cw_reaper_free(p->reaper);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->stop_mu);
     pthread_rwlock_destroy(&p->fetch_lock);

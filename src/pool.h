@@ -13,6 +13,7 @@
 #include "job.h"
 #include "keys.h"
 #include "observer.h"
+#include "reaper.h"
 #include "redis.h"
 #include "sampler.h"
 
@@ -134,6 +135,7 @@ struct cwork_pool {
     pthread_mutex_t stop_mu;
     cw_heartbeat *heartbeat;
     cw_observer *observer;
+    cw_reaper *reaper;
 
     _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
 };

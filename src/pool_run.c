@@ -126,6 +126,9 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         workers[i] = p->executors[i].worker_id;
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
+    cw_reaper_free(p->reaper);
+    p->reaper = cw_reaper_new(p->redis, &p->keys, names, p->ntypes, p->opts.reap_period_s,
+                              p->opts.reaper_hook, p->opts.reaper_hook_userdata);
     p->heartbeat = cw_heartbeat_new(p->redis, &p->keys, p->id, names, p->ntypes, workers,
                                     p->opts.concurrency, p->opts.concurrency);
     p->observer = cw_observer_new(p->redis, &p->keys, workers, p->opts.concurrency);
@@ -134,7 +137,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         cw_sampler_clear(&p->shards[i].sampler);
         sampler_failed |= cw_sampler_init(&p->shards[i].sampler, prio, p->ntypes) != 0;
     }
-    if (sampler_failed || !p->heartbeat || !p->observer) {
+    if (sampler_failed || !p->heartbeat || !p->observer || !p->reaper) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -304,6 +307,12 @@ static void *maintenance_main(void *arg)
     cw_block_sigpipe_thread();
     int64_t next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
     int64_t next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
+    /* The reaper: a full cycle 10 s after start and then every period + rand(0..29) s
+     * (as Go's), plus a cheap check for stale heartbeats every dead_check_ms that runs a
+     * cycle at once when it sees one — a crashed pool's jobs come back in ~20 s, not
+     * minutes. */
+    int64_t next_reap = cw_monotonic_ms() + CW_REAPER_FIRST_CYCLE * 1000;
+    int64_t next_check = cw_monotonic_ms() + p->opts.dead_check_ms;
     const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
     for (size_t i = 0; names && i < p->ntypes; i++)
         names[i] = p->types[i].name;
@@ -329,6 +338,24 @@ static void *maintenance_main(void *arg)
             pthread_mutex_unlock(&p->mu);
             cw_observer_flush(p->observer, 0, NULL);
             next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
+            pthread_mutex_lock(&p->mu);
+        }
+        if (!p->stopping && cw_monotonic_ms() >= next_check) {
+            pthread_mutex_unlock(&p->mu);
+            int seen = 0;
+            cw_reaper_check(p->reaper, &seen, NULL);
+            if (seen)
+                next_reap = 0; /* now */
+            next_check = cw_monotonic_ms() + p->opts.dead_check_ms;
+            pthread_mutex_lock(&p->mu);
+        }
+        if (!p->stopping && cw_monotonic_ms() >= next_reap) {
+            pthread_mutex_unlock(&p->mu);
+            int ran = 0;
+            cw_reaper_cycle(p->reaper, &ran, NULL);
+            uint32_t jitter = 0;
+            cw_random_bytes(&jitter, sizeof jitter);
+            next_reap = cw_monotonic_ms() + ((int64_t)p->opts.reap_period_s + jitter % 30) * 1000;
             pthread_mutex_lock(&p->mu);
         }
         if (!p->stopping && cw_monotonic_ms() >= next_requeue) {

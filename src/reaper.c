@@ -1,0 +1,599 @@
+/* The dead pool reaper (SPEC §8). One cycle, holding reaper_lock:
+ *   pass 1  pools in worker_pools whose heartbeat is missing or older than 10 s: their
+ *           in-progress jobs go back to the queues, their heartbeat and lock_info
+ *           fields go, they leave worker_pools;
+ *   pass 2  pools that hold lock_info fields but are not in worker_pools: the same;
+ *   pass 3  every lock is made equal to the sum of its lock_info fields.
+ * Each pass runs even if an earlier one failed and stops at its first error. The job
+ * names considered are the pool's own and every name in known_jobs. */
+#include "reaper.h"
+
+#include "gojson.h"
+#include "log.h"
+#include "scripts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct cw_reaper {
+    cwork_redis *redis;
+    const cw_keys *keys;
+    char **registered;
+    size_t nregistered;
+    int64_t period_s;
+    cwork_reaper_hook hook;
+    void *hook_userdata;
+};
+
+/* A growable list of owned strings (job names, pool ids). */
+typedef struct {
+    char **items;
+    size_t n, cap;
+    int oom;
+} strlist;
+
+static void sl_add(strlist *l, const char *s, size_t len)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 8;
+        char **items = cw_realloc(l->items, cap * sizeof *items);
+        if (!items) {
+            l->oom = 1;
+            return;
+        }
+        l->items = items;
+        l->cap = cap;
+    }
+    char *copy = cw_strndup(s, len);
+    if (!copy) {
+        l->oom = 1;
+        return;
+    }
+    l->items[l->n++] = copy;
+}
+
+static int sl_has(const strlist *l, const char *s)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], s) == 0)
+            return 1;
+    return 0;
+}
+
+static void sl_free(strlist *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        cw_free(l->items[i]);
+    cw_free(l->items);
+    memset(l, 0, sizeof *l);
+}
+
+cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
+                         const char *const *registered, size_t nregistered, int64_t period_s,
+                         cwork_reaper_hook hook, void *hook_userdata)
+{
+    cw_reaper *r = cw_calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->redis = redis;
+    r->keys = keys;
+    r->period_s = period_s >= 1 ? period_s : CW_REAPER_DEFAULT_PERIOD;
+    r->hook = hook;
+    r->hook_userdata = hook_userdata;
+    r->registered = cw_calloc(nregistered ? nregistered : 1, sizeof *r->registered);
+    if (!r->registered) {
+        cw_free(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < nregistered; i++) {
+        r->registered[i] = cw_strdup(registered[i]);
+        if (!r->registered[i]) {
+            r->nregistered = i;
+            cw_reaper_free(r);
+            return NULL;
+        }
+    }
+    r->nregistered = nregistered;
+    return r;
+}
+
+void cw_reaper_free(cw_reaper *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->nregistered; i++)
+        cw_free(r->registered[i]);
+    cw_free(r->registered);
+    cw_free(r);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Runs a reaper script whose keys are built per job name by add_keys. */
+typedef void (*name_keys_fn)(const cw_keys *k, cw_buf *out, const char *name,
+                             const char *pool_id);
+
+static void requeue_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+{
+    cw_key_inprogress(k, out, name, pool_id);
+    cw_buf_putc(out, '\0');
+    cw_key_queue(k, out, name);
+    cw_buf_putc(out, '\0');
+    cw_key_lock(k, out, name);
+    cw_buf_putc(out, '\0');
+    cw_key_lock_info(k, out, name);
+    cw_buf_putc(out, '\0');
+}
+
+static void lock_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+{
+    (void)pool_id;
+    cw_key_lock(k, out, name);
+    cw_buf_putc(out, '\0');
+    cw_key_lock_info(k, out, name);
+    cw_buf_putc(out, '\0');
+}
+
+/* Calls script with the keys of every name (per_name keys each) and ARGV = [pool_id]
+ * when pool_id is given. The reply is returned (free it) or NULL with err. */
+static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script,
+                                 name_keys_fn fn, int per_name, const strlist *names,
+                                 const char *pool_id, cwork_error *err)
+{
+    cw_buf keys;
+    cw_buf_init(&keys);
+    for (size_t i = 0; i < names->n; i++)
+        fn(r->keys, &keys, names->items[i], pool_id ? pool_id : "");
+    size_t nkeys = names->n * (size_t)per_name;
+    const char **argv = cw_malloc((nkeys + 1) * sizeof *argv);
+    size_t *lens = cw_malloc((nkeys + 1) * sizeof *lens);
+    redisReply *reply = NULL;
+    if (!argv || !lens || keys.oom) {
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+    } else {
+        const char *p = keys.data;
+        for (size_t i = 0; i < nkeys; i++) {
+            argv[i] = p;
+            lens[i] = strlen(p);
+            p += lens[i] + 1;
+        }
+        int nargs = 0;
+        if (pool_id) {
+            argv[nkeys] = pool_id;
+            lens[nkeys] = strlen(pool_id);
+            nargs = 1;
+        }
+        reply = cw_conn_eval(c, script, (int)nkeys, nargs, argv, lens, err);
+    }
+    cw_free(argv);
+    cw_free(lens);
+    cw_buf_free(&keys);
+    return reply;
+}
+
+/* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
+ * lock cleanup, once; negative locks are logged). */
+static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlist *names,
+                     cwork_error *err)
+{
+    if (names->n == 0)
+        return 0;
+    redisReply *x = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, 4, names,
+                                  pool_id, err);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    freeReplyObject(x);
+    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, names, pool_id, err);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    if (x->type == REDIS_REPLY_ARRAY && x->elements > 0) {
+        cw_buf keys;
+        cw_buf_init(&keys);
+        for (size_t i = 0; i < x->elements; i++) {
+            if (i)
+                cw_buf_putc(&keys, ',');
+            cw_buf_append(&keys, x->element[i]->str, x->element[i]->len);
+        }
+        cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data,
+               NULL);
+        cw_buf_free(&keys);
+    }
+    freeReplyObject(x);
+    return 0;
+}
+
+/* Splits "a,b" into names (an empty value gives one empty name, as Go). */
+static void split_names(strlist *out, const char *s, size_t len)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i == len || s[i] == ',') {
+            sl_add(out, s + start, i - start);
+            start = i + 1;
+        }
+    }
+}
+
+/* Strips "<p>jobs:" and suffix from a key, giving the job name; 0 when it doesn't fit. */
+static int name_of_key(const cw_reaper *r, const char *key, size_t len, const char *suffix,
+                       strlist *out)
+{
+    cw_buf prefix;
+    cw_buf_init(&prefix);
+    cw_key_jobs_prefix(r->keys, &prefix);
+    size_t sl = strlen(suffix);
+    int ok = !prefix.oom && len >= prefix.len + sl && memcmp(key, prefix.data, prefix.len) == 0 &&
+             memcmp(key + len - sl, suffix, sl) == 0;
+    if (ok)
+        sl_add(out, key + prefix.len, len - prefix.len - sl);
+    cw_buf_free(&prefix);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- the passes */
+
+typedef struct {
+    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
+    cw_buf errors;                           /* joined pass errors */
+} cycle_result;
+
+static void note_error(cycle_result *res, const char *pass, const cwork_error *err)
+{
+    if (res->errors.len)
+        cw_buf_puts(&res->errors, "; ");
+    cw_buf_printf(&res->errors, "%s: %s", pass, err->message);
+}
+
+/* Pass 1: pools whose heartbeat is missing or stale. */
+static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+                           cwork_error *err)
+{
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_worker_pools(r->keys, &key);
+    const char *sm[] = {"SMEMBERS", key.data};
+    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
+    if (!pools) {
+        cw_buf_free(&key);
+        return err ? err->code : CWORK_EREDIS;
+    }
+    /* One pipelined round trip for every pool's heartbeat_at and job_names. */
+    int rc = 0;
+    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+        cw_buf_reset(&key);
+        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        const char *hm[] = {"HMGET", key.data, "heartbeat_at", "job_names"};
+        rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 4, hm, NULL, err);
+    }
+    redisReply **beats = cw_calloc(pools->elements ? pools->elements : 1, sizeof *beats);
+    for (size_t i = 0; i < pools->elements && rc == 0; i++)
+        rc = beats ? cw_conn_read(c, &beats[i], err) : CWORK_ENOMEM;
+    double now = (double)cw_now_ms() / 1000.0;
+    cw_buf logged;
+    cw_buf_init(&logged);
+    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+        const char *id = pools->element[i]->str;
+        redisReply *b = beats[i];
+        if (b->type != REDIS_REPLY_ARRAY || b->elements != 2) {
+            rc = cw_error(err, CWORK_EPROTO, "unexpected heartbeat reply for pool %s", id);
+            break;
+        }
+        redisReply *at = b->element[0], *names_r = b->element[1];
+        int has_heartbeat = at->type == REDIS_REPLY_STRING;
+        strlist names = {0};
+        if (has_heartbeat) {
+            int64_t hb;
+            if (cw_parse_int64(at->str, at->len, &hb) != 0) {
+                rc = cw_error(err, CWORK_EPROTO, "pool %s: heartbeat_at is not an integer", id);
+                break;
+            }
+            if ((double)hb + CW_REAPER_DEAD_TIME > now)
+                continue; /* alive */
+            if (names_r->type != REDIS_REPLY_STRING)
+                continue; /* no job list: not treated as dead (Go) */
+            split_names(&names, names_r->str, names_r->len);
+        } else {
+            /* No heartbeat at all: Go only releases its slots for the current names and
+             * leaves its in-progress jobs orphaned (SPEC §15 item 4); we requeue them. */
+            for (size_t n = 0; n < current->n; n++)
+                sl_add(&names, current->items[n], strlen(current->items[n]));
+        }
+        rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                       : give_back(r, c, id, &names, err);
+        if (rc == 0 && has_heartbeat) {
+            cw_buf_reset(&key);
+            cw_key_worker_pool(r->keys, &key, id);
+            const char *del[] = {"DEL", key.data};
+            redisReply *x = cw_conn_command(c, 2, del, NULL, err);
+            rc = x ? 0 : (err ? err->code : CWORK_EREDIS);
+            if (x)
+                freeReplyObject(x);
+        }
+        if (rc == 0) {
+            cw_buf_reset(&key);
+            cw_key_worker_pools(r->keys, &key);
+            const char *srem[] = {"SREM", key.data, id};
+            redisReply *x = cw_conn_command(c, 3, srem, NULL, err);
+            rc = x ? 0 : (err ? err->code : CWORK_EREDIS);
+            if (x)
+                freeReplyObject(x);
+        }
+        /* Reported even when a step failed: Go reports every pool it found. */
+        for (size_t n = 0; n < names.n; n++)
+            sl_add(&res->no_heartbeat, names.items[n], strlen(names.items[n]));
+        cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", id);
+        for (size_t n = 0; n < names.n; n++)
+            cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+        cw_buf_putc(&logged, ']');
+        sl_free(&names);
+    }
+    if (logged.len && !logged.oom)
+        cw_log(CWORK_LOG_INFO, "Reaper: dead pools", "dead", logged.data, NULL);
+    cw_buf_free(&logged);
+    for (size_t i = 0; beats && i < pools->elements; i++)
+        if (beats[i])
+            freeReplyObject(beats[i]);
+    cw_free(beats);
+    freeReplyObject(pools);
+    cw_buf_free(&key);
+    return rc;
+}
+
+/* Pass 2: pools with lock_info fields that are not in worker_pools. */
+static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
+                              cycle_result *res, cwork_error *err)
+{
+    if (current->n == 0)
+        return 0;
+    cw_buf keys;
+    cw_buf_init(&keys);
+    cw_key_worker_pools(r->keys, &keys);
+    cw_buf_putc(&keys, '\0');
+    for (size_t i = 0; i < current->n; i++) {
+        cw_key_lock_info(r->keys, &keys, current->items[i]);
+        cw_buf_putc(&keys, '\0');
+    }
+    const char **argv = cw_malloc((current->n + 1) * sizeof *argv);
+    size_t *lens = cw_malloc((current->n + 1) * sizeof *lens);
+    redisReply *x = NULL;
+    if (argv && lens && !keys.oom) {
+        const char *p = keys.data;
+        for (size_t i = 0; i <= current->n; i++) {
+            argv[i] = p;
+            lens[i] = strlen(p);
+            p += lens[i] + 1;
+        }
+        x = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)current->n + 1, 0, argv, lens,
+                         err);
+    } else {
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    cw_free(argv);
+    cw_free(lens);
+    cw_buf_free(&keys);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    gj_value *map = NULL;
+    int rc = x->type == REDIS_REPLY_STRING ? gj_parse(x->str, x->len, &map, err)
+                                           : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    freeReplyObject(x);
+    if (rc == 0 && map->type == GJ_OBJECT && map->as.obj.len > 0) {
+        cw_buf logged;
+        cw_buf_init(&logged);
+        for (size_t i = 0; i < map->as.obj.len && rc == 0; i++) {
+            const char *pool = map->as.obj.items[i].key.ptr;
+            const gj_value *arr = map->as.obj.items[i].value;
+            strlist names = {0};
+            for (size_t j = 0; arr->type == GJ_ARRAY && j < arr->as.arr.len; j++) {
+                const gj_value *k = arr->as.arr.items[j];
+                if (k->type == GJ_STRING)
+                    name_of_key(r, k->as.s.ptr, k->as.s.len, ":lock_info", &names);
+            }
+            rc = give_back(r, c, pool, &names, err);
+            cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
+            for (size_t n = 0; n < names.n; n++) {
+                sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
+                cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+            }
+            cw_buf_putc(&logged, ']');
+            sl_free(&names);
+        }
+        if (!logged.oom)
+            cw_log(CWORK_LOG_INFO, "Reaper: unknown pools", "unknown", logged.data, NULL);
+        cw_buf_free(&logged);
+    }
+    gj_free(map);
+    return rc;
+}
+
+/* Pass 3: locks made equal to the sum of their lock_info fields. */
+static int pass_dangling_locks(cw_reaper *r, cw_conn *c, const strlist *current,
+                               cycle_result *res, cwork_error *err)
+{
+    if (current->n == 0)
+        return 0;
+    redisReply *x = run_for_names(r, c, &cw_script_reaper_dangling_locks, lock_keys, 2, current,
+                                  NULL, err);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    cw_buf logged;
+    cw_buf_init(&logged);
+    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
+        size_t before = res->dangling.n;
+        if (name_of_key(r, x->element[i]->str, x->element[i]->len, ":lock", &res->dangling) &&
+            res->dangling.n > before)
+            cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
+                          res->dangling.items[res->dangling.n - 1]);
+    }
+    if (logged.len && !logged.oom)
+        cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
+    cw_buf_free(&logged);
+    freeReplyObject(x);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- a cycle */
+
+/* The lock token: 16 random bytes in standard base64 with padding (SPEC §2.6). */
+static void make_token(char out[25])
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    unsigned char raw[18] = {0};
+    if (cw_random_bytes(raw, 16) != 0) {
+        int64_t t = cw_now_ms();
+        memcpy(raw, &t, sizeof t);
+    }
+    for (int i = 0, o = 0; i < 18; i += 3) {
+        unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
+        out[o++] = b64[v >> 18 & 63];
+        out[o++] = b64[v >> 12 & 63];
+        out[o++] = b64[v >> 6 & 63];
+        out[o++] = b64[v & 63];
+    }
+    out[22] = out[23] = '=';
+    out[24] = '\0';
+}
+
+/* The names every pass considers: the pool's own and known_jobs. */
+static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *err)
+{
+    for (size_t i = 0; i < r->nregistered; i++)
+        sl_add(out, r->registered[i], strlen(r->registered[i]));
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_known_jobs(r->keys, &key);
+    const char *sm[] = {"SMEMBERS", key.data};
+    redisReply *x = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
+    cw_buf_free(&key);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
+        if (!memchr(x->element[i]->str, '\0', x->element[i]->len) &&
+            !sl_has(out, x->element[i]->str))
+            sl_add(out, x->element[i]->str, x->element[i]->len);
+    freeReplyObject(x);
+    return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+}
+
+int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
+{
+    *ran = 0;
+    cw_conn *c;
+    int rc = cw_redis_checkout(r->redis, &c, err);
+    if (rc)
+        return rc;
+    char token[25], ttl[24];
+    make_token(token);
+    snprintf(ttl, sizeof ttl, "%lld", (long long)r->period_s);
+    cw_buf lock;
+    cw_buf_init(&lock);
+    cw_key_reaper_lock(r->keys, &lock);
+    cw_log(CWORK_LOG_INFO, "Reaper: trying to acquire lock...", NULL);
+    const char *set[] = {"SET", lock.data, token, "NX", "EX", ttl};
+    redisReply *x = lock.oom ? NULL : cw_conn_command(c, 6, set, NULL, err);
+    if (!x) {
+        rc = err ? err->code : CWORK_EREDIS;
+        goto out;
+    }
+    int acquired = x->type == REDIS_REPLY_STATUS;
+    freeReplyObject(x);
+    if (!acquired) {
+        cw_log(CWORK_LOG_INFO, "Reaper: locked by another process", NULL);
+        goto out;
+    }
+    cw_log(CWORK_LOG_INFO, "Reaper: lock is acquired", NULL);
+    *ran = 1;
+    cwork_reap_done done = r->hook ? r->hook(r->hook_userdata) : NULL;
+
+    cycle_result res;
+    memset(&res, 0, sizeof res);
+    cw_buf_init(&res.errors);
+    strlist current = {0};
+    cwork_error perr = {0};
+    if (current_names(r, c, &current, &perr) != 0)
+        note_error(&res, "known jobs", &perr);
+    if (!c->broken && pass_dead_pools(r, c, &current, &res, &perr) != 0)
+        note_error(&res, "dead pools", &perr);
+    if (!c->broken && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
+        note_error(&res, "unknown pools", &perr);
+    if (!c->broken && pass_dangling_locks(r, c, &current, &res, &perr) != 0)
+        note_error(&res, "dangling locks", &perr);
+    if (res.errors.len && !res.errors.oom) /* Go only shows these to the hook (item 2) */
+        cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", res.errors.data, NULL);
+    if (done) {
+        cwork_reap_result result = {
+            res.errors.len && !res.errors.oom ? res.errors.data : NULL,
+            (const char *const *)res.no_heartbeat.items, res.no_heartbeat.n,
+            (const char *const *)res.unknown.items,      res.unknown.n,
+            (const char *const *)res.dangling.items,     res.dangling.n,
+        };
+        done(&result, r->hook_userdata);
+    }
+    sl_free(&current);
+    sl_free(&res.no_heartbeat);
+    sl_free(&res.unknown);
+    sl_free(&res.dangling);
+    cw_buf_free(&res.errors);
+
+    /* Release: compare-and-delete, on a fresh connection if this one broke. */
+    if (c->broken) {
+        cw_redis_checkin(r->redis, c);
+        if ((rc = cw_redis_checkout(r->redis, &c, err)) != 0) {
+            c = NULL;
+            goto out;
+        }
+    }
+    const char *rel[] = {lock.data, token};
+    x = cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, err);
+    if (!x)
+        rc = err ? err->code : CWORK_EREDIS;
+    else
+        freeReplyObject(x);
+out:
+    if (rc)
+        cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", err ? err->message : "", NULL);
+    if (c)
+        cw_redis_checkin(r->redis, c);
+    cw_buf_free(&lock);
+    return rc;
+}
+
+int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
+{
+    *seen = 0;
+    cw_conn *c;
+    int rc = cw_redis_checkout(r->redis, &c, err);
+    if (rc)
+        return rc;
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_worker_pools(r->keys, &key);
+    const char *sm[] = {"SMEMBERS", key.data};
+    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
+    if (!pools) {
+        rc = err ? err->code : CWORK_EREDIS;
+        goto out;
+    }
+    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+        cw_buf_reset(&key);
+        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        const char *hg[] = {"HGET", key.data, "heartbeat_at"};
+        rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 3, hg, NULL, err);
+    }
+    double now = (double)cw_now_ms() / 1000.0;
+    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+        redisReply *b = NULL;
+        if ((rc = cw_conn_read(c, &b, err)) != 0)
+            break;
+        int64_t hb;
+        if (b->type != REDIS_REPLY_STRING || cw_parse_int64(b->str, b->len, &hb) != 0 ||
+            (double)hb + CW_REAPER_DEAD_TIME <= now)
+            *seen = 1;
+        freeReplyObject(b);
+    }
+    freeReplyObject(pools);
+out:
+    cw_redis_checkin(r->redis, c);
+    cw_buf_free(&key);
+    return rc;
+}

@@ -1,0 +1,36 @@
+/* The dead pool reaper (SPEC §8): gives back the jobs and concurrency slots of pools
+ * that died without a clean stop, sharing reaper_lock and the rules with Go reapers.
+ * Differences from Go (SPEC §15 [free]): the stale-lock cleanup runs once and logs
+ * negative locks; pass errors are logged; a pool without heartbeat also gets its
+ * in-progress jobs requeued; every pass covers the names in known_jobs as well as the
+ * pool's own; and a cheap check every few seconds runs a cycle as soon as a pool's
+ * heartbeat goes stale, so that a crashed pool's jobs are back within ~20 s. */
+#ifndef CWORK_REAPER_H
+#define CWORK_REAPER_H
+
+#include "keys.h"
+#include "redis.h"
+
+#define CW_REAPER_DEAD_TIME 10            /* seconds without heartbeat: dead */
+#define CW_REAPER_DEFAULT_PERIOD 300      /* full cycle every period + rand(0..29) s */
+#define CW_REAPER_FIRST_CYCLE 10          /* seconds after start */
+#define CW_REAPER_DEFAULT_CHECK_MS 5000   /* the cheap dead-pool check */
+
+typedef struct cw_reaper cw_reaper;
+
+/* Everything is copied except redis and keys (borrowed for the reaper's life). */
+cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
+                         const char *const *registered, size_t nregistered, int64_t period_s,
+                         cwork_reaper_hook hook, void *hook_userdata);
+void cw_reaper_free(cw_reaper *r);
+
+/* One cycle: take reaper_lock (SET NX EX period), call the hook, run the three passes,
+ * report, release the lock. *ran is 0 when another process holds the lock. Pass errors
+ * are logged and reported to the hook; the returned error is the lock's. */
+int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err);
+
+/* The cheap check, one round trip: *seen = 1 when a pool in worker_pools has no
+ * heartbeat or one older than CW_REAPER_DEAD_TIME. */
+int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err);
+
+#endif

@@ -1,0 +1,298 @@
+/* The dead pool reaper (SPEC §8): for each pass, Redis set up as a crashed Go pool
+ * leaves it, one cycle, then every key of the namespace checked. */
+#include "cwork.h"
+#include "keys.h"
+#include "reaper.h"
+#include "testlib.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define DEAD "deaddeaddeaddeaddeaddead"
+#define LIVE "a11ea11ea11ea11ea11ea11e"
+#define GHOST "0000000000000000000ghost"
+
+static redisContext *rc_;
+static cwork_redis *redis_;
+static char ns_[64];
+static cw_keys keys_;
+static char want_[4096];
+
+static void fresh(const char *tag)
+{
+    tl_unique_ns(tag, ns_, sizeof ns_);
+    cw_keys_clear(&keys_);
+    cw_keys_init(&keys_, ns_);
+}
+
+static void cmd(const char *fmt, const char *a, const char *b)
+{
+    char full[512];
+    snprintf(full, sizeof full, fmt, ns_, a, b);
+    redisReply *r = redisCommand(rc_, full);
+    if (!r || r->type == REDIS_REPLY_ERROR)
+        tl_fail(__FILE__, __LINE__, "setup command failed: %s", full);
+    if (r)
+        freeReplyObject(r);
+}
+
+static int cycle(const char *const *registered, size_t n)
+{
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, registered, n, 300, NULL, NULL);
+    int ran = -1;
+    cwork_error err = {0};
+    if (cw_reaper_cycle(r, &ran, &err) != 0)
+        tl_fail(__FILE__, __LINE__, "cycle: %s", err.message);
+    cw_reaper_free(r);
+    return ran;
+}
+
+static void check_dump(const char *want)
+{
+    char *got = tl_ns_dump(rc_, ns_);
+    CHECK_STR(got, want);
+    free(got);
+}
+
+static long long now_(void)
+{
+    return (long long)time(NULL);
+}
+
+/* A Go pool that stopped beating a minute ago, with jobs of a and b in progress. */
+static void requeues_jobs_of_pool_with_stale_heartbeat(void)
+{
+    fresh("reap1");
+    char hb[32];
+    snprintf(hb, sizeof hb, "%lld", now_() - 60);
+    cmd("SADD %s:worker_pools %s", DEAD, "");
+    cmd("HSET %s:worker_pools:" DEAD " heartbeat_at %s job_names %s", hb, "a,b");
+    cmd("LPUSH %s:jobs:a %s%s", "{\"name\":\"a\",\"id\":\"waiting\"}", "");
+    cmd("RPUSH %s:jobs:a:" DEAD ":inprogress %s%s", "{\"name\":\"a\",\"id\":\"j2\"}", "");
+    cmd("RPUSH %s:jobs:a:" DEAD ":inprogress %s%s", "{\"name\":\"a\",\"id\":\"j1\"}", "");
+    cmd("RPUSH %s:jobs:b:" DEAD ":inprogress %s%s", "{\"name\":\"b\",\"id\":\"k1\"}", "");
+    cmd("SET %s:jobs:a:lock 2%s%s", "", "");
+    cmd("SET %s:jobs:b:lock 1%s%s", "", "");
+    cmd("HSET %s:jobs:a:lock_info " DEAD " %s%s", "2", "");
+    cmd("HSET %s:jobs:b:lock_info " DEAD " %s%s", "1", "");
+    const char *mine[] = {"a"};
+    CHECK_INT(cycle(mine, 1), 1);
+    /* j1 (the oldest, at the right) moved first: the queue reads j2, j1, waiting. */
+    snprintf(want_, sizeof want_,
+             "%s:jobs:a list {\"name\":\"a\",\"id\":\"j2\"} | {\"name\":\"a\",\"id\":\"j1\"} | "
+             "{\"name\":\"a\",\"id\":\"waiting\"}\n"
+             "%s:jobs:a:lock string 0\n"
+             "%s:jobs:b list {\"name\":\"b\",\"id\":\"k1\"}\n"
+             "%s:jobs:b:lock string 0\n",
+             ns_, ns_, ns_, ns_);
+    check_dump(want_);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* In worker_pools without any heartbeat hash: Go only frees its slots and orphans its
+ * jobs (SPEC §15 item 4); cwork requeues them for every known name. */
+static void requeues_jobs_of_pool_without_heartbeat(void)
+{
+    fresh("reap2");
+    cmd("SADD %s:worker_pools %s%s", DEAD, "");
+    cmd("SADD %s:known_jobs %s%s", "other", "");
+    cmd("RPUSH %s:jobs:other:" DEAD ":inprogress %s%s", "{\"name\":\"other\",\"id\":\"o1\"}", "");
+    cmd("SET %s:jobs:other:lock 1%s%s", "", "");
+    cmd("HSET %s:jobs:other:lock_info " DEAD " 1%s%s", "", "");
+    const char *mine[] = {"a"};
+    CHECK_INT(cycle(mine, 1), 1);
+    snprintf(want_, sizeof want_,
+             "%s:jobs:other list {\"name\":\"other\",\"id\":\"o1\"}\n"
+             "%s:jobs:other:lock string 0\n"
+             "%s:known_jobs set other\n",
+             ns_, ns_, ns_);
+    check_dump(want_);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Pass 2: a pool that crashed before its first heartbeat holds a slot and a job. */
+static void requeues_jobs_of_unknown_pool(void)
+{
+    fresh("reap3");
+    cmd("RPUSH %s:jobs:a:" GHOST ":inprogress %s%s", "{\"name\":\"a\",\"id\":\"g1\"}", "");
+    cmd("SET %s:jobs:a:lock 1%s%s", "", "");
+    cmd("HSET %s:jobs:a:lock_info " GHOST " 1%s%s", "", "");
+    const char *mine[] = {"a"};
+    CHECK_INT(cycle(mine, 1), 1);
+    snprintf(want_, sizeof want_,
+             "%s:jobs:a list {\"name\":\"a\",\"id\":\"g1\"}\n"
+             "%s:jobs:a:lock string 0\n",
+             ns_, ns_);
+    check_dump(want_);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Pass 3 and a live pool: the lock is set to the sum of lock_info; nothing of the live
+ * pool (fresh heartbeat, jobs in progress) is touched. */
+static void fixes_dangling_locks_and_never_touches_a_live_pool(void)
+{
+    fresh("reap4");
+    char hb[32];
+    snprintf(hb, sizeof hb, "%lld", now_());
+    cmd("SADD %s:worker_pools %s%s", LIVE, "");
+    cmd("HSET %s:worker_pools:" LIVE " heartbeat_at %s job_names %s", hb, "a");
+    cmd("RPUSH %s:jobs:a:" LIVE ":inprogress %s%s", "{\"name\":\"a\",\"id\":\"busy\"}", "");
+    cmd("SET %s:jobs:a:lock 5%s%s", "", "");
+    cmd("HSET %s:jobs:a:lock_info " LIVE " 1%s%s", "", "");
+    cmd("SET %s:jobs:b:lock 1%s%s", "", "");
+    cmd("SADD %s:known_jobs b%s%s", "", "");
+    char *before = tl_ns_dump(rc_, ns_);
+    const char *mine[] = {"a"};
+    CHECK_INT(cycle(mine, 1), 1);
+    /* Only the two lock values changed: a 5 → 1 (its lock_info sum), b 1 → 0. */
+    snprintf(want_, sizeof want_,
+             "%s:jobs:a:" LIVE ":inprogress list {\"name\":\"a\",\"id\":\"busy\"}\n"
+             "%s:jobs:a:lock string 1\n"
+             "%s:jobs:a:lock_info hash " LIVE "=1\n"
+             "%s:jobs:b:lock string 0\n"
+             "%s:known_jobs set b\n"
+             "%s:worker_pools set " LIVE "\n"
+             "%s:worker_pools:" LIVE " hash heartbeat_at=%s | job_names=a\n",
+             ns_, ns_, ns_, ns_, ns_, ns_, ns_, hb);
+    check_dump(want_);
+    free(before);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Another process holds reaper_lock: the cycle does nothing and leaves its lock. */
+static void respects_a_lock_held_by_another_process(void)
+{
+    fresh("reap5");
+    cmd("SET %s:reaper_lock %s EX 60", "somebody-elses-token==", "");
+    cmd("SADD %s:worker_pools %s%s", DEAD, "");
+    cmd("RPUSH %s:jobs:a:" DEAD ":inprogress %s%s", "{\"name\":\"a\",\"id\":\"x\"}", "");
+    char *before = tl_ns_dump(rc_, ns_);
+    const char *mine[] = {"a"};
+    CHECK_INT(cycle(mine, 1), 0);
+    check_dump(before);
+    free(before);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Two reapers at once: each cycle either holds the lock alone or skips. */
+static int racing_ran_[2];
+
+static void *race(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    const char *mine[] = {"a"};
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, mine, 1, 300, NULL, NULL);
+    for (int k = 0; k < 20; k++) {
+        int ran = 0;
+        cw_reaper_cycle(r, &ran, NULL);
+        racing_ran_[i] += ran;
+    }
+    cw_reaper_free(r);
+    return NULL;
+}
+
+static void two_reapers_race_for_the_lock(void)
+{
+    fresh("reap6");
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, race, (void *)(intptr_t)i);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    CHECK(racing_ran_[0] + racing_ran_[1] >= 1);
+    check_dump(""); /* the lock is always released by its holder */
+    tl_ns_delete(rc_, ns_);
+}
+
+/* The hook sees what the cycle did; a negative lock is clamped to 0. */
+static char hook_seen_[512];
+
+static void on_done(const cwork_reap_result *res, void *ud)
+{
+    (void)ud;
+    size_t n = 0;
+    n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "err=%s dead=",
+                          res->error ? res->error : "-");
+    for (size_t i = 0; i < res->n_no_heartbeat_jobs; i++)
+        n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "%s;",
+                              res->no_heartbeat_jobs[i]);
+    n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, " unknown=");
+    for (size_t i = 0; i < res->n_unknown_pool_jobs; i++)
+        n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "%s;",
+                              res->unknown_pool_jobs[i]);
+    n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, " dangling=");
+    for (size_t i = 0; i < res->n_dangling_lock_jobs; i++)
+        snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "%s;", res->dangling_lock_jobs[i]);
+}
+
+static cwork_reap_done hook(void *ud)
+{
+    (void)ud;
+    return on_done;
+}
+
+static void hook_reports_every_pass(void)
+{
+    fresh("reap7");
+    char hb[32];
+    snprintf(hb, sizeof hb, "%lld", now_() - 30);
+    cmd("SADD %s:worker_pools %s%s", DEAD, "");
+    cmd("HSET %s:worker_pools:" DEAD " heartbeat_at %s job_names %s", hb, "a");
+    cmd("SET %s:jobs:a:lock 0%s%s", "", "");
+    cmd("HSET %s:jobs:a:lock_info " DEAD " 2%s%s", "", ""); /* lock would go to -2 */
+    cmd("HSET %s:jobs:a:lock_info " GHOST " 0%s%s", "", "");  /* a stopped Go pool's 0 */
+    cmd("SET %s:jobs:c:lock 3%s%s", "", "");
+    cmd("SADD %s:known_jobs c%s%s", "", "");
+    const char *mine[] = {"a"};
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, mine, 1, 300, hook, NULL);
+    int ran = 0;
+    CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+    cw_reaper_free(r);
+    CHECK_STR(hook_seen_, "err=- dead=a; unknown=a; dangling=c;");
+    snprintf(want_, sizeof want_,
+             "%s:jobs:a:lock string 0\n%s:jobs:c:lock string 0\n%s:known_jobs set c\n", ns_, ns_,
+             ns_);
+    check_dump(want_);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void cheap_check_sees_stale_and_missing_heartbeats(void)
+{
+    fresh("reap8");
+    const char *mine[] = {"a"};
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, mine, 1, 300, NULL, NULL);
+    int seen = -1;
+    CHECK_INT(cw_reaper_check(r, &seen, NULL), 0);
+    CHECK_INT(seen, 0);
+    char hb[32];
+    snprintf(hb, sizeof hb, "%lld", now_());
+    cmd("SADD %s:worker_pools %s%s", LIVE, "");
+    cmd("HSET %s:worker_pools:" LIVE " heartbeat_at %s job_names %s", hb, "a");
+    CHECK_INT(cw_reaper_check(r, &seen, NULL), 0);
+    CHECK_INT(seen, 0);
+    cmd("SADD %s:worker_pools %s%s", DEAD, ""); /* no heartbeat hash */
+    CHECK_INT(cw_reaper_check(r, &seen, NULL), 0);
+    CHECK_INT(seen, 1);
+    cw_reaper_free(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+int main(void)
+{
+    rc_ = tl_redis_connect();
+    redis_ = cwork_redis_new(tl_redis_url(), NULL, NULL);
+    cw_keys_init(&keys_, "x");
+    RUN(requeues_jobs_of_pool_with_stale_heartbeat);
+    RUN(requeues_jobs_of_pool_without_heartbeat);
+    RUN(requeues_jobs_of_unknown_pool);
+    RUN(fixes_dangling_locks_and_never_touches_a_live_pool);
+    RUN(respects_a_lock_held_by_another_process);
+    RUN(two_reapers_race_for_the_lock);
+    RUN(hook_reports_every_pass);
+    RUN(cheap_check_sees_stale_and_missing_heartbeats);
+    cw_keys_clear(&keys_);
+    cwork_redis_free(redis_);
+    redisFree(rc_);
+    return tl_finish();
+}

@@ -52,6 +52,10 @@ static const char usage[] =
     "  --job NAME=COMMAND  run jobs NAME with COMMAND (repeat for more job types)\n"
     "  --concurrency N     commands running at once, 1-10000 (default 10)\n"
     "  --grace SECONDS     how long a stop waits for running commands (default 30)\n"
+    "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds, also the\n"
+    "                      reaper lock's TTL (default 300, as the Go library)\n"
+    "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"
+    "                      at once when there is one (default 5)\n"
     "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
     "                      on a terminal they are shown in place every second anyway\n"
     "  --no-progress       not even on a terminal\n"
@@ -90,6 +94,8 @@ typedef struct work_opts {
     cli_conn_opts conn;
     unsigned concurrency;
     int64_t grace_ms;
+    unsigned reap_period_s; /* 0: the library's default */
+    unsigned dead_check_s;
     int progress; /* -1: never, 0: on a terminal, 1: also as plain lines */
     work_job *jobs;
     size_t njobs;
@@ -245,6 +251,14 @@ static int parse_options(int argc, char **argv, work_opts *o)
             if (cli_take_value(&a) < 0 || parse_seconds(a.value, &o->grace_ms) ||
                 o->grace_ms > INT32_MAX) {
                 fprintf(stderr, "cwork work: --grace needs a number of seconds\n");
+                return -1;
+            }
+        } else if (cli_is(&a, "reap-period") || cli_is(&a, "dead-check")) {
+            int reap = cli_is(&a, "reap-period");
+            if (cli_take_value(&a) < 0 ||
+                parse_uint(a.value, 1, 86400, reap ? &o->reap_period_s : &o->dead_check_s)) {
+                fprintf(stderr, "cwork work: --%s needs whole seconds from 1 to 86400\n",
+                        reap ? "reap-period" : "dead-check");
                 return -1;
             }
         } else if (cli_is(&a, "progress")) {
@@ -463,6 +477,10 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     po.ns = o->conn.ns;
     po.concurrency = o->concurrency;
     po.userdata = o;
+    if (o->reap_period_s)
+        po.reap_period_s = o->reap_period_s;
+    if (o->dead_check_s)
+        po.dead_check_ms = o->dead_check_s * 1000;
     cwork_pool *pool = cwork_pool_new(redis, &po, &err);
     if (!pool) {
         fprintf(stderr, "cwork work: %s\n", err.message);

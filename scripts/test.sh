@@ -14,7 +14,7 @@ cd "$root"
 
 # ---------------------------------------------------------------- dependencies
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev libhiredis-dev
-          redis-server redis-tools golang-go golang-github-robfig-cron-dev)
+          redis-server redis-tools golang-go golang-github-robfig-cron-dev tzdata)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -446,6 +446,128 @@ typedef struct cwork_pool_stats {
 /* A snapshot of the pool's counters since it was created. */
 void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
 
+/* ------------------------------------------------------------------ admin client */
+
+/* Reads and repairs a namespace: queues, pools, busy workers, the retry, scheduled and
+ * dead sets (SPEC §11, plus pause, per-name retry/delete, lookup by id and trimming).
+ * What it returns is the caller's; each result type has its _free. */
+typedef struct cwork_client cwork_client;
+
+/* A client for namespace ns on redis (borrowed: keep it alive). NULL on error. */
+cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *err);
+void cwork_client_free(cwork_client *client);
+
+typedef struct cwork_queue_info {
+    char *job_name;
+    int64_t count;   /* jobs waiting in the queue */
+    int64_t latency; /* seconds since the next job to run was enqueued (0 when empty) */
+    bool paused;     /* <p>jobs:<name>:paused exists */
+} cwork_queue_info;
+
+/* Every name in known_jobs, sorted (SPEC §11 Queues). A job that cannot be decoded at a
+ * queue's head gives latency 0 instead of failing the call (SPEC §15 item 25). */
+int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
+                        cwork_error *err);
+void cwork_queue_infos_free(cwork_queue_info *queues, size_t n);
+
+typedef struct cwork_pool_heartbeat {
+    char *worker_pool_id;
+    int64_t started_at, heartbeat_at;
+    char **job_names;   /* sorted; NULL (n 0) when the field is absent */
+    size_t n_job_names;
+    unsigned concurrency;
+    char *host;
+    int pid;
+    char **worker_ids;  /* sorted; NULL when absent */
+    size_t n_worker_ids;
+} cwork_pool_heartbeat;
+
+/* One record per id in worker_pools, sorted by id, including ids without a hash. */
+int cwork_client_pools(cwork_client *client, cwork_pool_heartbeat **out, size_t *n,
+                       cwork_error *err);
+void cwork_pool_heartbeats_free(cwork_pool_heartbeat *pools, size_t n);
+
+typedef struct cwork_worker_observation {
+    char *worker_id;
+    bool is_busy;
+    char *job_name, *job_id;
+    int64_t started_at;
+    char *args_json; /* the raw `args` field */
+    char *checkin;
+    int64_t checkin_at;
+} cwork_worker_observation;
+
+/* One record per worker of every pool (pool order, then sorted worker ids). */
+int cwork_client_workers(cwork_client *client, cwork_worker_observation **out, size_t *n,
+                         cwork_error *err);
+void cwork_worker_observations_free(cwork_worker_observation *workers, size_t n);
+
+typedef enum cwork_job_set {
+    CWORK_SET_RETRY = 1,
+    CWORK_SET_SCHEDULED = 2,
+    CWORK_SET_DEAD = 3
+} cwork_job_set;
+
+#define CWORK_PAGE_SIZE 20
+
+typedef struct cwork_listed_job {
+    int64_t at;     /* retry_at, run_at or died_at: the member's score */
+    cwork_job *job; /* decoded; cwork_job_raw gives the member's exact bytes */
+} cwork_listed_job;
+
+/* Page (1-based; 0 counts as 1) of CWORK_PAGE_SIZE jobs of a set, ascending by score,
+ * and the set's total. With name non-NULL only jobs of that name are listed and counted
+ * (a scan of the set). Members that cannot be decoded are skipped, not fatal. */
+int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
+                      cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
+void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n);
+
+/* Deletes the jobs with this score and id from a set; a deleted unique scheduled job
+ * also loses its guard. CWORK_ENOTFOUND ("nothing deleted") when none matched. */
+int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
+                        cwork_error *err);
+
+/* Moves a dead job (died_at, id) back to its queue with t = now and fails/err/failed_at
+ * removed; its `d` is dropped too so that a retried periodic instance is not discarded as
+ * stale (SPEC §15 item 19). A job whose name is not in known_jobs stays dead (err
+ * "unknown job when requeueing"). CWORK_ENOTFOUND ("nothing retried") when none matched. */
+int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *id,
+                            cwork_error *err);
+
+/* Retries every dead job (of one name when name is non-NULL); *count receives how many
+ * went back to queues. Unlike Go, never stops early on a batch of unknown names. */
+int cwork_client_retry_all_dead(cwork_client *client, const char *name, int64_t *count,
+                                cwork_error *err);
+
+/* Deletes every dead job (of one name when name is non-NULL). */
+int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t *count,
+                                 cwork_error *err);
+
+/* Removes dead jobs that died before older_than (0: no age limit) and then the oldest
+ * beyond the newest keep (< 0: no count limit). Never automatic: Go keeps the dead set
+ * unbounded. *removed receives how many went. */
+int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep,
+                           int64_t *removed, cwork_error *err);
+
+/* Pauses a job type for every pool of the namespace, Go's included (SET
+ * <p>jobs:<name>:paused 1), or lifts the pause (DEL). */
+int cwork_client_pause(cwork_client *client, const char *name, cwork_error *err);
+int cwork_client_unpause(cwork_client *client, const char *name, cwork_error *err);
+
+typedef enum cwork_job_place {
+    CWORK_PLACE_QUEUE = 1,
+    CWORK_PLACE_IN_PROGRESS = 2,
+    CWORK_PLACE_RETRY = 3,
+    CWORK_PLACE_SCHEDULED = 4,
+    CWORK_PLACE_DEAD = 5
+} cwork_job_place;
+
+/* Finds a job by id in the queues, in-progress lists, retry, scheduled and dead sets (a
+ * scan: an operator's tool, not a hot path). *out.at is the score in a set, else 0.
+ * CWORK_ENOTFOUND when no job has that id. */
+int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
+                      cwork_listed_job *out, cwork_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -568,6 +568,42 @@ typedef enum cwork_job_place {
 int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
                       cwork_listed_job *out, cwork_error *err);
 
+/* The bodies Go's workwebui answers (SPEC §12.1, §18.7): Go's JSON field names and
+ * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.
+ * busy_workers is `null` when nobody is busy (as Go). list gives
+ * {"count": N, "jobs": [...]} with run_at / retry_at / died_at leading each job. */
+int cwork_client_queues_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
+int cwork_client_pools_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
+int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len,
+                                   cwork_error *err);
+int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page,
+                           const char *name, char **out, size_t *len, cwork_error *err);
+
+/* ------------------------------------------------------------------ web UI */
+
+/* An HTTP server with workwebui's JSON routes and paths (SPEC §12.1; errors answered
+ * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
+ * filters by name, /metrics in the Prometheus text format, and the single-page UI. */
+typedef struct cwork_web cwork_web;
+
+typedef struct cwork_web_options {
+    const char *listen;  /* "HOST:PORT"; default "127.0.0.1:5040" */
+    const char *auth;    /* "user:password" for HTTP basic auth, or NULL: the
+                            CWORK_WEB_AUTH environment variable, else none */
+    cwork_pool *pool;    /* optional: its processed/failed counters go to /metrics */
+} cwork_web_options;
+
+void cwork_web_options_init(cwork_web_options *opts);
+
+/* Starts serving on its own threads. Warns (logger) when listening beyond loopback
+ * without auth. NULL on error (address in use, bad listen address). */
+cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
+                           cwork_error *err);
+/* The port actually bound (useful with port 0). */
+int cwork_web_port(const cwork_web *web);
+/* Stops (in-flight requests finish) and frees. NULL is ignored. */
+void cwork_web_stop(cwork_web *web);
+
 #ifdef __cplusplus
 }
 #endif

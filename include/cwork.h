@@ -516,8 +516,10 @@ typedef struct cwork_listed_job {
 } cwork_listed_job;
 
 /* Page (1-based; 0 counts as 1) of CWORK_PAGE_SIZE jobs of a set, ascending by score,
- * and the set's total. With name non-NULL only jobs of that name are listed and counted
- * (a scan of the set). Members that cannot be decoded are skipped, not fatal. */
+ * and the set's total (ZCARD, as Go). With name non-NULL only decodable jobs of that name
+ * are listed and counted (a scan of the set). Members that cannot be decoded, or whose
+ * score is not a whole number, are skipped, not fatal. Out-pointers for totals and counts
+ * in this section may be NULL. */
 int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                       cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
 void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n);
@@ -530,7 +532,8 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
 /* Moves a dead job (died_at, id) back to its queue with t = now and fails/err/failed_at
  * removed; its `d` is dropped too so that a retried periodic instance is not discarded as
  * stale (SPEC §15 item 19). A job whose name is not in known_jobs stays dead (err
- * "unknown job when requeueing"). CWORK_ENOTFOUND ("nothing retried") when none matched. */
+ * "unknown job when requeueing", score now + 5) and, as in Go, counts as not retried.
+ * CWORK_ENOTFOUND ("nothing retried") when nothing went back to a queue. */
 int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *id,
                             cwork_error *err);
 
@@ -562,8 +565,9 @@ typedef enum cwork_job_place {
     CWORK_PLACE_DEAD = 5
 } cwork_job_place;
 
-/* Finds a job by id in the queues, in-progress lists, retry, scheduled and dead sets (a
- * scan: an operator's tool, not a hot path). *out.at is the score in a set, else 0.
+/* Finds a job by id in the queues of the names in known_jobs, the in-progress lists of
+ * the pools in worker_pools, and the retry, scheduled and dead sets (a scan: an
+ * operator's tool, not a hot path). *out.at is the score in a set, else 0.
  * CWORK_ENOTFOUND when no job has that id. */
 int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
                       cwork_listed_job *out, cwork_error *err);

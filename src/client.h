@@ -1,0 +1,57 @@
+/* The admin client (SPEC §11): internal pieces shared by client.c (queues, pools,
+ * workers, pause, find), client_list.c (the retry, scheduled and dead sets: listing,
+ * deleting, retrying, trimming) and client_json.c (workwebui's bodies). */
+#ifndef CWORK_CLIENT_H
+#define CWORK_CLIENT_H
+
+#include "job.h"
+#include "keys.h"
+#include "redis.h"
+
+struct cwork_client {
+    cwork_redis *redis; /* borrowed */
+    cw_keys keys;
+};
+
+/* Members read per round trip when a set or list is scanned (filters, find), and jobs
+ * handled per script call (retry-all, delete-all by name): Go's retry-all batch. */
+#define CW_CLIENT_BATCH 1000
+
+/* A growable list of owned NUL-terminated strings. */
+typedef struct cw_strv {
+    char **items;
+    size_t n, cap;
+    int oom;
+} cw_strv;
+
+void cw_strv_add(cw_strv *v, const char *s, size_t len);
+void cw_strv_sort(cw_strv *v); /* byte-wise, as Go's sort.Strings */
+void cw_strv_free(cw_strv *v);
+
+/* Logs a failed step under its "client.*" key (SPEC §13) with the error's message and
+ * returns rc. */
+int cw_client_fail(const char *step, int rc, const cwork_error *err);
+
+/* SMEMBERS of a set key, sorted; members containing NUL are left out (no key can be
+ * built from them). */
+int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error *err);
+
+/* Reads n pipelined replies into replies[0..n). Every reply is read even when one is
+ * an error reply, which then fails the call (CWORK_EREDIS, the server's message); an
+ * I/O error stops at once (the connection is then broken). On failure every reply read
+ * so far is freed and replies[] is zeroed. */
+int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_error *err);
+void cw_client_free_replies(redisReply **replies, size_t n);
+
+/* A zset score as Go's client reads it (a whole int64); 0 or -1. */
+int cw_client_score(const redisReply *r, int64_t *out);
+
+/* The key of a set; CWORK_EINVAL for an unknown enum value. */
+int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err);
+
+/* The internal functions of the client files need a non-NULL err; the public ones
+ * substitute a local one for a caller's NULL with this (they log every failure, so they
+ * need its message either way). */
+#define CW_CLIENT_ERR(err, local) ((err) ? (err) : (local))
+
+#endif

@@ -1,0 +1,604 @@
+/* The admin client's work on the retry, scheduled and dead sets (SPEC §11): pages of
+ * jobs, delete and retry by (score, id), retry-all, delete-all, trimming, and lookup of
+ * a job by id in every place a job can be. */
+#include "client.h"
+
+#include "log.h"
+#include "scripts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- scanning */
+
+/* Receives a decoded member (and owns it) with its score (0 for list entries). Returns
+ * 0 to go on, 1 to stop the scan, or a negative CWORK_E… code. */
+typedef int (*visit_fn)(void *ctx, cwork_job *job, int64_t at);
+
+typedef struct scan {
+    /* Members whose bytes cannot hold this text are not decoded (the text is ASCII and
+     * the member has no escapes, so a matching string would appear verbatim). */
+    const char *needle;
+    visit_fn fn;
+    void *ctx;
+    const char *log_skip; /* log key for members that cannot be decoded, or NULL */
+} scan;
+
+static int contains(const char *hay, size_t n, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; m <= n && i <= n - m; i++)
+        if (hay[i] == needle[0] && memcmp(hay + i, needle, m) == 0) return 1;
+    return m == 0;
+}
+
+static int ascii(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s >= 0x80) return 0;
+    return 1;
+}
+
+static int visit(const scan *s, const redisReply *m, const redisReply *score)
+{
+    int64_t at = 0;
+    cwork_error e = {0};
+    if (m->type != REDIS_REPLY_STRING) return 0;
+    if (score && cw_client_score(score, &at) != 0) {
+        if (s->log_skip)
+            cw_log(CWORK_LOG_ERROR, s->log_skip, "error", "score is not a whole number", NULL);
+        return 0;
+    }
+    if (s->needle && !memchr(m->str, '\\', m->len) && !contains(m->str, m->len, s->needle))
+        return 0;
+    cwork_job *job = NULL;
+    int rc = job_decode(m->str, m->len, &job, &e);
+    if (rc == CWORK_ENOMEM) return rc;
+    if (rc) {
+        if (s->log_skip) cw_client_fail(s->log_skip, rc, &e);
+        return 0;
+    }
+    return s->fn(s->ctx, job, at);
+}
+
+/* Visits every member of a zset (ascending score, as ZRANGEBYSCORE -inf +inf) or every
+ * entry of a list (left to right), CW_CLIENT_BATCH per round trip. Returns 1 when the
+ * visitor stopped the scan, 0 at the end, or an error. */
+static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const scan *s,
+                    cwork_error *err)
+{
+    for (long long from = 0;; from += CW_CLIENT_BATCH) {
+        char start[24], stop[24];
+        snprintf(start, sizeof start, "%lld", from);
+        snprintf(stop, sizeof stop, "%lld", from + CW_CLIENT_BATCH - 1);
+        const char *argv[] = {zset ? "ZRANGE" : "LRANGE", key, start, stop, "WITHSCORES"};
+        size_t lens[] = {6, key_len, strlen(start), strlen(stop), 10};
+        redisReply *r = cw_conn_command(c, zset ? 5 : 4, argv, lens, err);
+        if (!r) return err->code;
+        size_t step = zset ? 2 : 1, got = r->elements / step;
+        int rc = r->type == REDIS_REPLY_ARRAY
+                     ? 0
+                     : cw_error(err, CWORK_EPROTO, "%s: not an array", argv[0]);
+        for (size_t i = 0; rc == 0 && i + step <= r->elements; i += step)
+            rc = visit(s, r->element[i], zset ? r->element[i + 1] : NULL);
+        freeReplyObject(r);
+        if (rc < 0 && rc != CWORK_ENOMEM) return rc;
+        if (rc == CWORK_ENOMEM) return cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc > 0 || got < CW_CLIENT_BATCH) return rc;
+    }
+}
+
+/* ---------------------------------------------------------------- listing */
+
+void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n)
+{
+    if (!jobs) return;
+    for (size_t i = 0; i < n; i++)
+        cwork_job_free(jobs[i].job);
+    cw_free(jobs);
+}
+
+typedef struct page {
+    const char *name;
+    uint64_t skip; /* matching jobs before the page */
+    cwork_listed_job *jobs;
+    size_t n;
+    int64_t total;
+} page;
+
+static int page_add(void *ctx, cwork_job *job, int64_t at)
+{
+    page *p = ctx;
+    if (p->name &&
+        (job->name.len != strlen(p->name) || memcmp(job->name.ptr, p->name, job->name.len))) {
+        cwork_job_free(job);
+        return 0;
+    }
+    if ((uint64_t)p->total >= p->skip && p->n < CWORK_PAGE_SIZE) {
+        p->jobs[p->n].at = at;
+        p->jobs[p->n++].job = job;
+    } else {
+        cwork_job_free(job);
+    }
+    p->total++;
+    return 0;
+}
+
+/* Go's page: ZRANGEBYSCORE -inf +inf WITHSCORES LIMIT and ZCARD, pipelined. */
+static int read_page(cw_conn *c, const cw_buf *key, page *p, cwork_error *err)
+{
+    char off[24];
+    snprintf(off, sizeof off, "%llu", (unsigned long long)p->skip);
+    p->skip = 0; /* Redis skips them */
+    const char *range[] = {"ZRANGEBYSCORE", key->data, "-inf", "+inf",
+                           "WITHSCORES",    "LIMIT",   off,    "20"};
+    size_t range_lens[] = {13, key->len, 4, 4, 10, 5, strlen(off), 2};
+    const char *zcard[] = {"ZCARD", key->data};
+    size_t zcard_lens[] = {5, key->len};
+    redisReply *r[2];
+    int rc;
+    if ((rc = cw_conn_append(c, 8, range, range_lens, err)) != 0 ||
+        (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0 ||
+        (rc = cw_client_read_replies(c, 2, r, err)) != 0)
+        return rc;
+    if (r[0]->type != REDIS_REPLY_ARRAY || r[1]->type != REDIS_REPLY_INTEGER)
+        rc = cw_error(err, CWORK_EPROTO, "ZRANGEBYSCORE/ZCARD: unexpected reply");
+    scan s = {NULL, page_add, p, "client.get_zset_page.new_job"};
+    for (size_t i = 0; rc == 0 && i + 2 <= r[0]->elements; i += 2)
+        if (visit(&s, r[0]->element[i], r[0]->element[i + 1]) == CWORK_ENOMEM)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    int64_t total = r[1]->integer;
+    cw_client_free_replies(r, 2);
+    p->total = total;
+    return rc;
+}
+
+int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page_no, const char *name,
+                      cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !out || !n)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_list: NULL argument");
+    *out = NULL;
+    *n = 0;
+    if (total) *total = 0;
+    cw_buf key;
+    cw_buf_init(&key);
+    int rc = cw_client_set_key(&client->keys, set, &key, err);
+    page p = {name, ((uint64_t)(page_no ? page_no : 1) - 1) * CWORK_PAGE_SIZE, NULL, 0, 0};
+    if (rc == 0 && !(p.jobs = cw_calloc(CWORK_PAGE_SIZE, sizeof *p.jobs)))
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    cw_conn *c = NULL;
+    if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
+        if (name) {
+            scan s = {ascii(name) ? name : NULL, page_add, &p, "client.get_zset_page.new_job"};
+            rc = scan_key(c, key.data, key.len, 1, &s, err);
+        } else {
+            rc = read_page(c, &key, &p, err);
+        }
+        cw_redis_checkin(client->redis, c);
+    }
+    cw_buf_free(&key);
+    if (rc) {
+        cwork_listed_jobs_free(p.jobs, p.n);
+        return cw_client_fail("client.get_zset_page", rc, err);
+    }
+    *out = p.jobs;
+    *n = p.n;
+    if (total) *total = p.total;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- find */
+
+typedef struct found {
+    const char *id;
+    cwork_listed_job *out;
+} found;
+
+static int found_check(void *ctx, cwork_job *job, int64_t at)
+{
+    found *f = ctx;
+    if (strlen(f->id) != job->id.len || memcmp(job->id.ptr, f->id, job->id.len) != 0) {
+        cwork_job_free(job);
+        return 0;
+    }
+    f->out->at = at;
+    f->out->job = job;
+    return 1;
+}
+
+/* Queues, then in-progress lists (every pool in worker_pools × every known name), then
+ * retry, scheduled and dead. Returns 1 when found (place set), 0 when not, or an error. */
+static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place *place,
+                   cwork_error *err)
+{
+    cw_strv names = {0}, pools = {0};
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_known_jobs(k, &key);
+    int rc = cw_client_smembers(c, &key, &names, err);
+    cw_buf_reset(&key);
+    cw_key_worker_pools(k, &key);
+    if (rc == 0) rc = cw_client_smembers(c, &key, &pools, err);
+    for (size_t i = 0; rc == 0 && i < names.n; i++) {
+        cw_buf_reset(&key);
+        cw_key_queue(k, &key, names.items[i]);
+        rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : scan_key(c, key.data, key.len, 0, s, err);
+        *place = CWORK_PLACE_QUEUE;
+    }
+    for (size_t i = 0; rc == 0 && i < pools.n * names.n; i++) {
+        cw_buf_reset(&key);
+        cw_key_inprogress(k, &key, names.items[i % names.n], pools.items[i / names.n]);
+        rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : scan_key(c, key.data, key.len, 0, s, err);
+        *place = CWORK_PLACE_IN_PROGRESS;
+    }
+    static const struct {
+        cwork_job_set set;
+        cwork_job_place place;
+    } sets[] = {{CWORK_SET_RETRY, CWORK_PLACE_RETRY},
+                {CWORK_SET_SCHEDULED, CWORK_PLACE_SCHEDULED},
+                {CWORK_SET_DEAD, CWORK_PLACE_DEAD}};
+    for (size_t i = 0; rc == 0 && i < sizeof sets / sizeof sets[0]; i++) {
+        cw_buf_reset(&key);
+        if ((rc = cw_client_set_key(k, sets[i].set, &key, err)) == 0)
+            rc = scan_key(c, key.data, key.len, 1, s, err);
+        *place = sets[i].place;
+    }
+    cw_buf_free(&key);
+    cw_strv_free(&names);
+    cw_strv_free(&pools);
+    return rc;
+}
+
+int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
+                      cwork_listed_job *out, cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !id || !place || !out)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_find: NULL argument");
+    memset(out, 0, sizeof *out);
+    cw_conn *c;
+    int rc = cw_redis_checkout(client->redis, &c, err);
+    if (rc) return cw_client_fail("client.find", rc, err);
+    found f = {id, out};
+    scan s = {ascii(id) ? id : NULL, found_check, &f, NULL};
+    cwork_job_place where = CWORK_PLACE_QUEUE;
+    rc = find_in(c, &client->keys, &s, &where, err);
+    cw_redis_checkin(client->redis, c);
+    if (rc < 0) return cw_client_fail("client.find", rc, err);
+    if (rc == 0) return cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
+    *place = where;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- script arguments */
+
+/* Script arguments, each written to one buffer followed by a NUL (keys, ids and names
+ * hold no NUL), then pointed at by argv/lens. */
+typedef struct args {
+    cw_buf buf;
+    size_t n;
+    const char **argv;
+    size_t *lens;
+} args;
+
+static void arg_end(args *a)
+{
+    cw_buf_putc(&a->buf, '\0');
+    a->n++;
+}
+
+static void arg_str(args *a, const char *s)
+{
+    cw_buf_puts(&a->buf, s);
+    arg_end(a);
+}
+
+static void arg_int(args *a, int64_t v)
+{
+    cw_buf_put_int64(&a->buf, v);
+    arg_end(a);
+}
+
+/* Points argv/lens at the arguments; 0 or CWORK_ENOMEM. */
+static int arg_finish(args *a, cwork_error *err)
+{
+    if (!a->buf.oom) {
+        a->argv = cw_malloc(a->n * sizeof *a->argv);
+        a->lens = cw_malloc(a->n * sizeof *a->lens);
+    }
+    if (a->buf.oom || !a->argv || !a->lens) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    const char *p = a->buf.data;
+    for (size_t i = 0; i < a->n; i++) {
+        a->argv[i] = p;
+        a->lens[i] = strlen(p);
+        p += a->lens[i] + 1;
+    }
+    return 0;
+}
+
+static void arg_free(args *a)
+{
+    cw_buf_free(&a->buf);
+    cw_free(a->argv);
+    cw_free(a->lens);
+}
+
+/* KEYS = [<p>dead, the queue of each name], then ARGV[1] = <p>jobs: (the retry scripts). */
+static void retry_keys(args *a, const cw_keys *k, const cw_strv *names)
+{
+    cw_key_dead(k, &a->buf);
+    arg_end(a);
+    for (size_t i = 0; i < names->n; i++) {
+        cw_key_queue(k, &a->buf, names->items[i]);
+        arg_end(a);
+    }
+    cw_key_jobs_prefix(k, &a->buf);
+    arg_end(a);
+}
+
+static int known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err)
+{
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_known_jobs(k, &key);
+    int rc = cw_client_smembers(c, &key, names, err);
+    cw_buf_free(&key);
+    return rc;
+}
+
+/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it. */
+static int int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
+{
+    if (!r) return err->code;
+    int rc = 0;
+    if (n == 1 && r->type == REDIS_REPLY_INTEGER)
+        v[0] = r->integer;
+    else if (r->type != REDIS_REPLY_ARRAY || r->elements < n)
+        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    for (size_t i = 0; rc == 0 && r->type == REDIS_REPLY_ARRAY && i < n; i++) {
+        if (r->element[i]->type != REDIS_REPLY_INTEGER)
+            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+        else
+            v[i] = r->element[i]->integer;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- delete, retry */
+
+/* DEL of the unique guard of each removed scheduled member that is unique (Go does this
+ * for the last one only; a script cannot build the key, which needs Go's JSON of args). */
+static int delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, cwork_error *err)
+{
+    int rc = 0;
+    cw_buf key;
+    cw_buf_init(&key);
+    for (size_t i = 1; rc == 0 && i < r->elements; i++) {
+        cwork_job *job = NULL;
+        int64_t deleted;
+        const redisReply *m = r->element[i];
+        if (m->type != REDIS_REPLY_STRING || (rc = job_decode(m->str, m->len, &job, err)) != 0)
+            break;
+        cw_buf_reset(&key);
+        if (job->unique && (rc = cw_key_unique(k, &key, job->name.ptr, job->args, err)) == 0) {
+            if (key.oom)
+                rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+            else
+                rc = int_reply(cw_conn_commandf(c, err, "DEL %b", key.data, key.len), &deleted, 1,
+                               err);
+        }
+        cwork_job_free(job);
+    }
+    cw_buf_free(&key);
+    return rc ? cw_client_fail("client.delete_scheduled_job.unique", rc, err) : 0;
+}
+
+int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
+                        cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_delete: NULL argument");
+    args a = {0};
+    int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
+    arg_end(&a);
+    arg_int(&a, at);
+    arg_str(&a, id);
+    cw_conn *c = NULL;
+    if (rc == 0 && (rc = arg_finish(&a, err)) == 0 &&
+        (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
+        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 2, a.argv, a.lens, err);
+        if (!r)
+            rc = err->code;
+        else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+                 r->element[0]->type != REDIS_REPLY_INTEGER)
+            rc = cw_error(err, CWORK_EPROTO, "delete script: unexpected reply");
+        else if (r->element[0]->integer == 0)
+            rc = cw_error(err, CWORK_ENOTFOUND, "nothing deleted");
+        else if (set == CWORK_SET_SCHEDULED)
+            rc = delete_guards(c, &client->keys, r, err);
+        if (r) freeReplyObject(r);
+        cw_redis_checkin(client->redis, c);
+    }
+    arg_free(&a);
+    return rc && rc != CWORK_ENOTFOUND ? cw_client_fail("client.delete_job", rc, err) : rc;
+}
+
+int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *id, cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !id)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_retry_dead: NULL argument");
+    cw_conn *c;
+    int rc = cw_redis_checkout(client->redis, &c, err);
+    if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
+    cw_strv names = {0};
+    rc = known_names(c, &client->keys, &names, err);
+    args a = {0};
+    retry_keys(&a, &client->keys, &names);
+    arg_int(&a, cw_now());
+    arg_int(&a, died_at);
+    arg_str(&a, id);
+    int64_t v[2] = {0, 0};
+    if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
+        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 4, a.argv,
+                                    a.lens, err),
+                       v, 2, err);
+    cw_redis_checkin(client->redis, c);
+    arg_free(&a);
+    cw_strv_free(&names);
+    if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
+    if (v[0] == 0 && v[1] > 0)
+        return cw_error(err, CWORK_ENOTFOUND,
+                        "nothing retried: the job's name is not in known_jobs, it stays dead");
+    return v[0] == 0 ? cw_error(err, CWORK_ENOTFOUND, "nothing retried") : 0;
+}
+
+/* ---------------------------------------------------------------- retry all, delete all */
+
+/* Batches of the retry-all script with one `now`, until a batch looks at fewer than
+ * CW_CLIENT_BATCH due members. Each batch removes what it handles from the due range
+ * (requeued, or re-added at now + 5) or steps over it, so the loop ends; the bound from
+ * the initial ZCARD only guards against writers adding due members meanwhile. */
+static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *count,
+                     cwork_error *err)
+{
+    cw_strv names = {0};
+    int rc = known_names(c, k, &names, err);
+    if (rc == 0 && name) { /* only the name's queue may receive jobs */
+        size_t keep = 0;
+        for (size_t i = 0; i < names.n; i++) {
+            if (!strcmp(names.items[i], name))
+                names.items[keep++] = names.items[i];
+            else
+                cw_free(names.items[i]);
+        }
+        names.n = keep;
+    }
+    args a = {0};
+    retry_keys(&a, k, &names);
+    arg_int(&a, cw_now());
+    arg_int(&a, CW_CLIENT_BATCH);
+    arg_int(&a, 0); /* the offset, replaced below */
+    if (name) arg_str(&a, name);
+    int64_t total = 0, offset = 0, v[4];
+    if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
+        rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+    int nkeys = (int)(1 + names.n);
+    for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
+        char off[24];
+        snprintf(off, sizeof off, "%lld", (long long)offset);
+        a.argv[nkeys + 3] = off;
+        a.lens[nkeys + 3] = strlen(off);
+        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_all_dead, nkeys, name ? 5 : 4,
+                                    a.argv, a.lens, err),
+                       v, 4, err);
+        if (rc) break;
+        *count += v[0];
+        offset += v[2];
+        if (v[3] < CW_CLIENT_BATCH) break;
+    }
+    arg_free(&a);
+    cw_strv_free(&names);
+    return rc;
+}
+
+/* Batches of the delete-by-name script over the ranks of the dead set. */
+static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t *count,
+                          cwork_error *err)
+{
+    int64_t total = 0, from = 0, v[2];
+    int rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
+    for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
+        char start[24], stop[24];
+        snprintf(start, sizeof start, "%lld", (long long)from);
+        snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
+        const char *argv[] = {key, name, start, stop};
+        size_t lens[] = {strlen(key), strlen(name), strlen(start), strlen(stop)};
+        rc = int_reply(cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, err), v,
+                       2, err);
+        if (rc) break;
+        *count += v[0];
+        from += v[1] - v[0];
+        if (v[1] < CW_CLIENT_BATCH) break;
+    }
+    return rc;
+}
+
+/* Checks out a connection and builds the dead set's key for the functions below. */
+static int dead_begin(cwork_client *client, cw_conn **c, cw_buf *key, cwork_error *err)
+{
+    cw_buf_init(key);
+    if (!client) return cw_error(err, CWORK_EINVAL, "client: NULL argument");
+    cw_key_dead(&client->keys, key);
+    if (key->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return cw_redis_checkout(client->redis, c, err);
+}
+
+static int dead_end(cwork_client *client, cw_conn *c, cw_buf *key, int rc, const char *step,
+                    cwork_error *err)
+{
+    if (c) cw_redis_checkin(client->redis, c);
+    cw_buf_free(key);
+    return rc ? cw_client_fail(step, rc, err) : 0;
+}
+
+int cwork_client_retry_all_dead(cwork_client *client, const char *name, int64_t *count,
+                                cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    int64_t n = 0;
+    cw_conn *c = NULL;
+    cw_buf key;
+    int rc = dead_begin(client, &c, &key, err);
+    if (rc == 0) rc = retry_all(c, &client->keys, name, &n, err);
+    if (count) *count = n; /* what went back before a failure did go back */
+    return dead_end(client, c, &key, rc, "client.retry_all_dead_jobs.do", err);
+}
+
+int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t *count,
+                                 cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    int64_t n = 0;
+    cw_conn *c = NULL;
+    cw_buf key;
+    int rc = dead_begin(client, &c, &key, err);
+    if (rc == 0 && name)
+        rc = delete_by_name(c, key.data, name, &n, err);
+    else if (rc == 0) /* Go DELs the key; removing every rank does that and counts */
+        rc = int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 -1", key.data), &n, 1, err);
+    if (count) *count = n;
+    return dead_end(client, c, &key, rc, "client.delete_all_dead_jobs", err);
+}
+
+int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep, int64_t *removed,
+                           cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    int64_t by_age = 0, by_count = 0;
+    cw_conn *c = NULL;
+    cw_buf key;
+    int rc = dead_begin(client, &c, &key, err);
+    if (rc == 0 && older_than != 0) /* died before older_than */
+        rc = int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYSCORE %s -inf (%lld", key.data,
+                                        (long long)older_than),
+                       &by_age, 1, err);
+    if (rc == 0 && keep >= 0) /* all but the newest keep */
+        rc = int_reply(
+            cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 %lld", key.data, (long long)(-keep - 1)),
+            &by_count, 1, err);
+    if (removed) *removed = by_age + by_count;
+    return dead_end(client, c, &key, rc, "client.trim_dead_jobs", err);
+}

@@ -12,7 +12,8 @@ enum {
     CLI_OK = 0,
     CLI_FAILURE = 1,   /* Redis unreachable or another runtime failure */
     CLI_USAGE = 2,     /* bad command line or bad input; nothing was written */
-    CLI_DUPLICATE = 3  /* a unique job with the same arguments is already waiting */
+    CLI_DUPLICATE = 3, /* a unique job with the same arguments is already waiting */
+    CLI_NOT_FOUND = 4  /* no such job (admin commands) */
 };
 
 /* Walks argv one option at a time. */
@@ -56,6 +57,16 @@ void cli_setup_logging(void);
 int cmd_enqueue(int argc, char **argv);
 int cmd_work(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_queues(int argc, char **argv);
+int cmd_pools(int argc, char **argv);
+int cmd_busy(int argc, char **argv);
+int cmd_retry(int argc, char **argv);
+int cmd_scheduled(int argc, char **argv);
+int cmd_dead(int argc, char **argv);
+int cmd_pause(int argc, char **argv);
+int cmd_unpause(int argc, char **argv);
+int cmd_job(int argc, char **argv);
+int cmd_web(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

@@ -12,6 +12,16 @@ static const char usage[] =
     "  enqueue   put a job (or, with --bulk, many jobs from stdin) into a queue\n"
     "  work      run jobs as shell commands in a worker pool (cwork work --help)\n"
     "  demo      run example jobs on a private Redis and watch them (Ctrl-C stops)\n"
+    "  queues    list queues: jobs waiting, latency, paused or not\n"
+    "  pools     list worker pools (Go's and cwork's) and their heartbeats\n"
+    "  busy      list the workers running a job now\n"
+    "  retry     list failed jobs waiting to be retried; delete one\n"
+    "  scheduled list jobs scheduled for later; delete one\n"
+    "  dead      list dead jobs; retry, delete or trim them\n"
+    "  pause     stop every pool from taking jobs of one name\n"
+    "  unpause   let pools take them again\n"
+    "  job       find a job by id: where it is and its JSON\n"
+    "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -23,7 +33,8 @@ static const char usage[] =
     "  The Go tools' single-dash spellings (-redis, -ns) work too.\n"
     "\n"
     "Exit status: 0 success, 1 runtime failure (e.g. Redis unreachable),\n"
-    "2 bad command line or input (nothing written), 3 unique job already waiting.\n"
+    "2 bad command line or input (nothing written), 3 unique job already waiting,\n"
+    "4 no such job.\n"
     "\n"
     "  cwork COMMAND --help   shows a command's options\n"
     "  cwork --version        prints the version\n";
@@ -51,6 +62,16 @@ int main(int argc, char **argv)
         {"enqueue", cmd_enqueue},
         {"work", cmd_work},
         {"demo", cmd_demo},
+        {"queues", cmd_queues},
+        {"pools", cmd_pools},
+        {"busy", cmd_busy},
+        {"retry", cmd_retry},
+        {"scheduled", cmd_scheduled},
+        {"dead", cmd_dead},
+        {"pause", cmd_pause},
+        {"unpause", cmd_unpause},
+        {"job", cmd_job},
+        {"web", cmd_web},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

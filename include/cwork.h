@@ -591,21 +591,24 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
 typedef struct cwork_web cwork_web;
 
 typedef struct cwork_web_options {
-    const char *listen;  /* "HOST:PORT"; default "127.0.0.1:5040" */
+    const char *listen;  /* "HOST:PORT", "[V6]:PORT" or ":PORT" (every interface, as Go);
+                            default "127.0.0.1:5040" */
     const char *auth;    /* "user:password" for HTTP basic auth, or NULL: the
                             CWORK_WEB_AUTH environment variable, else none */
-    cwork_pool *pool;    /* optional: its processed/failed counters go to /metrics */
+    cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
+                            processed/failed counters go to /metrics */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);
 
-/* Starts serving on its own threads. Warns (logger) when listening beyond loopback
- * without auth. NULL on error (address in use, bad listen address). */
+/* Starts serving on its own threads; opts may be NULL. Warns (logger) when listening
+ * beyond loopback without auth. NULL on error (CWORK_EINVAL for a bad listen address or
+ * one in use). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */
 int cwork_web_port(const cwork_web *web);
-/* Stops (in-flight requests finish) and frees. NULL is ignored. */
+/* Stops (in-flight requests get up to 10 s to finish) and frees. NULL is ignored. */
 void cwork_web_stop(cwork_web *web);
 
 #ifdef __cplusplus

@@ -14,7 +14,11 @@ cd "$root"
 
 # ---------------------------------------------------------------- dependencies
 packages=(build-essential cmake pkg-config clang libclang-rt-14-dev libhiredis-dev
-          redis-server redis-tools golang-go golang-github-robfig-cron-dev tzdata)
+          redis-server redis-tools golang-go golang-github-robfig-cron-dev tzdata
+          libmicrohttpd-dev chromium prometheus)
+# Node.js for the browser test: Debian's, unless the machine already has a node/npm.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -25,6 +29,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     $sudo apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# playwright-core (no browser download: the test drives /usr/bin/chromium), again only
+# when the lock file changed since the last install.
+if [ ! tests/browser/node_modules/.package-lock.json -nt tests/browser/package-lock.json ]; then
+    echo "== npm ci (tests/browser)"
+    (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 
 jobs=$(nproc 2>/dev/null || echo 2)

@@ -1,0 +1,436 @@
+/* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause and job: looking
+ * into a namespace and repairing it (SPEC §11). This file parses their command lines;
+ * cmd_admin_show.c and cmd_admin_change.c do the work, cmd_admin_help.c has the texts. */
+#include "cmd_admin.h"
+#include "table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const cmd_names[] = {"queues", "pools", "busy",    "retry", "scheduled",
+                                        "dead",   "pause", "unpause", "job"};
+
+/* ---------------------------------------------------------------- helpers */
+
+cwork_job_set admin_set(admin_cmd cmd)
+{
+    return cmd == ADM_RETRY       ? CWORK_SET_RETRY
+           : cmd == ADM_SCHEDULED ? CWORK_SET_SCHEDULED
+                                  : CWORK_SET_DEAD;
+}
+
+const char *admin_set_title(cwork_job_set set)
+{
+    return set == CWORK_SET_RETRY ? "retry" : set == CWORK_SET_SCHEDULED ? "scheduled" : "dead";
+}
+
+const char *admin_place_name(cwork_job_place place)
+{
+    switch (place) {
+    case CWORK_PLACE_QUEUE:
+        return "queue";
+    case CWORK_PLACE_IN_PROGRESS:
+        return "in_progress";
+    case CWORK_PLACE_RETRY:
+        return "retry";
+    case CWORK_PLACE_SCHEDULED:
+        return "scheduled";
+    case CWORK_PLACE_DEAD:
+        return "dead";
+    }
+    return "unknown";
+}
+
+int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *client))
+{
+    cwork_redis *redis = cli_connect(&o->conn);
+    if (!redis) return CLI_FAILURE;
+    cwork_error err = {0};
+    int status;
+    cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
+    if (client) {
+        status = fn(o, client);
+        cwork_client_free(client);
+    } else {
+        status = admin_fail(o, err.code ? err.code : CWORK_ENOMEM, &err);
+    }
+    cwork_redis_free(redis);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "%s: cannot write the output: %s\n", o->label, strerror(errno));
+        return CLI_FAILURE;
+    }
+    return status;
+}
+
+int admin_fail(const admin_opts *o, int rc, const cwork_error *err)
+{
+    const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
+    char *clean = text_clean(msg, strlen(msg), 0, NULL);
+    fprintf(stderr, "%s: %s\n", o->label, clean ? clean : cwork_strerror(rc));
+    free(clean);
+    if (rc == CWORK_ENOTFOUND) return CLI_NOT_FOUND;
+    return rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+}
+
+void admin_json_string(const char *s, size_t len)
+{
+    putchar('"');
+    for (size_t i = 0; i < len;) {
+        unsigned char ch = (unsigned char)s[i];
+        uint32_t cp;
+        size_t n = ch < 0x80 ? 1 : text_utf8_decode(s + i, len - i, &cp);
+        if (ch == '"' || ch == '\\') {
+            printf("\\%c", ch);
+        } else if (ch < 0x20 || ch == 0x7F) {
+            printf("\\u%04x", ch);
+        } else if (n == 0) {
+            fputs("\\ufffd", stdout);
+            n = 1;
+        } else {
+            fwrite(s + i, 1, n, stdout);
+        }
+        i += n;
+    }
+    putchar('"');
+}
+
+/* ---------------------------------------------------------------- values */
+
+static int parse_int(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || (*s != '-' && (*s < '0' || *s > '9'))) return -1;
+    *out = v;
+    return 0;
+}
+
+/* Unix seconds, or "YYYY-MM-DDTHH:MM:SSZ" as fmt_iso_time writes it. */
+static int parse_time(const char *s, int64_t *out)
+{
+    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
+    static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+    for (size_t i = 0; i < sizeof shape; i++)
+        if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return -1;
+    struct tm tm = {0}, back;
+    int n = 0;
+    if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+        n != 20 || s[n] != '\0')
+        return -1;
+    int year = tm.tm_year, mon = tm.tm_mon, mday = tm.tm_mday;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm);
+    /* timegm normalises 2023-02-31 into March: refuse what does not come back */
+    if (t == (time_t)-1 || !gmtime_r(&t, &back) || back.tm_year + 1900 != year ||
+        back.tm_mon + 1 != mon || back.tm_mday != mday)
+        return -1;
+    *out = (int64_t)t;
+    return 0;
+}
+
+/* Seconds, or a duration such as 90s, 30m, 12h, 7d, 2w, 1d12h. */
+static int parse_age(const char *s, int64_t *out)
+{
+    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
+    int64_t total = 0;
+    if (!*s) return -1;
+    while (*s) {
+        if (*s < '0' || *s > '9') return -1;
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        int64_t unit = *end == 's'   ? 1
+                       : *end == 'm' ? 60
+                       : *end == 'h' ? 3600
+                       : *end == 'd' ? 86400
+                       : *end == 'w' ? 604800
+                                     : 0;
+        if (errno || unit == 0 || v > (unsigned long long)(INT64_MAX - total) / (uint64_t)unit)
+            return -1;
+        total += (int64_t)v * unit;
+        s = end + 1;
+    }
+    *out = total;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- options */
+
+/* The options a command (and its action) takes. */
+static unsigned allowed_options(const admin_opts *o)
+{
+    switch (o->action) {
+    case ACT_LIST:
+        if (o->cmd == ADM_RETRY || o->cmd == ADM_SCHEDULED || o->cmd == ADM_DEAD)
+            return OPT_JSON | OPT_PAGE | OPT_NAME;
+        return OPT_JSON;
+    case ACT_RETRY:
+    case ACT_DELETE:
+        return OPT_JSON | OPT_AT | (o->cmd == ADM_DEAD ? OPT_ALL | OPT_NAME : 0u);
+    case ACT_TRIM:
+        return OPT_JSON | OPT_OLDER | OPT_KEEP;
+    }
+    return 0;
+}
+
+static const char *option_name(unsigned bit)
+{
+    switch (bit) {
+    case OPT_JSON:
+        return "--json";
+    case OPT_PAGE:
+        return "--page";
+    case OPT_NAME:
+        return "--name";
+    case OPT_ALL:
+        return "--all";
+    case OPT_AT:
+        return "--at";
+    case OPT_OLDER:
+        return "--older-than";
+    default:
+        return "--keep";
+    }
+}
+
+/* The OPT_ bit of the current option, or 0 when this command has no such option. */
+static unsigned option_bit(const admin_opts *o, const cli_args *a)
+{
+    static const char *const at_alias[] = {
+        [ADM_RETRY] = "retry-at", [ADM_SCHEDULED] = "run-at", [ADM_DEAD] = "died-at"};
+    if (cli_is(a, "json")) return OPT_JSON;
+    if (cli_is(a, "page")) return OPT_PAGE;
+    if (cli_is(a, "name")) return OPT_NAME;
+    if (cli_is(a, "all")) return OPT_ALL;
+    if (cli_is(a, "older-than")) return OPT_OLDER;
+    if (cli_is(a, "keep")) return OPT_KEEP;
+    if (cli_is(a, "at") ||
+        (o->cmd >= ADM_RETRY && o->cmd <= ADM_DEAD && cli_is(a, at_alias[o->cmd])))
+        return OPT_AT;
+    return 0;
+}
+
+static int take_option(admin_opts *o, cli_args *a, unsigned bit)
+{
+    int64_t v;
+    if (bit == OPT_JSON || bit == OPT_ALL) return 0;
+    if (cli_take_value(a) < 0) return -1;
+    const char *s = a->value;
+    switch (bit) {
+    case OPT_PAGE:
+        if (parse_int(s, &v) < 0 || v < 0 || v > 100000000) {
+            fprintf(stderr, "%s: --page needs a page number (1, 2, ...)\n", o->label);
+            return -1;
+        }
+        o->page = (unsigned)v;
+        return 0;
+    case OPT_NAME:
+        if (!*s) {
+            fprintf(stderr, "%s: --name needs a job name\n", o->label);
+            return -1;
+        }
+        o->name = s;
+        return 0;
+    case OPT_AT:
+        if (parse_time(s, &o->at) < 0) {
+            fprintf(stderr, "%s: --%s needs Unix seconds or a time like 2023-11-14T22:13:20Z\n",
+                    o->label, a->name);
+            return -1;
+        }
+        return 0;
+    case OPT_OLDER:
+        if (parse_age(s, &o->older_than) < 0) {
+            fprintf(stderr, "%s: --older-than needs seconds or a duration like 7d or 12h\n",
+                    o->label);
+            return -1;
+        }
+        return 0;
+    default:
+        if (parse_int(s, &o->keep) < 0 || o->keep < 0) {
+            fprintf(stderr, "%s: --keep needs a number of jobs (0 or more)\n", o->label);
+            return -1;
+        }
+        return 0;
+    }
+}
+
+static int take_positional(admin_opts *o, const char *s)
+{
+    int is_set = o->cmd == ADM_RETRY || o->cmd == ADM_SCHEDULED || o->cmd == ADM_DEAD;
+    if (is_set && o->action == ACT_LIST) {
+        if (!strcmp(s, "delete"))
+            o->action = ACT_DELETE;
+        else if (o->cmd == ADM_DEAD && !strcmp(s, "retry"))
+            o->action = ACT_RETRY;
+        else if (o->cmd == ADM_DEAD && !strcmp(s, "trim"))
+            o->action = ACT_TRIM;
+        if (o->action != ACT_LIST) {
+            snprintf(o->label, sizeof o->label, "cwork %s %s", cmd_names[o->cmd], s);
+            return 0;
+        }
+    }
+    int wants_arg = o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->cmd == ADM_JOB ||
+                    o->action == ACT_RETRY || o->action == ACT_DELETE;
+    if (!wants_arg || o->arg) {
+        fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", o->label, s, o->label);
+        return -1;
+    }
+    o->arg = s;
+    return 0;
+}
+
+/* Checks what only the whole command line shows. */
+static int check_options(const admin_opts *o)
+{
+    unsigned extra = o->seen & ~allowed_options(o);
+    if (extra) {
+        fprintf(stderr, "%s: %s does not apply here (see %s --help)\n", o->label,
+                option_name(extra & (0u - extra)), o->label);
+        return -1;
+    }
+    const char *what = NULL;
+    if (o->action == ACT_RETRY || o->action == ACT_DELETE) {
+        int all = (o->seen & OPT_ALL) != 0;
+        if (all && o->arg)
+            what = "give a job ID or --all, not both";
+        else if (!all && !o->arg)
+            what = o->cmd == ADM_DEAD ? "no job ID given (or --all)" : "no job ID given";
+        else if (all && (o->seen & OPT_AT))
+            what = "a time addresses one job: --at does not go with --all";
+        else if (!all && (o->seen & OPT_NAME))
+            what = "--name goes with --all";
+    } else if (o->action == ACT_TRIM && !(o->seen & (OPT_OLDER | OPT_KEEP))) {
+        what = "give --older-than, --keep or both";
+    } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE) && (!o->arg || !*o->arg)) {
+        what = "no job name given";
+    } else if (o->cmd == ADM_JOB && (!o->arg || !*o->arg)) {
+        what = "no job ID given";
+    }
+    if (!what && o->arg && !*o->arg) what = "the job ID is empty";
+    if (what) {
+        fprintf(stderr, "%s: %s (see %s --help)\n", o->label, what, o->label);
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
+static int parse_options(int argc, char **argv, admin_opts *o)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    int kind;
+    while ((kind = cli_next(&a)) >= 0) {
+        if (kind == 0) {
+            if (take_positional(o, a.value) < 0) return -1;
+            continue;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0) return -1;
+        if (c > 0) continue;
+        if (cli_is(&a, "help") || cli_is(&a, "h")) {
+            admin_usage(o);
+            return 1;
+        }
+        unsigned bit = option_bit(o, &a);
+        if (!bit) {
+            fprintf(stderr, "%s: unknown option -%s%s (see %s --help)\n", o->label,
+                    strlen(a.name) > 1 ? "-" : "", a.name, o->label);
+            return -1;
+        }
+        if (o->seen & bit) {
+            fprintf(stderr, "%s: %s given twice\n", o->label, option_name(bit));
+            return -1;
+        }
+        o->seen |= bit;
+        if (take_option(o, &a, bit) < 0) return -1;
+    }
+    return check_options(o);
+}
+
+static int admin_main(int argc, char **argv, admin_cmd cmd)
+{
+    admin_opts o;
+    memset(&o, 0, sizeof o);
+    o.conn.ns = "work";
+    o.cmd = cmd;
+    o.keep = -1;
+    snprintf(o.label, sizeof o.label, "cwork %s", cmd_names[cmd]);
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
+    switch (o.action) {
+    case ACT_RETRY:
+        return admin_retry_dead(&o);
+    case ACT_DELETE:
+        return admin_delete(&o);
+    case ACT_TRIM:
+        return admin_trim(&o);
+    case ACT_LIST:
+        break;
+    }
+    switch (cmd) {
+    case ADM_QUEUES:
+        return admin_queues(&o);
+    case ADM_POOLS:
+        return admin_pools(&o);
+    case ADM_BUSY:
+        return admin_busy(&o);
+    case ADM_PAUSE:
+    case ADM_UNPAUSE:
+        return admin_pause(&o);
+    case ADM_JOB:
+        return admin_job(&o);
+    default:
+        return admin_list(&o);
+    }
+}
+
+int cmd_queues(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_QUEUES);
+}
+
+int cmd_pools(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_POOLS);
+}
+
+int cmd_busy(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_BUSY);
+}
+
+int cmd_retry(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_RETRY);
+}
+
+int cmd_scheduled(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_SCHEDULED);
+}
+
+int cmd_dead(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_DEAD);
+}
+
+int cmd_pause(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_PAUSE);
+}
+
+int cmd_unpause(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_UNPAUSE);
+}
+
+int cmd_job(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_JOB);
+}

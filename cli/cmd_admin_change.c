@@ -1,0 +1,217 @@
+/* What the admin commands change: dead jobs retried, deleted or trimmed, retry and
+ * scheduled entries deleted, queues paused and unpaused. */
+#include "cmd_admin.h"
+#include "table.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static cwork_job_place set_place(cwork_job_set set)
+{
+    return set == CWORK_SET_RETRY       ? CWORK_PLACE_RETRY
+           : set == CWORK_SET_SCHEDULED ? CWORK_PLACE_SCHEDULED
+                                        : CWORK_PLACE_DEAD;
+}
+
+/* Writes text from the command line or from Redis, cleaned of control characters. */
+static void put(FILE *f, const char *s)
+{
+    char *clean = text_clean(s, strlen(s), 0, NULL);
+    fputs(clean ? clean : "?", f);
+    free(clean);
+}
+
+/* The score of entry o->arg in set: --at when given, else where cwork_client_find sees
+ * it. Returns CLI_OK or the exit status of a failure (reported). */
+static int locate(const admin_opts *o, cwork_client *client, cwork_job_set set, int64_t *at)
+{
+    if (o->seen & OPT_AT) {
+        *at = o->at;
+        return CLI_OK;
+    }
+    cwork_error err = {0};
+    cwork_job_place place;
+    cwork_listed_job found = {0};
+    int rc = cwork_client_find(client, o->arg, &place, &found, &err);
+    if (rc == CWORK_ENOTFOUND) {
+        fprintf(stderr, "%s: no job has the id ", o->label);
+        put(stderr, o->arg);
+        fputc('\n', stderr);
+        return CLI_NOT_FOUND;
+    }
+    if (rc != 0) return admin_fail(o, rc, &err);
+    cwork_job_free(found.job);
+    if (place != set_place(set)) {
+        fprintf(stderr, "%s: job ", o->label);
+        put(stderr, o->arg);
+        fprintf(stderr, " is not in the %s set but %s (see cwork job ID)\n", admin_set_title(set),
+                place == CWORK_PLACE_QUEUE         ? "in its queue"
+                : place == CWORK_PLACE_IN_PROGRESS ? "in progress"
+                : place == CWORK_PLACE_RETRY       ? "in the retry set"
+                : place == CWORK_PLACE_SCHEDULED   ? "in the scheduled set"
+                                                   : "in the dead set");
+        return CLI_NOT_FOUND;
+    }
+    *at = found.at;
+    return CLI_OK;
+}
+
+/* Reports a count: {"verb":N} (with "at" and "id" for one job) or a sentence that
+ * starts with sentence_verb. */
+static void report(const admin_opts *o, const char *verb, const char *sentence_verb, int64_t count,
+                   int64_t at)
+{
+    cwork_job_set set = admin_set(o->cmd);
+    if (o->seen & OPT_JSON) {
+        if (o->arg) {
+            printf("{\"at\":%" PRId64 ",\"id\":", at);
+            admin_json_string(o->arg, strlen(o->arg));
+            printf(",\"%s\":%" PRId64 "}\n", verb, count);
+        } else {
+            printf("{\"%s\":%" PRId64 "}\n", verb, count);
+        }
+        return;
+    }
+    printf("%s ", sentence_verb);
+    if (o->arg) {
+        printf("%s job ", admin_set_title(set));
+        put(stdout, o->arg);
+        printf(" (at %" PRId64 ").\n", at);
+        return;
+    }
+    printf("%" PRId64 " %s job%s", count, admin_set_title(set), count == 1 ? "" : "s");
+    if (o->name) {
+        printf(" called ");
+        put(stdout, o->name);
+    }
+    printf(".\n");
+}
+
+/* ---------------------------------------------------------------- dead retry */
+
+static int do_retry_dead(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    int64_t count = 0, at = 0;
+    int rc, status;
+    if (o->seen & OPT_ALL) {
+        rc = cwork_client_retry_all_dead(client, o->name, &count, &err);
+        if (rc != 0) return admin_fail(o, rc, &err);
+        report(o, "retried", "Retried", count, 0);
+        return CLI_OK;
+    }
+    if ((status = locate(o, client, CWORK_SET_DEAD, &at)) != CLI_OK) return status;
+    rc = cwork_client_retry_dead(client, at, o->arg, &err);
+    if (rc != 0) /* also "nothing retried" when the name is not in known_jobs */
+        return admin_fail(o, rc, &err);
+    report(o, "retried", "Retried", 1, at);
+    return CLI_OK;
+}
+
+int admin_retry_dead(const admin_opts *o)
+{
+    return admin_run(o, do_retry_dead);
+}
+
+/* ---------------------------------------------------------------- delete */
+
+static int do_delete(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    int64_t count = 0, at = 0;
+    int rc, status;
+    if (o->seen & OPT_ALL) {
+        rc = cwork_client_delete_all_dead(client, o->name, &count, &err);
+        if (rc != 0) return admin_fail(o, rc, &err);
+        report(o, "deleted", "Deleted", count, 0);
+        return CLI_OK;
+    }
+    cwork_job_set set = admin_set(o->cmd);
+    if ((status = locate(o, client, set, &at)) != CLI_OK) return status;
+    rc = cwork_client_delete(client, set, at, o->arg, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    report(o, "deleted", "Deleted", 1, at);
+    return CLI_OK;
+}
+
+int admin_delete(const admin_opts *o)
+{
+    return admin_run(o, do_delete);
+}
+
+/* ---------------------------------------------------------------- dead trim */
+
+static int do_trim(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    int64_t removed = 0, before = 0;
+    if (o->seen & OPT_OLDER) {
+        before = (int64_t)time(NULL) - o->older_than;
+        if (before < 1) before = 1; /* 0 would mean no age limit; nothing died before 1970 */
+    }
+    int rc =
+        cwork_client_trim_dead(client, before, (o->seen & OPT_KEEP) ? o->keep : -1, &removed, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (o->seen & OPT_JSON)
+        printf("{\"removed\":%" PRId64 "}\n", removed);
+    else
+        printf("Removed %" PRId64 " dead job%s.\n", removed, removed == 1 ? "" : "s");
+    return CLI_OK;
+}
+
+int admin_trim(const admin_opts *o)
+{
+    return admin_run(o, do_trim);
+}
+
+/* ---------------------------------------------------------------- pause, unpause */
+
+/* Whether name is in known_jobs (1), not (0), or unknown because the lookup failed. */
+static int known_name(cwork_client *client, const char *name)
+{
+    cwork_queue_info *q = NULL;
+    size_t n = 0;
+    int known = -1;
+    if (cwork_client_queues(client, &q, &n, NULL) == 0) {
+        known = 0;
+        for (size_t i = 0; i < n && !known; i++)
+            known = strcmp(q[i].job_name, name) == 0;
+    }
+    cwork_queue_infos_free(q, n);
+    return known;
+}
+
+static int do_pause(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    int pause = o->cmd == ADM_PAUSE;
+    int rc = pause ? cwork_client_pause(client, o->arg, &err)
+                   : cwork_client_unpause(client, o->arg, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (pause && known_name(client, o->arg) == 0) {
+        fprintf(stderr, "%s: warning: \"", o->label);
+        put(stderr, o->arg);
+        fprintf(stderr, "\" is not in known_jobs (a typo?); paused anyway\n");
+    }
+    if (o->seen & OPT_JSON) {
+        printf("{\"name\":");
+        admin_json_string(o->arg, strlen(o->arg));
+        printf(",\"paused\":%s}\n", pause ? "true" : "false");
+    } else if (pause) {
+        printf("Paused ");
+        put(stdout, o->arg);
+        printf(": no worker pool takes its jobs until it is unpaused.\n");
+    } else {
+        printf("Unpaused ");
+        put(stdout, o->arg);
+        printf(".\n");
+    }
+    return CLI_OK;
+}
+
+int admin_pause(const admin_opts *o)
+{
+    return admin_run(o, do_pause);
+}

@@ -1,0 +1,200 @@
+/* The --help texts of the admin commands (cmd_admin.c). */
+#include "cmd_admin.h"
+
+#define COMMON "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+
+static const char queues_usage[] =
+    "Usage: cwork queues [--redis URL] [--ns NS] [--json]\n"
+    "\n"
+    "Lists every job name in known_jobs: how many jobs wait in its queue, its\n"
+    "latency (how long the next job to run has been waiting) and whether it is\n"
+    "paused (cwork pause). Jobs in progress, to retry or scheduled are not counted.\n"
+    "\n"
+    "  --json   print the body of Go workwebui's GET /queues instead: Go's fields\n"
+    "           job_name, count and latency (not paused), indented with tabs\n" COMMON "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
+
+static const char pools_usage[] =
+    "Usage: cwork pools [--redis URL] [--ns NS] [--json]\n"
+    "\n"
+    "Lists the worker pools of the namespace, Go's and cwork's, from their\n"
+    "heartbeats: host, pid, concurrency, workers, when each started and last beat,\n"
+    "and its job names. Pools beat every 5 s; one silent for minutes has died, and\n"
+    "a dead pool reaper puts its jobs back into their queues.\n"
+    "\n"
+    "  --json   print the body of Go workwebui's GET /worker_pools instead\n" COMMON "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
+
+static const char busy_usage[] =
+    "Usage: cwork busy [--redis URL] [--ns NS] [--json]\n"
+    "\n"
+    "Lists the workers running a job now: the job's name and id, when it started,\n"
+    "its last check-in and its args (cut to fit).\n"
+    "\n"
+    "  --json   print the body of Go workwebui's GET /busy_workers instead (null\n"
+    "           when no worker is busy)\n" COMMON "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
+
+static const char retry_usage[] =
+    "Usage: cwork retry [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "       cwork retry delete [--at T] [--json] ID\n"
+    "\n"
+    "Lists the retry set: jobs that failed and wait for their next attempt, the\n"
+    "soonest first, 20 a page, with the time of the next attempt, the failures so\n"
+    "far, the last error and the args (cut to fit).\n"
+    "\n"
+    "  --page N      show page N (default 1)\n"
+    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --json        print the body of Go workwebui's GET /retry_jobs instead:\n"
+    "                {\"count\": N, \"jobs\": [{\"retry_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "  delete ID     remove job ID from the retry set (cwork retry delete --help)\n"
+    "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
+    "4 no such job.\n";
+
+static const char scheduled_usage[] =
+    "Usage: cwork scheduled [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "       cwork scheduled delete [--at T] [--json] ID\n"
+    "\n"
+    "Lists the scheduled set: jobs enqueued to run later (enqueue --in, periodic\n"
+    "jobs), the soonest first, 20 a page, with the time each is due and its args\n"
+    "(cut to fit).\n"
+    "\n"
+    "  --page N      show page N (default 1)\n"
+    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --json        print the body of Go workwebui's GET /scheduled_jobs instead:\n"
+    "                {\"count\": N, \"jobs\": [{\"run_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "  delete ID     remove job ID from the scheduled set\n"
+    "                (cwork scheduled delete --help)\n"
+    "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
+    "4 no such job.\n";
+
+static const char dead_usage[] =
+    "Usage: cwork dead [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "       cwork dead retry  ID [--died-at T] | --all [--name NAME]\n"
+    "       cwork dead delete ID [--died-at T] | --all [--name NAME]\n"
+    "       cwork dead trim [--older-than AGE] [--keep N]\n"
+    "\n"
+    "Lists the dead set: jobs that failed for the last time, the oldest death\n"
+    "first, 20 a page, with the time of death, the failures, the last error and\n"
+    "the args (cut to fit).\n"
+    "\n"
+    "  --page N      show page N (default 1)\n"
+    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --json        print the body of Go workwebui's GET /dead_jobs instead:\n"
+    "                {\"count\": N, \"jobs\": [{\"died_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "  retry    put dead jobs back into their queues (cwork dead retry --help)\n"
+    "  delete   delete dead jobs (cwork dead delete --help)\n"
+    "  trim     delete old dead jobs or all but the N newest (cwork dead trim --help)\n"
+    "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
+    "4 no such job.\n";
+
+#define DIED_AT_HELP                                                                               \
+    "  --died-at T, --at T  the job's time of death, as Unix seconds or as the\n"                  \
+    "                      listing shows it (2023-11-14T22:13:20Z); without it the\n"              \
+    "                      job is looked up by id first\n"
+
+static const char dead_retry_usage[] =
+    "Usage: cwork dead retry [--redis URL] [--ns NS] [--died-at T] [--json] ID\n"
+    "       cwork dead retry [--redis URL] [--ns NS] --all [--name NAME] [--json]\n"
+    "\n"
+    "Puts dead job ID (with --all every dead job; with --name as well, only those\n"
+    "called NAME) back into its queue with t set to now and its failures, error\n"
+    "and periodic deadline removed, as the Retry button of Go's web UI does. A job\n"
+    "whose name is not in known_jobs stays dead, its error then saying \"unknown\n"
+    "job when requeueing\".\n"
+    "\n" DIED_AT_HELP "  --all               every dead job (of NAME with --name)\n"
+    "  --json              print {\"retried\":N} (for one job also \"at\" and \"id\")\n" COMMON "\n"
+    "Exit status: 0 retried (with --all also when nothing was dead), 1 Redis\n"
+    "failure, 2 bad command line (nothing written), 4 no such dead job, or its name\n"
+    "is not in known_jobs (it stays dead).\n";
+
+static const char dead_delete_usage[] =
+    "Usage: cwork dead delete [--redis URL] [--ns NS] [--died-at T] [--json] ID\n"
+    "       cwork dead delete [--redis URL] [--ns NS] --all [--name NAME] [--json]\n"
+    "\n"
+    "Deletes dead job ID (with --all every dead job; with --name as well, only\n"
+    "those called NAME) for good.\n"
+    "\n" DIED_AT_HELP "  --all               every dead job (of NAME with --name)\n"
+    "  --json              print {\"deleted\":N} (for one job also \"at\" and \"id\")\n" COMMON "\n"
+    "Exit status: 0 deleted (with --all also when nothing was dead), 1 Redis\n"
+    "failure, 2 bad command line (nothing written), 4 no such dead job.\n";
+
+static const char dead_trim_usage[] =
+    "Usage: cwork dead trim [--redis URL] [--ns NS] [--older-than AGE] [--keep N]\n"
+    "                       [--json]\n"
+    "\n"
+    "Deletes the dead jobs that died more than AGE ago, then the oldest beyond the\n"
+    "N newest. Neither Go nor cwork ever trims the dead set by itself. At least one\n"
+    "of --older-than and --keep is needed.\n"
+    "\n"
+    "  --older-than AGE  seconds (86400) or a duration: 90s, 30m, 12h, 7d, 2w, 1d12h\n"
+    "  --keep N          keep at most the N newest dead jobs (0 deletes them all)\n"
+    "  --json            print {\"removed\":N}\n" COMMON "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written).\n";
+
+/* printf format: the set's name, a sentence more, the time option's name and what
+ * the time is, the set's name. */
+static const char set_delete_usage[] =
+    "Usage: cwork %s delete [--redis URL] [--ns NS] [--at T] [--json] ID\n"
+    "\n"
+    "Deletes job ID from the %s set for good: it will not run.%s\n"
+    "\n"
+    "  --at T, --%s T\n"
+    "                      the entry's %s, as Unix seconds or as the listing\n"
+    "                      shows it (2023-11-14T22:13:20Z); without it the job is\n"
+    "                      looked up by id first\n"
+    "  --json              print {\"at\":T,\"id\":\"ID\",\"deleted\":1}\n" COMMON "\n"
+    "Exit status: 0 deleted, 1 Redis failure, 2 bad command line (nothing written),\n"
+    "4 no such job in the %s set.\n";
+
+static const char pause_usage[] =
+    "Usage: cwork pause [--redis URL] [--ns NS] [--json] NAME\n"
+    "       cwork unpause [--redis URL] [--ns NS] [--json] NAME\n"
+    "\n"
+    "pause stops every pool of the namespace, Go's included, from taking jobs\n"
+    "called NAME (it sets jobs:NAME:paused): new jobs wait in the queue, running\n"
+    "ones finish. unpause lets pools take them again. A NAME that is not in\n"
+    "known_jobs is paused anyway, with a warning.\n"
+    "\n"
+    "  --json   print {\"name\":\"NAME\",\"paused\":true} (false after unpause)\n" COMMON "\n"
+    "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
+
+static const char job_usage[] =
+    "Usage: cwork job [--redis URL] [--ns NS] [--json] ID\n"
+    "\n"
+    "Finds the job with this id in the queues, in progress (in the pools of\n"
+    "worker_pools), and in the retry, scheduled and dead sets (a scan of them all:\n"
+    "slow on a big namespace), and shows where it is, its fields and its JSON as\n"
+    "stored.\n"
+    "\n"
+    "  --json   print one line {\"at\":T,\"job\":{...},\"place\":P} instead: P is\n"
+    "           queue, in_progress, retry, scheduled or dead, T the retry, run or\n"
+    "           death time (0 in a queue or in progress), job the job in Go's\n"
+    "           encoding\n" COMMON "\n"
+    "Exit status: 0 found, 1 Redis failure, 2 bad command line, 4 no job with this\n"
+    "id.\n";
+
+void admin_usage(const admin_opts *o)
+{
+    static const char *const usages[] = {
+        [ADM_QUEUES] = queues_usage, [ADM_POOLS] = pools_usage,         [ADM_BUSY] = busy_usage,
+        [ADM_RETRY] = retry_usage,   [ADM_SCHEDULED] = scheduled_usage, [ADM_DEAD] = dead_usage,
+        [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage,       [ADM_JOB] = job_usage};
+    if (o->action == ACT_RETRY)
+        fputs(dead_retry_usage, stdout);
+    else if (o->action == ACT_TRIM)
+        fputs(dead_trim_usage, stdout);
+    else if (o->action == ACT_DELETE && o->cmd == ADM_DEAD)
+        fputs(dead_delete_usage, stdout);
+    else if (o->action == ACT_DELETE && o->cmd == ADM_RETRY)
+        printf(set_delete_usage, "retry", "retry", "", "retry-at", "retry time", "retry");
+    else if (o->action == ACT_DELETE)
+        printf(set_delete_usage, "scheduled", "scheduled",
+               "\nA unique job also loses its guard, so that it can be enqueued again.", "run-at",
+               "run time", "scheduled");
+    else
+        fputs(usages[o->cmd], stdout);
+}

@@ -1,0 +1,371 @@
+/* What the admin commands show: queues, pools, busy workers, a page of the retry,
+ * scheduled or dead set, and one job found by id. Tables for people; with --json the
+ * bodies Go's workwebui answers (cwork_client_*_json), or one compact JSON line. */
+#include "cmd_admin.h"
+#include "table.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Widest cells of job text before they are cut with an ellipsis. */
+enum { MAX_NAME = 32, MAX_ID = 64, MAX_ERROR = 40, MAX_ARGS = 48, MAX_HOST = 32, MAX_JOBS = 48 };
+
+/* Prints a body made by a cwork_client_*_json function, then a newline. */
+static int print_body(const admin_opts *o, int rc, char *body, size_t len, const cwork_error *err)
+{
+    if (rc != 0) return admin_fail(o, rc, err);
+    fwrite(body, 1, len, stdout);
+    putchar('\n');
+    cwork_free(body);
+    return CLI_OK;
+}
+
+/* Prints the table, or says out of memory. */
+static int print_table(const admin_opts *o, table *t, int oom)
+{
+    int status = CLI_OK;
+    if (!t || oom) {
+        fprintf(stderr, "%s: out of memory\n", o->label);
+        status = CLI_FAILURE;
+    } else {
+        table_print(t, stdout);
+    }
+    table_free(t);
+    return status;
+}
+
+/* ---------------------------------------------------------------- queues */
+
+static int show_queues(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    if (o->seen & OPT_JSON) {
+        int rc = cwork_client_queues_json(client, &body, &len, &err);
+        return print_body(o, rc, body, len, &err);
+    }
+    cwork_queue_info *q = NULL;
+    size_t n = 0;
+    int rc = cwork_client_queues(client, &q, &n, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (n == 0) {
+        cwork_queue_infos_free(q, n);
+        printf("No queues: known_jobs is empty.\n");
+        return CLI_OK;
+    }
+    static const char *const headers[] = {"NAME", "JOBS", "LATENCY", "PAUSED"};
+    table *t = table_new(4, headers);
+    int oom = 0;
+    if (t) {
+        table_set_max_width(t, 0, MAX_NAME * 2);
+        table_set_right(t, 1);
+        table_set_right(t, 2);
+        for (size_t i = 0; i < n; i++) {
+            char latency[32] = "-";
+            if (q[i].count > 0) fmt_duration(latency, sizeof latency, q[i].latency);
+            oom = oom || table_cell(t, q[i].job_name) || table_cellf(t, "%" PRId64, q[i].count) ||
+                  table_cell(t, latency) || table_cell(t, q[i].paused ? "paused" : "-");
+        }
+    }
+    cwork_queue_infos_free(q, n);
+    return print_table(o, t, oom);
+}
+
+int admin_queues(const admin_opts *o)
+{
+    return admin_run(o, show_queues);
+}
+
+/* ---------------------------------------------------------------- pools */
+
+static int show_pools(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    if (o->seen & OPT_JSON) {
+        int rc = cwork_client_pools_json(client, &body, &len, &err);
+        return print_body(o, rc, body, len, &err);
+    }
+    cwork_pool_heartbeat *p = NULL;
+    size_t n = 0;
+    int rc = cwork_client_pools(client, &p, &n, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (n == 0) {
+        cwork_pool_heartbeats_free(p, n);
+        printf("No worker pools.\n");
+        return CLI_OK;
+    }
+    static const char *const headers[] = {"POOL",    "HOST",    "PID",       "CONCURRENCY",
+                                          "WORKERS", "STARTED", "HEARTBEAT", "JOBS"};
+    table *t = table_new(8, headers);
+    int64_t now = (int64_t)time(NULL);
+    int oom = 0;
+    if (t) {
+        table_set_max_width(t, 0, MAX_ID);
+        table_set_max_width(t, 1, MAX_HOST);
+        table_set_max_width(t, 7, MAX_JOBS);
+        for (size_t col = 2; col <= 4; col++)
+            table_set_right(t, col);
+    }
+    for (size_t i = 0; t && i < n; i++) {
+        char started[64], beat[64], *jobs = NULL;
+        size_t jobs_len = 0;
+        for (size_t j = 0; j < p[i].n_job_names; j++)
+            jobs_len += strlen(p[i].job_names[j]) + 1;
+        jobs = calloc(1, jobs_len + 1);
+        for (size_t j = 0; jobs && j < p[i].n_job_names; j++) {
+            if (j) strcat(jobs, ",");
+            strcat(jobs, p[i].job_names[j]);
+        }
+        fmt_when(started, sizeof started, p[i].started_at, now);
+        fmt_when(beat, sizeof beat, p[i].heartbeat_at, now);
+        /* || adds the cells in order and stops at the first failure */
+        oom = oom || !jobs || table_cell(t, p[i].worker_pool_id) ||
+              table_cell(t, p[i].host && *p[i].host ? p[i].host : "-") ||
+              (p[i].pid ? table_cellf(t, "%d", p[i].pid) : table_cell(t, "-")) ||
+              table_cellf(t, "%u", p[i].concurrency) || table_cellf(t, "%zu", p[i].n_worker_ids) ||
+              table_cell(t, started) || table_cell(t, beat) || table_cell(t, *jobs ? jobs : "-");
+        free(jobs);
+    }
+    cwork_pool_heartbeats_free(p, n);
+    return print_table(o, t, oom);
+}
+
+int admin_pools(const admin_opts *o)
+{
+    return admin_run(o, show_pools);
+}
+
+/* ---------------------------------------------------------------- busy workers */
+
+static int show_busy(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    if (o->seen & OPT_JSON) {
+        int rc = cwork_client_busy_workers_json(client, &body, &len, &err);
+        return print_body(o, rc, body, len, &err);
+    }
+    cwork_worker_observation *w = NULL;
+    size_t n = 0;
+    int rc = cwork_client_workers(client, &w, &n, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    static const char *const headers[] = {"WORKER", "NAME", "ID", "STARTED", "CHECKIN", "ARGS"};
+    table *t = table_new(6, headers);
+    int64_t now = (int64_t)time(NULL);
+    int oom = 0;
+    if (t) {
+        table_set_max_width(t, 1, MAX_NAME);
+        table_set_max_width(t, 2, MAX_ID);
+        table_set_max_width(t, 4, MAX_ERROR);
+        table_set_max_width(t, 5, MAX_ARGS);
+    }
+    for (size_t i = 0; t && i < n; i++) {
+        if (!w[i].is_busy) continue;
+        char started[64], ago[32];
+        fmt_when(started, sizeof started, w[i].started_at, now);
+        fmt_duration(ago, sizeof ago, now - w[i].checkin_at);
+        int checkin = w[i].checkin_at && w[i].checkin && *w[i].checkin;
+        oom = oom || table_cell(t, w[i].worker_id) || table_cell(t, w[i].job_name) ||
+              table_cell(t, w[i].job_id) || table_cell(t, started) ||
+              (checkin ? table_cellf(t, "%s ago: %s", ago, w[i].checkin) : table_cell(t, "-")) ||
+              table_cell(t, w[i].args_json && *w[i].args_json ? w[i].args_json : "-");
+    }
+    cwork_worker_observations_free(w, n);
+    if (t && !oom && table_rows(t) == 0) {
+        table_free(t);
+        printf("No busy workers.\n");
+        return CLI_OK;
+    }
+    return print_table(o, t, oom);
+}
+
+int admin_busy(const admin_opts *o)
+{
+    return admin_run(o, show_busy);
+}
+
+/* ---------------------------------------------------------------- retry, scheduled, dead */
+
+/* The sentence above a page: "Dead jobs called x: 57 (page 1 of 3)". */
+static void print_page_title(const admin_opts *o, cwork_job_set set, int64_t total, unsigned page)
+{
+    static const char *const titles[] = {[CWORK_SET_RETRY] = "Jobs to retry",
+                                         [CWORK_SET_SCHEDULED] = "Scheduled jobs",
+                                         [CWORK_SET_DEAD] = "Dead jobs"};
+    char *name = o->name ? text_clean(o->name, strlen(o->name), MAX_NAME * 2, NULL) : NULL;
+    int64_t pages = (total + CWORK_PAGE_SIZE - 1) / CWORK_PAGE_SIZE;
+    if (total == 0 && name)
+        printf("No %s jobs called %s.\n", admin_set_title(set), name);
+    else if (total == 0)
+        printf("The %s set is empty.\n", admin_set_title(set));
+    else if (page > pages)
+        printf("%s%s%s: %" PRId64 " on %" PRId64 " page%s; page %u is past the end.\n", titles[set],
+               name ? " called " : "", name ? name : "", total, pages, pages == 1 ? "" : "s", page);
+    else
+        printf("%s%s%s: %" PRId64 " (page %u of %" PRId64 ")\n", titles[set],
+               name ? " called " : "", name ? name : "", total, page, pages);
+    free(name);
+}
+
+static int show_list(const admin_opts *o, cwork_client *client)
+{
+    cwork_job_set set = admin_set(o->cmd);
+    unsigned page = o->page ? o->page : 1;
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    if (o->seen & OPT_JSON) {
+        int rc = cwork_client_list_json(client, set, page, o->name, &body, &len, &err);
+        return print_body(o, rc, body, len, &err);
+    }
+    cwork_listed_job *jobs = NULL;
+    size_t n = 0;
+    int64_t total = 0;
+    int rc = cwork_client_list(client, set, page, o->name, &jobs, &n, &total, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    print_page_title(o, set, total, page);
+    if (n == 0) {
+        cwork_listed_jobs_free(jobs, n);
+        return CLI_OK;
+    }
+    int failures = set != CWORK_SET_SCHEDULED;
+    const char *at_title = set == CWORK_SET_RETRY  ? "RETRY AT"
+                           : set == CWORK_SET_DEAD ? "DIED"
+                                                   : "RUN AT";
+    const char *const with_failures[] = {at_title, "ID", "NAME", "FAILS", "ERROR", "ARGS"};
+    const char *const without[] = {at_title, "ID", "NAME", "ARGS"};
+    table *t = failures ? table_new(6, with_failures) : table_new(4, without);
+    int64_t now = (int64_t)time(NULL);
+    int oom = 0;
+    if (t) {
+        table_set_max_width(t, 1, MAX_ID);
+        table_set_max_width(t, 2, MAX_NAME);
+        table_set_max_width(t, failures ? 5 : 3, MAX_ARGS);
+        if (failures) {
+            table_set_right(t, 3);
+            table_set_max_width(t, 4, MAX_ERROR);
+        }
+    }
+    for (size_t i = 0; t && i < n; i++) {
+        const cwork_job *job = jobs[i].job;
+        char when[64], *args = cwork_job_args_json(job);
+        fmt_when(when, sizeof when, jobs[i].at, now);
+        const char *e = cwork_job_last_error(job);
+        oom = oom || !args || table_cell(t, when) || table_cell(t, cwork_job_id(job)) ||
+              table_cell(t, cwork_job_name(job)) ||
+              (failures &&
+               (table_cellf(t, "%" PRId64, cwork_job_fails(job)) || table_cell(t, *e ? e : "-"))) ||
+              table_cell(t, args);
+        cwork_free(args);
+    }
+    cwork_listed_jobs_free(jobs, n);
+    int status = print_table(o, t, oom);
+    if (status == CLI_OK && (int64_t)page * CWORK_PAGE_SIZE < total)
+        printf("Next page: --page %u\n", page + 1);
+    return status;
+}
+
+int admin_list(const admin_opts *o)
+{
+    return admin_run(o, show_list);
+}
+
+/* ---------------------------------------------------------------- one job by id */
+
+static void print_field(const char *label, const char *value)
+{
+    char *clean = text_clean(value, strlen(value), 0, NULL);
+    printf("%-10s %s\n", label, clean ? clean : "?");
+    free(clean);
+}
+
+static int print_job_json(const admin_opts *o, cwork_job_place place, const cwork_listed_job *found)
+{
+    cwork_error err = {0};
+    char *enc = NULL;
+    size_t len = 0;
+    int rc = cwork_job_encode(found->job, &enc, &len, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    printf("{\"at\":%" PRId64 ",\"job\":", found->at);
+    fwrite(enc, 1, len, stdout);
+    printf(",\"place\":\"%s\"}\n", admin_place_name(place));
+    cwork_free(enc);
+    return CLI_OK;
+}
+
+static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
+{
+    const cwork_job *job = found->job;
+    int64_t now = (int64_t)time(NULL);
+    char buf[160], when[64];
+    switch (place) {
+    case CWORK_PLACE_QUEUE:
+        snprintf(buf, sizeof buf, "queue (waiting in jobs:%s)", cwork_job_name(job));
+        break;
+    case CWORK_PLACE_IN_PROGRESS:
+        snprintf(buf, sizeof buf, "in progress (a worker pool has taken it)");
+        break;
+    default:
+        snprintf(buf, sizeof buf, "%s set", admin_place_name(place));
+        break;
+    }
+    print_field("place", buf);
+    if (found->at) {
+        fmt_when(when, sizeof when, found->at, now);
+        snprintf(buf, sizeof buf, "%s = %" PRId64, when, found->at);
+        print_field(place == CWORK_PLACE_RETRY       ? "retry at"
+                    : place == CWORK_PLACE_SCHEDULED ? "run at"
+                                                     : "died at",
+                    buf);
+    }
+    print_field("name", cwork_job_name(job));
+    print_field("id", cwork_job_id(job));
+    fmt_when(when, sizeof when, cwork_job_enqueued_at(job), now);
+    print_field("enqueued", when);
+    if (cwork_job_unique(job)) print_field("unique", "yes");
+    if (cwork_job_fails(job)) {
+        snprintf(buf, sizeof buf, "%" PRId64, cwork_job_fails(job));
+        print_field("fails", buf);
+    }
+    if (*cwork_job_last_error(job)) print_field("error", cwork_job_last_error(job));
+    if (cwork_job_failed_at(job)) {
+        fmt_when(when, sizeof when, cwork_job_failed_at(job), now);
+        print_field("failed at", when);
+    }
+    if (cwork_job_deadline_at(job)) {
+        fmt_when(when, sizeof when, cwork_job_deadline_at(job), now);
+        print_field("deadline", when);
+    }
+    size_t len = 0;
+    const char *raw = cwork_job_raw(job, &len);
+    char *clean = text_clean(raw, len, 0, NULL);
+    printf("%-10s %s\n", "json", clean ? clean : "?");
+    free(clean);
+}
+
+static int show_job(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    cwork_job_place place;
+    cwork_listed_job found = {0};
+    int rc = cwork_client_find(client, o->arg, &place, &found, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    int status = CLI_OK;
+    if (o->seen & OPT_JSON)
+        status = print_job_json(o, place, &found);
+    else
+        print_job_text(place, &found);
+    cwork_job_free(found.job);
+    return status;
+}
+
+int admin_job(const admin_opts *o)
+{
+    return admin_run(o, show_job);
+}

@@ -1,0 +1,118 @@
+/* cwork web: serves the web UI and workwebui's JSON API for one namespace until SIGINT,
+ * SIGTERM or SIGQUIT. */
+#include "cli.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "Usage: cwork web [--redis URL] [--ns NS] [--listen HOST:PORT] [--auth USER:PASS]\n"
+    "\n"
+    "Serves the web UI and the JSON API of Go's workwebui (same paths and bodies) for\n"
+    "namespace NS, and prints its URL. Ctrl-C (SIGINT), SIGTERM or SIGQUIT stop it once\n"
+    "the requests in flight are answered.\n"
+    "\n"
+    "  --listen HOST:PORT  address to listen on (default 127.0.0.1:5040; port 0 picks a\n"
+    "                      free one; \":PORT\" listens on every interface, as Go's\n"
+    "                      workwebui)\n"
+    "  --auth USER:PASS    require HTTP basic auth; better: set CWORK_WEB_AUTH=USER:PASS,\n"
+    "                      which keeps the password out of `ps`\n"
+    "  --redis URL, --ns NS, -redis, -ns, -listen: see cwork --help\n"
+    "\n"
+    "Changes are POST requests, refused (403) when a page of another origin sends them.\n"
+    "GET /metrics answers in the Prometheus text format.\n";
+
+typedef struct web_opts {
+    cli_conn_opts conn;
+    const char *listen;
+    const char *auth;
+} web_opts;
+
+static int parse_options(int argc, char **argv, web_opts *o)
+{
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    int kind;
+    while ((kind = cli_next(&a)) >= 0) {
+        if (kind == 0) {
+            fprintf(stderr, "cwork web: unexpected argument \"%s\"\n", a.value);
+            return -1;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0) return -1;
+        if (c > 0) continue;
+        if (cli_is(&a, "help") || cli_is(&a, "h")) {
+            fputs(usage, stdout);
+            exit(CLI_OK);
+        } else if (cli_is(&a, "listen")) {
+            if (cli_take_value(&a) < 0) return -1;
+            o->listen = a.value;
+        } else if (cli_is(&a, "auth")) {
+            if (cli_take_value(&a) < 0) return -1;
+            if (!strchr(a.value, ':')) {
+                fprintf(stderr, "cwork web: --auth needs USER:PASS\n");
+                return -1;
+            }
+            o->auth = a.value;
+        } else {
+            fprintf(stderr, "cwork web: unknown option -%s%s (see cwork web --help)\n",
+                    strlen(a.name) > 1 ? "-" : "", a.name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The URL to print: the listen host, or 127.0.0.1 when it names every interface. */
+static void print_url(const char *listen, int port)
+{
+    const char *colon = strrchr(listen, ':');
+    size_t hlen = colon ? (size_t)(colon - listen) : 0;
+    char host[256];
+    if (hlen == 0 || hlen >= sizeof host || strncmp(listen, "0.0.0.0", hlen) == 0 ||
+        strncmp(listen, "[::]", hlen) == 0) {
+        snprintf(host, sizeof host, "127.0.0.1");
+    } else {
+        memcpy(host, listen, hlen);
+        host[hlen] = '\0';
+    }
+    printf("http://%s:%d/\n", host, port);
+    fflush(stdout);
+}
+
+int cmd_web(int argc, char **argv)
+{
+    web_opts o = {0};
+    o.conn.ns = "work";
+    o.listen = "127.0.0.1:5040";
+    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
+    /* The signals are taken with sigwait below; blocked before any thread starts so
+     * that every thread inherits the mask. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    cwork_redis *redis = cli_connect(&o.conn);
+    if (!redis) return CLI_FAILURE;
+    cwork_web_options opts;
+    cwork_web_options_init(&opts);
+    opts.listen = o.listen;
+    opts.auth = o.auth; /* NULL: CWORK_WEB_AUTH */
+    cwork_error err = {0};
+    cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
+    if (!web) {
+        fprintf(stderr, "cwork web: %s\n", err.message);
+        cwork_redis_free(redis);
+        return CLI_FAILURE;
+    }
+    print_url(o.listen, cwork_web_port(web));
+    int sig = 0;
+    sigwait(&stop, &sig);
+    fprintf(stderr, "cwork web: stopping\n");
+    cwork_web_stop(web);
+    cwork_redis_free(redis);
+    return CLI_OK;
+}

@@ -1,0 +1,250 @@
+/* A snapshot of a namespace (queues with their pause state, the sizes of the retry,
+ * scheduled and dead sets, busy workers, pools) and its two renderings: /metrics in the
+ * Prometheus text format (version 0.0.4) and /summary as JSON for the UI. */
+#include "web.h"
+
+#include "redis.h"
+
+#include <string.h>
+
+/* ZCARD of the three sets in one round trip. */
+static int set_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
+{
+    cw_buf keys[3];
+    void (*key_fn[3])(const cw_keys *, cw_buf *) = {cw_key_retry, cw_key_scheduled, cw_key_dead};
+    int64_t *dst[3] = {&s->retry, &s->scheduled, &s->dead};
+    int rc = 0;
+    for (int i = 0; i < 3; i++) {
+        cw_buf_init(&keys[i]);
+        key_fn[i](&web->keys, &keys[i]);
+        if (keys[i].oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    cw_conn *c = NULL;
+    if (rc == 0) rc = cw_redis_checkout(web->redis, &c, err);
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        const char *argv[2] = {"ZCARD", keys[i].data};
+        size_t lens[2] = {5, keys[i].len};
+        rc = cw_conn_append(c, 2, argv, lens, err);
+    }
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        redisReply *r = NULL;
+        rc = cw_conn_read(c, &r, err);
+        if (rc == 0 && r->type == REDIS_REPLY_INTEGER)
+            *dst[i] = r->integer;
+        else if (rc == 0)
+            rc = cw_error(err, r->type == REDIS_REPLY_ERROR ? CWORK_EREDIS : CWORK_EPROTO,
+                          "ZCARD: %s", r->type == REDIS_REPLY_ERROR ? r->str : "not a number");
+        if (r) freeReplyObject(r);
+    }
+    if (c) cw_redis_checkin(web->redis, c);
+    for (int i = 0; i < 3; i++)
+        cw_buf_free(&keys[i]);
+    return rc;
+}
+
+int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->now = cw_now();
+    int rc = cwork_client_queues(web->client, &s->queues, &s->n_queues, err);
+    if (rc == 0) rc = set_sizes(web, s, err);
+    cwork_worker_observation *workers = NULL;
+    size_t n_workers = 0;
+    if (rc == 0) rc = cwork_client_workers(web->client, &workers, &n_workers, err);
+    for (size_t i = 0; rc == 0 && i < n_workers; i++)
+        s->busy_workers += workers[i].is_busy;
+    cwork_worker_observations_free(workers, n_workers);
+    cwork_pool_heartbeat *pools = NULL;
+    size_t n_pools = 0;
+    if (rc == 0) rc = cwork_client_pools(web->client, &pools, &n_pools, err);
+    for (size_t i = 0; rc == 0 && i < n_pools; i++) {
+        if (s->now - pools[i].heartbeat_at <= WEB_POOL_DEAD_S) {
+            s->pools_live++;
+            s->workers_live += pools[i].concurrency;
+        } else {
+            s->pools_stale++;
+        }
+    }
+    cwork_pool_heartbeats_free(pools, n_pools);
+    if (rc != 0) web_snapshot_clear(s);
+    return rc;
+}
+
+void web_snapshot_clear(web_snapshot *s)
+{
+    cwork_queue_infos_free(s->queues, s->n_queues);
+    s->queues = NULL;
+    s->n_queues = 0;
+}
+
+/* ---------------------------------------------------------------- /metrics */
+
+static void family(cw_buf *b, const char *name, const char *type, const char *help)
+{
+    cw_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value: UTF-8 (invalid bytes become U+FFFD) with \\, \" and \n escaped. */
+static void label_value(cw_buf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    cw_buf_putc(b, '"');
+    for (size_t i = 0; i < len;) {
+        if (p[i] == '\\' || p[i] == '"') {
+            cw_buf_putc(b, '\\');
+            cw_buf_putc(b, (char)p[i++]);
+        } else if (p[i] == '\n') {
+            cw_buf_puts(b, "\\n");
+            i++;
+        } else if (p[i] < 0x80) {
+            cw_buf_putc(b, (char)p[i++]);
+        } else {
+            size_t n = gj_utf8_len(p + i, len - i);
+            if (n == 0) {
+                cw_buf_puts(b, "\xef\xbf\xbd");
+                i++;
+            } else {
+                cw_buf_append(b, p + i, n);
+                i += n;
+            }
+        }
+    }
+    cw_buf_putc(b, '"');
+}
+
+static void sample(cw_buf *b, const char *name, const char *label, const char *value, int64_t v)
+{
+    cw_buf_puts(b, name);
+    if (label) {
+        cw_buf_printf(b, "{%s=", label);
+        label_value(b, value);
+        cw_buf_putc(b, '}');
+    }
+    cw_buf_putc(b, ' ');
+    cw_buf_put_int64(b, v);
+    cw_buf_putc(b, '\n');
+}
+
+static void per_queue(cw_buf *b, const web_snapshot *s, const char *name, const char *help,
+                      int what)
+{
+    family(b, name, "gauge", help);
+    for (size_t i = 0; i < s->n_queues; i++) {
+        const cwork_queue_info *q = &s->queues[i];
+        int64_t v = what == 0 ? q->count : what == 1 ? q->latency : q->paused;
+        sample(b, name, "job_name", q->job_name, v);
+    }
+}
+
+static void render_snapshot(cw_buf *b, const web_snapshot *s)
+{
+    per_queue(b, s, "cwork_queue_jobs", "Jobs waiting in the queue of a job name.", 0);
+    per_queue(b, s, "cwork_queue_latency_seconds",
+              "Seconds since the next job of a queue to run was put there (0 when empty).", 1);
+    per_queue(b, s, "cwork_queue_paused", "1 when a job name is paused, else 0.", 2);
+    family(b, "cwork_retry_jobs", "gauge", "Failed jobs waiting for their retry.");
+    sample(b, "cwork_retry_jobs", NULL, NULL, s->retry);
+    family(b, "cwork_scheduled_jobs", "gauge", "Jobs scheduled to run later.");
+    sample(b, "cwork_scheduled_jobs", NULL, NULL, s->scheduled);
+    family(b, "cwork_dead_jobs", "gauge", "Jobs in the dead set.");
+    sample(b, "cwork_dead_jobs", NULL, NULL, s->dead);
+    family(b, "cwork_busy_workers", "gauge", "Workers running a job.");
+    sample(b, "cwork_busy_workers", NULL, NULL, (int64_t)s->busy_workers);
+    family(b, "cwork_worker_pools", "gauge",
+           "Worker pools by heartbeat (live: a beat within the last 10 s).");
+    sample(b, "cwork_worker_pools", "state", "live", (int64_t)s->pools_live);
+    sample(b, "cwork_worker_pools", "state", "stale", (int64_t)s->pools_stale);
+    family(b, "cwork_workers", "gauge", "Workers (concurrency) of the live pools.");
+    sample(b, "cwork_workers", NULL, NULL, (int64_t)s->workers_live);
+}
+
+static void render_pool(cw_buf *b, cwork_pool *pool)
+{
+    cwork_pool_stats st;
+    cwork_pool_get_stats(pool, &st);
+    const char *id = cwork_pool_id(pool);
+    family(b, "cwork_pool_jobs_processed_total", "counter",
+           "Jobs this process's pool finished, succeeded or failed.");
+    sample(b, "cwork_pool_jobs_processed_total", "pool_id", id,
+           (int64_t)(st.succeeded + st.failed));
+    family(b, "cwork_pool_jobs_failed_total", "counter",
+           "Jobs of this process's pool whose handler failed.");
+    sample(b, "cwork_pool_jobs_failed_total", "pool_id", id, (int64_t)st.failed);
+    family(b, "cwork_pool_jobs_in_flight", "gauge",
+           "Jobs this process's pool fetched and has not finished yet.");
+    sample(b, "cwork_pool_jobs_in_flight", "pool_id", id, (int64_t)st.in_flight);
+}
+
+void web_route_metrics(const web_request *req, web_response *res)
+{
+    web_snapshot s;
+    cwork_error err = {0};
+    int rc = web_snapshot_take(req->web, &s, &err);
+    cw_buf b;
+    cw_buf_init(&b);
+    /* A scrape answers even when Redis does not: cwork_up says so, and the counters
+     * of this process's pool are still worth having. */
+    family(&b, "cwork_up", "gauge", "1 when Redis answered the queries behind this page.");
+    sample(&b, "cwork_up", NULL, NULL, rc == 0);
+    if (rc == 0) render_snapshot(&b, &s);
+    if (req->web->pool) render_pool(&b, req->web->pool);
+    web_snapshot_clear(&s);
+    size_t len = 0;
+    char *body = cw_buf_take(&b, &len);
+    if (!body) {
+        web_error(res, 500, "out of memory");
+        return;
+    }
+    res->status = 200;
+    res->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    res->body = body;
+    res->len = len;
+}
+
+/* ---------------------------------------------------------------- /summary */
+
+void web_route_summary(const web_request *req, web_response *res)
+{
+    web_snapshot s;
+    cwork_error err = {0};
+    int rc = web_snapshot_take(req->web, &s, &err);
+    if (rc != 0) {
+        web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf c; /* compact first, then indented like the other bodies */
+    cw_buf_init(&c);
+    cw_buf_puts(&c, "{\"namespace\":");
+    gj_encode_string(&c, req->web->ns, strlen(req->web->ns));
+    cw_buf_puts(&c, ",\"version\":");
+    gj_encode_string(&c, cwork_version(), strlen(cwork_version()));
+    cw_buf_puts(&c, ",\"now\":");
+    cw_buf_put_int64(&c, s.now);
+    cw_buf_puts(&c, ",\"queues\":[");
+    for (size_t i = 0; i < s.n_queues; i++) {
+        const cwork_queue_info *q = &s.queues[i];
+        cw_buf_puts(&c, i ? ",{\"job_name\":" : "{\"job_name\":");
+        gj_encode_string(&c, q->job_name, strlen(q->job_name));
+        cw_buf_printf(&c, ",\"count\":%lld,\"latency\":%lld,\"paused\":%s}", (long long)q->count,
+                      (long long)q->latency, q->paused ? "true" : "false");
+    }
+    cw_buf_printf(&c,
+                  "],\"retry\":%lld,\"scheduled\":%lld,\"dead\":%lld,\"busy_workers\":%zu,"
+                  "\"live_pools\":%zu,\"stale_pools\":%zu,\"workers\":%llu}",
+                  (long long)s.retry, (long long)s.scheduled, (long long)s.dead, s.busy_workers,
+                  s.pools_live, s.pools_stale, (unsigned long long)s.workers_live);
+    web_snapshot_clear(&s);
+    cw_buf b;
+    cw_buf_init(&b);
+    int oom = c.oom;
+    if (!oom) web_json_indent(&b, c.data, c.len, 0);
+    cw_buf_free(&c);
+    char *body = NULL;
+    size_t len = 0;
+    rc = cw_buf_give(&b, oom ? CWORK_ENOMEM : 0, &body, &len, &err);
+    if (rc != 0)
+        web_error(res, 500, "out of memory");
+    else
+        web_ok_json(res, body, len);
+}

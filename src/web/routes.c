@@ -1,0 +1,475 @@
+/* The routes of the web server. workwebui's (SPEC §12.1) keep their paths, methods and
+ * bodies (built by the client's *_json functions); bad parameters answer 400 and a
+ * missing job 404 with a JSON error instead of Go's unescaped 500s (SPEC §15 item 27).
+ * cwork adds:
+ *
+ *   GET  /retry_jobs, /scheduled_jobs, /dead_jobs ?name=N   only jobs of name N
+ *   POST /retry_all_dead_jobs?name=N, /delete_all_dead_jobs?name=N
+ *   POST /delete_retry_job/<retry_at>/<id>, /delete_scheduled_job/<run_at>/<id>
+ *   POST /pause/<name>, /unpause/<name>
+ *   GET  /job/<id>        {"place": "dead", "at": S, "job": {...}}
+ *   GET  /summary         what the UI polls: queues with their pause state, set sizes
+ *   GET  /metrics         Prometheus text format
+ *
+ * A trailing parameter (<id>, <name>) is the rest of the path, percent-decoded: ids
+ * with '/' (periodic ids of "*\/5" specs) work encoded or not. Changes are POST only,
+ * and a POST from a page of another origin is refused (403). */
+#include "web.h"
+
+#include "web_assets.h"
+
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum route_params {
+    PARAMS_NONE,   /* /name */
+    PARAMS_REST,   /* /name/<rest> */
+    PARAMS_AT_REST /* /name/<at>/<rest> */
+} route_params;
+
+typedef struct route_args {
+    int64_t at;
+    char *rest; /* decoded */
+} route_args;
+
+typedef void (*route_fn)(const web_request *req, const route_args *a, web_response *res);
+
+typedef struct route {
+    const char *name; /* the first path segment */
+    int post;         /* 1: POST; 0: GET (and HEAD) */
+    route_params params;
+    route_fn fn;
+} route;
+
+static const char status_ok[] = "{\n\t\"status\": \"ok\"\n}";
+
+static void ok_status(web_response *res)
+{
+    res->status = 200;
+    res->content_type = WEB_JSON_TYPE;
+    res->body = (char *)status_ok;
+    res->len = sizeof status_ok - 1;
+    res->body_static = 1;
+}
+
+/* ---------------------------------------------------------------- JSON indenting */
+
+static void newline(cw_buf *out, int depth)
+{
+    cw_buf_putc(out, '\n');
+    for (int i = 0; i < depth; i++)
+        cw_buf_putc(out, '\t');
+}
+
+void web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
+{
+    for (size_t i = 0; i < len; i++) {
+        char c = json[i];
+        switch (c) {
+        case '"': {
+            size_t start = i++;
+            while (i < len && json[i] != '"')
+                i += json[i] == '\\' ? 2 : 1;
+            cw_buf_append(out, json + start, (i < len ? i + 1 : len) - start);
+            break;
+        }
+        case '{':
+        case '[':
+            cw_buf_putc(out, c);
+            if (i + 1 < len && (json[i + 1] == '}' || json[i + 1] == ']')) {
+                cw_buf_putc(out, json[++i]);
+            } else {
+                newline(out, ++depth);
+            }
+            break;
+        case '}':
+        case ']':
+            newline(out, --depth);
+            cw_buf_putc(out, c);
+            break;
+        case ',':
+            cw_buf_putc(out, ',');
+            newline(out, depth);
+            break;
+        case ':':
+            cw_buf_puts(out, ": ");
+            break;
+        case ' ':
+        case '\t':
+        case '\n':
+        case '\r':
+            break;
+        default:
+            cw_buf_putc(out, c);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- parameters */
+
+/* ?page=: absent or empty is 1; else an unsigned decimal (0 counts as 1, as Go). */
+static int page_param(const web_request *req, web_response *res, unsigned *page)
+{
+    char *v = NULL;
+    int rc = web_query(req, "page", &v);
+    uint64_t n = 1;
+    if (rc == 0 && v && v[0] && web_parse_uint(v, strlen(v), 100000000, &n) != 0) rc = -1;
+    cw_free(v);
+    if (rc != 0) {
+        web_error(res, 400, "page must be a whole number from 1 to 100000000");
+        return -1;
+    }
+    *page = (unsigned)(n ? n : 1);
+    return 0;
+}
+
+/* ?name=: NULL when absent or empty. */
+static int name_param(const web_request *req, web_response *res, char **name)
+{
+    int rc = web_query(req, "name", name);
+    if (rc != 0) {
+        web_error(res, 400, "name is not a valid percent-encoded value");
+        return -1;
+    }
+    if (*name && !**name) {
+        cw_free(*name);
+        *name = NULL;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- Go's routes */
+
+static void route_queues(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    int rc = cwork_client_queues_json(req->web->client, &body, &len, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        web_ok_json(res, body, len);
+}
+
+static void route_worker_pools(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    int rc = cwork_client_pools_json(req->web->client, &body, &len, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        web_ok_json(res, body, len);
+}
+
+static void route_busy_workers(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    int rc = cwork_client_busy_workers_json(req->web->client, &body, &len, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        web_ok_json(res, body, len);
+}
+
+static void list_set(const web_request *req, cwork_job_set set, web_response *res)
+{
+    unsigned page;
+    char *name = NULL;
+    if (page_param(req, res, &page) != 0 || name_param(req, res, &name) != 0) return;
+    cwork_error err = {0};
+    char *body = NULL;
+    size_t len = 0;
+    int rc = cwork_client_list_json(req->web->client, set, page, name, &body, &len, &err);
+    cw_free(name);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        web_ok_json(res, body, len);
+}
+
+static void route_retry_jobs(const web_request *req, const route_args *a, web_response *res)
+{
+    list_set(req, CWORK_SET_RETRY, res);
+}
+
+static void route_scheduled_jobs(const web_request *req, const route_args *a, web_response *res)
+{
+    list_set(req, CWORK_SET_SCHEDULED, res);
+}
+
+static void route_dead_jobs(const web_request *req, const route_args *a, web_response *res)
+{
+    list_set(req, CWORK_SET_DEAD, res);
+}
+
+static void delete_one(const web_request *req, cwork_job_set set, const route_args *a,
+                       web_response *res)
+{
+    cwork_error err = {0};
+    int rc = cwork_client_delete(req->web->client, set, a->at, a->rest, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+static void route_delete_dead_job(const web_request *req, const route_args *a, web_response *res)
+{
+    delete_one(req, CWORK_SET_DEAD, a, res);
+}
+
+static void route_delete_retry_job(const web_request *req, const route_args *a, web_response *res)
+{
+    delete_one(req, CWORK_SET_RETRY, a, res);
+}
+
+static void route_delete_scheduled_job(const web_request *req, const route_args *a,
+                                       web_response *res)
+{
+    delete_one(req, CWORK_SET_SCHEDULED, a, res);
+}
+
+static void route_retry_dead_job(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    int rc = cwork_client_retry_dead(req->web->client, a->at, a->rest, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+static void route_retry_all_dead(const web_request *req, const route_args *a, web_response *res)
+{
+    char *name = NULL;
+    if (name_param(req, res, &name) != 0) return;
+    cwork_error err = {0};
+    int64_t count = 0;
+    int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
+    cw_free(name);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+static void route_delete_all_dead(const web_request *req, const route_args *a, web_response *res)
+{
+    char *name = NULL;
+    if (name_param(req, res, &name) != 0) return;
+    cwork_error err = {0};
+    int64_t count = 0;
+    int rc = cwork_client_delete_all_dead(req->web->client, name, &count, &err);
+    cw_free(name);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+/* ---------------------------------------------------------------- cwork's routes */
+
+static void route_pause(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    int rc = cwork_client_pause(req->web->client, a->rest, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+static void route_unpause(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    int rc = cwork_client_unpause(req->web->client, a->rest, &err);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        ok_status(res);
+}
+
+static const char *place_name(cwork_job_place place)
+{
+    switch (place) {
+    case CWORK_PLACE_QUEUE:
+        return "queue";
+    case CWORK_PLACE_IN_PROGRESS:
+        return "in_progress";
+    case CWORK_PLACE_RETRY:
+        return "retry";
+    case CWORK_PLACE_SCHEDULED:
+        return "scheduled";
+    case CWORK_PLACE_DEAD:
+        return "dead";
+    }
+    return "unknown";
+}
+
+static void route_job(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    cwork_job_place place = 0;
+    cwork_listed_job found = {0};
+    int rc = cwork_client_find(req->web->client, a->rest, &place, &found, &err);
+    if (rc == CWORK_ENOTFOUND) {
+        web_error(res, 404, "no job with this id");
+        return;
+    }
+    if (rc != 0) {
+        web_client_error(res, rc, &err);
+        return;
+    }
+    char *job = NULL;
+    size_t job_len = 0;
+    rc = cwork_job_encode(found.job, &job, &job_len, &err);
+    if (rc == 0) {
+        cw_buf b;
+        cw_buf_init(&b);
+        cw_buf_puts(&b, "{\n\t\"place\": \"");
+        cw_buf_puts(&b, place_name(place));
+        cw_buf_puts(&b, "\",\n\t\"at\": ");
+        cw_buf_put_int64(&b, found.at);
+        cw_buf_puts(&b, ",\n\t\"job\": ");
+        web_json_indent(&b, job, job_len, 1);
+        cw_buf_puts(&b, "\n}");
+        char *body = NULL;
+        size_t len = 0;
+        rc = cw_buf_give(&b, 0, &body, &len, &err);
+        if (rc == 0) web_ok_json(res, body, len);
+    }
+    cwork_free(job);
+    cwork_job_free(found.job);
+    if (rc != 0) web_client_error(res, rc, &err);
+}
+
+static void route_metrics(const web_request *req, const route_args *a, web_response *res)
+{
+    web_route_metrics(req, res);
+}
+
+static void route_summary(const web_request *req, const route_args *a, web_response *res)
+{
+    web_route_summary(req, res);
+}
+
+static const route routes[] = {
+    {"queues", 0, PARAMS_NONE, route_queues},
+    {"worker_pools", 0, PARAMS_NONE, route_worker_pools},
+    {"busy_workers", 0, PARAMS_NONE, route_busy_workers},
+    {"retry_jobs", 0, PARAMS_NONE, route_retry_jobs},
+    {"scheduled_jobs", 0, PARAMS_NONE, route_scheduled_jobs},
+    {"dead_jobs", 0, PARAMS_NONE, route_dead_jobs},
+    {"delete_dead_job", 1, PARAMS_AT_REST, route_delete_dead_job},
+    {"retry_dead_job", 1, PARAMS_AT_REST, route_retry_dead_job},
+    {"delete_all_dead_jobs", 1, PARAMS_NONE, route_delete_all_dead},
+    {"retry_all_dead_jobs", 1, PARAMS_NONE, route_retry_all_dead},
+    {"delete_retry_job", 1, PARAMS_AT_REST, route_delete_retry_job},
+    {"delete_scheduled_job", 1, PARAMS_AT_REST, route_delete_scheduled_job},
+    {"pause", 1, PARAMS_REST, route_pause},
+    {"unpause", 1, PARAMS_REST, route_unpause},
+    {"job", 0, PARAMS_REST, route_job},
+    {"summary", 0, PARAMS_NONE, route_summary},
+    {"metrics", 0, PARAMS_NONE, route_metrics},
+};
+
+/* ---------------------------------------------------------------- matching */
+
+static const cw_web_asset *find_asset(const char *path)
+{
+    if (strcmp(path, "/") == 0)
+        path = "/index.html";
+    else if (strcmp(path, "/work.js") == 0) /* the Go UI's script path */
+        path = "/app.js";
+    for (size_t i = 0; i < cw_web_assets_count; i++)
+        if (strcmp(cw_web_assets[i].path, path) == 0) return &cw_web_assets[i];
+    return NULL;
+}
+
+static void serve_asset(const web_request *req, const cw_web_asset *asset, web_response *res)
+{
+    res->etag = asset->etag;
+    res->content_type = asset->content_type;
+    res->body_static = 1;
+    const char *inm = MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, "If-None-Match");
+    if (inm && strstr(inm, asset->etag)) {
+        res->status = 304;
+        return;
+    }
+    res->status = 200;
+    res->body = (char *)asset->data;
+    res->len = asset->len;
+}
+
+/* Parses the parameters after "/<name>" (tail starts after the name). 1 when the path
+ * has the route's shape, 0 when not (404), -1 when it has but a value is bad (res
+ * filled with 400). */
+static int match_params(const route *r, const char *tail, route_args *a, web_response *res)
+{
+    if (r->params == PARAMS_NONE) return *tail == '\0';
+    if (*tail != '/' || tail[1] == '\0') return 0;
+    tail++;
+    if (r->params == PARAMS_AT_REST) {
+        const char *slash = strchr(tail, '/');
+        if (!slash || slash[1] == '\0') return 0;
+        uint64_t at;
+        if (web_parse_uint(tail, (size_t)(slash - tail), INT64_MAX, &at) != 0) {
+            web_error(res, 400, "the time in the path must be whole Unix seconds");
+            return -1;
+        }
+        a->at = (int64_t)at;
+        tail = slash + 1;
+    }
+    int rc = web_percent_decode(tail, strlen(tail), &a->rest);
+    if (rc == CWORK_ENOMEM) {
+        web_error(res, 500, "out of memory");
+        return -1;
+    }
+    if (rc != 0) {
+        web_error(res, 400, "the path is not validly percent-encoded");
+        return -1;
+    }
+    return 1;
+}
+
+void web_route(const web_request *req, web_response *res)
+{
+    const char *path = req->path;
+    int get = req->method == WEB_GET || req->method == WEB_HEAD;
+    const cw_web_asset *asset = find_asset(path);
+    const char *seg = path + 1;
+    size_t seg_len = strcspn(seg, "/");
+    const route *r = NULL;
+    for (size_t i = 0; !asset && i < sizeof routes / sizeof routes[0]; i++)
+        if (strlen(routes[i].name) == seg_len && memcmp(routes[i].name, seg, seg_len) == 0)
+            r = &routes[i];
+    if (!asset && !r) {
+        web_error(res, 404, "not found");
+        return;
+    }
+    const char *allow = asset || !r->post ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
+    route_args a = {0, NULL};
+    int shape = asset ? 1 : match_params(r, seg + seg_len, &a, res);
+    if (shape == 0) {
+        web_error(res, 404, "not found");
+    } else if (shape > 0 && req->method == WEB_OPTIONS) {
+        res->status = 204;
+        res->allow = allow;
+    } else if (shape > 0 && !(asset || !r->post ? get : req->method == WEB_POST)) {
+        web_error(res, 405, "method not allowed; allowed: %s", allow);
+        res->allow = allow;
+    } else if (shape > 0 && asset) {
+        serve_asset(req, asset, res);
+    } else if (shape > 0 && r->post && !web_post_allowed(req)) {
+        web_error(res, 403, "cross-origin request refused");
+    } else if (shape > 0) {
+        r->fn(req, &a, res);
+    }
+    cw_free(a.rest);
+}

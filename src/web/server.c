@@ -1,0 +1,447 @@
+/* The web server: libmicrohttpd with a thread per connection (handlers block on Redis),
+ * a listening socket of our own (so that port 0 and errors are ours to report), basic
+ * auth, the host check against DNS rebinding, the origin check of changes, security
+ * headers on every answer, and a graceful stop that lets requests in flight finish. */
+#include "web.h"
+
+#include "log.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WEB_DEFAULT_LISTEN "127.0.0.1:5040"
+#define WEB_MAX_CONNECTIONS 64
+#define WEB_IDLE_TIMEOUT_S 30
+#define WEB_STOP_GRACE_MS 10000
+
+/* What a browser may do with our pages: scripts and styles from this server only, no
+ * inline script, no framing, requests only back to this server. */
+#define WEB_CSP                                                                                    \
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "              \
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+void cwork_web_options_init(cwork_web_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->listen = WEB_DEFAULT_LISTEN;
+}
+
+/* ---------------------------------------------------------------- responses */
+
+void web_ok_json(web_response *res, char *body, size_t len)
+{
+    res->status = 200;
+    res->content_type = WEB_JSON_TYPE;
+    res->body = body;
+    res->len = len;
+}
+
+void web_error(web_response *res, unsigned status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_puts(&b, "{\"error\": ");
+    gj_encode_string(&b, msg, strlen(msg));
+    cw_buf_putc(&b, '}');
+    size_t len = 0;
+    char *body = cw_buf_take(&b, &len);
+    res->status = status;
+    res->content_type = WEB_JSON_TYPE;
+    res->body = body; /* NULL when out of memory: an empty body, the status still says it */
+    res->len = body ? len : 0;
+    res->body_static = 0;
+}
+
+void web_client_error(web_response *res, int rc, const cwork_error *err)
+{
+    unsigned status = 500;
+    if (rc == CWORK_ENOTFOUND)
+        status = 404;
+    else if (rc == CWORK_EINVAL)
+        status = 400;
+    else if (rc == CWORK_EREDIS || rc == CWORK_ETIMEOUT)
+        status = 503;
+    const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
+    web_error(res, status, "%s", msg);
+}
+
+static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *res)
+{
+    static const char empty[] = "";
+    struct MHD_Response *r;
+    if (res->body_static || !res->body || res->len == 0) {
+        r = MHD_create_response_from_buffer(res->len, res->body ? (void *)res->body : (void *)empty,
+                                            MHD_RESPMEM_PERSISTENT);
+        if (!res->body_static) cw_free(res->body);
+    } else {
+        r = MHD_create_response_from_buffer_with_free_callback(res->len, res->body, cw_free);
+        if (!r) cw_free(res->body);
+    }
+    res->body = NULL;
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, "Content-Type",
+                            res->content_type ? res->content_type : WEB_JSON_TYPE);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Content-Security-Policy", WEB_CSP);
+    MHD_add_response_header(r, "Referrer-Policy", "same-origin");
+    MHD_add_response_header(r, "Cache-Control", res->etag ? "no-cache" : "no-store");
+    if (res->etag) MHD_add_response_header(r, "ETag", res->etag);
+    if (res->allow) MHD_add_response_header(r, "Allow", res->allow);
+    if (res->www_authenticate)
+        MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"cwork\", charset=\"UTF-8\"");
+    enum MHD_Result ok = MHD_queue_response(conn, res->status, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static const char *header(struct MHD_Connection *conn, const char *name)
+{
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+}
+
+int web_post_allowed(const web_request *req)
+{
+    const char *origin = header(req->conn, "Origin");
+    if (!origin) origin = header(req->conn, "Referer");
+    if (!origin) return 1; /* not a browser: curl, scripts, the Go UI's tests */
+    const char *host = header(req->conn, "Host");
+    if (web_origin_matches(origin, host ? host : req->web->bound)) return 1;
+    /* Behind a reverse proxy that keeps its own Host: a cross-site page cannot add this
+     * header without a CORS preflight, which this server never grants. */
+    const char *fwd = header(req->conn, "X-Forwarded-Host");
+    if (fwd) {
+        char first[256];
+        size_t n = strcspn(fwd, ", ");
+        if (n > 0 && n < sizeof first) {
+            memcpy(first, fwd, n);
+            first[n] = '\0';
+            return web_origin_matches(origin, first);
+        }
+    }
+    return 0;
+}
+
+static web_method method_of(const char *m)
+{
+    if (strcmp(m, "GET") == 0) return WEB_GET;
+    if (strcmp(m, "HEAD") == 0) return WEB_HEAD;
+    if (strcmp(m, "POST") == 0) return WEB_POST;
+    if (strcmp(m, "OPTIONS") == 0) return WEB_OPTIONS;
+    return WEB_OTHER;
+}
+
+static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url, const char *method,
+                   web_response *res)
+{
+    web_request req = {web, conn, method_of(method), url};
+    if (strlen(url) > WEB_MAX_URL) {
+        web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
+        return;
+    }
+    /* A page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
+     * reaches a loopback server with its own name in Host: refuse it. */
+    const char *host = header(conn, "Host");
+    if (web->loopback && host && !web_host_is_loopback(host)) {
+        web_error(res, 403, "host not allowed: this server listens on loopback only");
+        return;
+    }
+    if (web->auth && !web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
+        web_error(res, 401, "authentication required");
+        res->www_authenticate = 1;
+        return;
+    }
+    if (url[0] != '/') {
+        web_error(res, 400, "request target must be a path");
+        return;
+    }
+    web_route(&req, res);
+}
+
+/* Per request: how much body arrived (none is needed; a big one is refused) and
+ * whether an answer went out already. */
+typedef struct web_call {
+    size_t body_bytes;
+    int answered;
+} web_call;
+
+#define WEB_MAX_BODY (64 * 1024)
+
+/* libmicrohttpd calls this once when the headers are in, then once per piece of body,
+ * then once more with no data: the answer is given then, which keeps the connection
+ * alive for the next request (an answer given earlier closes it). */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
+{
+    cwork_web *web = cls;
+    web_call *call = *req_cls;
+    web_response res = {0};
+    if (!call) {
+        call = cw_calloc(1, sizeof *call);
+        if (!call) return MHD_NO;
+        *req_cls = call;
+        pthread_mutex_lock(&web->mu);
+        web->inflight++;
+        pthread_mutex_unlock(&web->mu);
+        /* No route reads a body: a big one announced is refused before it is read
+         * (an early answer, after which the connection closes); one sent without a
+         * length is cut off below. */
+        const char *cl = header(conn, "Content-Length");
+        uint64_t n = 0;
+        if (!cl || (web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
+            return MHD_YES;
+        web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
+    } else if (call->answered || *upload_data_size > 0) {
+        call->body_bytes += *upload_data_size;
+        *upload_data_size = 0;
+        return call->answered || call->body_bytes <= WEB_MAX_BODY ? MHD_YES : MHD_NO;
+    } else {
+        handle(web, conn, url, method, &res);
+    }
+    call->answered = 1;
+    if (cw_log_enabled(CWORK_LOG_DEBUG)) {
+        char status[16];
+        snprintf(status, sizeof status, "%u", res.status);
+        cw_log(CWORK_LOG_DEBUG, "web.request", "method", method, "path", url, "status", status,
+               NULL);
+    }
+    return send_response(conn, &res);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    cwork_web *web = cls;
+    web_call *call = *req_cls;
+    if (!call) return;
+    *req_cls = NULL;
+    cw_free(call);
+    pthread_mutex_lock(&web->mu);
+    if (--web->inflight == 0) pthread_cond_broadcast(&web->idle);
+    pthread_mutex_unlock(&web->mu);
+}
+
+/* No decoding by libmicrohttpd: routes decode each path segment themselves, so that
+ * "%2F" inside an id does not split it. Query values come through raw as well. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+    return strlen(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    if (!cw_log_enabled(CWORK_LOG_DEBUG)) return;
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    cw_log(CWORK_LOG_DEBUG, "web.http", "message", msg, NULL);
+}
+
+/* ---------------------------------------------------------------- listening socket */
+
+/* Parses "HOST:PORT", "[V6]:PORT" or ":PORT" (every interface, as Go's ":5040"). */
+static int parse_listen(const char *addr, char *host, size_t hcap, char *port, size_t pcap,
+                        cwork_error *err)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon) return cw_error(err, CWORK_EINVAL, "listen address \"%s\" must be HOST:PORT", addr);
+    const char *h = addr;
+    size_t hlen = (size_t)(colon - addr);
+    if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']') {
+        h++;
+        hlen -= 2;
+    }
+    size_t plen = strlen(colon + 1);
+    if (hlen >= hcap || plen == 0 || plen >= pcap || strspn(colon + 1, "0123456789") != plen ||
+        atoi(colon + 1) > 65535)
+        return cw_error(err, CWORK_EINVAL, "listen address \"%s\" must be HOST:PORT", addr);
+    memcpy(host, h, hlen);
+    host[hlen] = '\0';
+    memcpy(port, colon + 1, plen + 1);
+    if (host[0] == '\0') snprintf(host, hcap, "0.0.0.0");
+    return 0;
+}
+
+static int open_listener(cwork_web *web, const char *addr, cwork_error *err)
+{
+    char host[256], port[8];
+    int rc = parse_listen(addr, host, sizeof host, port, sizeof port, err);
+    if (rc != 0) return rc;
+    struct addrinfo hints = {0}, *ai = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(host, port, &hints, &ai);
+    if (gai != 0)
+        return cw_error(err, CWORK_EINVAL, "listen address \"%s\": %s", addr, gai_strerror(gai));
+    int fd = -1, saved = 0;
+    for (struct addrinfo *p = ai; p && fd < 0; p = p->ai_next) {
+        fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
+        if (fd < 0) {
+            saved = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, p->ai_addr, p->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+            saved = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(ai);
+    if (fd < 0)
+        return cw_error(err, CWORK_EINVAL, "cannot listen on %s: %s", addr, strerror(saved));
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            web->port = ntohs(a->sin_port);
+            web->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+            inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+            snprintf(web->bound, sizeof web->bound, "%s:%d", ip, web->port);
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            web->port = ntohs(a->sin6_port);
+            web->loopback =
+                IN6_IS_ADDR_LOOPBACK(&a->sin6_addr) ||
+                (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr) && a->sin6_addr.s6_addr[12] == 127);
+            inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof ip);
+            snprintf(web->bound, sizeof web->bound, "[%s]:%d", ip, web->port);
+        }
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    web->listen_fd = fd;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- start and stop */
+
+static void web_free(cwork_web *web)
+{
+    if (web->listen_fd >= 0) close(web->listen_fd);
+    cwork_client_free(web->client);
+    cw_keys_clear(&web->keys);
+    cw_free(web->ns);
+    if (web->auth) {
+        memset(web->auth, 0, strlen(web->auth));
+        cw_free(web->auth);
+    }
+    pthread_cond_destroy(&web->idle);
+    pthread_mutex_destroy(&web->mu);
+    cw_free(web);
+}
+
+cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
+                           cwork_error *err)
+{
+    cwork_web_options defaults;
+    if (!opts) {
+        cwork_web_options_init(&defaults);
+        opts = &defaults;
+    }
+    if (!redis || !ns) {
+        cw_error(err, CWORK_EINVAL, "cwork_web_start needs a Redis pool and a namespace");
+        return NULL;
+    }
+    const char *auth = opts->auth ? opts->auth : getenv("CWORK_WEB_AUTH");
+    if (auth && *auth && !strchr(auth, ':')) {
+        cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
+        return NULL;
+    }
+    cwork_web *web = cw_calloc(1, sizeof *web);
+    if (!web) {
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    web->listen_fd = -1;
+    web->redis = redis;
+    web->pool = opts->pool;
+    pthread_mutex_init(&web->mu, NULL);
+    pthread_cond_init(&web->idle, NULL);
+    web->ns = cw_strdup(ns);
+    web->auth = auth && *auth ? cw_strdup(auth) : NULL;
+    if (!web->ns || (auth && *auth && !web->auth) || cw_keys_init(&web->keys, ns) != 0) {
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+        web_free(web);
+        return NULL;
+    }
+    web->client = cwork_client_new(redis, ns, err);
+    if (!web->client ||
+        open_listener(web, opts->listen ? opts->listen : WEB_DEFAULT_LISTEN, err) != 0) {
+        web_free(web);
+        return NULL;
+    }
+    /* libmicrohttpd's threads inherit this mask: no application signal handler runs on
+     * them (cw_thread_create's rule for library threads). */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+                     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    web->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, web, MHD_OPTION_LISTEN_SOCKET, web->listen_fd,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, web, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped,
+        NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)WEB_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!web->daemon) {
+        cw_error(err, CWORK_EINVAL, "cannot start the HTTP server on %s", web->bound);
+        web_free(web);
+        return NULL;
+    }
+    cw_log(CWORK_LOG_INFO, "web.start", "listen", web->bound, "namespace", ns, NULL);
+    if (!web->loopback && !web->auth)
+        cw_log(CWORK_LOG_WARN, "web.no_auth", "listen", web->bound, "message",
+               "the web UI is reachable beyond this machine without a password; set "
+               "CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
+               NULL);
+    return web;
+}
+
+int cwork_web_port(const cwork_web *web)
+{
+    return web ? web->port : -1;
+}
+
+void cwork_web_stop(cwork_web *web)
+{
+    if (!web) return;
+    /* Stop accepting, let the requests in flight finish (bounded), then stop. */
+    MHD_socket fd = MHD_quiesce_daemon(web->daemon);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += WEB_STOP_GRACE_MS / 1000;
+    pthread_mutex_lock(&web->mu);
+    while (web->inflight > 0)
+        if (pthread_cond_timedwait(&web->idle, &web->mu, &deadline) == ETIMEDOUT) break;
+    pthread_mutex_unlock(&web->mu);
+    MHD_stop_daemon(web->daemon);
+    if (fd == MHD_INVALID_SOCKET) web->listen_fd = -1; /* closed by MHD_stop_daemon */
+    cw_log(CWORK_LOG_INFO, "web.stop", "listen", web->bound, NULL);
+    web_free(web);
+}

@@ -1,0 +1,127 @@
+/* Internal pieces of the web server (src/web/): the server object, the request as the
+ * router sees it, the response a route fills, and the helpers they share.
+ *
+ * server.c  libmicrohttpd set-up, threads, auth, host and origin checks, responses
+ * request.c percent-decoding, query parameters, basic auth, origins
+ * routes.c  the route table and the JSON routes (SPEC §12.1 plus cwork's own)
+ * metrics.c the namespace snapshot behind /metrics and /summary */
+#ifndef CWORK_WEB_H
+#define CWORK_WEB_H
+
+#include "keys.h"
+#include "util.h"
+
+#include <pthread.h>
+
+struct MHD_Daemon;
+struct MHD_Connection;
+
+/* Longest request target (path and query) answered; longer ones get 414. */
+#define WEB_MAX_URL 4096
+
+struct cwork_web {
+    cwork_redis *redis; /* borrowed */
+    cwork_client *client;
+    cw_keys keys;
+    char *ns;
+    cwork_pool *pool; /* borrowed, optional */
+    char *auth;       /* "user:password", or NULL for none */
+    struct MHD_Daemon *daemon;
+    int listen_fd;
+    int port;
+    int loopback;   /* bound to a loopback address */
+    char bound[64]; /* "127.0.0.1:5040" or "[::1]:5040" */
+    pthread_mutex_t mu;
+    pthread_cond_t idle; /* signalled when inflight drops to 0 */
+    int inflight;        /* requests between their first handler call and completion */
+};
+
+typedef enum web_method { WEB_GET, WEB_HEAD, WEB_POST, WEB_OPTIONS, WEB_OTHER } web_method;
+
+typedef struct web_request {
+    cwork_web *web;
+    struct MHD_Connection *conn;
+    web_method method;
+    const char *path; /* raw (still percent-encoded), without the query; starts with '/' */
+} web_request;
+
+typedef struct web_response {
+    unsigned status;
+    const char *content_type;
+    char *body; /* cwork-allocated (freed with cw_free) unless body_static */
+    size_t len;
+    int body_static;      /* body points to static storage (embedded assets) */
+    const char *allow;    /* Allow header: 405 and OPTIONS */
+    const char *etag;     /* embedded assets */
+    int www_authenticate; /* 401: ask for basic auth */
+} web_response;
+
+#define WEB_JSON_TYPE "application/json; charset=utf-8"
+
+/* ---- responses (server.c) */
+
+/* 200 with a JSON body taken over from the caller (cw_free'd later). */
+void web_ok_json(web_response *res, char *body, size_t len);
+/* A JSON error {"error": "<message>"} with Go's escaping. */
+void web_error(web_response *res, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The error of a failed client call: 404 for CWORK_ENOTFOUND, 400 for CWORK_EINVAL,
+ * 503 when Redis is unreachable or too slow, 500 otherwise. */
+void web_client_error(web_response *res, int rc, const cwork_error *err);
+/* Whether a POST may change something: its Origin (or, without one, its Referer) names
+ * this server's own host:port, or it sends neither (scripts). */
+int web_post_allowed(const web_request *req);
+
+/* ---- request parsing (request.c) */
+
+/* Decodes %XX escapes of s[0..len) into a fresh NUL-terminated string (cw_free).
+ * 0; -1 for a malformed escape or an escaped NUL; CWORK_ENOMEM. */
+int web_percent_decode(const char *s, size_t len, char **out);
+/* The decoded value of query parameter key (the first when repeated), or *out = NULL
+ * when absent. 0, -1 for bad encoding, CWORK_ENOMEM. */
+int web_query(const web_request *req, const char *key, char **out);
+/* A whole decimal number without sign, at most max. 0 or -1. */
+int web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
+/* Whether the Authorization header value carries basic credentials equal to expected
+ * ("user:password"); the comparison takes the same time wherever they differ. */
+int web_basic_auth_ok(const char *header, const char *expected);
+/* Whether the host of a Host header value (port ignored) is a loopback name. */
+int web_host_is_loopback(const char *host);
+/* Whether origin (an Origin value or a Referer URL) names the authority `host` (a Host
+ * header value). Default ports of the origin's scheme are ignored on both sides. */
+int web_origin_matches(const char *origin, const char *host);
+
+/* ---- JSON helpers (routes.c) */
+
+/* Appends compact JSON text re-indented with tabs the way Go's MarshalIndent does,
+ * as if nested `depth` levels deep. The text must be valid JSON. */
+void web_json_indent(cw_buf *out, const char *json, size_t len, int depth);
+
+/* ---- routing (routes.c) */
+
+/* Matches the request to a route and fills the response (404, 405, 403, or the
+ * route's answer). */
+void web_route(const web_request *req, web_response *res);
+
+/* ---- snapshot, /metrics and /summary (metrics.c) */
+
+typedef struct web_snapshot {
+    int64_t now;
+    cwork_queue_info *queues;
+    size_t n_queues;
+    int64_t retry, scheduled, dead;
+    size_t busy_workers;
+    size_t pools_live, pools_stale; /* live: a heartbeat within WEB_POOL_DEAD_S */
+    uint64_t workers_live;          /* concurrency summed over live pools */
+} web_snapshot;
+
+/* A pool whose heartbeat is older than this counts as stale (the reaper's dead time). */
+#define WEB_POOL_DEAD_S 10
+
+int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err);
+void web_snapshot_clear(web_snapshot *s);
+
+void web_route_metrics(const web_request *req, web_response *res);
+void web_route_summary(const web_request *req, web_response *res);
+
+#endif

@@ -1,0 +1,858 @@
+/* The web server over real HTTP: a server started in-process on a free port, requests
+ * written by hand on a raw socket, Redis state written by hand in Go's bytes. Checks
+ * workwebui's routes and bodies (SPEC §12.1, §18.7), cwork's own routes, status codes
+ * and JSON errors, security headers, the origin, host and auth checks, /metrics (with
+ * promtool when installed) and that nonsense never stops the server. */
+#include "cwork.h"
+#include "testlib.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static redisContext *rc_;
+static cwork_redis *redis_;
+static cwork_web *web_;
+static int port_;
+static char ns_[64];
+
+/* ---------------------------------------------------------------- HTTP on a socket */
+
+typedef struct http_res {
+    int status;
+    char head[8192]; /* status line and headers */
+    char body[65536];
+    size_t len;
+} http_res;
+
+static int connect_to(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {0};
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Case-insensitive strstr (strcasestr is a GNU extension). */
+static const char *find_ci(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0) return hay;
+    return NULL;
+}
+
+/* Sends raw bytes, reads the whole answer (the server closes or Content-Length says). */
+static int half_close_; /* poke(): say nothing more after the bytes */
+
+static int http_raw(int port, const char *raw, size_t rawlen, http_res *r)
+{
+    memset(r, 0, sizeof *r);
+    int fd = connect_to(port);
+    if (fd < 0) return -1;
+    if (rawlen && send(fd, raw, rawlen, MSG_NOSIGNAL) < 0) {
+        close(fd);
+        return -1;
+    }
+    if (half_close_) shutdown(fd, SHUT_WR);
+    enum { cap = sizeof r->head + sizeof r->body };
+    char *buf = malloc(cap); /* per call: the test's threads share this function */
+    size_t got = 0;
+    ssize_t n;
+    while (got < cap - 1 && (n = recv(fd, buf + got, cap - 1 - got, 0)) > 0) {
+        got += (size_t)n;
+        buf[got] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        const char *cl = end ? find_ci(buf, "\r\nContent-Length: ") : NULL;
+        if (end && cl && cl < end && got >= (size_t)(end + 4 - buf) + strtoul(cl + 18, NULL, 10))
+            break;
+    }
+    close(fd);
+    buf[got] = '\0';
+    char *end = strstr(buf, "\r\n\r\n");
+    if (!end || sscanf(buf, "HTTP/1.%*d %d", &r->status) != 1) {
+        free(buf);
+        return -1;
+    }
+    size_t hlen = (size_t)(end - buf) + 2;
+    memcpy(r->head, buf, hlen < sizeof r->head ? hlen : sizeof r->head - 1);
+    r->len = got - hlen - 2;
+    memcpy(r->body, end + 4, r->len < sizeof r->body ? r->len : sizeof r->body - 1);
+    free(buf);
+    return 0;
+}
+
+/* METHOD path with Host and optional extra header lines ("Name: value\r\n"…). */
+static int http_port(int port, const char *method, const char *path, const char *extra, http_res *r)
+{
+    char req[16384];
+    int n = snprintf(req, sizeof req,
+                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n%s\r\n", method,
+                     path, port, extra ? extra : "");
+    return http_raw(port, req, (size_t)n, r);
+}
+
+static int http(const char *method, const char *path, const char *extra, http_res *r)
+{
+    return http_port(port_, method, path, extra, r);
+}
+
+/* A header's value (copied into a static buffer), or NULL. */
+static const char *header(const http_res *r, const char *name)
+{
+    static char val[1024];
+    char pat[128];
+    snprintf(pat, sizeof pat, "\r\n%s: ", name);
+    const char *p = find_ci(r->head, pat);
+    if (!p) return NULL;
+    p += strlen(pat);
+    size_t n = strcspn(p, "\r\n");
+    snprintf(val, sizeof val, "%.*s", (int)n, p);
+    return val;
+}
+
+/* One request; checks its status and, when want_body is not NULL, its body. */
+static void check_res(const char *file, int line, const char *method, const char *path,
+                      const char *extra, int want_status, const char *want_body)
+{
+    http_res r;
+    if (http(method, path, extra, &r) != 0) {
+        tl_fail(file, line, "%s %s: no HTTP answer", method, path);
+        return;
+    }
+    if (r.status != want_status)
+        tl_fail(file, line, "%s %s: status %d, expected %d (%s)", method, path, r.status,
+                want_status, r.body);
+    if (want_body) tl_check_mem(file, line, path, r.body, r.len, want_body, strlen(want_body));
+}
+#define CHECK_RES(method, path, extra, status, body)                                               \
+    check_res(__FILE__, __LINE__, method, path, extra, status, body)
+
+static const char json_type[] = "application/json; charset=utf-8";
+static const char status_ok[] = "{\n\t\"status\": \"ok\"\n}";
+
+static void cmd(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(rc_, fmt, ap);
+    va_end(ap);
+    if (!r) {
+        fprintf(stderr, "redis: %s\n", rc_->errstr);
+        exit(1);
+    }
+    freeReplyObject(r);
+}
+
+static long long redis_int(const char *fmt, const char *arg)
+{
+    redisReply *r = tl_cmd(rc_, fmt, ns_, arg);
+    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+static void fresh_ns(const char *tag)
+{
+    tl_unique_ns(tag, ns_, sizeof ns_);
+}
+
+/* (Re)starts the shared server on the current namespace. */
+static void serve(const char *tag)
+{
+    cwork_web_stop(web_);
+    fresh_ns(tag);
+    cwork_web_options o;
+    cwork_web_options_init(&o);
+    o.listen = "127.0.0.1:0";
+    cwork_error err = {0};
+    web_ = cwork_web_start(redis_, ns_, &o, &err);
+    if (!web_) {
+        fprintf(stderr, "cwork_web_start: %s\n", err.message);
+        exit(1);
+    }
+    port_ = cwork_web_port(web_);
+}
+
+#define DEAD_JOB                                                                                   \
+    "{\"name\":\"send_email\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,\"args\":{"     \
+    "\"address\":\"a@b.c\"},\"fails\":4,\"err\":\"boom\",\"failed_at\":1700000100}"
+
+/* ---------------------------------------------------------------- Go's routes */
+
+static void queues_and_dead_bodies_of_spec_18_7(void)
+{
+    serve("webq");
+    int matched = 0;
+    for (int attempt = 0; attempt < 3 && !matched; attempt++) {
+        tl_ns_delete(rc_, ns_);
+        long long now = (long long)time(NULL);
+        cmd("SADD %s:known_jobs send_email", ns_);
+        cmd("LPUSH %s:jobs:send_email "
+            "{\"name\":\"send_email\",\"id\":\"a\",\"t\":%lld,\"args\":{}}",
+            ns_, now - 17);
+        cmd("LPUSH %s:jobs:send_email "
+            "{\"name\":\"send_email\",\"id\":\"b\",\"t\":%lld,\"args\":{}}",
+            ns_, now);
+        http_res r;
+        CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+        CHECK_INT(r.status, 200);
+        CHECK_STR(header(&r, "Content-Type"), json_type);
+        const char want[] = "[\n\t{\n\t\t\"job_name\": \"send_email\",\n\t\t\"count\": 2,\n\t\t"
+                            "\"latency\": 17\n\t}\n]";
+        matched = r.len == strlen(want) && memcmp(r.body, want, r.len) == 0;
+        if (!matched && attempt == 2) CHECK_MEM(r.body, r.len, want, strlen(want));
+    }
+    cmd("ZADD %s:dead 1700000100 %s", ns_, DEAD_JOB);
+    CHECK_RES("GET", "/dead_jobs?page=1", NULL, 200,
+              "{\n\t\"count\": 1,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"died_at\": 1700000100,\n\t\t\t"
+              "\"name\": \"send_email\",\n\t\t\t\"id\": \"0123456789abcdef01234567\",\n\t\t\t"
+              "\"t\": 1700000000,\n\t\t\t\"args\": {\n\t\t\t\t\"address\": \"a@b.c\"\n\t\t\t},"
+              "\n\t\t\t\"fails\": 4,\n\t\t\t\"err\": \"boom\",\n\t\t\t\"failed_at\": "
+              "1700000100\n\t\t}\n\t]\n}");
+    CHECK_RES("GET", "/busy_workers", NULL, 200, "null");
+    CHECK_RES("GET", "/worker_pools", NULL, 200, "[]");
+    CHECK_RES("GET", "/retry_jobs", NULL, 200, "{\n\t\"count\": 0,\n\t\"jobs\": []\n}");
+    CHECK_RES("GET", "/scheduled_jobs?page=0", NULL, 200, "{\n\t\"count\": 0,\n\t\"jobs\": []\n}");
+    /* Go: 500 {"error": "nothing deleted"}; cwork: a missing job is 404 */
+    CHECK_RES("POST", "/delete_dead_job/1700000100/nope", NULL, 404,
+              "{\"error\": \"nothing deleted\"}");
+    CHECK_RES("POST", "/retry_dead_job/1700000100/nope", NULL, 404, NULL);
+    CHECK_INT(redis_int("ZCARD %s:dead", ""), 1);
+    CHECK_RES("POST", "/retry_dead_job/1700000100/0123456789abcdef01234567", NULL, 200, status_ok);
+    CHECK_INT(redis_int("ZCARD %s:dead", ""), 0);
+    CHECK_INT(redis_int("LLEN %s:jobs:send_email", ""), 3);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void pools_and_busy_workers(void)
+{
+    serve("webp");
+    cmd("SADD %s:worker_pools 0123456789abcdef01234567", ns_);
+    cmd("HSET %s:worker_pools:0123456789abcdef01234567 heartbeat_at %lld started_at 1700000000 "
+        "job_names send_email concurrency 2 worker_ids w1,w2 host box pid 42",
+        ns_, (long long)time(NULL));
+    cmd("HSET %s:worker:w1 job_name send_email job_id j1 started_at 1700000001 args {} "
+        "checkin half checkin_at 1700000002",
+        ns_);
+    http_res r;
+    CHECK_INT(http("GET", "/worker_pools", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"worker_pool_id\": \"0123456789abcdef01234567\"") != NULL);
+    CHECK(strstr(r.body, "\"host\": \"box\"") && strstr(r.body, "\"pid\": 42"));
+    CHECK_INT(http("GET", "/busy_workers", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(r.body[0] == '[' && strstr(r.body, "\"worker_id\": \"w1\"") &&
+          !strstr(r.body, "\"w2\"") && strstr(r.body, "\"checkin\": \"half\""));
+    CHECK_INT(http("GET", "/summary", NULL, &r), 0);
+    CHECK(strstr(r.body, "\"busy_workers\": 1") && strstr(r.body, "\"live_pools\": 1") &&
+          strstr(r.body, "\"workers\": 2"));
+    tl_ns_delete(rc_, ns_);
+}
+
+static void bad_parameters_are_400_with_json_errors(void)
+{
+    serve("web400");
+    static const char *const pages[] = {"abc", "-1", "1.5", "99999999999999999999", "%ZZ", "1%00"};
+    for (size_t i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/dead_jobs?page=%s", pages[i]);
+        http_res r;
+        CHECK_INT(http("GET", path, NULL, &r), 0);
+        CHECK_INT(r.status, 400);
+        CHECK_STR(header(&r, "Content-Type"), json_type);
+        CHECK(strncmp(r.body, "{\"error\": \"", 11) == 0 && r.body[r.len - 1] == '}');
+    }
+    static const char *const paths[] = {"/delete_dead_job/99999999999999999999/x",
+                                        "/delete_dead_job/abc/x",
+                                        "/retry_dead_job/-5/x",
+                                        "/retry_dead_job/17e9/x",
+                                        "/delete_retry_job/1%32/x",
+                                        "/delete_dead_job/1/bad%zzid",
+                                        "/retry_dead_job/1/a%00b"};
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        http_res r;
+        CHECK_INT(http("POST", paths[i], NULL, &r), 0);
+        if (r.status != 400) tl_fail(__FILE__, __LINE__, "%s: status %d", paths[i], r.status);
+    }
+    /* a message with quotes and markup is escaped as Go would (HTML-safe) */
+    CHECK_RES("GET", "/job/%3Cb%3E%22x", NULL, 404, "{\"error\": \"no job with this id\"}");
+    tl_ns_delete(rc_, ns_);
+}
+
+/* ---------------------------------------------------------------- cwork's routes */
+
+static void ids_with_slashes_and_one_name(void)
+{
+    serve("webid");
+    const char *id = "periodic:calc:*/5:1700000000";
+    cmd("SADD %s:known_jobs calc send_email", ns_);
+    cmd("ZADD %s:dead 1700000100 {\"name\":\"calc\",\"id\":\"%s\",\"t\":1,\"args\":{},\"fails\":1,"
+        "\"err\":\"x\",\"failed_at\":1700000100}",
+        ns_, id);
+    cmd("ZADD %s:dead 1700000101 {\"name\":\"calc\",\"id\":\"c2\",\"t\":1,\"args\":{}}", ns_);
+    cmd("ZADD %s:dead 1700000100 %s", ns_, DEAD_JOB);
+    http_res r;
+    CHECK_INT(http("GET", "/dead_jobs?name=calc", NULL, &r), 0);
+    CHECK(strncmp(r.body, "{\n\t\"count\": 2,", 14) == 0 && !strstr(r.body, "send_email"));
+    CHECK_INT(http("GET", "/job/periodic%3Acalc%3A*%2F5%3A1700000000", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    const char head[] =
+        "{\n\t\"place\": \"dead\",\n\t\"at\": 1700000100,\n\t\"job\": {\n\t\t\"name\"";
+    CHECK(strncmp(r.body, head, sizeof head - 1) == 0);
+    CHECK_RES("GET", "/job/nope", NULL, 404, NULL);
+    CHECK_RES("POST", "/retry_dead_job/1700000100/periodic%3Acalc%3A*%2F5%3A1700000000", NULL, 200,
+              status_ok);
+    CHECK_INT(redis_int("LLEN %s:jobs:calc", ""), 1);
+    /* unencoded, the rest of the path is the id as well */
+    cmd("ZADD %s:retry 1700000200 {\"name\":\"calc\",\"id\":\"%s\",\"t\":1,\"args\":{}}", ns_, id);
+    CHECK_RES("POST", "/delete_retry_job/1700000200/periodic:calc:*/5:1700000000", NULL, 200,
+              status_ok);
+    CHECK_INT(redis_int("ZCARD %s:retry", ""), 0);
+    cmd("ZADD %s:scheduled 1700000300 {\"name\":\"calc\",\"id\":\"s1\",\"t\":1,\"args\":{}}", ns_);
+    CHECK_RES("POST", "/delete_scheduled_job/1700000300/s1", NULL, 200, status_ok);
+    /* one name's dead jobs only */
+    CHECK_RES("POST", "/retry_all_dead_jobs?name=calc", NULL, 200, status_ok);
+    CHECK_INT(redis_int("ZCARD %s:dead", ""), 1);
+    CHECK_INT(redis_int("LLEN %s:jobs:calc", ""), 2);
+    CHECK_RES("POST", "/delete_all_dead_jobs?name=calc", NULL, 200, status_ok);
+    CHECK_INT(redis_int("ZCARD %s:dead", ""), 1);
+    CHECK_RES("POST", "/delete_all_dead_jobs", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:dead", ""), 0);
+    cmd("ZADD %s:dead 1700000100 %s", ns_, DEAD_JOB);
+    CHECK_RES("POST", "/retry_all_dead_jobs", NULL, 200, status_ok);
+    CHECK_INT(redis_int("LLEN %s:jobs:send_email", ""), 1);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void pause_and_unpause(void)
+{
+    serve("webpause");
+    cmd("SADD %s:known_jobs send_email", ns_);
+    CHECK_RES("POST", "/pause/send_email", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:jobs:send_email:paused", ""), 1);
+    http_res r;
+    CHECK_INT(http("GET", "/summary", NULL, &r), 0);
+    CHECK(strstr(r.body, "\"paused\": true") != NULL);
+    CHECK_RES("POST", "/unpause/send_email", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:jobs:send_email:paused", ""), 0);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void unknown_routes_404_and_wrong_methods_405(void)
+{
+    serve("webr");
+    static const char *const missing[] = {"/nope",  "/queues/",           "/queues/x",
+                                          "/pause", "/delete_dead_job/1", "/job/",
+                                          "//",     "/app.js/x"};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        http_res r;
+        CHECK_INT(http("GET", missing[i], NULL, &r), 0);
+        if (r.status != 404 || !strstr(r.body, "\"error\""))
+            tl_fail(__FILE__, __LINE__, "%s: %d %s", missing[i], r.status, r.body);
+    }
+    http_res r;
+    CHECK_INT(http("POST", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 405);
+    CHECK_STR(header(&r, "Allow"), "GET, HEAD, OPTIONS");
+    CHECK_STR(header(&r, "Content-Type"), json_type);
+    CHECK_INT(http("GET", "/retry_all_dead_jobs", NULL, &r), 0);
+    CHECK_INT(r.status, 405);
+    CHECK_STR(header(&r, "Allow"), "POST, OPTIONS");
+    CHECK_INT(http("DELETE", "/pause/x", NULL, &r), 0);
+    CHECK_INT(r.status, 405);
+    CHECK_INT(http("PUT", "/", NULL, &r), 0);
+    CHECK_INT(r.status, 405);
+    CHECK_INT(http("OPTIONS", "/dead_jobs", NULL, &r), 0);
+    CHECK_INT(r.status, 204);
+    CHECK_STR(header(&r, "Allow"), "GET, HEAD, OPTIONS");
+    CHECK(header(&r, "Access-Control-Allow-Origin") == NULL);
+}
+
+static void page_and_assets_with_security_headers(void)
+{
+    serve("webui");
+    static const struct {
+        const char *path, *type, *needle;
+    } assets[] = {{"/", "text/html; charset=utf-8", "<script type=\"module\" src=\"/app.js\">"},
+                  {"/app.js", "application/javascript; charset=utf-8", "textContent"},
+                  {"/work.js", "application/javascript; charset=utf-8", "textContent"},
+                  {"/app.css", "text/css; charset=utf-8", "body"}};
+    for (size_t i = 0; i < sizeof assets / sizeof assets[0]; i++) {
+        http_res r;
+        CHECK_INT(http("GET", assets[i].path, NULL, &r), 0);
+        CHECK_INT(r.status, 200);
+        CHECK_STR(header(&r, "Content-Type"), assets[i].type);
+        CHECK(strstr(r.body, assets[i].needle) != NULL);
+        const char *csp = header(&r, "Content-Security-Policy");
+        CHECK(csp && strstr(csp, "script-src 'self'") && !strstr(csp, "unsafe-inline"));
+        CHECK_STR(header(&r, "X-Content-Type-Options"), "nosniff");
+        CHECK_STR(header(&r, "X-Frame-Options"), "DENY");
+        char etag[128], inm[200];
+        snprintf(etag, sizeof etag, "%s", header(&r, "ETag") ? header(&r, "ETag") : "");
+        snprintf(inm, sizeof inm, "If-None-Match: %s\r\n", etag);
+        CHECK_INT(http("GET", assets[i].path, inm, &r), 0);
+        CHECK_INT(r.status, 304);
+    }
+    /* no inline script in the page: every <script> has a src */
+    http_res r;
+    CHECK_INT(http("GET", "/", NULL, &r), 0);
+    for (const char *p = strstr(r.body, "<script"); p; p = strstr(p + 1, "<script"))
+        CHECK(strncmp(p, "<script type=\"module\" src=", 26) == 0);
+    CHECK(strstr(r.body, " style=") == NULL && strstr(r.body, " onclick=") == NULL);
+    CHECK_INT(http("HEAD", "/", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_INT(r.len, 0);
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_STR(header(&r, "X-Frame-Options"), "DENY");
+    CHECK_STR(header(&r, "Cache-Control"), "no-store");
+}
+
+/* ---------------------------------------------------------------- checks */
+
+static void cross_site_posts_are_refused(void)
+{
+    serve("weborigin");
+    cmd("SADD %s:known_jobs send_email", ns_);
+    char same[128];
+    snprintf(same, sizeof same, "Origin: http://127.0.0.1:%d\r\n", port_);
+    static const char *const evil[] = {
+        "Origin: http://evil.example\r\n", "Origin: null\r\n", "Origin: http://127.0.0.1:1\r\n",
+        "Referer: http://evil.example/page\r\n",
+        "Origin: https://127.0.0.1\r\nReferer: http://127.0.0.1/\r\n"};
+    for (size_t i = 0; i < sizeof evil / sizeof evil[0]; i++) {
+        http_res r;
+        CHECK_INT(http("POST", "/pause/send_email", evil[i], &r), 0);
+        CHECK_INT(r.status, 403);
+        CHECK(strstr(r.body, "\"error\"") != NULL);
+    }
+    CHECK_INT(redis_int("EXISTS %s:jobs:send_email:paused", ""), 0);
+    CHECK_RES("POST", "/pause/send_email", same, 200, status_ok);
+    CHECK_RES("POST", "/unpause/send_email", NULL, 200, status_ok); /* a script: no header */
+    char referer[128];
+    snprintf(referer, sizeof referer, "Referer: http://127.0.0.1:%d/#dead\r\n", port_);
+    CHECK_RES("POST", "/pause/send_email", referer, 200, status_ok);
+    /* a proxy that keeps its own Host but forwards the browser's */
+    CHECK_RES("POST", "/unpause/send_email",
+              "Origin: https://jobs.example.com\r\nX-Forwarded-Host: jobs.example.com\r\n", 200,
+              status_ok);
+    /* reads are not refused for their Origin; DNS rebinding (a foreign Host) is */
+    CHECK_RES("GET", "/queues", "Origin: http://evil.example\r\n", 200, NULL);
+    http_res r;
+    char req[256];
+    int n = snprintf(req, sizeof req,
+                     "GET /queues HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                     "Connection: close\r\n\r\n",
+                     port_);
+    CHECK_INT(http_raw(port_, req, (size_t)n, &r), 0);
+    CHECK_INT(r.status, 403);
+    n = snprintf(req, sizeof req,
+                 "GET /queues HTTP/1.1\r\nHost: localhost:%d\r\n"
+                 "Connection: close\r\n\r\n",
+                 port_);
+    CHECK_INT(http_raw(port_, req, (size_t)n, &r), 0);
+    CHECK_INT(r.status, 200);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void basic_auth_when_configured(void)
+{
+    fresh_ns("webauth");
+    cwork_web_options o;
+    cwork_web_options_init(&o);
+    o.listen = "127.0.0.1:0";
+    o.auth = "admin:s3cr:et";
+    cwork_web *w = cwork_web_start(redis_, ns_, &o, NULL);
+    CHECK(w != NULL);
+    if (!w) return;
+    int port = cwork_web_port(w);
+    http_res r;
+    CHECK_INT(http_port(port, "GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 401);
+    const char *www = header(&r, "WWW-Authenticate");
+    CHECK(www && strncmp(www, "Basic realm=", 12) == 0);
+    CHECK_INT(http_port(port, "GET", "/", NULL, &r), 0);
+    CHECK_INT(r.status, 401);
+    /* admin:wrong, admin:s3cr:e, garbage, another scheme */
+    static const char *const bad[] = {
+        "Authorization: Basic YWRtaW46d3Jvbmc=\r\n", "Authorization: Basic YWRtaW46czNjcjpl\r\n",
+        "Authorization: Basic !!!!\r\n", "Authorization: Bearer YWRtaW46czNjcjpldA==\r\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_INT(http_port(port, "GET", "/queues", bad[i], &r), 0);
+        CHECK_INT(r.status, 401);
+    }
+    CHECK_INT(
+        http_port(port, "GET", "/queues", "Authorization: Basic YWRtaW46czNjcjpldA==\r\n", &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_INT(http_port(port, "GET", "/metrics", "Authorization: basic YWRtaW46czNjcjpldA\r\n", &r),
+              0);
+    CHECK_INT(r.status, 200);
+    cwork_web_stop(w);
+    /* from the environment when the option is NULL */
+    setenv("CWORK_WEB_AUTH", "env:pw", 1);
+    o.auth = NULL;
+    w = cwork_web_start(redis_, ns_, &o, NULL);
+    unsetenv("CWORK_WEB_AUTH");
+    CHECK(w != NULL);
+    if (!w) return;
+    port = cwork_web_port(w);
+    CHECK_INT(http_port(port, "GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 401);
+    CHECK_INT(http_port(port, "GET", "/queues", "Authorization: Basic ZW52OnB3\r\n", &r), 0);
+    CHECK_INT(r.status, 200);
+    cwork_web_stop(w);
+    o.auth = "no-colon";
+    cwork_error err = {0};
+    CHECK(cwork_web_start(redis_, ns_, &o, &err) == NULL);
+    CHECK_INT(err.code, CWORK_EINVAL);
+}
+
+/* Sends bytes on a fresh connection and reads whatever comes back. */
+static void poke(const char *bytes, size_t len)
+{
+    http_res r;
+    half_close_ = 1;
+    http_raw(port_, bytes, len, &r);
+    half_close_ = 0;
+}
+
+static void nonsense_never_stops_the_server(void)
+{
+    serve("webjunk");
+    static char big[6000];
+    memset(big, 'a', sizeof big - 1);
+    char req[7000];
+    snprintf(req, sizeof req, "GET /%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", big);
+    http_res r;
+    CHECK_INT(http_raw(port_, req, strlen(req), &r), 0);
+    CHECK_INT(r.status, 414);
+    static const char *const junk[] = {
+        "GARBAGE\r\n\r\n",
+        "GET\r\n\r\n",
+        "GET / HTTP/9.9\r\n\r\n",
+        "GET /queues HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: -1\r\n\r\n",
+        "POST /pause/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 99999999999\r\n\r\n",
+        "POST /pause/x HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+        "GET http://evil.example/queues HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /job/%%%%% HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /dead_jobs?page=1&page=2&name&=&&& HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /queues HTTP/1.1\r\nHost: [::1\r\n\r\n",
+        "GET /queues HTTP/1.1\r\nAuthorization: Basic \r\n\r\n",
+        "POST /delete_dead_job/1/x HTTP/1.1\r\nOrigin: http://[\r\nReferer: ://\r\n\r\n",
+        "GET /queues HTTP/1.1\r\nHost: 127.0.0.1",
+        "\x00\x01\x02\xff\xfe\r\n\r\n",
+    };
+    for (size_t i = 0; i < sizeof junk / sizeof junk[0]; i++)
+        poke(junk[i], strlen(junk[i]) + (i == sizeof junk / sizeof junk[0] - 1 ? 5 : 0));
+    static char hdr[70000];
+    memcpy(hdr, "GET /queues HTTP/1.1\r\nX: ", 25);
+    memset(hdr + 25, 'x', sizeof hdr - 30);
+    memcpy(hdr + sizeof hdr - 5, "\r\n\r\n", 5);
+    poke(hdr, sizeof hdr - 1);
+    int fd = connect_to(port_); /* a client that connects and says nothing */
+    CHECK_RES("GET", "/queues", NULL, 200, "[]");
+    CHECK_RES("GET", "/dead_jobs?name=%C3%28", NULL, 200, NULL); /* invalid UTF-8 name */
+    close(fd);
+    CHECK_RES("POST", "/pause/%E2%80%A8%3Cx%3E", NULL, 200, status_ok);
+    CHECK_RES("GET", "/summary", NULL, 200, NULL);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* ---------------------------------------------------------------- /metrics */
+
+static void metrics_in_prometheus_format(void)
+{
+    serve("webm");
+    cmd("SADD %s:known_jobs send_email %s", ns_, "we\"ird\\name");
+    cmd("LPUSH %s:jobs:send_email {\"name\":\"send_email\",\"id\":\"a\",\"t\":%lld,\"args\":{}}",
+        ns_, (long long)time(NULL) - 5);
+    cmd("ZADD %s:dead 1700000100 %s", ns_, DEAD_JOB);
+    cmd("ZADD %s:retry 1700000100 {\"name\":\"x\",\"id\":\"r\",\"t\":1}", ns_);
+    cmd("SET %s:jobs:send_email:paused 1", ns_);
+    http_res r;
+    CHECK_INT(http("GET", "/metrics", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_STR(header(&r, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    static const char *const lines[] = {"\ncwork_up 1\n",
+                                        "\ncwork_queue_jobs{job_name=\"send_email\"} 1\n",
+                                        "\ncwork_queue_jobs{job_name=\"we\\\"ird\\\\name\"} 0\n",
+                                        "\ncwork_queue_paused{job_name=\"send_email\"} 1\n",
+                                        "\ncwork_dead_jobs 1\n",
+                                        "\ncwork_retry_jobs 1\n",
+                                        "\ncwork_scheduled_jobs 0\n",
+                                        "\ncwork_busy_workers 0\n",
+                                        "\ncwork_worker_pools{state=\"live\"} 0\n",
+                                        "# TYPE cwork_queue_latency_seconds gauge\n"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        if (!strstr(r.body, lines[i]))
+            tl_fail(__FILE__, __LINE__, "missing %s in:\n%s", lines[i], r.body);
+    CHECK(strstr(r.body, "cwork_queue_latency_seconds{job_name=\"send_email\"} ") != NULL);
+    if (system("command -v promtool >/dev/null 2>&1") != 0) {
+        printf("     (promtool is not installed: `promtool check metrics` skipped)\n");
+    } else {
+        char path[] = "/tmp/cwt-metrics-XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0 && write(fd, r.body, r.len) == (ssize_t)r.len);
+        close(fd);
+        char sh[256];
+        snprintf(sh, sizeof sh, "promtool check metrics < %s", path);
+        CHECK_INT(system(sh), 0);
+        unlink(path);
+    }
+    tl_ns_delete(rc_, ns_);
+}
+
+static void metrics_of_a_pool_and_without_redis(void)
+{
+    fresh_ns("webmp");
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.ns = ns_;
+    cwork_pool *pool = cwork_pool_new(redis_, &po, NULL);
+    CHECK(pool != NULL);
+    cwork_web_options o;
+    cwork_web_options_init(&o);
+    o.listen = "127.0.0.1:0";
+    o.pool = pool;
+    cwork_web *w = cwork_web_start(redis_, ns_, &o, NULL);
+    CHECK(w != NULL);
+    http_res r;
+    if (w) {
+        CHECK_INT(http_port(cwork_web_port(w), "GET", "/metrics", NULL, &r), 0);
+        char want[128];
+        snprintf(want, sizeof want, "\ncwork_pool_jobs_processed_total{pool_id=\"%s\"} 0\n",
+                 cwork_pool_id(pool));
+        CHECK(strstr(r.body, want) != NULL);
+        CHECK(strstr(r.body, "# TYPE cwork_pool_jobs_failed_total counter\n") != NULL);
+        cwork_web_stop(w);
+    }
+    cwork_pool_free(pool);
+    /* Redis unreachable: JSON routes answer 503, /metrics says cwork_up 0 */
+    cwork_redis_options ro;
+    cwork_redis_options_init(&ro);
+    ro.connect_timeout_ms = 200;
+    ro.checkout_timeout_ms = 300;
+    cwork_redis *down = cwork_redis_new("redis://127.0.0.1:1", &ro, NULL);
+    o.pool = NULL;
+    w = down ? cwork_web_start(down, ns_, &o, NULL) : NULL;
+    CHECK(w != NULL);
+    if (w) {
+        int port = cwork_web_port(w);
+        CHECK_INT(http_port(port, "GET", "/queues", NULL, &r), 0);
+        CHECK_INT(r.status, 503);
+        CHECK(strncmp(r.body, "{\"error\": \"", 11) == 0);
+        CHECK_INT(http_port(port, "GET", "/metrics", NULL, &r), 0);
+        CHECK_INT(r.status, 200);
+        CHECK(strstr(r.body, "\ncwork_up 0\n") != NULL);
+        CHECK(strstr(r.body, "cwork_pool_jobs") == NULL); /* no pool this time */
+        cwork_web_stop(w);
+    }
+    cwork_redis_free(down);
+}
+
+/* ---------------------------------------------------------------- start and stop */
+
+static int warned_;
+static void capture(void *ud, cwork_log_level level, const char *msg, const cwork_log_field *f,
+                    size_t n)
+{
+    if (level == CWORK_LOG_WARN && strcmp(msg, "web.no_auth") == 0) warned_++;
+}
+
+static int open_fds(void)
+{
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++)
+        n += fcntl(fd, F_GETFD) != -1;
+    return n;
+}
+
+static void listen_errors_and_warning_beyond_loopback(void)
+{
+    int fds = open_fds();
+    cwork_web_options o;
+    cwork_web_options_init(&o);
+    cwork_error err = {0};
+    static const char *const bad[] = {"nonsense", "127.0.0.1:", "127.0.0.1:99999", ":x",
+                                      "no.such.host.invalid:80"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        o.listen = bad[i];
+        CHECK(cwork_web_start(redis_, "x", &o, &err) == NULL);
+        CHECK_INT(err.code, CWORK_EINVAL);
+    }
+    char inuse[32];
+    snprintf(inuse, sizeof inuse, "127.0.0.1:%d", port_);
+    o.listen = inuse;
+    CHECK(cwork_web_start(redis_, "x", &o, &err) == NULL);
+    CHECK(strstr(err.message, "cannot listen") != NULL);
+    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    o.listen = "127.0.0.1:0";
+    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    CHECK_INT(warned_, 0);
+    o.listen = "0.0.0.0:0";
+    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    CHECK_INT(warned_, 1);
+    o.auth = "a:b";
+    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    CHECK_INT(warned_, 1);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_WARN);
+    CHECK_INT(open_fds(), fds); /* every listening socket was closed */
+    cwork_web_options_init(&o);
+    CHECK_STR(o.listen, "127.0.0.1:5040");
+    CHECK(o.auth == NULL && o.pool == NULL);
+    cwork_web_stop(NULL);
+}
+
+static void *hammer(void *arg)
+{
+    long bad = 0;
+    for (int i = 0; i < 40; i++) {
+        http_res *r = malloc(sizeof *r);
+        const char *path = i % 3 == 0 ? "/summary" : i % 3 == 1 ? "/dead_jobs?page=2" : "/";
+        if (http(i % 5 == 4 ? "POST" : "GET", path, NULL, r) != 0 ||
+            (r->status != 200 && r->status != 405))
+            bad++;
+        free(r);
+    }
+    return (void *)bad;
+}
+
+static void concurrent_requests(void)
+{
+    serve("webconc");
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, hammer, NULL);
+    long bad = 0;
+    for (int i = 0; i < 4; i++) {
+        void *b;
+        pthread_join(t[i], &b);
+        bad += (long)b;
+    }
+    CHECK_INT(bad, 0);
+    /* a connection kept alive over two requests */
+    int fd = connect_to(port_);
+    char req[200];
+    int n = snprintf(req, sizeof req, "GET /queues HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port_);
+    char buf[4096];
+    int ok = 0;
+    for (int k = 0; k < 2; k++) {
+        if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) break;
+        ssize_t got = recv(fd, buf, sizeof buf - 1, 0);
+        ok += got > 0 && strncmp(buf, "HTTP/1.1 200", 12) == 0;
+    }
+    close(fd);
+    CHECK_INT(ok, 2);
+}
+
+/* ---------------------------------------------------------------- cwork web */
+
+/* Starts `cwork web ARGS…` with stdout on a pipe; returns its pid. */
+static pid_t spawn_cli(const char *const *args, int *out_fd)
+{
+    const char *cli = getenv("CWORK_CLI");
+    int p[2];
+    if (!cli || pipe(p) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        const char *argv[16] = {cli, "web"};
+        for (int i = 0; args[i] && i < 13; i++)
+            argv[i + 2] = args[i];
+        execv(cli, (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    *out_fd = p[0];
+    return pid;
+}
+
+static int wait_status(pid_t pid)
+{
+    int st = 0;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void cli_serves_until_sigint(void)
+{
+    if (!getenv("CWORK_CLI")) {
+        printf("     (CWORK_CLI is not set: run through ctest)\n");
+        return;
+    }
+    int fd;
+    const char *help[] = {"--help", NULL};
+    pid_t pid = spawn_cli(help, &fd);
+    char out[4096] = "";
+    ssize_t n = read(fd, out, sizeof out - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(fd);
+    CHECK_INT(wait_status(pid), 0);
+    CHECK(strstr(out, "Usage: cwork web") != NULL);
+    const char *bad[] = {"-listen", "nonsense", "-redis", tl_redis_url(), NULL};
+    pid = spawn_cli(bad, &fd);
+    close(fd);
+    CHECK_INT(wait_status(pid), 1);
+    fresh_ns("webcli");
+    const char *run[] = {"-redis", tl_redis_url(), "-ns", ns_, "--listen", "127.0.0.1:0", NULL};
+    pid = spawn_cli(run, &fd);
+    n = read(fd, out, sizeof out - 1); /* the URL line */
+    out[n > 0 ? n : 0] = '\0';
+    int port = 0;
+    CHECK(sscanf(out, "http://127.0.0.1:%d/", &port) == 1);
+    http_res r;
+    CHECK_INT(http_port(port, "GET", "/busy_workers", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_MEM(r.body, r.len, "null", 4);
+    kill(pid, SIGINT);
+    CHECK_INT(wait_status(pid), 0);
+    close(fd);
+}
+
+int main(void)
+{
+    rc_ = tl_redis_connect();
+    redis_ = cwork_redis_new(tl_redis_url(), NULL, NULL);
+    if (!redis_) {
+        fprintf(stderr, "cannot create the Redis pool\n");
+        return 1;
+    }
+    RUN(queues_and_dead_bodies_of_spec_18_7);
+    RUN(pools_and_busy_workers);
+    RUN(bad_parameters_are_400_with_json_errors);
+    RUN(ids_with_slashes_and_one_name);
+    RUN(pause_and_unpause);
+    RUN(unknown_routes_404_and_wrong_methods_405);
+    RUN(page_and_assets_with_security_headers);
+    RUN(cross_site_posts_are_refused);
+    RUN(basic_auth_when_configured);
+    RUN(nonsense_never_stops_the_server);
+    RUN(metrics_in_prometheus_format);
+    RUN(metrics_of_a_pool_and_without_redis);
+    RUN(listen_errors_and_warning_beyond_loopback);
+    RUN(concurrent_requests);
+    RUN(cli_serves_until_sigint);
+    cwork_web_stop(web_);
+    cwork_redis_free(redis_);
+    redisFree(rc_);
+    return tl_finish();
+}

@@ -29,7 +29,10 @@ static const char usage[] =
     "  --concurrency N   executor threads (default 10)\n"
     "  --ns NS           namespace (default cwork-demo)\n"
     "  --duration S      stop by itself after S seconds (default: run until Ctrl-C)\n"
-    "  --redis URL       use this Redis instead of a private one\n";
+    "  --redis URL       use this Redis instead of a private one\n"
+    "  --listen ADDR     where the web UI listens (default 127.0.0.1:5040, or a free\n"
+    "                    port when that one is taken)\n"
+    "  --no-web          don't serve the web UI\n";
 
 typedef struct demo {
     char url[128];
@@ -258,6 +261,8 @@ int cmd_demo(int argc, char **argv)
     d.rate = 50;
     unsigned concurrency = 10;
     long duration = 0;
+    const char *listen = NULL;
+    int web_enabled = 1;
     cli_conn_opts conn = {NULL, "cwork-demo"};
     cli_args a;
     cli_args_init(&a, argc, argv, 2);
@@ -271,6 +276,16 @@ int cmd_demo(int argc, char **argv)
         if (kind == 1 && (cli_is(&a, "help") || cli_is(&a, "h"))) {
             fputs(usage, stdout);
             return CLI_OK;
+        }
+        if (kind == 1 && cli_is(&a, "no-web")) {
+            web_enabled = 0;
+            continue;
+        }
+        if (kind == 1 && cli_is(&a, "listen")) {
+            if (cli_take_value(&a) < 0)
+                return CLI_USAGE;
+            listen = a.value;
+            continue;
         }
         if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency") ||
                           cli_is(&a, "duration"))) {
@@ -336,6 +351,22 @@ int cmd_demo(int argc, char **argv)
         goto out;
     }
     started = 1;
+    cwork_web *web = NULL;
+    if (web_enabled) {
+        cwork_web_options wo;
+        cwork_web_options_init(&wo);
+        wo.pool = pool;
+        wo.listen = listen ? listen : "127.0.0.1:5040";
+        web = cwork_web_start(redis, conn.ns, &wo, &err);
+        if (!web && !listen) { /* 5040 taken: any free loopback port */
+            wo.listen = "127.0.0.1:0";
+            web = cwork_web_start(redis, conn.ns, &wo, &err);
+        }
+        if (web)
+            fprintf(stderr, "cwork demo: web UI at http://127.0.0.1:%d/\n", cwork_web_port(web));
+        else
+            fprintf(stderr, "cwork demo: no web UI: %s\n", err.message);
+    }
     pthread_t feed;
     pthread_create(&feed, NULL, feeder, &d);
 
@@ -364,6 +395,7 @@ int cmd_demo(int argc, char **argv)
     pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
     atomic_store(&d.stop_feeding, 1);
     pthread_join(feed, NULL);
+    cwork_web_stop(web); /* before the pool it reports on */
     int rc = cwork_pool_stop(pool, 10000, &err);
     stopped = rc == 0;
     if (rc != 0)

@@ -76,6 +76,7 @@ static void private_redis_and_sigint(void)
     CHECK_INT(finish(pid, path, 20), 0);
     CHECK(jobs_done() > 0);
     CHECK(strstr(err_, "private, removed at exit") != NULL);
+    CHECK(strstr(err_, "web UI at http://127.0.0.1:") != NULL);
     /* Its redis-server is gone: the port it printed refuses connections. */
     const char *u = strstr(err_, "redis://127.0.0.1:");
     int port = u ? atoi(u + strlen("redis://127.0.0.1:")) : 0;
@@ -91,7 +92,8 @@ static void given_redis_and_duration(void)
 {
     char ns[64], path[64];
     tl_unique_ns("demo", ns, sizeof ns);
-    const char *extra[] = {"--redis", tl_redis_url(), "--ns", ns, "--duration", "3", NULL};
+    const char *extra[] = {"--redis", tl_redis_url(), "--ns", ns, "--duration", "3", "--no-web",
+                           NULL};
     pid_t pid = start_demo(extra, path);
     CHECK_INT(finish(pid, path, 30), 0);
     CHECK(jobs_done() > 0);

@@ -52,6 +52,11 @@ static const char usage[] =
     "  --job NAME=COMMAND  run jobs NAME with COMMAND (repeat for more job types)\n"
     "  --concurrency N     commands running at once, 1-10000 (default 10)\n"
     "  --grace SECONDS     how long a stop waits for running commands (default 30)\n"
+    "  --periodic 'SPEC NAME'\n"
+    "                      enqueue job NAME on the cron schedule SPEC (robfig/cron as\n"
+    "                      the Go library: optional seconds field, @hourly, @every 5m,\n"
+    "                      TZ=Europe/Berlin prefix); repeatable; give every pool of the\n"
+    "                      namespace the same periodic jobs (SPEC §9)\n"
     "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds, also the\n"
     "                      reaper lock's TTL (default 300, as the Go library)\n"
     "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"
@@ -99,6 +104,8 @@ typedef struct work_opts {
     int progress; /* -1: never, 0: on a terminal, 1: also as plain lines */
     work_job *jobs;
     size_t njobs;
+    const char *periodic[64]; /* --periodic 'SPEC NAME' values */
+    size_t nperiodic;
 } work_opts;
 
 /* ---------------------------------------------------------------- options */
@@ -253,6 +260,19 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 fprintf(stderr, "cwork work: --grace needs a number of seconds\n");
                 return -1;
             }
+        } else if (cli_is(&a, "periodic")) {
+            if (cli_take_value(&a) < 0)
+                return -1;
+            if (o->nperiodic == sizeof o->periodic / sizeof o->periodic[0]) {
+                fprintf(stderr, "cwork work: too many --periodic\n");
+                return -1;
+            }
+            if (!strrchr(a.value, ' ')) {
+                fprintf(stderr, "cwork work: --periodic needs 'SPEC NAME', e.g. "
+                                "'*/5 * * * * report'\n");
+                return -1;
+            }
+            o->periodic[o->nperiodic++] = a.value;
         } else if (cli_is(&a, "reap-period") || cli_is(&a, "dead-check")) {
             int reap = cli_is(&a, "reap-period");
             if (cli_take_value(&a) < 0 ||
@@ -496,6 +516,33 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             cwork_pool_free(pool);
             return CLI_FAILURE;
         }
+    }
+    for (size_t i = 0; i < o->nperiodic; i++) {
+        /* The name is the last word; the spec (which has spaces) is the rest. */
+        const char *v = o->periodic[i];
+        const char *space = strrchr(v, ' ');
+        char spec[512];
+        size_t len = (size_t)(space - v);
+        while (len > 0 && v[len - 1] == ' ')
+            len--;
+        if (len >= sizeof spec || len == 0) {
+            fprintf(stderr, "cwork work: --periodic '%s': no cron spec before the name\n", v);
+            cwork_pool_free(pool);
+            return CLI_USAGE;
+        }
+        memcpy(spec, v, len);
+        spec[len] = '\0';
+        if (cwork_pool_periodically_enqueue(pool, spec, space + 1, &err) != 0) {
+            fprintf(stderr, "cwork work: --periodic '%s': %s\n", v, err.message);
+            cwork_pool_free(pool);
+            return CLI_USAGE;
+        }
+        int handled = 0;
+        for (size_t j = 0; j < o->njobs; j++)
+            handled |= strcmp(o->jobs[j].name, space + 1) == 0;
+        if (!handled)
+            fprintf(stderr, "cwork work: note: no --job %s here; another pool must run it\n",
+                    space + 1);
     }
     if (cwork_pool_start(pool, &err) != 0) {
         fprintf(stderr, "cwork work: cannot start the pool: %s\n", err.message);

@@ -446,6 +446,29 @@ typedef struct cwork_pool_stats {
 /* A snapshot of the pool's counters since it was created. */
 void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
 
+/* Schedules job name by cron spec (robfig/cron v3 syntax as the Go library takes it:
+ * optional seconds field, descriptors like @hourly, @every 5m, a TZ=Zone prefix; without
+ * one, the process's local zone). Instances are written to the scheduled set ahead of
+ * time, byte-identical to Go's, so Go and C pools registering the same spec and name
+ * run each fire time once: give every pool of a namespace the same periodic jobs and the
+ * same zone. A handler must be registered for name too. Only before cwork_pool_start;
+ * CWORK_EINVAL for a spec that does not parse or can never fire. */
+int cwork_pool_periodically_enqueue(cwork_pool *pool, const char *spec, const char *name,
+                                    cwork_error *err);
+
+/* Per periodic job name: fire times picked up (a job of the name fetched with t at or
+ * after the time) versus missed (cwork_pool_options.watchdog_timeout_s passed). Only
+ * meaningful for a namespace with one pool (others pick up the rest). */
+typedef struct cwork_watchdog_stat {
+    const char *name; /* borrowed until the pool is freed */
+    int64_t processed, skipped;
+} cwork_watchdog_stat;
+
+/* A snapshot: *out is an array of *n entries (none without periodic jobs); free it with
+ * cwork_free. */
+int cwork_pool_watchdog_stats(cwork_pool *pool, cwork_watchdog_stat **out, size_t *n,
+                              cwork_error *err);
+
 /* ------------------------------------------------------------------ admin client */
 
 /* Reads and repairs a namespace: queues, pools, busy workers, the retry, scheduled and

@@ -120,6 +120,8 @@ static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
         return;
     }
     job->run = &t->run;
+    if (p->watchdog) /* picked up, whatever the handler then does (SPEC §10) */
+        cw_watchdog_picked(p->watchdog, job->name.ptr, job->t);
     if (p->observer)
         cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);
 

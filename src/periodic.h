@@ -1,6 +1,6 @@
 /* The periodic enqueuer (SPEC §9.2, §9.3): every 120–149 s, unless another pool did it
  * within the last 120 s (<p>last_periodic_enqueue), each registered periodic job's fire
- * times in [now, now + 240 s) are added to <p>scheduled as instances byte-identical to
+ * times in (now, now + 240 s) are added to <p>scheduled as instances byte-identical to
  * Go's, so that Go and C pools scheduling the same job write one member. */
 #ifndef CWORK_PERIODIC_H
 #define CWORK_PERIODIC_H
@@ -25,18 +25,29 @@ int cw_periodic_add(cw_periodic *p, const char *spec, const char *name, cwork_er
 size_t cw_periodic_count(const cw_periodic *p);
 /* The i-th registration (borrowed). */
 const char *cw_periodic_name(const cw_periodic *p, size_t i);
+const char *cw_periodic_spec(const cw_periodic *p, size_t i);
 const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i);
 
 /* Appends the instance of SPEC §9.3: name, id "periodic:<name>:<spec>:<fire>", t = fire,
- * args null, d = the following fire time; Go's encoding. */
+ * args null, d = the following fire time; Go's encoding. next == 0 (no following fire
+ * time within robfig's five years) is written as Go writes the zero time's Unix
+ * seconds, -62135596800. */
 void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64_t fire,
                           int64_t next);
 
 /* One check at now: GET <p>last_periodic_enqueue; when absent, unreadable or older than
- * now − 120, ZADD every instance with fire time in [now, now + 240) and SET the key to
+ * now − 120, ZADD every instance with fire time in (now, now + 240) and SET the key to
  * now. Does nothing (not even the GET) when no periodic job is registered (SPEC §15
  * item 23). *scheduled receives the number of instances written. Errors are returned
- * and leave last_periodic_enqueue unchanged. */
+ * and leave last_periodic_enqueue unchanged.
+ *
+ * Round trips: the GET, then one ZADD with every member (skipped when the window holds
+ * none), then the SET — the SET only once the ZADD succeeded. Logs as Go does (SPEC
+ * §13): "periodic_enqueuer.loop" (debug: enqueue_time, should_enqueue) on every call
+ * that reaches Redis, "periodic_enqueuer.enqueue" (debug) per instance,
+ * "periodic_enqueuer.should_enqueue" (error) when the GET fails or its value is no
+ * integer, "periodic_enqueuer.loop.enqueue" (error) when the pass fails — so callers
+ * need not log the returned error again. Times in log fields are RFC 3339 UTC. */
 int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,
                     size_t *scheduled, cwork_error *err);
 

@@ -293,6 +293,35 @@ int cwork_pool_use(cwork_pool *p, cwork_middleware mw, cwork_error *err)
     return 0;
 }
 
+int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char *name,
+                                    cwork_error *err)
+{
+    if (!p || !spec || !name)
+        return cw_error(err, CWORK_EINVAL, "periodically_enqueue: pool, spec and name are required");
+    if (p->started)
+        return cw_error(err, CWORK_EINVAL, "periodically_enqueue: the pool is already started");
+    int rc = cwork_validate_job_name(name, err);
+    if (rc)
+        return rc;
+    if (!p->periodic && !(p->periodic = cw_periodic_new()))
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return cw_periodic_add(p->periodic, spec, name, err);
+}
+
+int cwork_pool_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *n,
+                              cwork_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    if (!p)
+        return cw_error(err, CWORK_EINVAL, "watchdog_stats: pool is NULL");
+    if (!p->watchdog)
+        return 0;
+    if (cw_watchdog_stats(p->watchdog, out, n) != 0)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return 0;
+}
+
 void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
 {
     cwork_pool *mp = (cwork_pool *)p;
@@ -330,6 +359,8 @@ void cwork_pool_free(cwork_pool *p)
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     cw_reaper_free(p->reaper);
+    cw_watchdog_free(p->watchdog);
+    cw_periodic_free(p->periodic);
     pthread_mutex_destroy(&p->mu);
     pthread_mutex_destroy(&p->stop_mu);
     pthread_rwlock_destroy(&p->fetch_lock);

@@ -13,7 +13,9 @@
 #include "job.h"
 #include "keys.h"
 #include "observer.h"
+#include "periodic.h"
 #include "reaper.h"
+#include "watchdog.h"
 #include "redis.h"
 #include "sampler.h"
 
@@ -136,6 +138,8 @@ struct cwork_pool {
     cw_heartbeat *heartbeat;
     cw_observer *observer;
     cw_reaper *reaper;
+    cw_periodic *periodic;     /* NULL until a periodic job is registered */
+    cw_watchdog *watchdog;     /* with periodic jobs only */
 
     _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
 };

@@ -137,7 +137,19 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         cw_sampler_clear(&p->shards[i].sampler);
         sampler_failed |= cw_sampler_init(&p->shards[i].sampler, prio, p->ntypes) != 0;
     }
-    if (sampler_failed || !p->heartbeat || !p->observer || !p->reaper) {
+    /* The watchdog tracks every periodic registration (a new one per start). */
+    cw_watchdog_free(p->watchdog);
+    p->watchdog = NULL;
+    size_t nperiodic = p->periodic ? cw_periodic_count(p->periodic) : 0;
+    int watchdog_failed = 0;
+    if (nperiodic) {
+        p->watchdog = cw_watchdog_new(p->opts.watchdog_timeout_s);
+        watchdog_failed = !p->watchdog;
+        for (size_t i = 0; !watchdog_failed && i < nperiodic; i++)
+            watchdog_failed = cw_watchdog_track(p->watchdog, cw_periodic_name(p->periodic, i),
+                                                cw_periodic_schedule(p->periodic, i)) != 0;
+    }
+    if (sampler_failed || watchdog_failed || !p->heartbeat || !p->observer || !p->reaper) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -313,6 +325,11 @@ static void *maintenance_main(void *arg)
      * minutes. */
     int64_t next_reap = cw_monotonic_ms() + CW_REAPER_FIRST_CYCLE * 1000;
     int64_t next_check = cw_monotonic_ms() + p->opts.dead_check_ms;
+    /* Periodic jobs: a pass at start, then every 120 + rand(0..29) s; the watchdog ticks
+     * every second. Pools without periodic jobs skip both (SPEC §15 item 23). */
+    int has_periodic = p->periodic && cw_periodic_count(p->periodic) > 0;
+    int64_t next_periodic = cw_monotonic_ms();
+    int64_t next_watchdog = cw_monotonic_ms() + 1000;
     const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
     for (size_t i = 0; names && i < p->ntypes; i++)
         names[i] = p->types[i].name;
@@ -356,6 +373,22 @@ static void *maintenance_main(void *arg)
             uint32_t jitter = 0;
             cw_random_bytes(&jitter, sizeof jitter);
             next_reap = cw_monotonic_ms() + ((int64_t)p->opts.reap_period_s + jitter % 30) * 1000;
+            pthread_mutex_lock(&p->mu);
+        }
+        if (has_periodic && !p->stopping && cw_monotonic_ms() >= next_periodic) {
+            pthread_mutex_unlock(&p->mu);
+            size_t scheduled = 0;
+            cw_periodic_run(p->periodic, p->redis, &p->keys, cw_now(), &scheduled, NULL);
+            uint32_t jitter = 0;
+            cw_random_bytes(&jitter, sizeof jitter);
+            next_periodic = cw_monotonic_ms() +
+                            (CW_PERIODIC_INTERVAL_MIN + jitter % CW_PERIODIC_INTERVAL_JITTER) * 1000;
+            pthread_mutex_lock(&p->mu);
+        }
+        if (p->watchdog && cw_monotonic_ms() >= next_watchdog) {
+            pthread_mutex_unlock(&p->mu);
+            cw_watchdog_tick(p->watchdog, cw_now());
+            next_watchdog = cw_monotonic_ms() + 1000;
             pthread_mutex_lock(&p->mu);
         }
         if (!p->stopping && cw_monotonic_ms() >= next_requeue) {

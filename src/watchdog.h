@@ -25,11 +25,9 @@ void cw_watchdog_tick(cw_watchdog *w, int64_t now);
 void cw_watchdog_picked(cw_watchdog *w, const char *name, int64_t t);
 
 /* A snapshot: one entry per tracked name. *out is an array of n entries whose names
- * are borrowed from the watchdog; free the array with cw_free. */
-typedef struct cw_watchdog_stat {
-    const char *name;
-    int64_t processed, skipped;
-} cw_watchdog_stat;
+ * are borrowed from the watchdog; free the array with cw_free. (The public
+ * cwork_watchdog_stat of cwork.h.) */
+typedef cwork_watchdog_stat cw_watchdog_stat;
 int cw_watchdog_stats(cw_watchdog *w, cw_watchdog_stat **out, size_t *n);
 
 #endif

@@ -1,0 +1,321 @@
+/* The periodic enqueuer's pass (SPEC §9.2, §9.3): the window check on
+ * <p>last_periodic_enqueue, then every instance of every registered periodic job with a
+ * fire time in [now, now + 240 s), written to <p>scheduled byte for byte as Go writes
+ * it, then the key set to now. */
+#include "periodic.h"
+
+#include "job.h"
+#include "log.h"
+#include "tzfile.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* What Go writes as `d` when the following fire time is robfig's zero time
+ * (time.Time{}.Unix(), 0001-01-01 UTC). */
+#define GO_ZERO_TIME_UNIX INT64_C(-62135596800)
+
+typedef struct periodic_job {
+    char *name;
+    char *spec;
+    cw_cron *schedule;
+} periodic_job;
+
+struct cw_periodic {
+    periodic_job *jobs;
+    size_t n, cap;
+};
+
+cw_periodic *cw_periodic_new(void)
+{
+    return cw_calloc(1, sizeof(cw_periodic));
+}
+
+void cw_periodic_free(cw_periodic *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) {
+        cw_free(p->jobs[i].name);
+        cw_free(p->jobs[i].spec);
+        cw_cron_free(p->jobs[i].schedule);
+    }
+    cw_free(p->jobs);
+    cw_free(p);
+}
+
+int cw_periodic_add(cw_periodic *p, const char *spec, const char *name, cwork_error *err)
+{
+    if (!p || !spec || !name) return cw_error(err, CWORK_EINVAL, "periodic: NULL argument");
+    cw_cron *c = NULL;
+    int rc = cw_cron_parse(spec, &c, err);
+    if (rc) return rc;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 4;
+        periodic_job *jobs = cw_realloc(p->jobs, cap * sizeof *jobs);
+        if (!jobs) {
+            cw_cron_free(c);
+            return cw_error(err, CWORK_ENOMEM, "out of memory");
+        }
+        p->jobs = jobs;
+        p->cap = cap;
+    }
+    periodic_job *j = &p->jobs[p->n];
+    j->name = cw_strdup(name);
+    j->spec = cw_strdup(spec);
+    j->schedule = c;
+    if (!j->name || !j->spec) {
+        cw_free(j->name);
+        cw_free(j->spec);
+        cw_cron_free(c);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    p->n++;
+    return 0;
+}
+
+size_t cw_periodic_count(const cw_periodic *p)
+{
+    return p ? p->n : 0;
+}
+
+const char *cw_periodic_name(const cw_periodic *p, size_t i)
+{
+    return p->jobs[i].name;
+}
+
+const char *cw_periodic_spec(const cw_periodic *p, size_t i)
+{
+    return p->jobs[i].spec;
+}
+
+const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i)
+{
+    return p->jobs[i].schedule;
+}
+
+void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64_t fire,
+                          int64_t next)
+{
+    cw_buf id;
+    cw_buf_init(&id);
+    cw_buf_puts(&id, "periodic:");
+    cw_buf_puts(&id, name);
+    cw_buf_putc(&id, ':');
+    cw_buf_puts(&id, spec);
+    cw_buf_putc(&id, ':');
+    cw_buf_put_int64(&id, fire);
+    if (id.oom) {
+        out->oom = 1;
+        return;
+    }
+    cwork_job j;
+    memset(&j, 0, sizeof j);
+    j.name.ptr = (char *)name;
+    j.name.len = strlen(name);
+    j.id.ptr = id.data;
+    j.id.len = id.len;
+    j.err.ptr = (char *)"";
+    j.t = fire;
+    j.d = next != 0 ? next : GO_ZERO_TIME_UNIX;
+    job_encode(out, &j, NULL); /* cannot fail: no args */
+    cw_buf_free(&id);
+}
+
+/* redigo's Int64 on a bulk string: strconv.ParseInt(s, 10, 64). */
+static int parse_go_int64(const char *s, size_t n, int64_t *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (n > 0 && (s[0] == '+' || s[0] == '-')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    if (i == n) return -1;
+    uint64_t v = 0, lim = neg ? UINT64_C(1) << 63 : (UINT64_C(1) << 63) - 1;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (lim - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
+/* GET <p>last_periodic_enqueue: whether this pass should schedule (SPEC §9.2). */
+static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
+{
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_last_periodic_enqueue(keys, &key);
+    if (key.oom) {
+        cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", "out of memory", NULL);
+        return 1;
+    }
+    const char *argv[] = {"GET", key.data};
+    const size_t lens[] = {3, key.len};
+    cwork_error e = {0};
+    redisReply *r = cw_conn_command(c, 2, argv, lens, &e);
+    cw_buf_free(&key);
+    if (!r) {
+        cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", e.message, NULL);
+        return 1;
+    }
+    int yes = 1;
+    int64_t last;
+    if (r->type == REDIS_REPLY_NIL) {
+        yes = 1;
+    } else if (r->type == REDIS_REPLY_STRING && parse_go_int64(r->str, r->len, &last) == 0) {
+        yes = last < now - CW_PERIODIC_WINDOW;
+    } else if (r->type == REDIS_REPLY_INTEGER) {
+        yes = r->integer < now - CW_PERIODIC_WINDOW;
+    } else {
+        char msg[160];
+        snprintf(msg, sizeof msg, "strconv.ParseInt: parsing \"%.100s\": invalid syntax",
+                 r->type == REDIS_REPLY_STRING ? r->str : "");
+        cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", msg, NULL);
+    }
+    freeReplyObject(r);
+    return yes;
+}
+
+/* Where the pass keeps the ZADD arguments while it builds them. */
+typedef struct zadd_args {
+    cw_buf bytes; /* scores and members, back to back */
+    size_t *offs; /* 2 per instance: score, member */
+    size_t *lens;
+    size_t n, cap; /* entries in offs/lens */
+} zadd_args;
+
+static int zadd_push(zadd_args *z, size_t off, size_t len)
+{
+    if (z->n == z->cap) {
+        size_t cap = z->cap ? z->cap * 2 : 32;
+        size_t *o = cw_realloc(z->offs, cap * sizeof *o);
+        if (!o) return -1;
+        z->offs = o;
+        size_t *l = cw_realloc(z->lens, cap * sizeof *l);
+        if (!l) return -1;
+        z->lens = l;
+        z->cap = cap;
+    }
+    z->offs[z->n] = off;
+    z->lens[z->n++] = len;
+    return 0;
+}
+
+/* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … */
+static int add_instances(const periodic_job *j, int64_t now, int64_t horizon, zadd_args *z)
+{
+    int64_t t = cw_cron_next(j->schedule, now);
+    while (t != 0 && t < horizon) {
+        int64_t next = cw_cron_next(j->schedule, t);
+        size_t off = z->bytes.len;
+        cw_buf_put_int64(&z->bytes, t);
+        if (zadd_push(z, off, z->bytes.len - off)) return -1;
+        off = z->bytes.len;
+        cw_periodic_instance(&z->bytes, j->name, j->spec, t, next);
+        if (zadd_push(z, off, z->bytes.len - off) || z->bytes.oom) return -1;
+        if (cw_log_enabled(CWORK_LOG_DEBUG)) {
+            char when[40];
+            cw_tz_format_utc(t, when);
+            /* the id sits inside the member: "…","id":"<id>","t":… — rebuild it plainly */
+            cw_buf id;
+            cw_buf_init(&id);
+            cw_buf_printf(&id, "periodic:%s:%s:%lld", j->name, j->spec, (long long)t);
+            cw_log(CWORK_LOG_DEBUG, "periodic_enqueuer.enqueue", "job_scheduled_time", when,
+                   "job_name", j->name, "job_id", id.oom ? "" : id.data, NULL);
+            cw_buf_free(&id);
+        }
+        if (next != 0 && next <= t)
+            break; /* never happens with robfig's Next; guards the loop all the same */
+        t = next;
+    }
+    return 0;
+}
+
+int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,
+                    size_t *scheduled, cwork_error *err)
+{
+    if (scheduled) *scheduled = 0;
+    if (!p || p->n == 0)
+        return 0; /* pools without periodic jobs do not claim the window (§15 item 23) */
+    cwork_error local = {0};
+    if (!err) err = &local;
+    cw_conn *c = NULL;
+    int rc = cw_redis_checkout(redis, &c, err);
+    if (rc) {
+        cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
+        return rc;
+    }
+    int yes = should_enqueue(c, keys, now);
+    if (cw_log_enabled(CWORK_LOG_DEBUG)) {
+        char when[40];
+        cw_tz_format_utc(now, when);
+        cw_log(CWORK_LOG_DEBUG, "periodic_enqueuer.loop", "enqueue_time", when, "should_enqueue",
+               yes ? "true" : "false", NULL);
+    }
+    if (!yes) {
+        cw_redis_checkin(redis, c);
+        return 0;
+    }
+
+    zadd_args z;
+    memset(&z, 0, sizeof z);
+    cw_buf_init(&z.bytes);
+    cw_buf keys_buf;
+    cw_buf_init(&keys_buf);
+    cw_key_scheduled(keys, &keys_buf);
+    size_t sched_len = keys_buf.len;
+    cw_key_last_periodic_enqueue(keys, &keys_buf);
+    const char **argv = NULL;
+    size_t *lens = NULL;
+    int64_t horizon = now + CW_PERIODIC_HORIZON;
+    for (size_t i = 0; i < p->n && rc == 0; i++)
+        if (add_instances(&p->jobs[i], now, horizon, &z))
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc == 0 && keys_buf.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    size_t ninst = z.n / 2;
+    if (rc == 0 && ninst > 0) { /* one ZADD with every member */
+        argv = cw_calloc(z.n + 2, sizeof *argv);
+        lens = cw_calloc(z.n + 2, sizeof *lens);
+        if (!argv || !lens) {
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        } else {
+            argv[0] = "ZADD";
+            lens[0] = 4;
+            argv[1] = keys_buf.data;
+            lens[1] = sched_len;
+            for (size_t k = 0; k < z.n; k++) {
+                argv[k + 2] = z.bytes.data + z.offs[k];
+                lens[k + 2] = z.lens[k];
+            }
+            redisReply *r = cw_conn_command(c, (int)(z.n + 2), argv, lens, err);
+            if (!r) rc = err->code ? err->code : CWORK_EREDIS;
+            freeReplyObject(r);
+        }
+    }
+    /* The SET only after the ZADD succeeded: a failed pass leaves the window open for
+     * the next pass (of any pool), as Go's sequential commands do. */
+    if (rc == 0) {
+        char num[24];
+        int len = snprintf(num, sizeof num, "%lld", (long long)now);
+        const char *sargv[] = {"SET", keys_buf.data + sched_len, num};
+        const size_t slens[] = {3, keys_buf.len - sched_len, (size_t)len};
+        redisReply *r = cw_conn_command(c, 3, sargv, slens, err);
+        if (!r) rc = err->code ? err->code : CWORK_EREDIS;
+        freeReplyObject(r);
+    }
+    cw_redis_checkin(redis, c);
+    if (rc != 0)
+        cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
+    else if (scheduled)
+        *scheduled = ninst;
+    cw_free(argv);
+    cw_free(lens);
+    cw_free(z.offs);
+    cw_free(z.lens);
+    cw_buf_free(&z.bytes);
+    cw_buf_free(&keys_buf);
+    return rc;
+}

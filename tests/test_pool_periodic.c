@@ -1,0 +1,104 @@
+/* Periodic jobs through a pool: instances are written ahead in Go's bytes, the requeuer
+ * moves them when due, the handler runs, the watchdog counts the pickups; a pool without
+ * periodic jobs never claims the scheduling window; bad specs are refused. */
+#include "pool_testutil.h"
+
+#include <stdatomic.h>
+
+static atomic_int ticks_;
+
+static int tick(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    static const char prefix[] = "periodic:tick:* * * * * *:";
+    CHECK(strncmp(cwork_job_id(job), prefix, strlen(prefix)) == 0);
+    atomic_fetch_add(&ticks_, 1);
+    return 0;
+}
+
+static void every_second_job_runs_and_is_counted(void)
+{
+    cwork_pool *p = new_pool("periodic", 2);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_register(p, "tick", tick, NULL, NULL), 0);
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "* * * * * *", "tick", &err), 0);
+    atomic_store(&ticks_, 0);
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    /* The first pass writes the next 240 fire times at once. */
+    CHECK(wait_for_int(1, 2000, "EXISTS %s:last_periodic_enqueue%s", "") == 1);
+    redisReply *r = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
+    CHECK(r->integer >= 230 && r->integer <= 240);
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "ZRANGE %s:scheduled 0 0 WITHSCORES", ns_);
+    if (r->elements == 2) {
+        char want[256];
+        long long at = atoll(r->element[1]->str);
+        snprintf(want, sizeof want,
+                 "{\"name\":\"tick\",\"id\":\"periodic:tick:* * * * * *:%lld\",\"t\":%lld,"
+                 "\"args\":null,\"d\":%lld}",
+                 at, at, at + 1);
+        CHECK_STR(r->element[0]->str, want);
+    }
+    freeReplyObject(r);
+    for (int i = 0; i < 600 && atomic_load(&ticks_) < 2; i++)
+        tl_sleep_ms(10);
+    CHECK(atomic_load(&ticks_) >= 2);
+    tl_sleep_ms(1100); /* a watchdog tick after the pickups */
+    cwork_watchdog_stat *st = NULL;
+    size_t n = 0;
+    CHECK_INT(cwork_pool_watchdog_stats(p, &st, &n, &err), 0);
+    CHECK_INT(n, 1);
+    if (n == 1) {
+        CHECK_STR(st[0].name, "tick");
+        CHECK(st[0].processed >= 1);
+    }
+    cwork_free(st);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void pool_without_periodic_jobs_leaves_the_window_alone(void)
+{
+    cwork_pool *p = new_pool("noperiodic", 2);
+    CHECK_INT(cwork_pool_register(p, "tick", tick, NULL, NULL), 0);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    tl_sleep_ms(300);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    redisReply *r = tl_cmd(rc_, "EXISTS %s:last_periodic_enqueue %s:scheduled", ns_, ns_);
+    CHECK_INT(r->integer, 0);
+    freeReplyObject(r);
+    cwork_watchdog_stat *st = (cwork_watchdog_stat *)1;
+    size_t n = 9;
+    CHECK_INT(cwork_pool_watchdog_stats(p, &st, &n, NULL), 0);
+    CHECK(st == NULL && n == 0);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void bad_specs_and_late_registration_are_refused(void)
+{
+    cwork_pool *p = new_pool("badspec", 1);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "0 0 0 30 2 *", "x", &err), CWORK_EINVAL);
+    CHECK(err.message[0] != '\0');
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "61 * * * *", "x", NULL), CWORK_EINVAL);
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "@sometimes", "x", NULL), CWORK_EINVAL);
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "* * * * *", "bad,name", NULL), CWORK_EINVAL);
+    CHECK_INT(cwork_pool_register(p, "x", tick, NULL, NULL), 0);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "* * * * *", "x", NULL), CWORK_EINVAL);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
+int main(void)
+{
+    pool_test_setup();
+    RUN(every_second_job_runs_and_is_counted);
+    RUN(pool_without_periodic_jobs_leaves_the_window_alone);
+    RUN(bad_specs_and_late_registration_are_refused);
+    pool_test_teardown();
+    return tl_finish();
+}

@@ -287,51 +287,6 @@ static int answer(const char *spec, int64_t t, cw_buf *out)
     return 0;
 }
 
-static int run_oracle(const char *oracle, const char *in_path, const char *out_path)
-{
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC);
-        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0) _exit(126);
-        execl(oracle, oracle, "cron", (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    cw_buf b;
-    cw_buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cw_buf_append(&b, chunk, n);
-    fclose(f);
-    cw_buf_reserve(&b, 0);
-    return cw_buf_take(&b, len);
-}
-
-static int on_path(const char *prog)
-{
-    const char *path = getenv("PATH");
-    if (!path) return 0;
-    char dir[4096];
-    while (*path) {
-        size_t n = strcspn(path, ":");
-        snprintf(dir, sizeof dir, "%.*s/%s", (int)n, path, prog);
-        if (n && access(dir, X_OK) == 0) return 1;
-        path += n + (path[n] == ':');
-    }
-    return 0;
-}
-
 /* cw_cron_next answers 0 for "no time", so a fire time of exactly 1970-01-01
  * 00:00:00 UTC reads as "never": ours "A B never" matches Go's "A B 0 …". */
 static int epoch_zero(const char *ours, size_t olen, const char *theirs, size_t tlen)
@@ -361,10 +316,10 @@ static void compare_with_oracle(char **specs, const int64_t *times, size_t nline
     CHECK_INT(write(in_fd, all.data, all.len), all.len);
     close(in_fd);
     close(out_fd);
-    CHECK_INT(run_oracle(oracle_path, in_path, out_path), 0);
+    CHECK_INT(tl_run_oracle(oracle_path, "cron", in_path, out_path), 0);
 
     size_t go_len = 0;
-    char *go = slurp(out_path, &go_len);
+    char *go = tl_read_file(out_path, &go_len);
     CHECK(go != NULL);
     int same_times = 0, same_errors = 0, never = 0, mismatches = 0;
     size_t pos = 0, i = 0;
@@ -620,7 +575,7 @@ static void synthetic_zones_agree(void)
 int main(void)
 {
     oracle_path = getenv("CWORK_GO_ORACLE");
-    if (!on_path("go")) {
+    if (!tl_on_path("go")) {
         printf("skipped: `go` is not on PATH\n");
         return TL_SKIP;
     }

@@ -242,8 +242,7 @@ static void beat_survives_a_closed_idle_connection(void)
         tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
         return;
     }
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    const char *url = s.url;
     cwork_redis *r = cwork_redis_new(url, NULL, NULL);
     CHECK(r != NULL);
     tl_unique_ns("hbkill", ns_, sizeof ns_);

@@ -312,8 +312,7 @@ static void failed_flush_is_retried(void)
         tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
         return;
     }
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    const char *url = s.url;
     cwork_redis_options o;
     cwork_redis_options_init(&o);
     o.connect_timeout_ms = 300;

@@ -532,51 +532,6 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
 
 /* ---------------------------------------------------------------- running Go */
 
-static int run_oracle(const char *oracle, const char *in_path, const char *out_path)
-{
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC);
-        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0) _exit(126);
-        execl(oracle, oracle, "json", (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    cw_buf b;
-    cw_buf_init(&b);
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        cw_buf_append(&b, chunk, n);
-    fclose(f);
-    cw_buf_reserve(&b, 0);
-    return cw_buf_take(&b, len);
-}
-
-static int on_path(const char *prog)
-{
-    const char *path = getenv("PATH");
-    if (!path) return 0;
-    char dir[4096];
-    while (*path) {
-        size_t n = strcspn(path, ":");
-        snprintf(dir, sizeof dir, "%.*s/%s", (int)n, path, prog);
-        if (n && access(dir, X_OK) == 0) return 1;
-        path += n + (path[n] == ':');
-    }
-    return 0;
-}
-
 static const char *oracle_path;
 
 static void oracle_agrees(void)
@@ -643,11 +598,11 @@ static void oracle_agrees(void)
     CHECK_INT(write(in_fd, all.data, all.len), all.len);
     close(in_fd);
     close(out_fd);
-    int status = run_oracle(oracle_path, in_path, out_path);
+    int status = tl_run_oracle(oracle_path, "json", in_path, out_path);
     CHECK_INT(status, 0);
 
     size_t go_len = 0;
-    char *go = read_file(out_path, &go_len);
+    char *go = tl_read_file(out_path, &go_len);
     CHECK(go != NULL);
     size_t pos = 0, i = 0;
     for (; go && i < count && pos < go_len; i++) {
@@ -660,7 +615,7 @@ static void oracle_agrees(void)
     printf("  %zu lines compared: %d encoded alike, %d rejected by both, %d mismatches\n", i,
            both_accepted, both_rejected, mismatches);
 
-    cw_free(go);
+    free(go);
     unlink(in_path);
     unlink(out_path);
     cw_buf_free(&all);
@@ -672,7 +627,7 @@ static void oracle_agrees(void)
 int main(void)
 {
     oracle_path = getenv("CWORK_GO_ORACLE");
-    if (!on_path("go")) {
+    if (!tl_on_path("go")) {
         printf("skipped: `go` is not on PATH\n");
         return TL_SKIP;
     }

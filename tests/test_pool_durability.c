@@ -49,8 +49,7 @@ static void jobs_survive_redis_crashes_during_fetch_and_commit(void)
         tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
         return;
     }
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    const char *url = s.url;
     cwork_redis_options ro;
     cwork_redis_options_init(&ro);
     ro.command_timeout_ms = 2000;

@@ -30,8 +30,7 @@ static void pool_keeps_working_after_script_flush(void)
         tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
         return;
     }
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    const char *url = s.url;
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);

@@ -52,8 +52,7 @@ static void overrun_and_eviction_policy_are_reported(void)
         tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
         return;
     }
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", s.port);
+    const char *url = s.url;
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
     freeReplyObject(tl_cmd(c, "CONFIG SET maxmemory-policy allkeys-lru"));

@@ -65,6 +65,71 @@ long long tl_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
+                  const char *out_path)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0)
+            _exit(126);
+        execl(oracle, oracle, mode, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *tl_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, n = 0, got;
+    char *data = malloc(cap + 1);
+    while (data && (got = fread(data + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap) {
+            char *bigger = realloc(data, 2 * cap + 1);
+            if (!bigger) {
+                free(data);
+                data = NULL;
+                break;
+            }
+            data = bigger;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (data) {
+        data[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return data;
+}
+
+int tl_on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    if (!path)
+        return 0;
+    char candidate[4096];
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)n, path, prog);
+        if (n && access(candidate, X_OK) == 0)
+            return 1;
+        path += n + (path[n] == ':');
+    }
+    return 0;
+}
+
 void tl_run(const char *name, void (*fn)(void))
 {
     tl_case_failed = 0;
@@ -315,6 +380,7 @@ static int spawn_server(tl_server *s, int aof)
 {
     char port[16];
     snprintf(port, sizeof port, "%d", s->port);
+    snprintf(s->url, sizeof s->url, "redis://127.0.0.1:%d", s->port);
     pid_t pid = fork();
     if (pid < 0)
         return -1;

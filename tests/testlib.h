@@ -47,6 +47,15 @@ void tl_check_mem(const char *file, int line, const char *what, const void *a, s
 void tl_sleep_ms(long ms);
 long long tl_now_ms(void);
 
+/* Runs the Go oracle (shared/tools/go-oracle/run) in mode ("json" or "cron") with stdin
+ * from in_path and stdout to out_path; returns its exit status or -1. */
+int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
+                  const char *out_path);
+/* A whole file (malloc'd, NUL-terminated, free with free), or NULL. */
+char *tl_read_file(const char *path, size_t *len);
+/* True when prog is an executable in a PATH directory. */
+int tl_on_path(const char *prog);
+
 /* Runs one case; RUN(fn) names it after the function. */
 void tl_run(const char *name, void (*fn)(void));
 #define RUN(fn) tl_run(#fn, fn)
@@ -75,6 +84,7 @@ typedef struct tl_server {
     pid_t pid;
     int port;
     char dir[256];
+    char url[64]; /* redis://127.0.0.1:<port> */
 } tl_server;
 /* Starts redis-server on a free loopback port in a fresh temporary directory, with
  * AOF (appendfsync always) when aof is non-zero. 0 or -1. */

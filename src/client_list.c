@@ -489,7 +489,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     arg_int(&a, CW_CLIENT_BATCH);
     arg_int(&a, 0); /* the offset, replaced below */
     if (name) arg_str(&a, name);
-    int64_t total = 0, offset = 0, v[4];
+    int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
         rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
     int nkeys = (int)(1 + names.n);

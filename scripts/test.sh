@@ -86,6 +86,10 @@ CC=clang cmake -S . -B build/asan -DCWORK_SANITIZE=address -DCWORK_FUZZ=ON \
     -DCWORK_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build/asan -j "$jobs"
 
+echo "== build (gcc, release: what scripts/demo.sh builds; gcc -O2 warns where clang doesn't)"
+cmake -S . -B build/release-check -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release-check -j "$jobs"
+
 echo "== build (clang, ThreadSanitizer)"
 CC=clang cmake -S . -B build/tsan -DCWORK_SANITIZE=thread >/dev/null
 cmake --build build/tsan -j "$jobs"
@@ -99,6 +103,9 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 
 echo "== tests under ThreadSanitizer (label: threaded)"
 (cd build/tsan && ctest --output-on-failure -L threaded) || status=1
+
+echo "== install check (release build)"
+(cd build/release-check && ctest --output-on-failure -R install_check) || status=1
 
 echo "== all tests under ASan + UBSan"
 (cd build/asan && ctest --output-on-failure -j "$jobs") || status=1

@@ -171,7 +171,7 @@ int cw_tz_from_tzif(const char *name, const unsigned char *data, size_t len, con
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < z->nzone; i++) {
-        uint32_t off;
+        uint32_t off = 0; /* the sizes were checked above: the read cannot fail */
         dio_big4(&zonedata, &off);
         const unsigned char *b = dio_read(&zonedata, 2);
         z->zone_off[i] = (int32_t)off;

@@ -397,7 +397,6 @@ void *cw_dispatcher_main(void *arg)
 
         size_t k = can_fetch && !reclaim ? (freen < MAX_FETCH ? freen : MAX_FETCH) : 0;
         cw_task_queue fetched = {0};
-        int commit_ok = npending == 0, fetch_ok = 0;
         int rc = c ? 0 : cw_redis_checkout(p->redis, &c, &err);
         if (rc == 0 && reclaim) {
             pthread_rwlock_wrlock(&p->fetch_lock);
@@ -442,8 +441,6 @@ void *cw_dispatcher_main(void *arg)
             if (rc == 0 && !incomplete)
                 reclaim = 0;
         }
-        commit_ok = rc == 0;
-        fetch_ok = rc == 0;
         if (rc && npending)
             cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
                    err.message, NULL);
@@ -461,7 +458,7 @@ void *cw_dispatcher_main(void *arg)
         pthread_mutex_lock(&p->mu);
         if (got)
             deliver(sh, &fetched);
-        if (npending && commit_ok) {
+        if (npending && rc == 0) {
             count_committed(p, pending);
             sh->in_flight -= npending;
             sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
@@ -477,10 +474,9 @@ void *cw_dispatcher_main(void *arg)
         }
         if (locked)
             pthread_rwlock_unlock(&p->fetch_lock);
-        if (npending && commit_ok) {
-            /* committed: nothing more to do */
-        } else if (npending || (rc && !k)) {
-            /* Commits are retried with capped backoff; nothing new is fetched meanwhile. */
+        if (rc && (npending || !k)) {
+            /* Commits (or a reclaim) are retried with capped backoff; nothing new is
+             * fetched meanwhile. */
             sh->commit_failing = npending > 0;
             commit_wait_ms = commit_wait_ms ? commit_wait_ms * 10 : 10;
             if (commit_wait_ms > COMMIT_BACKOFF_MAX_MS)
@@ -489,11 +485,11 @@ void *cw_dispatcher_main(void *arg)
             sleeping = 1;
             continue;
         }
-        if (fetch_ok && got) {
+        if (rc == 0 && got) {
             idle_ms = 0;
             fetch_error_ms = 0;
         } else if (k || reclaim) {
-            if (!fetch_ok) {
+            if (rc) {
                 fetch_error_ms = fetch_error_ms ? fetch_error_ms * 2 : 10;
                 if (fetch_error_ms > 1000)
                     fetch_error_ms = 1000;

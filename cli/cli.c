@@ -61,6 +61,15 @@ int cli_take_value(cli_args *a)
     return 0;
 }
 
+int cli_flag(const cli_args *a)
+{
+    if (!a->inline_value)
+        return 0;
+    fprintf(stderr, "cwork: option --%s takes no value (got \"%s\")\n", a->name,
+            a->inline_value);
+    return -1;
+}
+
 int cli_is(const cli_args *a, const char *name)
 {
     return strcmp(a->name, name) == 0;

@@ -34,6 +34,9 @@ int cli_next(cli_args *a);
 /* Takes the current option's value (inline or the next element); prints an error and
  * returns -1 when there is none. */
 int cli_take_value(cli_args *a);
+/* For options that take no value: refuses `--flag=value` (prints why, returns -1).
+ * `--all=false` must never mean "all" (Go's flag package reads it as false). */
+int cli_flag(const cli_args *a);
 /* True when the current option is called name (either spelling). */
 int cli_is(const cli_args *a, const char *name);
 

@@ -218,7 +218,7 @@ static unsigned option_bit(const admin_opts *o, const cli_args *a)
 static int take_option(admin_opts *o, cli_args *a, unsigned bit)
 {
     int64_t v;
-    if (bit == OPT_JSON || bit == OPT_ALL) return 0;
+    if (bit == OPT_JSON || bit == OPT_ALL) return cli_flag(a); /* never --all=false = all */
     if (cli_take_value(a) < 0) return -1;
     const char *s = a->value;
     switch (bit) {

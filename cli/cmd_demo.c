@@ -278,6 +278,8 @@ int cmd_demo(int argc, char **argv)
             return CLI_OK;
         }
         if (kind == 1 && cli_is(&a, "no-web")) {
+            if (cli_flag(&a) < 0)
+                return CLI_USAGE;
             web_enabled = 0;
             continue;
         }

@@ -81,8 +81,12 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             fputs(usage, stdout);
             exit(CLI_OK);
         } else if (cli_is(&a, "unique")) {
+            if (cli_flag(&a) < 0)
+                return -1;
             o->unique = 1;
         } else if (cli_is(&a, "bulk")) {
+            if (cli_flag(&a) < 0)
+                return -1;
             o->bulk = 1;
         } else if (cli_is(&a, "in")) {
             if (cli_take_value(&a) < 0 || parse_int64(a.value, &o->in) < 0) {

@@ -282,8 +282,10 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
         } else if (cli_is(&a, "progress")) {
+            if (cli_flag(&a) < 0) return -1;
             o->progress = 1;
         } else if (cli_is(&a, "no-progress")) {
+            if (cli_flag(&a) < 0) return -1;
             o->progress = -1;
         } else {
             fprintf(stderr, "cwork work: unknown option -%s%s (see cwork work --help)\n",

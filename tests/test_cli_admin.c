@@ -803,6 +803,30 @@ static void usage_errors_exit_2_and_write_nothing(void)
     CHECK_DUMP("");
 }
 
+/* A flag with a value (Go's `-all=false`) must be refused, never read as the flag. */
+static void flags_refuse_values(void)
+{
+    tl_unique_ns("adf", ns_, sizeof ns_);
+    redisContext *c = tl_redis_connect();
+    freeReplyObject(tl_cmd(c, "ZADD %s:dead 1700000100 %s", ns_,
+                           "{\"name\":\"a\",\"id\":\"keep\",\"t\":1,\"args\":null}"));
+    static const char *const cases[][5] = {
+        {"dead", "delete", "--all=false"}, {"dead", "retry", "--all=0"},
+        {"dead", "delete", "-all=false"},  {"dead", "--json=no"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[6] = {cases[i][0], cases[i][1], cases[i][2], NULL};
+        int rc = run_cli(1, argv);
+        if (rc != 2)
+            tl_fail(__FILE__, __LINE__, "case %zu: exit %d: %s", i, rc, err_);
+    }
+    redisReply *r = tl_cmd(c, "ZCARD %s:dead", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    tl_ns_delete(c, ns_);
+    redisFree(c);
+}
+
 static void every_command_and_subcommand_has_help(void)
 {
     static const char *const cases[][3] = {
@@ -870,6 +894,7 @@ int main(void)
     RUN(pause_and_unpause_set_and_remove_the_flag);
     RUN(job_is_found_wherever_it_is);
     RUN(usage_errors_exit_2_and_write_nothing);
+    RUN(flags_refuse_values);
     RUN(every_command_and_subcommand_has_help);
     RUN(redis_failure_exits_1);
     cwork_redis_free(lib_redis_);

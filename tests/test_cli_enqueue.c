@@ -106,6 +106,10 @@ static void bad_input_exits_2_and_writes_nothing(void)
     }
     const char *unknown[] = {"enqueue", "--bogus", "x", NULL};
     CHECK_INT(run_cli(NULL, unknown), 2);
+    /* Go's flag package reads -unique=false as false: refuse rather than enable it. */
+    const char *valued[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique=false",
+                            "ok", "{}", NULL};
+    CHECK_INT(run_cli(NULL, valued), 2);
     char *dump = tl_ns_dump(rc_, ns_);
     CHECK_STR(dump, "");
     free(dump);

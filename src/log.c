@@ -57,21 +57,28 @@ static const char *level_name(cwork_log_level level)
     }
 }
 
-/* Values with spaces, quotes or '=' are quoted so that lines stay machine-readable. */
+/* Values with spaces, quotes, '=' or control bytes are quoted so that lines stay
+ * machine-readable; control bytes (which values from Redis may carry: a terminal escape
+ * in a job name) are written as \xNN, never raw to an operator's terminal. */
 static void put_value(FILE *f, const char *v)
 {
-    if (*v && strpbrk(v, " \t\"=\n") == NULL) {
+    int plain = *v != '\0';
+    for (const unsigned char *p = (const unsigned char *)v; *p && plain; p++)
+        plain = *p > 0x20 && *p != 0x7f && *p != '"' && *p != '=' && *p != '\\';
+    if (plain) {
         fputs(v, f);
         return;
     }
     fputc('"', f);
-    for (; *v; v++) {
-        if (*v == '"' || *v == '\\')
-            fputc('\\', f);
-        if (*v == '\n')
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
             fputs("\\n", f);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(f, "\\x%02x", *p);
         else
-            fputc(*v, f);
+            fputc(*p, f);
     }
     fputc('"', f);
 }

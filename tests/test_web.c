@@ -356,6 +356,24 @@ static void pause_and_unpause(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* One malformed heartbeat (pid not a number) must not take the queues and the dead set
+ * out of the UI, nor make /metrics say Redis is down. */
+static void a_malformed_pool_hash_does_not_blank_the_ui(void)
+{
+    serve("webbadpool");
+    cmd("SADD %s:known_jobs send_email", ns_);
+    cmd("SADD %s:worker_pools bad0bad0bad0bad0bad0bad0", ns_);
+    cmd("HSET %s:worker_pools:bad0bad0bad0bad0bad0bad0 pid notanumber heartbeat_at 1", ns_);
+    http_res r;
+    CHECK_INT(http("GET", "/summary", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "send_email") != NULL);
+    CHECK_INT(http("GET", "/metrics", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "cwork_up 1") != NULL);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void unknown_routes_404_and_wrong_methods_405(void)
 {
     serve("webr");
@@ -841,6 +859,7 @@ int main(void)
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
     RUN(pause_and_unpause);
+    RUN(a_malformed_pool_hash_does_not_blank_the_ui);
     RUN(unknown_routes_404_and_wrong_methods_405);
     RUN(page_and_assets_with_security_headers);
     RUN(cross_site_posts_are_refused);

@@ -2,6 +2,7 @@
  * scheduled and dead sets, busy workers, pools) and its two renderings: /metrics in the
  * Prometheus text format (version 0.0.4) and /summary as JSON for the UI. */
 #include "web.h"
+#include "log.h"
 
 #include "redis.h"
 
@@ -42,21 +43,32 @@ static int set_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
     return rc;
 }
 
+/* A malformed pool or worker record (CWORK_EPROTO) is logged and skipped. */
+static int best_effort(int rc, cwork_error *err)
+{
+    if (rc != CWORK_EPROTO) return rc;
+    cw_log(CWORK_LOG_WARN, "web.snapshot", "error", err ? err->message : "", NULL);
+    return 0;
+}
+
 int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
 {
     memset(s, 0, sizeof *s);
     s->now = cw_now();
     int rc = cwork_client_queues(web->client, &s->queues, &s->n_queues, err);
     if (rc == 0) rc = set_sizes(web, s, err);
+    /* Pools and workers are best-effort: one malformed heartbeat or worker hash (a
+     * field that is not a number) must not take the queues and the dead set — what an
+     * operator comes to repair — out of the UI and /metrics. Only Redis errors fail. */
     cwork_worker_observation *workers = NULL;
     size_t n_workers = 0;
-    if (rc == 0) rc = cwork_client_workers(web->client, &workers, &n_workers, err);
+    if (rc == 0) rc = best_effort(cwork_client_workers(web->client, &workers, &n_workers, err), err);
     for (size_t i = 0; rc == 0 && i < n_workers; i++)
         s->busy_workers += workers[i].is_busy;
     cwork_worker_observations_free(workers, n_workers);
     cwork_pool_heartbeat *pools = NULL;
     size_t n_pools = 0;
-    if (rc == 0) rc = cwork_client_pools(web->client, &pools, &n_pools, err);
+    if (rc == 0) rc = best_effort(cwork_client_pools(web->client, &pools, &n_pools, err), err);
     for (size_t i = 0; rc == 0 && i < n_pools; i++) {
         if (s->now - pools[i].heartbeat_at <= WEB_POOL_DEAD_S) {
             s->pools_live++;

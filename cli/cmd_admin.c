@@ -26,23 +26,6 @@ const char *admin_set_title(cwork_job_set set)
     return set == CWORK_SET_RETRY ? "retry" : set == CWORK_SET_SCHEDULED ? "scheduled" : "dead";
 }
 
-const char *admin_place_name(cwork_job_place place)
-{
-    switch (place) {
-    case CWORK_PLACE_QUEUE:
-        return "queue";
-    case CWORK_PLACE_IN_PROGRESS:
-        return "in_progress";
-    case CWORK_PLACE_RETRY:
-        return "retry";
-    case CWORK_PLACE_SCHEDULED:
-        return "scheduled";
-    case CWORK_PLACE_DEAD:
-        return "dead";
-    }
-    return "unknown";
-}
-
 int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *client))
 {
     cwork_redis *redis = cli_connect(&o->conn);

@@ -65,7 +65,6 @@ void admin_json_string(const char *s, size_t len);
 cwork_job_set admin_set(admin_cmd cmd);
 const char *admin_set_title(cwork_job_set set);
 /* "queue", "in_progress", "retry", "scheduled", "dead". */
-const char *admin_place_name(cwork_job_place place);
 
 /* Prints the --help text of the command (and action) to stdout (cmd_admin_help.c). */
 void admin_usage(const admin_opts *o);

@@ -294,7 +294,7 @@ static int print_job_json(const admin_opts *o, cwork_job_place place, const cwor
     if (rc != 0) return admin_fail(o, rc, &err);
     printf("{\"at\":%" PRId64 ",\"job\":", found->at);
     fwrite(enc, 1, len, stdout);
-    printf(",\"place\":\"%s\"}\n", admin_place_name(place));
+    printf(",\"place\":\"%s\"}\n", cwork_job_place_name(place));
     cwork_free(enc);
     return CLI_OK;
 }
@@ -312,7 +312,7 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
         snprintf(buf, sizeof buf, "in progress (a worker pool has taken it)");
         break;
     default:
-        snprintf(buf, sizeof buf, "%s set", admin_place_name(place));
+        snprintf(buf, sizeof buf, "%s set", cwork_job_place_name(place));
         break;
     }
     print_field("place", buf);

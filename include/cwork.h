@@ -595,6 +595,10 @@ typedef enum cwork_job_place {
 int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
                       cwork_listed_job *out, cwork_error *err);
 
+/* "queue", "in_progress", "retry", "scheduled" or "dead" ("unknown" otherwise);
+ * static storage. */
+const char *cwork_job_place_name(cwork_job_place place);
+
 /* The bodies Go's workwebui answers (SPEC §12.1, §18.7): Go's JSON field names and
  * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.
  * busy_workers is `null` when nobody is busy (as Go). list gives

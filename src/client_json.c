@@ -247,3 +247,20 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     cwork_listed_jobs_free(jobs, n);
     return finish(&b, rc, out, len, err);
 }
+
+const char *cwork_job_place_name(cwork_job_place place)
+{
+    switch (place) {
+    case CWORK_PLACE_QUEUE:
+        return "queue";
+    case CWORK_PLACE_IN_PROGRESS:
+        return "in_progress";
+    case CWORK_PLACE_RETRY:
+        return "retry";
+    case CWORK_PLACE_SCHEDULED:
+        return "scheduled";
+    case CWORK_PLACE_DEAD:
+        return "dead";
+    }
+    return "unknown";
+}

@@ -295,23 +295,6 @@ static void route_unpause(const web_request *req, const route_args *a, web_respo
         ok_status(res);
 }
 
-static const char *place_name(cwork_job_place place)
-{
-    switch (place) {
-    case CWORK_PLACE_QUEUE:
-        return "queue";
-    case CWORK_PLACE_IN_PROGRESS:
-        return "in_progress";
-    case CWORK_PLACE_RETRY:
-        return "retry";
-    case CWORK_PLACE_SCHEDULED:
-        return "scheduled";
-    case CWORK_PLACE_DEAD:
-        return "dead";
-    }
-    return "unknown";
-}
-
 static void route_job(const web_request *req, const route_args *a, web_response *res)
 {
     cwork_error err = {0};
@@ -333,7 +316,7 @@ static void route_job(const web_request *req, const route_args *a, web_response 
         cw_buf b;
         cw_buf_init(&b);
         cw_buf_puts(&b, "{\n\t\"place\": \"");
-        cw_buf_puts(&b, place_name(place));
+        cw_buf_puts(&b, cwork_job_place_name(place));
         cw_buf_puts(&b, "\",\n\t\"at\": ");
         cw_buf_put_int64(&b, found.at);
         cw_buf_puts(&b, ",\n\t\"job\": ");

@@ -23,46 +23,6 @@ static void fresh(const char *tag)
     cw_keys_init(&keys_, ns_);
 }
 
-/* ---------------------------------------------------------------- captured logs */
-
-#define MAX_RECORDS 64
-static struct record {
-    cwork_log_level level;
-    char message[64];
-    char fields[512];
-} records[MAX_RECORDS];
-static int nrecords;
-
-static void capture(void *ud, cwork_log_level level, const char *message,
-                    const cwork_log_field *fields, size_t n)
-{
-    (void)ud;
-    if (nrecords >= MAX_RECORDS) return;
-    struct record *r = &records[nrecords++];
-    r->level = level;
-    snprintf(r->message, sizeof r->message, "%s", message);
-    size_t used = 0;
-    r->fields[0] = '\0';
-    for (size_t i = 0; i < n && used < sizeof r->fields; i++)
-        used += (size_t)snprintf(r->fields + used, sizeof r->fields - used, "%s%s=%s", i ? " " : "",
-                                 fields[i].key, fields[i].value);
-}
-
-static int count_records(const char *message)
-{
-    int n = 0;
-    for (int i = 0; i < nrecords; i++)
-        n += strcmp(records[i].message, message) == 0;
-    return n;
-}
-
-static const struct record *find_record(const char *message)
-{
-    for (int i = 0; i < nrecords; i++)
-        if (strcmp(records[i].message, message) == 0) return &records[i];
-    return NULL;
-}
-
 /* ---------------------------------------------------------------- helpers */
 
 static cw_periodic *with(const char *const *pairs, size_t n)
@@ -265,25 +225,23 @@ static void failed_pass_leaves_the_window_open(void)
     freeReplyObject(tl_cmd(rc_, "SET %s:scheduled not-a-zset", ns_));
     const char *pairs[] = {"0 * * * * *", "calc"};
     cw_periodic *p = with(pairs, 2);
-    nrecords = 0;
-    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    tl_capture_logs();
     CHECK_INT(run(p, 1700000000, CWORK_EREDIS), 0);
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
     char want[256];
     snprintf(want, sizeof want, "%s:scheduled string not-a-zset\n", ns_);
     check_dump(want);
-    const struct record *r = find_record("periodic_enqueuer.loop.enqueue");
+    const tl_log *r = tl_find_log("periodic_enqueuer.loop.enqueue");
     CHECK(r != NULL && r->level == CWORK_LOG_ERROR && strstr(r->fields, "WRONGTYPE"));
     tl_ns_delete(rc_, ns_);
 
     /* A GET that fails (the key is a list) is logged and the pass goes ahead. */
     fresh("pf");
     freeReplyObject(tl_cmd(rc_, "RPUSH %s:last_periodic_enqueue x", ns_));
-    nrecords = 0;
-    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    tl_capture_logs();
     CHECK_INT(run(p, 1700000000, 0), 4);
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
-    r = find_record("periodic_enqueuer.should_enqueue");
+    r = tl_find_log("periodic_enqueuer.should_enqueue");
     CHECK(r != NULL && r->level == CWORK_LOG_ERROR && strstr(r->fields, "WRONGTYPE"));
     redisReply *g = tl_cmd(rc_, "GET %s:last_periodic_enqueue", ns_);
     CHECK(g->type == REDIS_REPLY_STRING && !strcmp(g->str, "1700000000"));
@@ -297,20 +255,19 @@ static void log_records(void)
     fresh("pl");
     const char *pairs[] = {"0 * * * * *", "calc"};
     cw_periodic *p = with(pairs, 2);
-    nrecords = 0;
-    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    tl_capture_logs();
     run(p, 1700000000, 0);
     run(p, 1700000030, 0); /* within the window: no pass */
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
-    CHECK_INT(count_records("periodic_enqueuer.loop"), 2);
-    CHECK_INT(count_records("periodic_enqueuer.enqueue"), 4);
-    CHECK_STR(records[0].message, "periodic_enqueuer.loop");
-    CHECK_STR(records[0].fields, "enqueue_time=2023-11-14T22:13:20Z should_enqueue=true");
-    CHECK_STR(records[1].message, "periodic_enqueuer.enqueue");
-    CHECK_STR(records[1].fields, "job_scheduled_time=2023-11-14T22:14:00Z job_name=calc "
+    CHECK_INT(tl_count_logs("periodic_enqueuer.loop"), 2);
+    CHECK_INT(tl_count_logs("periodic_enqueuer.enqueue"), 4);
+    CHECK_STR(tl_logs[0].message, "periodic_enqueuer.loop");
+    CHECK_STR(tl_logs[0].fields, "enqueue_time=2023-11-14T22:13:20Z should_enqueue=true");
+    CHECK_STR(tl_logs[1].message, "periodic_enqueuer.enqueue");
+    CHECK_STR(tl_logs[1].fields, "job_scheduled_time=2023-11-14T22:14:00Z job_name=calc "
                                  "job_id=periodic:calc:0 * * * * *:1700000040");
-    CHECK(records[1].level == CWORK_LOG_DEBUG);
-    CHECK_STR(records[5].fields, "enqueue_time=2023-11-14T22:13:50Z should_enqueue=false");
+    CHECK(tl_logs[1].level == CWORK_LOG_DEBUG);
+    CHECK_STR(tl_logs[5].fields, "enqueue_time=2023-11-14T22:13:50Z should_enqueue=false");
     cw_periodic_free(p);
     tl_ns_delete(rc_, ns_);
 }

@@ -8,29 +8,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#define MAX_RECORDS 64
-static struct record {
-    cwork_log_level level;
-    char message[64];
-    char fields[256];
-} records[MAX_RECORDS];
-static int nrecords;
-
-static void capture(void *ud, cwork_log_level level, const char *message,
-                    const cwork_log_field *fields, size_t n)
-{
-    (void)ud;
-    if (nrecords >= MAX_RECORDS) return;
-    struct record *r = &records[nrecords++];
-    r->level = level;
-    snprintf(r->message, sizeof r->message, "%s", message);
-    size_t used = 0;
-    r->fields[0] = '\0';
-    for (size_t i = 0; i < n && used < sizeof r->fields; i++)
-        used += (size_t)snprintf(r->fields + used, sizeof r->fields - used, "%s%s=%s", i ? " " : "",
-                                 fields[i].key, fields[i].value);
-}
-
 static cw_cron *cron(const char *spec)
 {
     cw_cron *c = NULL;
@@ -61,15 +38,14 @@ static void planning_processing_and_skipping(void)
     cw_cron *every_minute = cron("TZ=UTC 0 * * * * *");
     cw_watchdog *w = cw_watchdog_new(0); /* the default, 60 s */
     CHECK_INT(cw_watchdog_track(w, "calc", every_minute), 0);
-    nrecords = 0;
-    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    tl_capture_logs();
 
     cw_watchdog_tick(w, 1700000000);
     cw_watchdog_tick(w, 1700000001); /* the same Next: planned once */
-    CHECK_INT(nrecords, 1);
-    CHECK_STR(records[0].message, "Watchdog: planning job");
-    CHECK(records[0].level == CWORK_LOG_DEBUG);
-    CHECK_STR(records[0].fields,
+    CHECK_INT(tl_nlogs, 1);
+    CHECK_STR(tl_logs[0].message, "Watchdog: planning job");
+    CHECK(tl_logs[0].level == CWORK_LOG_DEBUG);
+    CHECK_STR(tl_logs[0].fields,
               "job_name=calc job_next_time=2023-11-14T22:14:00Z jobs_total_planned=1");
 
     /* a pickup enqueued before the fire time does not count */
@@ -82,8 +58,8 @@ static void planning_processing_and_skipping(void)
     stat_of(w, "calc", &processed, &skipped);
     CHECK_INT(processed, 1);
     CHECK_INT(skipped, 0);
-    CHECK_STR(records[1].message, "Watchdog: successfully processed job");
-    CHECK_STR(records[1].fields,
+    CHECK_STR(tl_logs[1].message, "Watchdog: successfully processed job");
+    CHECK_STR(tl_logs[1].fields,
               "job_name=calc job_next_time=2023-11-14T22:14:00Z jobs_processed=1");
 
     /* …100 is planned at tick 1700000041 and missed: skipped once older than 60 s */
@@ -95,9 +71,9 @@ static void planning_processing_and_skipping(void)
     stat_of(w, "calc", &processed, &skipped);
     CHECK_INT(skipped, 1);
     CHECK_INT(processed, 1);
-    const struct record *skip = NULL;
-    for (int i = 0; i < nrecords; i++)
-        if (!strcmp(records[i].message, "Watchdog: skipped job")) skip = &records[i];
+    const tl_log *skip = NULL;
+    for (int i = 0; i < tl_nlogs; i++)
+        if (!strcmp(tl_logs[i].message, "Watchdog: skipped job")) skip = &tl_logs[i];
     CHECK(skip != NULL && skip->level == CWORK_LOG_WARN);
     CHECK(skip && !strcmp(skip->fields, "job_name=calc job_next_time=2023-11-14T22:15:00Z "
                                         "jobs_skipped=1"));
@@ -123,12 +99,11 @@ static void several_specs_share_a_name(void)
     CHECK_INT(cw_watchdog_track(w, "job", b), 0);
     CHECK_INT(cw_watchdog_track(w, "job", c), 0); /* the same times as a */
     CHECK_INT(cw_watchdog_track(w, "hourly", d), 0);
-    nrecords = 0;
-    cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
+    tl_capture_logs();
     cw_watchdog_tick(w, 1700000000); /* plans …10 and …40 for job, …1600 for hourly */
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
-    CHECK_INT(nrecords, 3);
-    CHECK_STR(records[1].fields,
+    CHECK_INT(tl_nlogs, 3);
+    CHECK_STR(tl_logs[1].fields,
               "job_name=job job_next_time=2023-11-14T22:13:30Z jobs_total_planned=2");
     cw_watchdog_stat *s = NULL;
     size_t n = 0;

@@ -2,6 +2,7 @@
 #include "testlib.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -128,6 +129,52 @@ int tl_on_path(const char *prog)
         path += n + (path[n] == ':');
     }
     return 0;
+}
+
+tl_log tl_logs[TL_MAX_LOGS];
+int tl_nlogs;
+static pthread_mutex_t logs_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void record_log(void *ud, cwork_log_level level, const char *message,
+                       const cwork_log_field *fields, size_t n)
+{
+    (void)ud;
+    pthread_mutex_lock(&logs_mu);
+    if (tl_nlogs < TL_MAX_LOGS) {
+        tl_log *r = &tl_logs[tl_nlogs++];
+        r->level = level;
+        snprintf(r->message, sizeof r->message, "%s", message);
+        size_t used = 0;
+        r->fields[0] = '\0';
+        for (size_t i = 0; i < n && used < sizeof r->fields; i++)
+            used += (size_t)snprintf(r->fields + used, sizeof r->fields - used, "%s%s=%s",
+                                     i ? " " : "", fields[i].key, fields[i].value);
+    }
+    pthread_mutex_unlock(&logs_mu);
+}
+
+void tl_capture_logs(void)
+{
+    pthread_mutex_lock(&logs_mu);
+    tl_nlogs = 0;
+    pthread_mutex_unlock(&logs_mu);
+    cwork_set_logger(record_log, NULL, CWORK_LOG_DEBUG);
+}
+
+const tl_log *tl_find_log(const char *message)
+{
+    for (int i = 0; i < tl_nlogs; i++)
+        if (strcmp(tl_logs[i].message, message) == 0)
+            return &tl_logs[i];
+    return NULL;
+}
+
+int tl_count_logs(const char *message)
+{
+    int n = 0;
+    for (int i = 0; i < tl_nlogs; i++)
+        n += strcmp(tl_logs[i].message, message) == 0;
+    return n;
 }
 
 void tl_run(const char *name, void (*fn)(void))

@@ -7,6 +7,8 @@
 #ifndef CWORK_TESTLIB_H
 #define CWORK_TESTLIB_H
 
+#include "cwork.h"
+
 #include <hiredis/hiredis.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +57,21 @@ int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
 char *tl_read_file(const char *path, size_t *len);
 /* True when prog is an executable in a PATH directory. */
 int tl_on_path(const char *prog);
+
+/* Recording what the library logs: tl_capture_logs() clears the record and installs a
+ * logger (debug level, thread-safe) that keeps the first TL_MAX_LOGS records, each with
+ * its fields as "key=value key=value". */
+#define TL_MAX_LOGS 64
+typedef struct tl_log {
+    cwork_log_level level;
+    char message[64];
+    char fields[512];
+} tl_log;
+extern tl_log tl_logs[TL_MAX_LOGS];
+extern int tl_nlogs;
+void tl_capture_logs(void);
+const tl_log *tl_find_log(const char *message); /* the first with this message, or NULL */
+int tl_count_logs(const char *message);
 
 /* Runs one case; RUN(fn) names it after the function. */
 void tl_run(const char *name, void (*fn)(void));

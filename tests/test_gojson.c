@@ -3,7 +3,7 @@
  * independence from the C locale. Expected bytes come from the SPEC or were printed by
  * Go; the one deliberate difference from the Go 1.19 oracle is \b / \f for 0x08 / 0x0C
  * (Go >= 1.22). Decoding is tested in test_gojson_decode.c. */
-#include "testlib.h"
+#include "gojson_testutil.h"
 
 #include "args.h"
 #include "gojson.h"
@@ -16,38 +16,6 @@
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- helpers */
-static char *encode_value(const gj_value *v)
-{
-    cw_buf b;
-    cw_buf_init(&b);
-    cwork_error err = {0};
-    int rc = gj_encode(&b, v, &err);
-    CHECK_INT(rc, 0);
-    CHECK(!b.oom);
-    if (rc) {
-        cw_buf_free(&b);
-        return NULL;
-    }
-    return cw_buf_take(&b, NULL);
-}
-
-/* Parses in (len bytes) and checks the encoding. */
-#define ROUNDTRIP(in, want) roundtrip(__FILE__, __LINE__, in, sizeof(in) - 1, want)
-static void roundtrip(const char *file, int line, const char *in, size_t len, const char *want)
-{
-    gj_value *v = NULL;
-    cwork_error err = {0};
-    int rc = gj_parse(in, len, &v, &err);
-    if (rc != 0) {
-        tl_fail(file, line, "parse failed (%s): %s", err.message, in);
-        return;
-    }
-    char *got = encode_value(v);
-    if (got) tl_check_mem(file, line, in, got, strlen(got), want, strlen(want));
-    cw_free(got);
-    gj_free(v);
-}
-
 static void check_float(const char *file, int line, double d, const char *want)
 {
     cw_buf b;

@@ -202,6 +202,16 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
     return 0;
 }
 
+/* One command whose reply is not needed: 0 or its error. */
+static int command(cw_conn *c, int argc, const char **argv, cwork_error *err)
+{
+    redisReply *x = cw_conn_command(c, argc, argv, NULL, err);
+    if (!x)
+        return err ? err->code : CWORK_EREDIS;
+    freeReplyObject(x);
+    return 0;
+}
+
 /* Splits "a,b" into names (an empty value gives one empty name, as Go). */
 static void split_names(strlist *out, const char *s, size_t len)
 {
@@ -304,19 +314,13 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
             cw_buf_reset(&key);
             cw_key_worker_pool(r->keys, &key, id);
             const char *del[] = {"DEL", key.data};
-            redisReply *x = cw_conn_command(c, 2, del, NULL, err);
-            rc = x ? 0 : (err ? err->code : CWORK_EREDIS);
-            if (x)
-                freeReplyObject(x);
+            rc = command(c, 2, del, err);
         }
         if (rc == 0) {
             cw_buf_reset(&key);
             cw_key_worker_pools(r->keys, &key);
             const char *srem[] = {"SREM", key.data, id};
-            redisReply *x = cw_conn_command(c, 3, srem, NULL, err);
-            rc = x ? 0 : (err ? err->code : CWORK_EREDIS);
-            if (x)
-                freeReplyObject(x);
+            rc = command(c, 3, srem, err);
         }
         /* Reported even when a step failed: Go reports every pool it found. */
         for (size_t n = 0; n < names.n; n++)

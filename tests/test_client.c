@@ -2,32 +2,13 @@
  * case writes the namespace by hand in Go's exact bytes (and in cjson's, as Go's scripts
  * leave them), calls the client, and checks the whole namespace afterwards. In the
  * expected dumps "NS" stands for the case's namespace and \x5c for a backslash. */
-#include "cwork.h"
-#include "testlib.h"
+#include "client_testutil.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <time.h>
 
-static redisContext *rc_;
-static cwork_redis *redis_;
-static char ns_[64];
 static char want_[16384];
-
-static cwork_client *fresh(const char *tag)
-{
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    cwork_error err = {0};
-    cwork_client *cl = cwork_client_new(redis_, ns_, &err);
-    CHECK(cl != NULL);
-    return cl;
-}
-
-static void done(cwork_client *cl)
-{
-    tl_ns_delete(rc_, ns_);
-    cwork_client_free(cl);
-}
 
 static long long now_(void)
 {

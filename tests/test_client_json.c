@@ -1,30 +1,10 @@
 /* workwebui's bodies from the admin client (SPEC §12.1, §18.7), byte for byte: the
  * expected texts are what Go's json.MarshalIndent(v, "", "\t") wrote for Go's client
  * types holding the same data (Go 1.19; pasted here, no Go code in the repo). */
-#include "cwork.h"
-#include "testlib.h"
+#include "client_testutil.h"
 
 #include <stdlib.h>
 #include <time.h>
-
-static redisContext *rc_;
-static cwork_redis *redis_;
-static char ns_[64];
-
-static cwork_client *fresh(const char *tag)
-{
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    cwork_error err = {0};
-    cwork_client *cl = cwork_client_new(redis_, ns_, &err);
-    CHECK(cl != NULL);
-    return cl;
-}
-
-static void done(cwork_client *cl)
-{
-    tl_ns_delete(rc_, ns_);
-    cwork_client_free(cl);
-}
 
 /* Calls a renderer and compares its body with want, byte for byte. */
 #define CHECK_BODY(call, want)                                                                     \

@@ -404,7 +404,8 @@ void cwork_job_options_init(cwork_job_options *opts);
 cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err);
 
 /* Registers handler for job name (validated as for enqueue); opts may be NULL.
- * Registering a name again replaces it. Only before cwork_pool_start. */
+ * Registering a name again replaces it. Only before cwork_pool_start; at most 2000 job
+ * types per pool (CWORK_EINVAL beyond). */
 int cwork_pool_register(cwork_pool *pool, const char *name, cwork_handler handler,
                         const cwork_job_options *opts, cwork_error *err);
 

@@ -122,13 +122,13 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     size_t *group_type = cw_calloc(nt, sizeof *group_type); /* type index of group g */
     size_t *nok = cw_calloc(nt, sizeof *nok), *nfail = cw_calloc(nt, sizeof *nfail);
     size_t *group_of = cw_calloc(n ? n : 1, sizeof *group_of);
-    out->counts = cw_calloc(1 + 3 * nt, sizeof *out->counts);
+    out->groups = cw_malloc(6 * nt);
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
-    size_t cap = 1 + 3 * nt + 4 * n;
+    size_t cap = 1 + 4 * n;
     out->argv = cw_malloc(cap * sizeof *out->argv);
     out->lens = cw_malloc(cap * sizeof *out->lens);
     int rc = 0;
-    if (!group_type || !nok || !nfail || !group_of || !out->counts || !out->fail ||
+    if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail ||
         !out->argv || !out->lens || prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
@@ -147,17 +147,17 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
         else
             nok[g]++;
     }
-    size_t k = 0;
-    snprintf(out->counts[0], sizeof out->counts[0], "%zu", G);
-    out->argv[k] = out->counts[0], out->lens[k++] = strlen(out->counts[0]);
+    /* One argument for all groups, three 16-bit big-endian numbers each: the script
+     * reads it with string.byte instead of tonumber on three arguments per type. */
     for (size_t g = 0; g < G; g++) {
-        char *c = out->counts[1 + 3 * g];
-        snprintf(c, sizeof out->counts[0], "%zu", group_type[g] + 1);
-        snprintf(c + 24, sizeof out->counts[0], "%zu", nok[g]);
-        snprintf(c + 48, sizeof out->counts[0], "%zu", nfail[g]);
-        for (int j = 0; j < 3; j++)
-            out->argv[k] = c + 24 * j, out->lens[k++] = strlen(c + 24 * j);
+        size_t v[3] = {group_type[g] + 1, nok[g], nfail[g]};
+        for (int j = 0; j < 3; j++) {
+            out->groups[6 * g + 2 * j] = (unsigned char)(v[j] >> 8);
+            out->groups[6 * g + 2 * j + 1] = (unsigned char)(v[j] & 0xff);
+        }
     }
+    size_t k = 0;
+    out->argv[k] = (const char *)out->groups, out->lens[k++] = 6 * G;
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++)
@@ -192,7 +192,7 @@ void cw_commit_args_free(cw_commit_args *a)
 {
     cw_free(a->argv);
     cw_free(a->lens);
-    cw_free(a->counts);
+    cw_free(a->groups);
     cw_free(a->fail);
     cw_buf_free(&a->buf);
     memset(a, 0, sizeof *a);

@@ -8,12 +8,15 @@
 #include "scripts.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
 #define MAX_FETCH 1000         /* jobs per fetch script call */
 #define COMMIT_BACKOFF_MAX_MS 5000
 #define GATHER_MAX_MS 1        /* longest wait for more free executors under load */
+#define SPIN_MAX_US 50         /* longest spin for a batch of short handlers */
+#define SPIN_HANDLER_US 20     /* handlers shorter than this on average: spin for them */
 
 /* Appends one cycle script call: the commit of the done tasks (commit args, may be
  * empty) and a fetch of k jobs, each draw the sampler's order of type indices packed as
@@ -36,10 +39,14 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         goto done;
     }
     int width = p->ntypes <= 255 ? 1 : 2;
+    /* Grouped by kind (cycle.lua's KEYS): paused, lock, max_concurrency, queue,
+     * in-progress, lock_info — the first three kinds are read with one EXISTS and one
+     * MGET over a slice of KEYS. */
+    static const int kinds[6] = {2, 3, 5, 0, 1, 4};
     size_t a = 0;
-    for (size_t i = 0; i < p->ntypes; i++)
-        for (int j = 0; j < 6; j++)
-            argv[a] = p->types[i].keys[j], lens[a++] = p->types[i].key_lens[j];
+    for (int j = 0; j < 6; j++)
+        for (size_t i = 0; i < p->ntypes; i++)
+            argv[a] = p->types[i].keys[kinds[j]], lens[a++] = p->types[i].key_lens[kinds[j]];
     argv[a] = retry.data, lens[a++] = retry.len;
     argv[a] = dead.data, lens[a++] = dead.len;
     cw_buf_reset(draws);
@@ -66,7 +73,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         for (size_t i = 0; i < ca->n; i++)
             argv[a] = ca->argv[i], lens[a++] = ca->lens[i];
     } else {
-        argv[a] = "0", lens[a++] = 1; /* G = 0: nothing to commit */
+        argv[a] = "", lens[a++] = 0; /* no groups: nothing to commit */
     }
     rc = cw_conn_append_eval(c, &cw_script_cycle, (int)nkeys, (int)(a - nkeys), argv, lens,
                              err);
@@ -111,20 +118,25 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
         return rc;
     if (r->type == REDIS_REPLY_ERROR) {
         rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", r->str);
-    } else if (r->type != REDIS_REPLY_ARRAY || r->elements % 2 != 1 ||
+    } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
                r->element[0]->type != REDIS_REPLY_INTEGER) {
         rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
     } else {
-        for (size_t i = 1; i + 1 < r->elements; i += 2) {
-            redisReply *ti = r->element[i], *jobs = r->element[i + 1];
+        /* Flat: type index, count, that many job bytes; again for the next type. */
+        size_t i = 1;
+        while (i < r->elements) {
+            redisReply *ti = r->element[i], *count = i + 1 < r->elements ? r->element[i + 1] : NULL;
             if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
-                (size_t)ti->integer > p->ntypes || jobs->type != REDIS_REPLY_ARRAY) {
+                (size_t)ti->integer > p->ntypes || !count ||
+                count->type != REDIS_REPLY_INTEGER || count->integer < 0 ||
+                (size_t)count->integer > r->elements - i - 2) {
                 rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
                 break;
             }
             cw_job_type *type = &p->types[ti->integer - 1];
-            for (size_t j = 0; j < jobs->elements; j++) {
-                redisReply *b = jobs->element[j];
+            size_t end = i + 2 + (size_t)count->integer;
+            for (i += 2; i < end; i++) {
+                redisReply *b = r->element[i];
                 if (b->type != REDIS_REPLY_STRING)
                     continue;
                 cw_task *t = new_task(type, b->str, b->len);
@@ -311,6 +323,29 @@ static void deliver(cw_shard *sh, cw_task_queue *fetched)
     cw_pool_wake_executors(sh, 0);
 }
 
+/* Waits for the busy tasks of a batch of short handlers without sleeping (caller holds
+ * mu, which is released meanwhile): a sleeping dispatcher costs a futex wake-up in the
+ * executor and a scheduler wake-up before the next round trip, several times the
+ * batch's own run time on a virtual machine. Gives up after the batch's expected time
+ * (at most SPIN_MAX_US). */
+static void spin_for_batch(cw_shard *sh, size_t busy)
+{
+    cwork_pool *p = sh->pool;
+    int64_t budget = 10 + 2 * (int64_t)(sh->ready.len + 1) * sh->handler_avg_us;
+    if (budget > SPIN_MAX_US)
+        budget = SPIN_MAX_US;
+    size_t start = atomic_load_explicit(&sh->done_seq, memory_order_acquire);
+    pthread_mutex_unlock(&p->mu);
+    int64_t end = cw_monotonic_us() + budget;
+    for (unsigned i = 1; atomic_load_explicit(&sh->done_seq, memory_order_acquire) - start < busy;
+         i++) {
+        if ((i & 15) == 0 && cw_monotonic_us() >= end)
+            break;
+        sched_yield(); /* two cores: let the executor (or Redis) have this one */
+    }
+    pthread_mutex_lock(&p->mu);
+}
+
 void *cw_dispatcher_main(void *arg)
 {
     cw_shard *sh = arg;
@@ -324,6 +359,7 @@ void *cw_dispatcher_main(void *arg)
     struct timespec sleep_until = {0, 0};
     int sleeping = 0;
     int gathered = 0;            /* waited once for finishers since the last round trip */
+    int spun = 0;                /* spun once for finishers since the last round trip */
     cw_buf draws;
     cw_buf_init(&draws);
     cwork_error err = {0};
@@ -384,7 +420,17 @@ void *cw_dispatcher_main(void *arg)
             continue;
         }
         gathered = 0;
+        if (sh->npending || can_fetch || reclaim)
+            spun = 0;
         if (!sh->npending && !can_fetch && !reclaim) {
+            if (!spun && busy > 0 && sh->handler_avg_us < SPIN_HANDLER_US && !p->stopping) {
+                /* Look again under mu afterwards: an executor that finished while we
+                 * spun did not signal (we were not waiting). */
+                spun = 1;
+                spin_for_batch(sh, busy);
+                continue;
+            }
+            spun = 0;
             sh->dispatcher_waiting = 1;
             pthread_cond_wait(&sh->disp_cond, &p->mu);
             sh->dispatcher_waiting = 0;

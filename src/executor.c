@@ -223,6 +223,7 @@ void *cw_executor_main(void *arg)
             pthread_mutex_lock(&p->mu);
         }
         cw_tq_push(&s->done, t);
+        atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
          * when it sleeps and the batch is drained (it gathers until then). */
         if (s->dispatcher_waiting && s->ready.len == 0)

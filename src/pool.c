@@ -269,6 +269,13 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
         *existing = t;
         return 0;
     }
+    if (p->ntypes >= CW_MAX_JOB_TYPES) {
+        /* The cycle script unpacks three keys per type into one MGET; Lua's stack takes
+         * about 8000 values. */
+        type_clear(&t);
+        return cw_error(err, CWORK_EINVAL, "register %.64s: a pool takes at most %d job types",
+                        name, CW_MAX_JOB_TYPES);
+    }
     cw_job_type *types = cw_realloc(p->types, (p->ntypes + 1) * sizeof *types);
     if (!types) {
         type_clear(&t);

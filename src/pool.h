@@ -21,10 +21,12 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdatomic.h>
 
 #define CW_DEFAULT_CONCURRENCY 10
 #define CW_DEFAULT_MAX_FAILS 4
 #define CW_MAX_PRIORITY 100000
+#define CW_MAX_JOB_TYPES 2000
 #define CW_DEFAULT_IDLE_BACKOFF_MAX_MS 100
 #define CW_DEFAULT_STOP_GRACE_MS 30000
 
@@ -103,6 +105,7 @@ struct cw_shard {
     int no_more_tasks;         /* stopping, and this dispatcher will fetch nothing more:
                                   its executors may exit once ready is empty */
     int64_t handler_avg_us;    /* moving average of handler run time, for wake-ups */
+    atomic_size_t done_seq;    /* tasks its executors finished, ever (read without mu) */
 };
 
 struct cwork_pool {
@@ -180,7 +183,7 @@ typedef struct cw_commit_args {
     const char **argv;
     size_t *lens;
     size_t n;
-    char (*counts)[24]; /* G and the per-type triples */
+    unsigned char *groups; /* per type with done tasks: index, succeeded, failed */
     commit_arg *fail;   /* by task position */
     cw_buf buf;         /* re-encoded failed jobs */
 } cw_commit_args;

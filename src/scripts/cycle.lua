@@ -1,51 +1,80 @@
 -- One dispatcher round trip: commit finished jobs (SPEC §4.8), then fetch new ones
--- (SPEC §4.6), in one script call — each call has a fixed cost in Redis, and every key
--- and argument costs about as much as a command.
+-- (SPEC §4.6), in one script call — each call has a fixed cost in Redis, and each
+-- redis.call inside costs about a microsecond, so the script counts its calls.
 --
--- KEYS: six per registered job type, in registration order: queue, this pool's
---   in-progress list, paused, lock, lock_info, max_concurrency; then <p>retry, <p>dead.
+-- KEYS: n = number of registered job types, t = 1..n in registration order:
+--   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one EXISTS and
+--   one MGET read them), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
+--   KEYS[5n+t] lock_info; then <p>retry, <p>dead.
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
 --   sampler drew them, ARGV[4] bytes (big-endian) each, draw after draw ('' = no fetch)
--- ARGV[5] G, the number of types with jobs to commit; then G triples: type index,
---   number of succeeded jobs, number of failed jobs; then the raw bytes (as fetched) of
---   every succeeded job, type by type; then for every failed job, type by type: raw
---   bytes, target ('r' retry, 'd' dead, '-' dropped), score, the re-encoded job.
+-- ARGV[5] the commit's groups, one per type with finished jobs, six bytes each: type
+--   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
+--   the raw bytes (as fetched) of every succeeded job, group by group; then for every
+--   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped),
+--   score, the re-encoded job.
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
--- took it back; a retry of this script after an ambiguous failure is harmless).
+-- took it back; a retry of this script after an ambiguous failure is harmless). LREM
+-- searches from the tail, where the oldest jobs are: equal bytes are equal elements, so
+-- the list left is the one Go's search from the head leaves.
 -- Fetch: each draw takes the first type in its order that still has a job available —
 -- not paused, under its max concurrency (counting the slots this call releases), not
--- emptied by earlier draws — as the Go fetch does for one draw; each type's share moves
--- in one step. Locks: per type one INCRBY and one HINCRBY by (taken − released), the
--- same end state as Go's INCR/DECR and HINCRBY ±1 per job.
--- Returns {jobs removed by the commit, type index, {job bytes…}, type index, {…}, …}.
+-- emptied by earlier draws — as the Go fetch does for one draw. Queue lengths are not
+-- asked for: the draws are assigned as if every queue had jobs, each type's share is
+-- popped in one step, and a queue that comes up short is known from then on, so the
+-- draws are assigned again (a type's share only grows when another's shrinks, so what
+-- was popped is always taken).
+-- Locks: per type, lock and lock_info move by (taken − released) — the end state of
+-- Go's INCR/DECR and HINCRBY ±1 per job. The lock counters were read for the fetch, so
+-- valid ones are written back with one MSET; a missing or odd counter gets its own
+-- INCRBY (which creates it, or fails on a wrong value as Go's INCR does).
+-- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
+-- index, count, the job bytes… (a type may have more than one group)}.
+--
+-- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
+-- "%.17g", which costs more than the command it is passed to.
 local pool = ARGV[1]
-local ntypes = (#KEYS - 2) / 6
-local retry, dead = KEYS[6 * ntypes + 1], KEYS[6 * ntypes + 2]
+local n = (#KEYS - 2) / 6
+local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
 local delta = {}
+local digits = {}
+local function str(v)
+  local s = digits[v]
+  if not s then
+    s = string.format('%d', v)
+    digits[v] = s
+  end
+  return s
+end
 
 -- Commit.
-local G = tonumber(ARGV[5])
-local a = 6 + 3 * G
+local groups = ARGV[5]
+local G = #groups / 6
+local function u16(at)
+  local hi, lo = string.byte(groups, at, at + 1)
+  return hi * 256 + lo
+end
+local a = 6
 local removed = 0
-for g = 1, G do
-  local t = tonumber(ARGV[3 + 3 * g])
-  local inprogress, n = KEYS[(t - 1) * 6 + 2], 0
-  for _ = 1, tonumber(ARGV[4 + 3 * g]) do
-    n = n + redis.call('LREM', inprogress, 1, ARGV[a])
+for g = 0, G - 1 do
+  local t = u16(6 * g + 1)
+  local inprogress, c = KEYS[4 * n + t], 0
+  for _ = 1, u16(6 * g + 3) do
+    c = c + redis.call('LREM', inprogress, '-1', ARGV[a])
     a = a + 1
   end
-  delta[t] = (delta[t] or 0) - n
-  removed = removed + n
+  delta[t] = (delta[t] or 0) - c
+  removed = removed + c
 end
-for g = 1, G do
-  local t = tonumber(ARGV[3 + 3 * g])
-  local inprogress, n = KEYS[(t - 1) * 6 + 2], 0
-  for _ = 1, tonumber(ARGV[5 + 3 * g]) do
-    if redis.call('LREM', inprogress, 1, ARGV[a]) == 1 then
-      n = n + 1
+for g = 0, G - 1 do
+  local t = u16(6 * g + 1)
+  local inprogress, c = KEYS[4 * n + t], 0
+  for _ = 1, u16(6 * g + 5) do
+    if redis.call('LREM', inprogress, '-1', ARGV[a]) == 1 then
+      c = c + 1
       local target = ARGV[a + 1]
       if target == 'r' then
         redis.call('ZADD', retry, ARGV[a + 2], ARGV[a + 3])
@@ -55,101 +84,131 @@ for g = 1, G do
     end
     a = a + 4
   end
-  delta[t] = (delta[t] or 0) - n
-  removed = removed + n
+  delta[t] = (delta[t] or 0) - c
+  removed = removed + c
 end
 
 -- Fetch.
 local out = {removed}
+local locks
 local draws, width = ARGV[3], tonumber(ARGV[4])
 if #draws > 0 then
   local single = ARGV[2] == '1'
-  local paused, pkeys, mkeys = {}, {}, {}
-  for t = 1, ntypes do
-    pkeys[t] = KEYS[(t - 1) * 6 + 3]
-    mkeys[2 * t - 1] = KEYS[(t - 1) * 6 + 4]
-    mkeys[2 * t] = KEYS[(t - 1) * 6 + 6]
-  end
   -- One EXISTS over all paused keys; per key only when something is paused.
-  if redis.call('EXISTS', unpack(pkeys)) > 0 then
-    for t = 1, ntypes do
-      paused[t] = redis.call('EXISTS', pkeys[t]) == 1
+  local paused = {}
+  if redis.call('EXISTS', unpack(KEYS, 1, n)) > 0 then
+    for t = 1, n do
+      paused[t] = redis.call('EXISTS', KEYS[t]) == 1
     end
   end
-  local locks = redis.call('MGET', unpack(mkeys))
-  local avail, take = {}, {}
-  local function available(t)
-    if avail[t] == nil then
-      local n = 0
-      if not paused[t] then
-        n = redis.call('LLEN', KEYS[(t - 1) * 6 + 1])
-      end
-      if n > 0 then
-        local limit = tonumber(locks[2 * t])
-        if limit and limit ~= 0 then
-          -- Go allows a fetch while there is no counter or lock < limit: room is
-          -- ceil(limit − lock), where the lock already counts the slots released above,
-          -- and at least one while the counter does not exist (even for a negative limit).
-          local counter = tonumber(locks[2 * t - 1])
-          local lock = (counter or 0) + (delta[t] or 0)
-          local room = math.ceil(limit - lock)
-          if counter == nil and room < 1 then
-            room = 1
-          end
-          if room < n then
-            n = room
-          end
-          if n < 0 then
-            n = 0
-          end
+  locks = redis.call('MGET', unpack(KEYS, n + 1, 3 * n))
+  -- cap[t]: how many jobs type t may give this call — 0 when paused, the room under its
+  -- max concurrency, then the queue's length once a pop came up short.
+  local cap = {}
+  for t = 1, n do
+    local c = math.huge
+    local mc = locks[n + t]
+    if paused[t] then
+      c = 0
+    elseif mc and mc ~= '0' then
+      local limit = tonumber(mc)
+      if limit and limit ~= 0 then
+        -- Go allows a fetch while there is no counter or lock < limit: room is
+        -- ceil(limit − lock), where the lock already counts the slots released above,
+        -- and at least one while the counter does not exist (even for a negative limit).
+        local counter = tonumber(locks[t])
+        c = math.ceil(limit - (counter or 0) - (delta[t] or 0))
+        if counter == nil and c < 1 then
+          c = 1
+        end
+        if c < 0 then
+          c = 0
         end
       end
-      avail[t] = n
-      take[t] = 0
     end
-    return avail[t] - take[t]
+    cap[t] = c
   end
-  local step = ntypes * width
-  for d = 1, #draws, step do
-    for pos = d, d + step - 1, width do
-      local t = string.byte(draws, pos)
-      if width == 2 then
-        t = t * 256 + string.byte(draws, pos + 1)
-      end
-      if available(t) > 0 then
-        take[t] = take[t] + 1
-        break
-      end
-    end
-  end
-  for t, n in pairs(take) do
-    if n > 0 then
-      local base = (t - 1) * 6
-      local jobs
-      if single or n == 1 then
-        -- One call per job: the old servers' path, and the cheaper one for one job.
-        jobs = {}
-        for i = 1, n do
-          jobs[i] = redis.call('RPOPLPUSH', KEYS[base + 1], KEYS[base + 2])
+  local step = n * width
+  local got = {}
+  repeat
+    local take = {}
+    for d = 1, #draws, step do
+      for pos = d, d + step - 1, width do
+        local t = string.byte(draws, pos)
+        if width == 2 then
+          t = t * 256 + string.byte(draws, pos + 1)
         end
-      else
-        jobs = redis.call('RPOP', KEYS[base + 1], n)
-        for i = 1, #jobs, 1000 do
-          redis.call('LPUSH', KEYS[base + 2], unpack(jobs, i, math.min(i + 999, #jobs)))
+        local c = take[t] or 0
+        if c < cap[t] then
+          take[t] = c + 1
+          break
         end
       end
-      delta[t] = (delta[t] or 0) + n
-      out[#out + 1] = t
-      out[#out + 1] = jobs
     end
-  end
+    -- Pop each type's share, appending a group to the reply as the jobs come.
+    local short = false
+    for t, want in pairs(take) do
+      local have = got[t] or 0
+      if want > have then
+        local queue, inprogress = KEYS[3 * n + t], KEYS[4 * n + t]
+        local head = #out
+        out[head + 1] = t
+        out[head + 2] = 0
+        local m = 0
+        if single or want - have <= 2 then
+          -- One call per job: the old servers' path, and the cheaper one for few jobs.
+          for _ = have + 1, want do
+            local job = redis.call('RPOPLPUSH', queue, inprogress)
+            if not job then
+              break
+            end
+            m = m + 1
+            out[head + 2 + m] = job
+          end
+        else
+          local popped = redis.call('RPOP', queue, str(want - have))
+          if popped then
+            for i = 1, #popped, 1000 do
+              redis.call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
+            end
+            m = #popped
+            for i = 1, m do
+              out[head + 2 + i] = popped[i]
+            end
+          end
+        end
+        if m == 0 then
+          out[head + 2] = nil
+          out[head + 1] = nil
+        else
+          out[head + 2] = m
+        end
+        got[t] = have + m
+        delta[t] = (delta[t] or 0) + m
+        if have + m < want then
+          cap[t] = have + m
+          short = true
+        end
+      end
+    end
+  until not short
 end
 
--- Locks: one adjustment per type.
-for t, n in pairs(delta) do
-  if n ~= 0 then
-    redis.call('INCRBY', KEYS[(t - 1) * 6 + 4], n)
-    redis.call('HINCRBY', KEYS[(t - 1) * 6 + 5], pool, n)
+-- Locks.
+local mset = {}
+for t, c in pairs(delta) do
+  if c ~= 0 then
+    local counter = locks and locks[t]
+    if counter and #counter <= 15 and (counter == '0' or string.find(counter, '^%-?[1-9]%d*$')) then
+      mset[#mset + 1] = KEYS[n + t]
+      mset[#mset + 1] = str(tonumber(counter) + c)
+    else
+      redis.call('INCRBY', KEYS[n + t], str(c))
+    end
+    redis.call('HINCRBY', KEYS[5 * n + t], pool, str(c))
   end
+end
+if #mset > 0 then
+  redis.call('MSET', unpack(mset))
 end
 return out

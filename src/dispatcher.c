@@ -106,6 +106,19 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
     return t;
 }
 
+/* The cycle script's lock writes that failed on a damaged key (type index, error text
+ * pairs): the jobs moved anyway; the damaged counter stays as it was. */
+static void log_lock_errors(cwork_pool *p, redisReply **e, size_t n)
+{
+    for (size_t j = 0; j + 1 < n; j += 2) {
+        if (e[j]->type != REDIS_REPLY_INTEGER || e[j]->integer < 1 ||
+            (size_t)e[j]->integer > p->ntypes || e[j + 1]->type != REDIS_REPLY_STRING)
+            continue;
+        cw_log(CWORK_LOG_WARN, "worker.lock", "job_name", p->types[e[j]->integer - 1].name,
+               "error", e[j + 1]->str, NULL);
+    }
+}
+
 /* Reads the cycle reply: the commit's count, then the fetched jobs as tasks. A job whose
  * task cannot be allocated stays in in-progress; *incomplete is then set, so that a
  * later reclaim takes it up (our heartbeat keeps reapers away). */
@@ -126,6 +139,13 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
         size_t i = 1;
         while (i < r->elements) {
             redisReply *ti = r->element[i], *count = i + 1 < r->elements ? r->element[i + 1] : NULL;
+            if (ti->type == REDIS_REPLY_INTEGER && ti->integer == 0 && count &&
+                count->type == REDIS_REPLY_INTEGER && count->integer >= 0 &&
+                (size_t)count->integer <= r->elements - i - 2) {
+                log_lock_errors(p, r->element + i + 2, (size_t)count->integer);
+                i += 2 + (size_t)count->integer;
+                continue;
+            }
             if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
                 (size_t)ti->integer > p->ntypes || !count ||
                 count->type != REDIS_REPLY_INTEGER || count->integer < 0 ||

@@ -3,8 +3,8 @@
 -- redis.call inside costs about a microsecond, so the script counts its calls.
 --
 -- KEYS: n = number of registered job types, t = 1..n in registration order:
---   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one EXISTS and
---   one MGET read them), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
+--   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one MGET reads
+--   them all), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
 --   KEYS[5n+t] lock_info; then <p>retry, <p>dead.
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
@@ -28,11 +28,11 @@
 -- draws are assigned again (a type's share only grows when another's shrinks, so what
 -- was popped is always taken).
 -- Locks: per type, lock and lock_info move by (taken − released) — the end state of
--- Go's INCR/DECR and HINCRBY ±1 per job. The lock counters were read for the fetch, so
--- valid ones are written back with one MSET; a missing or odd counter gets its own
--- INCRBY (which creates it, or fails on a wrong value as Go's INCR does).
+-- Go's INCR/DECR and HINCRBY ±1 per job.
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
--- index, count, the job bytes… (a type may have more than one group)}.
+-- index, count, the job bytes… (a type may have more than one group)}, and last, when
+-- a lock write failed, a group with type index 0: 0, 2m, then m pairs of type index and
+-- error text.
 --
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
@@ -48,6 +48,13 @@ local function str(v)
     digits[v] = s
   end
   return s
+end
+
+-- A lock counter INCRBY can move: missing (nil), or an integer string. A present
+-- counter that is not (someone wrote to it) makes Go's INCR fail; here its type is not
+-- fetched, and its releases are reported instead of failing the whole call.
+local function valid_counter(s)
+  return #s <= 20 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
 end
 
 -- Commit.
@@ -90,25 +97,20 @@ end
 
 -- Fetch.
 local out = {removed}
-local locks
+local state
 local draws, width = ARGV[3], tonumber(ARGV[4])
 if #draws > 0 then
   local single = ARGV[2] == '1'
-  -- One EXISTS over all paused keys; per key only when something is paused.
-  local paused = {}
-  if redis.call('EXISTS', unpack(KEYS, 1, n)) > 0 then
-    for t = 1, n do
-      paused[t] = redis.call('EXISTS', KEYS[t]) == 1
-    end
-  end
-  locks = redis.call('MGET', unpack(KEYS, n + 1, 3 * n))
+  -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
+  -- pauses with any string value, as Go's GET of it does.
+  state = redis.call('MGET', unpack(KEYS, 1, 3 * n))
   -- cap[t]: how many jobs type t may give this call — 0 when paused, the room under its
   -- max concurrency, then the queue's length once a pop came up short.
   local cap = {}
   for t = 1, n do
     local c = math.huge
-    local mc = locks[n + t]
-    if paused[t] then
+    local mc = state[2 * n + t]
+    if state[t] then
       c = 0
     elseif mc and mc ~= '0' then
       local limit = tonumber(mc)
@@ -116,7 +118,7 @@ if #draws > 0 then
         -- Go allows a fetch while there is no counter or lock < limit: room is
         -- ceil(limit − lock), where the lock already counts the slots released above,
         -- and at least one while the counter does not exist (even for a negative limit).
-        local counter = tonumber(locks[t])
+        local counter = tonumber(state[n + t])
         c = math.ceil(limit - (counter or 0) - (delta[t] or 0))
         if counter == nil and c < 1 then
           c = 1
@@ -149,7 +151,10 @@ if #draws > 0 then
     local short = false
     for t, want in pairs(take) do
       local have = got[t] or 0
-      if want > have then
+      if have == 0 and state[n + t] and not valid_counter(state[n + t]) then
+        cap[t] = 0 -- its INCR would fail: not fetched (the draw falls through)
+        short = true
+      elseif want > have then
         local queue, inprogress = KEYS[3 * n + t], KEYS[4 * n + t]
         local head = #out
         out[head + 1] = t
@@ -194,21 +199,39 @@ if #draws > 0 then
   until not short
 end
 
--- Locks.
-local mset = {}
+-- Locks. Valid counters that were read go back with one MSET; the others (not read, or
+-- not an integer) get an INCRBY, and lock_info a HINCRBY, each through pcall: a write
+-- that fails on a damaged key is reported in the reply, and never stops the other
+-- types' accounting half way.
+local mset, failed = {}, {}
 for t, c in pairs(delta) do
   if c ~= 0 then
-    local counter = locks and locks[t]
-    if counter and #counter <= 15 and (counter == '0' or string.find(counter, '^%-?[1-9]%d*$')) then
+    local counter = state and state[n + t]
+    if counter and #counter <= 15 and valid_counter(counter) then
       mset[#mset + 1] = KEYS[n + t]
       mset[#mset + 1] = str(tonumber(counter) + c)
     else
-      redis.call('INCRBY', KEYS[n + t], str(c))
+      local r = redis.pcall('INCRBY', KEYS[n + t], str(c))
+      if type(r) == 'table' and r.err then
+        failed[#failed + 1] = t
+        failed[#failed + 1] = 'lock: ' .. r.err
+      end
     end
-    redis.call('HINCRBY', KEYS[5 * n + t], pool, str(c))
+    local r = redis.pcall('HINCRBY', KEYS[5 * n + t], pool, str(c))
+    if type(r) == 'table' and r.err then
+      failed[#failed + 1] = t
+      failed[#failed + 1] = 'lock_info: ' .. r.err
+    end
   end
 end
 if #mset > 0 then
   redis.call('MSET', unpack(mset))
+end
+if #failed > 0 then
+  out[#out + 1] = 0
+  out[#out + 1] = #failed
+  for i = 1, #failed do
+    out[#out + 1] = failed[i]
+  end
 end
 return out

@@ -1,0 +1,258 @@
+/* Shared by the cycle script tests (test_cycle_fetch.c, test_cycle_commit.c): the
+ * script (src/scripts/cycle.lua) run directly with EVAL against a real Redis, with
+ * helpers to build its KEYS/ARGV, read its flat reply and compare the whole namespace.
+ * Types are one letter each, "a" = index 1, "b" = 2, "c" = 3; in templates '@' is the
+ * namespace and "<a3>" the job {"name":"a","id":"a3"}. */
+#ifndef CWORK_CYCLE_TESTUTIL_H
+#define CWORK_CYCLE_TESTUTIL_H
+
+#include "scripts.h"
+#include "testlib.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+#define POOL "0123456789abcdef01234567"
+#define MAXT 3
+#define BIG 8192
+
+static redisContext *rc_;
+static char ns_[64];
+
+/* ---------------------------------------------------------------- helpers */
+
+__attribute__((format(printf, 3, 4))) static inline void app(char *buf, size_t size, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, size - len, fmt, ap);
+    va_end(ap);
+}
+
+/* Expands a template (malloc'd): '@' → the namespace, "<a3>" → {"name":"a","id":"a3"}. */
+static inline char *expand(const char *t)
+{
+    char *out = malloc(strlen(t) * (sizeof ns_ + 24) + 1), *o = out;
+    if (!out) abort();
+    for (; *t; t++) {
+        const char *end = *t == '<' ? strchr(t, '>') : NULL;
+        if (*t == '@') {
+            o += sprintf(o, "%s", ns_);
+        } else if (end) {
+            o += sprintf(o, "{\"name\":\"%c\",\"id\":\"%.*s\"}", t[1], (int)(end - t - 1), t + 1);
+            t = end;
+        } else {
+            *o++ = *t;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Appends "<c first> | … | <c last>", counting up or down. */
+static inline void seq(char *buf, size_t size, char c, int first, int last)
+{
+    int step = first <= last ? 1 : -1;
+    for (int i = first;; i += step) {
+        app(buf, size, "%s<%c%d>", i == first ? "" : " | ", c, i);
+        if (i == last) break;
+    }
+}
+
+static inline void fresh(void)
+{
+    tl_unique_ns("cy", ns_, sizeof ns_);
+}
+
+static inline void done(redisReply *r)
+{
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+static inline void cmd(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(rc_, fmt, ap);
+    va_end(ap);
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "setup command failed: %s\n", r ? r->str : rc_->errstr);
+        exit(1);
+    }
+    freeReplyObject(r);
+}
+
+/* LPUSHes jobs <c from> … <c to> to type c's queue: <c from> is the oldest. */
+static inline void push(char c, int from, int to)
+{
+    for (int i = from; i <= to; i++) {
+        char tmpl[16];
+        snprintf(tmpl, sizeof tmpl, "<%c%d>", c, i);
+        char *job = expand(tmpl);
+        cmd("LPUSH %s:jobs:%b %s", ns_, &c, (size_t)1, job);
+        free(job);
+    }
+}
+
+/* SETs <ns>:jobs:<c><suffix>. */
+static inline void set(char c, const char *suffix, const char *value)
+{
+    cmd("SET %s:jobs:%b%s %s", ns_, &c, (size_t)1, suffix, value);
+}
+
+/* The draws argument: orders of type letters, two bytes per index when width is 2. */
+typedef struct drawbuf {
+    char b[256];
+    size_t len;
+    int width;
+} drawbuf;
+
+/* count times the draws of orders ("ab ba": [a,b] then [b,a]). */
+static inline drawbuf draws(int width, const char *orders, int count)
+{
+    drawbuf d = {.width = width};
+    for (int k = 0; k < count; k++)
+        for (const char *p = orders; *p; p++) {
+            if (*p == ' ') continue;
+            if (width == 2) d.b[d.len++] = 0;
+            d.b[d.len++] = (char)(*p - 'a' + 1);
+        }
+    return d;
+}
+
+/* The commit arguments: ARGV[5] (the groups) and what follows it. */
+typedef struct commit {
+    unsigned char groups[6 * MAXT];
+    size_t glen;
+    const char *args[32];
+    int nargs;
+    char store[2048]; /* the expanded arguments */
+    size_t used;
+} commit;
+
+static inline void group(commit *c, int t, int ok, int failed)
+{
+    int v[3] = {t, ok, failed};
+    for (int i = 0; i < 3; i++) {
+        c->groups[c->glen++] = (unsigned char)(v[i] >> 8);
+        c->groups[c->glen++] = (unsigned char)(v[i] & 0xff);
+    }
+}
+
+/* Appends arguments (templates, NULL-terminated) after the groups. */
+static inline void args(commit *c, ...)
+{
+    va_list ap;
+    va_start(ap, c);
+    for (const char *a; (a = va_arg(ap, const char *)) != NULL;) {
+        char *x = expand(a);
+        c->args[c->nargs++] = strcpy(c->store + c->used, x);
+        c->used += strlen(x) + 1;
+        free(x);
+    }
+    va_end(ap);
+}
+
+/* One EVAL of the cycle script for types (letters in index order); d NULL: no draws,
+ * c NULL: nothing to commit. */
+static inline redisReply *cycle(const char *types, int single, const drawbuf *d, const commit *c)
+{
+    static const char *const kinds[6] = {
+        ":paused", ":lock", ":max_concurrency", "", ":" POOL ":inprogress", ":lock_info"};
+    int n = (int)strlen(types);
+    char keys[6 * MAXT + 2][128], nkeys[16];
+    const char *argv[3 + 6 * MAXT + 2 + 5 + 32];
+    size_t lens[sizeof argv / sizeof argv[0]];
+    int a = 0, k = 0;
+    argv[a] = "EVAL", lens[a++] = 4;
+    argv[a] = cw_script_cycle.body, lens[a++] = cw_script_cycle.body_len;
+    snprintf(nkeys, sizeof nkeys, "%d", 6 * n + 2);
+    argv[a] = nkeys, lens[a++] = strlen(nkeys);
+    for (int j = 0; j < 6; j++)
+        for (int t = 0; t < n; t++, k++)
+            snprintf(keys[k], sizeof keys[k], "%s:jobs:%c%s", ns_, types[t], kinds[j]);
+    snprintf(keys[k++], sizeof keys[0], "%s:retry", ns_);
+    snprintf(keys[k++], sizeof keys[0], "%s:dead", ns_);
+    for (int i = 0; i < k; i++)
+        argv[a] = keys[i], lens[a++] = strlen(keys[i]);
+    argv[a] = POOL, lens[a++] = 24;
+    argv[a] = single ? "1" : "0", lens[a++] = 1;
+    argv[a] = d ? d->b : "", lens[a++] = d ? d->len : 0;
+    argv[a] = d && d->width == 2 ? "2" : "1", lens[a++] = 1;
+    argv[a] = c ? (const char *)c->groups : "", lens[a++] = c ? c->glen : 0;
+    for (int i = 0; c && i < c->nargs; i++)
+        argv[a] = c->args[i], lens[a++] = strlen(c->args[i]);
+    redisReply *r = redisCommandArgv(rc_, a, argv, lens);
+    if (!r) {
+        fprintf(stderr, "test redis I/O error: %s\n", rc_->errstr);
+        exit(1);
+    }
+    return r;
+}
+
+/* The jobs of type t (0: every type) in a cycle reply, over all its groups in reply order,
+ * joined with " | " into buf; -1 when the reply is not {removed, groups…}, else their
+ * number. */
+static inline int fetched(const redisReply *r, int t, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER)
+        return -1;
+    int count = 0;
+    for (size_t i = 1; i < r->elements;) {
+        if (i + 1 >= r->elements || r->element[i]->type != REDIS_REPLY_INTEGER ||
+            r->element[i + 1]->type != REDIS_REPLY_INTEGER || r->element[i + 1]->integer < 1 ||
+            (size_t)r->element[i + 1]->integer > r->elements - i - 2)
+            return -1;
+        long long type = r->element[i]->integer, m = r->element[i + 1]->integer;
+        if (type == 0) { /* lock write errors: not jobs */
+            i += 2 + (size_t)m;
+            continue;
+        }
+        for (i += 2; m > 0; m--, i++) {
+            if (r->element[i]->type != REDIS_REPLY_STRING) return -1;
+            if (type == t || t == 0) {
+                app(buf, size, "%s%s", count ? " | " : "", r->element[i]->str);
+                count++;
+            }
+        }
+    }
+    return count;
+}
+
+#define CHECK_GOT(r, t, tmpl) check_got(__LINE__, r, t, tmpl)
+static inline void check_got(int line, const redisReply *r, int t, const char *tmpl)
+{
+    char got[BIG];
+    char *want = expand(tmpl);
+    if (fetched(r, t, got, sizeof got) < 0)
+        tl_fail(__FILE__, line, "malformed cycle reply (type %d, %s)", r->type,
+                r->type == REDIS_REPLY_ERROR ? r->str : "-");
+    else if (strcmp(got, want) != 0)
+        tl_fail(__FILE__, line, "jobs of type %d\n   got: %s\n  want: %s", t, got, want);
+    free(want);
+}
+
+#define CHECK_REMOVED(r, n) check_removed(__LINE__, r, n)
+static inline void check_removed(int line, const redisReply *r, long long n)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[0]->integer != n)
+        tl_fail(__FILE__, line, "reply's removed count is not %lld (type %d, %s)", n, r->type,
+                r->type == REDIS_REPLY_ERROR ? r->str : "-");
+}
+
+#define CHECK_NS(tmpl) check_ns(__LINE__, tmpl)
+static inline void check_ns(int line, const char *tmpl)
+{
+    char *got = tl_ns_dump(rc_, ns_), *want = expand(tmpl);
+    if (strcmp(got, want) != 0)
+        tl_fail(__FILE__, line, "namespace\n--- got:\n%s--- want:\n%s---", got, want);
+    free(got);
+    free(want);
+}
+
+#endif

@@ -75,7 +75,21 @@ static void drop(redisContext *c, const char *ns)
 
 static redisContext *dial(const char *url)
 {
-    /* The benchmark's own raw connection: host:port forms only. */
+    /* The benchmark's own raw connection: host:port forms and unix:///path. */
+    struct timeval tv = {5, 0};
+    if (strncmp(url, "unix://", 7) == 0) {
+        char path[256];
+        snprintf(path, sizeof path, "%s", url + 7);
+        char *q = strchr(path, '?');
+        if (q)
+            *q = '\0';
+        redisContext *c = redisConnectUnixWithTimeout(path, tv);
+        if (!c || c->err) {
+            fprintf(stderr, "bench: cannot connect to %s\n", path);
+            exit(1);
+        }
+        return c;
+    }
     const char *p = strstr(url, "://");
     p = p ? p + 3 : url;
     char host[128] = "127.0.0.1";
@@ -87,7 +101,6 @@ static redisContext *dial(const char *url)
         host[n] = '\0';
         port = atoi(colon + 1);
     }
-    struct timeval tv = {5, 0};
     redisContext *c = redisConnectWithTimeout(host, port, tv);
     if (!c || c->err) {
         fprintf(stderr, "bench: cannot connect to %s:%d\n", host, port);

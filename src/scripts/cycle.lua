@@ -39,7 +39,11 @@
 local pool = ARGV[1]
 local n = (#KEYS - 2) / 6
 local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
-local delta = {}
+local byte = string.byte
+-- Per-type arrays, sized once: a table grown element by element is rehashed at every
+-- power of two, and keys that arrive out of order land in its hash part.
+local zeros = string.rep('\0', n)
+local delta = {byte(zeros, 1, n)} -- n zeros
 local digits = {}
 local function str(v)
   local s = digits[v]
@@ -59,27 +63,24 @@ end
 
 -- Commit.
 local groups = ARGV[5]
-local G = #groups / 6
-local function u16(at)
-  local hi, lo = string.byte(groups, at, at + 1)
-  return hi * 256 + lo
-end
 local a = 6
 local removed = 0
-for g = 0, G - 1 do
-  local t = u16(6 * g + 1)
+for g = 1, #groups, 6 do
+  local t1, t2, s1, s2 = byte(groups, g, g + 3)
+  local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
-  for _ = 1, u16(6 * g + 3) do
+  for _ = 1, s1 * 256 + s2 do
     c = c + redis.call('LREM', inprogress, '-1', ARGV[a])
     a = a + 1
   end
-  delta[t] = (delta[t] or 0) - c
+  delta[t] = delta[t] - c
   removed = removed + c
 end
-for g = 0, G - 1 do
-  local t = u16(6 * g + 1)
+for g = 1, #groups, 6 do
+  local t1, t2, _, _, f1, f2 = byte(groups, g, g + 5)
+  local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
-  for _ = 1, u16(6 * g + 5) do
+  for _ = 1, f1 * 256 + f2 do
     if redis.call('LREM', inprogress, '-1', ARGV[a]) == 1 then
       c = c + 1
       local target = ARGV[a + 1]
@@ -91,14 +92,14 @@ for g = 0, G - 1 do
     end
     a = a + 4
   end
-  delta[t] = (delta[t] or 0) - c
+  delta[t] = delta[t] - c
   removed = removed + c
 end
 
 -- Fetch.
 local out = {removed}
-local state
-local draws, width = ARGV[3], tonumber(ARGV[4])
+local state, got
+local draws, width = ARGV[3], ARGV[4] == '2' and 2 or 1
 if #draws > 0 then
   local single = ARGV[2] == '1'
   -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
@@ -106,7 +107,7 @@ if #draws > 0 then
   state = redis.call('MGET', unpack(KEYS, 1, 3 * n))
   -- cap[t]: how many jobs type t may give this call — 0 when paused, the room under its
   -- max concurrency, then the queue's length once a pop came up short.
-  local cap = {}
+  local cap = {byte(zeros, 1, n)}
   for t = 1, n do
     local c = math.huge
     local mc = state[2 * n + t]
@@ -119,7 +120,7 @@ if #draws > 0 then
         -- ceil(limit − lock), where the lock already counts the slots released above,
         -- and at least one while the counter does not exist (even for a negative limit).
         local counter = tonumber(state[n + t])
-        c = math.ceil(limit - (counter or 0) - (delta[t] or 0))
+        c = math.ceil(limit - (counter or 0) - delta[t])
         if counter == nil and c < 1 then
           c = 1
         end
@@ -131,16 +132,16 @@ if #draws > 0 then
     cap[t] = c
   end
   local step = n * width
-  local got = {}
+  got = {byte(zeros, 1, n)}
   repeat
-    local take = {}
+    local take = {byte(zeros, 1, n)}
     for d = 1, #draws, step do
       for pos = d, d + step - 1, width do
-        local t = string.byte(draws, pos)
+        local t = byte(draws, pos)
         if width == 2 then
-          t = t * 256 + string.byte(draws, pos + 1)
+          t = t * 256 + byte(draws, pos + 1)
         end
-        local c = take[t] or 0
+        local c = take[t]
         if c < cap[t] then
           take[t] = c + 1
           break
@@ -149,50 +150,52 @@ if #draws > 0 then
     end
     -- Pop each type's share, appending a group to the reply as the jobs come.
     local short = false
-    for t, want in pairs(take) do
-      local have = got[t] or 0
-      if have == 0 and state[n + t] and not valid_counter(state[n + t]) then
-        cap[t] = 0 -- its INCR would fail: not fetched (the draw falls through)
-        short = true
-      elseif want > have then
-        local queue, inprogress = KEYS[3 * n + t], KEYS[4 * n + t]
-        local head = #out
-        out[head + 1] = t
-        out[head + 2] = 0
-        local m = 0
-        if single or want - have <= 2 then
-          -- One call per job: the old servers' path, and the cheaper one for few jobs.
-          for _ = have + 1, want do
-            local job = redis.call('RPOPLPUSH', queue, inprogress)
-            if not job then
-              break
-            end
-            m = m + 1
-            out[head + 2 + m] = job
-          end
-        else
-          local popped = redis.call('RPOP', queue, str(want - have))
-          if popped then
-            for i = 1, #popped, 1000 do
-              redis.call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
-            end
-            m = #popped
-            for i = 1, m do
-              out[head + 2 + i] = popped[i]
-            end
-          end
-        end
-        if m == 0 then
-          out[head + 2] = nil
-          out[head + 1] = nil
-        else
-          out[head + 2] = m
-        end
-        got[t] = have + m
-        delta[t] = (delta[t] or 0) + m
-        if have + m < want then
-          cap[t] = have + m
+    for t = 1, n do
+      local want, have = take[t], got[t]
+      if want > have then
+        if have == 0 and state[n + t] and not valid_counter(state[n + t]) then
+          cap[t] = 0 -- its INCR would fail: not fetched (the draw falls through)
           short = true
+        else
+          local queue, inprogress = KEYS[3 * n + t], KEYS[4 * n + t]
+          local head = #out
+          out[head + 1] = t
+          out[head + 2] = 0
+          local m = 0
+          if single or want - have <= 2 then
+            -- One call per job: the old servers' path, and the cheaper one for few jobs.
+            for _ = have + 1, want do
+              local job = redis.call('RPOPLPUSH', queue, inprogress)
+              if not job then
+                break
+              end
+              m = m + 1
+              out[head + 2 + m] = job
+            end
+          else
+            local popped = redis.call('RPOP', queue, str(want - have))
+            if popped then
+              for i = 1, #popped, 1000 do
+                redis.call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
+              end
+              m = #popped
+              for i = 1, m do
+                out[head + 2 + i] = popped[i]
+              end
+            end
+          end
+          if m > 0 then
+            out[head + 2] = m
+          else
+            out[head + 2] = nil
+            out[head + 1] = nil
+          end
+          got[t] = have + m
+          delta[t] = delta[t] + m
+          if have + m < want then
+            cap[t] = have + m
+            short = true
+          end
         end
       end
     end
@@ -203,31 +206,36 @@ end
 -- not an integer) get an INCRBY, and lock_info a HINCRBY, each through pcall: a write
 -- that fails on a damaged key is reported in the reply, and never stops the other
 -- types' accounting half way.
-local mset, failed = {}, {}
-for t, c in pairs(delta) do
+local mset, m, failed = {byte(zeros, 1, n)}, 0, nil -- sized for half the types
+for t = 1, n do
+  local c = delta[t]
   if c ~= 0 then
     local counter = state and state[n + t]
-    if counter and #counter <= 15 and valid_counter(counter) then
-      mset[#mset + 1] = KEYS[n + t]
-      mset[#mset + 1] = str(tonumber(counter) + c)
+    -- (a type that was fetched had its counter checked already)
+    if counter and #counter <= 15 and (got and got[t] > 0 or valid_counter(counter)) then
+      mset[m + 1] = KEYS[n + t]
+      mset[m + 2] = str(tonumber(counter) + c)
+      m = m + 2
     else
       local r = redis.pcall('INCRBY', KEYS[n + t], str(c))
       if type(r) == 'table' and r.err then
+        failed = failed or {}
         failed[#failed + 1] = t
         failed[#failed + 1] = 'lock: ' .. r.err
       end
     end
     local r = redis.pcall('HINCRBY', KEYS[5 * n + t], pool, str(c))
     if type(r) == 'table' and r.err then
+      failed = failed or {}
       failed[#failed + 1] = t
       failed[#failed + 1] = 'lock_info: ' .. r.err
     end
   end
 end
-if #mset > 0 then
-  redis.call('MSET', unpack(mset))
+if m > 0 then
+  redis.call('MSET', unpack(mset, 1, m))
 end
-if #failed > 0 then
+if failed then
   out[#out + 1] = 0
   out[#out + 1] = #failed
   for i = 1, #failed do

@@ -15,7 +15,7 @@
 #define MAX_FETCH 1000         /* jobs per fetch script call */
 #define COMMIT_BACKOFF_MAX_MS 5000
 #define GATHER_MAX_MS 1        /* longest wait for more free executors under load */
-#define SPIN_MAX_US 50         /* longest spin for a batch of short handlers */
+#define SPIN_MAX_US 100        /* longest spin for a batch of short handlers */
 #define SPIN_HANDLER_US 20     /* handlers shorter than this on average: spin for them */
 
 /* Appends one cycle script call: the commit of the done tasks (commit args, may be
@@ -40,8 +40,8 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
     }
     int width = p->ntypes <= 255 ? 1 : 2;
     /* Grouped by kind (cycle.lua's KEYS): paused, lock, max_concurrency, queue,
-     * in-progress, lock_info — the first three kinds are read with one EXISTS and one
-     * MGET over a slice of KEYS. */
+     * in-progress, lock_info — the first three kinds are read with one MGET over a
+     * slice of KEYS. */
     static const int kinds[6] = {2, 3, 5, 0, 1, 4};
     size_t a = 0;
     for (int j = 0; j < 6; j++)
@@ -346,15 +346,22 @@ static void deliver(cw_shard *sh, cw_task_queue *fetched)
 /* Waits for the busy tasks of a batch of short handlers without sleeping (caller holds
  * mu, which is released meanwhile): a sleeping dispatcher costs a futex wake-up in the
  * executor and a scheduler wake-up before the next round trip, several times the
- * batch's own run time on a virtual machine. Gives up after the batch's expected time
- * (at most SPIN_MAX_US). */
+ * batch's own run time on a virtual machine. Yields the CPU between looks and gives up
+ * after the batch's expected time (at most SPIN_MAX_US); the caller then looks at the
+ * queues again under mu and sleeps as usual. */
 static void spin_for_batch(cw_shard *sh, size_t busy)
 {
     cwork_pool *p = sh->pool;
-    int64_t budget = 10 + 2 * (int64_t)(sh->ready.len + 1) * sh->handler_avg_us;
+    /* Waking the executor takes tens of microseconds on a virtual machine, more than the
+     * batch itself: expect it. */
+    int64_t budget = 60 + 2 * (int64_t)(sh->ready.len + 1) * sh->handler_avg_us;
     if (budget > SPIN_MAX_US)
         budget = SPIN_MAX_US;
+    /* done_seq moves under mu: read with the done queue, it counts what is still due. */
     size_t start = atomic_load_explicit(&sh->done_seq, memory_order_acquire);
+    busy = busy > sh->done.len ? busy - sh->done.len : 0;
+    if (busy == 0)
+        return;
     pthread_mutex_unlock(&p->mu);
     int64_t end = cw_monotonic_us() + budget;
     for (unsigned i = 1; atomic_load_explicit(&sh->done_seq, memory_order_acquire) - start < busy;

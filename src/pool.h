@@ -21,7 +21,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdatomic.h>
 
 #define CW_DEFAULT_CONCURRENCY 10
 #define CW_DEFAULT_MAX_FAILS 4
@@ -83,7 +82,8 @@ typedef struct cw_executor {
 
 /* One dispatcher with its executors. A pool of more than ~10 executors runs several:
  * each dispatcher's cycle (round trip, then its executors run the batch) is serial, and
- * two cycles overlap where one cannot (measured: 2 × 10 executors beat 1 × 20 by ~17%).
+ * two cycles overlap where one cannot (measured on 2 cores with no-op handlers: 2 × 10
+ * executors process ~35% more jobs/s than 1 × 20, for ~25% more Redis CPU per job).
  * Every field is guarded by pool->mu except where noted. */
 struct cw_shard {
     cwork_pool *pool;

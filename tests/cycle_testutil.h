@@ -71,18 +71,7 @@ static inline void done(redisReply *r)
     tl_ns_delete(rc_, ns_);
 }
 
-static inline void cmd(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(rc_, fmt, ap);
-    va_end(ap);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        fprintf(stderr, "setup command failed: %s\n", r ? r->str : rc_->errstr);
-        exit(1);
-    }
-    freeReplyObject(r);
-}
+#define cmd(...) tl_do(rc_, __VA_ARGS__)
 
 /* LPUSHes jobs <c from> … <c to> to type c's queue: <c from> is the oldest. */
 static inline void push(char c, int from, int to)

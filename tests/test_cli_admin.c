@@ -70,18 +70,7 @@ static int run_cli(int with_conn, const char *const *argv)
 
 /* ---------------------------------------------------------------- Redis state */
 
-static void cmd(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(rc_, fmt, ap);
-    va_end(ap);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        fprintf(stderr, "redis: %s\n", r ? r->str : rc_->errstr);
-        exit(1);
-    }
-    freeReplyObject(r);
-}
+#define cmd(...) tl_do(rc_, __VA_ARGS__)
 
 static char key_[256];
 

@@ -15,19 +15,7 @@ static long long now_(void)
     return (long long)time(NULL);
 }
 
-/* One command with the namespace as the first %s. */
-static void cmd(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(rc_, fmt, ap);
-    va_end(ap);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
-        fprintf(stderr, "redis: %s\n", r ? r->str : rc_->errstr);
-        exit(1);
-    }
-    freeReplyObject(r);
-}
+#define cmd(...) tl_do(rc_, __VA_ARGS__)
 
 /* Compares the namespace's dump with want, where "NS" stands for the namespace. */
 static void check_dump_at(int line, const char *want)

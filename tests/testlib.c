@@ -254,6 +254,19 @@ redisReply *tl_cmd(redisContext *c, const char *fmt, ...)
     return r;
 }
 
+void tl_do(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        fprintf(stderr, "test redis command failed: %s\n", r ? r->str : c->errstr);
+        exit(1);
+    }
+    freeReplyObject(r);
+}
+
 const char *tl_unique_ns(const char *tag, char *buf, size_t size)
 {
     unsigned char r[6];

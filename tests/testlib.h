@@ -85,6 +85,8 @@ int tl_finish(void);
 const char *tl_redis_url(void);            /* exits 1 with a message when unset */
 redisContext *tl_redis_connect(void);      /* to tl_redis_url(); exits on failure */
 redisReply *tl_cmd(redisContext *c, const char *fmt, ...); /* exits on I/O error */
+/* A set-up command whose reply is not needed: exits on an I/O error or an error reply. */
+void tl_do(redisContext *c, const char *fmt, ...);
 /* A fresh namespace "cwt-<tag>-<random hex>" (static storage, one per call site use). */
 const char *tl_unique_ns(const char *tag, char *buf, size_t size);
 /* Every key that starts with prefix, sorted, one line each:

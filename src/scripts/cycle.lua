@@ -39,7 +39,8 @@
 local pool = ARGV[1]
 local n = (#KEYS - 2) / 6
 local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
-local byte = string.byte
+local byte, call, rpcall = string.byte, redis.call, redis.pcall -- locals: no global lookups
+local huge = math.huge
 -- Per-type arrays, sized once: a table grown element by element is rehashed at every
 -- power of two, and keys that arrive out of order land in its hash part.
 local zeros = string.rep('\0', n)
@@ -70,7 +71,7 @@ for g = 1, #groups, 6 do
   local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
   for _ = 1, s1 * 256 + s2 do
-    c = c + redis.call('LREM', inprogress, '-1', ARGV[a])
+    c = c + call('LREM', inprogress, '-1', ARGV[a])
     a = a + 1
   end
   delta[t] = delta[t] - c
@@ -81,13 +82,13 @@ for g = 1, #groups, 6 do
   local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
   for _ = 1, f1 * 256 + f2 do
-    if redis.call('LREM', inprogress, '-1', ARGV[a]) == 1 then
+    if call('LREM', inprogress, '-1', ARGV[a]) == 1 then
       c = c + 1
       local target = ARGV[a + 1]
       if target == 'r' then
-        redis.call('ZADD', retry, ARGV[a + 2], ARGV[a + 3])
+        call('ZADD', retry, ARGV[a + 2], ARGV[a + 3])
       elseif target == 'd' then
-        redis.call('ZADD', dead, ARGV[a + 2], ARGV[a + 3])
+        call('ZADD', dead, ARGV[a + 2], ARGV[a + 3])
       end
     end
     a = a + 4
@@ -104,12 +105,12 @@ if #draws > 0 then
   local single = ARGV[2] == '1'
   -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
   -- pauses with any string value, as Go's GET of it does.
-  state = redis.call('MGET', unpack(KEYS, 1, 3 * n))
+  state = call('MGET', unpack(KEYS, 1, 3 * n))
   -- cap[t]: how many jobs type t may give this call — 0 when paused, the room under its
   -- max concurrency, then the queue's length once a pop came up short.
   local cap = {byte(zeros, 1, n)}
   for t = 1, n do
-    local c = math.huge
+    local c = huge
     local mc = state[2 * n + t]
     if state[t] then
       c = 0
@@ -165,7 +166,7 @@ if #draws > 0 then
           if single or want - have <= 2 then
             -- One call per job: the old servers' path, and the cheaper one for few jobs.
             for _ = have + 1, want do
-              local job = redis.call('RPOPLPUSH', queue, inprogress)
+              local job = call('RPOPLPUSH', queue, inprogress)
               if not job then
                 break
               end
@@ -173,10 +174,10 @@ if #draws > 0 then
               out[head + 2 + m] = job
             end
           else
-            local popped = redis.call('RPOP', queue, str(want - have))
+            local popped = call('RPOP', queue, str(want - have))
             if popped then
               for i = 1, #popped, 1000 do
-                redis.call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
+                call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
               end
               m = #popped
               for i = 1, m do
@@ -217,14 +218,14 @@ for t = 1, n do
       mset[m + 2] = str(tonumber(counter) + c)
       m = m + 2
     else
-      local r = redis.pcall('INCRBY', KEYS[n + t], str(c))
+      local r = rpcall('INCRBY', KEYS[n + t], str(c))
       if type(r) == 'table' and r.err then
         failed = failed or {}
         failed[#failed + 1] = t
         failed[#failed + 1] = 'lock: ' .. r.err
       end
     end
-    local r = redis.pcall('HINCRBY', KEYS[5 * n + t], pool, str(c))
+    local r = rpcall('HINCRBY', KEYS[5 * n + t], pool, str(c))
     if type(r) == 'table' and r.err then
       failed = failed or {}
       failed[#failed + 1] = t
@@ -233,7 +234,7 @@ for t = 1, n do
   end
 end
 if m > 0 then
-  redis.call('MSET', unpack(mset, 1, m))
+  call('MSET', unpack(mset, 1, m))
 end
 if failed then
   out[#out + 1] = 0

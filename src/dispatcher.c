@@ -106,15 +106,15 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
     return t;
 }
 
-/* The cycle script's lock writes that failed on a damaged key (type index, error text
- * pairs): the jobs moved anyway; the damaged counter stays as it was. */
-static void log_lock_errors(cwork_pool *p, redisReply **e, size_t n)
+/* The cycle script's writes that failed on a key someone damaged (type index, error
+ * text pairs): the script went on without them and lost no job (see cycle.lua). */
+static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
 {
     for (size_t j = 0; j + 1 < n; j += 2) {
         if (e[j]->type != REDIS_REPLY_INTEGER || e[j]->integer < 1 ||
             (size_t)e[j]->integer > p->ntypes || e[j + 1]->type != REDIS_REPLY_STRING)
             continue;
-        cw_log(CWORK_LOG_WARN, "worker.lock", "job_name", p->types[e[j]->integer - 1].name,
+        cw_log(CWORK_LOG_WARN, "worker.cycle", "job_name", p->types[e[j]->integer - 1].name,
                "error", e[j + 1]->str, NULL);
     }
 }
@@ -142,7 +142,7 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
             if (ti->type == REDIS_REPLY_INTEGER && ti->integer == 0 && count &&
                 count->type == REDIS_REPLY_INTEGER && count->integer >= 0 &&
                 (size_t)count->integer <= r->elements - i - 2) {
-                log_lock_errors(p, r->element + i + 2, (size_t)count->integer);
+                log_cycle_errors(p, r->element + i + 2, (size_t)count->integer);
                 i += 2 + (size_t)count->integer;
                 continue;
             }

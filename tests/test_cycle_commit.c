@@ -1,8 +1,8 @@
 /* The cycle script's commit and lock accounting (src/scripts/cycle.lua), run directly
  * against a real Redis: release and forwarding to retry/dead/dropped, jobs a reaper
- * already took, several groups, commit and fetch in one call, and counters damaged by
- * someone else (never failing the call or costing other types their accounting). Each
- * case checks the reply and the whole namespace. */
+ * already took, several groups, commit and fetch in one call, and counters and keys
+ * damaged by someone else (never failing the call, losing a job or costing other types
+ * their accounting). Each case checks the reply and the whole namespace. */
 #include "cycle_testutil.h"
 
 /* Fetches count jobs of the type first in order (setup for a commit). */
@@ -109,9 +109,9 @@ static void a_slot_released_by_the_commit_counts_for_the_fetch(void)
     done(r);
 }
 
-/* The lock-write errors a cycle reply reports (its type-0 group), "t:text" joined by
+/* The write errors a cycle reply reports (its type-0 group), "t:text" joined by
  * " | ", or "" when there are none. */
-static void lock_errors(const redisReply *r, char *buf, size_t size)
+static void cycle_errors(const redisReply *r, char *buf, size_t size)
 {
     buf[0] = '\0';
     for (size_t i = 1; r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements;) {
@@ -139,7 +139,7 @@ static void a_type_with_a_non_integer_lock_is_not_fetched(void)
     CHECK_GOT(r, 1, "");
     CHECK_GOT(r, 2, "<b1>");
     char errors[512];
-    lock_errors(r, errors, sizeof errors);
+    cycle_errors(r, errors, sizeof errors);
     CHECK_STR(errors, "");
     CHECK_NS("@:jobs:a list <a1>\n"
              "@:jobs:a:lock string abc\n"
@@ -168,13 +168,98 @@ static void a_damaged_lock_never_costs_other_types_their_accounting(void)
     CHECK_REMOVED(r, 2);
     CHECK_GOT(r, 2, "<b2>");
     char errors[512];
-    lock_errors(r, errors, sizeof errors);
+    cycle_errors(r, errors, sizeof errors);
     CHECK(strncmp(errors, "1:lock: ", 8) == 0 && strstr(errors, "not an integer") != NULL);
     CHECK_NS("@:jobs:a:lock string abc\n"
              "@:jobs:a:lock_info hash " POOL "=0\n"
              "@:jobs:b:" POOL ":inprogress list <b2>\n"
              "@:jobs:b:lock string 1\n"
              "@:jobs:b:lock_info hash " POOL "=1\n");
+    done(r);
+}
+
+/* Keys someone damaged (a wrong type) never fail the call and never lose a job: a job
+ * the retry set cannot take goes back to in-progress still holding its lock; a queue or
+ * in-progress list of the wrong type gives nothing and its draws fall through; jobs
+ * popped for an in-progress list that cannot take them go back to the queue's tail in
+ * their order. Each failure is reported in the reply. */
+static void damaged_keys_lose_no_job_and_fail_no_call(void)
+{
+    char errors[512];
+    fresh();
+    push('a', 1, 2);
+    fetch("a", "a", 2);
+    cmd("HSET %s:retry x y", ns_);
+    commit c = {0};
+    group(&c, 1, 1, 1);
+    args(&c, "<a1>", "<a2>", "r", "123", "{\"id\":\"a2\"}", NULL);
+    redisReply *r = cycle("a", 0, NULL, &c);
+    CHECK_REMOVED(r, 1);
+    cycle_errors(r, errors, sizeof errors);
+    CHECK(strncmp(errors, "1:retry: WRONGTYPE", 18) == 0);
+    CHECK_NS("@:jobs:a:" POOL ":inprogress list <a2>\n"
+             "@:jobs:a:lock string 1\n"
+             "@:jobs:a:lock_info hash " POOL "=1\n"
+             "@:retry hash x=y\n");
+    done(r);
+
+    /* A queue that is not a list: its draws go to b. */
+    fresh();
+    cmd("HSET %s:jobs:a f v", ns_);
+    push('b', 1, 2);
+    drawbuf d = draws(1, "ab", 2);
+    r = cycle("ab", 0, &d, NULL);
+    CHECK_GOT(r, 2, "<b1> | <b2>");
+    cycle_errors(r, errors, sizeof errors);
+    CHECK(strncmp(errors, "1:fetch: WRONGTYPE", 18) == 0);
+    CHECK_NS("@:jobs:a hash f=v\n"
+             "@:jobs:b:" POOL ":inprogress list <b2> | <b1>\n"
+             "@:jobs:b:lock string 2\n"
+             "@:jobs:b:lock_info hash " POOL "=2\n");
+    done(r);
+
+    /* An in-progress list that is not a list, on both paths: one job at a time (nothing
+     * moves) and several at once (popped, then put back in order). */
+    for (int single = 1; single >= 0; single--) {
+        fresh();
+        push('a', 1, 5);
+        push('b', 1, 4);
+        cmd("SET %s:jobs:a:" POOL ":inprogress x", ns_);
+        d = draws(1, "ab", 4);
+        r = cycle("ab", single, &d, NULL);
+        CHECK_GOT(r, 1, "");
+        CHECK_GOT(r, 2, "<b1> | <b2> | <b3> | <b4>");
+        cycle_errors(r, errors, sizeof errors);
+        CHECK(strstr(errors, "1:") == errors && strstr(errors, "WRONGTYPE") != NULL);
+        CHECK_NS("@:jobs:a list <a5> | <a4> | <a3> | <a2> | <a1>\n"
+                 "@:jobs:a:" POOL ":inprogress string x\n"
+                 "@:jobs:b:" POOL ":inprogress list <b4> | <b3> | <b2> | <b1>\n"
+                 "@:jobs:b:lock string 4\n"
+                 "@:jobs:b:lock_info hash " POOL "=4\n");
+        done(r);
+    }
+
+    /* An in-progress list damaged while its job ran: that commit is reported and holds
+     * its lock; b's goes through. */
+    fresh();
+    push('a', 1, 1);
+    push('b', 1, 1);
+    fetch("ab", "ab ba", 1);
+    cmd("DEL %s:jobs:a:" POOL ":inprogress", ns_);
+    cmd("SET %s:jobs:a:" POOL ":inprogress x", ns_);
+    commit c2 = {0};
+    group(&c2, 1, 1, 0);
+    group(&c2, 2, 1, 0);
+    args(&c2, "<a1>", "<b1>", NULL);
+    r = cycle("ab", 0, NULL, &c2);
+    CHECK_REMOVED(r, 1);
+    cycle_errors(r, errors, sizeof errors);
+    CHECK(strncmp(errors, "1:in-progress: WRONGTYPE", 24) == 0);
+    CHECK_NS("@:jobs:a:" POOL ":inprogress string x\n"
+             "@:jobs:a:lock string 1\n"
+             "@:jobs:a:lock_info hash " POOL "=1\n"
+             "@:jobs:b:lock string 0\n"
+             "@:jobs:b:lock_info hash " POOL "=0\n");
     done(r);
 }
 
@@ -187,6 +272,7 @@ int main(void)
     RUN(a_slot_released_by_the_commit_counts_for_the_fetch);
     RUN(a_type_with_a_non_integer_lock_is_not_fetched);
     RUN(a_damaged_lock_never_costs_other_types_their_accounting);
+    RUN(damaged_keys_lose_no_job_and_fail_no_call);
     redisFree(rc_);
     return tl_finish();
 }

@@ -31,8 +31,8 @@
 -- Go's INCR/DECR and HINCRBY ±1 per job.
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
 -- index, count, the job bytes… (a type may have more than one group)}, and last, when
--- a lock write failed, a group with type index 0: 0, 2m, then m pairs of type index and
--- error text.
+-- a write failed on a damaged key, a group with type index 0: 0, 2m, then m pairs of
+-- type index and error text.
 --
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
@@ -55,6 +55,19 @@ local function str(v)
   return s
 end
 
+-- Writes that can fail only on a key someone damaged (a wrong type, a counter that is
+-- not an integer) go through pcall and are reported in the reply instead of failing
+-- the call: a script that fails half way keeps what it wrote, and the caller would
+-- then retry commits already done, never releasing their locks. Each failure leaves
+-- nothing lost — a job that cannot be forwarded goes back to in-progress, one that
+-- cannot be moved to in-progress goes back to its queue.
+local failed
+local function fail(t, what, err)
+  failed = failed or {}
+  failed[#failed + 1] = t
+  failed[#failed + 1] = what .. ': ' .. err
+end
+
 -- A lock counter INCRBY can move: missing (nil), or an integer string. A present
 -- counter that is not (someone wrote to it) makes Go's INCR fail; here its type is not
 -- fetched, and its releases are reported instead of failing the whole call.
@@ -71,7 +84,12 @@ for g = 1, #groups, 6 do
   local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
   for _ = 1, s1 * 256 + s2 do
-    c = c + call('LREM', inprogress, '-1', ARGV[a])
+    local r = rpcall('LREM', inprogress, '-1', ARGV[a])
+    if r == 1 then
+      c = c + 1
+    elseif r ~= 0 then
+      fail(t, 'in-progress', r.err)
+    end
     a = a + 1
   end
   delta[t] = delta[t] - c
@@ -82,14 +100,22 @@ for g = 1, #groups, 6 do
   local t = t1 * 256 + t2
   local inprogress, c = KEYS[4 * n + t], 0
   for _ = 1, f1 * 256 + f2 do
-    if call('LREM', inprogress, '-1', ARGV[a]) == 1 then
+    local r = rpcall('LREM', inprogress, '-1', ARGV[a])
+    if r == 1 then
       c = c + 1
       local target = ARGV[a + 1]
-      if target == 'r' then
-        call('ZADD', retry, ARGV[a + 2], ARGV[a + 3])
-      elseif target == 'd' then
-        call('ZADD', dead, ARGV[a + 2], ARGV[a + 3])
+      if target ~= '-' then
+        local zset = target == 'r' and retry or dead
+        local z = rpcall('ZADD', zset, ARGV[a + 2], ARGV[a + 3])
+        if type(z) ~= 'number' then
+          -- Not forwarded: back where it was, still holding its lock.
+          fail(t, target == 'r' and 'retry' or 'dead', z.err)
+          call('LPUSH', inprogress, ARGV[a])
+          c = c - 1
+        end
       end
+    elseif r ~= 0 then
+      fail(t, 'in-progress', r.err)
     end
     a = a + 4
   end
@@ -166,20 +192,39 @@ if #draws > 0 then
           if single or want - have <= 2 then
             -- One call per job: the old servers' path, and the cheaper one for few jobs.
             for _ = have + 1, want do
-              local job = call('RPOPLPUSH', queue, inprogress)
-              if not job then
+              local job = rpcall('RPOPLPUSH', queue, inprogress)
+              if type(job) ~= 'string' then
+                if job then
+                  fail(t, 'fetch', job.err) -- nothing moved; the type gives no more
+                end
                 break
               end
               m = m + 1
               out[head + 2 + m] = job
             end
           else
-            local popped = call('RPOP', queue, str(want - have))
-            if popped then
-              for i = 1, #popped, 1000 do
-                call('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, #popped)))
-              end
+            local popped = rpcall('RPOP', queue, str(want - have))
+            if popped and popped.err then
+              fail(t, 'fetch', popped.err)
+            elseif popped then
               m = #popped
+              for i = 1, m, 1000 do
+                local r = rpcall('LPUSH', inprogress, unpack(popped, i, math.min(i + 999, m)))
+                if type(r) ~= 'number' then
+                  -- In-progress is damaged: the jobs not pushed go back to the queue's
+                  -- tail, oldest last, as they were.
+                  fail(t, 'in-progress', r.err)
+                  for j = m, i, -1000 do
+                    local back = {}
+                    for x = j, math.max(j - 999, i), -1 do
+                      back[#back + 1] = popped[x]
+                    end
+                    call('RPUSH', queue, unpack(back))
+                  end
+                  m = i - 1
+                  break
+                end
+              end
               for i = 1, m do
                 out[head + 2 + i] = popped[i]
               end
@@ -204,10 +249,8 @@ if #draws > 0 then
 end
 
 -- Locks. Valid counters that were read go back with one MSET; the others (not read, or
--- not an integer) get an INCRBY, and lock_info a HINCRBY, each through pcall: a write
--- that fails on a damaged key is reported in the reply, and never stops the other
--- types' accounting half way.
-local mset, m, failed = {byte(zeros, 1, n)}, 0, nil -- sized for half the types
+-- not an integer) get an INCRBY, and lock_info a HINCRBY, each through pcall.
+local mset, m = {byte(zeros, 1, n)}, 0 -- sized for half the types
 for t = 1, n do
   local c = delta[t]
   if c ~= 0 then
@@ -219,17 +262,13 @@ for t = 1, n do
       m = m + 2
     else
       local r = rpcall('INCRBY', KEYS[n + t], str(c))
-      if type(r) == 'table' and r.err then
-        failed = failed or {}
-        failed[#failed + 1] = t
-        failed[#failed + 1] = 'lock: ' .. r.err
+      if type(r) ~= 'number' then
+        fail(t, 'lock', r.err)
       end
     end
     local r = rpcall('HINCRBY', KEYS[5 * n + t], pool, str(c))
-    if type(r) == 'table' and r.err then
-      failed = failed or {}
-      failed[#failed + 1] = t
-      failed[#failed + 1] = 'lock_info: ' .. r.err
+    if type(r) ~= 'number' then
+      fail(t, 'lock_info', r.err)
     end
   end
 end

@@ -107,9 +107,16 @@ static cw_task *new_task(cw_job_type *type, const char *bytes, size_t len)
 }
 
 /* The cycle script's writes that failed on a key someone damaged (type index, error
- * text pairs): the script went on without them and lost no job (see cycle.lua). */
+ * text pairs): the script went on without them and lost no job (see cycle.lua). A
+ * damaged key stays damaged until someone repairs it, and every round trip meets it
+ * again: logged at most once a second per pool. */
 static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
 {
+    long long now = cw_monotonic_us() / 1000, last = atomic_load(&p->cycle_error_log_ms);
+    if (last && now - last < 1000)
+        return;
+    if (!atomic_compare_exchange_strong(&p->cycle_error_log_ms, &last, now ? now : 1))
+        return; /* another shard logs them */
     for (size_t j = 0; j + 1 < n; j += 2) {
         if (e[j]->type != REDIS_REPLY_INTEGER || e[j]->integer < 1 ||
             (size_t)e[j]->integer > p->ntypes || e[j + 1]->type != REDIS_REPLY_STRING)
@@ -457,7 +464,6 @@ void *cw_dispatcher_main(void *arg)
                 spin_for_batch(sh, busy);
                 continue;
             }
-            spun = 0;
             sh->dispatcher_waiting = 1;
             pthread_cond_wait(&sh->disp_cond, &p->mu);
             sh->dispatcher_waiting = 0;

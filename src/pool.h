@@ -110,6 +110,7 @@ struct cw_shard {
 
 struct cwork_pool {
     cwork_redis *redis;
+    atomic_llong cycle_error_log_ms; /* when damaged keys were last logged (dispatcher.c) */
     cw_keys keys;
     char id[25];
     cwork_pool_options opts;

@@ -129,23 +129,60 @@ static void cycle_errors(const redisReply *r, char *buf, size_t size)
  * type, nothing is moved and nothing fails. */
 static void a_type_with_a_non_integer_lock_is_not_fetched(void)
 {
+    /* Not an integer, too long for INCRBY to be sure to take it, a hash. */
+    static const char *const bad[] = {"abc", "9223372036854775807", NULL};
+    for (int i = 0; i < 3; i++) {
+        fresh();
+        if (bad[i]) {
+            set('a', ":lock", bad[i]);
+        } else {
+            cmd("HSET %s:jobs:a:lock x 1", ns_);
+            set('a', ":max_concurrency", "5"); /* the counter is read for a limit */
+        }
+        push('a', 1, 1);
+        push('b', 1, 1);
+        drawbuf d = draws(1, "ab", 2);
+        redisReply *r = cycle("ab", 0, &d, NULL);
+        CHECK_REMOVED(r, 0);
+        CHECK_GOT(r, 1, "");
+        CHECK_GOT(r, 2, "<b1>");
+        char errors[512], want[600];
+        cycle_errors(r, errors, sizeof errors);
+        CHECK(strncmp(errors, "1:lock: ", 8) == 0); /* reported (the pool logs it) */
+        snprintf(want, sizeof want,
+                 "@:jobs:a list <a1>\n"
+                 "%s"
+                 "@:jobs:b:" POOL ":inprogress list <b1>\n"
+                 "@:jobs:b:lock string 1\n"
+                 "@:jobs:b:lock_info hash " POOL "=1\n",
+                 !bad[i]              ? "@:jobs:a:lock hash x=1\n@:jobs:a:max_concurrency string 5\n"
+                 : strcmp(bad[i], "abc") == 0 ? "@:jobs:a:lock string abc\n"
+                                      : "@:jobs:a:lock string 9223372036854775807\n");
+        CHECK_NS(want);
+        done(r);
+    }
+}
+
+/* Go's commit DECRs a missing counter into existence (-1), so the fetch of the same call
+ * meets a counter: the "at least one while there is no counter" rule no longer holds. */
+static void a_release_creates_the_counter_the_limit_then_reads(void)
+{
     fresh();
-    set('a', ":lock", "abc");
-    push('a', 1, 1);
-    push('b', 1, 1);
-    drawbuf d = draws(1, "ab", 2);
-    redisReply *r = cycle("ab", 0, &d, NULL);
-    CHECK_REMOVED(r, 0);
+    push('a', 1, 2);
+    fetch("a", "a", 1);
+    cmd("DEL %s:jobs:a:lock", ns_);
+    set('a', ":max_concurrency", "-1");
+    commit c = {0};
+    group(&c, 1, 1, 0);
+    args(&c, "<a1>", NULL);
+    drawbuf d = draws(1, "a", 1);
+    redisReply *r = cycle("a", 0, &d, &c); /* Go: DECR → -1; -1 < -1 is false: no fetch */
+    CHECK_REMOVED(r, 1);
     CHECK_GOT(r, 1, "");
-    CHECK_GOT(r, 2, "<b1>");
-    char errors[512];
-    cycle_errors(r, errors, sizeof errors);
-    CHECK_STR(errors, "");
-    CHECK_NS("@:jobs:a list <a1>\n"
-             "@:jobs:a:lock string abc\n"
-             "@:jobs:b:" POOL ":inprogress list <b1>\n"
-             "@:jobs:b:lock string 1\n"
-             "@:jobs:b:lock_info hash " POOL "=1\n");
+    CHECK_NS("@:jobs:a list <a2>\n"
+             "@:jobs:a:lock string -1\n"
+             "@:jobs:a:lock_info hash " POOL "=0\n"
+             "@:jobs:a:max_concurrency string -1\n");
     done(r);
 }
 
@@ -203,20 +240,28 @@ static void damaged_keys_lose_no_job_and_fail_no_call(void)
              "@:retry hash x=y\n");
     done(r);
 
-    /* A queue that is not a list: its draws go to b. */
-    fresh();
-    cmd("HSET %s:jobs:a f v", ns_);
-    push('b', 1, 2);
-    drawbuf d = draws(1, "ab", 2);
-    r = cycle("ab", 0, &d, NULL);
-    CHECK_GOT(r, 2, "<b1> | <b2>");
-    cycle_errors(r, errors, sizeof errors);
-    CHECK(strncmp(errors, "1:fetch: WRONGTYPE", 18) == 0);
-    CHECK_NS("@:jobs:a hash f=v\n"
-             "@:jobs:b:" POOL ":inprogress list <b2> | <b1>\n"
-             "@:jobs:b:lock string 2\n"
-             "@:jobs:b:lock_info hash " POOL "=2\n");
-    done(r);
+    /* A queue that is not a list: its draws go to b (one job at a time, and several). */
+    drawbuf d;
+    for (int batch = 0; batch < 2; batch++) {
+        fresh();
+        cmd("HSET %s:jobs:a f v", ns_);
+        push('b', 1, 3);
+        d = draws(1, "ab", batch ? 3 : 2);
+        r = cycle("ab", 0, &d, NULL);
+        CHECK_GOT(r, 2, batch ? "<b1> | <b2> | <b3>" : "<b1> | <b2>");
+        cycle_errors(r, errors, sizeof errors);
+        CHECK(strncmp(errors, "1:fetch: WRONGTYPE", 18) == 0);
+        CHECK_NS(batch ? "@:jobs:a hash f=v\n"
+                         "@:jobs:b:" POOL ":inprogress list <b3> | <b2> | <b1>\n"
+                         "@:jobs:b:lock string 3\n"
+                         "@:jobs:b:lock_info hash " POOL "=3\n"
+                       : "@:jobs:a hash f=v\n"
+                         "@:jobs:b list <b3>\n"
+                         "@:jobs:b:" POOL ":inprogress list <b2> | <b1>\n"
+                         "@:jobs:b:lock string 2\n"
+                         "@:jobs:b:lock_info hash " POOL "=2\n");
+        done(r);
+    }
 
     /* An in-progress list that is not a list, on both paths: one job at a time (nothing
      * moves) and several at once (popped, then put back in order). */
@@ -271,6 +316,7 @@ int main(void)
     RUN(commit_of_several_groups_reads_its_arguments_in_order);
     RUN(a_slot_released_by_the_commit_counts_for_the_fetch);
     RUN(a_type_with_a_non_integer_lock_is_not_fetched);
+    RUN(a_release_creates_the_counter_the_limit_then_reads);
     RUN(a_damaged_lock_never_costs_other_types_their_accounting);
     RUN(damaged_keys_lose_no_job_and_fail_no_call);
     redisFree(rc_);

@@ -72,7 +72,8 @@ end
 -- counter that is not (someone wrote to it) makes Go's INCR fail; here its type is not
 -- fetched, and its releases are reported instead of failing the whole call.
 local function valid_counter(s)
-  return #s <= 20 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
+  -- (at most 18 characters: far from the 64-bit limit INCRBY would refuse to cross)
+  return #s <= 18 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
 end
 
 -- Commit.
@@ -130,7 +131,9 @@ local draws, width = ARGV[3], ARGV[4] == '2' and 2 or 1
 if #draws > 0 then
   local single = ARGV[2] == '1'
   -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
-  -- pauses with any string value, as Go's GET of it does.
+  -- pauses with any string value, as Go's GET of it does (MGET reads a key of another
+  -- type as missing, where Go's GET fails the whole fetch: such a paused key does not
+  -- pause, such a max_concurrency sets no limit).
   state = call('MGET', unpack(KEYS, 1, 3 * n))
   -- cap[t]: how many jobs type t may give this call — 0 when paused, the room under its
   -- max concurrency, then the queue's length once a pop came up short.
@@ -148,8 +151,13 @@ if #draws > 0 then
         -- and at least one while the counter does not exist (even for a negative limit).
         local counter = tonumber(state[n + t])
         c = math.ceil(limit - (counter or 0) - delta[t])
-        if counter == nil and c < 1 then
+        -- (a release in this call means Go's DECR created the counter: no exception)
+        if counter == nil and delta[t] == 0 and c < 1 then
           c = 1
+        end
+        if not state[n + t] and call('TYPE', KEYS[n + t]).ok ~= 'none' then
+          c = 0 -- a counter of another type cannot count this type's jobs
+          fail(t, 'lock', 'WRONGTYPE the lock counter is not a string')
         end
         if c < 0 then
           c = 0
@@ -183,6 +191,7 @@ if #draws > 0 then
         if have == 0 and state[n + t] and not valid_counter(state[n + t]) then
           cap[t] = 0 -- its INCR would fail: not fetched (the draw falls through)
           short = true
+          fail(t, 'lock', 'the lock counter is not an integer: type not fetched')
         else
           local queue, inprogress = KEYS[3 * n + t], KEYS[4 * n + t]
           local head = #out

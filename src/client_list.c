@@ -445,13 +445,14 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     args a = {0};
     retry_keys(&a, &client->keys, &names);
     arg_int(&a, cw_now());
+    arg_str(&a, "one");
     arg_int(&a, died_at);
     arg_str(&a, id);
-    int64_t v[2] = {0, 0};
+    int64_t v[4] = {0, 0, 0, 0};
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 4, a.argv,
+        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 5, a.argv,
                                     a.lens, err),
-                       v, 2, err);
+                       v, 4, err);
     cw_redis_checkin(client->redis, c);
     arg_free(&a);
     cw_strv_free(&names);
@@ -486,6 +487,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     args a = {0};
     retry_keys(&a, k, &names);
     arg_int(&a, cw_now());
+    arg_str(&a, "all");
     arg_int(&a, CW_CLIENT_BATCH);
     arg_int(&a, 0); /* the offset, replaced below */
     if (name) arg_str(&a, name);
@@ -496,9 +498,9 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char off[24];
         snprintf(off, sizeof off, "%lld", (long long)offset);
-        a.argv[nkeys + 3] = off;
-        a.lens[nkeys + 3] = strlen(off);
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_all_dead, nkeys, name ? 5 : 4,
+        a.argv[nkeys + 4] = off;
+        a.lens[nkeys + 4] = strlen(off);
+        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
                                     a.argv, a.lens, err),
                        v, 4, err);
         if (rc) break;

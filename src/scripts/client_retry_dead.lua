@@ -1,43 +1,60 @@
--- Retry-single-dead (SPEC §11): moves the dead jobs with exactly the given score and id
--- back to their queues.
--- KEYS[1] <p>dead, KEYS[2..] the queue <p>jobs:<name> of every name in known_jobs
--- ARGV[1] <p>jobs:   ARGV[2] now   ARGV[3] died_at   ARGV[4] the job id
+-- Retries dead jobs (SPEC §11), one job or one batch of all of them.
+-- KEYS[1] <p>dead, KEYS[2..] the queue <p>jobs:<name> of every name that may be requeued
+-- ARGV[1] <p>jobs:   ARGV[2] now
+-- ARGV[3] 'one': ARGV[4] died_at, ARGV[5] the job id — the members with exactly that
+--         score and id (retry-single-dead);
+--         'all': ARGV[4] batch size, ARGV[5] offset, ARGV[6] (optional) only jobs of this
+--         name — at most a batch of the members with score <= now, from that rank among
+--         them (retry-all-dead; the caller adds the skipped ones to its offset and stops
+--         when fewer than a batch were looked at).
 -- A job whose queue is among KEYS gets t = now, loses fails, failed_at and err — and
 -- also d, so that the requeuer's stale-tail check does not drop a retried periodic
 -- instance (SPEC §15 item 19) — and is LPUSHed in cjson's form, as Go's script does.
 -- A job of another name goes back to dead with err "unknown job when requeueing",
--- failed_at = now and score now + 5, as in Go. A job without a string name (Go's
--- script fails on it) is left as it is.
--- Returns {requeued, matched but not requeued}.
+-- failed_at = now and score now + 5, as in Go (so it also leaves the due range and a
+-- retry-all loop ends). Members cjson cannot decode or without a string name stay dead
+-- as they are (Go's script fails on them, which stopped every later retry).
+-- Returns {requeued, unknown, skipped, members looked at}.
 local now = tonumber(ARGV[2])
 local known = {}
 for i = 2, #KEYS do
   known[KEYS[i]] = true
 end
-local requeued, other = 0, 0
-for _, raw in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[3], ARGV[3])) do
+local one = ARGV[3] == 'one'
+local members
+if one then
+  members = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[4], ARGV[4])
+else
+  members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', ARGV[5], ARGV[4])
+end
+local requeued, unknown, skipped = 0, 0, 0
+for _, raw in ipairs(members) do
   local ok, job = pcall(cjson.decode, raw)
-  if ok and type(job) == 'table' and job.id == ARGV[4] then
-    if type(job.name) ~= 'string' then
-      other = other + 1
+  local match = ok and type(job) == 'table'
+  if one then
+    match = match and job.id == ARGV[5]
+  elseif ARGV[6] ~= nil then
+    match = match and job.name == ARGV[6]
+  end
+  if match and type(job.name) == 'string' then
+    redis.call('ZREM', KEYS[1], raw)
+    local queue = ARGV[1] .. job.name
+    if known[queue] then
+      job.t = now
+      job.fails = nil
+      job.failed_at = nil
+      job.err = nil
+      job.d = nil
+      redis.call('LPUSH', queue, cjson.encode(job))
+      requeued = requeued + 1
     else
-      redis.call('ZREM', KEYS[1], raw)
-      local queue = ARGV[1] .. job.name
-      if known[queue] then
-        job.t = now
-        job.fails = nil
-        job.failed_at = nil
-        job.err = nil
-        job.d = nil
-        redis.call('LPUSH', queue, cjson.encode(job))
-        requeued = requeued + 1
-      else
-        job.err = 'unknown job when requeueing'
-        job.failed_at = now
-        redis.call('ZADD', KEYS[1], now + 5, cjson.encode(job))
-        other = other + 1
-      end
+      job.err = 'unknown job when requeueing'
+      job.failed_at = now
+      redis.call('ZADD', KEYS[1], now + 5, cjson.encode(job))
+      unknown = unknown + 1
     end
+  elseif match or not one then
+    skipped = skipped + 1
   end
 end
-return {requeued, other}
+return {requeued, unknown, skipped, #members}

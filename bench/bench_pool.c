@@ -2,10 +2,11 @@
  *
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
  *
- * For 5 and for 10 queues (or only --queues N): enqueues N no-op jobs with {"i": n} (bulk), then runs a pool
- * of in-process C handlers and reports the processing rate from the first to the last
- * handler start, plus the Redis server's CPU time per processed job (INFO cpu before and
- * after). Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
+ * For 5 and for 10 queues (or only --queues N): enqueues N no-op jobs with {"i": n}
+ * (bulk), then runs a pool of in-process C handlers and reports the processing rate from
+ * the first to the last handler start, plus the Redis server's CPU time per processed
+ * job (INFO cpu before and after), also as a multiple of what one unpipelined PING costs
+ * it. Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
  * enqueue to handler start. Works in its own namespace and deletes it. */
 #include "cwork.h"
 

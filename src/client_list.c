@@ -517,7 +517,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
 static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t *count,
                           cwork_error *err)
 {
-    int64_t total = 0, from = 0, v[2];
+    int64_t total = 0, from = 0, v[2] = {0, 0};
     int rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char start[24], stop[24];

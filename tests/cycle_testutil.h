@@ -144,41 +144,68 @@ static inline void args(commit *c, ...)
     va_end(ap);
 }
 
-/* One EVAL of the cycle script for types (letters in index order); d NULL: no draws,
- * c NULL: nothing to commit. */
-static inline redisReply *cycle(const char *types, int single, const drawbuf *d, const commit *c)
+/* One EVAL of the cycle script for n types, type t (0-based) named name(t): KEYS in the
+ * script's layout, then pool id, the single-job switch, draws (width 1 or 2 bytes per
+ * index), the commit groups and the nargs arguments after them. Exits on an I/O error. */
+static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int single,
+                                     const char *draws, size_t dlen, int width,
+                                     const unsigned char *groups, size_t glen,
+                                     const char *const *args, int nargs)
 {
     static const char *const kinds[6] = {
         ":paused", ":lock", ":max_concurrency", "", ":" POOL ":inprogress", ":lock_info"};
-    int n = (int)strlen(types);
-    char keys[6 * MAXT + 2][128], nkeys[16];
-    const char *argv[3 + 6 * MAXT + 2 + 5 + 32];
-    size_t lens[sizeof argv / sizeof argv[0]];
+    int nkeys = 6 * n + 2, max = 3 + nkeys + 5 + nargs;
+    char (*keys)[128] = malloc((size_t)nkeys * sizeof *keys), count[16];
+    const char **argv = malloc((size_t)max * sizeof *argv);
+    size_t *lens = malloc((size_t)max * sizeof *lens);
+    if (!keys || !argv || !lens) abort();
     int a = 0, k = 0;
     argv[a] = "EVAL", lens[a++] = 4;
     argv[a] = cw_script_cycle.body, lens[a++] = cw_script_cycle.body_len;
-    snprintf(nkeys, sizeof nkeys, "%d", 6 * n + 2);
-    argv[a] = nkeys, lens[a++] = strlen(nkeys);
+    snprintf(count, sizeof count, "%d", nkeys);
+    argv[a] = count, lens[a++] = strlen(count);
     for (int j = 0; j < 6; j++)
         for (int t = 0; t < n; t++, k++)
-            snprintf(keys[k], sizeof keys[k], "%s:jobs:%c%s", ns_, types[t], kinds[j]);
+            snprintf(keys[k], sizeof keys[k], "%s:jobs:%s%s", ns_, name(t), kinds[j]);
     snprintf(keys[k++], sizeof keys[0], "%s:retry", ns_);
     snprintf(keys[k++], sizeof keys[0], "%s:dead", ns_);
     for (int i = 0; i < k; i++)
         argv[a] = keys[i], lens[a++] = strlen(keys[i]);
     argv[a] = POOL, lens[a++] = 24;
     argv[a] = single ? "1" : "0", lens[a++] = 1;
-    argv[a] = d ? d->b : "", lens[a++] = d ? d->len : 0;
-    argv[a] = d && d->width == 2 ? "2" : "1", lens[a++] = 1;
-    argv[a] = c ? (const char *)c->groups : "", lens[a++] = c ? c->glen : 0;
-    for (int i = 0; c && i < c->nargs; i++)
-        argv[a] = c->args[i], lens[a++] = strlen(c->args[i]);
+    argv[a] = draws ? draws : "", lens[a++] = draws ? dlen : 0;
+    argv[a] = width == 2 ? "2" : "1", lens[a++] = 1;
+    argv[a] = groups ? (const char *)groups : "", lens[a++] = groups ? glen : 0;
+    for (int i = 0; i < nargs; i++)
+        argv[a] = args[i], lens[a++] = strlen(args[i]);
     redisReply *r = redisCommandArgv(rc_, a, argv, lens);
+    free(keys);
+    free(argv);
+    free(lens);
     if (!r) {
         fprintf(stderr, "test redis I/O error: %s\n", rc_->errstr);
         exit(1);
     }
     return r;
+}
+
+/* The one-letter type names of cycle(). */
+static const char *cycle_types_;
+static inline const char *letter_name(int t)
+{
+    static char buf[2];
+    buf[0] = cycle_types_[t];
+    return buf;
+}
+
+/* One EVAL of the cycle script for types (letters in index order); d NULL: no draws,
+ * c NULL: nothing to commit. */
+static inline redisReply *cycle(const char *types, int single, const drawbuf *d, const commit *c)
+{
+    cycle_types_ = types;
+    return cycle_eval((int)strlen(types), letter_name, single, d ? d->b : NULL,
+                      d ? d->len : 0, d ? d->width : 1, c ? c->groups : NULL, c ? c->glen : 0,
+                      c ? c->args : NULL, c ? c->nargs : 0);
 }
 
 /* The jobs of type t (0: every type) in a cycle reply, over all its groups in reply order,

@@ -266,30 +266,19 @@ static void an_empty_call_changes_nothing(void)
 
 /* Two-byte draws with indices past 255 (the high byte matters), and a commit group of
  * such a type: 260 types t000…t259, jobs only in t257 (index 258) and t000 (index 1). */
+static const char *numbered_name(int t)
+{
+    static char buf[8];
+    snprintf(buf, sizeof buf, "t%03d", t);
+    return buf;
+}
+
 static void type_indices_past_255_use_both_bytes(void)
 {
     enum { N = 260 };
     fresh();
     cmd("LPUSH %s:jobs:t257 j1 j2", ns_);
     cmd("LPUSH %s:jobs:t000 k1", ns_);
-    static const char *const kinds[6] = {
-        ":paused", ":lock", ":max_concurrency", "", ":" POOL ":inprogress", ":lock_info"};
-    static char keys[6 * N + 2][96];
-    static const char *argv[3 + 6 * N + 2 + 8];
-    static size_t lens[sizeof argv / sizeof argv[0]];
-    int a = 0, k = 0;
-    argv[a] = "EVAL", lens[a++] = 4;
-    argv[a] = cw_script_cycle.body, lens[a++] = cw_script_cycle.body_len;
-    char nkeys[16];
-    snprintf(nkeys, sizeof nkeys, "%d", 6 * N + 2);
-    argv[a] = nkeys, lens[a++] = strlen(nkeys);
-    for (int j = 0; j < 6; j++)
-        for (int t = 0; t < N; t++, k++)
-            snprintf(keys[k], sizeof keys[k], "%s:jobs:t%03d%s", ns_, t, kinds[j]);
-    snprintf(keys[k++], sizeof keys[0], "%s:retry", ns_);
-    snprintf(keys[k++], sizeof keys[0], "%s:dead", ns_);
-    for (int i = 0; i < k; i++)
-        argv[a] = keys[i], lens[a++] = strlen(keys[i]);
     /* Two draws: each tries index 258 (0x0102), then index 1. */
     static char draws2[2 * 2 * N];
     size_t dl = 0;
@@ -298,15 +287,9 @@ static void type_indices_past_255_use_both_bytes(void)
             int t = i == 0 ? 258 : i == 257 ? 1 : i + 1; /* a permutation of 1..N */
             draws2[dl++] = (char)(t >> 8), draws2[dl++] = (char)(t & 0xff);
         }
-    unsigned char groups[6] = {1, 2, 0, 1, 0, 0}; /* index 258: one succeeded job */
-    argv[a] = POOL, lens[a++] = 24;
-    argv[a] = "0", lens[a++] = 1;
-    argv[a] = draws2, lens[a++] = dl;
-    argv[a] = "2", lens[a++] = 1;
-    argv[a] = (const char *)groups, lens[a++] = 0; /* first call: nothing to commit */
-    redisReply *r = redisCommandArgv(rc_, a, argv, lens);
-    CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5);
-    if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
+    redisReply *r = cycle_eval(N, numbered_name, 0, draws2, dl, 2, NULL, 0, NULL, 0);
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 5);
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
         CHECK_INT(r->element[1]->integer, 258);
         CHECK_INT(r->element[2]->integer, 2);
         CHECK_STR(r->element[3]->str, "j1");
@@ -314,11 +297,10 @@ static void type_indices_past_255_use_both_bytes(void)
     }
     freeReplyObject(r);
     /* Commit j1 as type 258, no fetch. */
-    lens[a - 1] = sizeof groups;
-    lens[a - 3] = 0; /* no draws */
-    argv[a] = "j1", lens[a++] = 2;
-    r = redisCommandArgv(rc_, a, argv, lens);
-    CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->integer == 1);
+    static const unsigned char groups[6] = {1, 2, 0, 1, 0, 0}; /* one succeeded job */
+    static const char *const j1[] = {"j1"};
+    r = cycle_eval(N, numbered_name, 0, NULL, 0, 2, groups, sizeof groups, j1, 1);
+    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->integer == 1);
     CHECK_NS("@:jobs:t000 list k1\n"
              "@:jobs:t257:" POOL ":inprogress list j2\n"
              "@:jobs:t257:lock string 1\n"

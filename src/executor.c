@@ -8,8 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define WAKE_TARGET_US 100
-
 struct cwork_next {
     cwork_pool *pool;
     size_t index; /* next middleware to run; == nmiddleware: the handler */
@@ -164,19 +162,33 @@ static void log_overrun(const cw_task *t, int64_t end_ms)
            t->job->id.ptr, "took_ms", took, NULL);
 }
 
-void cw_pool_wake_executors(cw_shard *s, int force)
+void cw_shard_wake_executors(cw_shard *s, size_t n)
 {
-    size_t want = s->ready.len;
-    if (!force) {
-        /* Enough executors that the batch takes about WAKE_TARGET_US. */
-        size_t enough = 1 + (size_t)((int64_t)s->ready.len * s->handler_avg_us / WAKE_TARGET_US);
-        if (enough < want)
-            want = enough;
+    for (; n > 0 && s->sleepers; n--) {
+        cw_executor *ex = s->sleepers;
+        s->sleepers = ex->next_sleeper;
+        s->nsleeping--;
+        ex->woken = true;
+        pthread_cond_signal(&ex->cond);
     }
-    if (want > s->executors_waiting)
-        want = s->executors_waiting;
-    for (size_t i = 0; i < want; i++)
-        pthread_cond_signal(&s->work_cond);
+}
+
+void cw_shard_no_more_tasks(cw_shard *s)
+{
+    s->no_more_tasks = true;
+    cw_shard_wake_executors(s, s->nsleeping);
+}
+
+/* Sleeps until a dispatcher wakes this executor (caller holds the shard's mu). */
+static void sleep_until_woken(cw_executor *ex)
+{
+    cw_shard *s = ex->shard;
+    ex->woken = false;
+    ex->next_sleeper = s->sleepers;
+    s->sleepers = ex;
+    s->nsleeping++;
+    while (!ex->woken)
+        pthread_cond_wait(&ex->cond, &s->mu);
 }
 
 void *cw_executor_main(void *arg)
@@ -185,15 +197,12 @@ void *cw_executor_main(void *arg)
     cwork_pool *p = ex->pool;
     cw_shard *s = ex->shard;
     cw_block_sigpipe_thread();
-    pthread_mutex_lock(&p->mu);
+    pthread_mutex_lock(&s->mu);
     for (;;) {
         /* A fetch in flight when stop began can still deliver tasks: executors leave
          * only once their dispatcher says nothing more will come. */
-        while (!s->ready.head && !s->no_more_tasks) {
-            s->executors_waiting++;
-            pthread_cond_wait(&s->work_cond, &p->mu);
-            s->executors_waiting--;
-        }
+        while (!s->ready.head && !s->no_more_tasks)
+            sleep_until_woken(ex);
         if (!s->ready.head)
             break;
         cw_task *t = cw_tq_pop(&s->ready);
@@ -205,30 +214,31 @@ void *cw_executor_main(void *arg)
         t->run.deadline_ms =
             type && type->opts.timeout_ms > 0 ? t->started_ms + type->opts.timeout_ms : 0;
         ex->current = t;
-        pthread_mutex_unlock(&p->mu);
+        pthread_mutex_unlock(&s->mu);
 
         int64_t start_us = cw_monotonic_us();
         run_task(ex, t, type);
 
         int64_t end = cw_now_ms();
         int64_t took_us = cw_monotonic_us() - start_us;
-        pthread_mutex_lock(&p->mu);
+        pthread_mutex_lock(&s->mu);
         s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         ex->current = NULL;
         if (overrun) {
-            pthread_mutex_unlock(&p->mu);
+            pthread_mutex_unlock(&s->mu);
             log_overrun(t, end);
-            pthread_mutex_lock(&p->mu);
+            pthread_mutex_lock(&s->mu);
         }
         cw_tq_push(&s->done, t);
         atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
-         * when it sleeps and the batch is drained (it gathers until then). */
+         * when it sleeps and the batch is drained (it gathers until then, and wakes by
+         * itself for ready tasks that wait too long). */
         if (s->dispatcher_waiting && s->ready.len == 0)
             pthread_cond_signal(&s->disp_cond);
     }
-    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&s->mu);
     return NULL;
 }

@@ -6,8 +6,6 @@
 
 #include <errno.h>
 
-#define SHARD_EXECUTORS 10 /* executors per dispatcher (measured best on 2 cores) */
-#define MAX_SHARDS 4
 #include <string.h>
 #include <time.h>
 
@@ -73,6 +71,27 @@ void cw_task_free(cw_task *t)
     cw_free(t);
 }
 
+cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
+{
+    cw_task *t = cw_calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->type = type;
+    t->raw = cw_strndup(bytes, len);
+    if (!t->raw) {
+        cw_free(t);
+        return NULL;
+    }
+    t->raw_len = len;
+    cwork_error derr = {0};
+    if (job_decode(bytes, len, &t->job, &derr) != 0) {
+        t->job = NULL;
+        memcpy(t->decode_error, derr.message, sizeof t->decode_error); /* same size */
+        t->failed = 1; /* straight to dead; the executor skips it */
+    }
+    return t;
+}
+
 /* ---------------------------------------------------------------- creation */
 
 static int init_cond_monotonic(pthread_cond_t *c)
@@ -83,6 +102,60 @@ static int init_cond_monotonic(pthread_cond_t *c)
     int rc = pthread_cond_init(c, &a);
     pthread_condattr_destroy(&a);
     return rc;
+}
+
+/* Splits the executors into shards of about tuning.shard_executors (see cw_shard). */
+static void free_shards(cwork_pool *p)
+{
+    for (size_t i = 0; i < p->nshards; i++) {
+        cw_shard *sh = &p->shards[i];
+        cw_sampler_clear(&sh->sampler);
+        pthread_mutex_destroy(&sh->mu);
+        pthread_cond_destroy(&sh->disp_cond);
+    }
+    for (size_t e = 0; p->shards && e < p->opts.concurrency; e++)
+        pthread_cond_destroy(&p->executors[e].cond);
+    cw_free(p->shards);
+    p->shards = NULL;
+    p->nshards = 0;
+}
+
+static int build_shards(cwork_pool *p)
+{
+    size_t per = p->tuning.shard_executors ? p->tuning.shard_executors : 1;
+    size_t n = p->opts.concurrency / per;
+    if (n > p->tuning.max_shards)
+        n = p->tuning.max_shards;
+    if (n < 1)
+        n = 1;
+    cw_shard *shards = cw_calloc(n, sizeof *shards);
+    if (!shards)
+        return CWORK_ENOMEM;
+    p->shards = shards;
+    p->nshards = n;
+    for (size_t i = 0; i < n; i++) {
+        cw_shard *sh = &shards[i];
+        sh->pool = p;
+        sh->index = i;
+        sh->first_executor = p->opts.concurrency * i / n;
+        sh->nexecutors = p->opts.concurrency * (i + 1) / n - sh->first_executor;
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++) {
+            p->executors[e].shard = sh;
+            pthread_cond_init(&p->executors[e].cond, NULL);
+        }
+        pthread_mutex_init(&sh->mu, NULL);
+        init_cond_monotonic(&sh->disp_cond);
+    }
+    return 0;
+}
+
+int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t)
+{
+    if (p->started)
+        return CWORK_EINVAL;
+    free_shards(p);
+    p->tuning = *t;
+    return build_shards(p);
 }
 
 cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err)
@@ -134,26 +207,9 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
             goto fail;
         }
     }
-    /* One dispatcher per ~10 executors, at most 4 (see cw_shard). */
-    p->nshards = o.concurrency / SHARD_EXECUTORS;
-    if (p->nshards < 1)
-        p->nshards = 1;
-    if (p->nshards > MAX_SHARDS)
-        p->nshards = MAX_SHARDS;
-    p->shards = cw_calloc(p->nshards, sizeof *p->shards);
-    if (!p->shards)
+    cw_pool_tuning_init(&p->tuning);
+    if (build_shards(p) != 0)
         goto oom;
-    for (size_t i = 0; i < p->nshards; i++) {
-        cw_shard *sh = &p->shards[i];
-        sh->pool = p;
-        sh->index = i;
-        sh->first_executor = o.concurrency * i / p->nshards;
-        sh->nexecutors = o.concurrency * (i + 1) / p->nshards - sh->first_executor;
-        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
-            p->executors[e].shard = sh;
-        pthread_cond_init(&sh->work_cond, NULL);
-        init_cond_monotonic(&sh->disp_cond);
-    }
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->stop_mu, NULL);
     /* Writer-preferring: a reclaim must not wait behind a stream of round trips. */
@@ -177,20 +233,34 @@ fail:
     return NULL;
 }
 
-size_t cw_pool_in_flight(const cwork_pool *p)
+size_t cw_pool_in_flight(cwork_pool *p)
 {
     size_t n = 0;
-    for (size_t i = 0; i < p->nshards; i++)
+    for (size_t i = 0; i < p->nshards; i++) {
+        pthread_mutex_lock(&p->shards[i].mu);
         n += p->shards[i].in_flight;
+        pthread_mutex_unlock(&p->shards[i].mu);
+    }
     return n;
 }
 
 void cw_pool_wake_dispatchers(cwork_pool *p)
 {
     for (size_t i = 0; i < p->nshards; i++) {
-        p->shards[i].wakeup = 1;
-        pthread_cond_signal(&p->shards[i].disp_cond);
+        cw_shard *sh = &p->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        sh->wakeup = true;
+        if (sh->dispatcher_waiting)
+            pthread_cond_signal(&sh->disp_cond);
+        pthread_mutex_unlock(&sh->mu);
     }
+}
+
+void cw_pool_notify_idle(cwork_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_broadcast(&p->idle_cond);
+    pthread_mutex_unlock(&p->mu);
 }
 
 const char *cwork_pool_id(const cwork_pool *p)
@@ -209,7 +279,7 @@ cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len)
 static void type_clear(cw_job_type *t)
 {
     cw_free(t->name);
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < CW_CYCLE_KEY_KINDS; i++)
         cw_free(t->keys[i]);
     memset(t, 0, sizeof *t);
 }
@@ -217,15 +287,16 @@ static void type_clear(cw_job_type *t)
 static int type_build_keys(cwork_pool *p, cw_job_type *t)
 {
     cw_buf b;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < CW_CYCLE_KEY_KINDS; i++) {
         cw_buf_init(&b);
-        switch (i) {
-        case 0: cw_key_queue(&p->keys, &b, t->name); break;
-        case 1: cw_key_inprogress(&p->keys, &b, t->name, p->id); break;
-        case 2: cw_key_paused(&p->keys, &b, t->name); break;
-        case 3: cw_key_lock(&p->keys, &b, t->name); break;
-        case 4: cw_key_lock_info(&p->keys, &b, t->name); break;
-        default: cw_key_max_concurrency(&p->keys, &b, t->name); break;
+        switch ((cw_cycle_key)i) {
+        case CW_CYCLE_QUEUE: cw_key_queue(&p->keys, &b, t->name); break;
+        case CW_CYCLE_INPROGRESS: cw_key_inprogress(&p->keys, &b, t->name, p->id); break;
+        case CW_CYCLE_PAUSED: cw_key_paused(&p->keys, &b, t->name); break;
+        case CW_CYCLE_LOCK: cw_key_lock(&p->keys, &b, t->name); break;
+        case CW_CYCLE_LOCK_INFO: cw_key_lock_info(&p->keys, &b, t->name); break;
+        case CW_CYCLE_MAX_CONCURRENCY:
+        case CW_CYCLE_KEY_KINDS: cw_key_max_concurrency(&p->keys, &b, t->name); break;
         }
         t->keys[i] = cw_buf_take(&b, &t->key_lens[i]);
         if (!t->keys[i])
@@ -337,9 +408,7 @@ void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
     s->failed = atomic_load(&mp->n_failed);
     s->retried = atomic_load(&mp->n_retried);
     s->dead = atomic_load(&mp->n_dead);
-    pthread_mutex_lock(&mp->mu);
     s->in_flight = cw_pool_in_flight(mp);
-    pthread_mutex_unlock(&mp->mu);
 }
 
 void cwork_pool_free(cwork_pool *p)
@@ -356,13 +425,8 @@ void cwork_pool_free(cwork_pool *p)
         type_clear(&p->types[i]);
     cw_free(p->types);
     cw_free(p->middleware);
+    free_shards(p);
     cw_free(p->executors);
-    for (size_t i = 0; i < p->nshards; i++) {
-        cw_sampler_clear(&p->shards[i].sampler);
-        pthread_cond_destroy(&p->shards[i].work_cond);
-        pthread_cond_destroy(&p->shards[i].disp_cond);
-    }
-    cw_free(p->shards);
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     cw_reaper_free(p->reaper);

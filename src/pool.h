@@ -1,14 +1,21 @@
 /* Internal structure of a worker pool (see DESIGN.md "Threads"):
- *   executors   run middleware + handler for tasks from the ready queue, put them on
- *               the done queue; never talk to Redis for fetch or acknowledge;
- *   dispatcher  one thread and connection: commits done tasks and fetches up to k new
- *               jobs (k = free executors) — both in one pipelined round trip;
+ *   shards      a pool's executors are split into shards of ~10, each with one
+ *               dispatcher, its own lock and its own queues (a shard is one serial
+ *               cycle: round trip, then its executors run the batch; several overlap);
+ *   executors   run middleware + handler for tasks from their shard's ready queue, put
+ *               them on its done queue; never talk to Redis for fetch or acknowledge;
+ *   dispatcher  one thread and connection per shard: commits done tasks and fetches up
+ *               to k new jobs (k = free executors) in one script call per round trip;
+ *               what it does next is decided by dispatch_policy.c;
  *   heartbeat   its own thread (heartbeat.c);
- *   maintenance observer flushes, overrun warnings (later: requeuers, reaper, cron);
- *   wakeup      a subscriber that wakes the dispatcher when a cwork enqueuer pushes. */
+ *   maintenance observer flushes, overrun warnings, requeuers, reaper, periodic jobs;
+ *   wakeup      a subscriber that wakes the dispatchers when a cwork enqueuer pushes.
+ * Locks: pool->mu (life cycle) before a shard's mu; fetch_lock before a shard's mu. */
 #ifndef CWORK_POOL_H
 #define CWORK_POOL_H
 
+#include "cycle_call.h"
+#include "dispatch_policy.h"
 #include "heartbeat.h"
 #include "job.h"
 #include "keys.h"
@@ -21,6 +28,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 #define CW_DEFAULT_CONCURRENCY 10
 #define CW_DEFAULT_MAX_FAILS 4
@@ -34,10 +42,9 @@ typedef struct cw_job_type {
     char *name;
     cwork_handler handler;
     cwork_job_options opts;
-    /* Keys, built once: queue, in-progress (this pool), paused, lock, lock_info,
-     * max_concurrency — the fetch script's six keys. */
-    char *keys[6];
-    size_t key_lens[6];
+    /* Its keys, built once, by kind (the cycle script's per-type keys). */
+    char *keys[CW_CYCLE_KEY_KINDS];
+    size_t key_lens[CW_CYCLE_KEY_KINDS];
 } cw_job_type;
 
 /* What a running job can reach through cwork_job_* (checkin, deadline, userdata). */
@@ -56,6 +63,7 @@ typedef struct cw_task {
     char *raw;           /* exact bytes as fetched, for LREM */
     size_t raw_len;
     char decode_error[256];
+    int64_t delivered_us; /* monotonic: when it reached the ready queue */
     int failed;          /* the handler failed (filled by the executor) */
     int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
     char *fail_message;
@@ -77,35 +85,40 @@ typedef struct cw_executor {
     size_t index;
     pthread_t thread;
     char worker_id[25];
-    cw_task *current; /* guarded by pool->mu */
+    /* Guarded by shard->mu: */
+    cw_task *current;
+    /* Each executor sleeps on its own condition, so that a wake-up wakes exactly the
+     * executor it counts (the shard's sleepers stack, most recent first: an executor
+     * that just ran is the one with warm caches). */
+    pthread_cond_t cond;
+    bool woken;
+    struct cw_executor *next_sleeper;
 } cw_executor;
 
-/* One dispatcher with its executors. A pool of more than ~10 executors runs several:
- * each dispatcher's cycle (round trip, then its executors run the batch) is serial, and
- * two cycles overlap where one cannot (measured on 2 cores with no-op handlers: 2 × 10
- * executors process ~35% more jobs/s than 1 × 20, for ~25% more Redis CPU per job).
- * Every field is guarded by pool->mu except where noted. */
+/* One dispatcher with its executors. Every field is guarded by mu except where noted. */
 struct cw_shard {
     cwork_pool *pool;
     size_t index;
     size_t first_executor, nexecutors;
     pthread_t dispatcher;
     int dispatcher_started;
-    cw_sampler sampler;        /* dispatcher only */
-    pthread_cond_t work_cond;  /* executors: a task is ready, or no more will come */
+    pthread_mutex_t mu;
     pthread_cond_t disp_cond;  /* dispatcher: a batch drained, a wake-up, or stopping */
     cw_task_queue ready, done;
     cw_task *pending;          /* done tasks taken by the dispatcher, not yet committed */
     size_t npending;
     size_t in_flight;          /* fetched and not yet committed */
-    int wakeup;                /* a wake-up arrived since the dispatcher last looked */
-    int dispatcher_waiting;    /* it sleeps on disp_cond: only then is a signal needed */
-    size_t executors_waiting;  /* executors asleep on work_cond */
-    int commit_failing;        /* its commits are failing right now */
-    int no_more_tasks;         /* stopping, and this dispatcher will fetch nothing more:
+    cw_executor *sleepers;     /* executors asleep with no wake-up on its way */
+    size_t nsleeping;
+    bool wakeup;               /* a wake-up arrived since the dispatcher last looked */
+    bool dispatcher_waiting;   /* it sleeps on disp_cond: only then is a signal needed */
+    bool no_more_tasks;        /* stopping, and this dispatcher will fetch nothing more:
                                   its executors may exit once ready is empty */
     int64_t handler_avg_us;    /* moving average of handler run time, for wake-ups */
     atomic_size_t done_seq;    /* tasks its executors finished, ever (read without mu) */
+    /* The dispatcher thread's own: */
+    cw_sampler sampler;
+    cw_dispatch_state state;
 };
 
 struct cwork_pool {
@@ -114,6 +127,7 @@ struct cwork_pool {
     cw_keys keys;
     char id[25];
     cwork_pool_options opts;
+    cw_pool_tuning tuning;
     char *ns;
 
     cw_job_type *types;
@@ -126,9 +140,10 @@ struct cwork_pool {
     size_t nshards;
     bool single_fetch;         /* opts.single_fetch or a server < 6.2 */
 
-    pthread_mutex_t mu;        /* guards the shards' queues and everything below */
-    pthread_cond_t idle_cond;  /* stop/drain: in_flight changed */
-    int started, stopping;
+    pthread_mutex_t mu;        /* life cycle: idle_cond waits */
+    pthread_cond_t idle_cond;  /* stop/drain/maintenance: in_flight fell while stopping */
+    int started;
+    atomic_int stopping;
     /* Round trips hold it shared (until their jobs are delivered and committed tasks
      * freed); a reclaim, which must see every shard's tasks while none is half-handled
      * or freed, holds it exclusively. */
@@ -151,25 +166,46 @@ struct cwork_pool {
 /* What a commit does with a failed task. */
 enum { OUTCOME_DROP, OUTCOME_RETRY, OUTCOME_DEAD };
 
-/* Task queues (caller holds pool->mu). */
+/* Task queues (caller holds the shard's mu). */
 void cw_tq_push(cw_task_queue *q, cw_task *t);
 cw_task *cw_tq_pop(cw_task_queue *q);
 cw_task *cw_tq_take_all(cw_task_queue *q); /* a linked list, queue left empty */
 void cw_task_free(cw_task *t);
 
-/* Wakes as many sleeping executors as the tasks in ready need (caller holds mu): one
- * per task when handlers are slow, fewer when they are fast enough for one executor to
- * run several in a row (each wake-up is a context switch); all when force is set. */
-void cw_pool_wake_executors(cw_shard *s, int force);
-/* Tasks fetched and not committed, over all shards (caller holds mu). */
-size_t cw_pool_in_flight(const cwork_pool *p);
-/* Wakes every dispatcher from its idle backoff (caller holds mu). */
+/* Wakes up to n sleeping executors of the shard (caller holds its mu). */
+void cw_shard_wake_executors(cw_shard *s, size_t n);
+/* Nothing more will reach the shard's executors: they leave once ready is empty
+ * (caller holds its mu). */
+void cw_shard_no_more_tasks(cw_shard *s);
+/* Tasks fetched and not committed, over all shards (locks each shard in turn: the
+ * caller holds no shard lock). */
+size_t cw_pool_in_flight(cwork_pool *p);
+/* Wakes every dispatcher from its idle backoff (the caller holds no shard lock). */
 void cw_pool_wake_dispatchers(cwork_pool *p);
+/* Tells stop/drain/maintenance that in-flight work fell (the caller holds no lock). */
+void cw_pool_notify_idle(cwork_pool *p);
+/* Replaces the scheduling tunables (before start only): the shards are laid out again. */
+int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t);
+
+/* Writes what the pool says about its job types where it is missing (max_concurrency
+ * after a flush or a failover; known_jobs): maintenance does it every dead_check_ms. */
+int cw_pool_reassert_types(cwork_pool *p, cwork_error *err);
 
 /* Thread bodies. */
 void *cw_executor_main(void *executor);
 void *cw_dispatcher_main(void *shard);
 void *cw_subscriber_main(void *pool);
+void *cw_maintenance_main(void *pool);
+
+/* After a fetch whose reply was lost: every in-progress entry of the pool that no task
+ * of any shard accounts for, taken up as fetched into out (reclaim.c). The caller holds
+ * fetch_lock exclusively and no shard lock. *incomplete is set when some entries could
+ * not be looked at or taken up (look again later). */
+int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomplete,
+                          cwork_error *err);
+/* A task for fetched bytes: decoded, or marked failed with the decode error (it goes
+ * straight to dead). NULL when out of memory. */
+cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len);
 
 /* A failed task's forwarding data: target, score and JSON (in a buffer, by offset). */
 typedef struct commit_arg {

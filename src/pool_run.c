@@ -1,13 +1,9 @@
-/* Starting, stopping and draining a pool, and its two small threads: maintenance
- * (observer flushes, requeuers, overrun warnings) and the wake-up subscriber. */
+/* Starting, stopping and draining a pool. */
 #include "log.h"
 #include "pool.h"
-#include "requeuer.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -25,25 +21,20 @@ static int server_supports_rpop_count(const char *info)
     return major > 6 || (major == 6 && minor >= 2);
 }
 
-/* One pipelined round trip: INFO server, CONFIG GET maxmemory-policy, SET
- * max_concurrency per type (every start, last writer wins, as Go), SADD known_jobs. */
-static int prepare_redis(cwork_pool *p, cwork_error *err)
+/* Appends what a pool says about its job types: SET max_concurrency per type (at start
+ * every time, last writer wins, as Go; later only where missing — after a flush, a
+ * restart without persistence or a failover — so that another pool's newer setting
+ * stands) and SADD known_jobs. Returns how many replies follow. */
+static size_t append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, cwork_error *err)
 {
-    cw_conn *c;
-    int rc = cw_redis_checkout(p->redis, &c, err);
-    if (rc)
-        return rc;
-    const char *info[] = {"INFO", "server"};
-    const char *cfg[] = {"CONFIG", "GET", "maxmemory-policy"};
-    cw_conn_append(c, 2, info, NULL, err);
-    cw_conn_append(c, 3, cfg, NULL, err);
-    char values[64][24];
+    size_t n = 0;
     for (size_t i = 0; i < p->ntypes; i++) {
-        char *v = values[i % 64];
-        snprintf(v, 24, "%u", p->types[i].opts.max_concurrency);
-        const char *set[] = {"SET", p->types[i].keys[5], v};
-        size_t lens[] = {3, p->types[i].key_lens[5], strlen(v)};
-        cw_conn_append(c, 3, set, lens, err);
+        char v[24];
+        snprintf(v, sizeof v, "%u", p->types[i].opts.max_concurrency);
+        const char *set[] = {"SET", p->types[i].keys[CW_CYCLE_MAX_CONCURRENCY], v, "NX"};
+        size_t lens[] = {3, p->types[i].key_lens[CW_CYCLE_MAX_CONCURRENCY], strlen(v), 2};
+        if (cw_conn_append(c, only_missing ? 4 : 3, set, lens, err) == 0)
+            n++;
     }
     cw_buf known;
     cw_buf_init(&known);
@@ -54,11 +45,54 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
         sadd[1] = known.data;
         for (size_t i = 0; i < p->ntypes; i++)
             sadd[i + 2] = p->types[i].name;
-        cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err);
+        if (cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err) == 0)
+            n++;
     }
-    size_t expect = 2 + p->ntypes + (p->ntypes && sadd && !known.oom ? 1 : 0);
     cw_free(sadd);
     cw_buf_free(&known);
+    return n;
+}
+
+/* Logs an error reply of append_type_state's i-th command. */
+static void log_type_state_error(cwork_pool *p, size_t i, const redisReply *r)
+{
+    if (r->type == REDIS_REPLY_ERROR)
+        cw_log(CWORK_LOG_ERROR, i < p->ntypes ? "write_concurrency_controls_max_concurrency"
+                                              : "write_known_jobs",
+               "error", r->str, NULL);
+}
+
+int cw_pool_reassert_types(cwork_pool *p, cwork_error *err)
+{
+    cw_conn *c;
+    int rc = cw_redis_checkout(p->redis, &c, err);
+    if (rc)
+        return rc;
+    size_t n = append_type_state(p, c, true, err);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        redisReply *r = NULL;
+        if ((rc = cw_conn_read(c, &r, err)) == 0) {
+            log_type_state_error(p, i, r);
+            freeReplyObject(r);
+        }
+    }
+    cw_redis_checkin(p->redis, c);
+    return rc;
+}
+
+/* One pipelined round trip: INFO server, CONFIG GET maxmemory-policy, and the types'
+ * state (append_type_state). */
+static int prepare_redis(cwork_pool *p, cwork_error *err)
+{
+    cw_conn *c;
+    int rc = cw_redis_checkout(p->redis, &c, err);
+    if (rc)
+        return rc;
+    const char *info[] = {"INFO", "server"};
+    const char *cfg[] = {"CONFIG", "GET", "maxmemory-policy"};
+    cw_conn_append(c, 2, info, NULL, err);
+    cw_conn_append(c, 3, cfg, NULL, err);
+    size_t expect = 2 + append_type_state(p, c, false, err);
     for (size_t i = 0; i < expect && rc == 0; i++) {
         redisReply *r = NULL;
         rc = cw_conn_read(c, &r, err);
@@ -80,10 +114,8 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
                        "error", "Redis may evict keys under memory pressure: jobs can be lost; "
                                 "set maxmemory-policy noeviction",
                        NULL);
-        } else if (r->type == REDIS_REPLY_ERROR) {
-            cw_log(CWORK_LOG_ERROR, i < 2 + p->ntypes ? "write_concurrency_controls_max_concurrency"
-                                                        : "write_known_jobs",
-                   "error", r->str, NULL);
+        } else {
+            log_type_state_error(p, i - 2, r);
         }
         freeReplyObject(r);
     }
@@ -98,8 +130,6 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, cwork_erro
         return cw_error(err, CWORK_ENOMEM, "cannot start a thread: %s", strerror(rc));
     return 0;
 }
-
-static void *maintenance_main(void *arg);
 
 int cwork_pool_start(cwork_pool *p, cwork_error *err)
 {
@@ -160,15 +190,14 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         cw_heartbeat_stop(p->heartbeat, 1, NULL); /* leave no heartbeat of a pool that never ran */
         goto done;
     }
-    p->stopping = 0;
+    atomic_store(&p->stopping, 0);
     p->started = 1;
     p->executors_started = 0;
     p->maintenance_started = p->subscriber_started = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        sh->no_more_tasks = 0;
+        sh->no_more_tasks = false;
         sh->dispatcher_started = 0;
-        sh->commit_failing = 0;
     }
     for (; p->executors_started < p->opts.concurrency && rc == 0; p->executors_started++) {
         cw_executor *ex = &p->executors[p->executors_started];
@@ -180,7 +209,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         if ((rc = start_thread(&sh->dispatcher, cw_dispatcher_main, sh, err)) == 0)
             sh->dispatcher_started = 1;
     }
-    if (rc == 0 && (rc = start_thread(&p->maintenance, maintenance_main, p, err)) == 0)
+    if (rc == 0 && (rc = start_thread(&p->maintenance, cw_maintenance_main, p, err)) == 0)
         p->maintenance_started = 1;
     if (rc == 0 && !p->opts.no_wakeups &&
         (rc = start_thread(&p->subscriber, cw_subscriber_main, p, err)) == 0)
@@ -188,11 +217,13 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     if (rc) {
         /* Rare (thread limits): stop the threads that did start. Nothing was fetched
          * yet unless the dispatcher started, and then stop commits what it took. */
-        pthread_mutex_lock(&p->mu);
-        for (size_t i = 0; i < p->nshards; i++)
-            if (!p->shards[i].dispatcher_started)
-                p->shards[i].no_more_tasks = 1; /* no dispatcher to say so */
-        pthread_mutex_unlock(&p->mu);
+        for (size_t i = 0; i < p->nshards; i++) {
+            cw_shard *sh = &p->shards[i];
+            pthread_mutex_lock(&sh->mu);
+            if (!sh->dispatcher_started)
+                cw_shard_no_more_tasks(sh); /* no dispatcher to say so */
+            pthread_mutex_unlock(&sh->mu);
+        }
         cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
         cw_error(err, rc, "cannot start the pool's threads");
     }
@@ -208,10 +239,13 @@ done:
 static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
 {
     pthread_mutex_lock(&p->mu);
-    p->stopping = 1;
+    atomic_store(&p->stopping, 1);
+    pthread_cond_broadcast(&p->idle_cond); /* maintenance: stop its own duties */
     for (size_t i = 0; i < p->nshards; i++) {
-        pthread_cond_broadcast(&p->shards[i].work_cond);
-        pthread_cond_broadcast(&p->shards[i].disp_cond);
+        cw_shard *sh = &p->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        pthread_cond_signal(&sh->disp_cond);
+        pthread_mutex_unlock(&sh->mu);
     }
     struct timespec deadline;
     cw_deadline_after_ms(&deadline, grace_ms < 0 ? 0 : grace_ms);
@@ -219,16 +253,18 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
         if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
             break;
     }
-    size_t left = cw_pool_in_flight(p);
-    size_t running = 0;
-    for (size_t i = 0; i < p->opts.concurrency; i++)
-        running += p->executors[i].current != NULL;
-    char where[96];
-    size_t ready = 0, done = 0;
+    size_t left = 0, ready = 0, running = 0, done = 0;
     for (size_t i = 0; i < p->nshards; i++) {
-        ready += p->shards[i].ready.len;
-        done += p->shards[i].done.len + p->shards[i].npending;
+        cw_shard *sh = &p->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        left += sh->in_flight;
+        ready += sh->ready.len;
+        done += sh->done.len + sh->npending;
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
+            running += p->executors[e].current != NULL;
+        pthread_mutex_unlock(&sh->mu);
     }
+    char where[96];
     snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", ready, running, done);
     pthread_mutex_unlock(&p->mu);
     if (left > 0) {
@@ -279,8 +315,8 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
         if (rc)
             return rc;
         for (size_t i = 0; i < p->ntypes; i++) {
-            const char *argv[] = {"LLEN", p->types[i].keys[0]};
-            size_t lens[] = {4, p->types[i].key_lens[0]};
+            const char *argv[] = {"LLEN", p->types[i].keys[CW_CYCLE_QUEUE]};
+            size_t lens[] = {4, p->types[i].key_lens[CW_CYCLE_QUEUE]};
             cw_conn_append(c, 2, argv, lens, err);
         }
         for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
@@ -294,13 +330,9 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
         cw_redis_checkin(p->redis, c);
         if (rc)
             return rc;
-        pthread_mutex_lock(&p->mu);
-        if (empty && cw_pool_in_flight(p) == 0) {
-            pthread_mutex_unlock(&p->mu);
+        if (empty && cw_pool_in_flight(p) == 0)
             return cw_observer_flush(p->observer, 1, err);
-        }
         cw_pool_wake_dispatchers(p); /* keep them polling without idle backoff */
-        pthread_mutex_unlock(&p->mu);
         if (cw_monotonic_ms() >= end)
             return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %d ms",
                             timeout_ms);
@@ -309,179 +341,3 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
     }
 }
 
-/* ---------------------------------------------------------------- maintenance */
-
-/* Observer flushes and the requeuers every second, and a warning when a running job
- * passes its deadline. */
-static void *maintenance_main(void *arg)
-{
-    cwork_pool *p = arg;
-    cw_block_sigpipe_thread();
-    int64_t next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
-    int64_t next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
-    /* The reaper: a full cycle 10 s after start and then every period + rand(0..29) s
-     * (as Go's), plus a cheap check for stale heartbeats every dead_check_ms that runs a
-     * cycle at once when it sees one — a crashed pool's jobs come back in ~20 s, not
-     * minutes. */
-    int64_t next_reap = cw_monotonic_ms() + CW_REAPER_FIRST_CYCLE * 1000;
-    int64_t next_check = cw_monotonic_ms() + p->opts.dead_check_ms;
-    /* Periodic jobs: a pass at start, then every 120 + rand(0..29) s; the watchdog ticks
-     * every second. Pools without periodic jobs skip both (SPEC §15 item 23). */
-    int has_periodic = p->periodic && cw_periodic_count(p->periodic) > 0;
-    int64_t next_periodic = cw_monotonic_ms();
-    int64_t next_watchdog = cw_monotonic_ms() + 1000;
-    const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
-    for (size_t i = 0; names && i < p->ntypes; i++)
-        names[i] = p->types[i].name;
-    pthread_mutex_lock(&p->mu);
-    while (!p->stopping || cw_pool_in_flight(p) > 0) {
-        struct timespec ts;
-        cw_deadline_after_ms(&ts, 100);
-        pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts);
-        int64_t now_ms = cw_now_ms();
-        for (size_t i = 0; i < p->opts.concurrency; i++) {
-            cw_task *t = p->executors[i].current;
-            if (t && t->job && t->run.deadline_ms && now_ms > t->run.deadline_ms &&
-                !t->overrun_logged) {
-                t->overrun_logged = 1;
-                char timeout[24];
-                snprintf(timeout, sizeof timeout, "%lld",
-                         (long long)(t->run.deadline_ms - t->started_ms));
-                cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
-                       t->job->id.ptr, "timeout_ms", timeout, NULL);
-            }
-        }
-        if (cw_monotonic_ms() >= next_flush) {
-            pthread_mutex_unlock(&p->mu);
-            cw_observer_flush(p->observer, 0, NULL);
-            next_flush = cw_monotonic_ms() + CW_OBSERVER_FLUSH_MS;
-            pthread_mutex_lock(&p->mu);
-        }
-        if (!p->stopping && cw_monotonic_ms() >= next_check) {
-            pthread_mutex_unlock(&p->mu);
-            int seen = 0;
-            cw_reaper_check(p->reaper, &seen, NULL);
-            if (seen)
-                next_reap = 0; /* now */
-            next_check = cw_monotonic_ms() + p->opts.dead_check_ms;
-            pthread_mutex_lock(&p->mu);
-        }
-        if (!p->stopping && cw_monotonic_ms() >= next_reap) {
-            pthread_mutex_unlock(&p->mu);
-            int ran = 0;
-            cw_reaper_cycle(p->reaper, &ran, NULL);
-            uint32_t jitter = 0;
-            cw_random_bytes(&jitter, sizeof jitter);
-            next_reap = cw_monotonic_ms() + ((int64_t)p->opts.reap_period_s + jitter % 30) * 1000;
-            pthread_mutex_lock(&p->mu);
-        }
-        if (has_periodic && !p->stopping && cw_monotonic_ms() >= next_periodic) {
-            pthread_mutex_unlock(&p->mu);
-            size_t scheduled = 0;
-            cw_periodic_run(p->periodic, p->redis, &p->keys, cw_now(), &scheduled, NULL);
-            uint32_t jitter = 0;
-            cw_random_bytes(&jitter, sizeof jitter);
-            next_periodic = cw_monotonic_ms() +
-                            (CW_PERIODIC_INTERVAL_MIN + jitter % CW_PERIODIC_INTERVAL_JITTER) * 1000;
-            pthread_mutex_lock(&p->mu);
-        }
-        if (p->watchdog && cw_monotonic_ms() >= next_watchdog) {
-            pthread_mutex_unlock(&p->mu);
-            cw_watchdog_tick(p->watchdog, cw_now());
-            next_watchdog = cw_monotonic_ms() + 1000;
-            pthread_mutex_lock(&p->mu);
-        }
-        if (!p->stopping && cw_monotonic_ms() >= next_requeue) {
-            pthread_mutex_unlock(&p->mu);
-            size_t moved = 0;
-            if (names)
-                cw_requeue_due(p->redis, &p->keys, names, p->ntypes, &moved, NULL);
-            next_requeue = cw_monotonic_ms() + CW_REQUEUE_PERIOD_MS;
-            pthread_mutex_lock(&p->mu);
-            if (moved) { /* they are likely ours to run: don't wait for the next poll */
-                cw_pool_wake_dispatchers(p);
-            }
-        }
-    }
-    pthread_mutex_unlock(&p->mu);
-    cw_free(names);
-    return NULL;
-}
-
-/* ---------------------------------------------------------------- wake-ups */
-
-static int is_stopping(cwork_pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    int s = p->stopping;
-    pthread_mutex_unlock(&p->mu);
-    return s;
-}
-
-/* A published job name: wake the dispatcher if this pool runs that type. */
-static void on_message(cwork_pool *p, redisReply *r)
-{
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-        r->element[2]->type == REDIS_REPLY_STRING &&
-        cw_pool_find_type(p, r->element[2]->str, r->element[2]->len)) {
-        pthread_mutex_lock(&p->mu);
-        cw_pool_wake_dispatchers(p);
-        pthread_mutex_unlock(&p->mu);
-    }
-    freeReplyObject(r);
-}
-
-/* Subscribes to the namespace's wake-up channel and wakes the dispatcher when a job of
- * a registered type was pushed. A subscribed connection cannot go back to the pool's
- * idle list: it is always checked in as broken (closed). */
-void *cw_subscriber_main(void *arg)
-{
-    cwork_pool *p = arg;
-    cw_block_sigpipe_thread();
-    cw_buf channel;
-    cw_buf_init(&channel);
-    cw_key_wakeup_channel(&p->keys, &channel);
-    int backoff_ms = 0;
-    while (!is_stopping(p) && !channel.oom) {
-        cw_conn *c = NULL;
-        cwork_error err = {0};
-        const char *sub[] = {"SUBSCRIBE", channel.data};
-        size_t lens[] = {9, channel.len};
-        redisReply *confirm = NULL;
-        /* The append is only written by the first read: read the confirmation first. */
-        if (cw_redis_checkout(p->redis, &c, &err) == 0 &&
-            cw_conn_append(c, 2, sub, lens, &err) == 0 && cw_conn_read(c, &confirm, &err) == 0) {
-            freeReplyObject(confirm);
-            c->pending = 1; /* a subscribed connection always has replies coming */
-            backoff_ms = 0;
-            while (!is_stopping(p) && !c->broken) {
-                struct pollfd pfd = {c->ctx->fd, POLLIN, 0};
-                int n = poll(&pfd, 1, 100);
-                if (n <= 0)
-                    continue;
-                redisReply *r = NULL;
-                if (cw_conn_read(c, &r, &err) != 0)
-                    break;
-                c->pending = 1;
-                on_message(p, r);
-                /* hiredis may have more replies buffered than poll() can see. */
-                void *more = NULL;
-                while (redisGetReplyFromReader(c->ctx, &more) == REDIS_OK && more) {
-                    on_message(p, more);
-                    more = NULL;
-                }
-            }
-        }
-        if (c) {
-            c->broken = 1;
-            cw_redis_checkin(p->redis, c);
-        }
-        if (is_stopping(p))
-            break;
-        backoff_ms = backoff_ms ? (backoff_ms * 2 > 1000 ? 1000 : backoff_ms * 2) : 50;
-        struct timespec ts = {0, backoff_ms * 1000000L};
-        nanosleep(&ts, NULL);
-    }
-    cw_buf_free(&channel);
-    return NULL;
-}

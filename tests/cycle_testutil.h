@@ -6,6 +6,7 @@
 #ifndef CWORK_CYCLE_TESTUTIL_H
 #define CWORK_CYCLE_TESTUTIL_H
 
+#include "cycle_call.h"
 #include "scripts.h"
 #include "testlib.h"
 
@@ -91,9 +92,10 @@ static inline void set(char c, const char *suffix, const char *value)
     cmd("SET %s:jobs:%b%s %s", ns_, &c, (size_t)1, suffix, value);
 }
 
-/* The draws argument: orders of type letters, two bytes per index when width is 2. */
+/* Draws: orders of 0-based type indices, one after the other (n per draw), and the
+ * width the call packs them with (2 forces two bytes per index below 256 types). */
 typedef struct drawbuf {
-    char b[256];
+    size_t idx[256];
     size_t len;
     int width;
 } drawbuf;
@@ -103,11 +105,9 @@ static inline drawbuf draws(int width, const char *orders, int count)
 {
     drawbuf d = {.width = width};
     for (int k = 0; k < count; k++)
-        for (const char *p = orders; *p; p++) {
-            if (*p == ' ') continue;
-            if (width == 2) d.b[d.len++] = 0;
-            d.b[d.len++] = (char)(*p - 'a' + 1);
-        }
+        for (const char *p = orders; *p; p++)
+            if (*p != ' ')
+                d.idx[d.len++] = (size_t)(*p - 'a');
     return d;
 }
 
@@ -144,42 +144,73 @@ static inline void args(commit *c, ...)
     va_end(ap);
 }
 
-/* One EVAL of the cycle script for n types, type t (0-based) named name(t): KEYS in the
- * script's layout, then pool id, the single-job switch, draws (width 1 or 2 bytes per
- * index), the commit groups and the nargs arguments after them. Exits on an I/O error. */
+/* The keys of cycle_eval's types, laid out by the library's encoder (cycle_call.c). */
+typedef struct test_keys {
+    int n;
+    char (*keys)[128]; /* [kind * n + type] */
+} test_keys;
+
+static inline const char *test_key(const void *ud, size_t type, cw_cycle_key kind, size_t *len)
+{
+    const test_keys *k = ud;
+    const char *key = k->keys[(size_t)kind * (size_t)k->n + type];
+    *len = strlen(key);
+    return key;
+}
+
+/* One EVAL of the cycle script for n types, type t (0-based) named name(t), built by the
+ * library's encoder: the draws (ndraws orders of n indices each; width 2 forces two
+ * bytes per index), the commit groups and the nargs arguments after them. Exits on an
+ * I/O error. */
 static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int single,
-                                     const char *draws, size_t dlen, int width,
+                                     const size_t *orders, size_t ndraws, int width,
                                      const unsigned char *groups, size_t glen,
                                      const char *const *args, int nargs)
 {
-    static const char *const kinds[6] = {
-        ":paused", ":lock", ":max_concurrency", "", ":" POOL ":inprogress", ":lock_info"};
-    int nkeys = 6 * n + 2, max = 3 + nkeys + 5 + nargs;
-    char (*keys)[128] = malloc((size_t)nkeys * sizeof *keys), count[16];
-    const char **argv = malloc((size_t)max * sizeof *argv);
-    size_t *lens = malloc((size_t)max * sizeof *lens);
-    if (!keys || !argv || !lens) abort();
-    int a = 0, k = 0;
-    argv[a] = "EVAL", lens[a++] = 4;
-    argv[a] = cw_script_cycle.body, lens[a++] = cw_script_cycle.body_len;
-    snprintf(count, sizeof count, "%d", nkeys);
-    argv[a] = count, lens[a++] = strlen(count);
-    for (int j = 0; j < 6; j++)
-        for (int t = 0; t < n; t++, k++)
-            snprintf(keys[k], sizeof keys[k], "%s:jobs:%s%s", ns_, name(t), kinds[j]);
-    snprintf(keys[k++], sizeof keys[0], "%s:retry", ns_);
-    snprintf(keys[k++], sizeof keys[0], "%s:dead", ns_);
-    for (int i = 0; i < k; i++)
-        argv[a] = keys[i], lens[a++] = strlen(keys[i]);
-    argv[a] = POOL, lens[a++] = 24;
-    argv[a] = single ? "1" : "0", lens[a++] = 1;
-    argv[a] = draws ? draws : "", lens[a++] = draws ? dlen : 0;
-    argv[a] = width == 2 ? "2" : "1", lens[a++] = 1;
-    argv[a] = groups ? (const char *)groups : "", lens[a++] = groups ? glen : 0;
-    for (int i = 0; i < nargs; i++)
-        argv[a] = args[i], lens[a++] = strlen(args[i]);
-    redisReply *r = redisCommandArgv(rc_, a, argv, lens);
-    free(keys);
+    static const char *const suffix[CW_CYCLE_KEY_KINDS] = {
+        [CW_CYCLE_PAUSED] = ":paused", [CW_CYCLE_LOCK] = ":lock",
+        [CW_CYCLE_MAX_CONCURRENCY] = ":max_concurrency", [CW_CYCLE_QUEUE] = "",
+        [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress", [CW_CYCLE_LOCK_INFO] = ":lock_info"};
+    test_keys tk = {n, malloc((size_t)n * CW_CYCLE_KEY_KINDS * 128)};
+    const char **cargs = malloc((size_t)(nargs + 1) * sizeof *cargs);
+    size_t *clens = malloc((size_t)(nargs + 1) * sizeof *clens);
+    if (!tk.keys || !cargs || !clens) abort();
+    for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
+        for (int t = 0; t < n; t++)
+            snprintf(tk.keys[kind * n + t], 128, "%s:jobs:%s%s", ns_, name(t), suffix[kind]);
+    char retry[96], dead[96];
+    snprintf(retry, sizeof retry, "%s:retry", ns_);
+    snprintf(dead, sizeof dead, "%s:dead", ns_);
+    cw_cycle_keys keys = {(size_t)n, test_key, &tk, retry, dead, strlen(retry), strlen(dead)};
+    cw_cycle_call call;
+    cw_cycle_call_init(&call, (size_t)n);
+    if (width == 2)
+        call.width = 2;
+    for (size_t d = 0; d < ndraws; d++)
+        cw_cycle_call_add_draw(&call, orders + d * (size_t)n);
+    size_t ncommit = 0;
+    if (groups) {
+        cargs[ncommit] = (const char *)groups, clens[ncommit++] = glen;
+        for (int i = 0; i < nargs; i++)
+            cargs[ncommit] = args[i], clens[ncommit++] = strlen(args[i]);
+    }
+    if (cw_cycle_call_finish(&call, &keys, POOL, single, cargs, clens, ncommit) != 0) abort();
+    int argc = 3 + call.nkeys + call.nargs;
+    const char **argv = malloc((size_t)argc * sizeof *argv);
+    size_t *lens = malloc((size_t)argc * sizeof *lens);
+    char count[16];
+    if (!argv || !lens) abort();
+    snprintf(count, sizeof count, "%d", call.nkeys);
+    argv[0] = "EVAL", lens[0] = 4;
+    argv[1] = cw_script_cycle.body, lens[1] = cw_script_cycle.body_len;
+    argv[2] = count, lens[2] = strlen(count);
+    memcpy(argv + 3, call.argv, (size_t)(argc - 3) * sizeof *argv);
+    memcpy(lens + 3, call.lens, (size_t)(argc - 3) * sizeof *lens);
+    redisReply *r = redisCommandArgv(rc_, argc, argv, lens);
+    cw_cycle_call_clear(&call);
+    free(tk.keys);
+    free(cargs);
+    free(clens);
     free(argv);
     free(lens);
     if (!r) {
@@ -203,8 +234,9 @@ static inline const char *letter_name(int t)
 static inline redisReply *cycle(const char *types, int single, const drawbuf *d, const commit *c)
 {
     cycle_types_ = types;
-    return cycle_eval((int)strlen(types), letter_name, single, d ? d->b : NULL,
-                      d ? d->len : 0, d ? d->width : 1, c ? c->groups : NULL, c ? c->glen : 0,
+    size_t n = strlen(types);
+    return cycle_eval((int)n, letter_name, single, d ? d->idx : NULL, d && n ? d->len / n : 0,
+                      d ? d->width : 1, c ? c->groups : NULL, c ? c->glen : 0,
                       c ? c->args : NULL, c ? c->nargs : 0);
 }
 

@@ -80,11 +80,9 @@ static void simulate(int n, tstate *st, const drawbuf *d)
         has_lock[t] = st[t].lock0 != NULL;
         lock[t] = has_lock[t] ? atof(st[t].lock0) : 0;
     }
-    size_t step = (size_t)n * (size_t)d->width;
-    for (size_t at = 0; at + step <= d->len; at += step)
+    for (size_t at = 0; at + (size_t)n <= d->len; at += (size_t)n)
         for (int i = 0; i < n; i++) {
-            const unsigned char *p = (const unsigned char *)d->b + at + (size_t)i * d->width;
-            int t = (d->width == 2 ? p[0] * 256 + p[1] : p[0]) - 1;
+            int t = (int)d->idx[at + (size_t)i];
             double limit = st[t].mc ? atof(st[t].mc) : 0;
             if (st[t].paused || st[t].got == st[t].queued ||
                 (limit != 0 && has_lock[t] && lock[t] >= limit))
@@ -279,15 +277,13 @@ static void type_indices_past_255_use_both_bytes(void)
     fresh();
     cmd("LPUSH %s:jobs:t257 j1 j2", ns_);
     cmd("LPUSH %s:jobs:t000 k1", ns_);
-    /* Two draws: each tries index 258 (0x0102), then index 1. */
-    static char draws2[2 * 2 * N];
-    size_t dl = 0;
+    /* Two draws: each tries index 258 (0x0102 in the script's 1-based indices), then
+     * index 1. */
+    static size_t orders[2 * N];
     for (int d = 0; d < 2; d++)
-        for (int i = 0; i < N; i++) {
-            int t = i == 0 ? 258 : i == 257 ? 1 : i + 1; /* a permutation of 1..N */
-            draws2[dl++] = (char)(t >> 8), draws2[dl++] = (char)(t & 0xff);
-        }
-    redisReply *r = cycle_eval(N, numbered_name, 0, draws2, dl, 2, NULL, 0, NULL, 0);
+        for (int i = 0; i < N; i++) /* a permutation of 0..N-1 */
+            orders[d * N + i] = (size_t)(i == 0 ? 257 : i == 257 ? 0 : i);
+    redisReply *r = cycle_eval(N, numbered_name, 0, orders, 2, 2, NULL, 0, NULL, 0);
     CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 5);
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 5) {
         CHECK_INT(r->element[1]->integer, 258);

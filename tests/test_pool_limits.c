@@ -195,12 +195,50 @@ static void lock_held_by_a_go_pool_counts_against_the_limit(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* A flush, a restart without persistence or a failover loses max_concurrency (and
+ * known_jobs): the pool writes them again where missing, every dead_check_ms, and
+ * leaves a value another pool wrote since alone. */
+static void max_concurrency_comes_back_after_a_flush(void)
+{
+    tl_unique_ns("reassert", ns_, sizeof ns_);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns_;
+    o.concurrency = 2;
+    o.dead_check_ms = 100;
+    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.max_concurrency = 2;
+    CHECK_INT(cwork_pool_register(p, "limited", overlap_handler, &jo, NULL), 0);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(get_int("jobs:limited:max_concurrency"), 2);
+    tl_do(rc_, "DEL %s:jobs:limited:max_concurrency %s:known_jobs", ns_, ns_);
+    for (int i = 0; i < 300 && get_int("jobs:limited:max_concurrency") != 2; i++)
+        tl_sleep_ms(10);
+    CHECK_INT(get_int("jobs:limited:max_concurrency"), 2);
+    tl_do(rc_, "SET %s:jobs:limited:max_concurrency 5", ns_); /* another pool's, newer */
+    tl_sleep_ms(400);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    char want[256];
+    snprintf(want, sizeof want,
+             "%s:jobs:limited:max_concurrency string 5\n"
+             "%s:known_jobs set limited\n",
+             ns_, ns_);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     pool_test_setup();
     RUN(priority_distribution_follows_weights);
     RUN(max_concurrency_holds_across_two_processes);
     RUN(lock_held_by_a_go_pool_counts_against_the_limit);
+    RUN(max_concurrency_comes_back_after_a_flush);
     pool_test_teardown();
     return tl_finish();
 }

@@ -1,0 +1,64 @@
+/* The arguments of one cycle script call (src/scripts/cycle.lua): the dispatcher's
+ * round trip, built here and nowhere else — the dispatcher and the script's tests both
+ * use it, so a change of layout is made once.
+ *
+ * KEYS: six kinds of per-type keys, grouped by kind (n types each, in registration
+ * order), then the retry and dead sets. ARGV: pool id, single-job switch, the draws, the
+ * width of a type index in the draws, and the commit's arguments (see commit.c). */
+#ifndef CWORK_CYCLE_CALL_H
+#define CWORK_CYCLE_CALL_H
+
+#include "util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The kinds of per-type keys, in the order the script groups them: the first three
+ * are read with one MGET over a slice of KEYS. */
+typedef enum cw_cycle_key {
+    CW_CYCLE_PAUSED,
+    CW_CYCLE_LOCK,
+    CW_CYCLE_MAX_CONCURRENCY,
+    CW_CYCLE_QUEUE,
+    CW_CYCLE_INPROGRESS, /* this pool's in-progress list of the type */
+    CW_CYCLE_LOCK_INFO,
+    CW_CYCLE_KEY_KINDS
+} cw_cycle_key;
+
+/* Where the keys come from: key(ud, type, kind, &len) for type 0..ntypes-1 (borrowed
+ * until the call is sent), and the namespace's retry and dead sets. */
+typedef struct cw_cycle_keys {
+    size_t ntypes;
+    const char *(*key)(const void *ud, size_t type, cw_cycle_key kind, size_t *len);
+    const void *ud;
+    const char *retry, *dead;
+    size_t retry_len, dead_len;
+} cw_cycle_keys;
+
+/* One call being built. argv/lens hold KEYS then ARGV (nkeys, nargs); every pointer is
+ * borrowed from the keys, the commit arguments or the call's own buffers, valid until
+ * cw_cycle_call_clear. */
+typedef struct cw_cycle_call {
+    size_t ntypes;
+    int width;        /* bytes per type index in the draws: 1, or 2 past 255 types */
+    cw_buf draws;
+    const char **argv;
+    size_t *lens;
+    int nkeys, nargs;
+} cw_cycle_call;
+
+void cw_cycle_call_init(cw_cycle_call *c, size_t ntypes);
+/* Appends one draw: order[0..ntypes-1], 0-based type indices in the order the priority
+ * sampler drew them. */
+void cw_cycle_call_add_draw(cw_cycle_call *c, const size_t *order);
+/* Lays out KEYS and ARGV with the draws added so far and the commit's arguments
+ * (commit_n = 0: nothing to commit). 0 or CWORK_ENOMEM. May be called again after
+ * cw_cycle_call_reset for the next call. */
+int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
+                         bool single, const char *const *commit_argv, const size_t *commit_lens,
+                         size_t commit_n);
+/* Forgets the draws and the layout, keeping buffers for the next call. */
+void cw_cycle_call_reset(cw_cycle_call *c);
+void cw_cycle_call_clear(cw_cycle_call *c);
+
+#endif

@@ -1,0 +1,202 @@
+/* The dispatcher's decisions as pure functions (see dispatch_policy.h for the rules). */
+#include "dispatch_policy.h"
+
+void cw_pool_tuning_init(cw_pool_tuning *t)
+{
+    *t = (cw_pool_tuning){
+        .shard_executors = 10,
+        .max_shards = 4,
+        .max_fetch = 1000,
+        .wake_target_us = 100,
+        .wake_after_us = 300,
+        .gather_max_us = 1000,
+        .spin_max_us = 100,
+        .spin_handler_us = 20,
+        .spin_wake_us = 60,
+        .idle_backoff_first_ms = 1,
+        .idle_backoff_factor = 10,
+        .fetch_error_first_ms = 10,
+        .fetch_error_max_ms = 1000,
+        .commit_error_first_ms = 10,
+        .commit_error_max_ms = 5000,
+    };
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+    return a < b ? a : b;
+}
+
+/* The earlier of two deadlines, 0 meaning none. */
+static int64_t earlier(int64_t a, int64_t b)
+{
+    if (!a)
+        return b;
+    if (!b)
+        return a;
+    return a < b ? a : b;
+}
+
+size_t cw_wake_count(size_t ready, size_t sleeping, int64_t handler_avg_us, int64_t waited_us,
+                     const cw_pool_tuning *tu)
+{
+    if (!ready || !sleeping)
+        return 0;
+    size_t want = ready;
+    if (waited_us < tu->wake_after_us && tu->wake_target_us > 0) {
+        /* Enough executors that each has about wake_target_us of work. */
+        int64_t avg = handler_avg_us > 0 ? handler_avg_us : 0;
+        if (avg < INT64_MAX / (int64_t)(ready + 1)) {
+            uint64_t enough = 1 + (uint64_t)((int64_t)ready * avg / tu->wake_target_us);
+            if (enough < want)
+                want = (size_t)enough;
+        }
+    }
+    return min_size(want, sleeping);
+}
+
+static cw_decision wait_until(cw_decision d, int64_t until_us)
+{
+    d.what = CW_DO_WAIT;
+    d.until_us = until_us;
+    return d;
+}
+
+cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
+                               const cw_pool_tuning *tu)
+{
+    cw_decision d = {0};
+
+    /* 1. Stopping. With no fetch of unknown outcome, nothing new can reach the
+     * executors: they may leave once ready is empty. */
+    if (v->stopping && !st->reclaim && !st->no_more_tasks) {
+        st->no_more_tasks = true;
+        d.announce_no_more = true;
+    }
+    if (v->stopping && v->in_flight == 0 && !st->reclaim) {
+        d.what = CW_DO_EXIT;
+        return d;
+    }
+
+    /* A wake-up ends an idle backoff (not one for failures: Redis is not better for it). */
+    if (v->wakeup && st->backoff != CW_BACKOFF_ERROR) {
+        st->idle_ms = 0;
+        if (st->backoff == CW_BACKOFF_IDLE)
+            st->backoff = CW_BACKOFF_NONE;
+    }
+    if (st->backoff != CW_BACKOFF_NONE && v->now_us >= st->backoff_until_us)
+        st->backoff = CW_BACKOFF_NONE;
+
+    /* 2. Ready tasks and sleeping executors: wake them once the tasks waited too long,
+     * else look again when they will have. */
+    int64_t wake_deadline = 0;
+    size_t wake_all = min_size(v->ready, v->sleeping);
+    if (wake_all) {
+        int64_t waited = v->now_us - v->ready_since_us;
+        if (waited >= tu->wake_after_us)
+            d.wake = wake_all;
+        else
+            wake_deadline = v->ready_since_us + tu->wake_after_us;
+    }
+
+    size_t taken = v->in_flight - v->done; /* running, or promised a ready task */
+    size_t free_executors = v->nexecutors > taken ? v->nexecutors - taken : 0;
+    bool can_fetch = !v->stopping && free_executors > 0 && v->ntypes > 0 && !st->reclaim;
+
+    /* 3. Backoff: commit finished jobs at once (unless commits are what fails), fetch
+     * nothing until it ends. */
+    if (st->backoff != CW_BACKOFF_NONE) {
+        if (v->done == 0 || st->commit_failing)
+            return wait_until(d, earlier(st->backoff_until_us, wake_deadline));
+        can_fetch = false;
+    } else if (st->reclaim) {
+        st->spun = false;
+        st->gather_until_us = 0;
+        d.what = CW_DO_RECLAIM;
+        d.wake = wake_all; /* about to block on Redis */
+        return d;
+    }
+
+    /* 5. Gather: a batch is still being drained; fetch for the free executors when it
+     * is (or after gather_max_us), not a few jobs now. */
+    if (can_fetch && v->ready > 0) {
+        if (!st->gather_until_us)
+            st->gather_until_us = v->now_us + tu->gather_max_us;
+        if (v->now_us < st->gather_until_us)
+            return wait_until(d, earlier(st->gather_until_us, wake_deadline));
+    }
+
+    bool commit = v->done > 0;
+    if (!commit && !can_fetch) {
+        /* Every executor is busy (or promised a task) and nothing is done: for short
+         * handlers, spin once for the batch rather than sleep and be woken. */
+        size_t busy = taken;
+        if (!st->spun && busy > 0 && v->handler_avg_us < tu->spin_handler_us && !v->stopping) {
+            st->spun = true;
+            int64_t budget = tu->spin_wake_us + 2 * (int64_t)(v->ready + 1) * v->handler_avg_us;
+            if (budget > tu->spin_max_us)
+                budget = tu->spin_max_us;
+            d.what = CW_DO_SPIN;
+            d.until_us = v->now_us + budget;
+            d.busy = busy;
+            return d;
+        }
+        return wait_until(d, wake_deadline);
+    }
+
+    /* 4. A round trip: commits, and a fetch for the free executors. */
+    st->spun = false;
+    st->gather_until_us = 0;
+    d.what = CW_DO_ROUND_TRIP;
+    d.commit = commit;
+    d.fetch = can_fetch ? min_size(free_executors, tu->max_fetch) : 0;
+    d.wake = wake_all; /* never block on Redis while tasks wait for sleeping executors */
+    return d;
+}
+
+static void back_off(cw_dispatch_state *st, cw_backoff_kind kind, int64_t ms, int64_t now_us)
+{
+    st->backoff = kind;
+    st->backoff_until_us = now_us + ms * 1000;
+}
+
+static int64_t grow(int64_t step, int64_t first, int64_t factor, int64_t max)
+{
+    int64_t next = step ? step * factor : first;
+    return next > max ? max : next;
+}
+
+void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int64_t now_us,
+                       const cw_pool_tuning *tu, int64_t idle_max_ms)
+{
+    if (r->fetch || r->reclaimed) /* only a clean reply tells what a fetch moved */
+        st->reclaim = !(r->ok && r->complete);
+    if (r->ok && r->committed) {
+        st->commit_error_ms = 0;
+        st->commit_failing = false;
+    }
+    if (!r->ok && (r->committed || r->reclaimed || !r->fetch)) {
+        /* Commits (or a reclaim) are retried with capped backoff; nothing new is
+         * fetched meanwhile. */
+        st->commit_failing = r->committed;
+        st->commit_error_ms = grow(st->commit_error_ms, tu->commit_error_first_ms, 10,
+                                   tu->commit_error_max_ms);
+        back_off(st, CW_BACKOFF_ERROR, st->commit_error_ms, now_us);
+        return;
+    }
+    if (r->reclaimed || !r->fetch)
+        return;
+    if (!r->ok) {
+        st->fetch_error_ms = grow(st->fetch_error_ms, tu->fetch_error_first_ms, 2,
+                                  tu->fetch_error_max_ms);
+        back_off(st, CW_BACKOFF_ERROR, st->fetch_error_ms, now_us);
+    } else if (r->got) {
+        st->idle_ms = st->fetch_error_ms = 0;
+        st->backoff = CW_BACKOFF_NONE;
+    } else {
+        st->fetch_error_ms = 0;
+        int64_t max = idle_max_ms > 0 ? idle_max_ms : 1;
+        st->idle_ms = grow(st->idle_ms, tu->idle_backoff_first_ms, tu->idle_backoff_factor, max);
+        back_off(st, CW_BACKOFF_IDLE, st->idle_ms, now_us);
+    }
+}

@@ -1,0 +1,174 @@
+/* The maintenance thread: a pool's periodic duties, each a timer of its own — observer
+ * flushes, overrun warnings, the requeuers for scheduled and retry jobs, the dead pool
+ * reaper and its cheap check for stale heartbeats, periodic jobs and their watchdog,
+ * and re-asserting the job types' state in Redis. It runs until the pool has stopped
+ * and nothing of it is in flight (flushes and warnings go on while it stops). */
+#include "log.h"
+#include "pool.h"
+#include "requeuer.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct maintenance maintenance;
+typedef struct timer {
+    bool enabled;
+    bool while_stopping;  /* also runs while the pool stops */
+    int64_t next_ms;      /* monotonic */
+    /* Does the duty; returns the milliseconds until its next run. */
+    int64_t (*run)(maintenance *m);
+} timer;
+
+enum { T_FLUSH, T_OVERRUN, T_REQUEUE, T_DEAD_CHECK, T_REAP, T_TYPES, T_PERIODIC, T_WATCHDOG, T_N };
+
+struct maintenance {
+    cwork_pool *p;
+    const char **names; /* the pool's type names, for the requeuers */
+    timer timers[T_N];
+};
+
+static int64_t jitter_s(uint32_t range)
+{
+    uint32_t r = 0;
+    cw_random_bytes(&r, sizeof r);
+    return r % range;
+}
+
+static int64_t flush(maintenance *m)
+{
+    cw_observer_flush(m->p->observer, 0, NULL);
+    return CW_OBSERVER_FLUSH_MS;
+}
+
+/* A warning when a running job passes its deadline, once per job. */
+static int64_t warn_overruns(maintenance *m)
+{
+    cwork_pool *p = m->p;
+    int64_t now_ms = cw_now_ms();
+    for (size_t s = 0; s < p->nshards; s++) {
+        cw_shard *sh = &p->shards[s];
+        pthread_mutex_lock(&sh->mu);
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++) {
+            cw_task *t = p->executors[e].current;
+            if (!t || !t->job || !t->run.deadline_ms || now_ms <= t->run.deadline_ms ||
+                t->overrun_logged)
+                continue;
+            t->overrun_logged = 1;
+            char timeout[24];
+            snprintf(timeout, sizeof timeout, "%lld",
+                     (long long)(t->run.deadline_ms - t->started_ms));
+            cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
+                   t->job->id.ptr, "timeout_ms", timeout, NULL);
+        }
+        pthread_mutex_unlock(&sh->mu);
+    }
+    return 100;
+}
+
+static int64_t requeue(maintenance *m)
+{
+    size_t moved = 0;
+    if (m->names)
+        cw_requeue_due(m->p->redis, &m->p->keys, m->names, m->p->ntypes, &moved, NULL);
+    if (moved) /* they are likely ours to run: don't wait for the next poll */
+        cw_pool_wake_dispatchers(m->p);
+    return CW_REQUEUE_PERIOD_MS;
+}
+
+/* The cheap check for stale heartbeats: a crashed pool's jobs come back in seconds, not
+ * at the next full cycle. */
+static int64_t dead_check(maintenance *m)
+{
+    int seen = 0;
+    cw_reaper_check(m->p->reaper, &seen, NULL);
+    if (seen)
+        m->timers[T_REAP].next_ms = 0; /* now */
+    return m->p->opts.dead_check_ms;
+}
+
+/* A full reaper cycle: every period + rand(0..29) s, as Go's. */
+static int64_t reap(maintenance *m)
+{
+    int ran = 0;
+    cw_reaper_cycle(m->p->reaper, &ran, NULL);
+    return ((int64_t)m->p->opts.reap_period_s + jitter_s(30)) * 1000;
+}
+
+static int64_t reassert_types(maintenance *m)
+{
+    cwork_error err = {0};
+    if (cw_pool_reassert_types(m->p, &err) != 0)
+        cw_log(CWORK_LOG_ERROR, "pool.reassert_types", "error", err.message, NULL);
+    return m->p->opts.dead_check_ms;
+}
+
+static int64_t periodic(maintenance *m)
+{
+    size_t scheduled = 0;
+    cw_periodic_run(m->p->periodic, m->p->redis, &m->p->keys, cw_now(), &scheduled, NULL);
+    return (CW_PERIODIC_INTERVAL_MIN + jitter_s(CW_PERIODIC_INTERVAL_JITTER)) * 1000;
+}
+
+static int64_t watchdog(maintenance *m)
+{
+    cw_watchdog_tick(m->p->watchdog, cw_now());
+    return 1000;
+}
+
+static void setup(maintenance *m, cwork_pool *p)
+{
+    memset(m, 0, sizeof *m);
+    m->p = p;
+    m->names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *m->names);
+    for (size_t i = 0; m->names && i < p->ntypes; i++)
+        m->names[i] = p->types[i].name;
+    int64_t now = cw_monotonic_ms();
+    /* Pools without periodic jobs never touch their keys (SPEC §15 item 23). */
+    bool has_periodic = p->periodic && cw_periodic_count(p->periodic) > 0;
+    m->timers[T_FLUSH] = (timer){true, true, now + CW_OBSERVER_FLUSH_MS, flush};
+    m->timers[T_OVERRUN] = (timer){true, true, now + 100, warn_overruns};
+    m->timers[T_REQUEUE] = (timer){true, false, now + CW_REQUEUE_PERIOD_MS, requeue};
+    m->timers[T_DEAD_CHECK] =
+        (timer){true, false, now + p->opts.dead_check_ms, dead_check};
+    m->timers[T_REAP] =
+        (timer){true, false, now + CW_REAPER_FIRST_CYCLE * 1000, reap};
+    m->timers[T_TYPES] =
+        (timer){true, false, now + p->opts.dead_check_ms, reassert_types};
+    m->timers[T_PERIODIC] = (timer){has_periodic, false, now, periodic};
+    m->timers[T_WATCHDOG] = (timer){p->watchdog != NULL, true, now + 1000, watchdog};
+}
+
+void *cw_maintenance_main(void *arg)
+{
+    maintenance m;
+    setup(&m, arg);
+    cwork_pool *p = m.p;
+    cw_block_sigpipe_thread();
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        bool stopping = atomic_load(&p->stopping);
+        if (stopping && cw_pool_in_flight(p) == 0)
+            break;
+        int64_t now = cw_monotonic_ms(), next = now + 1000;
+        for (timer *t = m.timers; t < m.timers + T_N; t++) {
+            if (!t->enabled || (stopping && !t->while_stopping))
+                continue;
+            if (now >= t->next_ms) {
+                pthread_mutex_unlock(&p->mu);
+                t->next_ms = cw_monotonic_ms() + t->run(&m);
+                pthread_mutex_lock(&p->mu);
+                now = cw_monotonic_ms();
+            }
+            if (t->next_ms < next)
+                next = t->next_ms;
+        }
+        if (next > now) {
+            struct timespec ts;
+            cw_deadline_after_ms(&ts, next - now);
+            pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts); /* stop wakes it early */
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    cw_free(m.names);
+    return NULL;
+}

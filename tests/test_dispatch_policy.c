@@ -1,0 +1,336 @@
+/* The dispatcher's decisions (src/dispatch_policy.c) as tables of shard states and
+ * clock readings: no threads, no Redis. Each case starts from a fresh state and the
+ * default tunables; times are microseconds on a fake monotonic clock. */
+#include "dispatch_policy.h"
+#include "testlib.h"
+
+static cw_pool_tuning tu_;
+
+/* A shard of 10 executors, 3 job types, at time 1 s, nothing in flight, all asleep. */
+static cw_dispatch_view idle_view(void)
+{
+    return (cw_dispatch_view){.now_us = 1000000, .ntypes = 3, .nexecutors = 10, .sleeping = 10};
+}
+
+static cw_decision decide(cw_dispatch_state *st, cw_dispatch_view v)
+{
+    return cw_dispatch_decide(st, &v, &tu_);
+}
+
+static void after(cw_dispatch_state *st, cw_round_trip_result r, int64_t now_us)
+{
+    cw_dispatch_after(st, &r, now_us, &tu_, 100);
+}
+
+static void idle_shard_fetches_for_every_free_executor(void)
+{
+    cw_dispatch_state st = {0};
+    cw_decision d = decide(&st, idle_view());
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 10);
+    CHECK(!d.commit);
+    CHECK_INT(d.wake, 0);
+}
+
+static void fetch_is_capped_and_counts_only_free_executors(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.nexecutors = 5000, v.sleeping = 4000, v.in_flight = 1000, v.done = 0;
+    CHECK_INT(decide(&st, v).fetch, 1000); /* 4000 free, max_fetch 1000 */
+    v.in_flight = 4999; /* running */
+    CHECK_INT(decide(&st, v).fetch, 1);
+    v.in_flight = 4999, v.done = 3; /* three of them finished: commit them, fetch four */
+    cw_decision d = decide(&st, v);
+    CHECK(d.commit);
+    CHECK_INT(d.fetch, 4);
+    v.ntypes = 0; /* nothing registered: commit only */
+    CHECK_INT(decide(&st, v).fetch, 0);
+}
+
+static void no_types_and_nothing_done_waits_without_limit(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.ntypes = 0;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, 0);
+}
+
+/* The fault of issue 9: a backlog delivered to one executor while the estimate says
+ * handlers are quick. The tasks wait at most wake_after_us for the others. */
+static void ready_tasks_wake_sleeping_executors_after_wake_after(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.in_flight = 10, v.ready = 9, v.sleeping = 9, v.ready_since_us = v.now_us;
+    v.handler_avg_us = 25; /* "fast" (3 executors for 9 tasks), but not spun for */
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT); /* every executor is taken: nothing to fetch */
+    CHECK_INT(d.wake, 0);
+    CHECK_INT(d.until_us, v.ready_since_us + tu_.wake_after_us);
+    v.now_us += tu_.wake_after_us - 1;
+    CHECK_INT(decide(&st, v).wake, 0);
+    v.now_us += 1;
+    d = decide(&st, v);
+    CHECK_INT(d.wake, 9);
+    v.sleeping = 4; /* fewer asleep than tasks: all of them */
+    CHECK_INT(decide(&st, v).wake, 4);
+}
+
+static void round_trip_never_starts_while_tasks_wait_for_sleepers(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.in_flight = 6, v.done = 3, v.ready = 2, v.sleeping = 8, v.ready_since_us = v.now_us;
+    v.handler_avg_us = 1;
+    st.gather_until_us = v.now_us - 1; /* gathered long enough */
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK(d.commit);
+    CHECK_INT(d.fetch, 7); /* 10 − (6 − 3) */
+    CHECK_INT(d.wake, 2);
+}
+
+static void a_draining_batch_is_gathered_up_to_gather_max(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    /* Fast handlers: two executors run a batch of eight; two done, four ready. */
+    v.in_flight = 8, v.done = 2, v.ready = 4, v.sleeping = 8, v.handler_avg_us = 2;
+    v.ready_since_us = v.now_us - 10;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, v.ready_since_us + tu_.wake_after_us); /* earlier than gather */
+    /* The batch drained: commit and fetch for everyone. */
+    v.now_us += 50, v.done = 8, v.ready = 0;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 10);
+    CHECK_INT(st.gather_until_us, 0);
+    /* Not drained within gather_max_us: go ahead with what there is. */
+    v.done = 2, v.ready = 4, v.sleeping = 0, v.ready_since_us = v.now_us;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, v.now_us + tu_.gather_max_us); /* no sleepers: no wake deadline */
+    v.now_us += tu_.gather_max_us;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 4);
+}
+
+static void short_handlers_are_spun_for_once(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.in_flight = 10, v.ready = 0, v.sleeping = 0, v.handler_avg_us = 5;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_SPIN);
+    CHECK_INT(d.busy, 10);
+    CHECK_INT(d.until_us, v.now_us + tu_.spin_wake_us + 2 * 1 * 5);
+    d = decide(&st, v); /* spun already: sleep until signalled */
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, 0);
+    v.done = 10; /* a round trip ends the spin's once */
+    CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
+    CHECK(!st.spun);
+    v.done = 0, v.ready = 500, v.in_flight = 510, v.handler_avg_us = 10; /* budget capped */
+    v.ready_since_us = v.now_us;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_SPIN);
+    CHECK_INT(d.until_us, v.now_us + tu_.spin_max_us);
+}
+
+static void long_handlers_are_never_waited_for(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.in_flight = 10, v.sleeping = 0, v.handler_avg_us = 1000;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, 0);
+    v.done = 1; /* one finished: commit it and fetch one at once */
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK(d.commit);
+    CHECK_INT(d.fetch, 1);
+}
+
+static void idle_backoff_grows_to_the_cap_and_a_wakeup_ends_it(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    int64_t want[] = {1, 10, 100, 100};
+    for (int i = 0; i < 4; i++) {
+        after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10}, v.now_us);
+        cw_decision d = decide(&st, v);
+        CHECK_INT(d.what, CW_DO_WAIT);
+        CHECK_INT(d.until_us, v.now_us + want[i] * 1000);
+        v.now_us = d.until_us;
+        CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
+    }
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10}, v.now_us);
+    v.wakeup = true;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(st.idle_ms, 0);
+    /* Jobs found: no backoff at all. */
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .got = 3},
+          v.now_us);
+    v.wakeup = false, v.in_flight = 3;
+    CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
+}
+
+static void finished_jobs_are_committed_during_an_idle_backoff(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 9}, v.now_us);
+    v.in_flight = 1, v.done = 1;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK(d.commit);
+    CHECK_INT(d.fetch, 0);
+}
+
+static void failing_commits_back_off_and_hold_the_commit(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.in_flight = 1, v.done = 1;
+    int64_t want[] = {10, 100, 1000, 5000, 5000};
+    for (int i = 0; i < 5; i++) {
+        after(&st, (cw_round_trip_result){.committed = true, .fetch = 9}, v.now_us);
+        CHECK(st.commit_failing);
+        cw_decision d = decide(&st, v);
+        CHECK_INT(d.what, CW_DO_WAIT); /* done tasks wait: commits are what fails */
+        CHECK_INT(d.until_us, v.now_us + want[i] * 1000);
+        v.wakeup = true; /* a wake-up does not end an error backoff */
+        CHECK_INT(decide(&st, v).what, CW_DO_WAIT);
+        v.wakeup = false;
+        v.now_us = d.until_us;
+    }
+    /* The lost fetch of those calls is reclaimed first, then the commit goes through. */
+    CHECK(st.reclaim);
+    CHECK_INT(decide(&st, v).what, CW_DO_RECLAIM);
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true},
+          v.now_us);
+    CHECK(!st.reclaim);
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .committed = true,
+                                      .fetch = 10},
+          v.now_us);
+    CHECK(!st.commit_failing);
+    CHECK_INT(st.commit_error_ms, 0);
+}
+
+static void failing_fetches_back_off_doubling_to_a_second(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    int64_t want[] = {10, 20, 40, 80, 160, 320, 640, 1000, 1000};
+    for (int i = 0; i < 9; i++) {
+        after(&st, (cw_round_trip_result){.fetch = 10}, v.now_us);
+        CHECK(st.reclaim); /* what the lost call moved is unknown */
+        cw_decision d = decide(&st, v);
+        CHECK_INT(d.what, CW_DO_WAIT);
+        CHECK_INT(d.until_us, v.now_us + want[i] * 1000);
+        v.now_us = d.until_us;
+        d = decide(&st, v);
+        CHECK_INT(d.what, CW_DO_RECLAIM);
+        st.reclaim = false; /* as if the reclaim went through; the next fetch fails */
+    }
+}
+
+static void an_incomplete_reply_is_reclaimed(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    after(&st, (cw_round_trip_result){.ok = true, .fetch = 10, .got = 9}, v.now_us);
+    CHECK(st.reclaim);
+    v.in_flight = 9;
+    CHECK_INT(decide(&st, v).what, CW_DO_RECLAIM);
+    after(&st, (cw_round_trip_result){.ok = true, .reclaimed = true}, v.now_us);
+    CHECK(st.reclaim); /* incomplete again: look again */
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true, .got = 1},
+          v.now_us);
+    CHECK(!st.reclaim);
+    CHECK_INT(st.backoff, CW_BACKOFF_NONE);
+}
+
+static void stop_commits_what_runs_and_exits_when_nothing_is_in_flight(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.stopping = true, v.in_flight = 3, v.sleeping = 7;
+    cw_decision d = decide(&st, v);
+    CHECK(d.announce_no_more);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK(!decide(&st, v).announce_no_more); /* once */
+    v.done = 2;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 0);
+    v.in_flight = 0, v.done = 0;
+    CHECK_INT(decide(&st, v).what, CW_DO_EXIT);
+}
+
+static void stop_waits_for_a_pending_reclaim(void)
+{
+    cw_dispatch_state st = {.reclaim = true};
+    cw_dispatch_view v = idle_view();
+    v.stopping = true;
+    cw_decision d = decide(&st, v);
+    CHECK(!d.announce_no_more); /* a reclaim may still deliver tasks */
+    CHECK_INT(d.what, CW_DO_RECLAIM);
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true},
+          v.now_us);
+    d = decide(&st, v);
+    CHECK(d.announce_no_more);
+    CHECK_INT(d.what, CW_DO_EXIT);
+}
+
+static void wake_count_follows_the_estimate_until_tasks_wait_too_long(void)
+{
+    struct {
+        size_t ready, sleeping;
+        int64_t avg, waited;
+        size_t want;
+    } rows[] = {
+        {0, 10, 0, 0, 0},       {10, 0, 1000, 0, 0},  {10, 10, 0, 0, 1},
+        {10, 10, 1, 0, 1},      {10, 10, 50, 0, 6},   {10, 10, 100, 0, 10},
+        {10, 10, 1000000, 0, 10}, {10, 3, 1000, 0, 3}, {10, 10, 1, 299, 1},
+        {10, 10, 1, 300, 10},   {1000, 9, INT64_MAX / 2, 0, 9},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        size_t got = cw_wake_count(rows[i].ready, rows[i].sleeping, rows[i].avg,
+                                   rows[i].waited, &tu_);
+        if (got != rows[i].want)
+            tl_fail(__FILE__, __LINE__, "row %zu: %zu executors woken, want %zu", i, got,
+                    rows[i].want);
+    }
+}
+
+int main(void)
+{
+    cw_pool_tuning_init(&tu_);
+    RUN(idle_shard_fetches_for_every_free_executor);
+    RUN(fetch_is_capped_and_counts_only_free_executors);
+    RUN(no_types_and_nothing_done_waits_without_limit);
+    RUN(ready_tasks_wake_sleeping_executors_after_wake_after);
+    RUN(round_trip_never_starts_while_tasks_wait_for_sleepers);
+    RUN(a_draining_batch_is_gathered_up_to_gather_max);
+    RUN(short_handlers_are_spun_for_once);
+    RUN(long_handlers_are_never_waited_for);
+    RUN(idle_backoff_grows_to_the_cap_and_a_wakeup_ends_it);
+    RUN(finished_jobs_are_committed_during_an_idle_backoff);
+    RUN(failing_commits_back_off_and_hold_the_commit);
+    RUN(failing_fetches_back_off_doubling_to_a_second);
+    RUN(an_incomplete_reply_is_reclaimed);
+    RUN(stop_commits_what_runs_and_exits_when_nothing_is_in_flight);
+    RUN(stop_waits_for_a_pending_reclaim);
+    RUN(wake_count_follows_the_estimate_until_tasks_wait_too_long);
+    return tl_finish();
+}

@@ -1,14 +1,29 @@
-/* Worker-pool throughput and latency, SPEC §16 at a size measurable at cwork's rate:
+/* Worker-pool throughput, efficiency and latency, SPEC §16 at a size measurable at
+ * cwork's rate:
  *
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
+ *              [--workloads LIST] [--workload-concurrency LIST] [--workload-seconds S]
+ *              [--tune NAME=VALUE]...
  *
- * For 5 and for 10 queues (or only --queues N): enqueues N no-op jobs with {"i": n}
- * (bulk), then runs a pool of in-process C handlers and reports the processing rate from
- * the first to the last handler start, plus the Redis server's CPU time per processed
- * job (INFO cpu before and after), also as a multiple of what one unpipelined PING costs
- * it. Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
- * enqueue to handler start. Works in its own namespace and deletes it. */
+ * No-op jobs, for 5 and for 10 queues (or only --queues N): enqueues N jobs with
+ * {"i": n} (bulk), then runs a pool of in-process C handlers and reports the processing
+ * rate from the first to the last handler start, plus the Redis server's CPU time per
+ * processed job (INFO cpu before and after), also as a multiple of what one unpipelined
+ * PING costs it.
+ *
+ * Handlers that take real time (--workloads, default "1ms,10ms,100ms,bimodal"; bimodal
+ * is 99 % 1 ms and 1 % 1 s), each at every concurrency of --workload-concurrency
+ * (default "20,100"), with enough jobs for about --workload-seconds (default 5) of
+ * work: jobs/s and efficiency = handler time / (wall time × concurrency), both over the
+ * whole run and over the time jobs were waiting (first to last handler start, handler
+ * time clipped to it) — the tail of a run, where the last jobs finish and executors
+ * have nothing left to take, is not the pool's doing.
+ *
+ * Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
+ * enqueue to handler start. --tune sets a scheduling tunable (src/dispatch_policy.h,
+ * e.g. --tune wake_after_us=500). Works in its own namespaces and deletes them. */
 #include "cwork.h"
+#include "pool.h"
 
 #include <hiredis/hiredis.h>
 #include <stdatomic.h>
@@ -18,6 +33,7 @@
 #include <time.h>
 
 static atomic_long started_;
+static cw_pool_tuning tuning_; /* --tune */
 static _Atomic int64_t first_us_, last_us_;
 static int64_t *latency_us_;
 static atomic_long latency_n_;
@@ -170,6 +186,7 @@ static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int que
     o.ns = ns;
     o.concurrency = concurrency;
     cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cw_pool_set_tuning(p, &tuning_);
     for (int q = 0; q < queues; q++) {
         snprintf(name, sizeof name, "job%d", q);
         cwork_pool_register(p, name, noop, NULL, NULL);
@@ -204,6 +221,121 @@ static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int que
     drop(raw, ns);
 }
 
+/* ---------------------------------------------------------------- sleeping handlers */
+
+static _Atomic int64_t *run_start_us_, *run_end_us_;
+
+/* Sleeps the job's "ms" and records when it ran, by its "i". */
+static int sleeper(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    long i = (long)cwork_job_arg_int64(job, "i");
+    int64_t ms = cwork_job_arg_int64(job, "ms");
+    atomic_store(&run_start_us_[i], now_us());
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    atomic_store(&run_end_us_[i], now_us());
+    atomic_fetch_add(&started_, 1);
+    return 0;
+}
+
+static int64_t workload_ms(const char *w, long i)
+{
+    if (!strcmp(w, "bimodal")) /* 1 % of 1 s, spread evenly by a fixed hash */
+        return ((unsigned long)i * 2654435761u) % 100 == 0 ? 1000 : 1;
+    return atol(w);
+}
+
+static void workload(cwork_redis *redis, redisContext *raw, const char *w, unsigned concurrency,
+                     double seconds)
+{
+    const char *ns = "cwork-bench-workload";
+    drop(raw, ns);
+    double mean_ms = !strcmp(w, "bimodal") ? 0.99 * 1 + 0.01 * 1000 : (double)atol(w);
+    long n = (long)(seconds * 1000.0 * concurrency / mean_ms);
+    run_start_us_ = calloc((size_t)n, sizeof *run_start_us_);
+    run_end_us_ = calloc((size_t)n, sizeof *run_end_us_);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    cwork_batch *b = cwork_batch_new(enq);
+    cwork_args *args = cwork_args_new();
+    for (long i = 0; i < n; i++) {
+        cwork_args_set_int64(args, "i", i);
+        cwork_args_set_int64(args, "ms", workload_ms(w, i));
+        cwork_batch_add(b, "sleep", args, 0, 0, NULL);
+        if (cwork_batch_count(b) == 1000) {
+            cwork_enqueue_batch(b, NULL);
+            cwork_batch_reset(b);
+        }
+    }
+    cwork_enqueue_batch(b, NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns;
+    o.concurrency = concurrency;
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cw_pool_set_tuning(p, &tuning_);
+    cwork_pool_register(p, "sleep", sleeper, NULL, NULL);
+    atomic_store(&started_, 0);
+    double cpu0 = redis_cpu_seconds(raw);
+    cwork_error err = {0};
+    if (cwork_pool_start(p, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    while (atomic_load(&started_) < n) {
+        struct timespec ts = {0, 2000000};
+        nanosleep(&ts, NULL);
+    }
+    double cpu_us = (redis_cpu_seconds(raw) - cpu0) * 1e6 / (double)n;
+    cwork_pool_stop(p, 10000, NULL);
+    int64_t first = INT64_MAX, last_start = 0, last_end = 0;
+    for (long i = 0; i < n; i++) {
+        first = run_start_us_[i] < first ? run_start_us_[i] : first;
+        last_start = run_start_us_[i] > last_start ? run_start_us_[i] : last_start;
+        last_end = run_end_us_[i] > last_end ? run_end_us_[i] : last_end;
+    }
+    double busy = 0, busy_waiting = 0;
+    for (long i = 0; i < n; i++) {
+        int64_t s0 = run_start_us_[i], e0 = run_end_us_[i];
+        busy += (double)(e0 - s0);
+        int64_t e1 = e0 < last_start ? e0 : last_start;
+        if (e1 > s0)
+            busy_waiting += (double)(e1 - s0);
+    }
+    double wall = (double)(last_end - first), waiting = (double)(last_start - first);
+    printf("%-7s concurrency %3u, %6ld jobs: %8.0f jobs/s, efficiency %.3f (%.3f while jobs "
+           "waited), Redis CPU %.1f us/job\n",
+           w, concurrency, n, (double)n / (wall / 1e6), busy / (wall * concurrency),
+           waiting > 0 ? busy_waiting / (waiting * concurrency) : 0.0, cpu_us);
+    cwork_pool_free(p);
+    cwork_args_free(args);
+    cwork_batch_free(b);
+    cwork_enqueuer_free(enq);
+    free(run_start_us_);
+    free(run_end_us_);
+    drop(raw, ns);
+}
+
+/* Sets one field of tuning_ from NAME=VALUE; 0 or -1. */
+static int tune(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq)
+        return -1;
+    long long v = atoll(eq + 1);
+    size_t n = (size_t)(eq - spec);
+#define TUNE(field)                                                                           \
+    if (n == strlen(#field) && !strncmp(spec, #field, n)) {                                  \
+        tuning_.field = (__typeof__(tuning_.field))v;                                         \
+        return 0;                                                                             \
+    }
+    TUNE(shard_executors) TUNE(max_shards) TUNE(max_fetch) TUNE(wake_target_us)
+    TUNE(wake_after_us) TUNE(gather_max_us) TUNE(spin_max_us) TUNE(spin_handler_us)
+    TUNE(spin_wake_us) TUNE(idle_backoff_first_ms) TUNE(idle_backoff_factor)
+#undef TUNE
+    return -1;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -221,6 +353,7 @@ static void latency(cwork_redis *redis, redisContext *raw, long n, unsigned conc
     o.ns = ns;
     o.concurrency = concurrency;
     cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cw_pool_set_tuning(p, &tuning_);
     cwork_pool_register(p, "ping", latency_handler, NULL, NULL);
     cwork_pool_start(p, NULL);
     struct timespec settle = {0, 300000000};
@@ -255,6 +388,9 @@ int main(int argc, char **argv)
     long jobs = 1000000, latency_jobs = 1000;
     unsigned concurrency = 20;
     int only_queues = 0; /* 0: both cases */
+    char workloads[128] = "1ms,10ms,100ms,bimodal", wconc[64] = "20,100";
+    double wseconds = 5;
+    cw_pool_tuning_init(&tuning_);
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--redis"))
             url = argv[i + 1];
@@ -266,9 +402,19 @@ int main(int argc, char **argv)
             latency_jobs = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--queues"))
             only_queues = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--workloads"))
+            snprintf(workloads, sizeof workloads, "%s", argv[i + 1]);
+        else if (!strcmp(argv[i], "--workload-concurrency"))
+            snprintf(wconc, sizeof wconc, "%s", argv[i + 1]);
+        else if (!strcmp(argv[i], "--workload-seconds"))
+            wseconds = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--tune") && tune(argv[i + 1]) == 0)
+            continue;
         else {
             fprintf(stderr, "usage: bench_pool [--redis URL] [--jobs N] [--concurrency N] "
-                            "[--latency-jobs N] [--queues N]\n");
+                            "[--latency-jobs N] [--queues N] [--workloads LIST|none] "
+                            "[--workload-concurrency LIST] [--workload-seconds S] "
+                            "[--tune NAME=VALUE]...\n");
             return 2;
         }
     }
@@ -278,11 +424,20 @@ int main(int argc, char **argv)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
     measure_baselines(raw);
-    if (only_queues > 0) {
+    if (jobs > 0 && only_queues > 0) {
         throughput(redis, raw, jobs, only_queues, concurrency);
-    } else {
+    } else if (jobs > 0) {
         throughput(redis, raw, jobs, 5, concurrency);
         throughput(redis, raw, jobs, 10, concurrency);
+    }
+    if (strcmp(workloads, "none") != 0) {
+        for (char *w = strtok(workloads, ","); w; w = strtok(NULL, ",")) {
+            char list[64];
+            snprintf(list, sizeof list, "%s", wconc);
+            for (char *save = NULL, *c = strtok_r(list, ",", &save); c;
+                 c = strtok_r(NULL, ",", &save))
+                workload(redis, raw, w, (unsigned)atoi(c), wseconds);
+        }
     }
     if (latency_jobs > 0)
         latency(redis, raw, latency_jobs, concurrency);

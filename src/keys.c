@@ -43,6 +43,12 @@ static void put_job_key(const cw_keys *k, cw_buf *out, const char *name, const c
 }
 
 void cw_key_known_jobs(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "known_jobs"); }
+
+void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date)
+{
+    put_prefix(k, out, "cwork:stat:");
+    cw_buf_puts(out, date);
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "jobs:"); }
 void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ""); }
 

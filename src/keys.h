@@ -31,6 +31,9 @@ void cw_key_worker_pools(const cw_keys *k, cw_buf *out);
 void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id);
 void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out);
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:stat:<date>" (date YYYY-MM-DD, UTC): a hash of the jobs cwork pools
+ * processed and failed that day, for dashboards. cwork's own: Go never reads it. */
+void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

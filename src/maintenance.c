@@ -1,7 +1,7 @@
 /* The maintenance thread: a pool's periodic duties, each a timer of its own — observer
  * flushes, overrun warnings, the requeuers for scheduled and retry jobs, the dead pool
  * reaper and its cheap check for stale heartbeats, periodic jobs and their watchdog,
- * and re-asserting the job types' state in Redis. It runs until the pool has stopped
+ * re-asserting the job types' state in Redis, and the daily processed/failed counts. It runs until the pool has stopped
  * and nothing of it is in flight (flushes and warnings go on while it stops). */
 #include "log.h"
 #include "pool.h"
@@ -9,6 +9,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+#define STAT_DAY_TTL_S (40 * 24 * 3600) /* a dashboard shows 30 days */
 
 typedef struct maintenance maintenance;
 typedef struct timer {
@@ -19,11 +22,15 @@ typedef struct timer {
     int64_t (*run)(maintenance *m);
 } timer;
 
-enum { T_FLUSH, T_OVERRUN, T_REQUEUE, T_DEAD_CHECK, T_REAP, T_TYPES, T_PERIODIC, T_WATCHDOG, T_N };
+enum {
+    T_FLUSH, T_OVERRUN, T_REQUEUE, T_DEAD_CHECK, T_REAP, T_TYPES, T_PERIODIC, T_WATCHDOG,
+    T_STATS, T_N
+};
 
 struct maintenance {
     cwork_pool *p;
     const char **names; /* the pool's type names, for the requeuers */
+    uint64_t stat_processed, stat_failed; /* counts already in the daily stats */
     timer timers[T_N];
 };
 
@@ -115,6 +122,59 @@ static int64_t watchdog(maintenance *m)
     return 1000;
 }
 
+/* Adds the jobs finished since the last flush to today's counters (UTC): HINCRBY
+ * processed and failed, EXPIRE, in one round trip. Counts that could not be written are
+ * tried again next time. */
+static int64_t flush_daily_stats(maintenance *m)
+{
+    cwork_pool *p = m->p;
+    uint64_t ok = atomic_load(&p->n_succeeded), failed = atomic_load(&p->n_failed);
+    uint64_t processed = ok + failed;
+    uint64_t dp = processed - m->stat_processed, df = failed - m->stat_failed;
+    if (!dp && !df)
+        return 1000;
+    char date[16], np[24], nf[24], ttl[24];
+    time_t now = (time_t)cw_now();
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(date, sizeof date, "%Y-%m-%d", &tm);
+    snprintf(np, sizeof np, "%llu", (unsigned long long)dp);
+    snprintf(nf, sizeof nf, "%llu", (unsigned long long)df);
+    snprintf(ttl, sizeof ttl, "%d", STAT_DAY_TTL_S);
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_stat_day(&p->keys, &key, date);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    int rc = key.oom ? cw_error(&err, CWORK_ENOMEM, "out of memory")
+                     : cw_redis_checkout(p->redis, &c, &err);
+    if (rc == 0) {
+        const char *incr_p[] = {"HINCRBY", key.data, "processed", np};
+        const char *incr_f[] = {"HINCRBY", key.data, "failed", nf};
+        const char *expire[] = {"EXPIRE", key.data, ttl};
+        cw_conn_append(c, 4, incr_p, NULL, &err);
+        cw_conn_append(c, 4, incr_f, NULL, &err);
+        cw_conn_append(c, 3, expire, NULL, &err);
+        for (int i = 0; i < 3 && rc == 0; i++) {
+            redisReply *r = NULL;
+            rc = cw_conn_read(c, &r, &err);
+            if (rc == 0 && r->type == REDIS_REPLY_ERROR)
+                rc = cw_error(&err, CWORK_EREDIS, "%s", r->str);
+            if (r)
+                freeReplyObject(r);
+        }
+        cw_redis_checkin(p->redis, c);
+    }
+    if (rc == 0) {
+        m->stat_processed = processed;
+        m->stat_failed = failed;
+    } else {
+        cw_log(CWORK_LOG_WARN, "pool.stats", "error", err.message, NULL);
+    }
+    cw_buf_free(&key);
+    return 1000;
+}
+
 static void setup(maintenance *m, cwork_pool *p)
 {
     memset(m, 0, sizeof *m);
@@ -136,6 +196,10 @@ static void setup(maintenance *m, cwork_pool *p)
         (timer){true, false, now + p->opts.dead_check_ms, reassert_types};
     m->timers[T_PERIODIC] = (timer){has_periodic, false, now, periodic};
     m->timers[T_WATCHDOG] = (timer){p->watchdog != NULL, true, now + 1000, watchdog};
+    m->timers[T_STATS] = (timer){true, true, now + 1000, flush_daily_stats};
+    /* The daily counts are the pool's own since start. */
+    m->stat_failed = atomic_load(&p->n_failed);
+    m->stat_processed = atomic_load(&p->n_succeeded) + m->stat_failed;
 }
 
 void *cw_maintenance_main(void *arg)
@@ -169,6 +233,7 @@ void *cw_maintenance_main(void *arg)
         }
     }
     pthread_mutex_unlock(&p->mu);
+    flush_daily_stats(&m); /* what the last commits added */
     cw_free(m.names);
     return NULL;
 }

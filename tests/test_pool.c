@@ -66,6 +66,7 @@ static void go_job_is_processed_and_leaves_go_state(void)
              "%s:jobs:send_email:max_concurrency string 0\n"
              "%s:known_jobs set send_email\n",
              ns_, ns_, ns_);
+    tl_take_stat_days(rc_, ns_, 1, 0);
     char *dump = tl_ns_dump(rc_, ns_);
     CHECK_STR(dump, want);
     free(dump);
@@ -112,6 +113,7 @@ static void failure_goes_to_retry_with_go_backoff(void)
     cwork_pool_get_stats(p, &st);
     CHECK_INT(st.failed, 1);
     CHECK_INT(st.retried, 1);
+    tl_take_stat_days(rc_, ns_, 1, 1); /* processed counts the failed job too */
     cwork_pool_free(p);
     tl_ns_delete(rc_, ns_);
 }
@@ -452,6 +454,7 @@ static void single_fetch_path_processes_everything(void)
              "%s:jobs:send_email:lock string 0\n%s:jobs:send_email:max_concurrency string 0\n"
              "%s:known_jobs set other | send_email\n",
              ns_, ns_, ns_, ns_, ns_);
+    tl_take_stat_days(rc_, ns_, 50, 0);
     char *dump = tl_ns_dump(rc_, ns_);
     CHECK_STR(dump, want);
     free(dump);

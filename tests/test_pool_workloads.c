@@ -108,8 +108,9 @@ static void start(cwork_pool *p)
         tl_fail(__FILE__, __LINE__, "start: %s", err.message);
 }
 
-/* Stops the pool and checks that it left only the type's counters behind. */
-static void stop_and_check(cwork_pool *p)
+/* Stops the pool and checks that it left only the type's counters behind, and n jobs
+ * processed in the daily stats. */
+static void stop_and_check(cwork_pool *p, int n)
 {
     cwork_error err = {0};
     CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
@@ -119,6 +120,7 @@ static void stop_and_check(cwork_pool *p)
              "%s:jobs:timed:max_concurrency string 0\n"
              "%s:known_jobs set timed\n",
              ns_, ns_, ns_);
+    tl_take_stat_days(rc_, ns_, n, 0);
     char *dump = tl_ns_dump(rc_, ns_);
     CHECK_STR(dump, want);
     free(dump);
@@ -137,7 +139,7 @@ static void cold_pool_runs_a_backlog_of_slow_jobs_at_once(void)
     long long spread = start_spread(0, 8);
     if (spread > 500)
         tl_fail(__FILE__, __LINE__, "8 slow jobs started over %lld ms", spread);
-    stop_and_check(p);
+    stop_and_check(p, 8);
 }
 
 static void warm_pool_runs_slow_jobs_at_once(void)
@@ -154,7 +156,7 @@ static void warm_pool_runs_slow_jobs_at_once(void)
     long long spread = start_spread(3000, 10);
     if (spread > 500)
         tl_fail(__FILE__, __LINE__, "10 slow jobs started over %lld ms", spread);
-    stop_and_check(p);
+    stop_and_check(p, 3010);
 }
 
 static void fast_jobs_are_not_held_behind_slow_ones(void)
@@ -181,7 +183,7 @@ static void fast_jobs_are_not_held_behind_slow_ones(void)
                 last_fast_end - first_slow_end);
     if (start_spread(0, 3) > 500)
         tl_fail(__FILE__, __LINE__, "the slow jobs started over %lld ms", start_spread(0, 3));
-    stop_and_check(p);
+    stop_and_check(p, 303);
 }
 
 static void several_shards_run_slow_jobs_at_once(void)
@@ -195,7 +197,7 @@ static void several_shards_run_slow_jobs_at_once(void)
     long long spread = start_spread(0, 40);
     if (spread > 800)
         tl_fail(__FILE__, __LINE__, "40 slow jobs started over %lld ms", spread);
-    stop_and_check(p);
+    stop_and_check(p, 40);
 }
 
 /* `cwork work --concurrency 8 --job 's=…sleep 2'` on 8 waiting jobs: each command

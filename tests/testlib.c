@@ -424,6 +424,41 @@ void tl_ns_delete(redisContext *c, const char *prefix)
     freeReplyObject(keys);
 }
 
+void tl_take_stat_days(redisContext *c, const char *ns, long long processed,
+                       long long failed)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s:cwork:stat:", ns);
+    redisReply *keys = keys_with_prefix(c, prefix);
+    long long got_p = 0, got_f = 0;
+    for (size_t k = 0; k < keys->elements; k++) {
+        const char *key = keys->element[k]->str;
+        redisReply *h = tl_cmd(c, "HGETALL %s", key);
+        for (size_t i = 0; h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2) {
+            if (!strcmp(h->element[i]->str, "processed"))
+                got_p += atoll(h->element[i + 1]->str);
+            else if (!strcmp(h->element[i]->str, "failed"))
+                got_f += atoll(h->element[i + 1]->str);
+            else
+                tl_fail(__FILE__, __LINE__, "%s: unexpected field %s", key, h->element[i]->str);
+        }
+        freeReplyObject(h);
+        redisReply *ttl = tl_cmd(c, "TTL %s", key);
+        if (ttl->integer < 39 * 24 * 3600 || ttl->integer > 40 * 24 * 3600)
+            tl_fail(__FILE__, __LINE__, "%s: TTL %lld, want about 40 days", key, ttl->integer);
+        freeReplyObject(ttl);
+        /* YYYY-MM-DD */
+        const char *date = key + strlen(prefix);
+        if (strlen(date) != 10 || date[4] != '-' || date[7] != '-')
+            tl_fail(__FILE__, __LINE__, "%s: not a date", key);
+        freeReplyObject(tl_cmd(c, "DEL %s", key));
+    }
+    freeReplyObject(keys);
+    if (got_p != processed || got_f != failed)
+        tl_fail(__FILE__, __LINE__, "daily stats of %s: processed %lld failed %lld, want %lld and %lld",
+                ns, got_p, got_f, processed, failed);
+}
+
 /* ---------------------------------------------------------------- private servers */
 
 static int port_is_free(int port)

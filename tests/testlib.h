@@ -97,6 +97,11 @@ const char *tl_unique_ns(const char *tag, char *buf, size_t size);
  * Returns a malloc'd string. */
 char *tl_ns_dump(redisContext *c, const char *prefix);
 void tl_ns_delete(redisContext *c, const char *prefix);
+/* Checks the daily stats hashes cwork pools keep under "<ns>:cwork:stat:<date>" (the
+ * processed and failed jobs summed over their days, a TTL of about 40 days) and
+ * deletes them, so that a whole-namespace dump after a pool run shows the rest. */
+void tl_take_stat_days(redisContext *c, const char *ns, long long processed,
+                       long long failed);
 
 /* ---- a private redis-server, for tests that kill and restart Redis */
 typedef struct tl_server {

@@ -76,10 +76,9 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
 {
     cw_decision d = {0};
 
-    /* 1. Stopping. With no fetch of unknown outcome and no direct round trip under way
-     * (a failed one asks for a reclaim), nothing new can reach the executors: they may
-     * leave once ready is empty. */
-    if (v->stopping && !st->reclaim && !v->direct_trips && !st->no_more_tasks) {
+    /* 1. Stopping. With no fetch of unknown outcome, nothing new can reach the
+     * executors: they may leave once ready is empty. */
+    if (v->stopping && !st->reclaim && !st->no_more_tasks) {
         st->no_more_tasks = true;
         d.announce_no_more = true;
     }

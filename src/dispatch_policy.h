@@ -75,7 +75,6 @@ typedef struct cw_dispatch_view {
     size_t ready;             /* waiting for an executor */
     size_t done;              /* finished, not yet committed */
     size_t sleeping;          /* executors asleep with no wake-up on its way */
-    size_t direct_trips;      /* executors' direct round trips under way */
     int64_t ready_since_us;   /* when the oldest ready task was delivered (ready > 0) */
     int64_t handler_avg_us;   /* moving average of handler run time */
 } cw_dispatch_view;

@@ -201,7 +201,6 @@ static cw_dispatch_view shard_view(cw_shard *sh)
         .ready = sh->ready.len,
         .done = sh->done.len + sh->npending,
         .sleeping = sh->nsleeping,
-        .direct_trips = sh->direct_trips,
         .ready_since_us = sh->ready.head ? sh->ready.head->delivered_us : 0,
         .handler_avg_us = sh->handler_avg_us,
     };
@@ -382,7 +381,6 @@ cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done)
     cw_shard *sh = ex->shard;
     cwork_pool *p = ex->pool;
     ex->committing = done; /* seen by a reclaim until freed */
-    sh->direct_trips++;
     pthread_mutex_unlock(&sh->mu);
 
     cw_conn *c = NULL;
@@ -390,7 +388,6 @@ cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done)
         /* Every connection is in use (or Redis is failing): the dispatcher commits it. */
         pthread_mutex_lock(&sh->mu);
         ex->committing = NULL;
-        sh->direct_trips--;
         cw_tq_push(&sh->done, done);
         if (sh->dispatcher_waiting)
             pthread_cond_signal(&sh->disp_cond);
@@ -421,7 +418,6 @@ cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done)
 
     pthread_mutex_lock(&sh->mu);
     ex->committing = NULL;
-    sh->direct_trips--;
     cw_task *next = NULL;
     if (rc == 0) {
         count_committed(p, done);
@@ -443,7 +439,7 @@ cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done)
         sh->state.reclaim = true;
     }
     pthread_rwlock_unlock(&p->fetch_lock);
-    if ((rc || !next || incomplete || atomic_load(&p->stopping)) && sh->dispatcher_waiting)
+    if ((rc || !next) && sh->dispatcher_waiting)
         pthread_cond_signal(&sh->disp_cond);
     if (rc == 0 && atomic_load(&p->stopping)) {
         pthread_mutex_unlock(&sh->mu);

@@ -114,7 +114,6 @@ struct cw_shard {
     size_t in_flight;          /* fetched and not yet committed */
     cw_executor *sleepers;     /* executors asleep with no wake-up on its way */
     size_t nsleeping;
-    size_t direct_trips;       /* executors' direct round trips under way */
     bool wakeup;               /* a wake-up arrived since the dispatcher last looked */
     bool dispatcher_waiting;   /* it sleeps on disp_cond: only then is a signal needed */
     bool no_more_tasks;        /* stopping, and this dispatcher will fetch nothing more:

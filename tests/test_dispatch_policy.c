@@ -292,43 +292,6 @@ static void stop_waits_for_a_pending_reclaim(void)
     CHECK_INT(d.what, CW_DO_EXIT);
 }
 
-static void stop_waits_for_direct_round_trips_under_way(void)
-{
-    cw_dispatch_state st = {0};
-    cw_dispatch_view v = idle_view();
-    v.stopping = true, v.in_flight = 1, v.direct_trips = 1;
-    cw_decision d = decide(&st, v);
-    CHECK(!d.announce_no_more); /* a failed trip asks for a reclaim, which may deliver */
-    CHECK_INT(d.what, CW_DO_WAIT);
-    v.direct_trips = 0;
-    CHECK(decide(&st, v).announce_no_more);
-}
-
-static void executors_take_direct_trips_only_for_slow_handlers_in_calm_water(void)
-{
-    cw_dispatch_view v = idle_view();
-    v.handler_avg_us = tu_.direct_min_us;
-    cw_dispatch_state st = {0};
-    CHECK(cw_direct_trip(&st, &v, &tu_));
-    v.handler_avg_us = tu_.direct_min_us - 1; /* short handlers: the dispatcher batches */
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    v.handler_avg_us = tu_.direct_min_us;
-    v.ready = 1; /* a fetched task waits: take it instead */
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    v.ready = 0, v.stopping = true;
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    v.stopping = false, st.reclaim = true;
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    st.reclaim = false, st.commit_failing = true;
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    st.commit_failing = false, st.backoff = CW_BACKOFF_ERROR;
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-    st.backoff = CW_BACKOFF_IDLE; /* queues were empty: a finished job still commits */
-    CHECK(cw_direct_trip(&st, &v, &tu_));
-    v.ntypes = 0;
-    CHECK(!cw_direct_trip(&st, &v, &tu_));
-}
-
 static void wake_count_follows_the_estimate_until_tasks_wait_too_long(void)
 {
     struct {
@@ -368,8 +331,6 @@ int main(void)
     RUN(an_incomplete_reply_is_reclaimed);
     RUN(stop_commits_what_runs_and_exits_when_nothing_is_in_flight);
     RUN(stop_waits_for_a_pending_reclaim);
-    RUN(stop_waits_for_direct_round_trips_under_way);
-    RUN(executors_take_direct_trips_only_for_slow_handlers_in_calm_water);
     RUN(wake_count_follows_the_estimate_until_tasks_wait_too_long);
     return tl_finish();
 }

@@ -13,7 +13,6 @@ void cw_pool_tuning_init(cw_pool_tuning *t)
         .spin_max_us = 100,
         .spin_handler_us = 20,
         .spin_wake_us = 60,
-        .direct_min_us = 200,
         .idle_backoff_first_ms = 1,
         .idle_backoff_factor = 10,
         .fetch_error_first_ms = 10,
@@ -54,14 +53,6 @@ size_t cw_wake_count(size_t ready, size_t sleeping, int64_t handler_avg_us, int6
         }
     }
     return min_size(want, sleeping);
-}
-
-bool cw_direct_trip(const cw_dispatch_state *st, const cw_dispatch_view *v,
-                    const cw_pool_tuning *tu)
-{
-    return v->handler_avg_us >= tu->direct_min_us && v->ready == 0 && !v->stopping &&
-           v->ntypes > 0 && !st->reclaim && !st->no_more_tasks && !st->commit_failing &&
-           st->backoff != CW_BACKOFF_ERROR;
 }
 
 static cw_decision wait_until(cw_decision d, int64_t until_us)

@@ -49,9 +49,6 @@ typedef struct cw_pool_tuning {
     int64_t spin_max_us;           /* longest spin for a batch's finishers: 100 */
     int64_t spin_handler_us;       /* spin only for handlers shorter on average: 20 */
     int64_t spin_wake_us;          /* an executor's wake-up, expected by a spin: 60 */
-    /* Handlers this long on average: an executor that finishes one commits it and
-     * fetches its next job itself (cw_direct_trip). */
-    int64_t direct_min_us;         /* 200 */
     /* Idle backoff: first, then ×idle_backoff_factor up to the pool's
      * idle_backoff_max_ms option (a wake-up ends it). */
     int64_t idle_backoff_first_ms;     /* 1 */
@@ -130,15 +127,6 @@ typedef struct cw_round_trip_result {
  * is the pool's idle_backoff_max_ms option. */
 void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int64_t now_us,
                        const cw_pool_tuning *tu, int64_t idle_max_ms);
-
-/* Whether an executor that just finished a job commits it and fetches its next one
- * itself, in one round trip on its own connection, instead of handing both to the
- * dispatcher: for handlers of direct_min_us or more, the two thread hand-offs (to the
- * dispatcher and back) are most of the time an executor sits idle between jobs, and
- * batching gains little (few finish together). Not while ready tasks wait (it takes
- * one of those), while stopping, or while the shard reclaims or fails. */
-bool cw_direct_trip(const cw_dispatch_state *st, const cw_dispatch_view *v,
-                    const cw_pool_tuning *tu);
 
 /* Executors to wake for `ready` tasks that have waited `waited_us`, with `sleeping`
  * executors asleep: one per task when handlers are slow or the tasks waited

@@ -23,9 +23,10 @@ static const char *type_key(const void *ud, size_t type, cw_cycle_key kind, size
 
 /* Appends one cycle script call: the commit of the done tasks (ca, may be empty) and a
  * fetch of k jobs, each draw the sampler's order of the types. */
-static int append_cycle(cwork_pool *p, cw_conn *c, cw_sampler *sampler, size_t k,
-                        const cw_commit_args *ca, cw_cycle_call *call, cwork_error *err)
+static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args *ca,
+                        cw_cycle_call *call, cwork_error *err)
 {
+    cwork_pool *p = sh->pool;
     cw_buf retry, dead;
     cw_buf_init(&retry);
     cw_buf_init(&dead);
@@ -34,8 +35,8 @@ static int append_cycle(cwork_pool *p, cw_conn *c, cw_sampler *sampler, size_t k
     cw_cycle_keys keys = {p->ntypes, type_key, p, retry.data, dead.data, retry.len, dead.len};
     cw_cycle_call_reset(call);
     for (size_t d = 0; d < k; d++) {
-        cw_sampler_draw(sampler);
-        cw_cycle_call_add_draw(call, sampler->order);
+        cw_sampler_draw(&sh->sampler);
+        cw_cycle_call_add_draw(call, sh->sampler.order);
     }
     int rc = retry.oom || dead.oom ? CWORK_ENOMEM
                                    : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch,
@@ -330,7 +331,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
     if (rc == 0 && npending)
         rc = cw_commit_prepare(p, pending, &ca, &err);
     if (rc == 0)
-        rc = append_cycle(p, c, &sh->sampler, fetch, &ca, call, &err);
+        rc = append_cycle(sh, c, fetch, &ca, call, &err);
     cw_commit_args_free(&ca);
     if (rc == 0)
         rc = read_cycle(p, c, &fetched, &incomplete, &err);
@@ -374,79 +375,6 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
         cw_pool_notify_idle(p);
         pthread_mutex_lock(&sh->mu);
     }
-}
-
-cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done)
-{
-    cw_shard *sh = ex->shard;
-    cwork_pool *p = ex->pool;
-    ex->committing = done; /* seen by a reclaim until freed */
-    pthread_mutex_unlock(&sh->mu);
-
-    cw_conn *c = NULL;
-    if (cw_redis_try_checkout(p->redis, &c) != 0) {
-        /* Every connection is in use (or Redis is failing): the dispatcher commits it. */
-        pthread_mutex_lock(&sh->mu);
-        ex->committing = NULL;
-        cw_tq_push(&sh->done, done);
-        if (sh->dispatcher_waiting)
-            pthread_cond_signal(&sh->disp_cond);
-        return NULL;
-    }
-    cwork_error err = {0};
-    cw_task_queue fetched = {0};
-    int incomplete = 0;
-    int rc = 0;
-    pthread_rwlock_rdlock(&p->fetch_lock);
-    cw_commit_args ca;
-    memset(&ca, 0, sizeof ca);
-    done->next = NULL;
-    if (rc == 0)
-        rc = cw_commit_prepare(p, done, &ca, &err);
-    if (rc == 0)
-        rc = append_cycle(p, c, &ex->sampler, 1, &ca, &ex->call, &err);
-    cw_commit_args_free(&ca);
-    if (rc == 0)
-        rc = read_cycle(p, c, &fetched, &incomplete, &err);
-    if (rc)
-        cw_log(CWORK_LOG_WARN, "worker.direct", "error", err.message, NULL);
-    if (c->broken || c->pending)
-        c->broken = 1;
-    else if (fetched.len)
-        delete_unique_keys(p, c, &fetched);
-    cw_redis_checkin(p->redis, c);
-
-    pthread_mutex_lock(&sh->mu);
-    ex->committing = NULL;
-    cw_task *next = NULL;
-    if (rc == 0) {
-        count_committed(p, done);
-        cw_task_free(done);
-        sh->in_flight--;
-        if (incomplete) /* what the fetch moved is not all known: the dispatcher looks */
-            sh->state.reclaim = true;
-        if (fetched.head && fetched.head->job) {
-            next = cw_tq_pop(&fetched);
-            atomic_fetch_add(&p->n_fetched, 1);
-            sh->in_flight++;
-        }
-        if (fetched.len) /* undecodable: straight to its commit (to dead) */
-            deliver(sh, &fetched);
-    } else {
-        /* The dispatcher retries the commit (with its backoff); the fetch's outcome is
-         * unknown, so it reclaims first. */
-        cw_tq_push(&sh->done, done);
-        sh->state.reclaim = true;
-    }
-    pthread_rwlock_unlock(&p->fetch_lock);
-    if ((rc || !next) && sh->dispatcher_waiting)
-        pthread_cond_signal(&sh->disp_cond);
-    if (rc == 0 && atomic_load(&p->stopping)) {
-        pthread_mutex_unlock(&sh->mu);
-        cw_pool_notify_idle(p);
-        pthread_mutex_lock(&sh->mu);
-    }
-    return next;
 }
 
 void *cw_dispatcher_main(void *arg)

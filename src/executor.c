@@ -191,37 +191,21 @@ static void sleep_until_woken(cw_executor *ex)
         pthread_cond_wait(&ex->cond, &s->mu);
 }
 
-/* What the dispatcher's policy sees of the shard, for cw_direct_trip (caller holds mu). */
-static bool direct_trip(cw_shard *s)
-{
-    cwork_pool *p = s->pool;
-    cw_dispatch_view v = {
-        .stopping = atomic_load(&p->stopping) != 0,
-        .ntypes = p->ntypes,
-        .ready = s->ready.len,
-        .handler_avg_us = s->handler_avg_us,
-    };
-    return cw_direct_trip(&s->state, &v, &p->tuning);
-}
-
 void *cw_executor_main(void *arg)
 {
     cw_executor *ex = arg;
     cwork_pool *p = ex->pool;
     cw_shard *s = ex->shard;
     cw_block_sigpipe_thread();
-    cw_task *t = NULL; /* fetched by its own direct round trip */
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        if (!t) {
-            /* A fetch in flight when stop began can still deliver tasks: executors leave
-             * only once their dispatcher says nothing more will come. */
-            while (!s->ready.head && !s->no_more_tasks)
-                sleep_until_woken(ex);
-            if (!s->ready.head)
-                break;
-            t = cw_tq_pop(&s->ready);
-        }
+        /* A fetch in flight when stop began can still deliver tasks: executors leave
+         * only once their dispatcher says nothing more will come. */
+        while (!s->ready.head && !s->no_more_tasks)
+            sleep_until_woken(ex);
+        if (!s->ready.head)
+            break;
+        cw_task *t = cw_tq_pop(&s->ready);
         cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
         t->started_ms = cw_now_ms();
         t->run.pool = p;
@@ -247,13 +231,8 @@ void *cw_executor_main(void *arg)
             log_overrun(t, end);
             pthread_mutex_lock(&s->mu);
         }
-        atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
-        if (direct_trip(s)) {
-            t = cw_direct_round_trip(ex, t);
-            continue;
-        }
         cw_tq_push(&s->done, t);
-        t = NULL;
+        atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
          * when it sleeps and the batch is drained (it gathers until then, and wakes by
          * itself for ready tasks that wait too long). */

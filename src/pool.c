@@ -113,12 +113,8 @@ static void free_shards(cwork_pool *p)
         pthread_mutex_destroy(&sh->mu);
         pthread_cond_destroy(&sh->disp_cond);
     }
-    for (size_t e = 0; p->shards && e < p->opts.concurrency; e++) {
-        cw_executor *ex = &p->executors[e];
-        pthread_cond_destroy(&ex->cond);
-        cw_sampler_clear(&ex->sampler);
-        cw_cycle_call_clear(&ex->call);
-    }
+    for (size_t e = 0; p->shards && e < p->opts.concurrency; e++)
+        pthread_cond_destroy(&p->executors[e].cond);
     cw_free(p->shards);
     p->shards = NULL;
     p->nshards = 0;

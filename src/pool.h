@@ -87,16 +87,12 @@ typedef struct cw_executor {
     char worker_id[25];
     /* Guarded by shard->mu: */
     cw_task *current;
-    cw_task *committing; /* a finished job of its own direct round trip */
     /* Each executor sleeps on its own condition, so that a wake-up wakes exactly the
      * executor it counts (the shard's sleepers stack, most recent first: an executor
      * that just ran is the one with warm caches). */
     pthread_cond_t cond;
     bool woken;
     struct cw_executor *next_sleeper;
-    /* Its own, for direct round trips (cw_direct_trip): */
-    cw_cycle_call call;
-    cw_sampler sampler;
 } cw_executor;
 
 /* One dispatcher with its executors. Every field is guarded by mu except where noted. */
@@ -194,14 +190,6 @@ int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t);
 /* Writes what the pool says about its job types where it is missing (max_concurrency
  * after a flush or a failover; known_jobs): maintenance does it every dead_check_ms. */
 int cw_pool_reassert_types(cwork_pool *p, cwork_error *err);
-
-/* A direct round trip (see cw_direct_trip): commits the executor's finished task and
- * fetches at most one job for it, on a connection of its own while the trip lasts (none
- * free: the dispatcher commits the task instead). Called with the shard's mu
- * held (released meanwhile). Returns the fetched task, already counted in flight and
- * the executor's to run at once, or NULL; a commit that failed hands the task to the
- * dispatcher (done queue) instead. */
-cw_task *cw_direct_round_trip(cw_executor *ex, cw_task *done);
 
 /* Thread bodies. */
 void *cw_executor_main(void *executor);

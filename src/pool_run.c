@@ -167,13 +167,6 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         cw_sampler_clear(&p->shards[i].sampler);
         sampler_failed |= cw_sampler_init(&p->shards[i].sampler, prio, p->ntypes) != 0;
     }
-    for (size_t i = 0; i < p->opts.concurrency; i++) { /* for direct round trips */
-        cw_executor *ex = &p->executors[i];
-        cw_sampler_clear(&ex->sampler);
-        sampler_failed |= cw_sampler_init(&ex->sampler, prio, p->ntypes) != 0;
-        cw_cycle_call_clear(&ex->call);
-        cw_cycle_call_init(&ex->call, p->ntypes);
-    }
     /* The watchdog tracks every periodic registration (a new one per start). */
     cw_watchdog_free(p->watchdog);
     p->watchdog = NULL;

@@ -25,8 +25,8 @@ static int claim_known(const char *b, size_t len, cw_task **known, size_t nknown
     return 0;
 }
 
-/* Every task of every shard: ready, running, done, taken for commit (by the dispatcher
- * or by an executor's direct round trip). Returns how many were stored (at most cap). */
+/* Every task of every shard: ready, running, done, taken for commit. Returns how many
+ * were stored (at most cap). */
 static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
 {
     size_t k = 0;
@@ -39,13 +39,9 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
             known[k++] = t;
         for (cw_task *t = sh->pending; t && k < cap; t = t->next)
             known[k++] = t;
-        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++) {
-            cw_executor *ex = &p->executors[e];
-            if (ex->current && k < cap)
-                known[k++] = ex->current;
-            if (ex->committing && k < cap)
-                known[k++] = ex->committing;
-        }
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors && k < cap; e++)
+            if (p->executors[e].current)
+                known[k++] = p->executors[e].current;
         pthread_mutex_unlock(&sh->mu);
     }
     return k;

@@ -342,10 +342,10 @@ static int note_dial_failure(cwork_redis *r, int was_probe, const cwork_error *e
     return new_step;
 }
 
-/* An idle connection, or a new one, waiting for either until deadline (monotonic ms). */
-static int checkout_until(cwork_redis *r, cw_conn **out, cwork_error *err, int64_t deadline)
+int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
 {
     *out = NULL;
+    int64_t deadline = cw_monotonic_ms() + r->checkout_timeout_ms;
     pthread_mutex_lock(&r->mu);
     for (;;) {
         if (r->idle) {
@@ -428,16 +428,6 @@ static int checkout_until(cwork_redis *r, cw_conn **out, cwork_error *err, int64
             until = r->next_dial_ms;
         wait_until(r, until);
     }
-}
-
-int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
-{
-    return checkout_until(r, out, err, cw_monotonic_ms() + r->checkout_timeout_ms);
-}
-
-int cw_redis_try_checkout(cwork_redis *r, cw_conn **out)
-{
-    return checkout_until(r, out, NULL, cw_monotonic_ms());
 }
 
 void cw_redis_checkin(cwork_redis *r, cw_conn *c)

@@ -43,9 +43,6 @@ typedef struct cw_conn {
  * keepalive, timeouts, close-on-exec) when none is idle; while Redis is unreachable it
  * re-dials with capped backoff until the timeout. CWORK_ETIMEOUT or CWORK_EREDIS. */
 int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err);
-/* The same without waiting: an idle connection, or a new one while under the limit
- * and Redis is not failing; else CWORK_ETIMEOUT (or the dial's error) at once. */
-int cw_redis_try_checkout(cwork_redis *r, cw_conn **out);
 /* Returns c to the pool (closing it if broken or if replies are still pending). */
 void cw_redis_checkin(cwork_redis *r, cw_conn *c);
 

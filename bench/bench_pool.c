@@ -330,7 +330,7 @@ static int tune(const char *spec)
         return 0;                                                                             \
     }
     TUNE(shard_executors) TUNE(max_shards) TUNE(max_fetch) TUNE(wake_target_us)
-    TUNE(wake_after_us) TUNE(gather_max_us) TUNE(spin_max_us) TUNE(spin_handler_us)
+    TUNE(wake_after_us) TUNE(gather_max_us) TUNE(gather_handler_us) TUNE(spin_max_us) TUNE(spin_handler_us)
     TUNE(spin_wake_us) TUNE(idle_backoff_first_ms) TUNE(idle_backoff_factor)
 #undef TUNE
     return -1;

@@ -10,6 +10,7 @@ void cw_pool_tuning_init(cw_pool_tuning *t)
         .wake_target_us = 100,
         .wake_after_us = 300,
         .gather_max_us = 1000,
+        .gather_handler_us = 100,
         .spin_max_us = 100,
         .spin_handler_us = 20,
         .spin_wake_us = 60,
@@ -117,9 +118,10 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
         return d;
     }
 
-    /* 5. Gather: a batch is still being drained; fetch for the free executors when it
-     * is (or after gather_max_us), not a few jobs now. */
-    if (can_fetch && v->ready > 0) {
+    /* 5. Gather: a batch of short jobs is still being drained; fetch for the free
+     * executors when it is (or after gather_max_us), not a few jobs now. (Nobody
+     * signals the drain of a batch of long jobs: their executors are all woken.) */
+    if (can_fetch && v->ready > 0 && v->handler_avg_us < tu->gather_handler_us) {
         if (!st->gather_until_us)
             st->gather_until_us = v->now_us + tu->gather_max_us;
         if (v->now_us < st->gather_until_us)

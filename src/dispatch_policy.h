@@ -22,7 +22,8 @@
  *   5. Batching for short handlers: while a fetched batch is still being drained, wait
  *      (up to gather_max_us) instead of fetching a few more jobs, and when only busy
  *      executors remain, spin briefly for their finish; a round trip costs Redis far
- *      more than a job does. Handlers of a millisecond or more are never waited for. */
+ *      more than a job does. Longer handlers are never waited for: a free executor
+ *      gets its job in the next round trip. */
 #ifndef CWORK_DISPATCH_POLICY_H
 #define CWORK_DISPATCH_POLICY_H
 
@@ -46,6 +47,7 @@ typedef struct cw_pool_tuning {
     /* A ready task never waits longer than this for an executor while one sleeps. */
     int64_t wake_after_us;         /* 300 */
     int64_t gather_max_us;         /* longest wait for a batch to drain: 1000 */
+    int64_t gather_handler_us;     /* gather only for handlers shorter on average: 100 */
     int64_t spin_max_us;           /* longest spin for a batch's finishers: 100 */
     int64_t spin_handler_us;       /* spin only for handlers shorter on average: 20 */
     int64_t spin_wake_us;          /* an executor's wake-up, expected by a spin: 60 */

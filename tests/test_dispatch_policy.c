@@ -120,6 +120,19 @@ static void a_draining_batch_is_gathered_up_to_gather_max(void)
     CHECK_INT(d.fetch, 4);
 }
 
+static void a_batch_of_long_jobs_is_not_gathered(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    /* 1 ms handlers: 8 fetched, woken and not yet taken; two done, two free. */
+    v.in_flight = 8, v.done = 2, v.ready = 6, v.sleeping = 2, v.handler_avg_us = 1000;
+    v.ready_since_us = v.now_us - 20;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 4);
+    CHECK_INT(d.wake, 2);
+}
+
 static void short_handlers_are_spun_for_once(void)
 {
     cw_dispatch_state st = {0};
@@ -322,6 +335,7 @@ int main(void)
     RUN(ready_tasks_wake_sleeping_executors_after_wake_after);
     RUN(round_trip_never_starts_while_tasks_wait_for_sleepers);
     RUN(a_draining_batch_is_gathered_up_to_gather_max);
+    RUN(a_batch_of_long_jobs_is_not_gathered);
     RUN(short_handlers_are_spun_for_once);
     RUN(long_handlers_are_never_waited_for);
     RUN(idle_backoff_grows_to_the_cap_and_a_wakeup_ends_it);

@@ -1,7 +1,7 @@
 /* Cron schedules and time zones (src/cron*.c, src/tzfile.c) against data taken from Go.
  *
  * Every expected fire time and error text in the tables below was produced ONCE by the
- * Go oracle (/work/shared/tools/go-oracle/run cron: robfig/cron v3.0.1 on Go 1.19's
+ * Go oracle (tests/oracle/run cron: robfig/cron v3.0.1 on Go 1.19's
  * time package, Debian tzdata 2025b), by feeding it "SPEC<TAB>UNIX<TAB>3" lines, and
  * pasted here as data; the time.Date values come from a small Go program run the same
  * way. Cases with a local zone run in child processes (this binary re-executed with TZ

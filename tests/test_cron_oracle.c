@@ -11,8 +11,8 @@
  *
  * The process's local zone (used by specs without TZ=) is picked from a list by the
  * seed and exported as TZ before anything reads it, so the oracle runs in the same
- * zone. Skips (exit 77) when `go` is not on PATH or the oracle is missing.
- * CWORK_CRON_SEED replays a run; the seed is printed. */
+ * zone. Fails when the oracle cannot run (tl_oracle). CWORK_CRON_SEED replays a run;
+ * the seed is printed. */
 #include "testlib.h"
 
 #include "cron.h"
@@ -574,16 +574,8 @@ static void synthetic_zones_agree(void)
 
 int main(void)
 {
-    oracle_path = getenv("CWORK_GO_ORACLE");
-    if (!tl_on_path("go")) {
-        printf("skipped: `go` is not on PATH\n");
-        return TL_SKIP;
-    }
-    if (!oracle_path || access(oracle_path, X_OK) != 0) {
-        printf("skipped: CWORK_GO_ORACLE (%s) is not an executable oracle\n",
-               oracle_path ? oracle_path : "unset");
-        return TL_SKIP;
-    }
+    if (!(oracle_path = tl_oracle()))
+        return 1; /* fails, never skips: see tl_oracle */
     const char *seed_env = getenv("CWORK_CRON_SEED");
     seed =
         seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);

@@ -10,8 +10,8 @@
  * 0x0C as \u0008 and \u000c; cwork writes \b and \f as Go >= 1.22 does (DESIGN.md,
  * deliberate differences). Our output is mapped escape by escape before comparing.
  *
- * Skips (exit 77) when `go` is not on PATH or the oracle is missing. CWORK_ORACLE_SEED
- * replays a run; the seed is printed. */
+ * Fails when the oracle cannot run (tl_oracle). CWORK_ORACLE_SEED replays a run; the
+ * seed is printed. */
 #include "testlib.h"
 
 #include "gojson.h"
@@ -626,16 +626,8 @@ static void oracle_agrees(void)
 
 int main(void)
 {
-    oracle_path = getenv("CWORK_GO_ORACLE");
-    if (!tl_on_path("go")) {
-        printf("skipped: `go` is not on PATH\n");
-        return TL_SKIP;
-    }
-    if (!oracle_path || access(oracle_path, X_OK) != 0) {
-        printf("skipped: CWORK_GO_ORACLE (%s) is not an executable oracle\n",
-               oracle_path ? oracle_path : "unset");
-        return TL_SKIP;
-    }
+    if (!(oracle_path = tl_oracle()))
+        return 1; /* fails, never skips: see tl_oracle */
     RUN(oracle_agrees);
     return tl_finish();
 }

@@ -66,6 +66,26 @@ long long tl_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+const char *tl_oracle(void)
+{
+    const char *oracle = getenv("CWORK_GO_ORACLE");
+    const char *why = NULL;
+    if (!oracle || !*oracle)
+        why = "CWORK_GO_ORACLE is not set (CTest sets it to tests/oracle/run)";
+    else if (access(oracle, X_OK) != 0)
+        why = "CWORK_GO_ORACLE does not name an executable file";
+    else if (!tl_on_path("go"))
+        why = "`go` is not on PATH";
+    if (!why)
+        return oracle;
+    printf("FAILED: the Go oracle cannot run: %s (CWORK_GO_ORACLE=%s). It needs Debian's "
+           "golang-go and golang-github-robfig-cron-dev, which scripts/test.sh installs; a "
+           "differential test that cannot compare with Go fails rather than skips.\n",
+           why, oracle ? oracle : "unset");
+    fflush(stdout);
+    return NULL;
+}
+
 int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
                   const char *out_path)
 {

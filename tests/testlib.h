@@ -49,8 +49,13 @@ void tl_check_mem(const char *file, int line, const char *what, const void *a, s
 void tl_sleep_ms(long ms);
 long long tl_now_ms(void);
 
-/* Runs the Go oracle (shared/tools/go-oracle/run) in mode ("json" or "cron") with stdin
- * from in_path and stdout to out_path; returns its exit status or -1. */
+/* The Go oracle (tests/oracle/run, found through $CWORK_GO_ORACLE, which CTest sets):
+ * its path, or NULL after printing why it cannot run (no `go` on PATH, no executable
+ * oracle). Differential tests fail then, never skip: a test command that cannot compare
+ * with Go must not report success. */
+const char *tl_oracle(void);
+/* Runs the oracle in mode ("json" or "cron") with stdin from in_path and stdout to
+ * out_path; returns its exit status or -1. Its stderr (build errors) is the test's. */
 int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
                   const char *out_path);
 /* A whole file (malloc'd, NUL-terminated, free with free), or NULL. */

@@ -89,7 +89,31 @@ int cli_conn_option(cli_args *a, cli_conn_opts *o)
         o->ns = a->value;
         return 1;
     }
+    if (cli_is(a, "go-flavor")) {
+        if (cli_take_value(a) < 0)
+            return -1;
+        o->go_flavor = a->value;
+        return 1;
+    }
     return 0;
+}
+
+int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)
+{
+    const char *text = o->go_flavor, *from = "--go-flavor";
+    if (!text) {
+        text = getenv("CWORK_GO_FLAVOR");
+        from = "CWORK_GO_FLAVOR";
+        if (!text || !*text) {
+            *out = CWORK_GO_FORK;
+            return 0;
+        }
+    }
+    if (cwork_go_flavor_parse(text, out, NULL) == 0)
+        return 0;
+    fprintf(stderr, "cwork: %s: unknown Go flavour \"%s\" (want fork or upstream)\n", from,
+            text);
+    return -1;
 }
 
 cwork_redis *cli_connect(const cli_conn_opts *o)

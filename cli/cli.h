@@ -44,11 +44,15 @@ int cli_is(const cli_args *a, const char *name);
 typedef struct cli_conn_opts {
     const char *redis_url; /* NULL: CWORK_REDIS_URL, else redis://127.0.0.1:6379 */
     const char *ns;        /* default "work", as the Go tools */
+    const char *go_flavor; /* --go-flavor; NULL: CWORK_GO_FLAVOR, else fork */
 } cli_conn_opts;
 
-/* Handles --redis/--ns; returns 1 when the option was one of them, 0 if not, -1 on a
- * missing value. */
+/* Handles --redis/--ns/--go-flavor; returns 1 when the option was one of them, 0 if
+ * not, -1 on a missing value. */
 int cli_conn_option(cli_args *a, cli_conn_opts *o);
+/* The Go flavour of the namespace: --go-flavor, else $CWORK_GO_FLAVOR (when set and not
+ * empty), else fork. Prints the error and returns -1 for anything but fork/upstream. */
+int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out);
 /* Creates the connection pool and checks that Redis answers; prints the error (with
  * the password redacted) and returns NULL on failure. */
 cwork_redis *cli_connect(const cli_conn_opts *o);

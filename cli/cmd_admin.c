@@ -34,6 +34,7 @@ int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *
     int status;
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
     if (client) {
+        cwork_client_set_go_flavor(client, o->flavor);
         status = fn(o, client);
         cwork_client_free(client);
     } else {
@@ -333,6 +334,7 @@ static int parse_options(int argc, char **argv, admin_opts *o)
         o->seen |= bit;
         if (take_option(o, &a, bit) < 0) return -1;
     }
+    if (cli_go_flavor(&o->conn, &o->flavor) < 0) return -1;
     return check_options(o);
 }
 

@@ -47,6 +47,7 @@ typedef struct admin_opts {
     int64_t older_than; /* --older-than, in seconds */
     int64_t keep;       /* --keep */
     const char *arg;    /* the ID or NAME argument */
+    cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
 
 /* Connects, creates a client for the namespace and returns fn's exit status, or the

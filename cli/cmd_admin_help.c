@@ -1,7 +1,9 @@
 /* The --help texts of the admin commands (cmd_admin.c). */
 #include "cmd_admin.h"
 
-#define COMMON "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+#define COMMON                                                                          \
+    "  --redis URL, --ns NS, --go-flavor fork|upstream (what --json bodies of jobs hold):\n" \
+    "  see cwork --help\n"
 
 static const char queues_usage[] =
     "Usage: cwork queues [--redis URL] [--ns NS] [--json]\n"

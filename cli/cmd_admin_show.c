@@ -290,7 +290,7 @@ static int print_job_json(const admin_opts *o, cwork_job_place place, const cwor
     cwork_error err = {0};
     char *enc = NULL;
     size_t len = 0;
-    int rc = cwork_job_encode(found->job, &enc, &len, &err);
+    int rc = cwork_job_encode_flavor(found->job, o->flavor, &enc, &len, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
     printf("{\"at\":%" PRId64 ",\"job\":", found->at);
     fwrite(enc, 1, len, stdout);
@@ -329,6 +329,7 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
     fmt_when(when, sizeof when, cwork_job_enqueued_at(job), now);
     print_field("enqueued", when);
     if (cwork_job_unique(job)) print_field("unique", "yes");
+    if (*cwork_job_unique_key(job)) print_field("unique key", cwork_job_unique_key(job));
     if (cwork_job_fails(job)) {
         snprintf(buf, sizeof buf, "%" PRId64, cwork_job_fails(job));
         print_field("fails", buf);

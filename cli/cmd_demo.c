@@ -263,7 +263,7 @@ int cmd_demo(int argc, char **argv)
     long duration = 0;
     const char *listen = NULL;
     int web_enabled = 1;
-    cli_conn_opts conn = {NULL, "cwork-demo"};
+    cli_conn_opts conn = {NULL, "cwork-demo", NULL};
     cli_args a;
     cli_args_init(&a, argc, argv, 2);
     int kind;
@@ -271,6 +271,10 @@ int cmd_demo(int argc, char **argv)
         int c = kind == 1 ? cli_conn_option(&a, &conn) : 0;
         if (c < 0)
             return CLI_USAGE;
+        if (c > 0 && conn.go_flavor) { /* the demo's namespace is its own: no Go shares it */
+            fprintf(stderr, "cwork demo: --go-flavor does not apply to the demo\n");
+            return CLI_USAGE;
+        }
         if (c > 0)
             continue;
         if (kind == 1 && (cli_is(&a, "help") || cli_is(&a, "h"))) {
@@ -328,7 +332,7 @@ int cmd_demo(int argc, char **argv)
         stop_redis(&d);
         return CLI_FAILURE;
     }
-    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns});
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL});
     if (!redis) {
         stop_redis(&d);
         return CLI_FAILURE;

@@ -9,7 +9,8 @@
 #include <time.h>
 
 static const char usage[] =
-    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in SECONDS] [--unique] NAME [ARGS_JSON]\n"
+    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in SECONDS] [--unique | --unique-key KEY_JSON]\n"
+    "                     NAME [ARGS_JSON]\n"
     "       cwork enqueue [--redis URL] [--ns NS] --bulk < jobs.ndjson\n"
     "\n"
     "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
@@ -18,6 +19,11 @@ static const char usage[] =
     "  --in SECONDS       run it SECONDS from now (through the scheduled set)\n"
     "  --unique           only if no job with this name and these args is waiting;\n"
     "                     a duplicate prints nothing on stdout and exits 3\n"
+    "  --unique-key KEY_JSON\n"
+    "                     upstream's EnqueueUniqueByKey: unique by name and this JSON\n"
+    "                     object instead of the args; a duplicate replaces the waiting\n"
+    "                     job's args (and id) with these, prints the id that will run\n"
+    "                     and exits 3\n"
     "  --bulk             read one job per line from stdin:\n"
     "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
     "                     (only name is required) and send them in pipelined batches;\n"
@@ -25,7 +31,8 @@ static const char usage[] =
     "                     the count and rate go to stderr; exit 2 if any line was bad\n"
     "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
-    "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+    "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
+    "                     writes unique jobs as gocraft/work v0.5 does: with unique_key)\n"
     "\n"
     "Exit status: 0 written, 1 Redis failure, 2 bad input (nothing written),\n"
     "3 unique duplicate.\n";
@@ -35,6 +42,8 @@ typedef struct enqueue_opts {
     int has_in;
     int64_t in;
     int unique;
+    const char *unique_key; /* --unique-key: the ByKey key object */
+    cwork_go_flavor flavor;
     int bulk;
     size_t batch_size;
     size_t max_job_bytes;
@@ -84,6 +93,10 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             if (cli_flag(&a) < 0)
                 return -1;
             o->unique = 1;
+        } else if (cli_is(&a, "unique-key")) {
+            if (cli_take_value(&a) < 0)
+                return -1;
+            o->unique_key = a.value;
         } else if (cli_is(&a, "bulk")) {
             if (cli_flag(&a) < 0)
                 return -1;
@@ -111,7 +124,12 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             return -1;
         }
     }
-    if (o->bulk && (o->name || o->has_in || o->unique)) {
+    if (o->unique && o->unique_key) {
+        fprintf(stderr, "cwork enqueue: --unique and --unique-key exclude each other "
+                        "(--unique-key is unique by its key)\n");
+        return -1;
+    }
+    if (o->bulk && (o->name || o->has_in || o->unique || o->unique_key)) {
         fprintf(stderr, "cwork enqueue: --bulk takes names, delays and uniqueness from its "
                         "input lines, not from the command line\n");
         return -1;
@@ -120,7 +138,7 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
         fprintf(stderr, "cwork enqueue: no job name given (see cwork enqueue --help)\n");
         return -1;
     }
-    return 0;
+    return cli_go_flavor(&o->conn, &o->flavor);
 }
 
 /* ---------------------------------------------------------------- one job */
@@ -138,18 +156,30 @@ static int enqueue_single(const enqueue_opts *o)
         fprintf(stderr, "cwork enqueue: invalid args: %s\n", err.message);
         return CLI_USAGE;
     }
+    cwork_args *key = NULL;
+    if (o->unique_key && cwork_args_parse(o->unique_key, strlen(o->unique_key), &key, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: invalid --unique-key: %s\n", err.message);
+        cwork_args_free(args);
+        return CLI_USAGE;
+    }
     cwork_redis *redis = cli_connect(&o->conn);
     if (!redis) {
         cwork_args_free(args);
+        cwork_args_free(key);
         return CLI_FAILURE;
     }
     int status = CLI_FAILURE;
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     if (enq) {
         cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
+        cwork_enqueuer_set_go_flavor(enq, o->flavor);
         cwork_job *job = NULL;
         int rc;
-        if (o->unique && o->has_in)
+        if (key && o->has_in)
+            rc = cwork_enqueue_unique_in_by_key(enq, o->name, o->in, args, key, &job, &err);
+        else if (key)
+            rc = cwork_enqueue_unique_by_key(enq, o->name, args, key, &job, &err);
+        else if (o->unique && o->has_in)
             rc = cwork_enqueue_unique_in(enq, o->name, o->in, args, &job, &err);
         else if (o->unique)
             rc = cwork_enqueue_unique(enq, o->name, args, &job, &err);
@@ -160,6 +190,13 @@ static int enqueue_single(const enqueue_opts *o)
         if (rc == CWORK_OK) {
             printf("%s\n", cwork_job_id(job));
             status = CLI_OK;
+        } else if (rc == CWORK_DUPLICATE && key) {
+            /* The waiting entry now runs this job: its id is the one to follow. */
+            printf("%s\n", cwork_job_id(job));
+            fprintf(stderr, "cwork enqueue: a unique %s job with this key is already "
+                            "waiting; it will run with these args (job %s)\n", o->name,
+                    cwork_job_id(job));
+            status = CLI_DUPLICATE;
         } else if (rc == CWORK_DUPLICATE) {
             fprintf(stderr, "cwork enqueue: a unique %s job with these args is already "
                             "waiting; nothing enqueued\n", o->name);
@@ -175,6 +212,7 @@ static int enqueue_single(const enqueue_opts *o)
         fprintf(stderr, "cwork enqueue: %s\n", err.message);
     }
     cwork_args_free(args);
+    cwork_args_free(key);
     cwork_redis_free(redis);
     return status;
 }
@@ -299,6 +337,7 @@ static int enqueue_bulk(const enqueue_opts *o)
         return CLI_FAILURE;
     }
     cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
+    cwork_enqueuer_set_go_flavor(enq, o->flavor);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bulk_stats st = {0};

@@ -19,6 +19,8 @@ static const char usage[] =
     "  --auth USER:PASS    require HTTP basic auth; better: set CWORK_WEB_AUTH=USER:PASS,\n"
     "                      which keeps the password out of `ps`\n"
     "  --redis URL, --ns NS, -redis, -ns, -listen: see cwork --help\n"
+    "  --go-flavor fork|upstream  upstream: job bodies as gocraft/work v0.5's workwebui\n"
+    "                      gives them (no d, no trace); see cwork --help\n"
     "\n"
     "Changes are POST requests, refused (403) when a page of another origin sends them.\n"
     "GET /metrics answers in the Prometheus text format.\n";
@@ -27,6 +29,7 @@ typedef struct web_opts {
     cli_conn_opts conn;
     const char *listen;
     const char *auth;
+    cwork_go_flavor flavor;
 } web_opts;
 
 static int parse_options(int argc, char **argv, web_opts *o)
@@ -61,7 +64,7 @@ static int parse_options(int argc, char **argv, web_opts *o)
             return -1;
         }
     }
-    return 0;
+    return cli_go_flavor(&o->conn, &o->flavor);
 }
 
 /* The URL to print: the listen host, or 127.0.0.1 when it names every interface. */
@@ -101,6 +104,7 @@ int cmd_web(int argc, char **argv)
     cwork_web_options_init(&opts);
     opts.listen = o.listen;
     opts.auth = o.auth; /* NULL: CWORK_WEB_AUTH */
+    opts.go_flavor = o.flavor;
     cwork_error err = {0};
     cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
     if (!web) {

@@ -65,6 +65,10 @@ static const char usage[] =
     "                      on a terminal they are shown in place every second anyway\n"
     "  --no-progress       not even on a terminal\n"
     "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
+    "  --go-flavor fork|upstream  which Go library shares the namespace: upstream writes\n"
+    "                      periodic instances as gocraft/work v0.5 does (no d), so that\n"
+    "                      its pools and this one schedule each fire time once; either\n"
+    "                      way unique jobs of both flavours are handled (cwork --help)\n"
     "\n"
     "Job options apply to the --job they follow (and must follow one):\n"
     "  --priority N        weight in queue selection, 1-100000 (default 1)\n"
@@ -106,6 +110,7 @@ typedef struct work_opts {
     size_t njobs;
     const char *periodic[64]; /* --periodic 'SPEC NAME' values */
     size_t nperiodic;
+    cwork_go_flavor flavor;
 } work_opts;
 
 /* ---------------------------------------------------------------- options */
@@ -297,7 +302,7 @@ static int parse_options(int argc, char **argv, work_opts *o)
         fprintf(stderr, "cwork work: no --job NAME=COMMAND given (see cwork work --help)\n");
         return -1;
     }
-    return 0;
+    return cli_go_flavor(&o->conn, &o->flavor);
 }
 
 static void free_opts(work_opts *o)
@@ -498,6 +503,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     cwork_pool_options_init(&po);
     po.ns = o->conn.ns;
     po.concurrency = o->concurrency;
+    po.go_flavor = o->flavor;
     po.userdata = o;
     if (o->reap_period_s)
         po.reap_period_s = o->reap_period_s;

@@ -130,6 +130,29 @@ int cwork_redis_ping(cwork_redis *redis, cwork_error *err);
  * cwork_free. Returns NULL only when out of memory. */
 char *cwork_redact_url(const char *url);
 
+/* ------------------------------------------------------------------ Go flavours */
+
+/* Which Go library the other processes of a namespace run; it decides what cwork
+ * *writes* where the two differ (README "Go flavours"). Reading is flavour-blind:
+ * whatever either flavour wrote, cwork honours it. Every cwork process of a namespace
+ * should use the same setting.
+ *  - CWORK_GO_FORK (the default): the Kuper-Tech fork. Unique jobs carry no
+ *    unique_key, a duplicate leaves the guard alone, periodic instances carry `d`.
+ *  - CWORK_GO_UPSTREAM: gocraft/work v0.5.x. Unique jobs carry `unique_key`, a
+ *    duplicate re-arms the guard (24 h), periodic instances have no `d`, and the JSON
+ *    bodies of jobs (web UI, cwork_client_list_json, cwork_job_encode_flavor) leave out
+ *    the fork's `d` and `trace` as upstream's workwebui does. */
+typedef enum cwork_go_flavor {
+    CWORK_GO_FORK = 0,
+    CWORK_GO_UPSTREAM = 1
+} cwork_go_flavor;
+
+/* "fork" or "upstream" (exactly) into *out; anything else (NULL included) is
+ * CWORK_EINVAL with *out untouched. Thread-safe. */
+int cwork_go_flavor_parse(const char *text, cwork_go_flavor *out, cwork_error *err);
+/* "fork", "upstream", or "unknown" for a value outside the enum; static storage. */
+const char *cwork_go_flavor_name(cwork_go_flavor flavor);
+
 /* ------------------------------------------------------------------ job arguments */
 
 /* A JSON object of job arguments, built by the caller. Keys are written sorted, as Go
@@ -188,8 +211,15 @@ typedef struct cwork_job cwork_job;
  * The bytes are kept (cwork_job_raw). Free with cwork_job_free. */
 int cwork_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
-/* Go's canonical encoding of the job. *out is NUL-terminated; free with cwork_free. */
+/* Go's canonical encoding of the job: every field it has, in Go's field order (name,
+ * id, t, args, unique, unique_key, fails, err, failed_at, d, trace). *out is
+ * NUL-terminated; free with cwork_free. */
 int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error *err);
+/* The job as a Go process of that flavour renders it: CWORK_GO_FORK as
+ * cwork_job_encode; CWORK_GO_UPSTREAM without the fork's `d` and `trace` (upstream's
+ * Job has no such fields). CWORK_EINVAL for an unknown flavour. */
+int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out,
+                            size_t *len, cwork_error *err);
 
 void cwork_job_free(cwork_job *job);
 
@@ -201,6 +231,9 @@ int64_t cwork_job_fails(const cwork_job *job);
 const char *cwork_job_last_error(const cwork_job *job); /* `err` */
 int64_t cwork_job_failed_at(const cwork_job *job);
 bool cwork_job_unique(const cwork_job *job);
+/* upstream's `unique_key`: the guard key a unique job was enqueued under ("" when the
+ * job has none, as the fork's jobs). */
+const char *cwork_job_unique_key(const cwork_job *job);
 int64_t cwork_job_deadline_at(const cwork_job *job); /* `d` of a periodic instance, or 0 */
 /* run-at of a job returned by a delayed enqueue, else 0. */
 int64_t cwork_job_run_at(const cwork_job *job);
@@ -242,6 +275,11 @@ void cwork_enqueuer_free(cwork_enqueuer *enq);
  * with CWORK_ETOOBIG before anything is sent. */
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes);
 
+/* What this enqueuer writes for unique jobs (see cwork_go_flavor; default
+ * CWORK_GO_FORK). Call before the enqueuer is shared between threads. 0, or
+ * CWORK_EINVAL for a NULL enqueuer or an unknown flavour (nothing changes then). */
+int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
+
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
  * known_jobs together (one command, or MULTI/EXEC): an error reply means nothing was
@@ -256,11 +294,33 @@ int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                      const cwork_args *args, cwork_job **out, cwork_error *err);
 
 /* Like cwork_enqueue, but only if no job with this name and these args is waiting
- * (guard key with a 24 h TTL). Returns CWORK_DUPLICATE (and *out = NULL) when one is. */
+ * (guard key <p>unique:<name>:<args JSON>\n with a 24 h TTL). Returns CWORK_DUPLICATE
+ * (and *out = NULL) when one is. A guard written by a Go built before 1.22 (args with
+ * U+0008/U+000C escaped as \u0008/\u000c rather than \b/\f) counts as well. Under
+ * CWORK_GO_UPSTREAM the job carries `unique_key` and a duplicate re-arms the guard's
+ * 24 h, as upstream does; under CWORK_GO_FORK a duplicate changes nothing. */
 int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          cwork_job **out, cwork_error *err);
 int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                             const cwork_args *args, cwork_job **out, cwork_error *err);
+
+/* Upstream's EnqueueUniqueByKey: unique by name and key (a JSON object like args) rather
+ * than by args, and a duplicate *replaces* the waiting job. The job is written to its
+ * queue (or, for _in_, the scheduled set) with `unique_key` = the guard's key, and the
+ * guard <p>unique:<name>:<key JSON>\n (24 h) holds the job's JSON. When a job with
+ * that key is already waiting, nothing is queued: the guard takes this job instead and
+ * its 24 h start again, and CWORK_DUPLICATE is returned with *out (when out is not
+ * NULL) set to this job, the one that will run. The worker that picks up the waiting
+ * entry (cwork's, or upstream Go's) runs the guard's job: these args, this id. With
+ * key NULL these are cwork_enqueue_unique / cwork_enqueue_unique_in. Written the same
+ * way under both flavours (the fork has no ByKey; its Go workers ignore unique_key and
+ * would run the first job's args: run ByKey job names on cwork or upstream pools only).
+ * Errors as cwork_enqueue_unique; a key that JSON cannot hold is CWORK_EJSON. */
+int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                                const cwork_args *key, cwork_job **out, cwork_error *err);
+int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                                   const cwork_args *args, const cwork_args *key,
+                                   cwork_job **out, cwork_error *err);
 
 /* A batch of jobs for one round trip. Not thread-safe; reusable after cwork_batch_reset. */
 typedef struct cwork_batch cwork_batch;
@@ -376,6 +436,13 @@ typedef struct cwork_pool_options {
     void *reaper_hook_userdata;
     unsigned watchdog_timeout_s;   /* periodic fire times older than this count as
                                       skipped; default 60 */
+    /* What the pool writes: periodic instances in this flavour's bytes (upstream's have
+     * no `d`). Whatever the setting, fetched unique jobs release their guard as both
+     * flavours expect (unique_key, a replacement job in the guard, both escape
+     * spellings), and the pool warns once per kind when it meets the other flavour's
+     * periodic instances or, under CWORK_GO_FORK, a job with unique_key.
+     * cwork_pool_new fails with CWORK_EINVAL for an unknown value. Default fork. */
+    cwork_go_flavor go_flavor;
 } cwork_pool_options;
 
 /* Fills *opts with the defaults above. */
@@ -481,6 +548,11 @@ typedef struct cwork_client cwork_client;
 cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *err);
 void cwork_client_free(cwork_client *client);
 
+/* What the client's JSON bodies are (see cwork_go_flavor; default CWORK_GO_FORK). Call
+ * before the client is shared between threads. 0, or CWORK_EINVAL for a NULL client or
+ * an unknown flavour (nothing changes then). */
+int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
+
 typedef struct cwork_queue_info {
     char *job_name;
     int64_t count;   /* jobs waiting in the queue */
@@ -549,7 +621,8 @@ int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, co
 void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n);
 
 /* Deletes the jobs with this score and id from a set; a deleted unique scheduled job
- * also loses its guard. CWORK_ENOTFOUND ("nothing deleted") when none matched. */
+ * also loses its guard (the one its unique_key names, else the one of its args in both
+ * escape spellings). CWORK_ENOTFOUND ("nothing deleted") when none matched. */
 int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
                         cwork_error *err);
 
@@ -603,7 +676,8 @@ const char *cwork_job_place_name(cwork_job_place place);
 /* The bodies Go's workwebui answers (SPEC §12.1, §18.7): Go's JSON field names and
  * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.
  * busy_workers is `null` when nobody is busy (as Go). list gives
- * {"count": N, "jobs": [...]} with run_at / retry_at / died_at leading each job. */
+ * {"count": N, "jobs": [...]} with run_at / retry_at / died_at leading each job, then
+ * the job's fields as cwork_job_encode_flavor renders them in the client's flavour. */
 int cwork_client_queues_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
 int cwork_client_pools_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
 int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len,
@@ -625,6 +699,8 @@ typedef struct cwork_web_options {
                             CWORK_WEB_AUTH environment variable, else none */
     cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
                             processed/failed counters go to /metrics */
+    cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
+                                  default fork; unknown values fail the start */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);

@@ -15,6 +15,9 @@
 
 typedef struct batch_entry {
     size_t name_off, json_off, json_len, guard_off, guard_len;
+    size_t alt_len;          /* unique: the guard in the other escape spelling follows */
+    const char *guard_value; /* unique: the enqueue_unique script's ARGV[4], ARGV[5] */
+    const char *rearm;
     int delayed;
     int unique;
     int64_t run_at;
@@ -91,13 +94,21 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
 
     e->name_off = b->data.len;
     cw_buf_append(&b->data, name, strlen(name) + 1);
-    e->json_off = b->data.len;
-    int rc = enq_encode_job(b->enq, name, args, e->unique, now, &b->data, e->id, err);
-    e->json_len = b->data.len - e->json_off;
-    if (rc == 0 && e->unique) {
-        e->guard_off = b->data.len;
-        rc = cw_key_unique(&b->enq->keys, &b->data, name, args ? args_object(args) : NULL, err);
-        e->guard_len = b->data.len - e->guard_off;
+    int rc;
+    if (e->unique) { /* guard key(s), then the job, as the enqueuer's flavour writes them */
+        enq_unique u;
+        rc = enq_encode_unique(b->enq, name, args, NULL, now, &b->data, &u, e->id, err);
+        e->guard_off = u.guard_off;
+        e->guard_len = u.guard_len;
+        e->alt_len = u.alt_len;
+        e->json_off = u.json_off;
+        e->json_len = u.json_len;
+        e->guard_value = u.guard_value;
+        e->rearm = u.rearm;
+    } else {
+        e->json_off = b->data.len;
+        rc = enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
+        e->json_len = b->data.len - e->json_off;
     }
     if (rc == 0 && b->data.oom)
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -162,7 +173,7 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     size_t n = b->n;
     size_t *order = cw_malloc(n * sizeof *order);
     command_span *spans = cw_malloc((n + 3) * sizeof *spans);
-    /* argv upper bound: per entry at most 9 (EVALSHA sha 3 k1 k2 k3 a1 a2 a3) or 2 (a
+    /* argv upper bound: per entry at most 12 (EVALSHA sha 4 k1..k4 a1..a5) or 2 (a
      * ZADD pair) plus a name in SADD; per group 2; MULTI, EXEC, SADD key, ZADD key. */
     size_t argv_cap = 12 * n + 16;
     const char **argv = cw_malloc(argv_cap * sizeof *argv);
@@ -279,14 +290,18 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     }
     for (size_t k = nplain + ndelayed; k < n; k++) {
         batch_entry *e = &b->e[order[k]];
+        const char *guard = b->data.data + e->guard_off;
         const char *sargv[] = {
-            e->delayed ? keys.data + sched_off : keys.data + queue_off[order[k]],
-            b->data.data + e->guard_off, keys.data + known_off,
-            b->data.data + e->json_off, e->delayed ? e->score : "", ""};
+            e->delayed ? keys.data + sched_off : keys.data + queue_off[order[k]], guard,
+            keys.data + known_off, e->alt_len ? guard + e->guard_len : guard,
+            b->data.data + e->json_off, e->delayed ? e->score : "", "", e->guard_value,
+            e->rearm};
         size_t slens[] = {e->delayed ? sched_len : queue_len[order[k]], e->guard_len, known_len,
-                          e->json_len, e->delayed ? strlen(e->score) : 0, 0};
+                          e->alt_len ? e->alt_len : e->guard_len, e->json_len,
+                          e->delayed ? strlen(e->score) : 0, 0, strlen(e->guard_value),
+                          strlen(e->rearm)};
         spans[nspans++] = (command_span){k, 1, 1};
-        if ((rc = cw_conn_append_eval(c, &cw_script_enqueue_unique, 3, 3, sargv, slens, err)))
+        if ((rc = cw_conn_append_eval(c, &cw_script_enqueue_unique, 4, 5, sargv, slens, err)))
             goto send_failed;
     }
     if (nsadd) {

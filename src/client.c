@@ -3,6 +3,7 @@
  * client_json.c. */
 #include "client.h"
 
+#include "flavor.h"
 #include "log.h"
 
 #include <limits.h>
@@ -150,6 +151,14 @@ void cwork_client_free(cwork_client *client)
     if (!client) return;
     cw_keys_clear(&client->keys);
     cw_free(client);
+}
+
+int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor)
+{
+    if (!client) return CWORK_EINVAL;
+    int rc = cw_go_flavor_check(flavor, "cwork_client_set_go_flavor", NULL);
+    if (rc == 0) client->flavor = flavor;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- queues */

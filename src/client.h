@@ -11,6 +11,7 @@
 struct cwork_client {
     cwork_redis *redis; /* borrowed */
     cw_keys keys;
+    cwork_go_flavor flavor; /* of the JSON bodies (client_json.c) */
 };
 
 /* Members read per round trip when a set or list is scanned (filters, find), and jobs

@@ -210,7 +210,9 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 }
 
 /* {"count": N, "jobs": [...]}, each job being Go's RetryJob / ScheduledJob / DeadJob: the
- * score's field, then the embedded Job's fields in Go's order and omit rules. */
+ * score's field, then the embedded Job's fields in Go's order and omit rules — every field
+ * the job has, or under the upstream flavour upstream's Job fields only (its workwebui
+ * has no d or trace to show). */
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                            char **out, size_t *len, cwork_error *err)
 {
@@ -231,7 +233,9 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = job_encode(&job, jobs[i].job, err)) != 0) break;
+        if ((rc = job_encode_fields(&job, jobs[i].job, client->flavor == CWORK_GO_UPSTREAM,
+                                    err)) != 0)
+            break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;

@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "scripts.h"
+#include "unique_guard.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -374,7 +375,9 @@ static int int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
 /* ---------------------------------------------------------------- delete, retry */
 
 /* DEL of the unique guard of each removed scheduled member that is unique (Go does this
- * for the last one only; a script cannot build the key, which needs Go's JSON of args). */
+ * for the last one only; a script cannot build the key, which needs Go's JSON of args):
+ * the key its unique_key names, else its args' key in both escape spellings (upstream's
+ * client recomputes from args even then, which misses ByKey guards). */
 static int delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, cwork_error *err)
 {
     int rc = 0;
@@ -387,12 +390,16 @@ static int delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, cwor
         if (m->type != REDIS_REPLY_STRING || (rc = job_decode(m->str, m->len, &job, err)) != 0)
             break;
         cw_buf_reset(&key);
-        if (job->unique && (rc = cw_key_unique(k, &key, job->name.ptr, job->args, err)) == 0) {
-            if (key.oom)
-                rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-            else
-                rc = int_reply(cw_conn_commandf(c, err, "DEL %b", key.data, key.len), &deleted, 1,
-                               err);
+        size_t lens[2];
+        int nkeys = cw_unique_guard_keys(k, job, &key, lens, err);
+        if (nkeys < 0)
+            rc = nkeys;
+        else if (nkeys > 0 && key.oom)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        else if (nkeys > 0) {
+            const char *argv[] = {"DEL", key.data, key.data + lens[0]};
+            size_t dlens[] = {3, lens[0], lens[1]};
+            rc = int_reply(cw_conn_command(c, 1 + nkeys, argv, dlens, err), &deleted, 1, err);
         }
         cwork_job_free(job);
     }

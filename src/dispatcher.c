@@ -7,6 +7,7 @@
 #include "log.h"
 #include "pool.h"
 #include "scripts.h"
+#include "unique_guard.h"
 
 #include <sched.h>
 #include <string.h>
@@ -126,51 +127,6 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
     return rc;
 }
 
-/* Unique jobs release their guard before their handler runs (SPEC §4.7 step 2). */
-static void delete_unique_keys(cwork_pool *p, cw_conn *c, const cw_task_queue *q)
-{
-    cw_buf keys;
-    cw_buf_init(&keys);
-    size_t n = 0;
-    for (cw_task *t = q->head; t; t = t->next) {
-        if (!t->job || !t->job->unique)
-            continue;
-        size_t off = keys.len;
-        if (cw_key_unique(&p->keys, &keys, t->job->name.ptr, t->job->args, NULL) != 0) {
-            keys.len = off;
-            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",
-                   "cannot encode the args", "job_id", t->job->id.ptr, NULL);
-            continue;
-        }
-        cw_buf_putc(&keys, '\0'); /* separator; keys may not contain NUL themselves */
-        n++;
-    }
-    if (n == 0 || keys.oom) {
-        cw_buf_free(&keys);
-        return;
-    }
-    const char **argv = cw_malloc((n + 1) * sizeof *argv);
-    size_t *lens = cw_malloc((n + 1) * sizeof *lens);
-    if (argv && lens) {
-        argv[0] = "DEL", lens[0] = 3;
-        const char *k = keys.data;
-        for (size_t i = 1; i <= n; i++) {
-            argv[i] = k;
-            lens[i] = strlen(k);
-            k += lens[i] + 1;
-        }
-        cwork_error err = {0};
-        redisReply *r = cw_conn_command(c, (int)n + 1, argv, lens, &err);
-        if (!r)
-            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
-        else
-            freeReplyObject(r);
-    }
-    cw_free(argv);
-    cw_free(lens);
-    cw_buf_free(&keys);
-}
-
 static void count_committed(cwork_pool *p, cw_task *list)
 {
     for (cw_task *t = list; t; t = t->next) {
@@ -277,7 +233,7 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         pthread_rwlock_wrlock(&p->fetch_lock);
         rc = cw_reclaim_inprogress(p, *cp, &found, &incomplete, &err);
         if (found.len && !(*cp)->broken)
-            delete_unique_keys(p, *cp, &found); /* as for any fetched unique job */
+            cw_unique_guards_release(p, *cp, &found); /* as for any fetched unique job */
         pthread_mutex_lock(&sh->mu);
         if (found.len)
             deliver(sh, &found);
@@ -346,7 +302,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
         *cp = c = NULL;
     }
     if (fetched.len && c)
-        delete_unique_keys(p, c, &fetched);
+        cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;
     pthread_mutex_lock(&sh->mu);

@@ -1,4 +1,5 @@
-/* Enqueue, EnqueueIn, EnqueueUnique and EnqueueUniqueIn (SPEC §3).
+/* Enqueue, EnqueueIn, EnqueueUnique, EnqueueUniqueIn (SPEC §3) and upstream's
+ * EnqueueUniqueByKey / EnqueueUniqueInByKey (§3.5), in the enqueuer's Go flavour.
  *
  * Every enqueue is atomic: the job and its known_jobs registration go together in one
  * MULTI/EXEC (or one script for unique jobs), so an error never hides a written job.
@@ -7,6 +8,7 @@
 #include "enqueue.h"
 
 #include "args.h"
+#include "flavor.h"
 #include "job.h"
 #include "log.h"
 #include "scripts.h"
@@ -51,6 +53,16 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes)
 {
     enq->max_job_bytes = max_bytes;
+}
+
+int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
+{
+    if (!enq)
+        return CWORK_EINVAL;
+    int rc = cw_go_flavor_check(flavor, "cwork_enqueuer_set_go_flavor", NULL);
+    if (rc == 0)
+        enq->flavor = flavor;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- known_jobs cache */
@@ -100,8 +112,10 @@ void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 
 /* ---------------------------------------------------------------- building the job */
 
-int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                   int64_t now, cw_buf *out, char id[25], cwork_error *err)
+/* The job as enq_encode_job describes it, with unique_key when given. */
+static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+                      const char *unique_key, size_t unique_key_len, int64_t now, cw_buf *out,
+                      char id[25], cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
     if (rc)
@@ -118,6 +132,8 @@ int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args
     job.t = now;
     job.args = args ? (gj_value *)args_object(args) : NULL;
     job.unique = unique != 0;
+    job.unique_key.ptr = (char *)unique_key;
+    job.unique_key.len = unique_key_len;
     job.err.ptr = (char *)"";
     size_t start = out->len;
     rc = job_encode(out, &job, err);
@@ -131,12 +147,57 @@ int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args
     return 0;
 }
 
+int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+                   int64_t now, cw_buf *out, char id[25], cwork_error *err)
+{
+    return encode_job(enq, name, args, unique, NULL, 0, now, out, id, err);
+}
+
+int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                      const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
+                      char id[25], cwork_error *err)
+{
+    int rc = cwork_validate_job_name(name, err);
+    if (rc)
+        return rc;
+    const cwork_args *by = key ? key : args;
+    size_t lens[2];
+    size_t mark = out->len;
+    u->guard_off = out->len;
+    rc = cw_key_unique_spellings(&enq->keys, out, name, by ? args_object(by) : NULL, lens, err);
+    if (rc < 0)
+        return rc;
+    if (out->oom)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    u->guard_len = lens[0];
+    u->alt_len = lens[1];
+    /* upstream writes unique_key on every unique job (its EnqueueUnique is ByKey with the
+     * args as key); the fork on none, and cwork's ByKey needs it under both flavours,
+     * since the key cannot be recomputed from the args. */
+    int with_key = key != NULL || enq->flavor == CWORK_GO_UPSTREAM;
+    char *guard = NULL;
+    if (with_key && !(guard = cw_strndup(out->data + u->guard_off, u->guard_len)))
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    u->json_off = out->len;
+    rc = encode_job(enq, name, args, 1, guard, with_key ? u->guard_len : 0, now, out, id, err);
+    cw_free(guard);
+    if (rc) {
+        out->len = mark;
+        return rc;
+    }
+    u->json_len = out->len - u->json_off;
+    u->guard_value = key ? "" : "1";
+    u->rearm = key || enq->flavor == CWORK_GO_UPSTREAM ? "1" : "";
+    return 0;
+}
+
 /* The job handed back to the caller: exactly what was written, decoded. */
-static int make_result(const cw_buf *json, int64_t run_at, cwork_job **out, cwork_error *err)
+static int make_result(const char *json, size_t len, int64_t run_at, cwork_job **out,
+                       cwork_error *err)
 {
     if (!out)
         return 0;
-    int rc = job_decode(json->data, json->len, out, err);
+    int rc = job_decode(json, len, out, err);
     if (rc == 0)
         (*out)->run_at = run_at;
     return rc;
@@ -283,24 +344,23 @@ done:
     return rc;
 }
 
-static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const cwork_args *args,
-                       const cw_buf *json, int delayed, int64_t run_at, int sadd,
+static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const cw_buf *data,
+                       const enq_unique *u, int delayed, int64_t run_at, int sadd,
                        cwork_error *err)
 {
     send_keys k;
-    cw_buf guard;
-    cw_buf_init(&guard);
     int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
-    if (rc == 0)
-        rc = cw_key_unique(&enq->keys, &guard, name, args ? args_object(args) : NULL, err);
-    if (rc == 0 && guard.oom)
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
-        const char *argv[] = {k.target.data, guard.data, k.known.data, json->data, k.score,
-                              sadd ? name : "", k.channel.data, name};
-        size_t lens[] = {k.target.len, guard.len, k.known.len, json->len, strlen(k.score),
-                         sadd ? strlen(name) : 0, k.channel.len, strlen(name)};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 3, 5, argv, lens, err);
+        const char *guard = data->data + u->guard_off;
+        const char *alt = u->alt_len ? guard + u->guard_len : guard;
+        const char *argv[] = {k.target.data, guard, k.known.data, alt,
+                              data->data + u->json_off, k.score, sadd ? name : "",
+                              u->guard_value, u->rearm, k.channel.data, name};
+        size_t lens[] = {k.target.len, u->guard_len, k.known.len,
+                         u->alt_len ? u->alt_len : u->guard_len, u->json_len, strlen(k.score),
+                         sadd ? strlen(name) : 0, strlen(u->guard_value), strlen(u->rearm),
+                         k.channel.len, strlen(name)};
+        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, err);
         if (!r) {
             rc = err ? err->code : CWORK_EREDIS;
         } else {
@@ -313,15 +373,15 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
         }
     }
     send_keys_free(&k);
-    cw_buf_free(&guard);
     return rc;
 }
 
-/* The four public variants. A delayed job's run-at may lie in the past (negative
- * seconds): it is still written to the scheduled set with that score, as Go does. */
+/* Every public variant. A delayed job's run-at may lie in the past (negative seconds):
+ * it is still written to the scheduled set with that score, as Go does. key is only
+ * used for unique jobs (ByKey). */
 static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                       int delayed, int64_t seconds, int unique, cwork_job **out,
-                       cwork_error *err)
+                       int delayed, int64_t seconds, int unique, const cwork_args *key,
+                       cwork_job **out, cwork_error *err)
 {
     if (out)
         *out = NULL;
@@ -329,50 +389,72 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
-    cw_buf json;
-    cw_buf_init(&json);
+    cw_buf data;
+    cw_buf_init(&data);
     char id[25];
-    int rc = enq_encode_job(enq, name, args, unique, now, &json, id, err);
+    enq_unique u;
+    memset(&u, 0, sizeof u);
+    int rc = unique ? enq_encode_unique(enq, name, args, key, now, &data, &u, id, err)
+                    : enq_encode_job(enq, name, args, 0, now, &data, id, err);
     if (rc)
         goto done;
+    if (!unique)
+        u.json_len = data.len; /* the buffer holds the JSON only */
     cw_conn *c;
     if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
         goto done;
     int sadd = enq_known_needs_sadd(enq, name, now);
     if (unique)
-        rc = send_unique(enq, c, name, args, &json, delayed, run_at, sadd, err);
+        rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
     else
-        rc = send_plain(enq, c, name, &json, delayed, run_at, sadd, err);
+        rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
     cw_redis_checkin(enq->redis, c);
     if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
         enq_known_mark(enq, name, now);
-    if (rc == 0)
-        rc = make_result(&json, delayed ? run_at : 0, out, err);
+    /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */
+    if (rc == 0 || (rc == CWORK_DUPLICATE && key)) {
+        int drc = make_result(data.data + u.json_off, u.json_len, delayed ? run_at : 0, out, err);
+        if (drc)
+            rc = drc;
+    }
 done:
-    cw_buf_free(&json);
+    cw_buf_free(&data);
     return rc;
 }
 
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 0, 0, 0, out, err);
+    return enqueue_one(enq, name, args, 0, 0, 0, NULL, out, err);
 }
 
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                      const cwork_args *args, cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 1, seconds, 0, out, err);
+    return enqueue_one(enq, name, args, 1, seconds, 0, NULL, out, err);
 }
 
 int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 0, 0, 1, out, err);
+    return enqueue_one(enq, name, args, 0, 0, 1, NULL, out, err);
 }
 
 int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                             const cwork_args *args, cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 1, seconds, 1, out, err);
+    return enqueue_one(enq, name, args, 1, seconds, 1, NULL, out, err);
+}
+
+int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                                const cwork_args *key, cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 0, 0, 1, key, out, err);
+}
+
+int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,
+                                   const cwork_args *args, const cwork_args *key,
+                                   cwork_job **out, cwork_error *err)
+{
+    return enqueue_one(enq, name, args, 1, seconds, 1, key, out, err);
 }

@@ -21,6 +21,7 @@ struct cwork_enqueuer {
     cwork_redis *redis;
     cw_keys keys;
     size_t max_job_bytes;
+    cwork_go_flavor flavor; /* what unique enqueues write (set before sharing) */
     pthread_mutex_t mu; /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };
@@ -34,5 +35,24 @@ void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now);
  * size limit. id receives the job id. */
 int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                    int64_t now, cw_buf *out, char id[25], cwork_error *err);
+
+/* Where enq_encode_unique put a unique job's parts in its buffer, and what its guard
+ * takes (the enqueue_unique script's ARGV[4] and ARGV[5]). */
+typedef struct enq_unique {
+    size_t guard_off, guard_len; /* the guard key */
+    size_t alt_len;              /* right after it: the key in the other escape
+                                    spelling, or 0 when there is one spelling */
+    size_t json_off, json_len;   /* the job */
+    const char *guard_value;     /* "1", or "" for the job JSON (ByKey) */
+    const char *rearm;           /* "1": a duplicate re-arms the guard; "" it doesn't */
+} enq_unique;
+
+/* Builds a unique job (fresh id, t = now, "unique":true) keyed by key, or by args when
+ * key is NULL: appends its guard key(s) and then its JSON to out. The JSON carries
+ * unique_key under the upstream flavour and for every ByKey job (key non-NULL), as
+ * upstream writes it; the fork's plain unique job has none. */
+int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                      const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
+                      char id[25], cwork_error *err);
 
 #endif

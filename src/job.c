@@ -1,5 +1,6 @@
-/* The job record: decoding with the rules Go's json.Unmarshal applies to the fork's Job
- * struct (SPEC §2.3), the canonical encoding of json.Marshal (§2.1, §2.2), and the
+/* The job record: decoding with the rules Go's json.Unmarshal applies to the Job struct
+ * (SPEC §2.3; the fork's fields plus upstream's unique_key, so that nothing either
+ * flavour wrote is lost), the canonical encoding of json.Marshal (§2.1, §2.2), and the
  * public field accessors. The typed argument accessors (§2.4) are in job_arg.c. */
 #include "job.h"
 
@@ -18,7 +19,8 @@ cwork_job *job_new(void)
 {
     cwork_job *job = cw_calloc(1, sizeof *job);
     if (!job) return NULL;
-    if (str_empty(&job->name) || str_empty(&job->id) || str_empty(&job->err)) {
+    if (str_empty(&job->name) || str_empty(&job->id) || str_empty(&job->err) ||
+        str_empty(&job->unique_key)) {
         cwork_job_free(job);
         return NULL;
     }
@@ -44,6 +46,7 @@ void cwork_job_free(cwork_job *job)
     cw_free(job->name.ptr);
     cw_free(job->id.ptr);
     cw_free(job->err.ptr);
+    cw_free(job->unique_key.ptr);
     gj_free(job->args);
     gj_free(job->trace);
     cw_free(job->raw);
@@ -60,6 +63,7 @@ enum field {
     F_T,
     F_ARGS,
     F_UNIQUE,
+    F_UNIQUE_KEY,
     F_FAILS,
     F_ERR,
     F_FAILED_AT,
@@ -68,8 +72,9 @@ enum field {
 };
 
 /* Upper-case JSON names in the order of enum field (from F_NAME). */
-static const char *const field_names[] = {"NAME",  "ID",  "T",         "ARGS", "UNIQUE",
-                                          "FAILS", "ERR", "FAILED_AT", "D",    "TRACE"};
+static const char *const field_names[] = {"NAME", "ID",        "T",     "ARGS",
+                                          "UNIQUE", "UNIQUE_KEY", "FAILS", "ERR",
+                                          "FAILED_AT", "D",      "TRACE"};
 
 /* Go matches an exact name first, then case-insensitively. Its fold (Go 1.21+:
  * foldName; Go 1.19: equalFoldRight and friends, same outcome for these names) is
@@ -109,8 +114,9 @@ static int match_field(const char *key, size_t len)
 
 static const char *json_name(int field)
 {
-    static const char *const names[] = {"name",  "id",  "t",         "args", "unique",
-                                        "fails", "err", "failed_at", "d",    "trace"};
+    static const char *const names[] = {"name",      "id", "t",    "args",
+                                        "unique",    "unique_key", "fails", "err",
+                                        "failed_at", "d",  "trace"};
     return names[field - F_NAME];
 }
 
@@ -208,11 +214,16 @@ static int decode_member(cwork_job *job, int field, const char *text, size_t len
     case F_NAME:
     case F_ID:
     case F_ERR:
+    case F_UNIQUE_KEY:
         if (v->type != GJ_STRING) {
             rc = type_error(err, field, v, "", 0, "string");
             break;
         }
-        steal_str(field == F_NAME ? &job->name : field == F_ID ? &job->id : &job->err, v);
+        steal_str(field == F_NAME       ? &job->name
+                  : field == F_ID       ? &job->id
+                  : field == F_ERR      ? &job->err
+                                        : &job->unique_key,
+                  v);
         break;
     case F_UNIQUE:
         if (v->type != GJ_BOOL)
@@ -326,6 +337,11 @@ static void put_int_field(cw_buf *out, const char *name, int64_t v)
 
 int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err)
 {
+    return job_encode_fields(out, job, 0, err);
+}
+
+int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err)
+{
     cw_buf_putc(out, '{');
     if (job->name.len) { /* omitempty */
         cw_buf_append(out, "\"name\":", 7);
@@ -343,12 +359,20 @@ int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err)
         cw_buf_append(out, "null", 4);
     }
     if (job->unique) cw_buf_append(out, ",\"unique\":true", 14);
+    if (job->unique_key.len) { /* upstream's field, omitempty */
+        cw_buf_append(out, ",\"unique_key\":", 14);
+        gj_encode_string(out, job->unique_key.ptr, job->unique_key.len);
+    }
     if (job->fails) put_int_field(out, ",\"fails\":", job->fails);
     if (job->err.len) {
         cw_buf_append(out, ",\"err\":", 7);
         gj_encode_string(out, job->err.ptr, job->err.len);
     }
     if (job->failed_at) put_int_field(out, ",\"failed_at\":", job->failed_at);
+    if (upstream_only) { /* the fork's own fields; upstream's Job drops them */
+        cw_buf_putc(out, '}');
+        return 0;
+    }
     if (job->d) put_int_field(out, ",\"d\":", job->d);
     if (job->trace && job->trace->type == GJ_OBJECT && job->trace->as.obj.len) {
         cw_buf_append(out, ",\"trace\":", 9);
@@ -370,10 +394,19 @@ int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err)
 
 int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error *err)
 {
+    return cwork_job_encode_flavor(job, CWORK_GO_FORK, out, len, err);
+}
+
+int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out,
+                            size_t *len, cwork_error *err)
+{
     if (!job || !out) return cw_error(err, CWORK_EINVAL, "job encode: NULL argument");
+    if (flavor != CWORK_GO_FORK && flavor != CWORK_GO_UPSTREAM)
+        return cw_error(err, CWORK_EINVAL, "job encode: unknown Go flavour %d", (int)flavor);
     cw_buf b;
     cw_buf_init(&b);
-    return cw_buf_give(&b, job_encode(&b, job, err), out, len, err);
+    return cw_buf_give(&b, job_encode_fields(&b, job, flavor == CWORK_GO_UPSTREAM, err), out,
+                       len, err);
 }
 
 /* ---------------------------------------------------------------- accessors */
@@ -411,6 +444,11 @@ int64_t cwork_job_failed_at(const cwork_job *job)
 bool cwork_job_unique(const cwork_job *job)
 {
     return job ? job->unique : false;
+}
+
+const char *cwork_job_unique_key(const cwork_job *job)
+{
+    return job && job->unique_key.ptr ? job->unique_key.ptr : "";
 }
 
 int64_t cwork_job_deadline_at(const cwork_job *job)

@@ -10,6 +10,8 @@ struct cwork_job {
     int64_t t;
     gj_value *args;   /* GJ_OBJECT, or NULL for JSON null / absent */
     bool unique;
+    gj_str unique_key; /* upstream's guard key; "" when absent (may be {NULL, 0} in a
+                          job built on the stack for encoding) */
     int64_t fails;
     gj_str err;
     int64_t failed_at;
@@ -28,9 +30,13 @@ cwork_job *job_new(void);
 /* Sets a gj_str field to a copy of s; 0 or CWORK_ENOMEM. */
 int job_set_str(gj_str *field, const char *s, size_t len);
 
-/* Appends Go's canonical encoding (SPEC §2.1 order and omit rules) of job to out.
+/* Appends Go's canonical encoding (SPEC §2.1 order and omit rules, with upstream's
+ * unique_key between unique and fails) of job to out: every field the job has.
  * 0, or CWORK_EJSON for args that JSON cannot hold. */
 int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
+/* The same with only the fields upstream gocraft/work's Job has (no d, no trace) when
+ * upstream_only is set: what an upstream Go process writes when it re-encodes the job. */
+int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err);
 
 /* Decodes with Go's rules (SPEC §2.3) and keeps a copy of the bytes in raw. */
 int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);

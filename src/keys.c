@@ -96,6 +96,62 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
     return job_unique_args_suffix(out, args, err);
 }
 
+/* Go before 1.22 escapes U+0008 and U+000C as \u0008 and \u000c, Go 1.22 and cwork as
+ * \b and \f. In Go's output every backslash starts an escape, so the two spellings
+ * map escape by escape. Returns 1 when something was rewritten. */
+static int append_old_go_spelling(cw_buf *out, const char *json, size_t len)
+{
+    int changed = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (json[i] == '\\' && i + 1 < len && (json[i + 1] == 'b' || json[i + 1] == 'f')) {
+            cw_buf_append(out, json[i + 1] == 'b' ? "\\u0008" : "\\u000c", 6);
+            changed = 1;
+            i++;
+            continue;
+        }
+        cw_buf_putc(out, json[i]);
+        if (json[i] == '\\' && i + 1 < len)
+            cw_buf_putc(out, json[++i]);
+    }
+    return changed;
+}
+
+int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
+                            const gj_value *args, size_t lens[2], cwork_error *err)
+{
+    size_t start = out->len;
+    put_prefix(k, out, "unique:");
+    cw_buf_puts(out, name);
+    cw_buf_putc(out, ':');
+    size_t json_at = out->len;
+    int rc = job_unique_args_suffix(out, args, err);
+    if (rc) {
+        out->len = start;
+        return rc;
+    }
+    size_t end = out->len;
+    lens[0] = end - start;
+    lens[1] = 0;
+    if (out->oom || !memchr(out->data + json_at, '\\', end - json_at))
+        return 1;
+    /* The second spelling: the same head, then the rewritten JSON, read from a copy
+     * because appending may move the buffer. */
+    char *first = cw_strndup(out->data + start, end - start);
+    if (!first) {
+        out->oom = 1;
+        return 1;
+    }
+    cw_buf_append(out, first, json_at - start);
+    int changed = append_old_go_spelling(out, first + (json_at - start), end - json_at);
+    cw_free(first);
+    if (!changed) {
+        out->len = end;
+        return 1;
+    }
+    lens[1] = out->len - end;
+    return 2;
+}
+
 /* ---------------------------------------------------------------- job names */
 
 static int ends_with(const char *s, size_t n, const char *suffix)

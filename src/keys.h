@@ -41,5 +41,12 @@ void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);
  * NULL). 0 or CWORK_EJSON for args JSON cannot hold. */
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                   cwork_error *err);
+/* The guard key as cw_key_unique, then — when the args hold U+0008 or U+000C — the
+ * same key as a Go older than 1.22 spells it (\u0008, \u000c where Go 1.22 and cwork
+ * write \b, \f), back to back. lens[0] and lens[1] receive their lengths (lens[1] = 0
+ * with one spelling). Returns the number of keys (1 or 2) or a negative code; check
+ * out->oom afterwards. */
+int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
+                            const gj_value *args, size_t lens[2], cwork_error *err);
 
 #endif

@@ -4,8 +4,10 @@
  * it, then the key set to now. */
 #include "periodic.h"
 
+#include "flavor.h"
 #include "job.h"
 #include "log.h"
+#include "scripts.h"
 #include "tzfile.h"
 
 #include <stdio.h>
@@ -24,6 +26,8 @@ typedef struct periodic_job {
 struct cw_periodic {
     periodic_job *jobs;
     size_t n, cap;
+    cwork_go_flavor flavor;
+    atomic_int warned; /* mixed-namespace warning given (flavor.h) */
 };
 
 cw_periodic *cw_periodic_new(void)
@@ -73,6 +77,11 @@ int cw_periodic_add(cw_periodic *p, const char *spec, const char *name, cwork_er
     return 0;
 }
 
+void cw_periodic_set_flavor(cw_periodic *p, cwork_go_flavor flavor)
+{
+    if (p) p->flavor = flavor;
+}
+
 size_t cw_periodic_count(const cw_periodic *p)
 {
     return p ? p->n : 0;
@@ -96,6 +105,12 @@ const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i)
 void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64_t fire,
                           int64_t next)
 {
+    cw_periodic_instance_as(out, CWORK_GO_FORK, name, spec, fire, next);
+}
+
+void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *name,
+                             const char *spec, int64_t fire, int64_t next)
+{
     cw_buf id;
     cw_buf_init(&id);
     cw_buf_puts(&id, "periodic:");
@@ -116,7 +131,8 @@ void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64
     j.id.len = id.len;
     j.err.ptr = (char *)"";
     j.t = fire;
-    j.d = next != 0 ? next : GO_ZERO_TIME_UNIX;
+    if (flavor == CWORK_GO_FORK) /* upstream's Job has no `d` */
+        j.d = next != 0 ? next : GO_ZERO_TIME_UNIX;
     job_encode(out, &j, NULL); /* cannot fail: no args */
     cw_buf_free(&id);
 }
@@ -182,7 +198,7 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
 /* Where the pass keeps the ZADD arguments while it builds them. */
 typedef struct zadd_args {
     cw_buf bytes; /* scores and members, back to back */
-    size_t *offs; /* 2 per instance: score, member */
+    size_t *offs; /* 3 per instance: score, member, the other flavour's member */
     size_t *lens;
     size_t n, cap; /* entries in offs/lens */
 } zadd_args;
@@ -204,9 +220,12 @@ static int zadd_push(zadd_args *z, size_t off, size_t len)
     return 0;
 }
 
-/* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … */
-static int add_instances(const periodic_job *j, int64_t now, int64_t horizon, zadd_args *z)
+/* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … — each as a
+ * triplet of the schedule script: score, this flavour's member, the other flavour's. */
+static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t now,
+                         int64_t horizon, zadd_args *z)
 {
+    cwork_go_flavor other = flavor == CWORK_GO_FORK ? CWORK_GO_UPSTREAM : CWORK_GO_FORK;
     int64_t t = cw_cron_next(j->schedule, now);
     while (t != 0 && t < horizon) {
         int64_t next = cw_cron_next(j->schedule, t);
@@ -214,7 +233,10 @@ static int add_instances(const periodic_job *j, int64_t now, int64_t horizon, za
         cw_buf_put_int64(&z->bytes, t);
         if (zadd_push(z, off, z->bytes.len - off)) return -1;
         off = z->bytes.len;
-        cw_periodic_instance(&z->bytes, j->name, j->spec, t, next);
+        cw_periodic_instance_as(&z->bytes, flavor, j->name, j->spec, t, next);
+        if (zadd_push(z, off, z->bytes.len - off)) return -1;
+        off = z->bytes.len;
+        cw_periodic_instance_as(&z->bytes, other, j->name, j->spec, t, next);
         if (zadd_push(z, off, z->bytes.len - off) || z->bytes.oom) return -1;
         if (cw_log_enabled(CWORK_LOG_DEBUG)) {
             char when[40];
@@ -272,30 +294,42 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
     size_t *lens = NULL;
     int64_t horizon = now + CW_PERIODIC_HORIZON;
     for (size_t i = 0; i < p->n && rc == 0; i++)
-        if (add_instances(&p->jobs[i], now, horizon, &z))
+        if (add_instances(&p->jobs[i], p->flavor, now, horizon, &z))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0 && keys_buf.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    size_t ninst = z.n / 2;
-    if (rc == 0 && ninst > 0) { /* one ZADD with every member */
-        argv = cw_calloc(z.n + 2, sizeof *argv);
-        lens = cw_calloc(z.n + 2, sizeof *lens);
+    size_t ninst = z.n / 3, nskipped = 0;
+    if (rc == 0 && ninst > 0) { /* one script call with every member */
+        argv = cw_calloc(z.n + 1, sizeof *argv);
+        lens = cw_calloc(z.n + 1, sizeof *lens);
         if (!argv || !lens) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         } else {
-            argv[0] = "ZADD";
-            lens[0] = 4;
-            argv[1] = keys_buf.data;
-            lens[1] = sched_len;
+            argv[0] = keys_buf.data;
+            lens[0] = sched_len;
             for (size_t k = 0; k < z.n; k++) {
-                argv[k + 2] = z.bytes.data + z.offs[k];
-                lens[k + 2] = z.lens[k];
+                argv[k + 1] = z.bytes.data + z.offs[k];
+                lens[k + 1] = z.lens[k];
             }
-            redisReply *r = cw_conn_command(c, (int)(z.n + 2), argv, lens, err);
-            if (!r) rc = err->code ? err->code : CWORK_EREDIS;
+            redisReply *r = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)z.n, argv,
+                                         lens, err);
+            if (!r)
+                rc = err->code ? err->code : CWORK_EREDIS;
+            else if (r->type != REDIS_REPLY_ARRAY)
+                rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
+            else
+                nskipped = r->elements;
             freeReplyObject(r);
         }
     }
-    /* The SET only after the ZADD succeeded: a failed pass leaves the window open for
+    if (nskipped) {
+        char detail[200];
+        snprintf(detail, sizeof detail,
+                 "%zu periodic fire time(s) already scheduled in the %s flavour's bytes "
+                 "(cwork wrote no second instance, which would run again)",
+                 nskipped, p->flavor == CWORK_GO_FORK ? "upstream" : "fork");
+        cw_go_flavor_warn_mixed(&p->warned, CW_MIXED_PERIODIC, p->flavor, detail);
+    }
+    /* The SET only after the instances were written: a failed pass leaves the window open for
      * the next pass (of any pool), as Go's sequential commands do. */
     if (rc == 0) {
         char num[24];
@@ -310,7 +344,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
     if (rc != 0)
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
     else if (scheduled)
-        *scheduled = ninst;
+        *scheduled = ninst - nskipped;
     cw_free(argv);
     cw_free(lens);
     cw_free(z.offs);

@@ -18,6 +18,9 @@ typedef struct cw_periodic cw_periodic;
 
 cw_periodic *cw_periodic_new(void);
 void cw_periodic_free(cw_periodic *p);
+/* Which flavour's instances the pass writes (default CWORK_GO_FORK). Before the first
+ * cw_periodic_run. */
+void cw_periodic_set_flavor(cw_periodic *p, cwork_go_flavor flavor);
 
 /* Registers (spec, name); the spec text is kept exactly (it is part of the job id).
  * CWORK_EINVAL for a spec that does not parse or never fires. */
@@ -34,6 +37,10 @@ const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i);
  * seconds, -62135596800. */
 void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64_t fire,
                           int64_t next);
+/* The instance in a flavour's bytes: the fork's as cw_periodic_instance; upstream's
+ * without `d` ({"name":…,"id":…,"t":fire,"args":null}; next is not used). */
+void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *name,
+                             const char *spec, int64_t fire, int64_t next);
 
 /* One check at now: GET <p>last_periodic_enqueue; when absent, unreadable or older than
  * now − 120, ZADD every instance with fire time in (now, now + 240) and SET the key to
@@ -41,8 +48,11 @@ void cw_periodic_instance(cw_buf *out, const char *name, const char *spec, int64
  * item 23). *scheduled receives the number of instances written. Errors are returned
  * and leave last_periodic_enqueue unchanged.
  *
- * Round trips: the GET, then one ZADD with every member (skipped when the window holds
- * none), then the SET — the SET only once the ZADD succeeded. Logs as Go does (SPEC
+ * Round trips: the GET, then one script call that ZADDs every member (skipped when the
+ * window holds none), then the SET — the SET only once the script succeeded. A fire time
+ * whose instance is already there in the other flavour's bytes gets no second member
+ * (it would run twice) and makes the pool warn once (cw_go_flavor_warn_mixed); such
+ * fire times do not count in *scheduled. Logs as Go does (SPEC
  * §13): "periodic_enqueuer.loop" (debug: enqueue_time, should_enqueue) on every call
  * that reaches Redis, "periodic_enqueuer.enqueue" (debug) per instance,
  * "periodic_enqueuer.should_enqueue" (error) when the GET fails or its value is no

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
 /* Worker pool life cycle: creation, registration, start, stop, drain, statistics.
  * The threads themselves live in executor.c, dispatcher.c and pool_run.c. */
+#include "flavor.h"
 #include "log.h"
 #include "pool.h"
 
@@ -185,6 +186,8 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
         o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
     if (o.watchdog_timeout_s == 0)
         o.watchdog_timeout_s = 60;
+    if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0)
+        return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
     if (!p)
         goto oom;
@@ -383,6 +386,7 @@ int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char 
         return rc;
     if (!p->periodic && !(p->periodic = cw_periodic_new()))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
+    cw_periodic_set_flavor(p->periodic, p->opts.go_flavor);
     return cw_periodic_add(p->periodic, spec, name, err);
 }
 

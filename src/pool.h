@@ -161,6 +161,7 @@ struct cwork_pool {
     cw_watchdog *watchdog;     /* with periodic jobs only */
 
     _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
+    atomic_int go_flavor_warned; /* mixed-namespace warnings given (flavor.h kinds) */
 };
 
 /* What a commit does with a failed task. */

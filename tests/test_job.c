@@ -173,11 +173,12 @@ static void cjson_shapes(void)
 
 static void unknown_fields_dropped(void)
 {
-    /* Upstream's unique_key and anything else disappear; their values are only
-     * checked for syntax, so a number Go could not hold does no harm there. */
+    /* Unknown fields disappear; their values are only checked for syntax, so a number
+     * Go could not hold does no harm there. Upstream's unique_key is a field (it names
+     * the job's guard) and is kept, in upstream's place after unique. */
     REENCODE("{\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":null,\"unique_key\":\"k\\n\","
              "\"extra\":[1,{\"z\":1e400}],\"run_at\":5}",
-             "{\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":null}");
+             "{\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":null,\"unique_key\":\"k\\n\"}");
     REJECT("{\"extra\":[1,}");
     REJECT("{\"extra\":01}");
 }
@@ -192,6 +193,13 @@ static void case_insensitive_names(void)
      * none of the names has a k). Escaped names match too. */
     REENCODE("{\"ARG\xc5\xbf\":{\"k\":1},\"fail\xc5\xbf\":3,\"n\\u0061me\":\"q\"}",
              "{\"name\":\"q\",\"id\":\"\",\"t\":0,\"args\":{\"k\":1},\"fails\":3}");
+    /* unique_key folds like the others (U+212A KELVIN SIGN for its k); a non-string is
+     * Go's type error; null leaves it empty. */
+    REENCODE("{\"UNIQUE_\xe2\x84\xaa" "EY\":\"g\",\"unique\":true,\"d\":9,\"fails\":1}",
+             "{\"id\":\"\",\"t\":0,\"args\":null,\"unique\":true,\"unique_key\":\"g\","
+             "\"fails\":1,\"d\":9}");
+    REJECT("{\"unique_key\":1}");
+    REENCODE("{\"unique_key\":null}", "{\"id\":\"\",\"t\":0,\"args\":null}");
     /* Near misses are unknown fields. */
     REENCODE("{\"nam\xc3\xa9\":\"a\",\"name \":\"b\",\"failedat\":1,\"failed-at\":2,\"i\":3,"
              "\"\xe2\x84\xaa"

@@ -1,26 +1,44 @@
--- Enqueue a unique job (SPEC §3.4) together with its known_jobs registration, so that
--- the two either both happen or neither does.
+-- Enqueue a unique job (SPEC §3.4, §3.5) together with its known_jobs registration, so
+-- that the two either both happen or neither does.
 -- KEYS[1] the queue <p>jobs:<name>, or <p>scheduled for a delayed job
--- KEYS[2] the guard <p>unique:<name>:<args JSON>\n
+-- KEYS[2] the guard <p>unique:<name>:<args (or ByKey key) JSON>\n
 -- KEYS[3] <p>known_jobs
+-- KEYS[4] the guard as a Go older than 1.22 spells it (\u0008, \u000c for U+0008,
+--         U+000C), or KEYS[2] again when the JSON has neither: a job waiting under
+--         either spelling is a duplicate
 -- ARGV[1] the job JSON
 -- ARGV[2] run-at (Unix seconds) for a delayed job, '' to push onto the queue
 -- ARGV[3] the job name to record in known_jobs, '' when the enqueuer's cache has it
--- ARGV[4] the namespace's wake-up channel, ARGV[5] the job name (published for an
---         immediate job so that idle cwork pools fetch at once)
--- Returns the bulk string 'ok', or 'dup' when the guard exists (nothing else changes
--- then besides known_jobs, which Go also writes before its script).
+-- ARGV[4] the guard's value: '1', or '' for the job JSON itself (upstream's ByKey: the
+--         job that runs when the waiting entry is picked up)
+-- ARGV[5] '1' when a duplicate hands the existing guard that value and 24 h again
+--         (upstream, and every ByKey enqueue), '' when it leaves it alone (the fork)
+-- ARGV[6] the namespace's wake-up channel, ARGV[7] the job name (published for an
+--         immediate job so that idle cwork pools fetch at once); optional
+-- Returns the bulk string 'ok', or 'dup' when a guard exists (nothing else changes
+-- then besides known_jobs, which Go also writes before its script, and the guard as
+-- ARGV[5] says).
 if ARGV[3] ~= '' then
   redis.call('SADD', KEYS[3], ARGV[3])
 end
-if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', 86400) then
+local value = ARGV[4] ~= '' and ARGV[4] or ARGV[1]
+local other = KEYS[4] ~= KEYS[2] and redis.call('EXISTS', KEYS[4]) == 1
+if other or not redis.call('SET', KEYS[2], value, 'NX', 'EX', 86400) then
+  if ARGV[5] == '1' then
+    if other then
+      redis.call('SET', KEYS[4], value, 'EX', 86400)
+    end
+    if redis.call('EXISTS', KEYS[2]) == 1 then
+      redis.call('SET', KEYS[2], value, 'EX', 86400)
+    end
+  end
   return 'dup'
 end
 if ARGV[2] == '' then
   redis.call('LPUSH', KEYS[1], ARGV[1])
-  if ARGV[4] then
+  if ARGV[6] then
     -- pcall: a refused wake-up (an ACL without PUBLISH) must not fail a written job.
-    redis.pcall('PUBLISH', ARGV[4], ARGV[5])
+    redis.pcall('PUBLISH', ARGV[6], ARGV[7])
   end
 else
   redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])

@@ -311,7 +311,7 @@ static void route_job(const web_request *req, const route_args *a, web_response 
     }
     char *job = NULL;
     size_t job_len = 0;
-    rc = cwork_job_encode(found.job, &job, &job_len, &err);
+    rc = cwork_job_encode_flavor(found.job, req->web->flavor, &job, &job_len, &err);
     if (rc == 0) {
         cw_buf b;
         cw_buf_init(&b);

@@ -4,6 +4,7 @@
  * headers on every answer, and a graceful stop that lets requests in flight finish. */
 #include "web.h"
 
+#include "flavor.h"
 #include "log.h"
 
 #include <arpa/inet.h>
@@ -367,6 +368,8 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         cw_error(err, CWORK_EINVAL, "cwork_web_start needs a Redis pool and a namespace");
         return NULL;
     }
+    if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0)
+        return NULL;
     const char *auth = opts->auth ? opts->auth : getenv("CWORK_WEB_AUTH");
     if (auth && *auth && !strchr(auth, ':')) {
         cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
@@ -389,7 +392,10 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         web_free(web);
         return NULL;
     }
+    web->flavor = opts->go_flavor;
     web->client = cwork_client_new(redis, ns, err);
+    if (web->client)
+        cwork_client_set_go_flavor(web->client, web->flavor);
     if (!web->client ||
         open_listener(web, opts->listen ? opts->listen : WEB_DEFAULT_LISTEN, err) != 0) {
         web_free(web);

@@ -25,6 +25,7 @@ struct cwork_web {
     cw_keys keys;
     char *ns;
     cwork_pool *pool; /* borrowed, optional */
+    cwork_go_flavor flavor; /* of the JSON bodies of jobs */
     char *auth;       /* "user:password", or NULL for none */
     struct MHD_Daemon *daemon;
     int listen_fd;

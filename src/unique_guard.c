@@ -1,0 +1,139 @@
+/* Releasing unique guards when their jobs are fetched (SPEC §4.7 step 2, §3.5).
+ *
+ * The Kuper-Tech fork recomputes the guard key from the decoded args and deletes it.
+ * Upstream gocraft/work v0.5 deletes exactly the key its job carries in unique_key, and
+ * first reads it: a value other than "1" is the job its EnqueueUniqueByKey last wrote,
+ * which runs instead of the queued placeholder. cwork does what the writer of each job
+ * expects, whichever flavour the pool is set to:
+ *  - unique_key present: that key, and nothing else (recomputing from args fails for
+ *    numbers that float64 or cjson changed, and for ByKey jobs always);
+ *  - otherwise the args' key in both escape spellings of U+0008/U+000C, since the job
+ *    does not say which Go toolchain wrote the guard;
+ *  - a job in the guard replaces the task's job; the task keeps the placeholder's raw
+ *    bytes for the commit's LREM (upstream LREMs the replacement's bytes, which are not
+ *    in the in-progress list: its placeholder stays there until its pool dies). */
+#include "unique_guard.h"
+
+#include "flavor.h"
+#include "log.h"
+#include "pool.h"
+#include "scripts.h"
+
+#include <string.h>
+
+int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],
+                         cwork_error *err)
+{
+    lens[0] = lens[1] = 0;
+    if (!job || !job->unique)
+        return 0;
+    if (job->unique_key.len) {
+        cw_buf_append(out, job->unique_key.ptr, job->unique_key.len);
+        lens[0] = job->unique_key.len;
+        return 1;
+    }
+    return cw_key_unique_spellings(k, out, job->name.ptr, job->args, lens, err);
+}
+
+/* Where one task's keys sit in the script's KEYS. */
+typedef struct task_keys {
+    cw_task *task;
+    size_t first, n;
+} task_keys;
+
+/* Replaces t's job with the job stored in its guard (upstream's ByKey). */
+static void replace_job(cw_task *t, const char *bytes, size_t len)
+{
+    cwork_job *with = NULL;
+    cwork_error derr = {0};
+    if (job_decode(bytes, len, &with, &derr) != 0) {
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.updated_job", "error", derr.message,
+               "job_id", t->job->id.ptr, NULL);
+        return; /* as upstream: the placeholder runs */
+    }
+    cwork_job_free(t->job);
+    t->job = with;
+}
+
+int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fetched)
+{
+    size_t ntasks = 0;
+    for (cw_task *t = fetched->head; t; t = t->next)
+        ntasks += t->job && t->job->unique;
+    if (ntasks == 0)
+        return 0;
+    cw_buf keys;
+    cw_buf_init(&keys);
+    task_keys *tk = cw_calloc(ntasks, sizeof *tk);
+    size_t *lens = cw_calloc(2 * ntasks, sizeof *lens);
+    const char **argv = cw_calloc(2 * ntasks, sizeof *argv);
+    size_t nk = 0, nt = 0;
+    int rc = 0;
+    if (!tk || !lens || !argv) {
+        rc = CWORK_ENOMEM;
+        goto done;
+    }
+    for (cw_task *t = fetched->head; t; t = t->next) {
+        if (!t->job || !t->job->unique)
+            continue;
+        if (t->job->unique_key.len && p->opts.go_flavor == CWORK_GO_FORK)
+            cw_go_flavor_warn_mixed(&p->go_flavor_warned, CW_MIXED_UNIQUE_KEY,
+                                    p->opts.go_flavor,
+                                    "a fetched job carries upstream gocraft/work's unique_key "
+                                    "(Go workers of the fork ignore it and leave its guard)");
+        cwork_error kerr = {0};
+        size_t l[2];
+        int n = cw_unique_guard_keys(&p->keys, t->job, &keys, l, &kerr);
+        if (n < 0) {
+            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error", kerr.message,
+                   "job_id", t->job->id.ptr, NULL);
+            continue;
+        }
+        tk[nt++] = (task_keys){t, nk, (size_t)n};
+        for (int i = 0; i < n; i++)
+            lens[nk++] = l[i];
+    }
+    if (keys.oom) {
+        rc = CWORK_ENOMEM;
+        goto done;
+    }
+    if (nk == 0)
+        goto done;
+    size_t off = 0; /* the buffer is complete: pointers into it stay valid */
+    for (size_t i = 0; i < nk; i++) {
+        argv[i] = keys.data + off;
+        off += lens[i];
+    }
+    cwork_error err = {0};
+    redisReply *r = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, argv, lens, &err);
+    if (!r) {
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
+        rc = err.code ? err.code : CWORK_EREDIS;
+        goto done;
+    }
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != nk) {
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error",
+               "unique_release script answered an unexpected reply", NULL);
+        rc = CWORK_EPROTO;
+    } else {
+        for (size_t i = 0; i < nt; i++) {
+            for (size_t j = tk[i].first; j < tk[i].first + tk[i].n; j++) {
+                const redisReply *v = r->element[j];
+                if (v->type != REDIS_REPLY_STRING || (v->len == 1 && v->str[0] == '1'))
+                    continue; /* absent, or a plain guard: the queued job runs */
+                replace_job(tk[i].task, v->str, v->len);
+                break;
+            }
+        }
+    }
+    freeReplyObject(r);
+done:
+    if (rc == CWORK_ENOMEM)
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",
+               "out of memory: guards left until their TTL", NULL);
+    cw_free(tk);
+    cw_free(lens);
+    cw_free(argv);
+    cw_buf_free(&keys);
+    return rc;
+}

@@ -733,6 +733,48 @@ static void job_is_found_wherever_it_is(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* ---------------------------------------------------------------- Go flavours */
+
+/* --json bodies of jobs follow --go-flavor (or CWORK_GO_FLAVOR): every field under the
+ * fork, upstream workwebui's fields (no d, no trace) under upstream; the text view shows
+ * unique_key. A bad flavour exits 2. */
+static void json_bodies_follow_the_go_flavour(void)
+{
+    tl_unique_ns("adfl", ns_, sizeof ns_);
+    static const char job[] =
+        "{\"name\":\"calc\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":"
+        "null,\"unique\":true,\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":"
+        "1700000099,\"d\":1700000100}";
+    zadd("retry", 1700000200, job);
+    char *before = dump();
+    CHECK_INT(CLI("retry", "--json"), 0);
+    CHECK(strstr(out_, "\t\t\t\"unique_key\": \"k\",\n") && strstr(out_, "\"d\": 1700000100"));
+    CHECK_INT(CLI("retry", "--json", "--go-flavor", "upstream"), 0);
+    CHECK(strstr(out_, "\t\t\t\"unique_key\": \"k\",\n") && !strstr(out_, "\"d\""));
+    CHECK_INT(CLI("job", "--json", "-go-flavor=upstream", "0123456789abcdef01234567"), 0);
+    CHECK_STR(out_, "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
+                    "\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":null,\"unique\":true,"
+                    "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000099},"
+                    "\"place\":\"retry\"}\n");
+    setenv("CWORK_GO_FLAVOR", "upstream", 1);
+    CHECK_INT(CLI("job", "--json", "0123456789abcdef01234567"), 0);
+    CHECK(strstr(out_, "\"d\"") == NULL);
+    CHECK_INT(CLI("job", "--json", "--go-flavor", "fork", "0123456789abcdef01234567"), 0);
+    CHECK(strstr(out_, "\"d\":1700000100") != NULL); /* the option wins */
+    setenv("CWORK_GO_FLAVOR", "forked", 1);
+    CHECK_INT(CLI("retry", "--json"), 2);
+    CHECK(strstr(err_, "CWORK_GO_FLAVOR") && strstr(err_, "forked"));
+    unsetenv("CWORK_GO_FLAVOR");
+    CHECK_INT(CLI("retry", "--go-flavor", "v0.5"), 2);
+    CHECK_STR(out_, "");
+    CHECK(strstr(err_, "fork or upstream") != NULL);
+    CHECK_INT(CLI("job", "0123456789abcdef01234567"), 0);
+    CHECK(strstr(out_, "unique key k\n") != NULL);
+    CHECK_DUMP(before);
+    free(before);
+    tl_ns_delete(rc_, ns_);
+}
+
 /* ---------------------------------------------------------------- command lines */
 
 static void usage_errors_exit_2_and_write_nothing(void)
@@ -882,6 +924,7 @@ int main(void)
     RUN(retry_and_scheduled_delete_by_id);
     RUN(pause_and_unpause_set_and_remove_the_flag);
     RUN(job_is_found_wherever_it_is);
+    RUN(json_bodies_follow_the_go_flavour);
     RUN(usage_errors_exit_2_and_write_nothing);
     RUN(flags_refuse_values);
     RUN(every_command_and_subcommand_has_help);

@@ -90,6 +90,112 @@ static void unique_duplicate_exits_3_and_delayed_goes_to_scheduled(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* A namespace dump with TTLs left out: the CLI runs take seconds, in which TTLs tick. */
+static char *dump_without_ttls(void)
+{
+    char *d = tl_ns_dump(rc_, ns_), *o = d;
+    for (const char *p = d; *p;) {
+        if (strncmp(p, " ttl=", 5) == 0) {
+            p += 5;
+            while (*p >= '0' && *p <= '9')
+                p++;
+            continue;
+        }
+        *o++ = *p++;
+    }
+    *o = '\0';
+    return d;
+}
+
+/* The one line of <ns>:<suffix> (list element 0 or string value) as a string. */
+static char *read_key(const char *cmd_fmt, const char *suffix)
+{
+    char k[256];
+    snprintf(k, sizeof k, "%s:%s", ns_, suffix);
+    redisReply *r = tl_cmd(rc_, cmd_fmt, k, strlen(k));
+    char *v = strdup(r->type == REDIS_REPLY_STRING ? r->str : "");
+    freeReplyObject(r);
+    return v;
+}
+
+/* --go-flavor / CWORK_GO_FLAVOR decide whether unique jobs carry unique_key; --unique-key
+ * is upstream's EnqueueUniqueByKey: a duplicate replaces the waiting job's args. */
+static void go_flavor_and_unique_key(void)
+{
+    tl_unique_ns("cliflv", ns_, sizeof ns_);
+    const char *up[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor",
+                        "upstream", "--unique", "a", "{\"k\":1}", NULL};
+    CHECK_INT(run_cli(NULL, up), 0);
+    char *job = read_key("LINDEX %b 0", "jobs:a");
+    char want[512];
+    snprintf(want, sizeof want, "\"unique\":true,\"unique_key\":\"%s:unique:a:{\\\"k\\\":1}\\n\"}",
+             ns_);
+    CHECK(strstr(job, want) != NULL);
+    free(job);
+    setenv("CWORK_GO_FLAVOR", "upstream", 1);
+    const char *env_up[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique", "b",
+                            NULL};
+    CHECK_INT(run_cli(NULL, env_up), 0);
+    job = read_key("LINDEX %b 0", "jobs:b");
+    CHECK(strstr(job, "\"unique_key\"") != NULL);
+    free(job);
+    const char *opt_fork[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor",
+                              "fork", "--unique", "c", NULL};
+    CHECK_INT(run_cli(NULL, opt_fork), 0); /* the option wins over the environment */
+    job = read_key("LINDEX %b 0", "jobs:c");
+    CHECK(strstr(job, "\"unique_key\"") == NULL && strstr(job, "\"unique\":true") != NULL);
+    free(job);
+    setenv("CWORK_GO_FLAVOR", "Upstream", 1);
+    CHECK_INT(run_cli(NULL, env_up), 2);
+    CHECK(strstr(errout_, "CWORK_GO_FLAVOR") != NULL);
+    unsetenv("CWORK_GO_FLAVOR");
+    const char *bad[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor", "old",
+                         "d", NULL};
+    CHECK_INT(run_cli(NULL, bad), 2);
+    CHECK(strstr(errout_, "fork or upstream") != NULL);
+
+    /* ByKey: the second enqueue prints the id that will run and exits 3. */
+    const char *first[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
+                           "{\"acct\":7}", "sync", "{\"v\":\"first\"}", NULL};
+    const char *second[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
+                            "{\"acct\":7}", "sync", "{\"v\":\"second\"}", NULL};
+    CHECK_INT(run_cli(NULL, first), 0);
+    char id1[32];
+    snprintf(id1, sizeof id1, "%.24s", out_);
+    CHECK_INT(run_cli(NULL, second), 3);
+    CHECK_INT(strlen(out_), 25);
+    char id2[32];
+    snprintf(id2, sizeof id2, "%.24s", out_);
+    CHECK(strcmp(id1, id2) != 0);
+    CHECK(strstr(errout_, "will run") != NULL);
+    char guard_suffix[64];
+    snprintf(guard_suffix, sizeof guard_suffix, "unique:sync:{\"acct\":7}\n");
+    char *guard = read_key("GET %b", guard_suffix);
+    CHECK(strstr(guard, id2) && strstr(guard, "\"args\":{\"v\":\"second\"}"));
+    free(guard);
+    job = read_key("LINDEX %b 0", "jobs:sync");
+    CHECK(strstr(job, id1) && strstr(job, "\"args\":{\"v\":\"first\"}"));
+    free(job);
+
+    /* Refused: both uniqueness options, a key that is no object, --bulk with a key. */
+    char *before = dump_without_ttls();
+    const char *both[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
+                          "--unique-key", "{}", "x", NULL};
+    const char *notobj[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
+                            "[1]", "x", NULL};
+    const char *bulk[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk",
+                          "--unique-key", "{}", NULL};
+    CHECK_INT(run_cli(NULL, both), 2);
+    CHECK_INT(run_cli(NULL, notobj), 2);
+    CHECK(strstr(errout_, "--unique-key") != NULL);
+    CHECK_INT(run_cli("", bulk), 2);
+    char *after = dump_without_ttls();
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void bad_input_exits_2_and_writes_nothing(void)
 {
     tl_unique_ns("clibad", ns_, sizeof ns_);
@@ -181,6 +287,7 @@ int main(void)
     rc_ = tl_redis_connect();
     RUN(single_job_prints_its_id);
     RUN(unique_duplicate_exits_3_and_delayed_goes_to_scheduled);
+    RUN(go_flavor_and_unique_key);
     RUN(bad_input_exits_2_and_writes_nothing);
     RUN(bulk_reads_ndjson_and_reports_bad_lines);
     RUN(help_and_version);

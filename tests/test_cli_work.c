@@ -464,6 +464,8 @@ static void usage_errors_exit_2(void)
         {"--job", "bad,name=true", NULL},
         {"--concurrency", "0", "--job", "x=true", NULL},
         {"--job", "x=true", "stray", NULL},
+        {"--job", "x=true", "--go-flavor", "gocraft", NULL},
+        {"--job", "x=true", "--go-flavor", NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         start_work(cases[i]);

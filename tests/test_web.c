@@ -174,14 +174,15 @@ static void fresh_ns(const char *tag)
     tl_unique_ns(tag, ns_, sizeof ns_);
 }
 
-/* (Re)starts the shared server on the current namespace. */
-static void serve(const char *tag)
+/* (Re)starts the shared server on a fresh namespace, its bodies in a Go flavour. */
+static void serve_flavour(const char *tag, cwork_go_flavor flavor)
 {
     cwork_web_stop(web_);
     fresh_ns(tag);
     cwork_web_options o;
     cwork_web_options_init(&o);
     o.listen = "127.0.0.1:0";
+    o.go_flavor = flavor;
     cwork_error err = {0};
     web_ = cwork_web_start(redis_, ns_, &o, &err);
     if (!web_) {
@@ -189,6 +190,11 @@ static void serve(const char *tag)
         exit(1);
     }
     port_ = cwork_web_port(web_);
+}
+
+static void serve(const char *tag)
+{
+    serve_flavour(tag, CWORK_GO_FORK);
 }
 
 #define DEAD_JOB                                                                                   \
@@ -340,6 +346,42 @@ static void ids_with_slashes_and_one_name(void)
     CHECK_RES("POST", "/retry_all_dead_jobs", NULL, 200, status_ok);
     CHECK_INT(redis_int("LLEN %s:jobs:send_email", ""), 1);
     tl_ns_delete(rc_, ns_);
+}
+
+/* Job bodies follow the server's Go flavour: every field under the fork, upstream
+ * workwebui's under upstream (no d, no trace); unique_key shows in both. */
+static void job_bodies_follow_the_go_flavour(void)
+{
+    for (int flavor = 0; flavor < 2; flavor++) {
+        serve_flavour("webfl", (cwork_go_flavor)flavor);
+        cmd("ZADD %s:retry 1700000200 {\"name\":\"calc\",\"id\":\"r1\",\"t\":1,\"args\":null,"
+            "\"unique\":true,\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":2,"
+            "\"d\":60,\"trace\":{\"traceparent\":\"00-ab-cd-01\"}}",
+            ns_);
+        const char *tail = flavor == CWORK_GO_FORK
+                               ? "\"failed_at\": 2,\n\t\t\t\"d\": 60,\n\t\t\t\"trace\": {\n\t\t\t\t"
+                                 "\"traceparent\": \"00-ab-cd-01\"\n\t\t\t}\n\t\t}\n\t]\n}"
+                               : "\"failed_at\": 2\n\t\t}\n\t]\n}";
+        http_res r;
+        CHECK_INT(http("GET", "/retry_jobs", NULL, &r), 0);
+        CHECK_INT(r.status, 200);
+        CHECK(strstr(r.body, "\t\t\t\"unique\": true,\n\t\t\t\"unique_key\": \"k\",\n") != NULL);
+        CHECK(r.len > strlen(tail) && strcmp(r.body + r.len - strlen(tail), tail) == 0);
+        CHECK_INT(http("GET", "/job/r1", NULL, &r), 0);
+        CHECK_INT(r.status, 200);
+        CHECK(strstr(r.body, "\"unique_key\": \"k\"") != NULL);
+        CHECK((strstr(r.body, "\"d\": 60") != NULL) == (flavor == CWORK_GO_FORK));
+        char *dump = tl_ns_dump(rc_, ns_);
+        char want[512];
+        snprintf(want, sizeof want,
+                 "%s:retry zset {\"name\":\"calc\",\"id\":\"r1\",\"t\":1,\"args\":null,"
+                 "\"unique\":true,\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":2,"
+                 "\"d\":60,\"trace\":{\"traceparent\":\"00-ab-cd-01\"}}=1700000200\n",
+                 ns_);
+        CHECK_STR(dump, want);
+        free(dump);
+        tl_ns_delete(rc_, ns_);
+    }
 }
 
 static void pause_and_unpause(void)
@@ -858,6 +900,7 @@ int main(void)
     RUN(pools_and_busy_workers);
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
+    RUN(job_bodies_follow_the_go_flavour);
     RUN(pause_and_unpause);
     RUN(a_malformed_pool_hash_does_not_blank_the_ui);
     RUN(unknown_routes_404_and_wrong_methods_405);

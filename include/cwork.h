@@ -517,9 +517,10 @@ void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
 /* Schedules job name by cron spec (robfig/cron v3 syntax as the Go library takes it:
  * optional seconds field, descriptors like @hourly, @every 5m, a TZ=Zone prefix; without
  * one, the process's local zone). Instances are written to the scheduled set ahead of
- * time, byte-identical to Go's, so Go and C pools registering the same spec and name
- * run each fire time once: give every pool of a namespace the same periodic jobs and the
- * same zone. A handler must be registered for name too. Only before cwork_pool_start;
+ * time, byte-identical to those of the Go flavour in cwork_pool_options.go_flavor, so
+ * Go and C pools registering the same spec and name run each fire time once: give every
+ * pool of a namespace the same periodic jobs and the same zone. A fire time already
+ * scheduled in the other flavour's bytes gets no second instance (and a warning). A handler must be registered for name too. Only before cwork_pool_start;
  * CWORK_EINVAL for a spec that does not parse or can never fire. */
 int cwork_pool_periodically_enqueue(cwork_pool *pool, const char *spec, const char *name,
                                     cwork_error *err);

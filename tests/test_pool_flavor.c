@@ -94,6 +94,7 @@ static void upstream_unique_job_runs_and_its_guard_goes(void)
     CHECK_INT(atomic_load(&runs_), 1);
     CHECK_STR(seen_id_, UP_ID);
     CHECK_STR(seen_args_, "{\"object_id_\":\"123\"}");
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", leftovers("clear_cache"));
     CHECK_INT(tl_count_logs(MIXED), 0);
     cwork_pool_free(p);
@@ -117,6 +118,7 @@ static void bykey_placeholder_runs_the_guards_job(void)
     CHECK_STR(seen_args_, "{\"v\":\"second\"}");
     CHECK_STR(seen_id_, UP_ID2);
     CHECK_INT(seen_t_, 1700000005);
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", leftovers("sync"));
     cwork_pool_stats st;
     cwork_pool_get_stats(p, &st);
@@ -160,6 +162,7 @@ static void guard_values_that_are_no_job_leave_the_placeholder(void)
     CHECK_INT(atomic_load(&runs_), 1);
     CHECK_STR(seen_args_, "{\"v\":\"first\"}");
     CHECK_INT(tl_count_logs("worker.delete_unique_job.updated_job"), 1);
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", leftovers("sync"));
     cwork_pool_free(p);
     tl_ns_delete(rc_, ns_);
@@ -178,6 +181,7 @@ static void guard_named_by_unique_key_goes_when_args_do_not_survive(void)
     run_until_drained(p);
     CHECK_INT(atomic_load(&runs_), 1);
     CHECK_STR(seen_args_, "{\"n\":9007199254740992}");
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", leftovers("big"));
     cwork_pool_free(p);
     tl_ns_delete(rc_, ns_);
@@ -195,6 +199,7 @@ static void both_escape_spellings_of_a_guard_go(void)
     run_until_drained(p);
     CHECK_INT(atomic_load(&runs_), 1);
     CHECK_STR(seen_args_, "{\"s\":\"a\\bb\"}");
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", leftovers("ctl"));
     cwork_pool_free(p);
     tl_ns_delete(rc_, ns_);
@@ -229,6 +234,7 @@ static void fork_pool_warns_once_about_unique_key(void)
              "%s:jobs:sync:lock string 0\n%s:jobs:sync:max_concurrency string 0\n"
              "%s:known_jobs set clear_cache | sync\n",
              ns_, ns_, ns_, ns_, ns_);
+    drop_stat_days(rc_, ns_);
     CHECK_DUMP("%s", want);
     cwork_pool_free(p);
     tl_ns_delete(rc_, ns_);
@@ -267,6 +273,7 @@ static void failed_unique_job_keeps_unique_key(void)
                  "\"failed_at\":%lld}",
                  (long long)cwork_job_enqueued_at(dead), ns_, (long long)cwork_job_failed_at(dead));
         CHECK_STR(r->element[0]->str, want);
+        drop_stat_days(rc_, ns_);
         char *dump = tl_ns_dump(rc_, ns_);
         char expect[4096];
         snprintf(expect, sizeof expect, "%s:dead zset %s=%s\n%s", ns_, dumped(want),
@@ -336,6 +343,7 @@ static void run_periodic_case(const char *tag, cwork_go_flavor pool_flavor,
     char last[32];
     snprintf(last, sizeof last, "%s", r->type == REDIS_REPLY_STRING ? r->str : "?");
     freeReplyObject(r);
+    drop_stat_days(rc_, ns_);
     /* Members sort by score: one per fire time, the second in the flavour found. */
     CHECK_DUMP("%s:jobs:calc:max_concurrency string 0\n%s:known_jobs set calc\n"
                "%s:last_periodic_enqueue string %s\n"

@@ -5,7 +5,7 @@
  * cwork's second escape spelling of a guard key is the one a Go before 1.22 writes (the
  * oracle is built with Go 1.19).
  *
- * Skips (exit 77) when `go` is not on PATH or the oracle is missing. */
+ * Fails when the oracle cannot run (tl_oracle). */
 #include "testlib.h"
 #include "upstream_testutil.h"
 
@@ -233,16 +233,8 @@ static void second_spelling_is_old_go(void)
 
 int main(void)
 {
-    oracle_path = getenv("CWORK_GO_ORACLE");
-    if (!tl_on_path("go")) {
-        printf("skipped: `go` is not on PATH\n");
-        return TL_SKIP;
-    }
-    if (!oracle_path || access(oracle_path, X_OK) != 0) {
-        printf("skipped: CWORK_GO_ORACLE (%s) is not an executable oracle\n",
-               oracle_path ? oracle_path : "unset");
-        return TL_SKIP;
-    }
+    if (!(oracle_path = tl_oracle()))
+        return 1; /* fails, never skips: see tl_oracle */
     RUN(fixtures_are_what_go_writes);
     RUN(second_spelling_is_old_go);
     return tl_finish();

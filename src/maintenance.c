@@ -197,9 +197,9 @@ static void setup(maintenance *m, cwork_pool *p)
     m->timers[T_PERIODIC] = (timer){has_periodic, false, now, periodic};
     m->timers[T_WATCHDOG] = (timer){p->watchdog != NULL, true, now + 1000, watchdog};
     m->timers[T_STATS] = (timer){true, true, now + 1000, flush_daily_stats};
-    /* The daily counts are the pool's own since start. */
-    m->stat_failed = atomic_load(&p->n_failed);
-    m->stat_processed = atomic_load(&p->n_succeeded) + m->stat_failed;
+    /* The daily counts are the pool's own since start (taken before any thread ran). */
+    m->stat_failed = p->start_failed;
+    m->stat_processed = p->start_processed;
 }
 
 void *cw_maintenance_main(void *arg)

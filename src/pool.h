@@ -161,6 +161,8 @@ struct cwork_pool {
     cw_watchdog *watchdog;     /* with periodic jobs only */
 
     _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
+    /* The counts at start, before any thread runs: the daily stats add what follows. */
+    uint64_t start_processed, start_failed;
     atomic_int go_flavor_warned; /* mixed-namespace warnings given (flavor.h kinds) */
 };
 

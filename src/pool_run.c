@@ -191,6 +191,8 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         goto done;
     }
     atomic_store(&p->stopping, 0);
+    p->start_failed = atomic_load(&p->n_failed);
+    p->start_processed = atomic_load(&p->n_succeeded) + p->start_failed;
     p->started = 1;
     p->executors_started = 0;
     p->maintenance_started = p->subscriber_started = 0;

@@ -3,9 +3,14 @@
  *           in-progress jobs go back to the queues, their heartbeat and lock_info
  *           fields go, they leave worker_pools;
  *   pass 2  pools that hold lock_info fields but are not in worker_pools: the same;
- *   pass 3  every lock is made equal to the sum of its lock_info fields.
- * Each pass runs even if an earlier one failed and stops at its first error. The job
- * names considered are the pool's own and every name in known_jobs. */
+ *   pass 3  the lock counters healed: every lock_info field made equal to its pool's
+ *           in-progress count, every lock to the sum of its fields (the fork's
+ *           dangling-lock pass, widened: reaper_heal_locks.lua says why).
+ * Each pass runs even if an earlier one failed. A damaged key (wrong type, a counter
+ * that is not an integer) stops only the step of its own job name: the scripts go on
+ * with the other names and report it, and it is logged with its message; a Redis
+ * error stops the pass. The job names considered are the pool's own and every name
+ * in known_jobs. */
 #include "reaper.h"
 
 #include "gojson.h"
@@ -107,6 +112,38 @@ void cw_reaper_free(cw_reaper *r)
     cw_free(r);
 }
 
+typedef struct {
+    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
+    cw_buf errors;                           /* joined pass errors */
+} cycle_result;
+
+static void note_text(cycle_result *res, const char *pass, const char *text, size_t len)
+{
+    if (res->errors.len)
+        cw_buf_puts(&res->errors, "; ");
+    cw_buf_printf(&res->errors, "%s: ", pass);
+    cw_buf_append(&res->errors, text, len);
+}
+
+static void note_error(cycle_result *res, const char *pass, const cwork_error *err)
+{
+    note_text(res, pass, err->message, strlen(err->message));
+}
+
+/* A script's reports of keys it could not use or repair ("key: error" strings, from
+ * element `from` of arr): each logged with its message, and noted for the hook. The
+ * script went on with the other names. */
+static void note_damage(cycle_result *res, const char *pass, const redisReply *arr, size_t from)
+{
+    for (size_t i = from; arr && arr->type == REDIS_REPLY_ARRAY && i < arr->elements; i++) {
+        const redisReply *e = arr->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            continue;
+        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", e->str, NULL);
+        note_text(res, pass, e->str, e->len);
+    }
+}
+
 /* ---------------------------------------------------------------- helpers */
 
 /* Runs a reaper script whose keys are built per job name by add_keys. */
@@ -172,9 +209,10 @@ static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *scri
 }
 
 /* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
- * lock cleanup, once; negative locks are logged). */
+ * lock cleanup, once; negative locks are logged). Damaged keys are reported (pass is
+ * the pass's name) and do not stop the other names. */
 static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlist *names,
-                     cwork_error *err)
+                     const char *pass, cycle_result *res, cwork_error *err)
 {
     if (names->n == 0)
         return 0;
@@ -182,22 +220,53 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
                                   pool_id, err);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
+        x->element[1]->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "requeue: unexpected reply");
+    }
+    /* A name whose jobs could not move keeps the pool's slot (its lock_info field), so
+     * that the pool is found again as unknown and a later cycle tries again. */
+    strlist release = {0};
+    for (size_t i = 0; i < names->n; i++) {
+        int stuck = 0;
+        for (size_t k = 0; k < x->element[1]->elements; k++)
+            stuck |= x->element[1]->element[k]->integer == (long long)i + 1;
+        if (!stuck)
+            sl_add(&release, names->items[i], strlen(names->items[i]));
+    }
+    note_damage(res, pass, x->element[2], 0);
     freeReplyObject(x);
-    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, names, pool_id, err);
+    if (release.oom) {
+        sl_free(&release);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    if (release.n == 0) {
+        sl_free(&release);
+        return 0;
+    }
+    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, err);
+    sl_free(&release);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
-    if (x->type == REDIS_REPLY_ARRAY && x->elements > 0) {
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "stale locks: unexpected reply");
+    }
+    const redisReply *neg = x->element[0];
+    if (neg->type == REDIS_REPLY_ARRAY && neg->elements > 0) {
         cw_buf keys;
         cw_buf_init(&keys);
-        for (size_t i = 0; i < x->elements; i++) {
+        for (size_t i = 0; i < neg->elements; i++) {
             if (i)
                 cw_buf_putc(&keys, ',');
-            cw_buf_append(&keys, x->element[i]->str, x->element[i]->len);
+            cw_buf_append(&keys, neg->element[i]->str, neg->element[i]->len);
         }
         cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data,
                NULL);
         cw_buf_free(&keys);
     }
+    note_damage(res, pass, x->element[1], 0);
     freeReplyObject(x);
     return 0;
 }
@@ -241,18 +310,6 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
 }
 
 /* ---------------------------------------------------------------- the passes */
-
-typedef struct {
-    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
-    cw_buf errors;                           /* joined pass errors */
-} cycle_result;
-
-static void note_error(cycle_result *res, const char *pass, const cwork_error *err)
-{
-    if (res->errors.len)
-        cw_buf_puts(&res->errors, "; ");
-    cw_buf_printf(&res->errors, "%s: %s", pass, err->message);
-}
 
 /* Pass 1: pools whose heartbeat is missing or stale. */
 static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
@@ -309,7 +366,7 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
                 sl_add(&names, current->items[n], strlen(current->items[n]));
         }
         rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                       : give_back(r, c, id, &names, err);
+                       : give_back(r, c, id, &names, "dead pools", res, err);
         if (rc == 0 && has_heartbeat) {
             cw_buf_reset(&key);
             cw_key_worker_pool(r->keys, &key, id);
@@ -378,8 +435,11 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     if (!x)
         return err ? err->code : CWORK_EREDIS;
     gj_value *map = NULL;
-    int rc = x->type == REDIS_REPLY_STRING ? gj_parse(x->str, x->len, &map, err)
-                                           : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    int rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
+                     x->element[0]->type == REDIS_REPLY_STRING
+                 ? gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
+                 : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    note_damage(res, "unknown pools", x, 1);
     freeReplyObject(x);
     if (rc == 0 && map->type == GJ_OBJECT && map->as.obj.len > 0) {
         cw_buf logged;
@@ -393,7 +453,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
                 if (k->type == GJ_STRING)
                     name_of_key(r, k->as.s.ptr, k->as.s.len, ":lock_info", &names);
             }
-            rc = give_back(r, c, pool, &names, err);
+            rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
                 sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
@@ -410,28 +470,45 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     return rc;
 }
 
-/* Pass 3: locks made equal to the sum of their lock_info fields. */
-static int pass_dangling_locks(cw_reaper *r, cw_conn *c, const strlist *current,
-                               cycle_result *res, cwork_error *err)
+/* Pass 3: every lock_info field made equal to its pool's in-progress count, every lock
+ * to the sum of its fields (reaper_heal_locks.lua says why). */
+static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+                           cwork_error *err)
 {
     if (current->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_dangling_locks, lock_keys, 2, current,
+    redisReply *x = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current,
                                   NULL, err);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "heal locks: unexpected reply");
+    }
+    const redisReply *adjusted = x->element[0], *healed = x->element[1];
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
+    for (size_t i = 0; adjusted->type == REDIS_REPLY_ARRAY && i < adjusted->elements; i++) {
         size_t before = res->dangling.n;
-        if (name_of_key(r, x->element[i]->str, x->element[i]->len, ":lock", &res->dangling) &&
+        const redisReply *k = adjusted->element[i];
+        if (name_of_key(r, k->str, k->len, ":lock", &res->dangling) &&
             res->dangling.n > before)
             cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
                           res->dangling.items[res->dangling.n - 1]);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
+    /* Every value changed, for whoever wonders why a counter moved. */
+    cw_buf_reset(&logged);
+    for (size_t i = 0; healed->type == REDIS_REPLY_ARRAY && i < healed->elements; i++) {
+        if (logged.len)
+            cw_buf_puts(&logged, "; ");
+        cw_buf_append(&logged, healed->element[i]->str, healed->element[i]->len);
+    }
+    if (logged.len && !logged.oom)
+        cw_log(CWORK_LOG_WARN, "Reaper: lock counters repaired", "changes", logged.data, NULL);
     cw_buf_free(&logged);
+    note_damage(res, "heal locks", x->element[2], 0);
     freeReplyObject(x);
     return 0;
 }
@@ -520,8 +597,8 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
         note_error(&res, "dead pools", &perr);
     if (!c->broken && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "unknown pools", &perr);
-    if (!c->broken && pass_dangling_locks(r, c, &current, &res, &perr) != 0)
-        note_error(&res, "dangling locks", &perr);
+    if (!c->broken && pass_heal_locks(r, c, &current, &res, &perr) != 0)
+        note_error(&res, "heal locks", &perr);
     if (res.errors.len && !res.errors.oom) /* Go only shows these to the hook (item 2) */
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", res.errors.data, NULL);
     if (done) {

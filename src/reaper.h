@@ -3,8 +3,10 @@
  * Differences from Go (SPEC §15 [free]): the stale-lock cleanup runs once and logs
  * negative locks; pass errors are logged; a pool without heartbeat also gets its
  * in-progress jobs requeued; every pass covers the names in known_jobs as well as the
- * pool's own; and a cheap check every few seconds runs a cycle as soon as a pool's
- * heartbeat goes stale, so that a crashed pool's jobs are back within ~20 s. */
+ * pool's own; the lock counters are healed from the in-progress lists (negative and
+ * non-numeric values included) and a damaged key stops only its own job name; and a
+ * cheap check every few seconds runs a cycle as soon as a pool's heartbeat goes
+ * stale, so that a crashed pool's jobs are back within ~20 s. */
 #ifndef CWORK_REAPER_H
 #define CWORK_REAPER_H
 

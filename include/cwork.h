@@ -427,8 +427,10 @@ typedef struct cwork_pool_options {
     bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
                                 path older servers use; for tests) */
     bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
-    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s, and the
-                                reaper lock's TTL; default 300 (Go's fork) */
+    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s; default
+                                300 (Go's fork, where it is also the reaper lock's TTL;
+                                cwork holds the lock as a 5 s lease renewed while a
+                                cycle runs) */
     unsigned dead_check_ms;  /* how often the cheap check for stale heartbeats runs; it
                                 starts a reaper cycle at once when it sees one; default
                                 5000 */

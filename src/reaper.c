@@ -15,6 +15,7 @@
 
 #include "gojson.h"
 #include "log.h"
+#include "reaper_lock.h"
 #include "scripts.h"
 
 #include <stdio.h>
@@ -25,9 +26,9 @@ struct cw_reaper {
     const cw_keys *keys;
     char **registered;
     size_t nregistered;
-    int64_t period_s;
     cwork_reaper_hook hook;
     void *hook_userdata;
+    cw_reaper_lock lock;
 };
 
 /* A growable list of owned strings (job names, pool ids). */
@@ -80,13 +81,15 @@ cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
     cw_reaper *r = cw_calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    (void)period_s; /* the pool schedules the cycles; the lock is a lease of its own */
     r->redis = redis;
     r->keys = keys;
-    r->period_s = period_s >= 1 ? period_s : CW_REAPER_DEFAULT_PERIOD;
     r->hook = hook;
     r->hook_userdata = hook_userdata;
     r->registered = cw_calloc(nregistered ? nregistered : 1, sizeof *r->registered);
-    if (!r->registered) {
+    if (!r->registered || cw_reaper_lock_init(&r->lock, keys) != 0) {
+        cw_reaper_lock_clear(&r->lock);
+        cw_free(r->registered);
         cw_free(r);
         return NULL;
     }
@@ -109,7 +112,13 @@ void cw_reaper_free(cw_reaper *r)
     for (size_t i = 0; i < r->nregistered; i++)
         cw_free(r->registered[i]);
     cw_free(r->registered);
+    cw_reaper_lock_clear(&r->lock);
     cw_free(r);
+}
+
+int cw_reaper_set_pool_id(cw_reaper *r, const char *pool_id)
+{
+    return cw_reaper_lock_set_pool(&r->lock, pool_id);
 }
 
 typedef struct {
@@ -365,6 +374,13 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
             for (size_t n = 0; n < current->n; n++)
                 sl_add(&names, current->items[n], strlen(current->items[n]));
         }
+        /* Each pool only while the lock is still ours: a cycle that lost it (its
+         * lease ran out while it was frozen or stalled) must not act on what it read
+         * before. */
+        if ((rc = cw_reaper_lock_keep(&r->lock, c, err)) != 0) {
+            sl_free(&names);
+            break;
+        }
         rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                        : give_back(r, c, id, &names, "dead pools", res, err);
         if (rc == 0 && has_heartbeat) {
@@ -453,7 +469,9 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
                 if (k->type == GJ_STRING)
                     name_of_key(r, k->as.s.ptr, k->as.s.len, ":lock_info", &names);
             }
-            rc = give_back(r, c, pool, &names, "unknown pools", res, err);
+            rc = cw_reaper_lock_keep(&r->lock, c, err);
+            if (rc == 0)
+                rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
                 sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
@@ -515,26 +533,6 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cyc
 
 /* ---------------------------------------------------------------- a cycle */
 
-/* The lock token: 16 random bytes in standard base64 with padding (SPEC §2.6). */
-static void make_token(char out[25])
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned char raw[18] = {0};
-    if (cw_random_bytes(raw, 16) != 0) {
-        int64_t t = cw_now_ms();
-        memcpy(raw, &t, sizeof t);
-    }
-    for (int i = 0, o = 0; i < 18; i += 3) {
-        unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
-        out[o++] = b64[v >> 18 & 63];
-        out[o++] = b64[v >> 12 & 63];
-        out[o++] = b64[v >> 6 & 63];
-        out[o++] = b64[v & 63];
-    }
-    out[22] = out[23] = '=';
-    out[24] = '\0';
-}
-
 /* The names every pass considers: the pool's own and known_jobs. */
 static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *err)
 {
@@ -556,6 +554,21 @@ static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *er
     return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
 }
 
+/* Whether the cycle may take its next step: the connection works and the lock is
+ * still ours (its lease renewed when due). A lost lock is noted once. */
+static int may_go_on(cw_reaper *r, cw_conn *c, cycle_result *res)
+{
+    if (c->broken)
+        return 0;
+    int was_lost = r->lock.lost;
+    cwork_error e = {0};
+    if (cw_reaper_lock_keep(&r->lock, c, &e) == 0)
+        return 1;
+    if (!was_lost)
+        note_error(res, "lock", &e);
+    return 0;
+}
+
 int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
 {
     *ran = 0;
@@ -563,26 +576,9 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     int rc = cw_redis_checkout(r->redis, &c, err);
     if (rc)
         return rc;
-    char token[25], ttl[24];
-    make_token(token);
-    snprintf(ttl, sizeof ttl, "%lld", (long long)r->period_s);
-    cw_buf lock;
-    cw_buf_init(&lock);
-    cw_key_reaper_lock(r->keys, &lock);
-    cw_log(CWORK_LOG_INFO, "Reaper: trying to acquire lock...", NULL);
-    const char *set[] = {"SET", lock.data, token, "NX", "EX", ttl};
-    redisReply *x = lock.oom ? NULL : cw_conn_command(c, 6, set, NULL, err);
-    if (!x) {
-        rc = err ? err->code : CWORK_EREDIS;
+    int acquired = 0;
+    if ((rc = cw_reaper_lock_acquire(&r->lock, c, &acquired, err)) != 0 || !acquired)
         goto out;
-    }
-    int acquired = x->type == REDIS_REPLY_STATUS;
-    freeReplyObject(x);
-    if (!acquired) {
-        cw_log(CWORK_LOG_INFO, "Reaper: locked by another process", NULL);
-        goto out;
-    }
-    cw_log(CWORK_LOG_INFO, "Reaper: lock is acquired", NULL);
     *ran = 1;
     cwork_reap_done done = r->hook ? r->hook(r->hook_userdata) : NULL;
 
@@ -593,11 +589,11 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     cwork_error perr = {0};
     if (current_names(r, c, &current, &perr) != 0)
         note_error(&res, "known jobs", &perr);
-    if (!c->broken && pass_dead_pools(r, c, &current, &res, &perr) != 0)
+    if (may_go_on(r, c, &res) && pass_dead_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "dead pools", &perr);
-    if (!c->broken && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
+    if (may_go_on(r, c, &res) && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "unknown pools", &perr);
-    if (!c->broken && pass_heal_locks(r, c, &current, &res, &perr) != 0)
+    if (may_go_on(r, c, &res) && pass_heal_locks(r, c, &current, &res, &perr) != 0)
         note_error(&res, "heal locks", &perr);
     if (res.errors.len && !res.errors.oom) /* Go only shows these to the hook (item 2) */
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", res.errors.data, NULL);
@@ -624,18 +620,12 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
             goto out;
         }
     }
-    const char *rel[] = {lock.data, token};
-    x = cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, err);
-    if (!x)
-        rc = err ? err->code : CWORK_EREDIS;
-    else
-        freeReplyObject(x);
+    rc = cw_reaper_lock_release(&r->lock, c, err);
 out:
     if (rc)
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", err ? err->message : "", NULL);
     if (c)
         cw_redis_checkin(r->redis, c);
-    cw_buf_free(&lock);
     return rc;
 }
 

@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -38,6 +39,7 @@
 #include <unistd.h>
 
 #define PID_LIMIT (1 << 22)  /* Linux's PID_MAX_LIMIT: every pid is below it */
+#define CMD_STACK (64 * 1024) /* the command's stack between its clone and its execve */
 #define TABLE_MAX (1 << 16)  /* processes looked at per /proc scan */
 #define WAKE_MS 100          /* how often it looks whether cwork still lives */
 #define RESCAN_MS 10         /* between kill rounds while children remain */
@@ -277,6 +279,18 @@ static _Noreturn void exec_command(const supervisor_launch *l, pid_t supervisor)
     _exit(127);
 }
 
+/* The command's start, on a stack of its own (clone with CLONE_VM: see below). */
+typedef struct cmd_start {
+    const supervisor_launch *l;
+    pid_t supervisor;
+} cmd_start;
+
+static int command_main(void *arg)
+{
+    const cmd_start *x = arg;
+    exec_command(x->l, x->supervisor);
+}
+
 /* ---------------------------------------------------------------- the supervisor */
 
 _Noreturn void supervisor_run(const supervisor_launch *l)
@@ -298,17 +312,22 @@ _Noreturn void supervisor_run(const supervisor_launch *l)
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGCHLD, &dfl, NULL);
     size_t table_bytes = 2 * (size_t)TABLE_MAX * sizeof(pid_t) + PID_LIMIT / 8;
-    void *mem = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap(NULL, CMD_STACK + table_bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
         say(l->fds[2], no_table);
         _exit(127);
     }
-    s.t.pid = mem;
+    s.t.pid = (pid_t *)((char *)mem + CMD_STACK);
     s.t.ppid = s.t.pid + TABLE_MAX;
     s.t.in_tree = (unsigned char *)(s.t.ppid + TABLE_MAX);
 
-    s.cmd = fork();
-    if (s.cmd == 0) exec_command(l, s.self);
+    /* The command shares our memory until its execve (CLONE_VM | CLONE_VFORK, as
+     * posix_spawn does; we wait meanwhile): a fork would copy our copy of cwork's
+     * address space once more, which costs as much as the fork that made us. */
+    cmd_start start = {l, s.self};
+    s.cmd = clone(command_main, (char *)mem + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                  &start);
     if (s.cmd < 0) {
         say(l->fds[2], no_fork);
         _exit(127);

@@ -17,11 +17,14 @@
  *
  * It is forked, not exec'd, from a multi-threaded process, so it runs only
  * async-signal-safe code — system calls, on memory it maps itself: no malloc, no
- * stdio, no locks.
+ * stdio, no locks. It starts the command with clone(CLONE_VM | CLONE_VFORK), which
+ * spares a second copy of cwork's address space: a job costs no more CPU than when
+ * cwork forked the command itself.
  *
  * Limits: a process started on the command's behalf by something outside the tree
- * (a daemon asked over a socket, `systemd-run`) is not in it. A pid freed and reused between a /proc scan and the kill could be signalled
- * in error; pids are allocated cyclically, so that takes a full wrap within microseconds. */
+ * (a daemon asked over a socket, `systemd-run`) is not in it. A pid freed and reused
+ * between a /proc scan and the kill could be signalled in error; pids are allocated
+ * cyclically, so that takes a full wrap within microseconds. */
 #define _GNU_SOURCE
 #include "child_supervisor.h"
 
@@ -296,7 +299,7 @@ static int command_main(void *arg)
 _Noreturn void supervisor_run(const supervisor_launch *l)
 {
     static const char no_table[] = "cwork work: cannot map the supervisor's table\n";
-    static const char no_fork[] = "cwork work: cannot fork the command\n";
+    static const char no_fork[] = "cwork work: cannot start the command\n";
     sup s;
     memset(&s, 0, sizeof s);
     s.self = getpid();

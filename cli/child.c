@@ -319,7 +319,16 @@ static int spawn(tracker *s, child_result *res)
         rl.rlim_cur < (rlim_t)max_fd)
         max_fd = (int)rl.rlim_cur;
     char *argv[] = {"sh", "-c", (char *)s->spec->command, NULL};
-    supervisor_launch launch = {{in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid()};
+    supervisor_launch launch = {{in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid(),
+                                NULL, NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int prep = supervisor_prepare(&launch, &actions, &attr);
+    if (prep) {
+        snprintf(res->message, sizeof res->message, "cannot prepare the command: %s",
+                 strerror(prep));
+        goto fail;
+    }
     /* Every signal blocked across the fork: the supervisor starts with them blocked, so
      * that a SUPERVISOR_KILL sent at once (an abort) waits for it instead of killing it
      * before it could kill anything. */
@@ -330,6 +339,7 @@ static int spawn(tracker *s, child_result *res)
     if (pid == 0) supervisor_run(&launch);
     int fork_errno = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    supervisor_unprepare(&launch);
     free(env);
     close(in[0]), close(out[1]), close(err[1]), close(chk[1]);
     if (pid < 0) {

@@ -17,12 +17,17 @@
  *
  * It is forked, not exec'd, from a multi-threaded process, so it runs only
  * async-signal-safe code — system calls, on memory it maps itself: no malloc, no
- * stdio, no locks. It starts the command with clone(CLONE_VM | CLONE_VFORK), which
- * spares a second copy of cwork's address space: a job costs no more CPU than when
- * cwork forked the command itself.
+ * stdio, no locks. It starts the command with posix_spawn (file actions and
+ * attributes prepared by child.c before the fork): glibc's clone(CLONE_VM |
+ * CLONE_VFORK) spares a second copy of cwork's address space, which a fork would
+ * make (a clone of our own would confuse ThreadSanitizer's runtime). It names itself
+ * "cw-supervisor", so that `killall cwork` (which would kill it before it could kill
+ * the tree) leaves it alone.
  *
- * Limits: a process started on the command's behalf by something outside the tree
- * (a daemon asked over a socket, `systemd-run`) is not in it. A pid freed and reused
+ * Limits: a SIGKILL of the supervisor itself (by its pid, or `pkill -9 -f 'cwork
+ * work'`, which matches its command line) leaves the tree to init. A process started
+ * on the command's behalf by something outside the tree (a daemon asked over a
+ * socket, `systemd-run`) is not in it. A pid freed and reused
  * between a /proc scan and the kill could be signalled in error; pids are allocated
  * cyclically, so that takes a full wrap within microseconds. */
 #define _GNU_SOURCE
@@ -30,7 +35,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -42,7 +47,6 @@
 #include <unistd.h>
 
 #define PID_LIMIT (1 << 22)  /* Linux's PID_MAX_LIMIT: every pid is below it */
-#define CMD_STACK (64 * 1024) /* the command's stack between its clone and its execve */
 #define TABLE_MAX (1 << 16)  /* processes looked at per /proc scan */
 #define WAKE_MS 100          /* how often it looks whether cwork still lives */
 #define RESCAN_MS 10         /* between kill rounds while children remain */
@@ -246,52 +250,55 @@ static _Noreturn void exit_as(int status)
 
 /* ---------------------------------------------------------------- the command */
 
-/* In the command's process: its own process group, fds 0-3 from the pipes, nothing
- * else open, default signal handling, then /bin/sh. */
-static _Noreturn void exec_command(const supervisor_launch *l, pid_t supervisor)
+int supervisor_prepare(supervisor_launch *l, posix_spawn_file_actions_t *actions,
+                       posix_spawnattr_t *attr)
 {
-    static const char fail[] = "cwork work: cannot start /bin/sh\n";
-    setpgid(0, 0); /* a group of its own: the fast first strike of a kill */
-    /* Die with the supervisor, even should it be killed itself. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != supervisor) _exit(127);
-    /* Move the pipe ends above 3 first, so that dup2 onto 0-3 cannot overwrite an end
-     * that is still to be moved (cwork may itself lack fds 0-2). */
-    int high[4];
+    int rc = posix_spawn_file_actions_init(actions);
+    if (rc) return rc;
+    if ((rc = posix_spawnattr_init(attr)) != 0) {
+        posix_spawn_file_actions_destroy(actions);
+        return rc;
+    }
+    /* fds 0-3 from the pipes, through fds above all four so that no end is overwritten
+     * before it is moved (cwork may itself lack fds 0-2); every other fd closed: Redis
+     * sockets, other children's pipes (another thread may have created them without
+     * having forked yet). */
+    int above = 3;
     for (int i = 0; i < 4; i++)
-        if ((high[i] = fcntl(l->fds[i], F_DUPFD, 10)) < 0) _exit(127);
-    for (int i = 0; i < 4; i++)
-        if (dup2(high[i], i) < 0) _exit(127); /* dup2 clears close-on-exec on fds 0-3 */
-    /* Every other fd closed: Redis sockets, other children's pipes (another thread may
-     * have created them without having forked yet). */
-    long closed = -1;
-#ifdef SYS_close_range
-    closed = syscall(SYS_close_range, 4U, ~0U, 0U);
-#endif
-    for (int fd = 4; closed != 0 && fd < l->max_fd; fd++)
-        close(fd);
-    /* cwork ignores SIGPIPE and we block every signal; the command gets the defaults. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGPIPE, &dfl, NULL);
-    sigset_t none;
+        if (l->fds[i] > above) above = l->fds[i];
+    for (int i = 0; i < 4 && rc == 0; i++)
+        rc = posix_spawn_file_actions_adddup2(actions, l->fds[i], above + 1 + i);
+    for (int i = 0; i < 4 && rc == 0; i++)
+        rc = posix_spawn_file_actions_adddup2(actions, above + 1 + i, i);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(actions, 4);
+    /* A process group of its own (the fast first strike of a kill); cwork ignores
+     * SIGPIPE and the supervisor blocks every signal: the command gets the defaults. */
+    sigset_t none, pipe_default;
     sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve("/bin/sh", l->argv, l->envp);
-    say(2, fail);
-    _exit(127);
+    sigemptyset(&pipe_default);
+    sigaddset(&pipe_default, SIGPIPE);
+    if (rc == 0) rc = posix_spawnattr_setpgroup(attr, 0);
+    if (rc == 0) rc = posix_spawnattr_setsigmask(attr, &none);
+    if (rc == 0) rc = posix_spawnattr_setsigdefault(attr, &pipe_default);
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                POSIX_SPAWN_SETSIGDEF);
+    if (rc) {
+        posix_spawn_file_actions_destroy(actions);
+        posix_spawnattr_destroy(attr);
+        return rc;
+    }
+    l->actions = actions;
+    l->attr = attr;
+    return 0;
 }
 
-/* The command's start, on a stack of its own (clone with CLONE_VM: see below). */
-typedef struct cmd_start {
-    const supervisor_launch *l;
-    pid_t supervisor;
-} cmd_start;
-
-static int command_main(void *arg)
+void supervisor_unprepare(supervisor_launch *l)
 {
-    const cmd_start *x = arg;
-    exec_command(x->l, x->supervisor);
+    if (l->actions) posix_spawn_file_actions_destroy((posix_spawn_file_actions_t *)l->actions);
+    if (l->attr) posix_spawnattr_destroy((posix_spawnattr_t *)l->attr);
+    l->actions = NULL;
+    l->attr = NULL;
 }
 
 /* ---------------------------------------------------------------- the supervisor */
@@ -299,7 +306,7 @@ static int command_main(void *arg)
 _Noreturn void supervisor_run(const supervisor_launch *l)
 {
     static const char no_table[] = "cwork work: cannot map the supervisor's table\n";
-    static const char no_fork[] = "cwork work: cannot start the command\n";
+    static const char no_start[] = "cwork work: cannot start /bin/sh\n";
     sup s;
     memset(&s, 0, sizeof s);
     s.self = getpid();
@@ -309,30 +316,29 @@ _Noreturn void supervisor_run(const supervisor_launch *l)
      * reparented, and getppid() tells. (Every signal is blocked: nothing is lost.) */
     if (prctl(PR_SET_PDEATHSIG, SUPERVISOR_KILL) != 0 || getppid() != s.parent) _exit(127);
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* (Linux ≥ 3.4; without it: best effort) */
+    prctl(PR_SET_NAME, "cw-supervisor", 0, 0, 0);
     /* SIGCHLD left at SIG_IGN would make the kernel reap our children unseen. */
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGCHLD, &dfl, NULL);
     size_t table_bytes = 2 * (size_t)TABLE_MAX * sizeof(pid_t) + PID_LIMIT / 8;
-    void *mem = mmap(NULL, CMD_STACK + table_bytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap(NULL, table_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
         say(l->fds[2], no_table);
         _exit(127);
     }
-    s.t.pid = (pid_t *)((char *)mem + CMD_STACK);
+    s.t.pid = mem;
     s.t.ppid = s.t.pid + TABLE_MAX;
     s.t.in_tree = (unsigned char *)(s.t.ppid + TABLE_MAX);
 
-    /* The command shares our memory until its execve (CLONE_VM | CLONE_VFORK, as
-     * posix_spawn does; we wait meanwhile): a fork would copy our copy of cwork's
-     * address space once more, which costs as much as the fork that made us. */
-    cmd_start start = {l, s.self};
-    s.cmd = clone(command_main, (char *)mem + CMD_STACK, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                  &start);
-    if (s.cmd < 0) {
-        say(l->fds[2], no_fork);
+    /* posix_spawn: glibc starts the command with clone(CLONE_VM | CLONE_VFORK) from
+     * code of its own, without a copy of our copy of cwork's address space (a fork
+     * would cost as much again as the fork that made us), and sanitizer runtimes
+     * leave that code alone. What the command gets is prepared by child.c. */
+    int rc = posix_spawn(&s.cmd, "/bin/sh", l->actions, l->attr, l->argv, l->envp);
+    if (rc != 0) {
+        say(l->fds[2], no_start);
         _exit(127);
     }
     /* Nothing of cwork's stays open here: its sockets, the pipes (the command's end of

@@ -2,9 +2,9 @@
  * that no process of the command's tree outlives the job or the pool (see
  * child_supervisor.c for why a process, and how it finds the tree).
  *
- *   cwork work ──fork──▶ supervisor ──fork+exec──▶ /bin/sh -c COMMAND ──▶ …
+ *   cwork work ──fork──▶ supervisor ──posix_spawn──▶ /bin/sh -c COMMAND ──▶ …
  *
- * The supervisor leads its own process group, which the command joins. It exits as
+ * The supervisor and the command each lead a process group of their own. It exits as
  * the command did (same exit status, or killed by the same signal), but only once every
  * other process of the tree is gone too: a command's leftover background processes are
  * killed (SIGKILL) when the command ends. It obeys two signals from cwork:
@@ -15,6 +15,7 @@
 #define CWORK_CLI_CHILD_SUPERVISOR_H
 
 #include <signal.h>
+#include <spawn.h>
 #include <sys/types.h>
 
 #define SUPERVISOR_TERM SIGTERM
@@ -27,7 +28,17 @@ typedef struct supervisor_launch {
     char *const *argv;  /* {"sh", "-c", COMMAND, NULL} */
     char *const *envp;
     pid_t parent;       /* cwork's pid, taken before the fork */
+    /* For posix_spawn of /bin/sh: fds 0-3 from fds, every other fd closed; its own
+     * process group, no signal blocked, SIGPIPE at its default (supervisor_prepare). */
+    const posix_spawn_file_actions_t *actions;
+    const posix_spawnattr_t *attr;
 } supervisor_launch;
+
+/* Fills l->actions and l->attr (in the caller's *actions and *attr) from l->fds.
+ * Allocates: call before the fork, and supervisor_unprepare after it. 0 or an errno. */
+int supervisor_prepare(supervisor_launch *l, posix_spawn_file_actions_t *actions,
+                       posix_spawnattr_t *attr);
+void supervisor_unprepare(supervisor_launch *l);
 
 /* Runs in the child of fork() and never returns. Call it with every signal blocked
  * (so that a SUPERVISOR_KILL sent right after the fork waits for it). Exits 127 when

@@ -3,14 +3,18 @@
  * progress line, until Ctrl-C stops everything cleanly. */
 #include "cli.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -46,18 +50,107 @@ typedef struct demo {
 
 /* ---------------------------------------------------------------- private redis */
 
-static int port_free(int port)
+static void sleep_ms(long ms)
 {
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
-    cwork_redis_options o;
-    cwork_redis_options_init(&o);
-    o.connect_timeout_ms = 200;
-    o.checkout_timeout_ms = 1;
-    cwork_redis *r = cwork_redis_new(url, &o, NULL);
-    int busy = r && cwork_redis_ping(r, NULL) == 0;
-    cwork_redis_free(r);
-    return !busy; /* good enough here: a refused connection means nobody listens */
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+
+/* A TCP connection to 127.0.0.1:port, or -1. Plain sockets rather than the library:
+ * while the private server starts, refusals are expected, and the library would log
+ * each as a warning. */
+static int dial_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int port_taken(int port)
+{
+    int fd = dial_loopback(port);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* Whether a Redis server on the port answers PING within timeout_ms. */
+static int redis_answers(int port, int timeout_ms)
+{
+    int fd = dial_loopback(port);
+    if (fd < 0)
+        return 0;
+    char reply[16] = {0};
+    size_t got = 0;
+    if (write(fd, "PING\r\n", 6) == 6) {
+        struct pollfd p = {fd, POLLIN, 0};
+        while (got < 7 && poll(&p, 1, timeout_ms) > 0) {
+            ssize_t n = read(fd, reply + got, sizeof reply - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+        }
+    }
+    close(fd);
+    return strncmp(reply, "+PONG\r\n", 7) == 0;
+}
+
+/* The last line of the private server's log: why it exited. */
+static void print_redis_log_tail(const demo *d)
+{
+    char path[96], buf[4096];
+    snprintf(path, sizeof path, "%s/redis.log", d->redis_dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = '\0';
+    const char *last = strrchr(buf, '\n');
+    if (n > 0)
+        fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : buf);
+}
+
+enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
+
+/* Waits until the server just forked answers PING: it needs a moment to start, and
+ * the pool, the web UI and the feed connect only then. */
+static int wait_for_redis(demo *d, int port)
+{
+    for (int waited_ms = 0; waited_ms < 10000; waited_ms += 20) {
+        if (redis_answers(port, 500))
+            return REDIS_UP;
+        int status;
+        if (waitpid(d->redis_pid, &status, WNOHANG) == d->redis_pid) {
+            d->redis_pid = 0;
+            /* Someone took the port since we looked: another one will do. */
+            if (port_taken(port))
+                return REDIS_PORT_TAKEN;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+                fprintf(stderr, "cwork demo: cannot run redis-server (is it installed? "
+                                "apt-get install redis-server)\n");
+            else
+                print_redis_log_tail(d);
+            return REDIS_FAILED;
+        }
+        sleep_ms(20);
+    }
+    fprintf(stderr, "cwork demo: redis-server did not answer within 10 s\n");
+    print_redis_log_tail(d);
+    return REDIS_FAILED;
 }
 
 static int start_redis(demo *d)
@@ -71,7 +164,7 @@ static int start_redis(demo *d)
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     for (int attempt = 0; attempt < 20; attempt++) {
         int port = 20000 + (int)(rand_r(&seed) % 30000);
-        if (!port_free(port))
+        if (port_taken(port))
             continue;
         char port_s[16], log[96];
         snprintf(port_s, sizeof port_s, "%d", port);
@@ -99,19 +192,16 @@ static int start_redis(demo *d)
         }
         d->redis_pid = pid;
         snprintf(d->url, sizeof d->url, "redis://127.0.0.1:%d", port);
-        cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR); /* refusals while it boots are normal */
-        cwork_redis *r = cwork_redis_new(d->url, NULL, NULL);
-        int up = r && cwork_redis_ping(r, NULL) == 0; /* waits while it starts */
-        cwork_redis_free(r);
-        cli_setup_logging();
-        if (up)
+        switch (wait_for_redis(d, port)) {
+        case REDIS_UP:
             return 0;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        d->redis_pid = 0;
+        case REDIS_PORT_TAKEN:
+            continue;
+        default:
+            return -1; /* stop_redis ends it if it still runs */
+        }
     }
-    fprintf(stderr, "cwork demo: could not start redis-server (is it installed? "
-                    "apt-get install redis-server)\n");
+    fprintf(stderr, "cwork demo: found no free port for redis-server\n");
     return -1;
 }
 
@@ -130,12 +220,6 @@ static void stop_redis(demo *d)
 }
 
 /* ---------------------------------------------------------------- example jobs */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static unsigned job_seed(const cwork_job *job)
 {

@@ -21,7 +21,7 @@
 
 static const char usage[] =
     "Usage: cwork demo [--redis URL] [--ns NS] [--rate JOBS_PER_S] [--concurrency N]\n"
-    "                  [--duration SECONDS]\n"
+    "                  [--duration DURATION]\n"
     "\n"
     "Shows cwork at work: without --redis it starts a private redis-server on a free\n"
     "loopback port (removed again at the end); then it runs a worker pool with three\n"
@@ -32,7 +32,8 @@ static const char usage[] =
     "  --rate N          jobs enqueued per second (default 50)\n"
     "  --concurrency N   executor threads (default 10)\n"
     "  --ns NS           namespace (default cwork-demo)\n"
-    "  --duration S      stop by itself after S seconds (default: run until Ctrl-C)\n"
+    "  --duration D      stop by itself after D: seconds, or 90s, 15m, 1h (default:\n"
+    "                    run until Ctrl-C)\n"
     "  --redis URL       use this Redis instead of a private one\n"
     "  --listen ADDR     where the web UI listens (default 127.0.0.1:5040, or a free\n"
     "                    port when that one is taken)\n"
@@ -85,25 +86,31 @@ static int port_taken(int port)
     return fd >= 0;
 }
 
-/* Whether a Redis server on the port answers PING within timeout_ms. */
-static int redis_answers(int port, int timeout_ms)
+/* Whether the Redis server on the port is the one with this pid: it answers INFO server
+ * (within timeout_ms) with that process_id. Someone else's server that took the port
+ * before ours could must not pass for ours; ours then exits, and we try another port. */
+static int our_redis_answers(int port, pid_t pid, int timeout_ms)
 {
     int fd = dial_loopback(port);
     if (fd < 0)
         return 0;
-    char reply[16] = {0};
+    char reply[8192], want[48];
+    snprintf(want, sizeof want, "\r\nprocess_id:%d\r\n", (int)pid);
     size_t got = 0;
-    if (write(fd, "PING\r\n", 6) == 6) {
+    int found = 0;
+    if (write(fd, "INFO server\r\n", 13) == 13) {
         struct pollfd p = {fd, POLLIN, 0};
-        while (got < 7 && poll(&p, 1, timeout_ms) > 0) {
+        while (!found && got < sizeof reply - 1 && poll(&p, 1, timeout_ms) > 0) {
             ssize_t n = read(fd, reply + got, sizeof reply - 1 - got);
             if (n <= 0)
                 break;
             got += (size_t)n;
+            reply[got] = '\0';
+            found = strstr(reply, want) != NULL;
         }
     }
     close(fd);
-    return strncmp(reply, "+PONG\r\n", 7) == 0;
+    return found;
 }
 
 /* The last line of the private server's log: why it exited. */
@@ -131,7 +138,7 @@ enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
 static int wait_for_redis(demo *d, int port)
 {
     for (int waited_ms = 0; waited_ms < 10000; waited_ms += 20) {
-        if (redis_answers(port, 500))
+        if (our_redis_answers(port, d->redis_pid, 500))
             return REDIS_UP;
         int status;
         if (waitpid(d->redis_pid, &status, WNOHANG) == d->redis_pid) {
@@ -377,10 +384,20 @@ int cmd_demo(int argc, char **argv)
             listen = a.value;
             continue;
         }
-        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency") ||
-                          cli_is(&a, "duration"))) {
-            const char *opt = cli_is(&a, "rate") ? "rate" : cli_is(&a, "duration") ? "duration"
-                                                                                     : "concurrency";
+        if (kind == 1 && cli_is(&a, "duration")) {
+            int64_t secs;
+            if (cli_take_value(&a) < 0)
+                return CLI_USAGE;
+            if (cli_duration_s(a.value, &secs) < 0 || secs <= 0) {
+                fprintf(stderr, "cwork demo: --duration needs whole seconds or a duration like "
+                                "90s or 15m\n");
+                return CLI_USAGE;
+            }
+            duration = (long)secs;
+            continue;
+        }
+        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency"))) {
+            const char *opt = cli_is(&a, "rate") ? "rate" : "concurrency";
             char *end;
             if (cli_take_value(&a) < 0)
                 return CLI_USAGE;
@@ -391,14 +408,17 @@ int cmd_demo(int argc, char **argv)
             }
             if (opt[0] == 'r')
                 d.rate = v;
-            else if (opt[0] == 'd')
-                duration = (long)v;
             else
                 concurrency = (unsigned)v;
             continue;
         }
-        fprintf(stderr, "cwork demo: unexpected argument %s%s (see cwork demo --help)\n",
-                kind == 1 ? "--" : "", kind == 1 ? a.name : a.value);
+        if (kind == 1) {
+            static const char *const names[] = {
+                "no-web", "listen", "rate", "concurrency", "duration", CLI_COMMON_OPTIONS, NULL};
+            cli_unknown_option("cwork demo", &a, names);
+            return CLI_USAGE;
+        }
+        fprintf(stderr, "cwork demo: unexpected argument %s (see cwork demo --help)\n", a.value);
         return CLI_USAGE;
     }
     d.ns = conn.ns;

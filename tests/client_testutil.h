@@ -31,7 +31,7 @@ __attribute__((unused)) static void done(cwork_client *cl)
 /* ---------------------------------------------------------------- checking a namespace
  * In the expected dumps "NS" stands for the case's namespace and \x5c for a backslash. */
 
-static char want_[16384];
+__attribute__((unused)) static char want_[16384];
 
 #define cmd(...) tl_do(rc_, __VA_ARGS__)
 

@@ -81,7 +81,8 @@ static void private_redis_and_sigint(void)
     struct timespec ts = {3, 0};
     nanosleep(&ts, NULL);
     kill(pid, SIGINT);
-    CHECK_INT(finish(pid, path, 20), 0);
+    int rc = finish(pid, path, 20);
+    if (rc != 0) tl_fail(__FILE__, __LINE__, "the demo exited with %d:\n%s", rc, err_);
     CHECK(jobs_done() > 0);
     CHECK(strstr(err_, "private, removed at exit") != NULL);
     CHECK(strstr(err_, "web UI at http://127.0.0.1:") != NULL);

@@ -57,7 +57,6 @@ static void sleep_ms(long ms)
     nanosleep(&ts, NULL);
 }
 
-
 /* A TCP connection to 127.0.0.1:port, or -1. Plain sockets rather than the library:
  * while the private server starts, refusals are expected, and the library would log
  * each as a warning. */
@@ -133,11 +132,13 @@ static void print_redis_log_tail(const demo *d)
 
 enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
 
-/* Waits until the server just forked answers PING: it needs a moment to start, and
- * the pool, the web UI and the feed connect only then. */
+/* Waits until the server just forked answers (it needs a moment to start): the pool,
+ * the web UI and the feed connect only then. */
 static int wait_for_redis(demo *d, int port)
 {
-    for (int waited_ms = 0; waited_ms < 10000; waited_ms += 20) {
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
         if (our_redis_answers(port, d->redis_pid, 500))
             return REDIS_UP;
         int status;
@@ -154,7 +155,8 @@ static int wait_for_redis(demo *d, int port)
             return REDIS_FAILED;
         }
         sleep_ms(20);
-    }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 10);
     fprintf(stderr, "cwork demo: redis-server did not answer within 10 s\n");
     print_redis_log_tail(d);
     return REDIS_FAILED;

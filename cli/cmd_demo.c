@@ -112,22 +112,32 @@ static int our_redis_answers(int port, pid_t pid, int timeout_ms)
     return found;
 }
 
-/* The last line of the private server's log: why it exited. */
-static void print_redis_log_tail(const demo *d)
+/* The private server's log (its last 4 KiB), without trailing newlines. */
+static void read_redis_log(const demo *d, char *buf, size_t size)
 {
-    char path[96], buf[4096];
+    char path[96];
     snprintf(path, sizeof path, "%s/redis.log", d->redis_dir);
+    buf[0] = '\0';
     FILE *f = fopen(path, "r");
     if (!f)
         return;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)size - 1)
+        fseek(f, -(long)(size - 1), SEEK_END);
+    else
+        rewind(f);
+    size_t n = fread(buf, 1, size - 1, f);
     fclose(f);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
         n--;
     buf[n] = '\0';
-    const char *last = strrchr(buf, '\n');
-    if (n > 0)
-        fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : buf);
+}
+
+/* The last line of the private server's log: why it exited. */
+static void print_redis_log_tail(const char *log)
+{
+    const char *last = strrchr(log, '\n');
+    if (*log)
+        fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : log);
 }
 
 enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
@@ -144,21 +154,26 @@ static int wait_for_redis(demo *d, int port)
         int status;
         if (waitpid(d->redis_pid, &status, WNOHANG) == d->redis_pid) {
             d->redis_pid = 0;
-            /* Someone took the port since we looked: another one will do. */
-            if (port_taken(port))
+            char log[4096];
+            read_redis_log(d, log, sizeof log);
+            /* Someone took the port since we looked, or holds it without listening (the
+             * local end of a connection): another port will do. */
+            if (port_taken(port) || strstr(log, "Failed listening on port"))
                 return REDIS_PORT_TAKEN;
             if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
                 fprintf(stderr, "cwork demo: cannot run redis-server (is it installed? "
                                 "apt-get install redis-server)\n");
             else
-                print_redis_log_tail(d);
+                print_redis_log_tail(log);
             return REDIS_FAILED;
         }
         sleep_ms(20);
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while (now.tv_sec - start.tv_sec < 10);
+    char log[4096];
+    read_redis_log(d, log, sizeof log);
     fprintf(stderr, "cwork demo: redis-server did not answer within 10 s\n");
-    print_redis_log_tail(d);
+    print_redis_log_tail(log);
     return REDIS_FAILED;
 }
 
@@ -172,7 +187,9 @@ static int start_redis(demo *d)
     }
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     for (int attempt = 0; attempt < 20; attempt++) {
-        int port = 20000 + (int)(rand_r(&seed) % 30000);
+        /* Below Linux's ephemeral ports (32768 and up by default), which the local ends
+         * of connections hold without listening. */
+        int port = 20000 + (int)(rand_r(&seed) % 12768);
         if (port_taken(port))
             continue;
         char port_s[16], log[96];

@@ -141,13 +141,44 @@ static void auth_failures_name_the_password_options(void)
     CHECK(strstr(cli_err_, "Extra") == NULL);
 }
 
+/* ---------------------------------------------------------------- usage errors */
+
+#define CASE_WORDS 8
+
+/* Each case: the words of a command line, NULL, then the start of what it must print on
+ * stderr (one line). Run with --redis and --ns added (a mistyped command is reported
+ * before its options are read), it must exit 2, print nothing on stdout and write
+ * nothing to the namespace. */
+static void check_usage_cases(int line, const char *const cases[][CASE_WORDS], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *argv[CASE_WORDS + 5];
+        size_t k = 0;
+        for (; cases[i][k]; k++)
+            argv[k] = cases[i][k];
+        const char *want = cases[i][k + 1];
+        argv[k++] = "--redis";
+        argv[k++] = tl_redis_url();
+        argv[k++] = "--ns";
+        argv[k++] = ns_;
+        argv[k] = NULL;
+        int rc = cli_run(NULL, NULL, argv);
+        if (rc != 2 || cli_out_[0] || strncmp(cli_err_, want, strlen(want)) != 0 ||
+            cli_lines(cli_err_) != 1)
+            tl_fail(__FILE__, line, "case %zu (%s): exit %d, stdout \"%s\", stderr \"%s\"", i,
+                    argv[0], rc, cli_out_, cli_err_);
+    }
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+}
+
 /* ---------------------------------------------------------------- did you mean */
 
 static void typos_get_a_suggestion_and_exit_2(void)
 {
     tl_unique_ns("msg", ns_, sizeof ns_);
-    const char *r = tl_redis_url();
-    static const char *const cases[][7] = {
+    static const char *const cases[][CASE_WORDS] = {
         /* argv..., then the message expected on stderr */
         {"retyr", NULL,
          "cwork: unknown command \"retyr\"; did you mean retry? (see cwork --help)\n"},
@@ -177,29 +208,7 @@ static void typos_get_a_suggestion_and_exit_2(void)
          "cwork demo: unknown option --durration; did you mean --duration?"},
         {"demo", "--colour", NULL, "cwork demo: unknown option --colour (see cwork demo --help)\n"},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *argv[12];
-        size_t n = 0, k = 0;
-        for (; cases[i][k]; k++)
-            argv[n++] = cases[i][k];
-        const char *want = cases[i][k + 1];
-        if (strcmp(argv[0], "retyr") && strcmp(argv[0], "enqeue") && strcmp(argv[0], "--hepl") &&
-            strcmp(argv[0], "frobnicate")) {
-            argv[n++] = "--redis";
-            argv[n++] = r;
-            argv[n++] = "--ns";
-            argv[n++] = ns_;
-        }
-        argv[n] = NULL;
-        int rc = cli_run(NULL, NULL, argv);
-        if (rc != 2 || cli_out_[0] || strncmp(cli_err_, want, strlen(want)) != 0 ||
-            cli_lines(cli_err_) != 1)
-            tl_fail(__FILE__, __LINE__, "case %zu (%s): exit %d, stdout \"%s\", stderr \"%s\"", i,
-                    argv[0], rc, cli_out_, cli_err_);
-    }
-    char *dump = tl_ns_dump(rc_, ns_);
-    CHECK_STR(dump, "");
-    free(dump);
+    check_usage_cases(__LINE__, cases, sizeof cases / sizeof cases[0]);
 }
 
 /* A job name that is not in known_jobs: a warning with the closest known one. */
@@ -264,7 +273,7 @@ static void durations_are_taken_where_seconds_are(void)
     tl_ns_delete(rc_, ns_);
 
     /* Refused durations: exit 2, nothing written. */
-    static const char *const bad[][8] = {
+    static const char *const bad[][CASE_WORDS] = {
         {"enqueue", "--in", "1.5s", "x", NULL,
          "cwork enqueue: --in needs whole seconds or a duration"},
         {"enqueue", "--in", "soon", "x", NULL,
@@ -278,24 +287,7 @@ static void durations_are_taken_where_seconds_are(void)
          "cwork work: --dead-check needs whole seconds from 1 to 86400"},
         {"demo", "--duration", "0", NULL, "cwork demo: --duration needs"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        const char *argv[14];
-        size_t n = 0, k = 0;
-        for (; bad[i][k]; k++)
-            argv[n++] = bad[i][k];
-        const char *want = bad[i][k + 1];
-        argv[n++] = "--redis";
-        argv[n++] = r;
-        argv[n++] = "--ns";
-        argv[n++] = ns_;
-        argv[n] = NULL;
-        int rc = cli_run(NULL, NULL, argv);
-        if (rc != 2 || strncmp(cli_err_, want, strlen(want)) != 0)
-            tl_fail(__FILE__, __LINE__, "case %zu: exit %d, stderr \"%s\"", i, rc, cli_err_);
-    }
-    dump = tl_ns_dump(rc_, ns_);
-    CHECK_STR(dump, "");
-    free(dump);
+    check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
 }
 
 /* cwork work and cwork demo take durations too: a demo of 2s stops by itself. */

@@ -22,7 +22,7 @@ fail() {
 # The module names in CMake text on stdin: the arguments of pkg_check_modules and
 # pkg_search_module after the prefix, without keywords and version constraints.
 modules_in() {
-    sed 's/#.*//' | tr '\n' ' ' |
+    sed 's/#.*//' | tr '\n"' '  ' |
         grep -oiE 'pkg_(check_modules|search_module)[[:space:]]*\([^)]*\)' |
         sed -E 's/^[^(]*\(//; s/\)$//' |
         while read -r _prefix rest; do
@@ -30,6 +30,7 @@ modules_in() {
                 case "$word" in
                 REQUIRED | QUIET | IMPORTED_TARGET | GLOBAL | NO_CMAKE_PATH | \
                     NO_CMAKE_ENVIRONMENT_PATH) ;;
+                [\<\>=0-9]*) ;; # the rest of a quoted "name >= 1.0"
                 *) echo "${word%%[<>=]*}" ;;
                 esac
             done
@@ -70,9 +71,10 @@ uncovered() {
 got=$(printf '%s\n' \
     'pkg_check_modules(FOO REQUIRED IMPORTED_TARGET foo>=1.2 bar)' \
     '# pkg_check_modules(OLD REQUIRED old)' \
-    'pkg_search_module(BAZ' '  QUIET baz<=3 baz2)' | modules_in | tr '\n' ' ')
-[ "$got" = "bar baz baz2 foo " ] && echo "ok   modules read from CMake text" ||
-    fail "modules read from CMake text: got '$got', want 'bar baz baz2 foo '"
+    'pkg_search_module(BAZ' '  QUIET baz<=3 baz2)' \
+    'pkg_check_modules(Q REQUIRED "qux >= 2.0")' | modules_in | tr '\n' ' ')
+[ "$got" = "bar baz baz2 foo qux " ] && echo "ok   modules read from CMake text" ||
+    fail "modules read from CMake text: got '$got', want 'bar baz baz2 foo qux '"
 
 # ---------------------------------------------------------------- the build's modules
 # shellcheck source=../scripts/packages.sh

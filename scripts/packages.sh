@@ -18,7 +18,7 @@ cwork_build_packages=(
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
     redis-tools                             # redis-cli, for the browser test
-    golang-go golang-github-robfig-cron-dev # the Go oracle (../shared/tools/go-oracle)
+    golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)
     tzdata                                  # time-zone tests of the cron parser
     chromium                                # the browser test
     ca-certificates                         # npm ci fetches playwright-core over https

@@ -9,14 +9,15 @@
 #include <time.h>
 
 static const char usage[] =
-    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in SECONDS] [--unique | --unique-key KEY_JSON]\n"
-    "                     NAME [ARGS_JSON]\n"
-    "       cwork enqueue [--redis URL] [--ns NS] --bulk < jobs.ndjson\n"
+    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in DURATION]\n"
+    "                     [--unique | --unique-key KEY_JSON] NAME [ARGS_JSON]\n"
+    "       cwork enqueue [--redis URL] [--ns NS] --bulk [--quiet] < jobs.ndjson\n"
     "\n"
     "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
     "prints its id. A Go worker of gocraft/work runs it like one of its own.\n"
     "\n"
-    "  --in SECONDS       run it SECONDS from now (through the scheduled set)\n"
+    "  --in DURATION      run it that long from now (through the scheduled set):\n"
+    "                     whole seconds (90) or 90s, 15m, 1h, 7d, 1h30m\n"
     "  --unique           only if no job with this name and these args is waiting;\n"
     "                     a duplicate prints nothing on stdout and exits 3\n"
     "  --unique-key KEY_JSON\n"
@@ -26,9 +27,12 @@ static const char usage[] =
     "                     and exits 3\n"
     "  --bulk             read one job per line from stdin:\n"
     "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
-    "                     (only name is required) and send them in pipelined batches;\n"
+    "                     (only name is required; \"in\" in seconds) and send them in\n"
+    "                     pipelined batches; prints the id of each job written, in\n"
+    "                     input order (none for duplicates and bad lines);\n"
     "                     bad lines are reported with their line number and skipped,\n"
     "                     the count and rate go to stderr; exit 2 if any line was bad\n"
+    "  --quiet            with --bulk: print no ids\n"
     "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
     "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
@@ -45,6 +49,7 @@ typedef struct enqueue_opts {
     const char *unique_key; /* --unique-key: the ByKey key object */
     cwork_go_flavor flavor;
     int bulk;
+    int quiet;
     size_t batch_size;
     size_t max_job_bytes;
     const char *name;
@@ -101,9 +106,15 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             if (cli_flag(&a) < 0)
                 return -1;
             o->bulk = 1;
+        } else if (cli_is(&a, "quiet")) {
+            if (cli_flag(&a) < 0)
+                return -1;
+            o->quiet = 1;
         } else if (cli_is(&a, "in")) {
-            if (cli_take_value(&a) < 0 || parse_int64(a.value, &o->in) < 0) {
-                fprintf(stderr, "cwork enqueue: --in needs whole seconds\n");
+            if (cli_take_value(&a) < 0 ||
+                (parse_int64(a.value, &o->in) < 0 && cli_duration_s(a.value, &o->in) < 0)) {
+                fprintf(stderr, "cwork enqueue: --in needs whole seconds or a duration like 90s, "
+                                "15m, 1h or 7d\n");
                 return -1;
             }
             o->has_in = 1;
@@ -119,14 +130,20 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             else
                 o->max_job_bytes = (size_t)n;
         } else {
-            fprintf(stderr, "cwork enqueue: unknown option -%s%s (see cwork enqueue --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {"unique", "unique-key", "bulk", "quiet", "in",
+                                                "batch-size", "max-job-bytes", CLI_COMMON_OPTIONS,
+                                                NULL};
+            cli_unknown_option("cwork enqueue", &a, names);
             return -1;
         }
     }
     if (o->unique && o->unique_key) {
         fprintf(stderr, "cwork enqueue: --unique and --unique-key exclude each other "
                         "(--unique-key is unique by its key)\n");
+        return -1;
+    }
+    if (o->quiet && !o->bulk) {
+        fprintf(stderr, "cwork enqueue: --quiet goes with --bulk (one job prints its id)\n");
         return -1;
     }
     if (o->bulk && (o->name || o->has_in || o->unique || o->unique_key)) {
@@ -295,16 +312,19 @@ done:
 }
 
 static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
-                       uint64_t last_line)
+                       uint64_t last_line, int print_ids)
 {
     if (cwork_batch_count(batch) == 0)
         return 0;
     cwork_error err = {0};
     int rc = cwork_enqueue_batch(batch, &err);
     for (size_t i = 0; i < cwork_batch_count(batch); i++) {
-        int s = cwork_batch_status(batch, i, NULL);
+        const char *id = NULL;
+        int s = cwork_batch_status(batch, i, &id);
         st->written += s == CWORK_OK;
         st->duplicates += s == CWORK_DUPLICATE;
+        if (s == CWORK_OK && print_ids)
+            printf("%s\n", id);
     }
     cwork_batch_reset(batch);
     if (rc != 0) {
@@ -356,12 +376,12 @@ static int enqueue_bulk(const enqueue_opts *o)
         if (add_line(batch, line, (size_t)n, lineno) != 0)
             st.bad++;
         if (cwork_batch_count(batch) >= o->batch_size) {
-            failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+            failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
             batch_first = lineno + 1;
         }
     }
     if (!failed)
-        failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+        failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
     free(line);
     double secs = seconds_since(&t0);
     fprintf(stderr,
@@ -372,6 +392,10 @@ static int enqueue_bulk(const enqueue_opts *o)
     cwork_batch_free(batch);
     cwork_enqueuer_free(enq);
     cwork_redis_free(redis);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cwork enqueue: cannot write the ids: %s\n", strerror(errno));
+        return CLI_FAILURE;
+    }
     if (failed)
         return CLI_FAILURE;
     return st.bad ? CLI_USAGE : CLI_OK;

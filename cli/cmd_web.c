@@ -59,8 +59,8 @@ static int parse_options(int argc, char **argv, web_opts *o)
             }
             o->auth = a.value;
         } else {
-            fprintf(stderr, "cwork web: unknown option -%s%s (see cwork web --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {"listen", "auth", CLI_COMMON_OPTIONS, NULL};
+            cli_unknown_option("cwork web", &a, names);
             return -1;
         }
     }

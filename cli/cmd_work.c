@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -83,6 +82,9 @@ static const char usage[] =
     "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5)\n"
     "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
     "\n"
+    "Durations (--grace, --reap-period, --dead-check, --timeout, --kill-grace) are\n"
+    "seconds (30, 0.5) or 90s, 15m, 1h, 1d, 1h30m.\n"
+    "\n"
     "Stopping: the first SIGINT or SIGTERM stops fetching and waits up to the grace for\n"
     "running commands to finish. A second one stops at once: running commands are\n"
     "killed with all their processes and their jobs stay in progress in Redis, where\n"
@@ -125,18 +127,6 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
     unsigned long v = strtoul(s, &end, 10);
     if (errno || *end || v < min || v > max) return -1;
     *out = (unsigned)v;
-    return 0;
-}
-
-/* Seconds, fractions allowed, into milliseconds. */
-static int parse_seconds(const char *s, int64_t *ms)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s) return -1;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0 || v > 1e9) return -1;
-    *ms = (int64_t)llround(v * 1000.0);
     return 0;
 }
 
@@ -215,16 +205,19 @@ static int job_option(cli_args *a, work_opts *o, int *bad)
         rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.max_concurrency);
         break;
     case 4:
-        rc = parse_seconds(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
+        rc = cli_duration_ms(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
         break;
     default:
-        rc = parse_seconds(a->value, &j->kill_grace_ms);
+        rc = cli_duration_ms(a->value, &j->kill_grace_ms);
         break;
     }
     if (rc != 0) {
-        static const char *const want[] = {
-            "a number from 1 to 100000",    "a positive number",  "", "a number (0 = no limit)",
-            "a positive number of seconds", "a number of seconds"};
+        static const char *const want[] = {"a number from 1 to 100000",
+                                           "a positive number",
+                                           "",
+                                           "a number (0 = no limit)",
+                                           "a positive duration (30, 0.5, 90s, 15m, 1h)",
+                                           "a duration (5, 0.5, 90s, 1m)"};
         fprintf(stderr, "cwork work: --%s needs %s, got \"%s\"\n", a->name, want[k], a->value);
         return 1;
     }
@@ -262,9 +255,9 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
         } else if (cli_is(&a, "grace")) {
-            if (cli_take_value(&a) < 0 || parse_seconds(a.value, &o->grace_ms) ||
+            if (cli_take_value(&a) < 0 || cli_duration_ms(a.value, &o->grace_ms) ||
                 o->grace_ms > INT32_MAX) {
-                fprintf(stderr, "cwork work: --grace needs a number of seconds\n");
+                fprintf(stderr, "cwork work: --grace needs a duration (30, 0.5, 90s, 15m)\n");
                 return -1;
             }
         } else if (cli_is(&a, "periodic")) {
@@ -282,12 +275,16 @@ static int parse_options(int argc, char **argv, work_opts *o)
             o->periodic[o->nperiodic++] = a.value;
         } else if (cli_is(&a, "reap-period") || cli_is(&a, "dead-check")) {
             int reap = cli_is(&a, "reap-period");
-            if (cli_take_value(&a) < 0 ||
-                parse_uint(a.value, 1, 86400, reap ? &o->reap_period_s : &o->dead_check_s)) {
-                fprintf(stderr, "cwork work: --%s needs whole seconds from 1 to 86400\n",
+            int64_t secs = 0;
+            if (cli_take_value(&a) < 0 || cli_duration_s(a.value, &secs) || secs < 1 ||
+                secs > 86400) {
+                fprintf(stderr,
+                        "cwork work: --%s needs whole seconds from 1 to 86400 (or 90s, "
+                        "15m, 1h, 1d)\n",
                         reap ? "reap-period" : "dead-check");
                 return -1;
             }
+            *(reap ? &o->reap_period_s : &o->dead_check_s) = (unsigned)secs;
         } else if (cli_is(&a, "progress")) {
             if (cli_flag(&a) < 0) return -1;
             o->progress = 1;
@@ -295,8 +292,12 @@ static int parse_options(int argc, char **argv, work_opts *o)
             if (cli_flag(&a) < 0) return -1;
             o->progress = -1;
         } else {
-            fprintf(stderr, "cwork work: unknown option -%s%s (see cwork work --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {
+                "job",        "concurrency", "grace",           "periodic",   "reap-period",
+                "dead-check", "progress",    "no-progress",     "priority",   "max-fails",
+                "skip-dead",  "timeout",     "max-concurrency", "kill-grace", CLI_COMMON_OPTIONS,
+                NULL};
+            cli_unknown_option("cwork work", &a, names);
             return -1;
         }
     }

@@ -652,6 +652,42 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
 int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep,
                            int64_t *removed, cwork_error *err);
 
+/* Runs a retry or scheduled job now, whatever its time (Sidekiq's "Add to queue"; Go's
+ * client has no such call): the members of set with exactly score at and this id go to
+ * their queues as the requeuer moves a due job — t = now, in cjson's encoding, at the
+ * queue's left end — keeping fails and err but dropping `d`, so that a periodic
+ * instance run by hand is not discarded as stale. Nothing is lost: a job whose name is
+ * not in known_jobs stays where it is (CWORK_ENOTFOUND, "not run: the job's name is not
+ * in known_jobs …"), and so does a job whose queue key holds another type (CWORK_EREDIS
+ * with the server's error). CWORK_ENOTFOUND ("nothing run") when no member matches;
+ * CWORK_EINVAL for CWORK_SET_DEAD (use cwork_client_retry_dead) or a NULL argument;
+ * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Safe from several threads. */
+int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
+                         cwork_error *err);
+
+/* Runs every job of the retry or scheduled set now (only those called name when name is
+ * non-NULL), as cwork_client_run_now does one, in batches. *count (may be NULL) receives
+ * how many went to their queues — after a failure, how many went before it; *stayed (may
+ * be NULL) how many of the matching jobs stayed because their name is not in known_jobs
+ * or their queue key holds another type (logged as client.run_all_now.damaged_queue).
+ * Members that cannot be decoded stay too, uncounted. Jobs added to the set while the
+ * call runs may run as well. Errors as cwork_client_run_now, never CWORK_ENOTFOUND: an
+ * empty set gives 0 with *count 0. Safe from several threads. */
+int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char *name,
+                             int64_t *count, int64_t *stayed, cwork_error *err);
+
+/* Deletes every job waiting in the queue of job type name, in one atomic step: exactly
+ * the jobs waiting at that moment go; jobs in progress, retry, scheduled or dead are
+ * not touched. The unique guard of each unique job among them is deleted too, so that
+ * it can be enqueued again. *count (may be NULL) receives how many jobs went (0 for an
+ * empty or missing queue). CWORK_ETYPE when the key holds something other than a list
+ * (left as it is); CWORK_EINVAL for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when
+ * Redis fails (a failure after the jobs went, while deleting guards, still sets *count).
+ * Redis runs the whole queue in one script: a queue of millions blocks it for a moment.
+ * Safe from several threads. */
+int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *count,
+                             cwork_error *err);
+
 /* Pauses a job type for every pool of the namespace, Go's included (SET
  * <p>jobs:<name>:paused 1), or lifts the pause (DEL). */
 int cwork_client_pause(cwork_client *client, const char *name, cwork_error *err);

@@ -6,42 +6,6 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <time.h>
-
-static char want_[16384];
-
-static long long now_(void)
-{
-    return (long long)time(NULL);
-}
-
-#define cmd(...) tl_do(rc_, __VA_ARGS__)
-
-/* Compares the namespace's dump with want, where "NS" stands for the namespace. */
-static void check_dump_at(int line, const char *want)
-{
-    char *expanded = malloc(strlen(want) * 4 + 1), *o = expanded;
-    for (const char *p = want; *p;) {
-        if (p[0] == 'N' && p[1] == 'S') {
-            o += sprintf(o, "%s", ns_);
-            p += 2;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = '\0';
-    char *got = tl_ns_dump(rc_, ns_);
-    if (strcmp(got, expanded) != 0)
-        tl_fail(__FILE__, line, "namespace dump\n   got:\n%s  want:\n%s", got, expanded);
-    free(got);
-    free(expanded);
-}
-#define CHECK_DUMP(want) check_dump_at(__LINE__, want)
-
-static char *dump_now(void)
-{
-    return tl_ns_dump(rc_, ns_);
-}
 
 /* ---------------------------------------------------------------- queues */
 
@@ -295,16 +259,6 @@ static void delete_removes_exact_score_and_id_and_a_unique_guard(void)
 }
 
 /* ---------------------------------------------------------------- retry one */
-
-/* The single member of a list, for building expected dumps around cjson's bytes. */
-static char *list_member(const char *key_suffix)
-{
-    redisReply *r = tl_cmd(rc_, "LRANGE %s:%s 0 -1", ns_, key_suffix);
-    char *s = r->elements == 1 ? strdup(r->element[0]->str) : strdup("");
-    CHECK_INT(r->elements, 1);
-    freeReplyObject(r);
-    return s;
-}
 
 static void retry_dead_requeues_with_t_now_and_failure_fields_and_d_removed(void)
 {

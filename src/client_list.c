@@ -372,6 +372,28 @@ static int int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
     return rc;
 }
 
+/* The retry script's reply: four counts, then the errors of jobs that stayed dead
+ * because their queue could not take them. Returns 0, a negative code (the call
+ * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
+static int retry_reply(redisReply *r, int64_t v[4], cwork_error *err)
+{
+    if (!r) return err->code;
+    int rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
+        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (i < 4 && e->type == REDIS_REPLY_INTEGER)
+            v[i] = e->integer;
+        else if (i >= 4 && e->type == REDIS_REPLY_STRING)
+            rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", e->str), 1);
+        else
+            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- delete, retry */
 
 /* DEL of the unique guard of each removed scheduled member that is unique (Go does this
@@ -457,9 +479,11 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     arg_str(&a, id);
     int64_t v[4] = {0, 0, 0, 0};
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 5, a.argv,
-                                    a.lens, err),
-                       v, 4, err);
+        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 5,
+                                      a.argv, a.lens, err),
+                         v, err);
+    if (rc == 1)
+        rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
     arg_free(&a);
     cw_strv_free(&names);
@@ -499,6 +523,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     arg_int(&a, 0); /* the offset, replaced below */
     if (name) arg_str(&a, name);
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
+    int stayed = 0;
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
         rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
     int nkeys = (int)(1 + names.n);
@@ -507,17 +532,25 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         snprintf(off, sizeof off, "%lld", (long long)offset);
         a.argv[nkeys + 4] = off;
         a.lens[nkeys + 4] = strlen(off);
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
-                                    a.argv, a.lens, err),
-                       v, 4, err);
-        if (rc) break;
+        cwork_error e = {0};
+        int brc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
+                                           a.argv, a.lens, &e),
+                              v, &e);
+        if (brc < 0) {
+            rc = cw_error(err, brc, "%s", e.message);
+            break;
+        }
+        /* Jobs whose queue is damaged stayed dead and were stepped over: the others
+         * still go back, and the first such error is reported at the end. */
+        if (brc == 1 && !stayed)
+            stayed = cw_error(err, CWORK_EREDIS, "%s", e.message);
         *count += v[0];
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
     }
     arg_free(&a);
     cw_strv_free(&names);
-    return rc;
+    return rc ? rc : stayed;
 }
 
 /* Batches of the delete-by-name script over the ranks of the dead set. */

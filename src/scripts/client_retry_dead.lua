@@ -14,7 +14,10 @@
 -- failed_at = now and score now + 5, as in Go (so it also leaves the due range and a
 -- retry-all loop ends). Members cjson cannot decode or without a string name stay dead
 -- as they are (Go's script fails on them, which stopped every later retry).
--- Returns {requeued, unknown, skipped, members looked at}.
+-- A damaged queue key loses no job (cycle.lua's rule): the job is pushed first and
+-- leaves dead only when the push worked; otherwise it stays dead as it was, counts as
+-- skipped, and the error follows the counts.
+-- Returns {requeued, unknown, skipped, members looked at, error text…}.
 local now = tonumber(ARGV[2])
 local known = {}
 for i = 2, #KEYS do
@@ -28,6 +31,7 @@ else
   members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', ARGV[5], ARGV[4])
 end
 local requeued, unknown, skipped = 0, 0, 0
+local errors = {}
 for _, raw in ipairs(members) do
   local ok, job = pcall(cjson.decode, raw)
   local match = ok and type(job) == 'table'
@@ -37,7 +41,6 @@ for _, raw in ipairs(members) do
     match = match and job.name == ARGV[6]
   end
   if match and type(job.name) == 'string' then
-    redis.call('ZREM', KEYS[1], raw)
     local queue = ARGV[1] .. job.name
     if known[queue] then
       job.t = now
@@ -45,9 +48,16 @@ for _, raw in ipairs(members) do
       job.failed_at = nil
       job.err = nil
       job.d = nil
-      redis.call('LPUSH', queue, cjson.encode(job))
-      requeued = requeued + 1
+      local r = redis.pcall('LPUSH', queue, cjson.encode(job))
+      if type(r) == 'number' then
+        redis.call('ZREM', KEYS[1], raw)
+        requeued = requeued + 1
+      else
+        errors[#errors + 1] = r.err .. ' (' .. queue .. ')'
+        skipped = skipped + 1
+      end
     else
+      redis.call('ZREM', KEYS[1], raw)
       job.err = 'unknown job when requeueing'
       job.failed_at = now
       redis.call('ZADD', KEYS[1], now + 5, cjson.encode(job))
@@ -57,4 +67,8 @@ for _, raw in ipairs(members) do
     skipped = skipped + 1
   end
 end
-return {requeued, unknown, skipped, #members}
+local out = {requeued, unknown, skipped, #members}
+for i = 1, #errors do
+  out[4 + i] = errors[i]
+end
+return out

@@ -282,9 +282,12 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
- * known_jobs together (one command, or MULTI/EXEC): an error reply means nothing was
- * written. Only when the connection fails after the request was sent (a timeout, Redis
- * dying) is the outcome unknown, as with any Redis client; CWORK_EREDIS either way. */
+ * known_jobs together (one command, or one script — never MULTI, which an ACL may
+ * refuse): an error reply (a key of the wrong type, out of memory, a command the ACL
+ * refuses) means nothing was written. Only when the connection fails after the request
+ * was sent (a timeout, Redis dying) is the outcome unknown, as with any Redis client;
+ * CWORK_EREDIS either way. Needs EVALSHA/EVAL (the first enqueue of a name) and
+ * LPUSH/ZADD; PUBLISH is optional (a refused wake-up is logged, the job is written). */
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err);
 
@@ -343,12 +346,13 @@ size_t cwork_batch_count(const cwork_batch *batch);
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
-/* Sends the whole batch in one MULTI/EXEC round trip. Returns 0 when every entry was
- * written or found a duplicate; per-entry outcomes (CWORK_OK, CWORK_DUPLICATE, or an
- * error code) are available through cwork_batch_status. A connection that fails before
- * EXEC reaches Redis writes nothing; one that fails while waiting for the reply (a
- * timeout on a huge batch, Redis dying) leaves the outcome unknown — every entry then
- * reports CWORK_EREDIS, so keep batches small enough for the command timeout. */
+/* Sends the whole batch in one round trip (one script call) that writes every entry or
+ * none: returns 0 when every entry was written or found a duplicate (per-entry outcomes
+ * CWORK_OK or CWORK_DUPLICATE through cwork_batch_status), or an error with nothing
+ * written (a key of the wrong type, out of memory, a refused command) — every entry
+ * then reports CWORK_EREDIS. A connection that fails while waiting for the reply (a
+ * timeout on a huge batch, Redis dying) leaves the outcome unknown, also reported as
+ * CWORK_EREDIS, so keep batches small enough for the command timeout. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until

@@ -116,16 +116,34 @@ int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)
     return -1;
 }
 
-cwork_redis *cli_connect(const cli_conn_opts *o)
+cwork_redis *cli_redis_new(const cli_conn_opts *o)
 {
     cwork_error err = {0};
     cwork_redis *r = cwork_redis_new(o->redis_url, NULL, &err);
-    if (r && cwork_redis_ping(r, &err) != 0) {
+    if (!r)
+        fprintf(stderr, "cwork: %s\n", err.message);
+    return r;
+}
+
+int cli_ping(cwork_redis *r)
+{
+    cwork_error err = {0};
+    if (cwork_redis_ping(r, &err) == 0)
+        return 0;
+    fprintf(stderr, "cwork: %s\n", err.message);
+    return -1;
+}
+
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status)
+{
+    /* A URL that cannot be parsed (or that this build cannot serve) is a usage error;
+     * a server that does not answer is a runtime failure. */
+    cwork_redis *r = cli_redis_new(o);
+    *status = r ? CLI_FAILURE : CLI_USAGE;
+    if (r && cli_ping(r) != 0) {
         cwork_redis_free(r);
         r = NULL;
     }
-    if (!r)
-        fprintf(stderr, "cwork: %s\n", err.message);
     return r;
 }
 

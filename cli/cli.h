@@ -54,8 +54,14 @@ int cli_conn_option(cli_args *a, cli_conn_opts *o);
  * empty), else fork. Prints the error and returns -1 for anything but fork/upstream. */
 int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out);
 /* Creates the connection pool and checks that Redis answers; prints the error (with
- * the password redacted) and returns NULL on failure. */
-cwork_redis *cli_connect(const cli_conn_opts *o);
+ * the password redacted) and returns NULL on failure, with *status the exit status to
+ * use: CLI_USAGE for a URL that cannot be used, CLI_FAILURE when Redis did not answer. */
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status);
+/* The two halves of cli_connect: the pool for the URL, not yet connected (NULL, with
+ * the error printed, for a URL that cannot be used), and the check that Redis answers
+ * (0, or -1 with the error printed). */
+cwork_redis *cli_redis_new(const cli_conn_opts *o);
+int cli_ping(cwork_redis *r);
 
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);

@@ -28,10 +28,10 @@ const char *admin_set_title(cwork_job_set set)
 
 int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *client))
 {
-    cwork_redis *redis = cli_connect(&o->conn);
-    if (!redis) return CLI_FAILURE;
-    cwork_error err = {0};
     int status;
+    cwork_redis *redis = cli_connect(&o->conn, &status);
+    if (!redis) return status;
+    cwork_error err = {0};
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
     if (client) {
         cwork_client_set_go_flavor(client, o->flavor);

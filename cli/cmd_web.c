@@ -98,8 +98,9 @@ int cmd_web(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    cwork_redis *redis = cli_connect(&o.conn);
-    if (!redis) return CLI_FAILURE;
+    int status;
+    cwork_redis *redis = cli_connect(&o.conn, &status);
+    if (!redis) return status;
     cwork_web_options opts;
     cwork_web_options_init(&opts);
     opts.listen = o.listen;

@@ -44,6 +44,8 @@ struct cw_heartbeat {
     pthread_mutex_t beat_mu;
     cw_conn *conn;
     int64_t started_at; /* 0 until the first beat */
+    int beaten;         /* a beat has succeeded */
+    unsigned reaped;    /* times a beat found the pool removed from worker_pools */
 
     /* Guards stop and running; cond wakes the thread at once when stop is set. */
     pthread_mutex_t mu;
@@ -195,7 +197,31 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
     if ((rc = cw_conn_append(c, 3, sadd, NULL, err)) ||
         (rc = cw_conn_append(c, (int)(sizeof hmset / sizeof hmset[0]), hmset, NULL, err)))
         return rc;
-    return read_replies(c, 2, err);
+    redisReply *r = NULL;
+    if ((rc = cw_conn_read(c, &r, err)) != 0)
+        return rc;
+    /* SADD adds the pool only on its first beat — unless a reaper has removed it since
+     * (it judged the pool dead: stopped, frozen or too slow to beat) or Redis lost its
+     * data. Either way jobs this pool was running may have gone back to their queues
+     * and run again elsewhere: say so, once per occurrence. */
+    int added = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", r->str ? r->str : "");
+    freeReplyObject(r);
+    int hrc = read_replies(c, 1, rc ? NULL : err);
+    if (rc == 0)
+        rc = hrc;
+    if (rc == 0 && added && hb->beaten) {
+        hb->reaped++;
+        cw_log(CWORK_LOG_WARN, "heartbeat.reaped", "pool_id", hb->pool_id, "message",
+               "this pool was missing from worker_pools: a reaper judged it dead (stopped, "
+               "frozen or too slow to beat) or Redis lost its data; jobs it was running may "
+               "have been given back to their queues and run again elsewhere",
+               NULL);
+    }
+    if (rc == 0)
+        hb->beaten = 1;
+    return rc;
 }
 
 static int send_remove(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err)
@@ -243,6 +269,14 @@ static void release_conn(cw_heartbeat *hb)
         cw_redis_checkin(hb->redis, hb->conn);
         hb->conn = NULL;
     }
+}
+
+unsigned cw_heartbeat_reaped(cw_heartbeat *hb)
+{
+    pthread_mutex_lock(&hb->beat_mu);
+    unsigned n = hb->reaped;
+    pthread_mutex_unlock(&hb->beat_mu);
+    return n;
 }
 
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)

@@ -308,6 +308,30 @@ static void errors_are_returned_and_logged(void)
     cw_keys_clear(&keys_);
 }
 
+/* A beat that finds the pool gone from worker_pools (a reaper took it for dead) says
+ * so, once for each time it happened. */
+static void a_beat_after_being_reaped_says_so(void)
+{
+    cw_heartbeat *hb = fresh("hbr");
+    tl_capture_logs();
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 0);
+    CHECK_INT(cw_heartbeat_reaped(hb), 0);
+    tl_do(rc_, "SREM %s:worker_pools abcd", ns_); /* what a reaper does */
+    tl_do(rc_, "DEL %s:worker_pools:abcd", ns_);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 1);
+    const tl_log *l = tl_find_log("heartbeat.reaped");
+    CHECK(l && l->level == CWORK_LOG_WARN && strstr(l->fields, "pool_id=abcd") &&
+          strstr(l->fields, "run again"));
+    CHECK_INT(cw_heartbeat_reaped(hb), 1);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 1);
+    cwork_set_logger(test_logger, NULL, CWORK_LOG_DEBUG);
+    finish(hb);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -326,6 +350,7 @@ int main(void)
     RUN(stop_without_remove_leaves_everything);
     RUN(beat_survives_a_closed_idle_connection);
     RUN(errors_are_returned_and_logged);
+    RUN(a_beat_after_being_reaped_says_so);
     RUN(thread_beats_every_period);
     cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
     cwork_redis_free(redis_);

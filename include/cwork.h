@@ -291,8 +291,14 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err);
 
+/* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
+ * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
+ * passes 2^53 where scores stop being whole seconds. */
+#define CWORK_MAX_DELAY_SECONDS 3155760000LL
+
 /* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
- * scheduled set; cwork_job_run_at tells when. */
+ * scheduled set; cwork_job_run_at tells when. |seconds| > CWORK_MAX_DELAY_SECONDS:
+ * CWORK_EINVAL, nothing written. */
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                      const cwork_args *args, cwork_job **out, cwork_error *err);
 
@@ -340,9 +346,10 @@ void cwork_batch_reset(cwork_batch *batch);
 size_t cwork_batch_count(const cwork_batch *batch);
 
 /* Adds a job: to its queue, or with CWORK_BATCH_IN in flags through the scheduled set
- * delay_seconds from now (ignored without that flag). The name and args are validated and encoded here
- * (errors: CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused
- * before anything is sent. */
+ * delay_seconds from now (ignored without that flag; at most CWORK_MAX_DELAY_SECONDS
+ * either way). The name, delay and args are validated and encoded here (errors:
+ * CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused before
+ * anything is sent. */
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
@@ -612,14 +619,17 @@ typedef enum cwork_job_set {
 #define CWORK_PAGE_SIZE 20
 
 typedef struct cwork_listed_job {
-    int64_t at;     /* retry_at, run_at or died_at: the member's score */
+    int64_t at;     /* retry_at, run_at or died_at: the member's score (whole seconds as
+                       Go writes them; another score — a fraction, past 2^53, ±inf — is
+                       rounded down and clamped to int64, and this `at` still addresses
+                       the member in delete and retry) */
     cwork_job *job; /* decoded; cwork_job_raw gives the member's exact bytes */
 } cwork_listed_job;
 
 /* Page (1-based; 0 counts as 1) of CWORK_PAGE_SIZE jobs of a set, ascending by score,
  * and the set's total (ZCARD, as Go). With name non-NULL only decodable jobs of that name
- * are listed and counted (a scan of the set). Members that cannot be decoded, or whose
- * score is not a whole number, are skipped, not fatal. Out-pointers for totals and counts
+ * are listed and counted (a scan of the set). Members that cannot be decoded are skipped,
+ * not fatal; members with odd scores are listed (see `at`). Out-pointers for totals and counts
  * in this section may be NULL. */
 int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                       cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);

@@ -77,6 +77,8 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
 {
     if (!name)
         return cw_error(err, CWORK_EINVAL, "batch: job name is required");
+    if ((flags & CWORK_BATCH_IN) && enq_check_delay(delay_seconds, err) != 0)
+        return CWORK_EINVAL;
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         batch_entry *e = cw_realloc(b->e, cap * sizeof *e);

@@ -438,12 +438,15 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     args a = {0};
     int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
     arg_end(&a);
-    arg_int(&a, at);
+    char min[24], max[24];
+    cw_score_range(at, min, max);
     arg_str(&a, id);
+    arg_str(&a, min);
+    arg_str(&a, max);
     cw_conn *c = NULL;
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 2, a.argv, a.lens, err);
+        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, err);
         if (!r)
             rc = err->code;
         else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -473,13 +476,16 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     rc = known_names(c, &client->keys, &names, err);
     args a = {0};
     retry_keys(&a, &client->keys, &names);
+    char min[24], max[24];
+    cw_score_range(died_at, min, max);
     arg_int(&a, cw_now());
     arg_str(&a, "one");
-    arg_int(&a, died_at);
+    arg_str(&a, min);
     arg_str(&a, id);
+    arg_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
     if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
-        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 5,
+        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6,
                                       a.argv, a.lens, err),
                          v, err);
     if (rc == 1)

@@ -113,6 +113,15 @@ void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 
 /* ---------------------------------------------------------------- building the job */
 
+int enq_check_delay(int64_t seconds, cwork_error *err)
+{
+    if (seconds > CWORK_MAX_DELAY_SECONDS || seconds < -CWORK_MAX_DELAY_SECONDS)
+        return cw_error(err, CWORK_EINVAL,
+                        "a delay of %lld seconds is beyond the limit of 100 years (%lld s)",
+                        (long long)seconds, (long long)CWORK_MAX_DELAY_SECONDS);
+    return 0;
+}
+
 /* The job as enq_encode_job describes it, with unique_key when given. */
 static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                       const char *unique_key, size_t unique_key_len, int64_t now, cw_buf *out,
@@ -366,6 +375,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         *out = NULL;
     if (!enq || !name)
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
+    if (delayed && enq_check_delay(seconds, err) != 0)
+        return CWORK_EINVAL;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
     cw_buf data;

@@ -1,8 +1,9 @@
 -- Retries dead jobs (SPEC §11), one job or one batch of all of them.
 -- KEYS[1] <p>dead, KEYS[2..] the queue <p>jobs:<name> of every name that may be requeued
 -- ARGV[1] <p>jobs:   ARGV[2] now
--- ARGV[3] 'one': ARGV[4] died_at, ARGV[5] the job id — the members with exactly that
---         score and id (retry-single-dead);
+-- ARGV[3] 'one': ARGV[4], ARGV[6] the ZRANGEBYSCORE bounds of the listed died_at (see
+--         cw_score_range), ARGV[5] the job id — the members with that score and id
+--         (retry-single-dead);
 --         'all': ARGV[4] batch size, ARGV[5] offset, ARGV[6] (optional) only jobs of this
 --         name — at most a batch of the members with score <= now, from that rank among
 --         them (retry-all-dead; the caller adds the skipped ones to its offset and stops
@@ -26,7 +27,7 @@ end
 local one = ARGV[3] == 'one'
 local members
 if one then
-  members = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[4], ARGV[4])
+  members = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[4], ARGV[6])
 else
   members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', ARGV[5], ARGV[4])
 end

@@ -95,7 +95,7 @@ static int parse_int(const char *s, int64_t *out)
 /* Unix seconds, or "YYYY-MM-DDTHH:MM:SSZ" as fmt_iso_time writes it. */
 static int parse_time(const char *s, int64_t *out)
 {
-    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
+    if (parse_int(s, out) == 0) return 0; /* negative too: a member's odd score */
     static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
     for (size_t i = 0; i < sizeof shape; i++)
         if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return -1;
@@ -292,10 +292,10 @@ static int check_options(const admin_opts *o)
         what = "give --older-than, --keep or both";
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE) && (!o->arg || !*o->arg)) {
         what = "no job name given";
-    } else if (o->cmd == ADM_JOB && (!o->arg || !*o->arg)) {
+    } else if (o->cmd == ADM_JOB && !o->arg) {
         what = "no job ID given";
     }
-    if (!what && o->arg && !*o->arg) what = "the job ID is empty";
+    /* An empty ID is an ID: Go, and older cwork versions, wrote dead records with "id":"". */
     if (what) {
         fprintf(stderr, "%s: %s (see %s --help)\n", o->label, what, o->label);
         return -1;

@@ -34,32 +34,12 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
 }
 
 /* A job whose bytes are not a valid job still goes to dead as a valid job, so that Go's
- * client can list it: its name is the queue's, and the bytes are kept in args.raw_job. */
+ * client can list it: its name is the queue's, it gets an id of its own, and the bytes
+ * are kept in args.raw_job and args.raw_job_base64. */
 static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
 {
-    cwork_job j;
-    memset(&j, 0, sizeof j);
-    j.name.ptr = t->type->name;
-    j.name.len = strlen(t->type->name);
-    j.id.ptr = (char *)"";
-    j.t = now;
-    j.fails = 1;
-    char msg[400];
-    snprintf(msg, sizeof msg, "cwork: the job's bytes are not a valid job (%s); they are kept "
-                              "in args.raw_job", t->decode_error);
-    j.err.ptr = msg;
-    j.err.len = strlen(msg);
-    j.failed_at = now;
-    gj_value *args = gj_new_object();
-    gj_value *raw = gj_new_string(t->raw, t->raw_len);
-    if (!args || !raw || gj_object_set(args, "raw_job", 7, raw) != 0) {
-        gj_free(args);
-        return CWORK_ENOMEM;
-    }
-    j.args = args;
-    int rc = job_encode(out, &j, NULL);
-    gj_free(args);
-    return rc;
+    return job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
+                                  NULL);
 }
 
 /* Builds the failure record of each failed task (retry, dead or drop). */

@@ -288,7 +288,8 @@ static void bad_parameters_are_400_with_json_errors(void)
     }
     static const char *const paths[] = {"/delete_dead_job/99999999999999999999/x",
                                         "/delete_dead_job/abc/x",
-                                        "/retry_dead_job/-5/x",
+                                        "/retry_dead_job/--5/x",
+                                        "/retry_dead_job/-99999999999999999999/x",
                                         "/retry_dead_job/17e9/x",
                                         "/delete_retry_job/1%32/x",
                                         "/delete_dead_job/1/bad%zzid",
@@ -382,6 +383,41 @@ static void job_bodies_follow_the_go_flavour(void)
         free(dump);
         tl_ns_delete(rc_, ns_);
     }
+}
+
+/* Every id can be addressed: "", "." and ".." (which browsers and curl strip from a
+ * path, encoded or not) through ?id=, the empty id also as an empty path segment, and
+ * members with negative scores. */
+static void every_id_is_addressable(void)
+{
+    serve("webid");
+    cmd("SADD %s:known_jobs a", ns_);
+    static const char *const ids[] = {"", ".", "..", "x"};
+    for (int i = 0; i < 4; i++)
+        cmd("ZADD %s:dead %d {\"name\":\"a\",\"id\":\"%s\",\"t\":1,\"fails\":4}", ns_,
+            i == 3 ? -5 : 1700000000 + i, ids[i]);
+    http_res r;
+    CHECK_INT(http("GET", "/job?id=..", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"place\": \"dead\"") && strstr(r.body, "\"id\": \"..\""));
+    CHECK_INT(http("GET", "/job?id=", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"at\": 1700000000") != NULL);
+    CHECK_INT(http("GET", "/job?id=x", NULL, &r), 0);
+    CHECK(r.status == 200 && strstr(r.body, "\"at\": -5") != NULL);
+    CHECK_RES("POST", "/retry_dead_job/1700000002?id=..", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/1700000001?id=%2E", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/1700000000/", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/-5?id=x", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:dead", ""), 0);
+    CHECK_INT(redis_int("LLEN %s:jobs:a", ""), 1);
+    /* pause by query too; an empty name is refused */
+    CHECK_RES("POST", "/pause?name=..", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:jobs:..:paused", ""), 1);
+    CHECK_RES("POST", "/unpause?name=..", NULL, 200, status_ok);
+    CHECK_RES("POST", "/pause?name=", NULL, 400, NULL);
+    CHECK_RES("POST", "/pause/", NULL, 400, NULL);
+    tl_ns_delete(rc_, ns_);
 }
 
 static void pause_and_unpause(void)
@@ -901,6 +937,7 @@ int main(void)
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
     RUN(job_bodies_follow_the_go_flavour);
+    RUN(every_id_is_addressable);
     RUN(pause_and_unpause);
     RUN(a_malformed_pool_hash_does_not_blank_the_ui);
     RUN(unknown_routes_404_and_wrong_methods_405);

@@ -716,13 +716,19 @@ typedef struct cwork_web_options {
                             processed/failed counters go to /metrics */
     cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
                                   default fork; unknown values fail the start */
+    int insecure;        /* non-zero: serve beyond loopback without auth (refused
+                            otherwise: any web page a browser there opens could drive
+                            the UI) */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);
 
-/* Starts serving on its own threads; opts may be NULL. Warns (logger) when listening
- * beyond loopback without auth. NULL on error (CWORK_EINVAL for a bad listen address or
- * one in use). */
+/* Starts serving on its own threads (a few event loops: idle and slow clients cost a
+ * socket, not a thread); opts may be NULL. Connections: as many as the file limit
+ * allows (at most 10,000), 64 per client address; a connection silent for 10 s is
+ * closed. Beyond loopback without auth it refuses to start unless opts->insecure is
+ * set, and then warns (logger). NULL on error (CWORK_EINVAL for a bad listen address,
+ * one in use, or no auth beyond loopback). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

@@ -7,6 +7,7 @@
 #include "testlib.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -803,18 +805,134 @@ static void listen_errors_and_warning_beyond_loopback(void)
     o.listen = "127.0.0.1:0";
     cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
     CHECK_INT(warned_, 0);
+    /* Beyond loopback without auth: refused, unless insecure is asked for (and warned). */
     o.listen = "0.0.0.0:0";
-    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    memset(&err, 0, sizeof err);
+    CHECK(cwork_web_start(redis_, "x", &o, &err) == NULL);
+    CHECK_INT(err.code, CWORK_EINVAL);
+    CHECK(strstr(err.message, "insecure") != NULL && strstr(err.message, "CWORK_WEB_AUTH"));
+    CHECK_INT(warned_, 0);
+    o.insecure = 1;
+    cwork_web *w = cwork_web_start(redis_, "x", &o, NULL);
+    CHECK(w != NULL);
+    cwork_web_stop(w);
     CHECK_INT(warned_, 1);
+    o.insecure = 0;
     o.auth = "a:b";
-    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    w = cwork_web_start(redis_, "x", &o, NULL);
+    CHECK(w != NULL);
+    cwork_web_stop(w);
     CHECK_INT(warned_, 1);
     cwork_set_logger(NULL, NULL, CWORK_LOG_WARN);
     CHECK_INT(open_fds(), fds); /* every listening socket was closed */
     cwork_web_options_init(&o);
     CHECK_STR(o.listen, "127.0.0.1:5040");
-    CHECK(o.auth == NULL && o.pool == NULL);
+    CHECK(o.auth == NULL && o.pool == NULL && o.insecure == 0);
     cwork_web_stop(NULL);
+}
+
+/* A connection from source address 127.0.0.<host> (all of 127/8 is loopback on Linux),
+ * non-blocking, or -1. */
+static int connect_from(int host)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in src = {0}, dst = {0};
+    src.sin_family = dst.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+    dst.sin_port = htons((uint16_t)port_);
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof src) != 0 ||
+        (connect(fd, (struct sockaddr *)&dst, sizeof dst) != 0 && errno != EINPROGRESS)) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the server has closed fd (a read sees end of file or a reset). */
+static int closed_by_server(int fd)
+{
+    char c;
+    ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* 1,000 idle and slow (slowloris) connections from 25 addresses are held open: the UI
+ * still answers at once (with a thread per connection, 64 of them made it unreachable).
+ * One address cannot hold more than 64; stalled connections are closed after 10 s; a
+ * query string counts in the request target's length. */
+static void the_ui_answers_while_a_thousand_idle_connections_are_held(void)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 4096 && rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 2600) { /* both ends are in this process */
+        printf("     (skipped: only %llu file descriptors)\n", (unsigned long long)rl.rlim_cur);
+        return;
+    }
+    serve("webidle"); /* started after raising the limit: its connection limit follows it */
+    enum { N = 1000, HOSTS = 25 };
+    static int fds[N];
+    int opened = 0;
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_from(2 + i % HOSTS);
+        if (fds[i] < 0) continue;
+        opened++;
+        if (i % 2) /* half of them start a request and stall (slowloris) */
+            send(fds[i], "GET /queues HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ", 43, MSG_NOSIGNAL);
+    }
+    CHECK_INT(opened, N);
+    tl_sleep_ms(300);
+    long long t0 = tl_now_ms();
+    http_res r;
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_INT(http("GET", "/", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    long long took = tl_now_ms() - t0;
+    CHECK(took < 3000);
+    int dropped = 0;
+    for (int i = 0; i < N; i++)
+        dropped += closed_by_server(fds[i]);
+    CHECK_INT(dropped, 0); /* 40 per address: under the per-address limit */
+    /* One address past its limit: the surplus is refused, the others still served. */
+    enum { M = 100 };
+    int more[M], refused = 0;
+    for (int i = 0; i < M; i++)
+        more[i] = connect_from(200);
+    tl_sleep_ms(500);
+    for (int i = 0; i < M; i++)
+        refused += more[i] < 0 || closed_by_server(more[i]);
+    CHECK(refused >= M - 64);
+    CHECK(refused <= M - 60);
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    /* Too long a target, the query included: 414. */
+    static char path[6000];
+    memset(path, 'a', sizeof path - 1);
+    memcpy(path, "/queues?x=", 10);
+    CHECK_INT(http("GET", path, NULL, &r), 0);
+    CHECK_INT(r.status, 414);
+    /* The stalled and idle connections are closed after 10 s of silence. */
+    int left = N;
+    for (long long t = tl_now_ms(); left > 0 && tl_now_ms() - t < 25000;) {
+        tl_sleep_ms(500);
+        left = 0;
+        for (int i = 0; i < N; i++)
+            if (fds[i] >= 0 && !closed_by_server(fds[i])) left++;
+    }
+    CHECK_INT(left, 0);
+    CHECK(tl_now_ms() - t0 >= 9000); /* not before the timeout */
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    for (int i = 0; i < M; i++)
+        if (more[i] >= 0) close(more[i]);
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
 }
 
 static void *hammer(void *arg)
@@ -907,7 +1025,19 @@ static void cli_serves_until_sigint(void)
     const char *bad[] = {"-listen", "nonsense", "-redis", tl_redis_url(), NULL};
     pid = spawn_cli(bad, &fd);
     close(fd);
-    CHECK_INT(wait_status(pid), 1);
+    CHECK_INT(wait_status(pid), 2); /* a usage error */
+    const char *open_bad[] = {"-listen", "0.0.0.0:0", "-redis", tl_redis_url(), NULL};
+    pid = spawn_cli(open_bad, &fd);
+    close(fd);
+    CHECK_INT(wait_status(pid), 2); /* beyond loopback without auth or --insecure */
+    const char *open_ok[] = {"-listen", "0.0.0.0:0", "--insecure", "-redis", tl_redis_url(), NULL};
+    pid = spawn_cli(open_ok, &fd);
+    n = read(fd, out, sizeof out - 1);
+    out[n > 0 ? n : 0] = '\0';
+    CHECK(strncmp(out, "http://", 7) == 0);
+    kill(pid, SIGINT);
+    CHECK_INT(wait_status(pid), 0);
+    close(fd);
     fresh_ns("webcli");
     const char *run[] = {"-redis", tl_redis_url(), "-ns", ns_, "--listen", "127.0.0.1:0", NULL};
     pid = spawn_cli(run, &fd);
@@ -949,6 +1079,7 @@ int main(void)
     RUN(metrics_of_a_pool_and_without_redis);
     RUN(listen_errors_and_warning_beyond_loopback);
     RUN(concurrent_requests);
+    RUN(the_ui_answers_while_a_thousand_idle_connections_are_held);
     RUN(cli_serves_until_sigint);
     cwork_web_stop(web_);
     cwork_redis_free(redis_);

@@ -326,16 +326,26 @@ static void *beat_loop(void *arg)
         pthread_mutex_unlock(&hb->mu);
 
         cwork_error e = {0};
-        if (cw_heartbeat_beat(hb, &e) != 0)
+        int failed = cw_heartbeat_beat(hb, &e) != 0;
+        if (failed)
             cw_log(CWORK_LOG_ERROR, "heartbeat", "error", e.message, NULL);
 
         /* A fixed cadence, as Go's ticker: the beat's own duration doesn't add up. If a
          * beat overran the period (Redis slow or down), beat once more at once and
-         * count the period from there, rather than firing every missed tick. */
-        add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
+         * count the period from there, rather than firing every missed tick. A failed
+         * beat is tried again after CW_HEARTBEAT_RETRY_MS: with beats every 5 s and
+         * pools dead after 10 s without one, waiting a whole period after a failure
+         * (Redis restarting, paused or out of memory for a moment) would let reapers
+         * take a live pool's jobs. */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (before(&next, &now)) next = now;
+        if (failed) {
+            next = now;
+            add_ms(&next, CW_HEARTBEAT_RETRY_MS);
+        } else {
+            add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
+            if (before(&next, &now)) next = now;
+        }
         pthread_mutex_lock(&hb->mu);
     }
     pthread_mutex_unlock(&hb->mu);

@@ -145,9 +145,13 @@ int main(void)
         if (w.recovery[i].ms < 0 || w.recovery[i].ms > FW_RECOVERY_BOUND_MS) recovered = 0;
         if (w.recovery[i].ms > longest) longest = w.recovery[i].ms;
     }
+    int stalled = 0;
+    for (size_t i = 0; i < w.nrecovery; i++)
+        stalled |= w.recovery[i].ms < 0;
     printf("  longest recovery (jobs of a crashed or frozen pool back in their queues): %s%.1f s "
            "(bound %d s)\n",
-           recovered ? "" : "over ", (double)longest / 1000, FW_RECOVERY_BOUND_MS / 1000);
+           stalled ? "> " : "", stalled ? 30.0 : (double)longest / 1000,
+           FW_RECOVERY_BOUND_MS / 1000);
     printf("  longest time from a fault to a rerun (waiting in a queue included): %.1f s\n",
            (double)r.longest_recovery_ms / 1000);
     printf("  max concurrency of \"limited\": %d (limit %d; %d counting the commands a frozen "

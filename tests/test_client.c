@@ -230,13 +230,16 @@ static void list_pages_of_twenty_with_name_filter_skipping_bad_members(void)
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, "nobody", &jobs, &n, &total, NULL), 0);
     CHECK_INT(n + total, 0);
     cwork_listed_jobs_free(jobs, n);
-    /* an undecodable member and a fractional score are skipped, not fatal */
+    /* an undecodable member is skipped, not fatal; a fractional score is listed, rounded
+     * down (it used to be hidden) */
     cmd("ZADD %s:dead 999 %s", ns_, "{broken");
     cmd("ZADD %s:dead 999.5 %s", ns_, "{\"name\":\"a\",\"id\":\"frac\",\"t\":1}");
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, NULL, &jobs, &n, &total, NULL), 0);
-    CHECK_INT(n, 18);
+    CHECK_INT(n, 19);
     CHECK_INT(total, 47); /* ZCARD, as Go */
-    CHECK_STR(cwork_job_id(jobs[0].job), "b-0");
+    CHECK_STR(cwork_job_id(jobs[0].job), "frac");
+    CHECK_INT(jobs[0].at, 999);
+    CHECK_STR(cwork_job_id(jobs[1].job), "b-0");
     cwork_listed_jobs_free(jobs, n);
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, "b", &jobs, &n, &total, NULL), 0);
     CHECK_INT(total, 15);

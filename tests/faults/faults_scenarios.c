@@ -242,13 +242,20 @@ static long long inprogress_of(world *w, char ids[][32], size_t n)
     return sum;
 }
 
-/* Stale pools that make the next reaper cycles long enough to be caught in. */
-static void add_stale_pools(world *w, int n)
+/* Stale pools that make the next reaper cycles long enough to be caught in (and that
+ * go again once one was: they are a device to catch a cycle, not part of what is
+ * measured). */
+static void stale_pools(world *w, int n, int add)
 {
     redisContext *c = fw_ctl(w);
     if (!c) return;
     long long old = fw_now_ms() / 1000 - 600;
     for (int i = 0; i < n; i++) {
+        if (!add) {
+            redisAppendCommand(c, "SREM %s:worker_pools fake%d", w->ns, i);
+            redisAppendCommand(c, "DEL %s:worker_pools:fake%d", w->ns, i);
+            continue;
+        }
         redisAppendCommand(c, "SADD %s:worker_pools fake%d", w->ns, i);
         redisAppendCommand(c,
                            "HSET %s:worker_pools:fake%d heartbeat_at %lld started_at %lld "
@@ -274,7 +281,7 @@ int sc_kill_the_reaper_lock_holder(world *w)
     int caught = 0;
     long long stopped_at = 0;
     for (int attempt = 0; attempt < 6 && !caught; attempt++) {
-        add_stale_pools(w, 300);
+        stale_pools(w, 300, 1);
         long long t0 = fw_now_ms();
         while (!caught && fw_now_ms() - t0 < 12000) {
             if (fw_int(w, "EXISTS %s:reaper_lock", w->ns) != 1) {
@@ -304,6 +311,7 @@ int sc_kill_the_reaper_lock_holder(world *w)
             fw_pool_kill(w, i, stopped_at);
             killed++;
         }
+    stale_pools(w, 300, 0);
     say("caught a reaper cycle holding reaper_lock (TTL %lld s): SIGKILL all %zu pools with "
         "%lld jobs in progress; 3 new pools start",
         ttl, killed, inprogress_of(w, ids, nids));
@@ -330,13 +338,6 @@ int sc_kill_the_reaper_lock_holder(world *w)
         long long t0 = fw_now_ms();
         while (inprogress_of(w, ids, nids) > 0 && fw_now_ms() - t0 < 30000)
             tl_sleep_ms(200);
-    }
-    /* The stale fake pools are the reapers' to remove; any left go now. */
-    for (int i = 0; i < 300; i++) {
-        redisReply *r = fw_cmd(w, "SREM %s:worker_pools fake%d", w->ns, i);
-        if (r) freeReplyObject(r);
-        r = fw_cmd(w, "DEL %s:worker_pools:fake%d", w->ns, i);
-        if (r) freeReplyObject(r);
     }
     return left == 0 ? 0 : -1;
 }

@@ -469,7 +469,8 @@ typedef struct cwork_job_options {
     bool skip_dead_after_retries;
     unsigned max_concurrency; /* jobs of this type in flight across all pools; 0 = any */
     /* Seconds until the retry of a job that just failed (cwork_job_fails counts this
-     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). */
+     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). Either is
+     * kept within ±CWORK_MAX_DELAY_SECONDS. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */

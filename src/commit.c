@@ -11,6 +11,10 @@
 static int64_t default_backoff(const cwork_job *job)
 {
     int64_t f = job->fails;
+    if (f < 0)
+        f = 0;
+    if (f > 1000) /* fails⁴ is past the bound anyway (and overflows from 55109 on) */
+        return CWORK_MAX_DELAY_SECONDS;
     uint32_t r = 0;
     if (cw_random_bytes(&r, sizeof r) != 0)
         r = (uint32_t)cw_now_ms();
@@ -69,10 +73,16 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             const char *msg = t->fail_message ? t->fail_message : "failed";
             job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
-            if (t->outcome == OUTCOME_RETRY)
-                score = now + (type->opts.backoff
-                                   ? type->opts.backoff(j, type->opts.backoff_userdata)
-                                   : default_backoff(j));
+            if (t->outcome == OUTCOME_RETRY) {
+                int64_t delay = type->opts.backoff
+                                    ? type->opts.backoff(j, type->opts.backoff_userdata)
+                                    : default_backoff(j);
+                /* Within the bound every delay keeps (a larger one overflows the score or
+                 * passes 2^53, where scores stop being whole seconds). */
+                if (delay > CWORK_MAX_DELAY_SECONDS) delay = CWORK_MAX_DELAY_SECONDS;
+                if (delay < -CWORK_MAX_DELAY_SECONDS) delay = -CWORK_MAX_DELAY_SECONDS;
+                score = now + delay;
+            }
             erc = job_encode(buf, j, NULL);
             j->fails--; /* the task may be committed again after a failed attempt */
         }

@@ -6,6 +6,7 @@
 #include "testlib.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -106,6 +107,60 @@ static void delays_beyond_a_hundred_years_are_refused_with_nothing_written(void)
     CHECK_INT(r->integer, 2);
     freeReplyObject(r);
     cwork_enqueuer_free(enq);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A retry's delay from a backoff function, or from Go's default with absurd fails, is
+ * kept within the bound: now + INT64_MAX overflowed (UBSan) and made the retry due at
+ * once; fails⁴ overflowed past 55108 fails. */
+static int64_t huge_backoff(const cwork_job *job, void *ud)
+{
+    (void)job, (void)ud;
+    return INT64_MAX;
+}
+
+static int failing(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    return cwork_job_fail(job, "no");
+}
+
+static void retry_delays_are_kept_within_the_bound(void)
+{
+    tl_unique_ns("backoff", ns_, sizeof ns_);
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.ns = ns_;
+    po.concurrency = 2;
+    cwork_pool *p = cwork_pool_new(redis_, &po, NULL);
+    cwork_job_options a, b;
+    cwork_job_options_init(&a);
+    a.backoff = huge_backoff;
+    cwork_job_options_init(&b);
+    b.max_fails = 1000000000;
+    CHECK_INT(cwork_pool_register(p, "a", failing, &a, NULL), 0);
+    CHECK_INT(cwork_pool_register(p, "b", failing, &b, NULL), 0);
+    tl_do(rc_, "LPUSH %s:jobs:a {\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":null}", ns_);
+    tl_do(rc_, "LPUSH %s:jobs:b {\"name\":\"b\",\"id\":\"y\",\"t\":1,\"args\":null,"
+               "\"fails\":100000000}",
+          ns_);
+    long long t0 = (long long)time(NULL);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    long long n = 0;
+    for (long long w = tl_now_ms(); n < 2 && tl_now_ms() - w < 10000; tl_sleep_ms(20)) {
+        redisReply *r = tl_cmd(rc_, "ZCARD %s:retry", ns_);
+        n = r->integer;
+        freeReplyObject(r);
+    }
+    CHECK_INT(n, 2);
+    cwork_pool_stop(p, 10000, NULL);
+    cwork_pool_free(p);
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:retry 0 -1 WITHSCORES", ns_);
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        long long score = atoll(r->element[i + 1]->str);
+        CHECK(score >= t0 + CWORK_MAX_DELAY_SECONDS && score <= t0 + CWORK_MAX_DELAY_SECONDS + 5);
+    }
+    freeReplyObject(r);
     tl_ns_delete(rc_, ns_);
 }
 
@@ -224,6 +279,7 @@ int main(void)
     redis_ = cwork_redis_new(tl_redis_url(), NULL, NULL);
     RUN(scores_parse_to_a_listed_at_and_back_to_a_range);
     RUN(delays_beyond_a_hundred_years_are_refused_with_nothing_written);
+    RUN(retry_delays_are_kept_within_the_bound);
     RUN(the_command_line_refuses_huge_delays_with_exit_2);
     RUN(members_with_odd_scores_are_listed_and_addressable);
     cwork_redis_free(redis_);

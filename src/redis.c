@@ -1,5 +1,5 @@
-/* The connection pool: creation from a URL, dialling (timeouts, keepalive,
- * close-on-exec, AUTH, SELECT), checkout/checkin, and re-dialling with capped backoff
+/* The connection pool: creation from a URL, dialling (the transport of redis_net.c,
+ * then AUTH and SELECT), checkout/checkin, and re-dialling with capped backoff
  * while Redis is unreachable. Per-connection commands live in redis_conn.c, URL
  * parsing in redis_url.c.
  *
@@ -12,8 +12,6 @@
 #include "log.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +25,7 @@ struct cwork_redis {
     cw_redis_addr addr;
     char *url_shown; /* the URL with the password redacted */
     char *addr_text; /* "host:port", "[v6]:port" or "unix:/path", for messages */
-    struct timeval connect_tv, command_tv;
+    int connect_timeout_ms, command_timeout_ms; /* command: 0 = none */
     int max_connections;
     int checkout_timeout_ms;
 
@@ -51,12 +49,6 @@ void cwork_redis_options_init(cwork_redis_options *opts)
     opts->max_connections = 16;
     opts->checkout_timeout_ms = 5000;
     opts->password = NULL;
-}
-
-static struct timeval ms_to_tv(int ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    return tv;
 }
 
 const char *cw_redis_url_redacted(const cwork_redis *r)
@@ -156,8 +148,8 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
         cw_error(err, CWORK_ENOMEM, "out of memory");
         goto fail;
     }
-    r->connect_tv = ms_to_tv(o.connect_timeout_ms);
-    r->command_tv = ms_to_tv(o.command_timeout_ms); /* {0, 0}: no timeout */
+    r->connect_timeout_ms = o.connect_timeout_ms;
+    r->command_timeout_ms = o.command_timeout_ms;
     r->max_connections = o.max_connections;
     r->checkout_timeout_ms = o.checkout_timeout_ms;
     if (init_sync(r) != 0) {
@@ -227,8 +219,8 @@ static int setup_command(cwork_redis *r, cw_conn *c, int argc, const char **argv
     }
     char msg[sizeof e.message];
     scrub(msg, sizeof msg, e.message, r->addr.password);
-    *transient = c->ctx->err != 0 || transient_reply(msg);
-    if (c->ctx->err)
+    *transient = c->net.err != 0 || transient_reply(msg);
+    if (c->net.err)
         return cw_error(err, e.code, "%s", msg); /* io_error already names the address */
     return cw_error(err, CWORK_EREDIS, "redis %s refused %s: %s", r->addr_text, what, msg);
 }
@@ -241,43 +233,20 @@ static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_
 {
     *out = NULL;
     *transient = 1;
-    redisContext *ctx = r->addr.unix_path
-                            ? redisConnectUnixWithTimeout(r->addr.unix_path, r->connect_tv)
-                            : redisConnectWithTimeout(r->addr.host, r->addr.port, r->connect_tv);
-    if (!ctx)
-        return cw_error(err, CWORK_ENOMEM, "out of memory connecting to redis %s", r->addr_text);
-    int rc = 0;
-    if (ctx->err) {
-        rc = cw_error(err, CWORK_EREDIS, "cannot connect to redis %s: %s", r->addr_text,
-                      ctx->errstr);
-        redisFree(ctx);
-        return rc;
-    }
-    /* hiredis 0.14 opens sockets without SOCK_CLOEXEC: mark it now so that child
-     * processes (cwork work --job) don't inherit it. A fork+exec in another thread in
-     * between can still inherit it; this hiredis leaves no way to close that window. */
-    int fl = fcntl(ctx->fd, F_GETFD);
-    if (fl < 0 || fcntl(ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot set close-on-exec: %s", r->addr_text,
-                      strerror(errno));
-    /* Always set: {0, 0} clears any timeout, so "none" really means none. */
-    else if (redisSetTimeout(ctx, r->command_tv) != REDIS_OK)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot set timeouts: %s", r->addr_text,
-                      ctx->errstr);
-    else if (!r->addr.unix_path && redisEnableKeepAlive(ctx) != REDIS_OK)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot enable keepalive: %s", r->addr_text,
-                      ctx->errstr);
-    if (rc) {
-        redisFree(ctx);
-        return rc;
-    }
     cw_conn *c = cw_calloc(1, sizeof *c);
-    if (!c) {
-        redisFree(ctx);
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    c->ctx = ctx;
+    if (!c) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    cw_net_init(&c->net);
     c->addr = r->addr_text;
+    int rc = r->addr.unix_path
+                 ? cw_net_dial_unix(&c->net, r->addr.unix_path, r->connect_timeout_ms)
+                 : cw_net_dial_tcp(&c->net, r->addr.host, r->addr.port, r->connect_timeout_ms);
+    if (rc != 0) {
+        rc = cw_error(err, c->net.err == CW_NET_ENOMEM ? CWORK_ENOMEM : CWORK_EREDIS,
+                      "cannot connect to redis %s: %s", r->addr_text, c->net.errstr);
+        cw_conn_close(c);
+        return rc;
+    }
+    c->net.timeout_ms = r->command_timeout_ms;
     if (r->addr.password) {
         const char *argv[3] = {"AUTH"};
         int argc = 1;
@@ -310,12 +279,7 @@ static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_
  * unusable, and finding out here saves the caller a failed command. */
 static int idle_usable(cw_conn *c)
 {
-    if (c->ctx->err) return 0;
-    struct pollfd p = {.fd = c->ctx->fd, .events = POLLIN};
-    int n;
-    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
-    }
-    return n == 0;
+    return cw_net_idle_ok(&c->net);
 }
 
 static void wait_until(cwork_redis *r, int64_t until_ms)
@@ -434,7 +398,7 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
 {
     if (!c) return;
     /* Unread replies would be read by the next user as answers to its own commands. */
-    if (c->broken || c->pending != 0 || c->ctx->err) {
+    if (c->broken || c->pending != 0 || c->net.err) {
         cw_conn_close(c);
         pthread_mutex_lock(&r->mu);
         r->live--;

@@ -1,5 +1,6 @@
-/* Redis connections over hiredis: URL parsing, a thread-safe connection pool with
- * re-dialling and capped backoff, EVALSHA with NOSCRIPT fallback, pipelining.
+/* Redis connections: URL parsing, a thread-safe connection pool with re-dialling and
+ * capped backoff, EVALSHA with NOSCRIPT fallback, pipelining. The socket is cwork's own
+ * (redis_net.h); hiredis formats commands and parses replies.
  *
  * Every Redis round trip of the library goes through a cw_conn checked out of a
  * cwork_redis pool. A connection that saw an I/O or protocol error is marked broken and
@@ -8,6 +9,8 @@
 #define CWORK_REDIS_H
 
 #include "util.h"
+
+#include "redis_net.h"
 
 #include <hiredis/hiredis.h>
 
@@ -30,7 +33,7 @@ void cw_redis_addr_clear(cw_redis_addr *a);
 
 /* One connection, owned by the pool while checked in. */
 typedef struct cw_conn {
-    redisContext *ctx;
+    cw_net net;
     int broken;        /* set on I/O or protocol error or a READONLY reply: closed at checkin */
     int pending;       /* replies appended but not yet read */
     struct cw_conn *next_idle;
@@ -83,6 +86,14 @@ int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
                         const char **argv, const size_t *lens, cwork_error *err);
 /* SCRIPT LOAD unless this connection has already loaded it. */
 int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err);
+
+/* The connection's socket, for poll(POLLIN) on a subscribed connection. Replies that
+ * were already read are not visible to poll: drain cw_conn_read_buffered first. */
+int cw_conn_fd(const cw_conn *c);
+/* A reply already read from the socket, without blocking or any I/O: *out NULL when
+ * there is none. For subscribed connections (messages nobody asked for): it does not
+ * count against c->pending. 0, or non-zero (c marked broken) on a protocol error. */
+int cw_conn_read_buffered(cw_conn *c, redisReply **out, cwork_error *err);
 
 /* Closes the socket and frees c (pool-internal: use cw_redis_checkin). NULL is ignored. */
 void cw_conn_close(cw_conn *c);

@@ -1,82 +1,28 @@
-/* One Redis connection: commands, pipelining, scripts, and SIGPIPE safety.
+/* One Redis connection: commands, pipelining and scripts over the transport of
+ * redis_net.c (which never raises SIGPIPE: it writes with MSG_NOSIGNAL).
  *
  * Everything here runs on a connection the calling thread has checked out, so nothing
  * needs a lock. A connection that saw an I/O, protocol or out-of-memory error, or a
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-/* ---------------------------------------------------------------- SIGPIPE
- *
- * hiredis 0.14 writes with write(), not send(MSG_NOSIGNAL): when Redis has gone away, a
- * write raises SIGPIPE, whose default action kills the process. A library must not
- * change the process-wide disposition, so every call that may write runs with SIGPIPE
- * blocked in the calling thread only (the signal is thread-directed: it is raised in the
- * thread that wrote). If the write did raise it, the signal is now pending on this
- * thread; it is consumed with a zero-timeout sigtimedwait before the old mask comes
- * back, so it is never delivered. A SIGPIPE that was already pending before (someone
- * else's) is left alone. A thread that blocks SIGPIPE itself pays one pthread_sigmask
- * call and nothing else. */
-
-typedef struct sigpipe_guard {
-    sigset_t old;
-    int active;      /* we blocked it and must restore the mask */
-    int was_pending; /* a SIGPIPE was pending before we started */
-} sigpipe_guard;
-
-static void sigpipe_block(sigpipe_guard *g)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    g->active = 0;
-    g->was_pending = 0;
-    if (pthread_sigmask(SIG_BLOCK, &set, &g->old) != 0 || sigismember(&g->old, SIGPIPE)) return;
-    g->active = 1;
-    if (sigpending(&pending) == 0) g->was_pending = sigismember(&pending, SIGPIPE);
-}
-
-/* failed: the hiredis call reported an error. A successful call wrote everything it
- * had to, so it cannot have raised SIGPIPE and the check is skipped. */
-static void sigpipe_restore(sigpipe_guard *g, int failed)
-{
-    if (!g->active) return;
-    sigset_t pending;
-    if (failed && !g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGPIPE);
-        struct timespec zero = {0, 0};
-        int saved = errno;
-        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR) {
-        }
-        errno = saved;
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
 
 /* ---------------------------------------------------------------- errors */
 
-/* Marks c broken and describes what hiredis saw. */
+/* Marks c broken and describes what the transport saw. */
 static int io_error(cw_conn *c, cwork_error *err)
 {
     c->broken = 1;
-    const redisContext *ctx = c->ctx;
-    const char *what = ctx->errstr[0] ? ctx->errstr : "unknown error";
+    const cw_net *n = &c->net;
+    const char *what = n->errstr[0] ? n->errstr : "unknown error";
     int code = CWORK_EREDIS;
-    if (ctx->err == REDIS_ERR_PROTOCOL)
+    if (n->err == CW_NET_EPROTO)
         code = CWORK_EPROTO;
-    else if (ctx->err == REDIS_ERR_OOM)
+    else if (n->err == CW_NET_ENOMEM)
         code = CWORK_ENOMEM;
-    else if (ctx->err == REDIS_ERR_IO && strstr(what, "temporarily unavailable"))
-        what = "timed out waiting for Redis"; /* SO_RCVTIMEO/SO_SNDTIMEO surface as EAGAIN */
     return cw_error(err, code, "redis %s: %s", c->addr ? c->addr : "", what);
 }
 
@@ -129,14 +75,18 @@ static int refuse_if_pending(cw_conn *c, cwork_error *err)
 
 /* ---------------------------------------------------------------- commands */
 
+/* One round trip of what was appended; NULL means an I/O error. */
+static redisReply *round_trip(cw_conn *c)
+{
+    void *r = NULL;
+    return cw_net_read_reply(&c->net, &r) == 0 ? r : NULL;
+}
+
 /* One round trip; error replies come back as replies, NULL means an I/O error. */
 static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const size_t *lens)
 {
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
-    sigpipe_restore(&g, r == NULL);
-    return r;
+    if (cw_net_append_argv(&c->net, argc, argv, lens) != 0) return NULL;
+    return round_trip(c);
 }
 
 redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
@@ -151,19 +101,15 @@ redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
     if (refuse_if_pending(c, err)) return NULL;
     va_list ap;
     va_start(ap, fmt);
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    redisReply *r = redisvCommand(c->ctx, fmt, ap);
-    sigpipe_restore(&g, r == NULL);
+    int rc = cw_net_append_vformat(&c->net, fmt, ap);
     va_end(ap);
-    return finish(c, r, err);
+    return finish(c, rc == 0 ? round_trip(c) : NULL, err);
 }
 
 int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err)
 {
-    /* Appending only fills hiredis' output buffer; the write happens in cw_conn_read. */
-    if (c->ctx->err || redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK)
-        return io_error(c, err);
+    /* Appending only fills the output buffer; the write happens in cw_conn_read. */
+    if (cw_net_append_argv(&c->net, argc, argv, lens) != 0) return io_error(c, err);
     c->pending++;
     return 0;
 }
@@ -172,15 +118,25 @@ int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err)
 {
     *out = NULL;
     if (c->pending <= 0) return cw_error(err, CWORK_EINVAL, "redis: no pipelined reply to read");
-    void *reply = NULL;
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    /* The first read flushes every appended command, then blocks for one reply. */
-    int rc = redisGetReply(c->ctx, &reply);
-    sigpipe_restore(&g, rc != REDIS_OK);
-    if (rc != REDIS_OK || !reply) return io_error(c, err);
+    /* The first read flushes every appended command, then waits for one reply. */
+    redisReply *reply = round_trip(c);
+    if (!reply) return io_error(c, err);
     c->pending--;
     note_reply(c, reply);
+    *out = reply;
+    return 0;
+}
+
+int cw_conn_fd(const cw_conn *c)
+{
+    return c->net.fd;
+}
+
+int cw_conn_read_buffered(cw_conn *c, redisReply **out, cwork_error *err)
+{
+    void *reply = NULL;
+    *out = NULL;
+    if (cw_net_buffered_reply(&c->net, &reply) != 0) return io_error(c, err);
     *out = reply;
     return 0;
 }
@@ -311,7 +267,7 @@ int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err)
 void cw_conn_close(cw_conn *c)
 {
     if (!c) return;
-    if (c->ctx) redisFree(c->ctx);
+    cw_net_close(&c->net);
     cw_free(c->scripts);
     cw_free(c);
 }

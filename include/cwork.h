@@ -45,7 +45,7 @@ enum {
     CWORK_ETIMEOUT = -7,    /* no connection became free in time, or a deadline passed */
     CWORK_ENOTFOUND = -8,   /* no such job, key or argument */
     CWORK_ETYPE = -9,       /* an argument exists but has another type */
-    CWORK_EUNSUPPORTED = -10 /* a feature this build or this Redis lacks (e.g. rediss://) */
+    CWORK_EUNSUPPORTED = -10 /* a feature this build or this Redis lacks */
 };
 
 /* Short static description of a code ("redis error", …). */
@@ -113,11 +113,21 @@ typedef struct cwork_redis_options {
 /* Fills *opts with the defaults above. */
 void cwork_redis_options_init(cwork_redis_options *opts);
 
-/* Creates a connection pool. url: `redis://[user:password@]host[:port][/db]` (a lone
- * user-info is a password), `host:port`, or `unix:///path[?db=N]`; NULL means the
- * CWORK_REDIS_URL environment variable, else redis://127.0.0.1:6379. `rediss://` fails
- * with CWORK_EUNSUPPORTED. opts may be NULL. Connections are dialled on first use.
- * Returns NULL on error (filling err). Free with cwork_redis_free. */
+/* Creates a connection pool. url:
+ *   redis://[user:password@]host[:port][/db]   (a lone user-info is a password)
+ *   rediss://… the same over TLS, with the query parameters ca=PATH (the CA file; else
+ *     the system's store), cert=PATH and key=PATH (a client certificate, PEM, key not
+ *     encrypted), sni=NAME (sent, and verified instead of the host), verify=0 (no
+ *     verification at all: logged as a warning once, at creation). The certificate and
+ *     the host name (or IP address) are verified by default.
+ *   host:port, or unix:///path[?db=N]
+ * and on any of them min_replicas=N (with min_replicas_timeout_ms=MS, default 1000):
+ * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise.
+ * redis:// and unix: ignore query parameters they do not know, as Go does; rediss://
+ * refuses them. NULL means the CWORK_REDIS_URL environment variable, else
+ * redis://127.0.0.1:6379. opts may be NULL. TLS files are loaded here (errors name the
+ * file); connections are dialled on first use. Returns NULL on error (filling err).
+ * Free with cwork_redis_free. */
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err);
 
 /* Closes every connection. No other thread may be using the pool. NULL is ignored. */

@@ -412,6 +412,8 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         r = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
                          a.lens, err);
     }
+    /* min_replicas: acknowledged means replicated (checked once the reply is read). */
+    int replicated = r ? cw_conn_wait_replicas(c, err) : 0;
     cw_redis_checkin(enq->redis, c);
     if (!r) {
         rc = err ? err->code : CWORK_EREDIS; /* nothing written (or, on I/O, unknown) */
@@ -433,6 +435,7 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     for (size_t i = 0; i < n; i++)
         if (sadd_name[i])
             enq_known_mark(enq, entry_name(b, i), now);
+    rc = replicated;
 
 done:
     cw_free(order);

@@ -398,6 +398,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
     else
         rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
+    if (rc == 0)
+        rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
     cw_redis_checkin(enq->redis, c);
     if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
         enq_known_mark(enq, name, now);

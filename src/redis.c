@@ -8,7 +8,7 @@
  * backoff (10 ms, doubling up to 1 s) since the previous failure; the other checkouts
  * wait for the probe or their deadline instead of hammering a dead server, and one
  * warning is logged per backoff step. The first successful dial ends the state. */
-#include "redis.h"
+#include "redis_impl.h"
 #include "log.h"
 
 #include <errno.h>
@@ -21,25 +21,6 @@
 #define BACKOFF_FIRST_MS 10
 #define BACKOFF_CAP_MS 1000
 
-struct cwork_redis {
-    cw_redis_addr addr;
-    char *url_shown; /* the URL with the password redacted */
-    char *addr_text; /* "host:port", "[v6]:port" or "unix:/path", for messages */
-    int connect_timeout_ms, command_timeout_ms; /* command: 0 = none */
-    int max_connections;
-    int checkout_timeout_ms;
-
-    pthread_mutex_t mu;
-    pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the
-                             result of a dial appears */
-    cw_conn *idle;        /* LIFO: the warmest connection is reused first */
-    int live;             /* connections that exist or are being dialled */
-    int failing;          /* the last dial could not reach Redis; no success since */
-    int probing;          /* while failing, a dial is in flight */
-    int backoff_ms;       /* the current backoff step while failing */
-    int64_t next_dial_ms; /* while failing: no dial before this (monotonic ms) */
-    cwork_error last_error;
-};
 
 void cwork_redis_options_init(cwork_redis_options *opts)
 {
@@ -104,6 +85,24 @@ static int init_sync(cwork_redis *r)
     return 0;
 }
 
+/* What messages about the pool as a whole call it. */
+static char *describe_pool(const cw_redis_addr *a)
+{
+    cw_buf b;
+    cw_buf_init(&b);
+    if (a->kind == CW_REDIS_SENTINEL)
+        cw_buf_printf(&b, "sentinel master %s", a->master_name);
+    else if (a->kind == CW_REDIS_CLUSTER)
+        cw_buf_puts(&b, "cluster");
+    else if (a->unix_path)
+        cw_buf_printf(&b, "unix:%s", a->unix_path);
+    else if (strchr(a->host, ':'))
+        cw_buf_printf(&b, "[%s]:%d", a->host, a->port);
+    else
+        cw_buf_printf(&b, "%s:%d", a->host, a->port);
+    return cw_buf_take(&b, NULL);
+}
+
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err)
 {
     cwork_redis_options o;
@@ -134,19 +133,26 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
         return NULL;
     }
     if (choose_password(&r->addr, &o, err)) goto fail;
-    cw_buf b;
-    cw_buf_init(&b);
-    if (r->addr.unix_path)
-        cw_buf_printf(&b, "unix:%s", r->addr.unix_path);
-    else if (strchr(r->addr.host, ':'))
-        cw_buf_printf(&b, "[%s]:%d", r->addr.host, r->addr.port);
-    else
-        cw_buf_printf(&b, "%s:%d", r->addr.host, r->addr.port);
-    r->addr_text = cw_buf_take(&b, NULL);
     r->url_shown = cwork_redact_url(url);
+    r->addr_text = describe_pool(&r->addr);
     if (!r->addr_text || !r->url_shown) {
         cw_error(err, CWORK_ENOMEM, "out of memory");
         goto fail;
+    }
+    if (r->addr.kind != CW_REDIS_DIRECT) {
+        cw_error(err, CWORK_EUNSUPPORTED, "not yet");
+        goto fail;
+    }
+    const cw_redis_addr *a = &r->addr;
+    if (a->tls) {
+        if (cw_tls_config_init(&r->tls, a->tls_ca, a->tls_cert, a->tls_key, a->tls_sni,
+                               a->tls_verify, err) != 0)
+            goto fail;
+        if (!a->tls_verify)
+            cw_log(CWORK_LOG_WARN, "redis.tls.verify_off", "url", r->url_shown, "risk",
+                   "the server's certificate is not checked: anyone on the path can read and "
+                   "change the traffic",
+                   NULL);
     }
     r->connect_timeout_ms = o.connect_timeout_ms;
     r->command_timeout_ms = o.command_timeout_ms;
@@ -158,6 +164,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     }
     return r;
 fail:
+    cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
     cw_free(r->url_shown);
@@ -175,101 +182,11 @@ void cwork_redis_free(cwork_redis *r)
     }
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
+    cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
     cw_free(r->url_shown);
     cw_free(r);
-}
-
-/* ---------------------------------------------------------------- dialling */
-
-/* Copies a server message into out with every occurrence of secret replaced: Redis does
- * not echo passwords, but a message that reaches a log must not be trusted to. */
-static void scrub(char *out, size_t size, const char *msg, const char *secret)
-{
-    size_t n = secret ? strlen(secret) : 0, j = 0;
-    for (const char *p = msg; *p && j + 1 < size;) {
-        if (n && strncmp(p, secret, n) == 0) {
-            for (const char *x = "xxxxx"; *x && j + 1 < size; x++)
-                out[j++] = *x;
-            p += n;
-        } else {
-            out[j++] = *p++;
-        }
-    }
-    out[j] = '\0';
-}
-
-/* Errors Redis gives while it cannot serve yet: worth another try after a backoff. */
-static int transient_reply(const char *msg)
-{
-    return strstr(msg, "LOADING") != NULL || strstr(msg, "BUSY") != NULL;
-}
-
-/* Runs AUTH or SELECT during the dial. On an error reply, *transient tells whether it
- * may go away by itself. */
-static int setup_command(cwork_redis *r, cw_conn *c, int argc, const char **argv, const char *what,
-                         int *transient, cwork_error *err)
-{
-    cwork_error e;
-    redisReply *reply = cw_conn_command(c, argc, argv, NULL, &e);
-    if (reply) {
-        freeReplyObject(reply);
-        return 0;
-    }
-    char msg[sizeof e.message];
-    scrub(msg, sizeof msg, e.message, r->addr.password);
-    *transient = c->net.err != 0 || transient_reply(msg);
-    if (c->net.err)
-        return cw_error(err, e.code, "%s", msg); /* io_error already names the address */
-    return cw_error(err, CWORK_EREDIS, "redis %s refused %s: %s", r->addr_text, what, msg);
-}
-
-/* Opens and prepares one connection. *transient is 1 when Redis could not be reached
- * (worth re-dialling), 0 when it answered with a refusal (wrong password, bad db).
- * probe: Redis was unreachable until now; a PING makes sure that it serves again and
- * is not still loading its data set (LOADING counts as unreachable). */
-static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err)
-{
-    *out = NULL;
-    *transient = 1;
-    cw_conn *c = cw_calloc(1, sizeof *c);
-    if (!c) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    cw_net_init(&c->net);
-    c->addr = r->addr_text;
-    int rc = r->addr.unix_path
-                 ? cw_net_dial_unix(&c->net, r->addr.unix_path, r->connect_timeout_ms)
-                 : cw_net_dial_tcp(&c->net, r->addr.host, r->addr.port, r->connect_timeout_ms);
-    if (rc != 0) {
-        rc = cw_error(err, c->net.err == CW_NET_ENOMEM ? CWORK_ENOMEM : CWORK_EREDIS,
-                      "cannot connect to redis %s: %s", r->addr_text, c->net.errstr);
-        cw_conn_close(c);
-        return rc;
-    }
-    c->net.timeout_ms = r->command_timeout_ms;
-    if (r->addr.password) {
-        const char *argv[3] = {"AUTH"};
-        int argc = 1;
-        if (r->addr.user) argv[argc++] = r->addr.user;
-        argv[argc++] = r->addr.password;
-        rc = setup_command(r, c, argc, argv, "AUTH", transient, err);
-    }
-    if (rc == 0 && r->addr.db != 0) {
-        char db[16];
-        snprintf(db, sizeof db, "%d", r->addr.db);
-        const char *argv[2] = {"SELECT", db};
-        rc = setup_command(r, c, 2, argv, "SELECT", transient, err);
-    }
-    if (rc == 0 && probe) {
-        const char *argv[1] = {"PING"};
-        rc = setup_command(r, c, 1, argv, "PING", transient, err);
-    }
-    if (rc) {
-        cw_conn_close(c);
-        return rc;
-    }
-    *out = c;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- checkout / checkin */
@@ -339,7 +256,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             cw_conn *c;
             cwork_error e;
             int transient;
-            int rc = dial(r, probe, &c, &transient, &e);
+            int rc = cw_dial(r, probe, &c, &transient, &e);
 
             pthread_mutex_lock(&r->mu);
             if (probe) r->probing = 0;

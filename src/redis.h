@@ -14,20 +14,50 @@
 
 #include <hiredis/hiredis.h>
 
+/* What a URL names: one server, or the sentinels of a replicated master, or the seed
+ * nodes of a cluster. */
+typedef enum cw_redis_kind {
+    CW_REDIS_DIRECT = 0, /* redis://, rediss://, unix://, host:port */
+    CW_REDIS_SENTINEL,   /* redis+sentinel://, rediss+sentinel:// */
+    CW_REDIS_CLUSTER     /* redis+cluster://, rediss+cluster:// */
+} cw_redis_kind;
+
+typedef struct cw_redis_node {
+    char *host;
+    int port;
+} cw_redis_node;
+
+#define CW_MIN_REPLICAS_DEFAULT_TIMEOUT_MS 1000
+
 /* Where and how to connect, parsed from a URL. Strings are owned (cw_free). */
 typedef struct cw_redis_addr {
-    char *host;       /* TCP host, NULL for unix sockets */
+    cw_redis_kind kind;
+    char *host;          /* DIRECT over TCP; NULL otherwise */
     int port;
-    char *unix_path;  /* unix socket path, or NULL */
+    char *unix_path;     /* DIRECT over a unix socket, or NULL */
+    cw_redis_node *nodes; /* SENTINEL: the sentinels; CLUSTER: the seed nodes */
+    int nnodes;
+    char *master_name;   /* SENTINEL: the name the sentinels monitor */
     int db;
-    char *user;       /* ACL user, or NULL */
-    char *password;   /* or NULL */
+    char *user;          /* ACL user, or NULL */
+    char *password;      /* or NULL */
+    char *sentinel_user; /* SENTINEL: the sentinels' own ACL user and password */
+    char *sentinel_password;
+    int tls;             /* rediss… */
+    char *tls_ca;        /* ca=: CA file (else the system's store) */
+    char *tls_cert;      /* cert=, key=: a client certificate and its key */
+    char *tls_key;
+    char *tls_sni;       /* sni=: the name sent and verified instead of the host */
+    int tls_verify;      /* verify=0 turns verification off; default 1 */
+    int min_replicas;    /* min_replicas=N: enqueues and commits WAIT for N replicas */
+    int min_replicas_timeout_ms; /* min_replicas_timeout_ms=, default 1000 */
 } cw_redis_addr;
 
-/* Parses redis://[user:password@]host[:port][/db] (a lone user-info is a password,
- * missing host → localhost, missing port → 6379), host:port, :port, and
- * unix:///path[?db=N]. rediss:// → CWORK_EUNSUPPORTED. Messages never contain the
- * password. */
+/* Parses the URL forms of cwork_redis_new (see cwork.h), with the query parameters
+ * ca, cert, key, sni, verify (rediss… only), sentinel_user, sentinel_password
+ * (sentinel only), min_replicas, min_replicas_timeout_ms, and db (unix only). redis://
+ * and unix: ignore unknown parameters, as Go does; the other schemes refuse them.
+ * Messages never contain a password. */
 int cw_redis_addr_parse(const char *url, cw_redis_addr *out, cwork_error *err);
 void cw_redis_addr_clear(cw_redis_addr *a);
 
@@ -37,9 +67,12 @@ typedef struct cw_conn {
     int broken;        /* set on I/O or protocol error or a READONLY reply: closed at checkin */
     int pending;       /* replies appended but not yet read */
     struct cw_conn *next_idle;
-    const char *addr;  /* the pool's "host:port" (or unix:path), for messages */
+    const char *addr;  /* "host:port" (or unix:path) of the server, for messages */
+    char addr_buf[96]; /* where addr usually points */
     char (*scripts)[41]; /* SHAs this connection has loaded (SCRIPT LOAD or EVAL) */
     int nscripts, scripts_cap;
+    int min_replicas;  /* cw_conn_wait_replicas: WAIT for this many replicas… */
+    int min_replicas_timeout_ms; /* …this long */
 } cw_conn;
 
 /* Waits up to the checkout timeout for a connection, dialling (AUTH, SELECT,
@@ -65,6 +98,14 @@ redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
 int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens,
                    cwork_error *err);
 int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err);
+
+/* With min_replicas=N in the URL: WAIT until N replicas have acknowledged every write
+ * made on c so far (at most min_replicas_timeout_ms). 0 at once without it, 0 when
+ * enough replicas acknowledged, else CWORK_EREDIS ("written, but only K of N replicas
+ * acknowledged it"): the write stands on the master but could be lost by a failover.
+ * Call it after a write that must survive one: enqueues (enqueue.c, batch.c) and the
+ * pool's commits. */
+int cw_conn_wait_replicas(cw_conn *c, cwork_error *err);
 
 /* A Lua script embedded from src/scripts/NAME.lua at build time (see scripts.h). */
 typedef struct cw_script {

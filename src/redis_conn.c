@@ -141,6 +141,32 @@ int cw_conn_read_buffered(cw_conn *c, redisReply **out, cwork_error *err)
     return 0;
 }
 
+/* ---------------------------------------------------------------- replicas */
+
+int cw_conn_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    char n[16], ms[16];
+    snprintf(n, sizeof n, "%d", c->min_replicas);
+    snprintf(ms, sizeof ms, "%d", c->min_replicas_timeout_ms);
+    const char *argv[] = {"WAIT", n, ms};
+    /* WAIT itself may take its whole timeout: the command deadline comes on top. */
+    int saved = c->net.timeout_ms;
+    if (saved > 0) c->net.timeout_ms = saved + c->min_replicas_timeout_ms;
+    redisReply *r = cw_conn_command(c, 3, argv, NULL, err);
+    c->net.timeout_ms = saved;
+    if (!r) return err ? err->code : CWORK_EREDIS;
+    long long acked = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    freeReplyObject(r);
+    if (acked < 0) return cw_error(err, CWORK_EPROTO, "redis %s: WAIT answered no number", c->addr);
+    if (acked < c->min_replicas)
+        return cw_error(err, CWORK_EREDIS,
+                        "redis %s: written, but only %lld of %d replicas acknowledged it within "
+                        "%d ms (min_replicas): a failover now could lose it",
+                        c->addr, acked, c->min_replicas, c->min_replicas_timeout_ms);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- scripts */
 
 static int script_loaded(const cw_conn *c, const char *sha)

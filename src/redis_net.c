@@ -2,6 +2,7 @@
  * replies with deadlines, over a non-blocking socket. TLS lives in redis_tls.c and
  * plugs in through cw_tls_read/cw_tls_write. */
 #include "redis_net.h"
+#include "redis_tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -173,6 +174,7 @@ int cw_net_dial_unix(cw_net *n, const char *path, int connect_ms)
 /* >0: bytes moved; 0: not ready, wait for *want; -1: failed (err set). */
 static ssize_t io_write(cw_net *n, const char *p, size_t len, short *want)
 {
+    if (n->ssl) return cw_tls_write(n, p, len, want);
     for (;;) {
         /* MSG_NOSIGNAL: a peer that went away gives EPIPE here, never SIGPIPE. */
         ssize_t w = send(n->fd, p, len, MSG_NOSIGNAL);
@@ -188,10 +190,16 @@ static ssize_t io_write(cw_net *n, const char *p, size_t len, short *want)
 
 static ssize_t io_read(cw_net *n, char *p, size_t len, short *want)
 {
+    if (n->ssl) return cw_tls_read(n, p, len, want);
     for (;;) {
         ssize_t r = recv(n->fd, p, len, 0);
         if (r > 0) return r;
-        if (r == 0) return cw_net_fail(n, CW_NET_EIO, "Server closed the connection");
+        if (r == 0 || (errno == ECONNRESET && !n->received)) {
+            /* A TLS server drops a client that does not start with a handshake. */
+            const char *hint = n->received ? "" : " before answering (a TLS port? use rediss://)";
+            return cw_net_fail(n, CW_NET_EIO, "%s%s",
+                               r == 0 ? "Server closed the connection" : strerror(errno), hint);
+        }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {
             *want = POLLIN;
@@ -250,8 +258,12 @@ static int fill(cw_net *n, int64_t deadline)
             if (ready <= 0) return timed_out(n, ready);
             continue;
         }
+        /* A TLS server answers a plain client with an alert or handshake record. */
+        if (!n->ssl && !n->received && (buf[0] == 0x15 || buf[0] == 0x16))
+            return cw_net_fail(n, CW_NET_ETLS, "the server speaks TLS: use rediss://");
+        n->received = 1;
         if (redisReaderFeed(n->reader, buf, (size_t)r) != REDIS_OK) return reader_failed(n);
-        return 0;
+        if (!n->ssl || cw_tls_pending(n) == 0) return 0;
     }
 }
 
@@ -309,11 +321,14 @@ int cw_net_idle_ok(cw_net *n)
     while ((rc = poll(&p, 1, 0)) < 0 && errno == EINTR) {
     }
     if (rc == 0) return 1;
-    return 0;
+    /* TLS: a record that carries no data (a session ticket, a key update) makes the
+     * socket readable too; only data or a close makes the connection unusable. */
+    return n->ssl ? cw_tls_idle_ok(n) : 0;
 }
 
 void cw_net_close(cw_net *n)
 {
+    if (n->ssl) cw_tls_close(n);
     if (n->fd >= 0) close(n->fd);
     if (n->reader) redisReaderFree(n->reader);
     cw_buf_free(&n->out);

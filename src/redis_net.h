@@ -31,14 +31,16 @@ enum {
 };
 
 typedef struct cw_net {
-    int fd;              /* -1 when not connected */
-    SSL *ssl;            /* NULL for plain connections */
-    redisReader *reader; /* replies read but not yet handed out */
-    cw_buf out;          /* formatted commands not yet written */
-    size_t out_sent;     /* bytes of out already written */
-    int timeout_ms;      /* per reply (and per flush); 0 = wait forever */
-    int err;             /* CW_NET_…; non-zero: broken for good */
-    char errstr[160];    /* what err means, for messages (never a secret) */
+    int fd;                 /* -1 when not connected */
+    SSL *ssl;               /* NULL for plain connections */
+    redisReader *reader;    /* replies read but not yet handed out */
+    cw_buf out;             /* formatted commands not yet written */
+    size_t out_sent;        /* bytes of out already written */
+    int timeout_ms;         /* per reply (and per flush); 0 = wait forever */
+    int received;           /* anything was read yet (a TLS answer to a plain hello?) */
+    int tls_cert_requested; /* the TLS server asked for a client certificate */
+    int err;                /* CW_NET_…; non-zero: broken for good */
+    char errstr[160];       /* what err means, for messages (never a secret) */
 } cw_net;
 
 /* Every cw_net starts here (fd -1, no buffers), so cw_net_close is always safe. */

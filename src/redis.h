@@ -125,6 +125,12 @@ redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
  * so NOSCRIPT cannot happen within the pipeline unless someone runs SCRIPT FLUSH. */
 int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
                         const char **argv, const size_t *lens, cwork_error *err);
+/* An error reply of script s in words: an ACL refusal inside a script (which Redis 7.0
+ * reports only as "@user_script:LINE") becomes "the Redis user may not run 'zadd' (ACL
+ * +zadd), which the NAME script calls"; any other message is copied. cw_conn_eval does
+ * this itself; pipelined callers (cw_conn_append_eval) can use it on their replies. */
+void cw_script_explain_error(const cw_script *s, const char *msg, char *out, size_t size);
+
 /* SCRIPT LOAD unless this connection has already loaded it. */
 int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err);
 

@@ -6,7 +6,9 @@
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
 
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -237,6 +239,42 @@ static int eval_args_build(eval_args *e, const cw_script *s, int use_sha, int nk
     return 0;
 }
 
+/* Redis 7.0 reports a command an ACL refuses inside a script by the script's line only
+ * ("… can't run this command or subcommand script: SHA, on @user_script:26."): that line
+ * of our own script names the command. */
+static int refused_call(const cw_script *s, const char *msg, char *cmd, size_t size)
+{
+    const char *at = strstr(msg, "@user_script:");
+    if (!at || !strstr(msg, "can't run this command")) return 0;
+    long line = strtol(at + 13, NULL, 10);
+    const char *p = s->body, *end = s->body + s->body_len;
+    for (long i = 1; i < line && p < end; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    for (const char *q = p; q + 6 < eol; q++) {
+        if (memcmp(q, "call(", 5) != 0 || (q[5] != '\'' && q[5] != '"')) continue;
+        size_t n = 0;
+        for (const char *w = q + 6; w < eol && n + 1 < size && *w != q[5]; w++)
+            cmd[n++] = (char)tolower((unsigned char)*w);
+        cmd[n] = '\0';
+        return n > 0;
+    }
+    return 0;
+}
+
+void cw_script_explain_error(const cw_script *s, const char *msg, char *out, size_t size)
+{
+    char cmd[32];
+    if (refused_call(s, msg, cmd, sizeof cmd))
+        snprintf(out, size, "the Redis user may not run '%s' (ACL +%s), which the %s script calls",
+                 cmd, cmd, s->name ? s->name : "cwork");
+    else
+        snprintf(out, size, "%s", msg);
+}
+
 redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
                          const size_t *lens, cwork_error *err)
 {
@@ -254,6 +292,15 @@ redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, c
     }
     cw_free(e.heap);
     if (r && r->type != REDIS_REPLY_ERROR) remember_script(c, s->sha);
+    if (r && r->type == REDIS_REPLY_ERROR && r->str) {
+        char explained[200];
+        cw_script_explain_error(s, r->str, explained, sizeof explained);
+        if (strcmp(explained, r->str) != 0) {
+            freeReplyObject(r);
+            cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);
+            return NULL;
+        }
+    }
     return finish(c, r, err);
 }
 

@@ -108,6 +108,9 @@ typedef struct cwork_redis_options {
     const char *password;    /* overrides the URL's; "" means no password at all;
                                 NULL: the URL's, else the CWORK_REDIS_PASSWORD
                                 environment variable */
+    const char *sentinel_password; /* the same for the sentinels of a redis+sentinel://
+                                URL: overrides sentinel_password=, else
+                                CWORK_REDIS_SENTINEL_PASSWORD */
 } cwork_redis_options;
 
 /* Fills *opts with the defaults above. */
@@ -120,11 +123,15 @@ void cwork_redis_options_init(cwork_redis_options *opts);
  *     encrypted), sni=NAME (sent, and verified instead of the host), verify=0 (no
  *     verification at all: logged as a warning once, at creation). The certificate and
  *     the host name (or IP address) are verified by default.
+ *   redis+sentinel://[user:password@]host1:port1[,host2:port2…]/MASTER_NAME[/db]
+ *     (rediss+sentinel:// with TLS to sentinels and data nodes alike): the master the
+ *     sentinels name (default port 26379), followed through failovers;
+ *     sentinel_user= and sentinel_password= are the sentinels' own credentials
  *   host:port, or unix:///path[?db=N]
  * and on any of them min_replicas=N (with min_replicas_timeout_ms=MS, default 1000):
  * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise.
- * redis:// and unix: ignore query parameters they do not know, as Go does; rediss://
- * refuses them. NULL means the CWORK_REDIS_URL environment variable, else
+ * redis:// and unix: ignore query parameters they do not know, as Go does; the other
+ * schemes refuse them. NULL means the CWORK_REDIS_URL environment variable, else
  * redis://127.0.0.1:6379. opts may be NULL. TLS files are loaded here (errors name the
  * file); connections are dialled on first use. Returns NULL on error (filling err).
  * Free with cwork_redis_free. */

@@ -19,6 +19,7 @@ cwork_build_packages=(
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
     redis-tools                             # redis-cli: the browser test, cluster creation
+    redis-sentinel                          # the Sentinel failover tests
     openssl                                 # certificates for the TLS tests
     golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)
     tzdata                                  # time-zone tests of the cron parser

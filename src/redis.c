@@ -10,6 +10,7 @@
  * warning is logged per backoff step. The first successful dial ends the state. */
 #include "redis_impl.h"
 #include "log.h"
+#include "redis_sentinel.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -53,20 +54,31 @@ static int check_options(const cwork_redis_options *o, cwork_error *err)
 }
 
 /* opts->password (even "", which means none) wins over the URL's, which wins over
- * CWORK_REDIS_PASSWORD. */
-static int choose_password(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
+ * CWORK_REDIS_PASSWORD; and sentinel_password likewise over
+ * CWORK_REDIS_SENTINEL_PASSWORD. */
+static int choose_secret(char **field, const char *option, const char *env, cwork_error *err)
 {
     const char *pw = NULL;
-    if (o->password)
-        pw = o->password;
-    else if (!a->password)
-        pw = getenv("CWORK_REDIS_PASSWORD");
+    if (option)
+        pw = option;
+    else if (!*field)
+        pw = getenv(env);
     if (pw) {
-        cw_free(a->password);
-        a->password = *pw ? cw_strdup(pw) : NULL;
-        if (*pw && !a->password) return cw_error(err, CWORK_ENOMEM, "out of memory");
+        cw_free(*field);
+        *field = *pw ? cw_strdup(pw) : NULL;
+        if (*pw && !*field) return cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     return 0;
+}
+
+/* The same rule for the sentinels' password (sentinel URLs only). */
+static int choose_passwords(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
+{
+    int rc = choose_secret(&a->password, o->password, "CWORK_REDIS_PASSWORD", err);
+    if (rc == 0 && a->kind == CW_REDIS_SENTINEL)
+        rc = choose_secret(&a->sentinel_password, o->sentinel_password,
+                           "CWORK_REDIS_SENTINEL_PASSWORD", err);
+    return rc;
 }
 
 static int init_sync(cwork_redis *r)
@@ -132,14 +144,15 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
         cw_free(r);
         return NULL;
     }
-    if (choose_password(&r->addr, &o, err)) goto fail;
+    if (choose_passwords(&r->addr, &o, err)) goto fail;
     r->url_shown = cwork_redact_url(url);
     r->addr_text = describe_pool(&r->addr);
     if (!r->addr_text || !r->url_shown) {
         cw_error(err, CWORK_ENOMEM, "out of memory");
         goto fail;
     }
-    if (r->addr.kind != CW_REDIS_DIRECT) {
+    if (r->addr.kind == CW_REDIS_SENTINEL && cw_sentinel_new(r, err) != 0) goto fail;
+    if (r->addr.kind == CW_REDIS_CLUSTER) {
         cw_error(err, CWORK_EUNSUPPORTED, "not yet");
         goto fail;
     }
@@ -164,6 +177,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     }
     return r;
 fail:
+    cw_sentinel_free(r);
     cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
@@ -180,6 +194,7 @@ void cwork_redis_free(cwork_redis *r)
         r->idle = c->next_idle;
         cw_conn_close(c);
     }
+    cw_sentinel_free(r); /* its watcher may still use the pool's TLS and addresses */
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     cw_tls_config_clear(&r->tls);
@@ -233,7 +248,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             cw_conn *c = r->idle;
             r->idle = c->next_idle;
             c->next_idle = NULL;
-            if (idle_usable(c)) {
+            if (c->epoch == r->epoch && idle_usable(c)) {
                 pthread_mutex_unlock(&r->mu);
                 *out = c;
                 return 0;
@@ -314,8 +329,12 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
 void cw_redis_checkin(cwork_redis *r, cw_conn *c)
 {
     if (!c) return;
-    /* Unread replies would be read by the next user as answers to its own commands. */
-    if (c->broken || c->pending != 0 || c->net.err) {
+    /* Unread replies would be read by the next user as answers to its own commands; a
+     * connection of an older epoch goes to a server that is no longer the master. */
+    pthread_mutex_lock(&r->mu);
+    int drop = c->broken || c->pending != 0 || c->net.err || c->epoch != r->epoch;
+    pthread_mutex_unlock(&r->mu);
+    if (drop) {
         cw_conn_close(c);
         pthread_mutex_lock(&r->mu);
         r->live--;
@@ -325,6 +344,21 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
         r->idle = c;
     }
     pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+unsigned cw_redis_epoch(cwork_redis *r)
+{
+    pthread_mutex_lock(&r->mu);
+    unsigned e = r->epoch;
+    pthread_mutex_unlock(&r->mu);
+    return e;
+}
+
+void cw_redis_next_epoch(cwork_redis *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->epoch++;
     pthread_mutex_unlock(&r->mu);
 }
 

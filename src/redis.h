@@ -73,6 +73,7 @@ typedef struct cw_conn {
     int nscripts, scripts_cap;
     int min_replicas;  /* cw_conn_wait_replicas: WAIT for this many replicas… */
     int min_replicas_timeout_ms; /* …this long */
+    unsigned epoch;    /* the pool's epoch when dialled (see redis_impl.h) */
 } cw_conn;
 
 /* Waits up to the checkout timeout for a connection, dialling (AUTH, SELECT,

@@ -33,6 +33,7 @@ struct cwork_redis {
     int probing;          /* while failing, a dial is in flight */
     int backoff_ms;       /* the current backoff step while failing */
     int64_t next_dial_ms; /* while failing: no dial before this (monotonic ms) */
+    unsigned epoch;       /* connections of an older epoch are closed, not reused */
     cwork_error last_error;
 };
 
@@ -57,6 +58,11 @@ int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const
  * direct URL, the master the sentinels name, the cluster node serving the namespace.
  * probe: Redis was unreachable until now; a PING makes sure that it serves again. */
 int cw_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err);
+
+/* The current epoch; cw_redis_next_epoch retires every connection dialled before (the
+ * master moved): idle ones are closed at checkout, busy ones at checkin. */
+unsigned cw_redis_epoch(cwork_redis *r);
+void cw_redis_next_epoch(cwork_redis *r);
 
 /* Copies msg into out with every occurrence of each secret replaced by xxxxx. */
 void cw_scrub(char *out, size_t size, const char *msg, const char *secret1, const char *secret2);

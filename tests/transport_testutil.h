@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,13 +45,18 @@ __attribute__((unused)) static int tt_port_open(int port)
     return ok;
 }
 
-/* A free loopback port (nothing listens there now), from a random start. */
+/* A free loopback port (nothing listens there now), from a random start, below the
+ * kernel's ephemeral range (32768…) so that no client socket holds it. */
 __attribute__((unused)) static int tt_free_port(void)
 {
     static unsigned next;
-    if (!next) next = 20000 + (unsigned)getpid() % 20000;
+    if (!next) {
+        unsigned r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r) r = (unsigned)getpid();
+        next = r;
+    }
     for (int i = 0; i < 1000; i++) {
-        int port = 20000 + (int)(next++ % 30000);
+        int port = 20000 + (int)(next++ % 12000);
         if (!tt_port_open(port)) return port;
     }
     return -1;

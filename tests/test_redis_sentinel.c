@@ -1,0 +1,481 @@
+/* redis+sentinel:// against real servers started here: one master, two replicas, three
+ * sentinels. Every role through the sentinels; sentinels down at start are rotated
+ * past; a wrong master name fails at once; and a pool running 20,000 jobs while the
+ * master is SIGKILLed resumes by itself, without and with min_replicas=1 (then no
+ * acknowledged job may be lost). The failover figures are printed for the README. */
+#include "redis.h"
+#include "redis_sentinel.h"
+#include "transport_testutil.h"
+
+#define MASTER_NAME "mymaster"
+#define FAILOVER_JOBS 20000
+#define AFTER_JOBS 1000 /* enqueued once a manual failover is over */
+
+#define DATA_PW "data-s3cr3t"
+#define SENTINEL_PW "sentinel-s3cr3t"
+
+typedef struct topo {
+    int auth; /* data nodes and sentinels each have their own password */
+    char dir[64];
+    tt_proc data[3]; /* [0] the first master, then two replicas */
+    tt_proc sentinel[3];
+    char url[256]; /* redis+sentinel://…/mymaster */
+} topo;
+
+static int start_data_on(topo *t, int i, int master_port, int port)
+{
+    char port_s[16], of[64], rdb[32];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    snprintf(of, sizeof of, "127.0.0.1 %d", master_port);
+    snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
+    const char *argv[24] = {
+        "redis-server", "--port", port_s,  "--bind", "127.0.0.1",    "--save", "",
+        "--appendonly", "no",     "--dir", t->dir,   "--dbfilename", rdb};
+    int argc = 13;
+    if (t->auth) {
+        argv[argc++] = "--requirepass", argv[argc++] = DATA_PW;
+        argv[argc++] = "--masterauth", argv[argc++] = DATA_PW;
+    }
+    if (master_port) argv[argc++] = "--replicaof", argv[argc++] = of;
+    return tt_spawn(&t->data[i], port, NULL, argv);
+}
+
+/* A port that looked free may be taken before the server binds it: try a few. */
+static int start_data(topo *t, int i, int master_port)
+{
+    for (int attempt = 0; attempt < 5; attempt++)
+        if (start_data_on(t, i, master_port, tt_free_port()) == 0) return 0;
+    return -1;
+}
+
+static int start_sentinel(topo *t, int i, int port)
+{
+    char conf[128];
+    snprintf(conf, sizeof conf, "%s/sentinel-%d.conf", t->dir, port);
+    FILE *f = fopen(conf, "w");
+    if (!f) return -1;
+    fprintf(f,
+            "port %d\nbind 127.0.0.1\ndir %s\n"
+            "sentinel monitor " MASTER_NAME " 127.0.0.1 %d 2\n"
+            "sentinel down-after-milliseconds " MASTER_NAME " 1000\n"
+            "sentinel failover-timeout " MASTER_NAME " 10000\n"
+            "sentinel parallel-syncs " MASTER_NAME " 1\n",
+            port, t->dir, t->data[0].port);
+    if (t->auth)
+        fprintf(f, "requirepass " SENTINEL_PW "\nsentinel sentinel-pass " SENTINEL_PW "\n"
+                   "sentinel auth-pass " MASTER_NAME " " DATA_PW "\n");
+    fclose(f);
+    const char *argv[] = {"redis-sentinel", conf, NULL};
+    return tt_spawn(&t->sentinel[i], port, NULL, argv);
+}
+
+static long long int_of(int port, const char *pw, const char *cmd)
+{
+    redisContext *c = redisConnect("127.0.0.1", port);
+    long long v = -1;
+    if (c && !c->err && pw) freeReplyObject(redisCommand(c, "AUTH %s", pw));
+    if (c && !c->err) {
+        redisReply *r = redisCommand(c, cmd);
+        if (r && r->type == REDIS_REPLY_INTEGER) v = r->integer;
+        if (r && r->type == REDIS_REPLY_ARRAY) v = (long long)r->elements;
+        if (r) freeReplyObject(r);
+    }
+    if (c) redisFree(c);
+    return v;
+}
+
+/* Master, replicas in sync, sentinels that know the replicas and each other (a
+ * failover needs their quorum). Sentinels whose bit is clear in down_mask are not
+ * started, but are in the URL (first). */
+static int topo_start(topo *t, unsigned down_mask, int auth)
+{
+    memset(t, 0, sizeof *t);
+    t->auth = auth;
+    if (tt_tmpdir(t->dir, sizeof t->dir, "sentinel") != 0) return -1;
+    if (start_data(t, 0, 0) != 0 || start_data(t, 1, t->data[0].port) != 0 ||
+        start_data(t, 2, t->data[0].port) != 0)
+        return -1;
+    for (int i = 0; i < 200 && int_of(t->data[0].port, auth ? DATA_PW : NULL, "WAIT 2 100") < 2;
+         i++) {
+    }
+    int ports[3];
+    size_t len = (size_t)snprintf(t->url, sizeof t->url, "redis+sentinel://");
+    for (int i = 0; i < 3; i++) {
+        int started = 0;
+        for (int attempt = 0; attempt < 5 && !started; attempt++) {
+            ports[i] = tt_free_port();
+            started = (down_mask & (1u << i)) || start_sentinel(t, i, ports[i]) == 0;
+        }
+        if (!started) return -1;
+        if (down_mask & (1u << i)) t->sentinel[i].port = ports[i]; /* nothing listens */
+        len += (size_t)snprintf(t->url + len, sizeof t->url - len, "%s127.0.0.1:%d", i ? "," : "",
+                                ports[i]);
+    }
+    snprintf(t->url + len, sizeof t->url - len, "/" MASTER_NAME);
+    /* Sentinels find replicas (INFO every 10 s, at once at start) and each other (hello
+     * messages every 2 s). */
+    int up = 3 - __builtin_popcount(down_mask);
+    for (int i = 0; i < 3; i++) {
+        if (down_mask & (1u << i)) continue;
+        int ok = 0;
+        for (int k = 0; k < 300 && !ok; k++) {
+            const char *pw = auth ? SENTINEL_PW : NULL;
+            ok = int_of(ports[i], pw, "SENTINEL REPLICAS " MASTER_NAME) == 2 &&
+                 int_of(ports[i], pw, "SENTINEL SENTINELS " MASTER_NAME) == up - 1;
+            if (!ok) tl_sleep_ms(100);
+        }
+        if (!ok) return -1;
+    }
+    return 0;
+}
+
+static void topo_stop(topo *t)
+{
+    for (int i = 0; i < 3; i++) {
+        tt_kill(&t->sentinel[i], SIGKILL);
+        tt_kill(&t->data[i], SIGKILL);
+    }
+    tt_rmdir(t->dir);
+}
+
+static cwork_redis *pool_for(const char *url, const char *query, int checkout_ms, cwork_error *err)
+{
+    char u[400];
+    snprintf(u, sizeof u, "%s%s%s", url, query && *query ? "?" : "", query ? query : "");
+    cwork_redis_options o;
+    cwork_redis_options_init(&o);
+    o.connect_timeout_ms = 1000;
+    o.checkout_timeout_ms = checkout_ms;
+    return cwork_redis_new(u, &o, err);
+}
+
+/* ---------------------------------------------------------------- plain runs */
+
+static void every_role_through_sentinels(void)
+{
+    topo t;
+    if (topo_start(&t, 0, 1) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start master, replicas and sentinels");
+        topo_stop(&t);
+        return;
+    }
+    /* Each side its own password: the data nodes' in the URL, the sentinels' from the
+     * environment (out of ps). */
+    char url[400];
+    snprintf(url, sizeof url, "redis+sentinel://:" DATA_PW "@%s", t.url + 17);
+    setenv("CWORK_REDIS_SENTINEL_PASSWORD", SENTINEL_PW, 1);
+    cwork_error err = {0};
+    cwork_redis *r = pool_for(url, NULL, 10000, &err);
+    if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
+    char ns[64];
+    tl_unique_ns("sentinel", ns, sizeof ns);
+    if (r) CHECK_INT(tt_every_role(r, ns, 200), 200);
+    cwork_redis_free(r);
+    unsetenv("CWORK_REDIS_SENTINEL_PASSWORD");
+
+    /* A wrong sentinel password is final, and never shown. */
+    char wrong[500];
+    snprintf(wrong, sizeof wrong, "%s?sentinel_password=wrong-s3cr3t", url);
+    r = pool_for(wrong, NULL, 10000, &err);
+    long long t0 = tl_now_ms();
+    CHECK(r && cwork_redis_ping(r, &err) != 0);
+    CHECK(tl_now_ms() - t0 < 5000);
+    if (!strstr(err.message, "refused AUTH") || strstr(err.message, "s3cr3t"))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    cwork_redis_free(r);
+
+    /* A wrong master name is final too: no waiting for the checkout timeout. */
+    char bad[500];
+    snprintf(bad, sizeof bad, "%.*s/nosuchmaster?sentinel_password=" SENTINEL_PW,
+             (int)(strrchr(url, '/') - url), url);
+    r = pool_for(bad, NULL, 10000, &err);
+    t0 = tl_now_ms();
+    CHECK(r && cwork_redis_ping(r, &err) != 0);
+    CHECK(tl_now_ms() - t0 < 5000);
+    if (!strstr(err.message, "monitors no master named \"nosuchmaster\"") ||
+        strstr(err.message, "s3cr3t"))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    cwork_redis_free(r);
+    topo_stop(&t);
+}
+
+/* The first two sentinels of the URL are down: the third answers. */
+static void sentinels_down_at_start(void)
+{
+    topo t;
+    if (topo_start(&t, 3u, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start master, replicas and sentinels");
+        topo_stop(&t);
+        return;
+    }
+    cwork_error err = {0};
+    cwork_redis *r = pool_for(t.url, NULL, 10000, &err);
+    CHECK(r && cwork_redis_ping(r, &err) == 0);
+    if (err.message[0]) fprintf(stderr, "  %s\n", err.message);
+    char ns[64];
+    tl_unique_ns("sentinel-down", ns, sizeof ns);
+    if (r) CHECK_INT(tt_every_role(r, ns, 50), 50);
+    cwork_redis_free(r);
+
+    /* None up at all: an error that says so, after the checkout timeout. */
+    char none[128];
+    snprintf(none, sizeof none, "redis+sentinel://127.0.0.1:%d,127.0.0.1:%d/" MASTER_NAME,
+             t.sentinel[0].port, t.sentinel[1].port);
+    r = pool_for(none, NULL, 1000, &err);
+    CHECK(r && cwork_redis_ping(r, &err) != 0);
+    if (!strstr(err.message, "no sentinel of 2 could name it"))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    cwork_redis_free(r);
+    topo_stop(&t);
+}
+
+static void switch_master_messages(void)
+{
+    char host[64];
+    int port = 0;
+    const char *m = "mymaster 127.0.0.1 6379 127.0.0.2 6380";
+    CHECK_INT(cw_sentinel_parse_switch(m, strlen(m), "mymaster", host, sizeof host, &port), 1);
+    CHECK_STR(host, "127.0.0.2");
+    CHECK_INT(port, 6380);
+    CHECK_INT(cw_sentinel_parse_switch(m, strlen(m), "mymaste", host, sizeof host, &port), 0);
+    CHECK_INT(cw_sentinel_parse_switch(m, strlen(m), "other", host, sizeof host, &port), 0);
+    const char *bad = "mymaster 127.0.0.1 6379 127.0.0.2";
+    CHECK_INT(cw_sentinel_parse_switch(bad, strlen(bad), "mymaster", host, sizeof host, &port), 0);
+    const char *v6 = "mymaster ::1 6379 ::2 6381";
+    CHECK_INT(cw_sentinel_parse_switch(v6, strlen(v6), "mymaster", host, sizeof host, &port), 1);
+    CHECK_STR(host, "::2");
+}
+
+/* ---------------------------------------------------------------- failover */
+
+static pthread_mutex_t fo_mu = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char fo_acked[FAILOVER_JOBS + AFTER_JOBS], fo_ran[FAILOVER_JOBS + AFTER_JOBS];
+static long fo_done, fo_dups, fo_enqueued, fo_enqueue_errors;
+static long long fo_last_ms, fo_max_gap_ms;
+static int fo_measuring; /* from the failover until the enqueuer is done */
+static int fo_switch_logs;
+
+static void fo_logger(void *ud, cwork_log_level level, const char *message,
+                      const cwork_log_field *fields, size_t nfields)
+{
+    (void)ud, (void)level, (void)fields, (void)nfields;
+    if (!strcmp(message, "redis.sentinel.switch_master") ||
+        !strcmp(message, "redis.sentinel.master_changed")) {
+        pthread_mutex_lock(&fo_mu);
+        fo_switch_logs++;
+        pthread_mutex_unlock(&fo_mu);
+    }
+}
+
+static int fo_job(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    int64_t i = cwork_job_arg_int64(job, "i");
+    long long now = tl_now_ms();
+    pthread_mutex_lock(&fo_mu);
+    if (i >= 0 && i < FAILOVER_JOBS + AFTER_JOBS) {
+        if (fo_ran[i]) fo_dups++;
+        fo_ran[i] = 1;
+    }
+    fo_done++;
+    /* Gaps count from the failover until the enqueuer is done: before and after, the
+     * pool may simply have nothing to do. */
+    if (fo_measuring && now - fo_last_ms > fo_max_gap_ms) fo_max_gap_ms = now - fo_last_ms;
+    fo_last_ms = now;
+    pthread_mutex_unlock(&fo_mu);
+    return 0;
+}
+
+typedef struct fo_enqueuer {
+    cwork_redis *r;
+    const char *ns;
+    int from, to;
+} fo_enqueuer;
+
+/* Enqueues job i = 0 … FAILOVER_JOBS-1 once each, as an application would: an enqueue
+ * that fails is tried again (it may then be in Redis twice, which is a duplicate, not
+ * a loss). Acknowledged jobs are the ones that must run. */
+static void *fo_enqueue_main(void *arg)
+{
+    fo_enqueuer *fe = arg;
+    cwork_error err = {0};
+    cwork_enqueuer *enq = cwork_enqueuer_new(fe->r, fe->ns, &err);
+    cwork_args *args = cwork_args_new();
+    for (int i = fe->from; enq && i < fe->to; i++) {
+        cwork_args_set_int64(args, "i", i);
+        for (int attempt = 0; attempt < 20; attempt++) {
+            if (cwork_enqueue(enq, "fo_job", args, NULL, &err) == 0) {
+                pthread_mutex_lock(&fo_mu);
+                fo_acked[i] = 1;
+                fo_enqueued++;
+                pthread_mutex_unlock(&fo_mu);
+                break;
+            }
+            pthread_mutex_lock(&fo_mu);
+            fo_enqueue_errors++;
+            pthread_mutex_unlock(&fo_mu);
+        }
+    }
+    cwork_args_free(args);
+    cwork_enqueuer_free(enq);
+    return NULL;
+}
+
+static long fo_get(long *v)
+{
+    pthread_mutex_lock(&fo_mu);
+    long x = *v;
+    pthread_mutex_unlock(&fo_mu);
+    return x;
+}
+
+/* One run: 20,000 jobs enqueued while a pool runs them; once 5,000 have run the master
+ * is SIGKILLed, or (manual) the sentinels are told to fail over, which leaves the old
+ * master running as a replica (READONLY to anyone still talking to it). */
+static void failover_run(const char *query, int manual, int must_lose_nothing)
+{
+    topo t;
+    if (topo_start(&t, 0, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start master, replicas and sentinels");
+        topo_stop(&t);
+        return;
+    }
+    memset(fo_acked, 0, sizeof fo_acked);
+    memset(fo_ran, 0, sizeof fo_ran);
+    fo_done = fo_dups = fo_enqueued = fo_enqueue_errors = 0;
+    fo_last_ms = tl_now_ms();
+    fo_max_gap_ms = 0;
+    fo_measuring = 0;
+    fo_switch_logs = 0;
+    cwork_set_logger(fo_logger, NULL, CWORK_LOG_INFO);
+
+    char ns[64];
+    tl_unique_ns("failover", ns, sizeof ns);
+    cwork_error err = {0};
+    cwork_redis *er = pool_for(t.url, query, 30000, &err);
+    cwork_redis *pr = pool_for(t.url, query, 30000, &err);
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.ns = ns;
+    po.concurrency = 10;
+    cwork_pool *pool = er && pr ? cwork_pool_new(pr, &po, &err) : NULL;
+    if (!pool || cwork_pool_register(pool, "fo_job", fo_job, NULL, &err) != 0 ||
+        cwork_pool_start(pool, &err) != 0) {
+        tl_fail(__FILE__, __LINE__, "pool: %s", err.message);
+        cwork_pool_free(pool);
+        cwork_redis_free(er);
+        cwork_redis_free(pr);
+        topo_stop(&t);
+        return;
+    }
+    fo_enqueuer fe = {er, ns, 0, FAILOVER_JOBS};
+    pthread_t th;
+    pthread_create(&th, NULL, fo_enqueue_main, &fe);
+    while (fo_get(&fo_done) < 5000 && fo_get(&fo_enqueued) < FAILOVER_JOBS)
+        tl_sleep_ms(5);
+    pthread_mutex_lock(&fo_mu);
+    fo_measuring = 1;
+    long done_at_kill = fo_done, enqueued_at_kill = fo_enqueued;
+    pthread_mutex_unlock(&fo_mu);
+    if (manual) {
+        redisContext *sc = redisConnect("127.0.0.1", t.sentinel[0].port);
+        redisReply *x = tl_cmd(sc, "SENTINEL FAILOVER " MASTER_NAME);
+        if (x->type == REDIS_REPLY_ERROR)
+            tl_fail(__FILE__, __LINE__, "SENTINEL FAILOVER: %s", x->str);
+        freeReplyObject(x);
+        redisFree(sc);
+    } else {
+        tt_kill(&t.data[0], SIGKILL);
+    }
+    pthread_join(th, NULL);
+    pthread_mutex_lock(&fo_mu);
+    fo_measuring = 0;
+    pthread_mutex_unlock(&fo_mu);
+    if (manual) {
+        /* The old master demoted (a replica now, answering READONLY to writes), then
+         * more jobs: the enqueuer and the pool must have moved to the new master. */
+        int demoted = 0;
+        for (int i = 0; i < 300 && !demoted; i++) {
+            redisContext *oc = redisConnect("127.0.0.1", t.data[0].port);
+            redisReply *x = oc && !oc->err ? redisCommand(oc, "ROLE") : NULL;
+            demoted = x && x->type == REDIS_REPLY_ARRAY && x->elements &&
+                      !strcmp(x->element[0]->str, "slave");
+            if (x) freeReplyObject(x);
+            if (oc) redisFree(oc);
+            if (!demoted) tl_sleep_ms(100);
+        }
+        CHECK(demoted);
+        fo_enqueuer after = {er, ns, FAILOVER_JOBS, FAILOVER_JOBS + AFTER_JOBS};
+        fo_enqueue_main(&after);
+    }
+
+    /* Every acknowledged job runs, or progress stops for 20 s. */
+    long acked = 0;
+    for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
+        acked += fo_acked[i];
+    long long still = tl_now_ms();
+    long last = -1;
+    for (;;) {
+        long ran = 0;
+        pthread_mutex_lock(&fo_mu);
+        for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
+            ran += fo_acked[i] && fo_ran[i];
+        pthread_mutex_unlock(&fo_mu);
+        if (ran == acked) break;
+        if (ran != last) last = ran, still = tl_now_ms();
+        if (tl_now_ms() - still > 20000) break;
+        tl_sleep_ms(50);
+    }
+    CHECK_INT(cwork_pool_stop(pool, 10000, &err), 0);
+    cwork_pool_free(pool);
+    cwork_redis_free(er);
+    cwork_redis_free(pr);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
+
+    long lost = 0;
+    for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
+        lost += fo_acked[i] && !fo_ran[i];
+    fprintf(stderr,
+            "  %s%s%s: after %ld jobs run, %ld enqueued; %.2f s without "
+            "progress; %ld of %ld acknowledged jobs lost, %ld ran twice, %ld enqueue errors "
+            "retried; %d failover log lines\n",
+            manual ? "SENTINEL FAILOVER" : "master SIGKILLed", query ? " with " : "",
+            query ? query : "", done_at_kill, enqueued_at_kill, fo_max_gap_ms / 1000.0, lost, acked,
+            fo_dups, fo_enqueue_errors, fo_switch_logs);
+    CHECK(acked >= FAILOVER_JOBS + (manual ? AFTER_JOBS : 0));
+    CHECK(fo_max_gap_ms < 30000); /* it resumed by itself */
+    CHECK(fo_done >= acked - lost);
+    CHECK(fo_switch_logs >= 1); /* the watcher or a dial saw the new master */
+    if (must_lose_nothing) CHECK_INT(lost, 0);
+    topo_stop(&t);
+}
+
+static void failover_without_min_replicas(void)
+{
+    failover_run(NULL, 0, 0);
+}
+
+static void failover_with_min_replicas(void)
+{
+    failover_run("min_replicas=1&min_replicas_timeout_ms=2000", 0, 1);
+}
+
+static void manual_failover(void)
+{
+    failover_run(NULL, 1, 1);
+}
+
+int main(void)
+{
+    if (!tl_on_path("redis-sentinel") || !tl_on_path("redis-server")) {
+        fprintf(stderr, "redis-sentinel is needed (scripts/test.sh installs it)\n");
+        return 1;
+    }
+    RUN(switch_master_messages);
+    RUN(every_role_through_sentinels);
+    RUN(sentinels_down_at_start);
+    RUN(failover_without_min_replicas);
+    RUN(failover_with_min_replicas);
+    RUN(manual_failover);
+    return tl_finish();
+}

@@ -127,6 +127,10 @@ void cwork_redis_options_init(cwork_redis_options *opts);
  *     (rediss+sentinel:// with TLS to sentinels and data nodes alike): the master the
  *     sentinels name (default port 26379), followed through failovers;
  *     sentinel_user= and sentinel_password= are the sentinels' own credentials
+ *   redis+cluster://[user:password@]host1:port1[,host2:port2…] (rediss+cluster:// with
+ *     TLS): Redis Cluster; the namespace of everything using the pool must carry a hash
+ *     tag ({myapp} or myapp{1}; enqueuers, pools, clients and web servers refuse any
+ *     other with CWORK_EINVAL), and one pool serves the slot of one namespace
  *   host:port, or unix:///path[?db=N]
  * and on any of them min_replicas=N (with min_replicas_timeout_ms=MS, default 1000):
  * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise.

@@ -188,6 +188,8 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
         o.watchdog_timeout_s = 60;
     if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0)
         return NULL;
+    if (cw_redis_use_namespace(redis, o.ns, err) != 0) /* Redis Cluster: a hash tag */
+        return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
     if (!p)
         goto oom;

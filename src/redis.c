@@ -10,6 +10,7 @@
  * warning is logged per backoff step. The first successful dial ends the state. */
 #include "redis_impl.h"
 #include "log.h"
+#include "redis_cluster.h"
 #include "redis_sentinel.h"
 
 #include <errno.h>
@@ -152,10 +153,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
         goto fail;
     }
     if (r->addr.kind == CW_REDIS_SENTINEL && cw_sentinel_new(r, err) != 0) goto fail;
-    if (r->addr.kind == CW_REDIS_CLUSTER) {
-        cw_error(err, CWORK_EUNSUPPORTED, "not yet");
-        goto fail;
-    }
+    if (r->addr.kind == CW_REDIS_CLUSTER && cw_cluster_new(r, err) != 0) goto fail;
     const cw_redis_addr *a = &r->addr;
     if (a->tls) {
         if (cw_tls_config_init(&r->tls, a->tls_ca, a->tls_cert, a->tls_key, a->tls_sni,
@@ -178,6 +176,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     return r;
 fail:
     cw_sentinel_free(r);
+    cw_cluster_free(r);
     cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
@@ -195,6 +194,7 @@ void cwork_redis_free(cwork_redis *r)
         cw_conn_close(c);
     }
     cw_sentinel_free(r); /* its watcher may still use the pool's TLS and addresses */
+    cw_cluster_free(r);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     cw_tls_config_clear(&r->tls);
@@ -345,6 +345,11 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
     }
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+}
+
+int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err)
+{
+    return r && r->cluster && ns ? cw_cluster_bind(r, ns, err) : 0;
 }
 
 unsigned cw_redis_epoch(cwork_redis *r)

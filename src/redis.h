@@ -74,6 +74,10 @@ typedef struct cw_conn {
     int min_replicas;  /* cw_conn_wait_replicas: WAIT for this many replicas… */
     int min_replicas_timeout_ms; /* …this long */
     unsigned epoch;    /* the pool's epoch when dialled (see redis_impl.h) */
+    cwork_redis *pool; /* the pool it was dialled for (cluster redirections) */
+    int redirected;    /* a cluster redirection reached the caller (and c is broken):
+                          the command was refused before it ran, worth one more try on
+                          a fresh connection */
 } cw_conn;
 
 /* Waits up to the checkout timeout for a connection, dialling (AUTH, SELECT,
@@ -149,6 +153,13 @@ void cw_conn_close(cw_conn *c);
 /* The pool's URL with any password replaced by "xxxxx" (borrowed, valid until
  * cwork_redis_free), e.g. for a "redis = …" line or log fields. */
 const char *cw_redis_url_redacted(const cwork_redis *r);
+
+/* Binds the pool to namespace ns before an enqueuer, pool, client or web server uses
+ * it. Only Redis Cluster cares: there the namespace must carry a hash tag ({myapp} or
+ * myapp{1}) so that all its keys share a slot, and one cwork_redis serves the slot of
+ * one namespace (others with the same tag are fine). 0, or CWORK_EINVAL saying what is
+ * wrong. */
+int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err);
 
 /* Convenience: check out, run one command, check in. */
 redisReply *cw_redis_command(cwork_redis *r, int argc, const char **argv,

@@ -5,6 +5,7 @@
  * needs a lock. A connection that saw an I/O, protocol or out-of-memory error, or a
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
+#include "redis_cluster.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@ static void note_error(cw_conn *c, const redisReply *r)
      * of failing with NOSCRIPT forever. */
     if (strncmp(r->str, "NOSCRIPT", 8) == 0)
         c->nscripts = 0;
+    if (c->pool && c->pool->cluster) cw_cluster_note_error(c, r->str);
 }
 
 static void note_reply(cw_conn *c, const redisReply *r)
@@ -61,8 +63,12 @@ static redisReply *finish(cw_conn *c, redisReply *r, cwork_error *err)
     }
     if (r->type == REDIS_REPLY_ERROR) {
         note_reply(c, r);
-        cw_error(err, CWORK_EREDIS, "redis: %.*s", (int)(r->len > 200 ? 200 : r->len),
-                 r->str ? r->str : "");
+        /* An untagged namespace's keys spread over slots: say what to do about it. */
+        const char *hint = r->str && !strncmp(r->str, "CROSSSLOT", 9)
+                               ? " (in Redis Cluster a namespace needs a hash tag: {myapp})"
+                               : "";
+        cw_error(err, CWORK_EREDIS, "redis: %.*s%s", (int)(r->len > 180 ? 180 : r->len),
+                 r->str ? r->str : "", hint);
         freeReplyObject(r);
         return NULL;
     }
@@ -84,11 +90,28 @@ static redisReply *round_trip(cw_conn *c)
     return cw_net_read_reply(&c->net, &r) == 0 ? r : NULL;
 }
 
-/* One round trip; error replies come back as replies, NULL means an I/O error. */
+/* One round trip of a formatted command (hiredis' malloc'd cmd, consumed), following
+ * a cluster's redirections; error replies come back as replies, NULL means an I/O
+ * error. */
+static redisReply *formatted_round_trip(cw_conn *c, char *cmd, int len)
+{
+    if (len < 0 || !cmd) {
+        cw_net_fail(&c->net, CW_NET_ENOMEM, "out of memory");
+        return NULL;
+    }
+    redisReply *r = NULL;
+    if (cw_net_append_raw(&c->net, cmd, (size_t)len) == 0) r = round_trip(c);
+    if (r && c->pool && c->pool->cluster) r = cw_cluster_follow(c, r, cmd, (size_t)len);
+    redisFreeCommand(cmd);
+    return r;
+}
+
 static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const size_t *lens)
 {
-    if (cw_net_append_argv(&c->net, argc, argv, lens) != 0) return NULL;
-    return round_trip(c);
+    if (c->net.err) return NULL;
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+    return formatted_round_trip(c, cmd, len);
 }
 
 redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
@@ -101,11 +124,13 @@ redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_
 redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
 {
     if (refuse_if_pending(c, err)) return NULL;
+    if (c->net.err) return finish(c, NULL, err);
     va_list ap;
     va_start(ap, fmt);
-    int rc = cw_net_append_vformat(&c->net, fmt, ap);
+    char *cmd = NULL;
+    int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
-    return finish(c, rc == 0 ? round_trip(c) : NULL, err);
+    return finish(c, formatted_round_trip(c, cmd, len), err);
 }
 
 int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err)

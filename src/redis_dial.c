@@ -1,6 +1,7 @@
 /* Opening one prepared connection: the transport (redis_net.c), TLS (redis_tls.c),
  * then AUTH and SELECT; and where the pool's connections go for each URL form. */
 #include "redis_impl.h"
+#include "redis_cluster.h"
 #include "redis_sentinel.h"
 
 #include <stdio.h>
@@ -73,6 +74,7 @@ int cw_dial_node(cwork_redis *r, const char *host, int port, const char *unix_pa
     if (!c) return cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_net_init(&c->net);
     describe_node(c, host, port, unix_path);
+    c->pool = r;
     c->min_replicas = r->addr.min_replicas;
     c->min_replicas_timeout_ms = r->addr.min_replicas_timeout_ms;
     int rc = unix_path ? cw_net_dial_unix(&c->net, unix_path, r->connect_timeout_ms)
@@ -112,6 +114,7 @@ int cw_dial_node(cwork_redis *r, const char *host, int port, const char *unix_pa
 int cw_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err)
 {
     if (r->sentinel) return cw_sentinel_dial(r, probe, out, transient, err);
+    if (r->cluster) return cw_cluster_dial(r, probe, out, transient, err);
     const cw_redis_addr *a = &r->addr;
     cw_dial_auth auth = {a->user, a->password, a->db};
     int rc = cw_dial_node(r, a->host, a->port, a->unix_path, &auth, out, transient, err);

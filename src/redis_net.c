@@ -277,19 +277,18 @@ static int append_formatted(cw_net *n, char *cmd, int len)
     return n->out.oom ? cw_net_fail(n, CW_NET_ENOMEM, "out of memory") : 0;
 }
 
+int cw_net_append_raw(cw_net *n, const char *cmd, size_t len)
+{
+    if (n->err) return -1;
+    cw_buf_append(&n->out, cmd, len);
+    return n->out.oom ? cw_net_fail(n, CW_NET_ENOMEM, "out of memory") : 0;
+}
+
 int cw_net_append_argv(cw_net *n, int argc, const char **argv, const size_t *lens)
 {
     if (n->err) return -1;
     char *cmd = NULL;
     int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
-    return append_formatted(n, cmd, len);
-}
-
-int cw_net_append_vformat(cw_net *n, const char *fmt, va_list ap)
-{
-    if (n->err) return -1;
-    char *cmd = NULL;
-    int len = redisvFormatCommand(&cmd, fmt, ap);
     return append_formatted(n, cmd, len);
 }
 

@@ -5,7 +5,7 @@
  * acknowledged job may be lost). The failover figures are printed for the README. */
 #include "redis.h"
 #include "redis_sentinel.h"
-#include "transport_testutil.h"
+#include "failover_testutil.h"
 
 #define MASTER_NAME "mymaster"
 #define FAILOVER_JOBS 20000
@@ -248,90 +248,48 @@ static void switch_master_messages(void)
 
 /* ---------------------------------------------------------------- failover */
 
-static pthread_mutex_t fo_mu = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char fo_acked[FAILOVER_JOBS + AFTER_JOBS], fo_ran[FAILOVER_JOBS + AFTER_JOBS];
-static long fo_done, fo_dups, fo_enqueued, fo_enqueue_errors;
-static long long fo_last_ms, fo_max_gap_ms;
-static int fo_measuring; /* from the failover until the enqueuer is done */
-static int fo_switch_logs;
+typedef struct fo_ctx {
+    topo *t;
+    int manual;
+} fo_ctx;
 
-static void fo_logger(void *ud, cwork_log_level level, const char *message,
-                      const cwork_log_field *fields, size_t nfields)
+/* SIGKILL the master, or (manual) tell the sentinels to fail over, which leaves the old
+ * master running as a replica (READONLY to anyone still writing to it). */
+static void fo_event(void *arg)
 {
-    (void)ud, (void)level, (void)fields, (void)nfields;
-    if (!strcmp(message, "redis.sentinel.switch_master") ||
-        !strcmp(message, "redis.sentinel.master_changed")) {
-        pthread_mutex_lock(&fo_mu);
-        fo_switch_logs++;
-        pthread_mutex_unlock(&fo_mu);
+    fo_ctx *f = arg;
+    if (!f->manual) {
+        tt_kill(&f->t->data[0], SIGKILL);
+        return;
     }
+    redisContext *sc = redisConnect("127.0.0.1", f->t->sentinel[0].port);
+    redisReply *x = tl_cmd(sc, "SENTINEL FAILOVER " MASTER_NAME);
+    if (x->type == REDIS_REPLY_ERROR) tl_fail(__FILE__, __LINE__, "SENTINEL FAILOVER: %s", x->str);
+    freeReplyObject(x);
+    redisFree(sc);
 }
 
-static int fo_job(cwork_job *job, void *ctx)
+/* The old master demoted: more jobs then must reach the new one. */
+static int fo_demoted(void *arg)
 {
-    (void)ctx;
-    int64_t i = cwork_job_arg_int64(job, "i");
-    long long now = tl_now_ms();
-    pthread_mutex_lock(&fo_mu);
-    if (i >= 0 && i < FAILOVER_JOBS + AFTER_JOBS) {
-        if (fo_ran[i]) fo_dups++;
-        fo_ran[i] = 1;
+    fo_ctx *f = arg;
+    for (int i = 0; i < 300; i++) {
+        redisContext *oc = redisConnect("127.0.0.1", f->t->data[0].port);
+        redisReply *x = oc && !oc->err ? redisCommand(oc, "ROLE") : NULL;
+        int demoted = x && x->type == REDIS_REPLY_ARRAY && x->elements &&
+                      !strcmp(x->element[0]->str, "slave");
+        if (x) freeReplyObject(x);
+        if (oc) redisFree(oc);
+        if (demoted) return 0;
+        tl_sleep_ms(100);
     }
-    fo_done++;
-    /* Gaps count from the failover until the enqueuer is done: before and after, the
-     * pool may simply have nothing to do. */
-    if (fo_measuring && now - fo_last_ms > fo_max_gap_ms) fo_max_gap_ms = now - fo_last_ms;
-    fo_last_ms = now;
-    pthread_mutex_unlock(&fo_mu);
-    return 0;
+    return -1;
 }
 
-typedef struct fo_enqueuer {
-    cwork_redis *r;
-    const char *ns;
-    int from, to;
-} fo_enqueuer;
+static const char *const fo_logs[] = {"redis.sentinel.switch_master",
+                                      "redis.sentinel.master_changed", NULL};
 
-/* Enqueues job i = 0 … FAILOVER_JOBS-1 once each, as an application would: an enqueue
- * that fails is tried again (it may then be in Redis twice, which is a duplicate, not
- * a loss). Acknowledged jobs are the ones that must run. */
-static void *fo_enqueue_main(void *arg)
-{
-    fo_enqueuer *fe = arg;
-    cwork_error err = {0};
-    cwork_enqueuer *enq = cwork_enqueuer_new(fe->r, fe->ns, &err);
-    cwork_args *args = cwork_args_new();
-    for (int i = fe->from; enq && i < fe->to; i++) {
-        cwork_args_set_int64(args, "i", i);
-        for (int attempt = 0; attempt < 20; attempt++) {
-            if (cwork_enqueue(enq, "fo_job", args, NULL, &err) == 0) {
-                pthread_mutex_lock(&fo_mu);
-                fo_acked[i] = 1;
-                fo_enqueued++;
-                pthread_mutex_unlock(&fo_mu);
-                break;
-            }
-            pthread_mutex_lock(&fo_mu);
-            fo_enqueue_errors++;
-            pthread_mutex_unlock(&fo_mu);
-        }
-    }
-    cwork_args_free(args);
-    cwork_enqueuer_free(enq);
-    return NULL;
-}
-
-static long fo_get(long *v)
-{
-    pthread_mutex_lock(&fo_mu);
-    long x = *v;
-    pthread_mutex_unlock(&fo_mu);
-    return x;
-}
-
-/* One run: 20,000 jobs enqueued while a pool runs them; once 5,000 have run the master
- * is SIGKILLed, or (manual) the sentinels are told to fail over, which leaves the old
- * master running as a replica (READONLY to anyone still talking to it). */
+/* 20,000 jobs enqueued while a pool runs them; the failover once 5,000 have run. */
 static void failover_run(const char *query, int manual, int must_lose_nothing)
 {
     topo t;
@@ -340,113 +298,35 @@ static void failover_run(const char *query, int manual, int must_lose_nothing)
         topo_stop(&t);
         return;
     }
-    memset(fo_acked, 0, sizeof fo_acked);
-    memset(fo_ran, 0, sizeof fo_ran);
-    fo_done = fo_dups = fo_enqueued = fo_enqueue_errors = 0;
-    fo_last_ms = tl_now_ms();
-    fo_max_gap_ms = 0;
-    fo_measuring = 0;
-    fo_switch_logs = 0;
-    cwork_set_logger(fo_logger, NULL, CWORK_LOG_INFO);
-
     char ns[64];
     tl_unique_ns("failover", ns, sizeof ns);
     cwork_error err = {0};
     cwork_redis *er = pool_for(t.url, query, 30000, &err);
     cwork_redis *pr = pool_for(t.url, query, 30000, &err);
-    cwork_pool_options po;
-    cwork_pool_options_init(&po);
-    po.ns = ns;
-    po.concurrency = 10;
-    cwork_pool *pool = er && pr ? cwork_pool_new(pr, &po, &err) : NULL;
-    if (!pool || cwork_pool_register(pool, "fo_job", fo_job, NULL, &err) != 0 ||
-        cwork_pool_start(pool, &err) != 0) {
-        tl_fail(__FILE__, __LINE__, "pool: %s", err.message);
-        cwork_pool_free(pool);
-        cwork_redis_free(er);
-        cwork_redis_free(pr);
-        topo_stop(&t);
-        return;
+    fo_ctx f = {&t, manual};
+    tf_plan plan = {er,
+                    pr,
+                    ns,
+                    FAILOVER_JOBS,
+                    5000,
+                    fo_event,
+                    manual ? fo_demoted : NULL,
+                    manual ? AFTER_JOBS : 0,
+                    &f,
+                    fo_logs};
+    tf_stats st;
+    if (er && pr && tf_run(&plan, &st) == 0) {
+        char what[160];
+        snprintf(what, sizeof what, "%s%s%s", manual ? "SENTINEL FAILOVER" : "master SIGKILLed",
+                 query ? " with " : "", query ? query : "");
+        tf_print(what, &st);
+        CHECK(st.acked >= FAILOVER_JOBS + (manual ? AFTER_JOBS : 0));
+        CHECK(st.max_gap_s < 30);    /* it resumed by itself */
+        CHECK(st.watched_logs >= 1); /* the watcher or a dial saw the new master */
+        if (must_lose_nothing) CHECK_INT(st.lost, 0);
     }
-    fo_enqueuer fe = {er, ns, 0, FAILOVER_JOBS};
-    pthread_t th;
-    pthread_create(&th, NULL, fo_enqueue_main, &fe);
-    while (fo_get(&fo_done) < 5000 && fo_get(&fo_enqueued) < FAILOVER_JOBS)
-        tl_sleep_ms(5);
-    pthread_mutex_lock(&fo_mu);
-    fo_measuring = 1;
-    long done_at_kill = fo_done, enqueued_at_kill = fo_enqueued;
-    pthread_mutex_unlock(&fo_mu);
-    if (manual) {
-        redisContext *sc = redisConnect("127.0.0.1", t.sentinel[0].port);
-        redisReply *x = tl_cmd(sc, "SENTINEL FAILOVER " MASTER_NAME);
-        if (x->type == REDIS_REPLY_ERROR)
-            tl_fail(__FILE__, __LINE__, "SENTINEL FAILOVER: %s", x->str);
-        freeReplyObject(x);
-        redisFree(sc);
-    } else {
-        tt_kill(&t.data[0], SIGKILL);
-    }
-    pthread_join(th, NULL);
-    pthread_mutex_lock(&fo_mu);
-    fo_measuring = 0;
-    pthread_mutex_unlock(&fo_mu);
-    if (manual) {
-        /* The old master demoted (a replica now, answering READONLY to writes), then
-         * more jobs: the enqueuer and the pool must have moved to the new master. */
-        int demoted = 0;
-        for (int i = 0; i < 300 && !demoted; i++) {
-            redisContext *oc = redisConnect("127.0.0.1", t.data[0].port);
-            redisReply *x = oc && !oc->err ? redisCommand(oc, "ROLE") : NULL;
-            demoted = x && x->type == REDIS_REPLY_ARRAY && x->elements &&
-                      !strcmp(x->element[0]->str, "slave");
-            if (x) freeReplyObject(x);
-            if (oc) redisFree(oc);
-            if (!demoted) tl_sleep_ms(100);
-        }
-        CHECK(demoted);
-        fo_enqueuer after = {er, ns, FAILOVER_JOBS, FAILOVER_JOBS + AFTER_JOBS};
-        fo_enqueue_main(&after);
-    }
-
-    /* Every acknowledged job runs, or progress stops for 20 s. */
-    long acked = 0;
-    for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
-        acked += fo_acked[i];
-    long long still = tl_now_ms();
-    long last = -1;
-    for (;;) {
-        long ran = 0;
-        pthread_mutex_lock(&fo_mu);
-        for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
-            ran += fo_acked[i] && fo_ran[i];
-        pthread_mutex_unlock(&fo_mu);
-        if (ran == acked) break;
-        if (ran != last) last = ran, still = tl_now_ms();
-        if (tl_now_ms() - still > 20000) break;
-        tl_sleep_ms(50);
-    }
-    CHECK_INT(cwork_pool_stop(pool, 10000, &err), 0);
-    cwork_pool_free(pool);
     cwork_redis_free(er);
     cwork_redis_free(pr);
-    cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
-
-    long lost = 0;
-    for (int i = 0; i < FAILOVER_JOBS + AFTER_JOBS; i++)
-        lost += fo_acked[i] && !fo_ran[i];
-    fprintf(stderr,
-            "  %s%s%s: after %ld jobs run, %ld enqueued; %.2f s without "
-            "progress; %ld of %ld acknowledged jobs lost, %ld ran twice, %ld enqueue errors "
-            "retried; %d failover log lines\n",
-            manual ? "SENTINEL FAILOVER" : "master SIGKILLed", query ? " with " : "",
-            query ? query : "", done_at_kill, enqueued_at_kill, fo_max_gap_ms / 1000.0, lost, acked,
-            fo_dups, fo_enqueue_errors, fo_switch_logs);
-    CHECK(acked >= FAILOVER_JOBS + (manual ? AFTER_JOBS : 0));
-    CHECK(fo_max_gap_ms < 30000); /* it resumed by itself */
-    CHECK(fo_done >= acked - lost);
-    CHECK(fo_switch_logs >= 1); /* the watcher or a dial saw the new master */
-    if (must_lose_nothing) CHECK_INT(lost, 0);
     topo_stop(&t);
 }
 

@@ -244,11 +244,17 @@ static int reader_failed(cw_net *n)
 }
 
 /* Reads what the socket has (at least one byte, waiting up to the deadline) into the
- * reply reader. For TLS it also drains what OpenSSL decrypted but did not return yet,
- * so that the socket's readiness keeps telling the whole truth. */
-static int fill(cw_net *n, int64_t deadline)
+ * reply reader. For TLS it also drains what OpenSSL holds but did not return yet, so
+ * that the socket's readiness keeps telling the whole truth. wait_first: a command was
+ * just sent, so its reply cannot be there yet: poll before the first read (one
+ * system call less per round trip). */
+static int fill(cw_net *n, int64_t deadline, int wait_first)
 {
     char buf[READ_CHUNK];
+    if (wait_first && !(n->ssl && cw_tls_pending(n))) {
+        int ready = cw_net_wait(n->fd, POLLIN, deadline);
+        if (ready <= 0) return timed_out(n, ready);
+    }
     for (;;) {
         short want = 0;
         ssize_t r = io_read(n, buf, sizeof buf, &want);
@@ -304,9 +310,11 @@ int cw_net_read_reply(cw_net *n, void **reply)
     if (cw_net_buffered_reply(n, reply) != 0) return -1;
     if (*reply) return 0;
     int64_t deadline = cw_net_deadline(n->timeout_ms);
+    int sent = n->out.len > n->out_sent;
     if (flush_out(n, deadline) != 0) return -1;
     for (;;) {
-        if (fill(n, deadline) != 0) return -1;
+        if (fill(n, deadline, sent) != 0) return -1;
+        sent = 0;
         if (cw_net_buffered_reply(n, reply) != 0) return -1;
         if (*reply) return 0;
     }

@@ -213,6 +213,9 @@ int cw_tls_config_init(cw_tls_config *t, const char *ca_file, const char *cert_f
         return cw_error(err, CWORK_ENOMEM, "TLS: cannot create a context: %s", ssl_reason(NULL));
     SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION);
     SSL_CTX_set_mode(t->ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    /* One read() takes in whatever arrived instead of a record header and then its
+     * body; cw_tls_pending (SSL_has_pending) keeps counting what is buffered. */
+    SSL_CTX_set_read_ahead(t->ctx, 1);
     SSL_CTX_set_verify(t->ctx, verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE, NULL);
     SSL_CTX_set_default_passwd_cb(t->ctx, no_passphrase);
     int rc = 0;
@@ -335,7 +338,8 @@ ssize_t cw_tls_write(cw_net *n, const char *p, size_t len, short *want)
 
 int cw_tls_pending(cw_net *n)
 {
-    return SSL_pending(n->ssl);
+    /* Records read ahead but not yet decrypted count too, not only SSL_pending's. */
+    return SSL_has_pending(n->ssl);
 }
 
 int cw_tls_idle_ok(cw_net *n)

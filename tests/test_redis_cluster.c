@@ -139,7 +139,7 @@ static int node_index(cluster *c, int port)
 
 static cwork_redis *pool_for(const char *url, const char *query, int checkout_ms, cwork_error *err)
 {
-    char u[400];
+    char u[1024];
     snprintf(u, sizeof u, "%s%s%s", url, query ? "?" : "", query ? query : "");
     cwork_redis_options o;
     cwork_redis_options_init(&o);
@@ -208,6 +208,7 @@ static void every_role_in_a_tagged_namespace(void)
     ns_in_slot(ns, sizeof ns, -1);
     CHECK_INT(tt_every_role(r, ns, 300), 300);
     cwork_redis_free(r);
+    tt_cli_roles(cl.url, ns);
     /* Every key of the namespace is on the master of its slot. */
     unsigned slot = cw_cluster_key_slot(ns, strlen(ns));
     redisReply *x = node_cmd(master_of(&cl, slot), "CLUSTER COUNTKEYSINSLOT %u", slot);

@@ -140,7 +140,7 @@ static void topo_stop(topo *t)
 
 static cwork_redis *pool_for(const char *url, const char *query, int checkout_ms, cwork_error *err)
 {
-    char u[400];
+    char u[1024];
     snprintf(u, sizeof u, "%s%s%s", url, query && *query ? "?" : "", query ? query : "");
     cwork_redis_options o;
     cwork_redis_options_init(&o);
@@ -171,6 +171,10 @@ static void every_role_through_sentinels(void)
     tl_unique_ns("sentinel", ns, sizeof ns);
     if (r) CHECK_INT(tt_every_role(r, ns, 200), 200);
     cwork_redis_free(r);
+    /* The cwork command, both passwords from the environment (nothing secret in ps). */
+    setenv("CWORK_REDIS_PASSWORD", DATA_PW, 1);
+    tt_cli_roles(t.url, ns);
+    unsetenv("CWORK_REDIS_PASSWORD");
     unsetenv("CWORK_REDIS_SENTINEL_PASSWORD");
 
     /* A wrong sentinel password is final, and never shown. */

@@ -115,13 +115,19 @@ static void every_role_over_tls(void)
     tl_unique_ns("tls", ns, sizeof ns);
     CHECK_INT(tt_every_role(r, ns, 300), 300);
     cwork_redis_free(r);
+    char url[256];
+    snprintf(url, sizeof url, "rediss://localhost:%d?ca=%s/ca.crt", tls_port, dir);
+    tt_cli_roles(url, ns);
 
     /* The namespace as the plain port sees it: the queue is empty, nothing in flight. */
     redisContext *raw = redisConnect("127.0.0.1", plain_port);
     CHECK(raw && !raw->err);
     char *dump = tl_ns_dump(raw, ns);
     char want[128];
-    snprintf(want, sizeof want, "%s:known_jobs set tt_job\n", ns);
+    /* cli_job came from `cwork enqueue` (the demo runs only its own jobs) */
+    snprintf(want, sizeof want, "%s:known_jobs set ", ns);
+    CHECK(strstr(dump, want) != NULL && strstr(strstr(dump, want), " tt_job"));
+    snprintf(want, sizeof want, "%s:jobs:cli_job list {\"name\":\"cli_job\"", ns);
     CHECK(strstr(dump, want) != NULL);
     CHECK(strstr(dump, ":jobs:tt_job ") == NULL);
     CHECK(strstr(dump, ":inprogress") == NULL);

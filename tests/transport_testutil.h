@@ -117,6 +117,66 @@ __attribute__((unused)) static void tt_rmdir(const char *dir)
     if (dir[0] && strncmp(dir, "/tmp/cwork-", 11) == 0) tt_sh("rm -rf '%s'", dir);
 }
 
+/* Runs the cwork command ($CWORK_CLI) with argv (NULL-terminated, without the program);
+ * its stdout and stderr go to out (NUL-terminated). Returns the exit status, -1 when it
+ * could not run or was killed (after timeout_s). */
+__attribute__((unused)) static int tt_cli(char *out, size_t size, int timeout_s,
+                                          const char *const *args)
+{
+    const char *cli = getenv("CWORK_CLI");
+    if (!cli) {
+        snprintf(out, size, "CWORK_CLI is not set (ctest sets it)");
+        return -1;
+    }
+    char path[] = "/tmp/cwork-cli-out-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd, 1), dup2(fd, 2);
+        const char *argv[32] = {cli};
+        int n = 1;
+        for (; args && *args && n < 31; args++)
+            argv[n++] = *args;
+        argv[n] = NULL;
+        execv(cli, (char *const *)argv);
+        _exit(127);
+    }
+    close(fd);
+    int status = -1, done = 0;
+    for (int i = 0; i < timeout_s * 20 && !done; i++) {
+        done = waitpid(pid, &status, WNOHANG) == pid;
+        if (!done) tl_sleep_ms(50);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    char *text = tl_read_file(path, NULL);
+    snprintf(out, size, "%s", text ? text : "");
+    free(text);
+    unlink(path);
+    return done && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The cwork command with this URL: enqueue a job, list the queues (it must be there),
+ * and a short demo run. Failures through tl_fail. */
+__attribute__((unused)) static void tt_cli_roles(const char *url, const char *ns)
+{
+    char out[8192];
+    const char *enq[] = {"enqueue", "--redis", url, "--ns", ns, "cli_job", "{\"n\":1}", NULL};
+    int rc = tt_cli(out, sizeof out, 30, enq);
+    if (rc != 0) tl_fail(__FILE__, __LINE__, "cwork enqueue: %d %s", rc, out);
+    const char *queues[] = {"queues", "--redis", url, "--ns", ns, "--json", NULL};
+    rc = tt_cli(out, sizeof out, 30, queues);
+    if (rc != 0 || !strstr(out, "cli_job"))
+        tl_fail(__FILE__, __LINE__, "cwork queues: %d %s", rc, out);
+    const char *demo[] = {"demo", "--redis",  url,      "--ns", ns,  "--duration",
+                          "2",    "--no-web", "--rate", "50",   NULL};
+    rc = tt_cli(out, sizeof out, 60, demo);
+    if (rc != 0) tl_fail(__FILE__, __LINE__, "cwork demo: %d %.300s", rc, out);
+}
+
 /* ---------------------------------------------------------------- every role */
 
 static pthread_mutex_t tt_mu = PTHREAD_MUTEX_INITIALIZER;

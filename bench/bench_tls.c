@@ -8,7 +8,9 @@
  * cwork_enqueue_batch (1,000 per call) and a pool running no-op jobs (concurrency 20,
  * 5 queues), alternating the two transports round by round so that a machine getting
  * busier or quieter affects both alike, and prints the median of each figure and the
- * median of the per-round TLS/TCP ratios. */
+ * median of the per-round TLS/TCP ratios. On a shared machine throughput moves with
+ * the neighbours, so it also prints CPU per operation (this process, pool threads
+ * included, plus redis-server's own from INFO), which is what TLS really costs. */
 #include "cwork.h"
 #include "redis.h"
 
@@ -47,6 +49,45 @@ static double now_s(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+static double cpu_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, const cwork_error *err);
+
+/* redis-server's CPU so far (used_cpu_sys + used_cpu_user of INFO cpu), in seconds. */
+static double server_cpu_s(cwork_redis *r)
+{
+    cw_conn *c;
+    cwork_error err;
+    if (cw_redis_checkout(r, &c, &err) != 0) die("checkout", &err);
+    redisReply *x = cw_conn_commandf(c, &err, "INFO cpu");
+    double s = 0;
+    const char *p;
+    if (x && x->str && (p = strstr(x->str, "used_cpu_sys:"))) s += atof(p + 13);
+    if (x && x->str && (p = strstr(x->str, "used_cpu_user:"))) s += atof(p + 14);
+    if (x) freeReplyObject(x);
+    cw_redis_checkin(r, c);
+    return s;
+}
+
+/* CPU spent between cpu_mark calls: client + server, accumulated into *acc. */
+static double cpu_mark_client, cpu_mark_server;
+static void cpu_start(cwork_redis *r)
+{
+    cpu_mark_server = server_cpu_s(r);
+    cpu_mark_client = cpu_now_s();
+}
+static void cpu_stop(cwork_redis *r, double *acc)
+{
+    double client = cpu_now_s() - cpu_mark_client;
+    *acc += client + (server_cpu_s(r) - cpu_mark_server);
+}
+static double *cpu_acc; /* where the measured part of the current figure goes */
 
 static void die(const char *what, const cwork_error *err)
 {
@@ -151,6 +192,7 @@ static double ping_seconds(cwork_redis *r, long n)
     cw_conn *c;
     cwork_error err;
     if (cw_redis_checkout(r, &c, &err) != 0) die("checkout", &err);
+    cpu_start(r);
     double t0 = now_s();
     for (long i = 0; i < n; i++) {
         redisReply *x = cw_conn_commandf(c, &err, "PING");
@@ -159,6 +201,7 @@ static double ping_seconds(cwork_redis *r, long n)
     }
     double t = now_s() - t0;
     cw_redis_checkin(r, c);
+    cpu_stop(r, cpu_acc);
     return t;
 }
 
@@ -167,20 +210,22 @@ static double enqueue_seconds(cwork_redis *r, const char *ns, long n)
     cwork_error err;
     cwork_enqueuer *enq = cwork_enqueuer_new(r, ns, &err);
     cwork_args *args = cwork_args_new();
+    cpu_start(r);
     double t0 = now_s();
     for (long i = 0; enq && i < n; i++) {
         cwork_args_set_int64(args, "i", i);
         if (cwork_enqueue(enq, "bench", args, NULL, &err) != 0) die("enqueue", &err);
     }
     double t = now_s() - t0;
+    cpu_stop(r, cpu_acc);
     cwork_args_free(args);
     cwork_enqueuer_free(enq);
     drop_namespace(r, ns);
     return t;
 }
 
-/* n jobs spread over QUEUES names, BATCH per call; timed when timed is set. */
-static double batch_seconds(cwork_redis *r, const char *ns, long n)
+/* n jobs spread over QUEUES names, BATCH per call; CPU counted into acc (if any). */
+static double batch_seconds(cwork_redis *r, const char *ns, long n, double *acc)
 {
     cwork_error err;
     cwork_enqueuer *enq = cwork_enqueuer_new(r, ns, &err);
@@ -188,6 +233,7 @@ static double batch_seconds(cwork_redis *r, const char *ns, long n)
     if (!b) die("batch", &err);
     cwork_args *args = cwork_args_new();
     char name[16];
+    if (acc) cpu_start(r);
     double t0 = now_s();
     for (long done = 0; done < n; done += BATCH) {
         for (long i = done; i < done + BATCH && i < n; i++) {
@@ -199,6 +245,7 @@ static double batch_seconds(cwork_redis *r, const char *ns, long n)
         cwork_batch_reset(b);
     }
     double t = now_s() - t0;
+    if (acc) cpu_stop(r, acc);
     cwork_args_free(args);
     cwork_batch_free(b);
     cwork_enqueuer_free(enq);
@@ -214,7 +261,7 @@ static int noop(cwork_job *job, void *ctx)
 /* A pool of 20 runs n no-op jobs waiting in QUEUES queues: start to drained. */
 static double pool_seconds(cwork_redis *r, const char *ns, long n)
 {
-    batch_seconds(r, ns, n);
+    batch_seconds(r, ns, n, NULL);
     cwork_error err;
     cwork_pool_options o;
     cwork_pool_options_init(&o);
@@ -226,10 +273,12 @@ static double pool_seconds(cwork_redis *r, const char *ns, long n)
         snprintf(name, sizeof name, "q%d", q);
         if (cwork_pool_register(p, name, noop, NULL, &err) != 0) die("register", &err);
     }
+    cpu_start(r);
     double t0 = now_s();
     if (!p || cwork_pool_start(p, &err) != 0 || cwork_pool_drain(p, -1, &err) != 0)
         die("pool", &err);
     double t = now_s() - t0;
+    cpu_stop(r, cpu_acc);
     cwork_pool_stop(p, 10000, &err);
     cwork_pool_free(p);
     drop_namespace(r, ns);
@@ -272,14 +321,17 @@ int main(int argc, char **argv)
     if (!r[1]) die("the TLS URL", &err);
     const char *ns = "cwork-bench-tls";
     double n[METRICS] = {(double)pings, (double)jobs, (double)jobs * 4, (double)pool_jobs};
-    double rate[METRICS][2][MAX_ROUNDS], ratio[METRICS][MAX_ROUNDS];
+    double rate[METRICS][2][MAX_ROUNDS], ratio[METRICS][MAX_ROUNDS], cpu[METRICS][2] = {{0}};
     for (int round = 0; round < rounds; round++) {
         for (int k = 0; k < 2; k++) {
             int i = (round + k) % 2; /* alternate which transport goes first */
+            cpu_acc = &cpu[0][i];
             rate[0][i][round] = n[0] / ping_seconds(r[i], pings);
+            cpu_acc = &cpu[1][i];
             rate[1][i][round] = n[1] / enqueue_seconds(r[i], ns, jobs);
-            rate[2][i][round] = n[2] / batch_seconds(r[i], ns, jobs * 4);
+            rate[2][i][round] = n[2] / batch_seconds(r[i], ns, jobs * 4, &cpu[2][i]);
             drop_namespace(r[i], ns);
+            cpu_acc = &cpu[3][i];
             rate[3][i][round] = n[3] / pool_seconds(r[i], ns, pool_jobs);
         }
         for (int m = 0; m < METRICS; m++)
@@ -297,6 +349,12 @@ int main(int argc, char **argv)
             lo = ratio[m][k] < lo ? ratio[m][k] : lo, hi = ratio[m][k] > hi ? ratio[m][k] : hi;
         printf("%-38s %12.0f %12.0f %7.0f%% %.0f–%.0f%%\n", what[m], median(rate[m][0], rounds),
                median(rate[m][1], rounds), 100 * median(ratio[m], rounds), 100 * lo, 100 * hi);
+    }
+    printf("%-38s %12s %12s %8s\n", "CPU per operation (client + server)", "plain TCP", "TLS",
+           "TLS/TCP");
+    for (int m = 0; m < METRICS; m++) {
+        double a = 1e6 * cpu[m][0] / (n[m] * rounds), b = 1e6 * cpu[m][1] / (n[m] * rounds);
+        printf("%-38s %10.2f µs %10.2f µs %7.0f%%\n", what[m], a, b, 100 * b / a);
     }
     cwork_redis_free(r[0]);
     cwork_redis_free(r[1]);

@@ -338,8 +338,7 @@ static int move_conn(cw_conn *c, const redirect *rd)
         return -1;
     }
     cw_net_close(&c->net);
-    c->net = fresh->net;
-    cw_net_init(&fresh->net);
+    cw_net_move(&c->net, &fresh->net);
     memcpy(c->addr_buf, fresh->addr_buf, sizeof c->addr_buf);
     c->addr = c->addr_buf;
     c->nscripts = 0; /* another server, another script cache */

@@ -333,6 +333,13 @@ int cw_net_idle_ok(cw_net *n)
     return n->ssl ? cw_tls_idle_ok(n) : 0;
 }
 
+void cw_net_move(cw_net *dst, cw_net *src)
+{
+    *dst = *src;
+    if (dst->ssl) cw_tls_moved(dst);
+    cw_net_init(src);
+}
+
 void cw_net_close(cw_net *n)
 {
     if (n->ssl) cw_tls_close(n);

@@ -71,6 +71,9 @@ int cw_net_buffered_reply(cw_net *n, void **reply);
  * server closed it or sent something unasked. Never blocks. */
 int cw_net_idle_ok(cw_net *n);
 
+/* Moves src's connection into dst (which must be closed or fresh); src is left fresh. */
+void cw_net_move(cw_net *dst, cw_net *src);
+
 /* Closes the socket (a TLS close_notify first when the connection is healthy) and
  * frees the buffers; n is back to cw_net_init's state. */
 void cw_net_close(cw_net *n);

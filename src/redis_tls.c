@@ -284,7 +284,11 @@ int cw_tls_connect(cw_net *n, const cw_tls_config *t, const char *host, int conn
     for (;;) {
         ERR_clear_error();
         int rc = SSL_connect(ssl);
-        if (rc == 1) return 0;
+        if (rc == 1) {
+            /* The CertificateRequest, if any, has been seen. */
+            SSL_set_msg_callback(ssl, NULL);
+            return 0;
+        }
         int saved_errno = errno;
         int e = SSL_get_error(ssl, rc);
         short want = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
@@ -334,6 +338,11 @@ ssize_t cw_tls_write(cw_net *n, const char *p, size_t len, short *want)
         return 0;
     }
     return ssl_failed(n, e, saved_errno, 0);
+}
+
+void cw_tls_moved(cw_net *n)
+{
+    SSL_set_app_data(n->ssl, n);
 }
 
 int cw_tls_pending(cw_net *n)

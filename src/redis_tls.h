@@ -31,6 +31,8 @@ int cw_tls_connect(cw_net *n, const cw_tls_config *t, const char *host, int conn
 /* redis_net.c's raw I/O for TLS connections: >0 bytes, 0 (wait for *want), -1. */
 ssize_t cw_tls_read(cw_net *n, char *p, size_t len, short *want);
 ssize_t cw_tls_write(cw_net *n, const char *p, size_t len, short *want);
+/* n was moved (struct copy): the SSL's back pointer follows. */
+void cw_tls_moved(cw_net *n);
 /* Non-zero while OpenSSL holds bytes read from the socket that were not returned yet
  * (decrypted or not). */
 int cw_tls_pending(cw_net *n);

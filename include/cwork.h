@@ -133,7 +133,9 @@ void cwork_redis_options_init(cwork_redis_options *opts);
  *     other with CWORK_EINVAL), and one pool serves the slot of one namespace
  *   host:port, or unix:///path[?db=N]
  * and on any of them min_replicas=N (with min_replicas_timeout_ms=MS, default 1000):
- * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise.
+ * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise;
+ * a pool's commits wait too (a WAIT in the same round trip), and when the replicas do
+ * not answer in time the pool logs a warning (redis.min_replicas) and goes on.
  * redis:// and unix: ignore query parameters they do not know, as Go does; the other
  * schemes refuse them. NULL means the CWORK_REDIS_URL environment variable, else
  * redis://127.0.0.1:6379. opts may be NULL. TLS files are loaded here (errors name the

@@ -367,6 +367,17 @@ void cw_redis_next_epoch(cwork_redis *r)
     pthread_mutex_unlock(&r->mu);
 }
 
+int cw_redis_warn_due(cwork_redis *r)
+{
+    if (!r) return 1;
+    int64_t now = cw_monotonic_ms();
+    pthread_mutex_lock(&r->mu);
+    int due = r->warned_ms == 0 || now - r->warned_ms >= 1000;
+    if (due) r->warned_ms = now ? now : 1;
+    pthread_mutex_unlock(&r->mu);
+    return due;
+}
+
 /* ---------------------------------------------------------------- conveniences */
 
 redisReply *cw_redis_command(cwork_redis *r, int argc, const char **argv, const size_t *lens,

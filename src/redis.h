@@ -108,9 +108,17 @@ int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err);
  * made on c so far (at most min_replicas_timeout_ms). 0 at once without it, 0 when
  * enough replicas acknowledged, else CWORK_EREDIS ("written, but only K of N replicas
  * acknowledged it"): the write stands on the master but could be lost by a failover.
- * Call it after a write that must survive one: enqueues (enqueue.c, batch.c) and the
- * pool's commits. */
+ * Call it after a write whose caller must know that it survives one: enqueues
+ * (enqueue.c, batch.c). */
 int cw_conn_wait_replicas(cw_conn *c, cwork_error *err);
+/* The same in a pipeline, for the pool's commits (dispatcher.c): append WAIT behind the
+ * write, and read its reply after the write's. Both do nothing without min_replicas.
+ * The read returns non-zero only for an I/O or protocol error (c broken: the write may
+ * have to be sent again); a shortfall is logged as a warning (redis.min_replicas, at
+ * most once a second per pool) and returns 0, since the write stands on the master and
+ * neither sending it again nor stopping would replicate it sooner. */
+int cw_conn_append_wait_replicas(cw_conn *c, cwork_error *err);
+int cw_conn_read_wait_replicas(cw_conn *c, cwork_error *err);
 
 /* A Lua script embedded from src/scripts/NAME.lua at build time (see scripts.h). */
 typedef struct cw_script {

@@ -6,6 +6,8 @@
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
 #include "redis_cluster.h"
+#include "redis_impl.h"
+#include "log.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -170,27 +172,79 @@ int cw_conn_read_buffered(cw_conn *c, redisReply **out, cwork_error *err)
 
 /* ---------------------------------------------------------------- replicas */
 
-int cw_conn_wait_replicas(cw_conn *c, cwork_error *err)
+/* WAIT's arguments for c's min_replicas (n and ms are the caller's buffers). */
+static void wait_argv(const cw_conn *c, const char *argv[3], char n[16], char ms[16])
 {
-    if (c->min_replicas <= 0) return 0;
-    char n[16], ms[16];
-    snprintf(n, sizeof n, "%d", c->min_replicas);
-    snprintf(ms, sizeof ms, "%d", c->min_replicas_timeout_ms);
-    const char *argv[] = {"WAIT", n, ms};
-    /* WAIT itself may take its whole timeout: the command deadline comes on top. */
-    int saved = c->net.timeout_ms;
-    if (saved > 0) c->net.timeout_ms = saved + c->min_replicas_timeout_ms;
-    redisReply *r = cw_conn_command(c, 3, argv, NULL, err);
-    c->net.timeout_ms = saved;
+    snprintf(n, 16, "%d", c->min_replicas);
+    snprintf(ms, 16, "%d", c->min_replicas_timeout_ms);
+    argv[0] = "WAIT", argv[1] = n, argv[2] = ms;
+}
+
+/* What WAIT answered (r is consumed; NULL: err is already filled): 0 when enough
+ * replicas acknowledged, else the error. A shortfall does not break c. */
+static int judge_wait(cw_conn *c, redisReply *r, cwork_error *err)
+{
     if (!r) return err ? err->code : CWORK_EREDIS;
     long long acked = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    int was_error = r->type == REDIS_REPLY_ERROR;
+    if (was_error)
+        cw_error(err, CWORK_EREDIS, "redis %s: WAIT: %.*s", c->addr,
+                 (int)(r->len > 160 ? 160 : r->len), r->str ? r->str : "");
     freeReplyObject(r);
+    if (was_error) return CWORK_EREDIS;
     if (acked < 0) return cw_error(err, CWORK_EPROTO, "redis %s: WAIT answered no number", c->addr);
     if (acked < c->min_replicas)
         return cw_error(err, CWORK_EREDIS,
                         "redis %s: written, but only %lld of %d replicas acknowledged it within "
                         "%d ms (min_replicas): a failover now could lose it",
                         c->addr, acked, c->min_replicas, c->min_replicas_timeout_ms);
+    return 0;
+}
+
+/* WAIT itself may take its whole timeout: the reply's deadline gets that on top. */
+static void stretch_deadline(cw_conn *c, int *saved)
+{
+    *saved = c->net.timeout_ms;
+    if (*saved > 0) c->net.timeout_ms = *saved + c->min_replicas_timeout_ms;
+}
+
+int cw_conn_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    const char *argv[3];
+    char n[16], ms[16];
+    wait_argv(c, argv, n, ms);
+    int saved;
+    stretch_deadline(c, &saved);
+    redisReply *r = cw_conn_command(c, 3, argv, NULL, err);
+    c->net.timeout_ms = saved;
+    return judge_wait(c, r, err);
+}
+
+int cw_conn_append_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    const char *argv[3];
+    char n[16], ms[16];
+    wait_argv(c, argv, n, ms);
+    return cw_conn_append(c, 3, argv, NULL, err);
+}
+
+int cw_conn_read_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    int saved;
+    stretch_deadline(c, &saved);
+    redisReply *r = NULL;
+    int rc = cw_conn_read(c, &r, err);
+    c->net.timeout_ms = saved;
+    if (rc) return rc;
+    cwork_error e = {0};
+    if (judge_wait(c, r, &e) == 0) return 0;
+    /* The write stands on the master; trying it again would not replicate it any
+     * sooner, and stopping would not either. Said once a second per pool at most. */
+    if (cw_redis_warn_due(c->pool))
+        cw_log(CWORK_LOG_WARN, "redis.min_replicas", "error", e.message, NULL);
     return 0;
 }
 

@@ -35,6 +35,7 @@ struct cwork_redis {
     int64_t next_dial_ms; /* while failing: no dial before this (monotonic ms) */
     unsigned epoch;       /* connections of an older epoch are closed, not reused */
     cwork_error last_error;
+    int64_t warned_ms;    /* cw_redis_warn_due: the last warning (monotonic ms) */
 };
 
 /* Who to be on a node: the data nodes' credentials and database, or the sentinels'. */
@@ -63,6 +64,10 @@ int cw_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_erro
  * master moved): idle ones are closed at checkout, busy ones at checkin. */
 unsigned cw_redis_epoch(cwork_redis *r);
 void cw_redis_next_epoch(cwork_redis *r);
+
+/* 1 at most once a second per pool (and the first time): for warnings that every
+ * round trip could repeat, such as min_replicas' shortfalls. r may be NULL (then 1). */
+int cw_redis_warn_due(cwork_redis *r);
 
 /* Copies msg into out with every occurrence of each secret replaced by xxxxx. */
 void cw_scrub(char *out, size_t size, const char *msg, const char *secret1, const char *secret2);

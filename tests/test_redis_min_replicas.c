@@ -171,7 +171,7 @@ static void pool_commits_wait_for_replicas(void)
     /* A replica that acknowledges: every commit counted is on the replica already. */
     tl_unique_ns("minrep-pool", ns, sizeof ns);
     tl_capture_logs();
-    long long ms;
+    long long ms = 0;
     for (int round = 0; round < 3; round++)
         CHECK_INT(pool_run(r, ns, 50, 1, &ms), 0);
     CHECK_INT(tl_count_logs("redis.min_replicas"), 0);

@@ -8,6 +8,8 @@
 
 #include "transport_testutil.h"
 
+#include <stdatomic.h>
+
 #define TF_MAX_JOBS 32000
 
 typedef struct tf_plan {
@@ -21,6 +23,9 @@ typedef struct tf_plan {
     int more;                  /* then this many more jobs */
     void *arg;
     const char *const *watch_logs; /* NULL-terminated log messages to count */
+    int patience_ms; /* after the enqueuer: how long without progress ends the wait for
+                        acknowledged jobs (0: 20 s; shorter where losses are expected) */
+    int enqueuers;   /* threads enqueueing `jobs`, each its share (0: one) */
 } tf_plan;
 
 typedef struct tf_stats {
@@ -36,6 +41,7 @@ static long long tf_last_ms, tf_max_gap_ms;
 static int tf_measuring;
 static char tf_last_error[256];
 static const char *const *tf_watch;
+static atomic_int tf_hold; /* while set, handlers wait before they count their job */
 
 static void tf_logger(void *ud, cwork_log_level level, const char *message,
                       const cwork_log_field *fields, size_t nfields)
@@ -52,6 +58,8 @@ static void tf_logger(void *ud, cwork_log_level level, const char *message,
 static int tf_job(cwork_job *job, void *ctx)
 {
     (void)ctx;
+    while (atomic_load(&tf_hold))
+        tl_sleep_ms(2);
     int64_t i = cwork_job_arg_int64(job, "i");
     long long now = tl_now_ms();
     pthread_mutex_lock(&tf_mu);
@@ -125,6 +133,7 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
     tf_measuring = 0;
     tf_last_error[0] = '\0';
     tf_watch = plan->watch_logs;
+    atomic_store(&tf_hold, 0);
     int total = plan->jobs + plan->more;
     if (total > TF_MAX_JOBS) return -1;
     cwork_set_logger(tf_logger, NULL, CWORK_LOG_INFO);
@@ -142,9 +151,15 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
         cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
         return -1;
     }
-    tf_enqueuer fe = {plan, 0, plan->jobs};
-    pthread_t th;
-    pthread_create(&th, NULL, tf_enqueue_main, &fe);
+    /* min_replicas makes each enqueue wait for a replica: several enqueuers keep the
+     * rate up (their WAITs are answered together). */
+    int nenq = plan->enqueuers > 0 ? (plan->enqueuers < 8 ? plan->enqueuers : 8) : 1;
+    tf_enqueuer fe[8];
+    pthread_t th[8];
+    for (int k = 0; k < nenq; k++) {
+        fe[k] = (tf_enqueuer){plan, plan->jobs * k / nenq, plan->jobs * (k + 1) / nenq};
+        pthread_create(&th[k], NULL, tf_enqueue_main, &fe[k]);
+    }
     while (tf_get(&tf_done) < plan->event_after && tf_get(&tf_enqueued) < plan->jobs)
         tl_sleep_ms(5);
     pthread_mutex_lock(&tf_mu);
@@ -153,7 +168,8 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
     st->enqueued_at_event = tf_enqueued;
     pthread_mutex_unlock(&tf_mu);
     plan->event(plan->arg);
-    pthread_join(th, NULL);
+    for (int k = 0; k < nenq; k++)
+        pthread_join(th[k], NULL);
     pthread_mutex_lock(&tf_mu);
     tf_measuring = 0;
     pthread_mutex_unlock(&tf_mu);
@@ -176,7 +192,7 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
         pthread_mutex_unlock(&tf_mu);
         if (ran == acked) break;
         if (ran != last) last = ran, still = tl_now_ms();
-        if (tl_now_ms() - still > 20000) break;
+        if (tl_now_ms() - still > (plan->patience_ms ? plan->patience_ms : 20000)) break;
         tl_sleep_ms(50);
     }
     if (cwork_pool_stop(pool, 10000, &err) != 0)

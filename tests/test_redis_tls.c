@@ -1,7 +1,8 @@
 /* rediss:// against real TLS servers started here, with a CA and certificates made by
  * openssl in the test: every role over TLS, verification by name and by IP address,
  * sni=, client certificates, and the clear errors of each way it can go wrong (unknown
- * CA, wrong name, expired, plain port, TLS port, bad files). */
+ * CA, wrong name, expired, plain port, TLS port, bad files); and rediss+sentinel:// and
+ * rediss+cluster:// against a TLS-only sentinel and a TLS-only cluster. */
 #include "redis.h"
 #include "transport_testutil.h"
 
@@ -277,6 +278,119 @@ static void dead_peer_over_tls(void)
     cwork_redis_free(r);
     tt_kill(&p, SIGTERM);
 }
+/* ---------------------------------------------------------------- sentinel, cluster */
+
+/* A TLS-only redis-server: no plain port, replication over TLS too. extra: more
+ * arguments, NULL-terminated. */
+static int start_tls_only(tt_proc *p, int port, const char *const *extra)
+{
+    char port_s[16], cert_p[128], key_p[128], ca_p[128], log[128];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    snprintf(cert_p, sizeof cert_p, "%s/server.crt", dir);
+    snprintf(key_p, sizeof key_p, "%s/server.key", dir);
+    snprintf(ca_p, sizeof ca_p, "%s/ca.crt", dir);
+    snprintf(log, sizeof log, "%s/node-%d.log", dir, port);
+    const char *argv[48] = {"redis-server",  "--port",         "0",    "--tls-port",
+                            port_s,          "--bind",         "127.0.0.1",
+                            "--tls-cert-file", cert_p,         "--tls-key-file", key_p,
+                            "--tls-ca-cert-file", ca_p,        "--tls-auth-clients", "no",
+                            "--tls-replication", "yes",        "--dir", dir};
+    int argc = 19;
+    for (size_t i = 0; extra && extra[i] && argc < 47; i++)
+        argv[argc++] = extra[i];
+    argv[argc] = NULL;
+    return tt_spawn(p, port, log, argv);
+}
+
+static void sentinel_over_tls(void)
+{
+    /* One sentinel (quorum 1) watching the TLS server: it names it, cwork checks its
+     * role and runs every role there, all over TLS; the sentinel has a password of its
+     * own, from the URL. */
+    tt_proc sentinel = {0};
+    char conf[128];
+    int port = tt_free_port();
+    snprintf(conf, sizeof conf, "%s/sentinel-%d.conf", dir, port);
+    FILE *f = fopen(conf, "w");
+    if (f) {
+        fprintf(f,
+                "port 0\ntls-port %d\nbind 127.0.0.1\ndir %s\n"
+                "tls-cert-file %s/server.crt\ntls-key-file %s/server.key\n"
+                "tls-ca-cert-file %s/ca.crt\ntls-auth-clients no\ntls-replication yes\n"
+                "requirepass sent-s3cr3t\nsentinel monitor tlsmaster 127.0.0.1 %d 1\n",
+                port, dir, dir, dir, dir, tls_port);
+        fclose(f);
+    }
+    const char *argv[] = {"redis-sentinel", conf, NULL};
+    if (!f || tt_spawn(&sentinel, port, NULL, argv) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a TLS sentinel");
+        return;
+    }
+    char ns[64];
+    tl_unique_ns("tls-sentinel", ns, sizeof ns);
+    cwork_error err = {0};
+    cwork_redis *r = pool_for("rediss+sentinel://127.0.0.1:%d/tlsmaster?ca=%s/ca.crt"
+                              "&sentinel_password=sent-s3cr3t",
+                              port, 10000, &err);
+    if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
+    if (r) CHECK_INT(tt_every_role(r, ns, 50), 50);
+    cwork_redis_free(r);
+    /* The sentinel's certificate is checked as the data node's is. */
+    expect_error("rediss+sentinel://127.0.0.1:%d/tlsmaster?ca=%s/other-ca.crt"
+                 "&sentinel_password=sent-s3cr3t",
+                 port, "unknown CA");
+    tt_kill(&sentinel, SIGKILL);
+}
+
+static int cluster_ok(int port)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "redis-cli --tls --cacert '%s/ca.crt' -p %d cluster info | grep -q cluster_state:ok",
+             dir, port);
+    for (int i = 0; i < 200; i++) {
+        if (tt_sh("%s", cmd) == 0) return 0;
+        tl_sleep_ms(100);
+    }
+    return -1;
+}
+
+static void cluster_over_tls(void)
+{
+    /* Three masters, no replicas: the slot map, the bus and every command over TLS. */
+    tt_proc node[3] = {{0}};
+    char hosts[128] = "";
+    int ok = 1;
+    for (int i = 0; i < 3 && ok; i++) {
+        int port = tt_free_port();
+        char conf[64];
+        snprintf(conf, sizeof conf, "nodes-%d.conf", port);
+        const char *extra[] = {"--cluster-enabled", "yes", "--cluster-config-file", conf,
+                               "--tls-cluster", "yes", "--save", "", "--appendonly", "no", NULL};
+        ok = start_tls_only(&node[i], port, extra) == 0;
+        size_t len = strlen(hosts);
+        snprintf(hosts + len, sizeof hosts - len, " 127.0.0.1:%d", port);
+    }
+    ok = ok && tt_sh("redis-cli --tls --cacert '%s/ca.crt' --cluster create%s --cluster-yes "
+                     ">/dev/null 2>&1",
+                     dir, hosts) == 0 &&
+         cluster_ok(node[0].port) == 0;
+    if (!ok) {
+        tl_fail(__FILE__, __LINE__, "cannot build a TLS cluster");
+    } else {
+        cwork_error err = {0};
+        cwork_redis *r = pool_for("rediss+cluster://127.0.0.1:%d?ca=%s/ca.crt", node[1].port,
+                                  10000, &err);
+        if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
+        char ns[64], tagged[80];
+        tl_unique_ns("tls-cluster", ns, sizeof ns);
+        snprintf(tagged, sizeof tagged, "{%s}", ns);
+        if (r) CHECK_INT(tt_every_role(r, tagged, 50), 50);
+        cwork_redis_free(r);
+    }
+    for (int i = 0; i < 3; i++)
+        tt_kill(&node[i], SIGKILL);
+}
 
 int main(void)
 {
@@ -312,6 +426,8 @@ int main(void)
     RUN(bad_files_fail_at_creation);
     RUN(big_values_over_tls);
     RUN(dead_peer_over_tls);
+    RUN(sentinel_over_tls);
+    RUN(cluster_over_tls);
     tt_kill(&main_srv, SIGTERM);
     tt_kill(&mtls_srv, SIGTERM);
     tt_kill(&expired_srv, SIGTERM);

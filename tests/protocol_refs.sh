@@ -40,18 +40,18 @@ check_tree() {
     local headings
     headings=$(grep -oE '^#{2,3} §[0-9]+(\.[0-9]+)*' "$protocol" | sed 's/^#* //')
     out=$(
-        list_files "$dir" | grep -vxF 'docs/PROTOCOL.md' | while IFS= read -r f; do
-            [ -f "$dir/$f" ] || continue
-            # The old contract, by name or by its citation forms (written so that this
-            # file does not match itself).
-            grep -HnIE 'SPEC[.]md|shared[/]SPEC|(^|[^A-Za-z0-9_])SPEC[[:space:]]+(§)?[0-9]' \
-                "$dir/$f" | sed -E "s|^$dir/||; s|^([^:]*:[0-9]+:)|\\1 cites the old contract: |"
-            grep -HnIoE '(RFC[[:space:]]+[0-9]+[[:space:]]+)?§[0-9]+(\.[0-9]+)*' "$dir/$f" |
-                grep -v ':RFC' | sed "s|^$dir/||"
-        done
+        cd "$dir" || exit 1
+        list_files . | grep -vxF 'docs/PROTOCOL.md' | tr '\n' '\0' >"$tmp/files"
+        # The old contract, by name or by its citation forms (written so that this file
+        # does not match itself).
+        xargs -0 -r grep -sHnIE \
+            'SPEC[.]md|shared[/]SPEC|(^|[^A-Za-z0-9_])SPEC[[:space:]]+(§)?[0-9]' <"$tmp/files" |
+            sed -E 's|^([^:]*:[0-9]+:)|\1 cites the old contract: |'
+        xargs -0 -r grep -sHnIoE '(RFC[[:space:]]+[0-9]+[[:space:]]+)?§[0-9]+(\.[0-9]+)*' \
+            <"$tmp/files" | grep -v ':RFC'
         # docs/PROTOCOL.md cites itself too; its §19 keeps the old numbers.
-        awk '/^## §19 /{exit} {print FILENAME ":" FNR ":" $0}' "$protocol" |
-            sed "s|^$dir/||" | grep -oE '^[^:]*:[0-9]+:|§[0-9]+(\.[0-9]+)*' |
+        awk '/^## §19 /{exit} {print FILENAME ":" FNR ":" $0}' docs/PROTOCOL.md |
+            grep -oE '^[^:]*:[0-9]+:|§[0-9]+(\.[0-9]+)*' |
             awk '/:$/{where=$0; next} {print where $0}'
     )
     local bad

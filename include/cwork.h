@@ -875,16 +875,27 @@ typedef struct cwork_web_options {
     const char *auth;    /* "user:password" for HTTP basic auth, or NULL: the
                             CWORK_WEB_AUTH environment variable, else none */
     cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
-                            processed/failed counters go to /metrics */
+                            processed/failed counters go to /metrics and the dashboard */
     cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
                                   default fork; unknown values fail the start */
+    const char *base_path; /* e.g. "/jobs": a path prefix a reverse proxy passes on; the
+                              server then answers under it too ("/jobs" redirects to
+                              "/jobs/"). NULL or "" for none. The UI uses relative URLs
+                              only, so a proxy that strips the prefix needs nothing. */
+    bool read_only;      /* refuse every change (403): no POST route works, the UI
+                            shows no action */
+    const char *const *namespaces; /* more namespaces the UI can switch to (?ns=), the
+                                      ns of cwork_web_start being the first and the
+                                      default; copied. No other namespace is served. */
+    size_t n_namespaces;
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);
 
 /* Starts serving on its own threads; opts may be NULL. Warns (logger) when listening
  * beyond loopback without auth. NULL on error (CWORK_EINVAL for a bad listen address or
- * one in use). */
+ * one in use, a base path that does not start with '/' or holds '?', '#' or "..", more
+ * than 64 namespaces). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

@@ -13,6 +13,7 @@
  *                                        "message"}
  *   POST /delete_all?set=S[&name=N]      {"count"}
  *   POST /run_all?set=S[&name=N]         retry or scheduled: {"count", "stayed"}
+ *   POST /retry_all[?name=N]             the dead jobs back to their queues: {"count"}
  *   POST /clear_queue?name=N             {"count"}
  *
  * Bad parameters answer 400 with a JSON error, changes on a read-only server 403. */
@@ -382,6 +383,20 @@ static void route_run_all(const web_request *req, web_response *res)
         reply_count(res, count, &stayed);
 }
 
+static void route_retry_all(const web_request *req, web_response *res)
+{
+    char *name = NULL;
+    if (text_param(req, res, "name", 0, &name) != 0) return;
+    cwork_error err = {0};
+    int64_t count = 0;
+    int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
+    cw_free(name);
+    if (rc != 0)
+        web_client_error(res, rc, &err);
+    else
+        reply_count(res, count, NULL);
+}
+
 static void route_clear_queue(const web_request *req, web_response *res)
 {
     char *name = NULL;
@@ -408,7 +423,7 @@ static const ui_route ui_routes[] = {
     {"/dashboard", 0, route_dashboard},     {"/queue_jobs", 0, route_queue_jobs},
     {"/periodic", 0, route_periodic},       {"/apply", 1, route_apply},
     {"/delete_all", 1, route_delete_all},   {"/run_all", 1, route_run_all},
-    {"/clear_queue", 1, route_clear_queue},
+    {"/retry_all", 1, route_retry_all},     {"/clear_queue", 1, route_clear_queue},
 };
 
 int web_ui_route(const web_request *req, web_response *res)

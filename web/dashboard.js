@@ -59,7 +59,9 @@ function throughputChart(samples, now) {
     points.push({ t: samples[i].t, p, f });
   }
   const max = Math.max(1, ...points.map((x) => x.p));
-  const x = (t) => ((t - (now - WINDOW_S)) / WINDOW_S) * W;
+  // The last 5 minutes once there are; until then the time measured, at least a minute.
+  const span = Math.min(WINDOW_S, Math.max(60, samples.length ? now - samples[0].t : 0));
+  const x = (t) => Math.max(0, ((t - (now - span)) / span) * W);
   const y = (v) => H - (v / max) * (H - 6);
   const line = (key) => points.map((pt) => `${x(pt.t).toFixed(1)},${y(pt[key]).toFixed(1)}`).join(' ');
   const area = points.length
@@ -76,7 +78,7 @@ function throughputChart(samples, now) {
       points.length ? el('polyline', { points: line('p'), class: 'processed', 'vector-effect': 'non-scaling-stroke' }) : null,
       points.length ? el('polyline', { points: line('f'), class: 'failed', 'vector-effect': 'non-scaling-stroke' }) : null),
     el('figcaption', { class: 'chart-axis' },
-      el('span', { text: '5 min ago' }),
+      el('span', { text: `${Math.round(span / 60)} min ago` }),
       el('span', { class: 'legend' }, el('i', { class: 'key processed' }), 'processed ', el('i', { class: 'key failed' }), 'failed'),
       el('span', { text: 'now' })));
 }

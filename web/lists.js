@@ -77,7 +77,9 @@ function allButtons(ctx, set, lp, count) {
   const primary = el('button', {
     type: 'button', class: 'primary', disabled: count === 0,
     onclick: () => ctx.act({
-      question: `${s.primary.allLabel}: ${set === 'dead' ? 'retry' : 'run'} all ${scope} now?`,
+      question: set === 'dead'
+        ? `Retry all ${scope} now? They go back to their queues.`
+        : `Run all ${scope} now? They go to their queues at once.`,
       okLabel: s.primary.allLabel, danger: false,
       run: async () => {
         const r = await api.post(s.primary.all, { set: set === 'dead' ? null : set, name: lp.name });

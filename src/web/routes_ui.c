@@ -293,8 +293,8 @@ static int parse_selection(const web_request *req, web_response *res, gj_value *
         const gj_value *at = item->type == GJ_OBJECT ? gj_object_get(item, "at", 2) : NULL;
         const gj_value *id = item->type == GJ_OBJECT ? gj_object_get(item, "id", 2) : NULL;
         /* whole seconds within ±2^53: what a JSON number carries exactly */
-        if (!at || at->type != GJ_FLOAT || at->as.f != (double)(int64_t)at->as.f ||
-            at->as.f > 9007199254740992.0 || at->as.f < -9007199254740992.0 || !id ||
+        if (!at || at->type != GJ_FLOAT || !(at->as.f <= 9007199254740992.0) ||
+            !(at->as.f >= -9007199254740992.0) || at->as.f != (double)(int64_t)at->as.f || !id ||
             id->type != GJ_STRING || memchr(id->as.s.ptr, '\0', id->as.s.len)) {
             web_error(res, 400,
                       "job %zu: each job must be {\"at\": whole seconds, \"id\": a string}", i);

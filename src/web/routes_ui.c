@@ -220,7 +220,7 @@ static void route_queue_jobs(const web_request *req, web_response *res)
     for (size_t i = 0; i < n && rc == 0; i++) {
         char *job = NULL;
         size_t len = 0;
-        rc = cwork_job_encode(jobs[i].job, &job, &len, &err);
+        rc = cwork_job_encode_flavor(jobs[i].job, req->web->flavor, &job, &len, &err);
         if (rc == 0) {
             if (i) cw_buf_putc(&b, ',');
             cw_buf_append(&b, job, len);

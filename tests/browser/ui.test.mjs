@@ -552,7 +552,8 @@ async function suite(browser, redis, width) {
 
 const redis = await Redis.connect(redisUrl);
 try {
-  for (const width of [1280, 400]) {
+  // CWORK_BROWSER_WIDTHS=1280 runs one width only (while working on the UI).
+  for (const width of (process.env.CWORK_BROWSER_WIDTHS || '1280,400').split(',').map(Number)) {
     console.log(`---- ${width} px`);
     try {
       await suite(null, redis, width);

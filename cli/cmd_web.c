@@ -88,7 +88,8 @@ static int parse_options(int argc, char **argv, web_opts *o)
             }
             o->auth = a.value;
         } else {
-            static const char *const names[] = {"listen", "auth", CLI_COMMON_OPTIONS, NULL};
+            static const char *const names[] = {"listen", "auth", "base-path", "read-only",
+                                                CLI_COMMON_OPTIONS, NULL};
             cli_unknown_option("cwork web", &a, names);
             return -1;
         }

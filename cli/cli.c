@@ -166,7 +166,16 @@ static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err
     cwork_free(shown);
 }
 
-cwork_redis *cli_connect(const cli_conn_opts *o)
+cwork_redis *cli_redis_new(const cli_conn_opts *o)
+{
+    cwork_error err = {0};
+    cwork_redis *r = cwork_redis_new(o->redis_url, NULL, &err);
+    if (!r)
+        print_connect_failure(o, &err);
+    return r;
+}
+
+int cli_ping(const cli_conn_opts *o)
 {
     /* The check runs on a pool of its own with short timeouts, so that an unreachable
      * Redis fails a command in under 2 s; the dial warnings it would log while
@@ -182,8 +191,21 @@ cwork_redis *cli_connect(const cli_conn_opts *o)
     int ok = probe && cwork_redis_ping(probe, &err) == 0;
     cwork_redis_free(probe);
     cli_setup_logging();
-    cwork_redis *r = ok ? cwork_redis_new(o->redis_url, NULL, &err) : NULL;
-    if (!r) print_connect_failure(o, &err);
+    if (!ok)
+        print_connect_failure(o, &err);
+    return ok ? 0 : -1;
+}
+
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status)
+{
+    /* A URL that cannot be parsed (or that this build cannot serve) is a usage error;
+     * a server that does not answer is a runtime failure. */
+    cwork_redis *r = cli_redis_new(o);
+    *status = r ? CLI_FAILURE : CLI_USAGE;
+    if (r && cli_ping(o) != 0) {
+        cwork_redis_free(r);
+        r = NULL;
+    }
     return r;
 }
 

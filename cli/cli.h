@@ -60,8 +60,15 @@ int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out);
  * On failure it prints one line — what failed (the password redacted), which URL was
  * used and where it came from, and what to do: --redis URL, CWORK_REDIS_URL, whether
  * redis-server runs, or the password options for NOAUTH/WRONGPASS — with no log lines
- * around it, and returns NULL. The pool keeps the library's default timeouts. */
-cwork_redis *cli_connect(const cli_conn_opts *o);
+ * around it, and returns NULL with *status the exit status to use: CLI_USAGE for a URL
+ * that cannot be used, CLI_FAILURE when Redis did not answer. The pool keeps the
+ * library's default timeouts. */
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status);
+/* The two halves of cli_connect: the pool for the URL, not yet connected (NULL, with
+ * the error printed, for a URL that cannot be used), and the quick check that Redis at
+ * o's URL answers (0, or -1 with the line printed). */
+cwork_redis *cli_redis_new(const cli_conn_opts *o);
+int cli_ping(const cli_conn_opts *o);
 
 /* "LABEL: unknown option --NAME; did you mean --X? (see LABEL --help)", the suggestion
  * from options (NULL-terminated names without dashes) when one is close. */

@@ -32,10 +32,10 @@ const char *admin_set_title(cwork_job_set set)
 
 int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *client))
 {
-    cwork_redis *redis = cli_connect(&o->conn);
-    if (!redis) return CLI_FAILURE;
-    cwork_error err = {0};
     int status;
+    cwork_redis *redis = cli_connect(&o->conn, &status);
+    if (!redis) return status;
+    cwork_error err = {0};
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
     if (client) {
         cwork_client_set_go_flavor(client, o->flavor);
@@ -99,7 +99,7 @@ static int parse_int(const char *s, int64_t *out)
 /* Unix seconds, or "YYYY-MM-DDTHH:MM:SSZ" as fmt_iso_time writes it. */
 static int parse_time(const char *s, int64_t *out)
 {
-    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
+    if (parse_int(s, out) == 0) return 0; /* negative too: a member's odd score */
     static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
     for (size_t i = 0; i < sizeof shape; i++)
         if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return -1;
@@ -300,14 +300,14 @@ static int check_options(const admin_opts *o)
         what = "give --older-than, --keep or both";
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE) && (!o->arg || !*o->arg)) {
         what = "no job name given";
-    } else if (o->cmd == ADM_JOB && (!o->arg || !*o->arg)) {
+    } else if (o->cmd == ADM_JOB && !o->arg) {
         what = "no job ID given";
     } else if (o->cmd == ADM_QUEUE && o->action == ACT_LIST) {
         what = "what should happen to the queue? (cwork queue clear NAME)";
     } else if (o->action == ACT_CLEAR && (!o->arg || !*o->arg)) {
         what = "no job name given";
     }
-    if (!what && o->arg && !*o->arg) what = "the job ID is empty";
+    /* An empty ID is an ID: Go, and older cwork versions, wrote dead records with "id":"". */
     if (what) {
         fprintf(stderr, "%s: %s (see %s --help)\n", o->label, what, o->label);
         return -1;

@@ -455,10 +455,11 @@ int cmd_demo(int argc, char **argv)
         stop_redis(&d);
         return CLI_FAILURE;
     }
-    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL});
+    int connect_status;
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL}, &connect_status);
     if (!redis) {
         stop_redis(&d);
-        return CLI_FAILURE;
+        return connect_status;
     }
     char *shown = cwork_redact_url(d.url);
     fprintf(stderr, "cwork demo: redis %s%s, namespace %s, %u executors, %.0f jobs/s\n",

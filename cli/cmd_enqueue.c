@@ -27,11 +27,13 @@ static const char usage[] =
     "                     and exits 3\n"
     "  --bulk             read one job per line from stdin:\n"
     "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
-    "                     (only name is required; \"in\" in seconds) and send them in\n"
-    "                     pipelined batches; prints the id of each job written, in\n"
-    "                     input order (none for duplicates and bad lines);\n"
-    "                     bad lines are reported with their line number and skipped,\n"
-    "                     the count and rate go to stderr; exit 2 if any line was bad\n"
+    "                     (only name is required) and send them in batches, each\n"
+    "                     written whole or not at all; every line is checked first:\n"
+    "                     bad lines are reported with their line number and nothing is\n"
+    "                     written (exit 2); prints the id of each job written, in input\n"
+    "                     order (none for duplicates); the count and rate go to stderr.\n"
+    "                     A Redis failure stops at the batch it hit (exit 1): the lines\n"
+    "                     before it were written, the message says up to which line\n"
     "  --quiet            with --bulk: print no ids\n"
     "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
@@ -179,13 +181,14 @@ static int enqueue_single(const enqueue_opts *o)
         cwork_args_free(args);
         return CLI_USAGE;
     }
-    cwork_redis *redis = cli_connect(&o->conn);
+    int status;
+    cwork_redis *redis = cli_connect(&o->conn, &status);
     if (!redis) {
         cwork_args_free(args);
         cwork_args_free(key);
-        return CLI_FAILURE;
+        return status;
     }
-    int status = CLI_FAILURE;
+    status = CLI_FAILURE;
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     if (enq) {
         cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
@@ -239,6 +242,7 @@ static int enqueue_single(const enqueue_opts *o)
 typedef struct bulk_stats {
     uint64_t written, duplicates, bad;
 } bulk_stats;
+
 
 /* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
 static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
@@ -311,6 +315,7 @@ done:
     return ok ? 0 : -1;
 }
 
+/* Sends the batch; on failure nothing of it was written (the message names its lines). */
 static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
                        uint64_t last_line, int print_ids)
 {
@@ -318,7 +323,7 @@ static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
         return 0;
     cwork_error err = {0};
     int rc = cwork_enqueue_batch(batch, &err);
-    for (size_t i = 0; i < cwork_batch_count(batch); i++) {
+    for (size_t i = 0; rc == 0 && i < cwork_batch_count(batch); i++) {
         const char *id = NULL;
         int s = cwork_batch_status(batch, i, &id);
         st->written += s == CWORK_OK;
@@ -328,8 +333,8 @@ static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
     }
     cwork_batch_reset(batch);
     if (rc != 0) {
-        fprintf(stderr, "cwork enqueue: lines %" PRIu64 "-%" PRIu64 ": %s\n", first_line,
-                last_line, err.message);
+        fprintf(stderr, "cwork enqueue: lines %" PRIu64 "-%" PRIu64 " not written: %s\n",
+                first_line, last_line, err.message);
         return -1;
     }
     return 0;
@@ -342,53 +347,125 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* Reads the next line of in without its line ending; -1 at the end. Blank lines are
+ * returned too (as length 0 after the leading blanks). */
+static ssize_t next_line(FILE *in, char **line, size_t *cap)
+{
+    ssize_t n = getline(line, cap, in);
+    while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
+        (*line)[--n] = '\0';
+    return n;
+}
+
+static int blank(const char *line, ssize_t n)
+{
+    return (size_t)n == strspn(line, " \t");
+}
+
+/* Pass 1: every line of stdin is checked (added to a batch that is never sent) and
+ * copied to spool, so that one bad line anywhere means nothing is written. Returns the
+ * number of bad lines, or -1 when the spool cannot be written. */
+static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0;
+    long long bad = 0;
+    while ((n = next_line(stdin, &line, &cap)) >= 0) {
+        lineno++;
+        if (fwrite(line, 1, (size_t)n, spool) != (size_t)n || putc('\n', spool) == EOF) {
+            bad = -1;
+            break;
+        }
+        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
+            bad++;
+        if (cwork_batch_count(batch) >= batch_size)
+            cwork_batch_reset(batch);
+    }
+    cwork_batch_reset(batch);
+    free(line);
+    if (bad >= 0 && (fflush(spool) != 0 || ferror(stdin)))
+        bad = -1;
+    return bad;
+}
+
 static int enqueue_bulk(const enqueue_opts *o)
 {
-    cwork_redis *redis = cli_connect(&o->conn);
+    cwork_redis *redis = cli_redis_new(&o->conn);
     if (!redis)
-        return CLI_FAILURE;
+        return CLI_USAGE;
     cwork_error err = {0};
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
-    if (!batch) {
-        fprintf(stderr, "cwork enqueue: %s\n", enq ? "out of memory" : err.message);
+    FILE *spool = batch ? tmpfile() : NULL;
+    if (!spool) {
+        fprintf(stderr, "cwork enqueue: %s\n",
+                !enq ? err.message : batch ? "cannot create a temporary file" : "out of memory");
+        cwork_batch_free(batch);
         cwork_enqueuer_free(enq);
         cwork_redis_free(redis);
         return CLI_FAILURE;
     }
     cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
     cwork_enqueuer_set_go_flavor(enq, o->flavor);
+    int status = CLI_OK;
+    long long bad = check_lines(batch, spool, o->batch_size);
+    if (bad != 0) {
+        if (bad < 0)
+            fprintf(stderr, "cwork enqueue: cannot read the input or write its temporary copy\n");
+        else
+            fprintf(stderr, "cwork enqueue: %lld bad line%s; nothing written\n", bad,
+                    bad == 1 ? "" : "s");
+        status = bad < 0 ? CLI_FAILURE : CLI_USAGE;
+    } else if (cli_ping(&o->conn) != 0) {
+        status = CLI_FAILURE;
+    }
+    if (status != CLI_OK) {
+        fclose(spool);
+        cwork_batch_free(batch);
+        cwork_enqueuer_free(enq);
+        cwork_redis_free(redis);
+        return status;
+    }
+
+    /* Pass 2: the checked lines, sent batch by batch. */
+    rewind(spool);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bulk_stats st = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    uint64_t lineno = 0, batch_first = 1;
+    uint64_t lineno = 0, batch_first = 1, written_to = 0;
     int failed = 0;
-    while (!failed && (n = getline(&line, &cap, stdin)) >= 0) {
+    while (!failed && (n = next_line(spool, &line, &cap)) >= 0) {
         lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        size_t skip = strspn(line, " \t");
-        if ((size_t)n == skip)
-            continue; /* blank lines are allowed */
-        if (add_line(batch, line, (size_t)n, lineno) != 0)
-            st.bad++;
+        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
+            st.bad++; /* cannot happen: checked in pass 1 */
         if (cwork_batch_count(batch) >= o->batch_size) {
             failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+            if (!failed)
+                written_to = lineno;
             batch_first = lineno + 1;
         }
     }
-    if (!failed)
+    if (!failed) {
         failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+        if (!failed)
+            written_to = lineno;
+    }
     free(line);
+    fclose(spool);
     double secs = seconds_since(&t0);
+    char stop[96] = "";
+    if (failed)
+        snprintf(stop, sizeof stop, "; stopped at a Redis failure: lines 1-%" PRIu64
+                 " were written, the rest not", written_to);
     fprintf(stderr,
-            "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates, %" PRIu64
-            " bad lines in %.3f s (%.0f jobs/s)%s\n",
-            st.written, st.duplicates, st.bad, secs, secs > 0 ? (double)st.written / secs : 0.0,
-            failed ? "; stopped at a Redis failure" : "");
+            "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates in %.3f s "
+            "(%.0f jobs/s)%s\n",
+            st.written, st.duplicates, secs, secs > 0 ? (double)st.written / secs : 0.0, stop);
     cwork_batch_free(batch);
     cwork_enqueuer_free(enq);
     cwork_redis_free(redis);
@@ -396,9 +473,7 @@ static int enqueue_bulk(const enqueue_opts *o)
         fprintf(stderr, "cwork enqueue: cannot write the ids: %s\n", strerror(errno));
         return CLI_FAILURE;
     }
-    if (failed)
-        return CLI_FAILURE;
-    return st.bad ? CLI_USAGE : CLI_OK;
+    return failed || st.bad ? CLI_FAILURE : CLI_OK;
 }
 
 int cmd_enqueue(int argc, char **argv)

@@ -225,6 +225,13 @@ static int job_option(cli_args *a, work_opts *o, int *bad)
     return 1;
 }
 
+/* True when word could only be a cron field (digits, *, ?, and , - / between them):
+ * "--periodic '0 * * * * *'" without a name would otherwise schedule a job named "*". */
+static int is_cron_field(const char *word)
+{
+    return *word && strspn(word, "0123456789*?,-/") == strlen(word);
+}
+
 static int parse_options(int argc, char **argv, work_opts *o)
 {
     cli_args a;
@@ -267,9 +274,16 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 fprintf(stderr, "cwork work: too many --periodic\n");
                 return -1;
             }
-            if (!strrchr(a.value, ' ')) {
+            const char *last = strrchr(a.value, ' ');
+            if (!last) {
                 fprintf(stderr, "cwork work: --periodic needs 'SPEC NAME', e.g. "
                                 "'*/5 * * * * report'\n");
+                return -1;
+            }
+            if (is_cron_field(last + 1)) {
+                fprintf(stderr, "cwork work: --periodic '%s': the last word \"%s\" is part of "
+                                "a schedule, not a job name; give 'SPEC NAME', e.g. "
+                                "'%s report'\n", a.value, last + 1, a.value);
                 return -1;
             }
             o->periodic[o->nperiodic++] = a.value;
@@ -632,10 +646,11 @@ int cmd_work(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
 
-    cwork_redis *redis = cli_connect(&o.conn);
+    int status;
+    cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) {
         free_opts(&o);
-        return CLI_FAILURE;
+        return status;
     }
     int rc = run_pool(&o, redis, &sigs);
     cwork_redis_free(redis);

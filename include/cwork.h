@@ -282,14 +282,23 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
- * known_jobs together (one command, or MULTI/EXEC): an error reply means nothing was
- * written. Only when the connection fails after the request was sent (a timeout, Redis
- * dying) is the outcome unknown, as with any Redis client; CWORK_EREDIS either way. */
+ * known_jobs together (one command, or one script — never MULTI, which an ACL may
+ * refuse): an error reply (a key of the wrong type, out of memory, a command the ACL
+ * refuses) means nothing was written. Only when the connection fails after the request
+ * was sent (a timeout, Redis dying) is the outcome unknown, as with any Redis client;
+ * CWORK_EREDIS either way. Needs EVALSHA/EVAL (the first enqueue of a name) and
+ * LPUSH/ZADD; PUBLISH is optional (a refused wake-up is logged, the job is written). */
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err);
 
+/* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
+ * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
+ * passes 2^53 where scores stop being whole seconds. */
+#define CWORK_MAX_DELAY_SECONDS 3155760000LL
+
 /* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
- * scheduled set; cwork_job_run_at tells when. */
+ * scheduled set; cwork_job_run_at tells when. |seconds| > CWORK_MAX_DELAY_SECONDS:
+ * CWORK_EINVAL, nothing written. */
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                      const cwork_args *args, cwork_job **out, cwork_error *err);
 
@@ -337,18 +346,20 @@ void cwork_batch_reset(cwork_batch *batch);
 size_t cwork_batch_count(const cwork_batch *batch);
 
 /* Adds a job: to its queue, or with CWORK_BATCH_IN in flags through the scheduled set
- * delay_seconds from now (ignored without that flag). The name and args are validated and encoded here
- * (errors: CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused
- * before anything is sent. */
+ * delay_seconds from now (ignored without that flag; at most CWORK_MAX_DELAY_SECONDS
+ * either way). The name, delay and args are validated and encoded here (errors:
+ * CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused before
+ * anything is sent. */
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
-/* Sends the whole batch in one MULTI/EXEC round trip. Returns 0 when every entry was
- * written or found a duplicate; per-entry outcomes (CWORK_OK, CWORK_DUPLICATE, or an
- * error code) are available through cwork_batch_status. A connection that fails before
- * EXEC reaches Redis writes nothing; one that fails while waiting for the reply (a
- * timeout on a huge batch, Redis dying) leaves the outcome unknown — every entry then
- * reports CWORK_EREDIS, so keep batches small enough for the command timeout. */
+/* Sends the whole batch in one round trip (one script call) that writes every entry or
+ * none: returns 0 when every entry was written or found a duplicate (per-entry outcomes
+ * CWORK_OK or CWORK_DUPLICATE through cwork_batch_status), or an error with nothing
+ * written (a key of the wrong type, out of memory, a refused command) — every entry
+ * then reports CWORK_EREDIS. A connection that fails while waiting for the reply (a
+ * timeout on a huge batch, Redis dying) leaves the outcome unknown, also reported as
+ * CWORK_EREDIS, so keep batches small enough for the command timeout. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
@@ -460,7 +471,8 @@ typedef struct cwork_job_options {
     bool skip_dead_after_retries;
     unsigned max_concurrency; /* jobs of this type in flight across all pools; 0 = any */
     /* Seconds until the retry of a job that just failed (cwork_job_fails counts this
-     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). */
+     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). Either is
+     * kept within ±CWORK_MAX_DELAY_SECONDS. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */
@@ -610,14 +622,17 @@ typedef enum cwork_job_set {
 #define CWORK_PAGE_SIZE 20
 
 typedef struct cwork_listed_job {
-    int64_t at;     /* retry_at, run_at or died_at: the member's score */
+    int64_t at;     /* retry_at, run_at or died_at: the member's score (whole seconds as
+                       Go writes them; another score — a fraction, past 2^53, ±inf — is
+                       rounded down and clamped to int64, and this `at` still addresses
+                       the member in delete and retry) */
     cwork_job *job; /* decoded; cwork_job_raw gives the member's exact bytes */
 } cwork_listed_job;
 
 /* Page (1-based; 0 counts as 1) of CWORK_PAGE_SIZE jobs of a set, ascending by score,
  * and the set's total (ZCARD, as Go). With name non-NULL only decodable jobs of that name
- * are listed and counted (a scan of the set). Members that cannot be decoded, or whose
- * score is not a whole number, are skipped, not fatal. Out-pointers for totals and counts
+ * are listed and counted (a scan of the set). Members that cannot be decoded are skipped,
+ * not fatal; members with odd scores are listed (see `at`). Out-pointers for totals and counts
  * in this section may be NULL. */
 int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                       cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
@@ -888,14 +903,20 @@ typedef struct cwork_web_options {
                                       ns of cwork_web_start being the first and the
                                       default; copied. No other namespace is served. */
     size_t n_namespaces;
+    int insecure;        /* non-zero: serve beyond loopback without auth (refused
+                            otherwise: any web page a browser there opens could drive
+                            the UI) */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);
 
-/* Starts serving on its own threads; opts may be NULL. Warns (logger) when listening
- * beyond loopback without auth. NULL on error (CWORK_EINVAL for a bad listen address or
- * one in use, a base path that does not start with '/' or holds '?', '#' or "..", more
- * than 64 namespaces). */
+/* Starts serving on its own threads (a few event loops: idle and slow clients cost a
+ * socket, not a thread); opts may be NULL. Connections: as many as the file limit
+ * allows (at most 10,000), 64 per client address; a connection silent for 10 s is
+ * closed. Beyond loopback without auth it refuses to start unless opts->insecure is
+ * set, and then warns (logger). NULL on error (CWORK_EINVAL for a bad listen address,
+ * one in use, no auth beyond loopback, a base path that does not start with '/' or
+ * holds '?', '#' or "..", more than 64 namespaces). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

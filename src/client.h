@@ -47,8 +47,17 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error 
 int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_error *err);
 void cw_client_free_replies(redisReply **replies, size_t n);
 
-/* A zset score as Go's client reads it (a whole int64); 0 or -1. */
+/* A zset score as a listed job's `at`: whole seconds as Go writes them; any other score
+ * (a fraction, a number past int64 or 2^53 written by another client, ±inf) rounded
+ * down and clamped into int64, so that such a member is still listed and can be
+ * addressed (cw_score_range). 0, or -1 when the text is no number. */
 int cw_client_score(const redisReply *r, int64_t *out);
+int cw_score_parse(const char *s, size_t len, int64_t *out);
+
+/* The ZRANGEBYSCORE bounds of the scores that `at` stands for (the inverse of
+ * cw_score_parse): [at, at + 1) for a whole or fractional score, at itself past 2^53,
+ * and up to +inf (down to -inf) at the int64 limits. */
+void cw_score_range(int64_t at, char min[24], char max[24]);
 
 /* The key of a set; CWORK_EINVAL for an unknown enum value. */
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err);

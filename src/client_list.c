@@ -313,6 +313,28 @@ static void retry_keys(cw_client_args *a, const cw_keys *k, const cw_strv *names
     cw_client_arg_queues(a, k, names);
 }
 
+/* The retry script's reply: four counts, then the errors of jobs that stayed dead
+ * because their queue could not take them. Returns 0, a negative code (the call
+ * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
+static int retry_reply(redisReply *r, int64_t v[4], cwork_error *err)
+{
+    if (!r) return err->code;
+    int rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
+        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (i < 4 && e->type == REDIS_REPLY_INTEGER)
+            v[i] = e->integer;
+        else if (i >= 4 && e->type == REDIS_REPLY_STRING)
+            rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", e->str), 1);
+        else
+            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- delete, retry */
 
 int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
@@ -324,12 +346,15 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     cw_client_args a = {0};
     int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
     cw_client_arg_end(&a);
-    cw_client_arg_int(&a, at);
+    char min[24], max[24];
+    cw_score_range(at, min, max);
     cw_client_arg_str(&a, id);
+    cw_client_arg_str(&a, min);
+    cw_client_arg_str(&a, max);
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 2, a.argv, a.lens, err);
+        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, err);
         if (!r)
             rc = err->code;
         else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -360,15 +385,20 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     rc = cw_client_known_names(c, &client->keys, &names, err);
     cw_client_args a = {0};
     retry_keys(&a, &client->keys, &names);
+    char min[24], max[24];
+    cw_score_range(died_at, min, max);
     cw_client_arg_int(&a, cw_now());
     cw_client_arg_str(&a, "one");
-    cw_client_arg_int(&a, died_at);
+    cw_client_arg_str(&a, min);
     cw_client_arg_str(&a, id);
+    cw_client_arg_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = cw_client_int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n),
-                                              5, a.argv, a.lens, err),
-                                 v, 4, err);
+        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6,
+                                      a.argv, a.lens, err),
+                         v, err);
+    if (rc == 1)
+        rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
     cw_client_arg_free(&a);
     cw_strv_free(&names);
@@ -408,23 +438,32 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     cw_client_arg_int(&a, 0); /* the offset, replaced below */
     if (name) cw_client_arg_str(&a, name);
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
+    int stayed = 0;
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
         rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
     int nkeys = (int)(1 + names.n);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char off[24];
         cw_client_arg_set(&a, (size_t)nkeys + 4, off, sizeof off, offset);
-        rc = cw_client_int_reply(
-            cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv, a.lens, err),
-            v, 4, err);
-        if (rc) break;
+        cwork_error e = {0};
+        int brc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
+                                           a.argv, a.lens, &e),
+                              v, &e);
+        if (brc < 0) {
+            rc = cw_error(err, brc, "%s", e.message);
+            break;
+        }
+        /* Jobs whose queue is damaged stayed dead and were stepped over: the others
+         * still go back, and the first such error is reported at the end. */
+        if (brc == 1 && !stayed)
+            stayed = cw_error(err, CWORK_EREDIS, "%s", e.message);
         *count += v[0];
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
     }
     cw_client_arg_free(&a);
     cw_strv_free(&names);
-    return rc;
+    return rc ? rc : stayed;
 }
 
 /* Batches of the delete-by-name script over the ranks of the dead set. */

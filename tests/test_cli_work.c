@@ -262,6 +262,10 @@ static void usage_errors_exit_2(void)
         {"--job", "x=true", "stray", NULL},
         {"--job", "x=true", "--go-flavor", "gocraft", NULL},
         {"--job", "x=true", "--go-flavor", NULL},
+        /* a schedule without a name: not a job named "*" */
+        {"--job", "x=true", "--periodic", "0 * * * * *", NULL},
+        {"--job", "x=true", "--periodic", "TZ=UTC */5 * * * *", NULL},
+        {"--job", "x=true", "--redis", "redis://a:b:c", NULL}, /* a URL that cannot be used */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         start_work(cases[i]);

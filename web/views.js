@@ -5,16 +5,8 @@ import { table, applyJobs, SETS, jobLink, toggle } from './parts.js';
 
 const STALE_HEARTBEAT_S = 10;
 
-// The routes that take a name or an id in their path. (Paths ending in "." or ".."
-// are rewritten by browsers: such names need the ?name= / ?id= forms where the server
-// has them.)
-export function pausePath(name, pause) {
-  return `${pause ? 'pause' : 'unpause'}/${encodeURIComponent(name)}`;
-}
-
-export function jobPath(id) {
-  return `job/${encodeURIComponent(id)}`;
-}
+// Names and ids go in the query (?name=, ?id=), never in the path: browsers rewrite
+// paths ending in "." or "..", and such names and ids are valid.
 
 // ------------------------------------------------------------------ queues
 
@@ -26,7 +18,7 @@ export function pauseSwitch(ctx, q) {
       type: 'checkbox', role: 'switch', checked: q.paused, 'aria-label': `Pause ${q.job_name}`,
       onchange: () => ctx.act({
         run: async () => {
-          await api.post(pausePath(q.job_name, !q.paused));
+          await api.post(q.paused ? 'unpause' : 'pause', { name: q.job_name });
           return `${q.job_name} is ${q.paused ? 'running again' : 'paused: no pool takes its jobs'}.`;
         },
       }),
@@ -135,7 +127,7 @@ export async function renderJob(ctx) {
   const id = ctx.arg;
   let found;
   try {
-    found = await api.get(jobPath(id));
+    found = await api.get('job', { id });
   } catch (e) {
     if (e.status !== 404) throw e;
     return el('section', null,

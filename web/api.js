@@ -9,11 +9,11 @@ export function setNamespace(ns) {
 }
 
 // path: a route without the leading '/', e.g. 'dead_jobs'; params: an object of query
-// parameters (undefined, null and '' are left out).
+// parameters (undefined, null and '' are left out, except an empty id: it is a valid id).
 export function url(path, params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params || {})) {
-    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+    if (v !== undefined && v !== null && (v !== '' || k === 'id')) q.set(k, String(v));
   }
   if (namespace) q.set('ns', namespace);
   const s = q.toString();

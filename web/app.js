@@ -48,7 +48,8 @@ function parseHash() {
       arg = h.slice(slash + 1);
     }
   }
-  if (!VIEWS.includes(view) || ((view === 'job' || view === 'queue') && !arg)) view = 'dashboard';
+  // "#/job/" is the job with the empty id (a valid id); a queue needs a name.
+  if (!VIEWS.includes(view) || (view === 'job' && slash < 0) || (view === 'queue' && !arg)) view = 'dashboard';
   return { view, arg, params };
 }
 
@@ -60,7 +61,7 @@ export function href(view, arg, params) {
   }
   if (state.route.params.get('ns') && !q.has('ns')) q.set('ns', state.route.params.get('ns'));
   const qs = q.toString();
-  return `#/${view}${arg ? `/${encodeURIComponent(arg)}` : ''}${qs ? `?${qs}` : ''}`;
+  return `#/${view}${arg || view === 'job' ? `/${encodeURIComponent(arg)}` : ''}${qs ? `?${qs}` : ''}`;
 }
 
 export function go(view, arg, params) {
@@ -71,13 +72,20 @@ export function go(view, arg, params) {
 
 // ------------------------------------------------------------------ messages
 
-// The message line under the header: the result of an action (kept 8 s, errors 15 s)
-// or a failing refresh (kept until a refresh works).
+// The message line under the header: the result of an action (kept 8 s, errors 15 s,
+// and only while the page it was said on shows: another tab or namespace drops it) or a
+// failing refresh (kept until a refresh works).
 let messageUntil = 0;
+let messagePage = '';
 export function say(text, kind = 'ok') {
+  messagePage = pageOf(parseHash());
   const m = $('message');
-  m.replaceChildren(el('span', { text }),
-    el('button', { type: 'button', class: 'link dismiss', 'aria-label': 'Dismiss the message', onclick: () => say('', 'ok') }, '×'));
+  if (text) {
+    m.replaceChildren(el('span', { text }),
+      el('button', { type: 'button', class: 'link dismiss', 'aria-label': 'Dismiss the message', onclick: () => say('', 'ok') }, '×'));
+  } else {
+    m.replaceChildren();
+  }
   m.className = text ? kind : '';
   messageUntil = text ? Date.now() + (kind === 'error' ? 15000 : 8000) : 0;
 }
@@ -152,13 +160,14 @@ function renderHeader(sum) {
   const waiting = sum.queues.reduce((n, q) => n + q.count, 0);
   const badges = {
     queues: String(waiting),
-    processes: `${sum.busy_workers}/${sum.workers}`,
+    // busy of the live pools' workers; a stale pool's busy workers can make it more
+    processes: sum.busy_workers <= sum.workers ? `${sum.busy_workers}/${sum.workers}` : String(sum.busy_workers),
     retry: String(sum.retry),
     scheduled: String(sum.scheduled),
     dead: String(sum.dead),
   };
   for (const [tab, text] of Object.entries(badges)) $(`badge-${tab}`).textContent = text;
-  $('badge-processes').title = `${sum.busy_workers} busy of ${sum.workers} workers in ${plural(sum.live_pools, 'live pool')}`;
+  $('badge-processes').title = `${sum.busy_workers} busy; ${plural(sum.workers, 'worker')} in ${plural(sum.live_pools, 'live pool')}${sum.stale_pools ? `, ${plural(sum.stale_pools, 'pool')} without a recent heartbeat` : ''}`;
   $('badge-dead').classList.toggle('alert', sum.dead > 0);
   document.body.classList.toggle('read-only', state.readOnly);
   $('read-only').hidden = !state.readOnly;
@@ -221,6 +230,12 @@ function routeKey(r) {
   return `${r.view}/${r.arg}?${r.params}`;
 }
 
+// The page a message belongs to: the tab (a queue's page and a job's count as their own)
+// and the namespace; pages, filters and order of the same list are the same page.
+function pageOf(r) {
+  return `${r.view}/${r.view === 'queue' || r.view === 'job' ? r.arg : ''}?${r.params.get('ns') || ''}`;
+}
+
 export async function refresh() {
   if (state.modal) return;
   if (state.busy) {
@@ -263,6 +278,7 @@ function route() {
   if (ns !== (before.params.get('ns') || '')) state.samples = [];
   api.setNamespace(ns);
   if (before.view !== state.route.view || before.arg !== state.route.arg) window.scrollTo(0, 0);
+  if ($('message').className !== 'stale' && messagePage !== pageOf(state.route)) say('', 'ok');
   markTab();
   refresh();
 }

@@ -155,12 +155,30 @@ export function when(t, now) {
     d >= 1 ? `in ${duration(d)}` : `${duration(-d)} ago`);
 }
 
+// The exact local time of unix seconds t ("Dec 1, 11:38:00"; the date only when it is
+// not today), for where relative times are not enough.
+export function exactTime(t) {
+  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > 8e12) return '';
+  const d = new Date(t * 1000);
+  const today = new Date().toDateString() === d.toDateString();
+  return d.toLocaleString(undefined, today
+    ? { hour: '2-digit', minute: '2-digit', second: '2-digit' }
+    : { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+// when(t) followed by the exact time in muted text.
+export function whenExact(t, now) {
+  const exact = exactTime(t);
+  return [when(t, now), exact ? el('span', { class: 'muted exact', text: ` · ${exact}` }) : null];
+}
+
 // A piece of job data (args, an error) clamped to a few lines, with a button to see it
-// all. open: whether it is shown whole (the caller keeps that across refreshes).
-export function clamp(text, open, onToggle, label) {
+// all. open: whether it is shown whole (the caller keeps that across refreshes); json:
+// the text is compact JSON (it wraps after commas first).
+export function clamp(text, open, onToggle, label, json = false) {
   const long = text.length > 160 || (text.match(/\n/g) || []).length >= 3;
   return el('div', { class: `clamp${open ? ' open' : ''}${long ? ' long' : ''}` },
-    el('span', { class: 'clamp-text', text }),
+    el('span', { class: 'clamp-text' }, json ? jsonText(text) : text),
     long ? el('button', {
       type: 'button', class: 'link more', 'aria-expanded': open ? 'true' : 'false',
       'aria-label': `${open ? 'Show less of' : 'Show all of'} ${label}`,
@@ -168,14 +186,25 @@ export function clamp(text, open, onToggle, label) {
     }, open ? 'less' : 'more') : null);
 }
 
-// A job name as text with break opportunities after its separators ('_', ':', '.',
-// '-', '/'), so that a long name wraps between its words rather than inside one.
-export function nameText(name) {
-  const parts = String(name).split(/(?<=[_:.\-/])/);
+// Text with a break opportunity (<wbr>) after each match of after: copying it gives the
+// text as it is.
+function breakable(text, after) {
   const out = [];
-  parts.forEach((p, i) => {
+  String(text).split(after).forEach((p, i) => {
     if (i) out.push(el('wbr'));
     out.push(p);
   });
   return out;
+}
+
+// A job name (or id) as text with break opportunities after its separators ('_', ':',
+// '.', '-', '/'), so that a long one wraps between its words rather than inside one.
+export function nameText(name) {
+  return breakable(name, /(?<=[_:.\-/])/);
+}
+
+// Job args as compact JSON with break opportunities after its commas, so that they wrap
+// between values first.
+export function jsonText(json) {
+  return breakable(json, /(?<=,)/);
 }

@@ -1,7 +1,7 @@
 // The lists people act on: the retry, scheduled and dead sets (filter, order, page
 // size, numbered pages, selection and bulk actions, run/retry/delete all), the
 // periodic schedules, and the jobs waiting in one queue.
-import { el, num, plural, when, clamp, nameText } from './dom.js';
+import { el, num, plural, when, whenExact, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import { SETS, PAGE_SIZES, table, jobLink, toggle, pager, pageSizeSelect, applyJobs } from './parts.js';
 import { pauseSwitch, clearQueueButton } from './views.js';
@@ -171,17 +171,24 @@ export async function renderSetList(ctx) {
   const onPage = new Set(jobs.map((j) => rowKey(j, j[s.at])));
   for (const k of [...selection.keys()]) if (!onPage.has(k)) selection.delete(k); // gone meanwhile
   const allSelected = jobs.length > 0 && jobs.every((j) => selection.has(rowKey(j, j[s.at])));
-  const selectAll = ctx.readOnly ? null : el('input', {
-    type: 'checkbox', 'aria-label': 'Select every job on this page', checked: allSelected,
-    onchange: (ev) => {
-      for (const j of jobs) {
-        if (ev.target.checked) selection.set(rowKey(j, j[s.at]), { at: j[s.at], id: j.id });
-        else selection.delete(rowKey(j, j[s.at]));
-      }
-      ctx.refresh();
-    },
-  });
-  if (selectAll) selectAll.indeterminate = selection.size > 0 && !allSelected;
+  // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.
+  const selectAllBox = () => {
+    if (ctx.readOnly || jobs.length === 0) return null;
+    const box = el('input', {
+      type: 'checkbox', 'aria-label': 'Select every job on this page', checked: allSelected,
+      onchange: (ev) => {
+        for (const j of jobs) {
+          if (ev.target.checked) selection.set(rowKey(j, j[s.at]), { at: j[s.at], id: j.id });
+          else selection.delete(rowKey(j, j[s.at]));
+        }
+        ctx.refresh();
+      },
+    });
+    box.indeterminate = selection.size > 0 && !allSelected;
+    return box;
+  };
+  const selectAll = selectAllBox();
+  const narrowSelectAll = selectAllBox();
   const rows = jobs.map((j) => {
     const at = j[s.at];
     const key = rowKey(j, at);
@@ -199,7 +206,7 @@ export async function renderSetList(ctx) {
       el('td', { 'data-label': s.atLabel }, when(at, ctx.now)),
       el('td', { class: 'name', 'data-label': 'Job' }, nameText(j.name)),
       el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
-      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(argsKey), () => toggle(ctx, argsKey), `the args of job ${j.id}`)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(argsKey), () => toggle(ctx, argsKey), `the args of job ${j.id}`, true)),
       set !== 'scheduled' ? el('td', { class: 'num', 'data-label': 'Fails', text: String(j.fails || 0) }) : null,
       set !== 'scheduled' ? el('td', { class: 'err', 'data-label': 'Error' }, j.err ? clamp(j.err, ctx.state.expanded.has(errKey), () => toggle(ctx, errKey), `the error of job ${j.id}`) : null) : null,
       rowActions(ctx, set, j, at));
@@ -216,6 +223,7 @@ export async function renderSetList(ctx) {
       orderSelect(ctx, set, lp),
       pageSizeSelect(ctx, lp.size, (size) => paramsWith(lp, set, { size })),
       el('span', { class: 'spacer' }),
+      narrowSelectAll ? el('label', { class: 'select-page' }, narrowSelectAll, ' Select page') : null,
       allButtons(ctx, set, lp, data.count)),
     selectionBar(ctx, set, selection),
     table(headers, rows, lp.name ? `No ${s.what} jobs of ${lp.name}.` : s.empty, 'jobs'),
@@ -234,7 +242,7 @@ async function renderPeriodic(ctx) {
   const rows = list.map((p) => el('tr', { key: `${p.job_name}\u0000${p.spec}` },
     el('td', { class: 'name', 'data-label': 'Job' }, nameText(p.job_name)),
     el('td', { class: 'mono', 'data-label': 'Schedule', text: p.spec }),
-    el('td', { 'data-label': 'Next' }, when(p.next_at, ctx.now)),
+    el('td', { 'data-label': 'Next' }, whenExact(p.next_at, ctx.now)),
     el('td', { class: 'muted', 'data-label': 'Known from' }, p.seen_at
       ? ['a cwork pool, ', when(p.seen_at, ctx.now)]
       : 'its instance in the scheduled set')));
@@ -259,7 +267,7 @@ export async function renderQueueJobs(ctx) {
       el('td', { class: 'num', 'data-label': 'Runs', text: `#${num(first + i + 1)}` }),
       el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
       el('td', { 'data-label': 'Enqueued' }, when(j.t, ctx.now)),
-      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${j.id}`)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${j.id}`, true)),
       el('td', { class: 'num', 'data-label': 'Fails', text: String(j.fails || 0) }));
   });
   const pages = Math.max(1, Math.ceil(data.count / size));

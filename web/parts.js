@@ -1,6 +1,6 @@
 // Pieces the pages share: tables, pagers, links to jobs, the three sets and the bulk
 // action on some of their jobs.
-import { el, num, plural } from './dom.js';
+import { el, num, plural, nameText } from './dom.js';
 import * as api from './api.js';
 
 // The retry, scheduled and dead sets as the lists show them. order: the default order
@@ -41,7 +41,7 @@ export function table(headers, rows, emptyText, cls) {
 }
 
 export function jobLink(ctx, id) {
-  return el('a', { class: 'mono id', href: ctx.href('job', id, {}), text: id || '(empty id)' });
+  return el('a', { class: 'mono id', href: ctx.href('job', id, {}) }, id === '' ? el('em', { text: '(empty id)' }) : nameText(id));
 }
 
 export function toggle(ctx, key) {

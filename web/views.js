@@ -1,5 +1,5 @@
 // The Queues, Processes and job pages.
-import { el, num, plural, duration, when, clamp, nameText } from './dom.js';
+import { el, num, plural, duration, when, whenExact, clamp, nameText, jsonText } from './dom.js';
 import * as api from './api.js';
 import { table, applyJobs, SETS, jobLink, toggle } from './parts.js';
 
@@ -74,8 +74,8 @@ export async function renderProcesses(ctx) {
     return el('tr', { key: w.worker_id },
       el('td', { class: 'mono', 'data-label': 'Worker', text: w.worker_id }),
       el('td', { class: 'name', 'data-label': 'Job' }, nameText(w.job_name)),
-      el('td', { 'data-label': 'Job id' }, jobLink(ctx, w.job_id)),
-      el('td', { class: 'args', 'data-label': 'Args' }, clamp(w.args_json, ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${w.job_id}`)),
+      el('td', { class: 'id', 'data-label': 'Job id' }, jobLink(ctx, w.job_id)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(w.args_json, ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${w.job_id}`, true)),
       el('td', { 'data-label': 'Started' }, when(w.started_at, now)),
       el('td', { 'data-label': 'Check-in' }, w.checkin ? el('span', { class: 'checkin', text: w.checkin }) : null,
         w.checkin_at ? [' ', when(w.checkin_at, now)] : null));
@@ -142,10 +142,11 @@ export async function renderJob(ctx) {
       ? el('a', { href: ctx.href('queue', j.name, {}), text: PLACES.queue })
       : set ? el('a', { href: ctx.href(set, '', { name: j.name }), text: PLACES[found.place] })
         : el('span', { text: PLACES[found.place] || found.place })],
-    ['Enqueued', when(j.t, ctx.now)],
-    found.at ? [set ? SETS[set].atLabel : 'At', when(found.at, ctx.now)] : null,
+    ['Enqueued', whenExact(j.t, ctx.now)],
+    found.at ? [set ? SETS[set].atLabel : 'At', whenExact(found.at, ctx.now)] : null,
+    j.args !== undefined ? ['Args', el('code', { class: 'args' }, jsonText(JSON.stringify(j.args)))] : null,
     j.fails ? ['Fails', el('span', { text: String(j.fails) })] : null,
-    j.failed_at ? ['Failed', when(j.failed_at, ctx.now)] : null,
+    j.failed_at ? ['Failed', whenExact(j.failed_at, ctx.now)] : null,
     j.err ? ['Error', el('span', { class: 'err', text: j.err })] : null,
     j.unique ? ['Unique', el('span', { text: 'yes' })] : null,
   ].filter(Boolean);

@@ -61,7 +61,8 @@ export async function seed(redis, ns, now) {
   c.push(['HSET', `${p}worker:w1`, 'job_name', 'resize_image', 'job_id', id('r', 9), 'started_at', now - 3,
     'args', '{"path":"/img/9.png"}', 'checkin', 'half done', 'checkin_at', now - 1]);
   // a periodic job a cwork pool publishes
-  c.push(['HSET', `${p}cwork:periodic`, JSON.stringify(['report', '0 * * * *']), JSON.stringify({ next_at: now + 1200, seen_at: now - 20 })]);
+  const nextHour = Math.floor(now / 3600) * 3600 + 3600; // when '0 * * * *' fires next
+  c.push(['HSET', `${p}cwork:periodic`, JSON.stringify(['report', '0 * * * *']), JSON.stringify({ next_at: nextHour, seen_at: now - 20 })]);
   await redis.all(c);
   return { pool };
 }

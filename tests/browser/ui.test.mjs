@@ -370,8 +370,18 @@ async function suite(browser, redis, width) {
     check((await page.locator('main tbody a.id').first().textContent()) === id('s', 1), 'scheduled lists the soonest first');
     const periodic = page.locator('section.periodic tr', { hasText: '0 * * * *' });
     await periodic.waitFor();
-    check((await periodic.locator('td.name').textContent()) === 'report' && /^in /.test(await periodic.locator('td[data-label="Next"]').textContent()), 'the periodic job shows its spec and next fire time');
+    const nextText = await periodic.locator('td[data-label="Next"]').textContent();
+    check((await periodic.locator('td.name').textContent()) === 'report' && /^in \S.* · \d/.test(nextText), `the periodic job shows its spec and next fire time, relative and exact (${nextText})`);
     await shot(page, 'scheduled', width);
+    // "select every job on this page": the table's header, or the toolbar's on a phone
+    const selectPage = page.locator('main input[aria-label="Select every job on this page"]:visible');
+    check((await selectPage.count()) === 1, 'one visible "select the page" checkbox');
+    await selectPage.check();
+    await page.locator('.selection-bar', { hasText: '6 selected' }).waitFor();
+    check((await page.locator('main tbody input[type=checkbox]:checked').count()) === 6, 'it selects the 6 jobs of the page');
+    await selectPage.uncheck();
+    await page.locator('.selection-bar').waitFor({ state: 'detached' });
+    check((await page.locator('main tbody input[type=checkbox]:checked').count()) === 0, 'and unselects them');
     await pick(id('s', 2));
     await pick(id('s', 5));
     before = await redis.dump(ns);
@@ -400,6 +410,10 @@ async function suite(browser, redis, width) {
       bold: document.querySelectorAll('main b').length,
     }));
     check(injected.scripts === 0 && injected.imgs === 0 && injected.bold === 0, `no element was injected (${JSON.stringify(injected)})`);
+    const idRow = rowOf(page, id('d', 45));
+    check(await nameUnbroken(idRow.locator('a.id')), 'an id is not broken inside (it is one word)');
+    check(await nameUnbroken(idRow.locator('td.args .clamp-text')), 'args without a comma stay on one line');
+    check(await nameUnbroken(idRow.locator('td.name')), 'the long job name in the list is not broken inside a word');
     await shot(page, 'dead', width);
     await page.locator('.pager a[aria-label="Page 3"]').click();
     await page.waitForURL(/page=3/);
@@ -443,6 +457,20 @@ async function suite(browser, redis, width) {
     await gotoView(page, base, 'job/no-such-job');
     await page.locator('main p.empty', { hasText: 'No job with this id' }).waitFor();
     check(true, 'an unknown id says so');
+    // Ids browsers would rewrite in a path ("..") and the empty id: their pages work, and
+    // so do their actions.
+    for (const odd of ['..', '']) {
+      const t = nowS();
+      await redis.cmd('ZADD', `${ns}:dead`, t, JSON.stringify({ name: 'send_email', id: odd, t: t - 60, args: { odd }, fails: 4, err: `odd id ${JSON.stringify(odd)}`, failed_at: t }));
+      await gotoView(page, base, `job/${odd}`);
+      await page.locator('dl.facts dd', { hasText: `odd id ${JSON.stringify(odd)}` }).waitFor();
+      check((await page.locator('main h2 .mono').textContent()) === odd, `the job page of the id ${JSON.stringify(odd)} shows that job`);
+      before = await redis.dump(ns);
+      await page.locator('main .toolbar').getByRole('button', { name: 'Retry' }).click();
+      await confirmWith(page, 'Retry the send_email job');
+      await message(page, 'Retried 1 dead job');
+      checkMoved(before, await redis.dump(ns), `${ns}:dead`, [odd], ns, `Retry on the job page of the id ${JSON.stringify(odd)} retries that job`);
+    }
 
     // ---------------------------------------------------------------- dead: delete all
     await page.click('#tabs a[data-tab="dead"]');
@@ -456,6 +484,9 @@ async function suite(browser, redis, width) {
     delete want[`${ns}:dead`];
     checkDump(await redis.dump(ns), want, 'Delete all deletes the dead set and nothing else');
     check((await page.locator('#badge-dead').textContent()) === '0', 'the Dead tab counts 0');
+    await page.click('#tabs a[data-tab="retry"]');
+    await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
+    check((await page.locator('#message.ok').count()) === 0, 'the result of an action on Dead is not shown on Retry');
 
     // ---------------------------------------------------------------- the namespace switcher
     await page.click('#tabs a[data-tab="queues"]');

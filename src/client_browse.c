@@ -181,7 +181,7 @@ static void add_published(schedules *s, const redisReply *f, const redisReply *v
     gj_free(value);
 }
 
-/* A scheduled member whose id is "periodic:<name>:<spec>:<fire>" (SPEC §9.3); others
+/* A scheduled member whose id is "periodic:<name>:<spec>:<fire>" (PROTOCOL §10.3); others
  * are passed by. */
 static void add_instance(schedules *s, const redisReply *m, const redisReply *score)
 {

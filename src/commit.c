@@ -1,4 +1,4 @@
-/* Committing finished jobs (SPEC §4.8): success releases the job; a failure goes to
+/* Committing finished jobs (PROTOCOL §5.7): success releases the job; a failure goes to
  * retry with backoff, to dead, or is dropped (SkipDead). Decided here; written by the
  * dispatcher's cycle script together with the next fetch. */
 #include "log.h"

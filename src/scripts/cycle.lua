@@ -1,5 +1,5 @@
--- One dispatcher round trip: commit finished jobs (SPEC §4.8), then fetch new ones
--- (SPEC §4.6), in one script call — each call has a fixed cost in Redis, and each
+-- One dispatcher round trip: commit finished jobs (PROTOCOL §5.7), then fetch new ones
+-- (PROTOCOL §5.4), in one script call (§5.8) — each call has a fixed cost in Redis, and each
 -- redis.call inside costs about a microsecond, so the script counts its calls.
 --
 -- KEYS: n = number of registered job types, t = 1..n in registration order:

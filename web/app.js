@@ -26,8 +26,9 @@ const state = {
   expanded: new Set(), // clamped cells shown whole
   samples: [], // dashboard counters over time: {t, processed, failed}
   modal: false, // a confirmation is open: no refresh
-  busy: false,
-  again: false,
+  busy: false, // a refresh is under way
+  again: false, // another was asked for meanwhile
+  stale: false, // ... by a click: what is under way is not drawn
 };
 
 // ------------------------------------------------------------------ URL
@@ -236,13 +237,18 @@ function pageOf(r) {
   return `${r.view}/${r.view === 'queue' || r.view === 'job' ? r.arg : ''}?${r.params.get('ns') || ''}`;
 }
 
-export async function refresh() {
+// reason: 'tick' for the timer; anything else is someone's click, after which the
+// page being drawn may show what was true before it (a box unticked, an old count):
+// that drawing is dropped and the page drawn again at once.
+export async function refresh(reason) {
   if (state.modal) return;
   if (state.busy) {
     state.again = true;
+    if (reason !== 'tick') state.stale = true;
     return;
   }
   state.busy = true;
+  state.stale = false;
   const key = routeKey(state.route);
   try {
     const sum = await api.get('summary');
@@ -252,7 +258,7 @@ export async function refresh() {
     state.offset = sum.now - Date.now() / 1000;
     renderHeader(sum);
     const node = await renderView(context());
-    if (key === routeKey(state.route) && !state.modal) {
+    if (key === routeKey(state.route) && !state.modal && !state.stale) {
       const main = $('main');
       const view = el('div', { class: `view view-${state.route.view}`, key: `${state.route.view}/${state.route.arg}` }, node);
       const live = main.firstElementChild;
@@ -298,10 +304,10 @@ function init() {
   });
   window.addEventListener('hashchange', route);
   setInterval(() => {
-    if (!document.hidden) refresh();
+    if (!document.hidden) refresh('tick');
   }, REFRESH_MS);
   document.addEventListener('visibilitychange', () => {
-    if (!document.hidden) refresh();
+    if (!document.hidden) refresh('tick');
   });
   route();
 }

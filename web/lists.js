@@ -103,36 +103,35 @@ function allButtons(ctx, set, lp, count) {
   return [primary, del];
 }
 
-// The bar that acts on the selected rows.
+// The bar that acts on the selected rows. Its buttons read the selection when clicked,
+// not when the bar was drawn: a row ticked just before the click (the refresh that
+// redraws the bar still under way) is acted on too, and the question counts it.
 function selectionBar(ctx, set, selection) {
   if (ctx.readOnly || selection.size === 0) return null;
   const s = SETS[set];
-  const jobs = [...selection.values()];
-  const n = jobs.length;
-  const what = plural(n, `selected ${s.what} job`);
+  const bulk = (action, question, okLabel, danger) => () => {
+    const jobs = [...selection.values()];
+    const n = jobs.length;
+    if (n === 0) return;
+    const what = plural(n, `selected ${s.what} job`);
+    ctx.act({
+      question: question(what), okLabel: okLabel(plural(n, 'job')), danger,
+      run: async () => {
+        const msg = await applyJobs(set, action, jobs);
+        selection.clear();
+        return msg;
+      },
+    });
+  };
   return el('div', { class: 'selection-bar', role: 'region', 'aria-label': 'Selected jobs' },
-    el('strong', { text: `${num(n)} selected` }),
+    el('strong', { text: `${num(selection.size)} selected` }),
     el('button', {
       type: 'button', class: 'primary',
-      onclick: () => ctx.act({
-        question: `${s.primary.label}: ${what}?`, okLabel: `${s.primary.label} ${plural(n, 'job')}`, danger: false,
-        run: async () => {
-          const msg = await applyJobs(set, s.primary.action, jobs);
-          selection.clear();
-          return msg;
-        },
-      }),
+      onclick: bulk(s.primary.action, (what) => `${s.primary.label}: ${what}?`, (jobs) => `${s.primary.label} ${jobs}`, false),
     }, `${s.primary.label} selected`),
     el('button', {
       type: 'button', class: 'danger',
-      onclick: () => ctx.act({
-        question: `Delete ${what}? This cannot be undone.`, okLabel: `Delete ${plural(n, 'job')}`,
-        run: async () => {
-          const msg = await applyJobs(set, 'delete', jobs);
-          selection.clear();
-          return msg;
-        },
-      }),
+      onclick: bulk('delete', (what) => `Delete ${what}? This cannot be undone.`, (jobs) => `Delete ${jobs}`, true),
     }, 'Delete selected'),
     el('button', { type: 'button', class: 'link', onclick: () => { selection.clear(); ctx.refresh(); } }, 'Clear selection'));
 }

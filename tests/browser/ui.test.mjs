@@ -423,10 +423,19 @@ async function suite(browser, redis, width) {
     await page.locator('.pager a[aria-label="Page 1"]').click();
     await htmlRow.waitFor();
     await pick(DEAD_HTML_ID);
+    await page.locator('.selection-bar', { hasText: '1 selected' }).waitFor();
+    // The list answers slowly now: the bar still says "1 selected" when the button is
+    // clicked right after the second tick, and the action must take both.
+    const slowList = async (r) => {
+      await sleep(1500);
+      await r.continue().catch(() => {});
+    };
+    await page.route(/\/dead_jobs\?/, slowList);
     await pick(id('d', 44));
     before = await redis.dump(ns);
     await page.locator('.selection-bar').getByRole('button', { name: 'Retry selected' }).click();
     await confirmWith(page, 'Retry: 2 selected dead jobs?');
+    await page.unroute(/\/dead_jobs\?/, slowList);
     await message(page, 'Retried 2 dead jobs (back in their queues).');
     checkMoved(before, await redis.dump(ns), `${ns}:dead`, [DEAD_HTML_ID, id('d', 44)], ns, 'bulk retry moves exactly the 2 selected dead jobs');
     await page.selectOption('main select[aria-label="Filter by job name"]', LONG_NAME);

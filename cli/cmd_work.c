@@ -548,9 +548,13 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             "cwork work: pool %s started in namespace %s: %zu job type%s, "
             "concurrency %u\n",
             cwork_pool_id(pool), o->conn.ns, o->njobs, o->njobs == 1 ? "" : "s", o->concurrency);
-    if (metrics)
+    if (metrics) {
+        char why[300];
+        if (work_metrics_pool_started(metrics, why, sizeof why) != 0)
+            fprintf(stderr, "cwork work: warning: /healthz stays 503: %s\n", why);
         fprintf(stderr, "cwork work: metrics on %s/metrics, health on %s/healthz\n",
                 work_metrics_url(metrics), work_metrics_url(metrics));
+    }
 
     progress_state ps = {0};
     if (o->progress >= 0 && isatty(2))

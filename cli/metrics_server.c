@@ -21,10 +21,13 @@
 #define HEAD_MAX 8192      /* request line and headers */
 #define CONN_MS 5000       /* a connection's whole life */
 #define ACCEPTS_PER_ROUND 32
+#define DRAIN_MS 1000      /* reading what follows a response, at most */
+
+enum { READING, WRITING, DRAINING };
 
 typedef struct conn {
     int fd; /* -1: free */
-    int writing;
+    int state;
     int64_t accepted_ms, deadline_ms;
     size_t in_len;
     char *out;
@@ -92,7 +95,7 @@ static void respond(conn *c, int head_only, metrics_reply *r)
     }
     free(r->body);
     c->out_off = 0;
-    c->writing = 1;
+    c->state = WRITING;
 }
 
 static void respond_text(conn *c, int status, const char *text)
@@ -125,8 +128,27 @@ static void handle_request(metrics_server *s, conn *c)
     respond(c, head_only, &r);
 }
 
+/* After the response: what the client still sends is read and dropped until it closes
+ * (or DRAIN_MS pass), since closing with unread bytes would reset the connection and
+ * could destroy the response before the client read it (a 431, a pipelined request). */
+static void drain(metrics_server *s, conn *c)
+{
+    char scratch[4096];
+    for (;;) {
+        ssize_t n = recv(c->fd, scratch, sizeof scratch, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        conn_close(s, c); /* end of file, or an error */
+        return;
+    }
+}
+
 static void on_readable(metrics_server *s, conn *c)
 {
+    if (c->state == DRAINING) {
+        drain(s, c);
+        return;
+    }
     ssize_t n;
     do
         n = recv(c->fd, c->in + c->in_len, HEAD_MAX - c->in_len, 0);
@@ -165,18 +187,23 @@ static void on_writable(metrics_server *s, conn *c)
         c->out_off += (size_t)n;
     }
     shutdown(c->fd, SHUT_WR);
-    conn_close(s, c);
+    c->state = DRAINING;
+    free(c->out);
+    c->out = NULL;
+    int64_t until = mono_ms() + DRAIN_MS;
+    if (until < c->deadline_ms) c->deadline_ms = until;
 }
 
-/* A free slot; when every one is taken, the oldest connection still sending its
- * request is closed for it (NULL when all are being answered). */
+/* A free slot; when every one is taken, the oldest connection not being answered
+ * (still sending its request, or done) is closed for it (NULL when all are). */
 static conn *free_slot(metrics_server *s)
 {
     conn *oldest = NULL;
     for (size_t i = 0; i < METRICS_MAX_CONNS; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) return c;
-        if (!c->writing && (!oldest || c->accepted_ms < oldest->accepted_ms)) oldest = c;
+        if (c->state != WRITING && (!oldest || c->accepted_ms < oldest->accepted_ms))
+            oldest = c;
     }
     if (oldest) conn_close(s, oldest);
     return oldest;
@@ -193,7 +220,7 @@ static void accept_some(metrics_server *s, int64_t now)
             continue;
         }
         c->fd = fd;
-        c->writing = 0;
+        c->state = READING;
         c->in_len = 0;
         c->out = NULL;
         c->out_len = c->out_off = 0;
@@ -217,7 +244,7 @@ static void *serve(void *arg)
             conn *c = &s->conns[i];
             if (c->fd < 0) continue;
             if (c->deadline_ms - now < wait) wait = c->deadline_ms - now;
-            p[np++] = (struct pollfd){c->fd, (short)(c->writing ? POLLOUT : POLLIN), 0};
+            p[np++] = (struct pollfd){c->fd, (short)(c->state == WRITING ? POLLOUT : POLLIN), 0};
             polled[nc++] = c;
         }
         if (poll(p, np, (int)(wait > 0 ? wait : 0)) < 0 && errno != EINTR) break;
@@ -226,7 +253,7 @@ static void *serve(void *arg)
         for (size_t i = 0; i < nc; i++) {
             conn *c = polled[i];
             short ev = p[2 + i].revents;
-            if (c->fd >= 0 && ev & (POLLOUT | POLLERR | POLLHUP) && c->writing)
+            if (c->fd >= 0 && ev & (POLLOUT | POLLERR | POLLHUP) && c->state == WRITING)
                 on_writable(s, c);
             else if (c->fd >= 0 && ev & (POLLIN | POLLERR | POLLHUP))
                 on_readable(s, c);

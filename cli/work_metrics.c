@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,13 +22,13 @@ struct work_metrics {
     cwork_pool *pool;
     cwork_client *client;
     char pool_id[32];
-    int64_t started_ms;
+    atomic_llong started_ms; /* set again when the pool starts; read by the server */
     metrics_server *server;
     pthread_t health_thread;
-    int health_started;
     pthread_mutex_t mu;
     pthread_cond_t cond; /* wakes the health thread to stop */
     /* Guarded by mu: */
+    int health_started;
     int stopping;
     int healthy;
     int64_t checked_ms; /* 0: no check finished yet */
@@ -97,7 +98,9 @@ static int health_now(work_metrics *m, char *why, size_t size)
     pthread_mutex_lock(&m->mu);
     int64_t age = mono_ms() - m->checked_ms;
     int ok = m->checked_ms && m->healthy && age <= HEALTH_MAX_AGE_MS;
-    if (!m->checked_ms)
+    if (!m->health_started)
+        snprintf(why, size, "starting: the pool is not started yet");
+    else if (!m->checked_ms)
         snprintf(why, size, "starting: no health check finished yet");
     else if (age > HEALTH_MAX_AGE_MS)
         snprintf(why, size, "no answer from Redis for %" PRId64 " s (last: %s)", age / 1000,
@@ -165,7 +168,7 @@ static void render_metrics(work_metrics *m, FILE *f)
            "1 while /healthz answers 200: the pool's heartbeat in Redis is fresh.");
     fprintf(f, "cwork_work_healthy %d\n", healthy);
     family(f, "cwork_work_uptime_seconds", "gauge", "Seconds since the pool started.");
-    fprintf(f, "cwork_work_uptime_seconds %.3f\n", (double)(mono_ms() - m->started_ms) / 1000.0);
+    fprintf(f, "cwork_work_uptime_seconds %.3f\n", (double)(mono_ms() - atomic_load(&m->started_ms)) / 1000.0);
     family(f, "cwork_work_concurrency", "gauge", "Commands the pool runs at most at once.");
     fprintf(f, "cwork_work_concurrency %u\n", m->o->concurrency);
     family(f, "cwork_work_pool_info", "gauge", "The pool's id and namespace (value 1).");
@@ -224,7 +227,7 @@ work_metrics *work_metrics_start(const work_opts *o, cwork_pool *pool, cwork_red
     }
     m->o = o;
     m->pool = pool;
-    m->started_ms = mono_ms();
+    atomic_init(&m->started_ms, mono_ms());
     snprintf(m->pool_id, sizeof m->pool_id, "%s", cwork_pool_id(pool));
     pthread_mutex_init(&m->mu, NULL);
     pthread_condattr_t ca;
@@ -244,14 +247,21 @@ work_metrics *work_metrics_start(const work_opts *o, cwork_pool *pool, cwork_red
         work_metrics_stop(m);
         return NULL;
     }
+    return m;
+}
+
+int work_metrics_pool_started(work_metrics *m, char *err, size_t err_size)
+{
+    atomic_store(&m->started_ms, mono_ms());
     int rc = pthread_create(&m->health_thread, NULL, health_main, m);
     if (rc != 0) {
         snprintf(err, err_size, "cannot start a thread: %s", strerror(rc));
-        work_metrics_stop(m);
-        return NULL;
+        return -1;
     }
+    pthread_mutex_lock(&m->mu);
     m->health_started = 1;
-    return m;
+    pthread_mutex_unlock(&m->mu);
+    return 0;
 }
 
 const char *work_metrics_url(const work_metrics *m)
@@ -263,7 +273,10 @@ void work_metrics_stop(work_metrics *m)
 {
     if (!m) return;
     metrics_server_stop(m->server); /* first: its route reads what follows */
-    if (m->health_started) {
+    pthread_mutex_lock(&m->mu);
+    int started = m->health_started;
+    pthread_mutex_unlock(&m->mu);
+    if (started) {
         pthread_mutex_lock(&m->mu);
         m->stopping = 1;
         pthread_cond_signal(&m->cond);

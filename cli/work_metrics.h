@@ -10,10 +10,14 @@
 
 typedef struct work_metrics work_metrics;
 
-/* Starts serving for the started pool (borrowed, as o and redis: keep them until
- * work_metrics_stop). NULL with why in err. */
+/* Starts serving for the pool (borrowed, as o and redis: keep them until
+ * work_metrics_stop), before it starts: /healthz says 503 "starting" until
+ * work_metrics_pool_started. NULL with why in err. */
 work_metrics *work_metrics_start(const work_opts *o, cwork_pool *pool, cwork_redis *redis,
                                  char *err, size_t err_size);
+/* The pool is running: uptime counts from now, and the health checks begin. 0, or -1
+ * with why in err. */
+int work_metrics_pool_started(work_metrics *m, char *err, size_t err_size);
 /* "http://HOST:PORT" as bound. */
 const char *work_metrics_url(const work_metrics *m);
 void work_metrics_stop(work_metrics *m);

@@ -19,7 +19,7 @@
 
 struct work_metrics {
     const work_opts *o;
-    cwork_pool *pool;
+    cwork_redis *redis;
     cwork_client *client;
     char pool_id[32];
     atomic_llong started_ms; /* set again when the pool starts; read by the server */
@@ -50,7 +50,10 @@ static int check_health(work_metrics *m, char *why, size_t size)
     cwork_pool_heartbeat *pools = NULL;
     size_t n = 0;
     cwork_error err = {0};
-    if (cwork_client_pools(m->client, &pools, &n, &err) != 0) {
+    /* A PING first: the library logs a failed client call, and a Redis that is down
+     * would otherwise add a log line every HEALTH_PERIOD_MS to the pool's own. */
+    if (cwork_redis_ping(m->redis, &err) != 0 ||
+        cwork_client_pools(m->client, &pools, &n, &err) != 0) {
         snprintf(why, size, "Redis: %s", err.message);
         return 0;
     }
@@ -226,7 +229,7 @@ work_metrics *work_metrics_start(const work_opts *o, cwork_pool *pool, cwork_red
         return NULL;
     }
     m->o = o;
-    m->pool = pool;
+    m->redis = redis;
     atomic_init(&m->started_ms, mono_ms());
     snprintf(m->pool_id, sizeof m->pool_id, "%s", cwork_pool_id(pool));
     pthread_mutex_init(&m->mu, NULL);

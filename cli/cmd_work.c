@@ -126,7 +126,7 @@ static const char usage[] =
     "killed with all their processes and their jobs stay in progress in Redis, where\n"
     "the dead pool reaper (of any cwork or Go pool) puts them back in their queues.\n"
     "\n"
-"Exit status: 0 after a clean stop, 1 when Redis failed or the stop did not finish\n"
+    "Exit status: 0 after a clean stop, 1 when Redis failed or the stop did not finish\n"
     "in time (or was cut short), 2 for a bad command line.\n";
 
 /* ---------------------------------------------------------------- options */

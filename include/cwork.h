@@ -195,6 +195,14 @@ int cwork_args_get_string(const cwork_args *args, const char *key, const char **
 int cwork_args_get_float64(const cwork_args *args, const char *key, double *out);
 int cwork_args_get_bool(const cwork_args *args, const char *key, bool *out);
 int cwork_args_get_args(const cwork_args *args, const char *key, cwork_args **out);
+/* The value of key, whatever its type, in Go's encoding as cwork_args_to_json writes it
+ * (a string with its quotes and escapes, a number, true/false, an array, an object; a
+ * JSON null is a value here: "null"). *out is NUL-terminated, the caller's (free with
+ * cwork_free); len may be NULL. CWORK_ENOTFOUND when the key is absent, CWORK_EINVAL
+ * for a NULL args, key or out, CWORK_ENOMEM; *out is untouched on error. Safe from
+ * several threads as long as nobody changes the args meanwhile. */
+int cwork_args_get_json(const cwork_args *args, const char *key, char **out, size_t *len,
+                        cwork_error *err);
 
 /* Go's compact encoding of the object (sorted keys, HTML-safe escaping, Go floats).
  * *out is NUL-terminated; free with cwork_free. */
@@ -412,6 +420,17 @@ int cwork_next_call(cwork_next *next);
  * message wins; at most 1023 bytes are kept). Returns -1, so a handler can
  * `return cwork_job_fail(job, "…")`. */
 int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fails the running job as cwork_job_fail does (same message rules), and without retry:
+ * whatever its fails and its type's max_fails, the job goes to the dead set at once, its
+ * fails counting this failure (dropped instead when its type has skip_dead, in either
+ * meaning, as when retries run out). For a job that can never succeed, e.g. bad args.
+ * The mark sticks for this run: a later cwork_job_fail changes only the message.
+ * Returns -1 (so a handler can `return cwork_job_fail_no_retry(job, "…")`), also when
+ * job is not running in a pool, which changes nothing. Call it, as cwork_job_fail, only
+ * from the thread running the job (its handler or middleware); the message is copied. */
+int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Publishes a progress message for the running job (shown by web UIs as its check-in;
  * written to Redis at most once a second). The message is copied. */

@@ -65,6 +65,7 @@ typedef struct cw_task {
     char decode_error[256];
     int64_t delivered_us; /* monotonic: when it reached the ready queue */
     int failed;          /* the handler failed (filled by the executor) */
+    int no_retry;        /* cwork_job_fail_no_retry: straight to dead (or dropped) */
     int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
     char *fail_message;
     int64_t started_ms;  /* wall clock at handler start, for overrun warnings */

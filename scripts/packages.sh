@@ -18,7 +18,7 @@ cwork_build_packages=(
 # What scripts/test.sh needs besides those.
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
-    redis-tools                             # redis-cli: the browser test, cluster creation
+    redis-tools                             # redis-cli: test.sh waits for its Redis; cluster creation
     redis-sentinel                          # the Sentinel failover tests
     openssl                                 # certificates for the TLS tests
     golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)

@@ -293,7 +293,11 @@ static void web_with_its_acl(void)
                               "/summary",
                               "/metrics",
                               "/job/reaped0000000000000000",
-                              "/dead_jobs?name=fail"};
+                              "/dead_jobs?name=fail",
+                              "/dashboard",
+                              "/queue_jobs?name=ok",
+                              "/periodic",
+                              "/retry_jobs?per_page=20&order=newest"};
         char body[8192];
         for (size_t i = 0; i < sizeof gets / sizeof gets[0]; i++) {
             int st = tt_http_get(port, gets[i], body, sizeof body);
@@ -319,6 +323,16 @@ static void web_with_its_acl(void)
     cwork_listed_jobs_free(jobs, n);
     CHECK_INT(cwork_client_trim_dead(cl, 0, 0, &count, &err), 0);
     CHECK_INT(cwork_client_delete_all_dead(cl, NULL, &count, &err), 0);
+    /* The web UI's actions: run all now, clear a queue, delete all, a selection. */
+    int64_t stayed = 0;
+    CHECK_INT(cwork_client_run_all_now(cl, CWORK_SET_RETRY, NULL, &count, &stayed, &err), 0);
+    CHECK_INT(cwork_client_clear_queue(cl, "ok", &count, &err), 0);
+    CHECK_INT(cwork_client_delete_all(cl, CWORK_SET_SCHEDULED, NULL, &count, &err), 0);
+    cwork_job_ref none = {0, "no-such-id"};
+    size_t done = 0, unchanged = 0;
+    CHECK_INT(cwork_client_apply(cl, CWORK_SET_RETRY, CWORK_ACTION_RUN_NOW, &none, 1, &done,
+                                 &unchanged, &err),
+              CWORK_ENOTFOUND);
     cwork_client_free(cl);
     cwork_redis_free(r);
     cwork_redis_free(pr);

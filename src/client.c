@@ -178,7 +178,7 @@ static int64_t queue_latency(const redisReply *head, int64_t now)
     if (head->type != REDIS_REPLY_STRING) return 0;
     cwork_job *job = NULL;
     cwork_error e = {0};
-    if (job_decode(head->str, head->len, &job, &e) != 0) {
+    if (cw_job_decode(head->str, head->len, &job, &e) != 0) {
         cw_client_fail("client.queues.new_job", e.code, &e);
         return 0;
     }

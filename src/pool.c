@@ -85,7 +85,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
     }
     t->raw_len = len;
     cwork_error derr = {0};
-    if (job_decode(bytes, len, &t->job, &derr) != 0) {
+    if (cw_job_decode(bytes, len, &t->job, &derr) != 0) {
         t->job = NULL;
         memcpy(t->decode_error, derr.message, sizeof t->decode_error); /* same size */
         t->failed = 1; /* straight to dead; the executor skips it */

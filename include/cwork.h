@@ -26,7 +26,12 @@ extern "C" {
 #define CWORK_VERSION_MAJOR 0
 #define CWORK_VERSION_MINOR 1
 #define CWORK_VERSION_PATCH 0
-#define CWORK_VERSION_STRING "0.1.0"
+/* "MAJOR.MINOR.PATCH" of the numbers above (the build reads them from here). */
+#define CWORK_VERSION_STR_(x) #x
+#define CWORK_VERSION_STR(x) CWORK_VERSION_STR_(x)
+#define CWORK_VERSION_STRING                                                                  \
+    CWORK_VERSION_STR(CWORK_VERSION_MAJOR)                                                    \
+    "." CWORK_VERSION_STR(CWORK_VERSION_MINOR) "." CWORK_VERSION_STR(CWORK_VERSION_PATCH)
 
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
 const char *cwork_version(void);

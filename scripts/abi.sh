@@ -24,8 +24,8 @@ for tool in abidw abidiff readelf; do
     command -v "$tool" >/dev/null 2>&1 ||
         { echo "$tool not found: install Debian's abigail-tools (and binutils)" >&2; exit 1; }
 done
-lib=$(find "$build" -maxdepth 1 -name 'libcwork.so.*.*.*' -type f | head -n 1)
-[ -n "$lib" ] || { echo "no libcwork.so.X.Y.Z in $build" >&2; exit 1; }
+lib=$(readlink -e "$build/libcwork.so" 2>/dev/null || true)
+[ -n "$lib" ] || { echo "no libcwork.so in $build" >&2; exit 1; }
 readelf -S "$lib" | grep -q '\.debug_info' ||
     { echo "$lib has no debug information: build with -g (e.g. RelWithDebInfo)" >&2; exit 1; }
 

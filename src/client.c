@@ -157,7 +157,7 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor)
 {
     if (!client) return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_client_set_go_flavor", NULL);
-    if (rc == 0) client->flavor = flavor;
+    if (rc == 0) atomic_store_explicit(&client->flavor, flavor, memory_order_relaxed);
     return rc;
 }
 

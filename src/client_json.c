@@ -225,6 +225,7 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     int64_t total;
     int rc = cwork_client_list(client, set, page, name, &jobs, &n, &total, err);
     if (rc) return rc;
+    int upstream = atomic_load_explicit(&client->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
     cw_buf b, job;
     cw_buf_init(&b);
     cw_buf_init(&job);
@@ -233,8 +234,7 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = cw_job_encode_fields(&job, jobs[i].job, client->flavor == CWORK_GO_UPSTREAM,
-                                    err)) != 0)
+        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0)
             break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");

@@ -53,7 +53,8 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
 
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes)
 {
-    enq->max_job_bytes = max_bytes;
+    if (enq)
+        atomic_store_explicit(&enq->max_job_bytes, max_bytes, memory_order_relaxed);
 }
 
 int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
@@ -62,7 +63,7 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
         return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_enqueuer_set_go_flavor", NULL);
     if (rc == 0)
-        enq->flavor = flavor;
+        atomic_store_explicit(&enq->flavor, flavor, memory_order_relaxed);
     return rc;
 }
 
@@ -151,9 +152,10 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
         return rc;
     if (out->oom)
         return cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (out->len - start > enq->max_job_bytes)
+    size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
+    if (out->len - start > max_bytes)
         return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu",
-                        name, out->len - start, enq->max_job_bytes);
+                        name, out->len - start, max_bytes);
     return 0;
 }
 
@@ -184,7 +186,8 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
     /* upstream writes unique_key on every unique job (its EnqueueUnique is ByKey with the
      * args as key); the fork on none, and cwork's ByKey needs it under both flavours,
      * since the key cannot be recomputed from the args. */
-    int with_key = key != NULL || enq->flavor == CWORK_GO_UPSTREAM;
+    int upstream = atomic_load_explicit(&enq->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
+    int with_key = key != NULL || upstream;
     char *guard = NULL;
     if (with_key && !(guard = cw_strndup(out->data + u->guard_off, u->guard_len)))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -197,7 +200,7 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
     }
     u->json_len = out->len - u->json_off;
     u->guard_value = key ? "" : "1";
-    u->rearm = key || enq->flavor == CWORK_GO_UPSTREAM ? "1" : "";
+    u->rearm = key || upstream ? "1" : "";
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "redis.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* known_jobs cache (SPEC §3.1): name → expiry, per enqueuer. */
 typedef struct known_entry {
@@ -20,8 +21,9 @@ typedef struct known_entry {
 struct cwork_enqueuer {
     cwork_redis *redis;
     cw_keys keys;
-    size_t max_job_bytes;
-    cwork_go_flavor flavor; /* what unique enqueues write (set before sharing) */
+    /* Setters may run while other threads enqueue: each enqueue reads them once. */
+    _Atomic size_t max_job_bytes;
+    _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     pthread_mutex_t mu; /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };

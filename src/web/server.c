@@ -407,7 +407,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     }
     if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0)
         return NULL;
-    const char *auth = opts->auth ? opts->auth : getenv("CWORK_WEB_AUTH");
+    const char *auth = opts->auth;
     if (auth && *auth && !strchr(auth, ':')) {
         cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
         return NULL;
@@ -443,18 +443,16 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
      * rebinding): only when asked for. */
     if (!web->loopback && !web->auth && !opts->insecure) {
         cw_error(err, CWORK_EINVAL,
-                 "refusing to serve %s beyond loopback without a password: set "
-                 "CWORK_WEB_AUTH=user:password (--auth), listen on 127.0.0.1, or accept the "
-                 "risk with --insecure",
+                 "refusing to serve %s beyond loopback without a password: give auth "
+                 "(user:password), listen on 127.0.0.1, or accept the risk with insecure",
                  web->bound);
         web_free(web);
         return NULL;
     }
     /* libmicrohttpd's threads inherit this mask: no application signal handler runs on
      * them (cw_thread_create's rule for library threads). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigset_t old;
+    cw_block_async_signals(&old);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     web->daemon = MHD_start_daemon(
@@ -476,7 +474,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     if (!web->loopback && !web->auth)
         cw_log(CWORK_LOG_WARN, "web.no_auth", "listen", web->bound, "message",
                "insecure: the web UI is reachable beyond this machine without a password; "
-               "set CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
+               "give it auth (user:password) or listen on 127.0.0.1",
                NULL);
     return web;
 }

@@ -7,8 +7,9 @@
 #
 # The dump describes the ABI the version in include/cwork.h promises: the last release's,
 # or the one a deliberate break (with its version bump) set since. Removed or changed
-# functions, changed public types and a changed SONAME are incompatible and fail the
-# check; additions are reported and pass. BUILD_DIR must be a build without sanitizers
+# functions or variables (a changed public struct, enum or parameter changes the
+# functions that use it) and a changed SONAME fail the check; additions are reported
+# and pass. BUILD_DIR must be a build without sanitizers
 # and with debug information (-g: the default RelWithDebInfo, or CMAKE_C_FLAGS=-g), so
 # that abidw sees the types. README "ABI" says when to run `update`.
 set -eu
@@ -41,13 +42,25 @@ update)
 check)
     [ -f "$dump" ] || { echo "no $dump: run '$0 update' on the last release" >&2; exit 1; }
     status=0
-    abidiff --headers-dir2 "$root/include" "$dump" "$lib" || status=$?
+    report=$(abidiff --headers-dir2 "$root/include" "$dump" "$lib") || status=$?
+    printf '%s\n' "$report"
     # abidiff's exit status is a bit field: 1 error, 2 usage error, 4 some change,
-    # 8 an incompatible change.
+    # 8 a change it is sure breaks callers (a removed symbol). A changed public struct
+    # or parameter only sets 4, like an addition, so its summary lines decide: anything
+    # removed or changed (after abidiff's filter of harmless changes), or a new SONAME,
+    # breaks; additions alone do not.
     if [ $((status & 3)) -ne 0 ]; then
         echo "abidiff failed (status $status)" >&2
         exit 1
-    elif [ $((status & 8)) -ne 0 ]; then
+    fi
+    breaks=$(printf '%s\n' "$report" | awk '
+        /^ELF SONAME changed/ { n++ }
+        /changes summary:/ {
+            for (i = 2; i <= NF; i++)
+                if (($(i) ~ /^Removed/ || $(i) ~ /^Changed/) && $(i - 1) + 0 > 0) n++
+        }
+        END { print n + 0 }')
+    if [ $((status & 8)) -ne 0 ] || [ "$breaks" -gt 0 ]; then
         echo "INCOMPATIBLE ABI change against abi/libcwork.abi (above). Undo it, or make it" \
             "deliberately: bump the version in include/cwork.h (the minor while 0.x), then" \
             "run scripts/abi.sh update and commit the dump with the change." >&2

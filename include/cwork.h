@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define CWORK_VERSION_MAJOR 0
-#define CWORK_VERSION_MINOR 1
+#define CWORK_VERSION_MINOR 2
 #define CWORK_VERSION_PATCH 0
 /* "MAJOR.MINOR.PATCH" of the numbers above (the build reads them from here). */
 #define CWORK_VERSION_STR_(x) #x

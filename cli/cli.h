@@ -109,6 +109,7 @@ int cmd_unpause(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_web(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

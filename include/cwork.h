@@ -242,6 +242,14 @@ int cwork_args_get_string(const cwork_args *args, const char *key, const char **
 int cwork_args_get_float64(const cwork_args *args, const char *key, double *out);
 int cwork_args_get_bool(const cwork_args *args, const char *key, bool *out);
 int cwork_args_get_args(const cwork_args *args, const char *key, cwork_args **out);
+/* The value of key, whatever its type, in Go's encoding as cwork_args_to_json writes it
+ * (a string with its quotes and escapes, a number, true/false, an array, an object; a
+ * JSON null is a value here: "null"). *out is NUL-terminated, the caller's (free with
+ * cwork_free); len may be NULL. CWORK_ENOTFOUND when the key is absent, CWORK_EINVAL
+ * for a NULL args, key or out, CWORK_ENOMEM; *out is untouched on error. Safe from
+ * several threads as long as nobody changes the args meanwhile. */
+int cwork_args_get_json(const cwork_args *args, const char *key, char **out, size_t *len,
+                        cwork_error *err);
 
 /* Go's compact encoding of the object (sorted keys, HTML-safe escaping, Go floats).
  * *out is NUL-terminated; free with cwork_free. */
@@ -490,6 +498,18 @@ int cwork_next_call(cwork_next *next);
  * the caller, or its handler returned) means nothing was recorded. From the thread
  * running the job's handler. */
 int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Fails the running job as cwork_job_fail does (same message rules), and without retry:
+ * whatever its fails and its type's max_fails, the job goes to the dead set at once, its
+ * fails counting this failure (dropped instead when its type has skip_dead, in either
+ * meaning, as when retries run out). For a job that can never succeed, e.g. bad args.
+ * The mark sticks for this run: a later cwork_job_fail changes only the message.
+ * Returns CWORK_EJOBFAILED (so a handler can `return cwork_job_fail_no_retry(job, "…")`),
+ * or CWORK_EINVAL when job is not running in a pool, which changes nothing. Call it, as
+ * cwork_job_fail, only from the thread running the job (its handler or middleware); the
+ * message is copied. */
+int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Publishes a progress message for the running job (shown by web UIs as its check-in;
  * written to Redis at most once a second). The message is copied. Safe from any thread
@@ -834,6 +854,144 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page,
                            const char *name, char **out, size_t *len, cwork_error *err);
 
+/* ------------------------------------------------------------------ dashboard, browsing, bulk changes
+ * What the web UI's dashboard and lists need beyond Go's client (and `cwork stats`).
+ * Like the rest of the client: safe to call from several threads on one client; what
+ * is returned is the caller's; every failure is also logged under a "client.*" key. */
+
+/* One UTC day of the counts cwork pools keep in <ns>:cwork:stat:<YYYY-MM-DD> (a hash
+ * with fields processed and failed, kept 40 days; Go pools write none). */
+typedef struct cwork_day_stats {
+    char date[11];     /* "YYYY-MM-DD" */
+    int64_t processed; /* jobs cwork pools finished that day, failed ones included */
+    int64_t failed;
+} cwork_day_stats;
+
+/* The `days` days (1–366) ending today (UTC, by this machine's clock), oldest first:
+ * *out is an array of *n = days entries (free with cwork_free). A day without its hash
+ * counts 0; a key of another type or a field that is no whole number also reads as 0
+ * (logged as client.daily_stats.damaged) instead of failing the call. One round trip.
+ * CWORK_EINVAL for days out of range or a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT
+ * when Redis fails. */
+int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out,
+                             size_t *n, cwork_error *err);
+
+/* The dashboard's row of one job name. */
+typedef struct cwork_job_type_stats {
+    char *job_name;
+    bool known;          /* in known_jobs; else seen only in retry, dead or on a worker */
+    bool paused;
+    int64_t waiting;     /* jobs in its queue */
+    int64_t latency;     /* as cwork_queue_info */
+    int64_t running;     /* busy workers running a job of this name */
+    int64_t retry, dead; /* of the members read (see cwork_job_types): exact when the
+                            whole set was read */
+    char *last_error;    /* `err` of the job of this name that failed last among the
+                            members read, or NULL */
+    int64_t last_failed_at;
+} cwork_job_type_stats;
+
+typedef struct cwork_job_types {
+    cwork_job_type_stats *types; /* sorted by name */
+    size_t n;
+    int64_t retry_total, dead_total; /* sizes of the sets (ZCARD) */
+    int64_t retry_read, dead_read;   /* members read: the highest-scored (newest) ones,
+                                        at most the sample; < total means the per-name
+                                        counts are of a sample */
+} cwork_job_types;
+
+/* Per job name: waiting, running, retry, dead, last error. Names come from known_jobs,
+ * the members read and the busy workers. To bound the work on big sets, at most
+ * `sample` members of the retry set and of the dead set are read and decoded (the
+ * newest: highest scores first); 0 means 1000, more than 100000 is CWORK_EINVAL.
+ * Members that cannot be decoded are skipped. Fills *out (clear it with
+ * cwork_job_types_clear); on error *out is empty. A malformed heartbeat or worker hash
+ * leaves `running` at 0 instead of failing the call. */
+int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types *out,
+                           cwork_error *err);
+void cwork_job_types_clear(cwork_job_types *types);
+
+/* A page of a set as cwork_client_list gives it, with a page size and an order. */
+typedef struct cwork_list_query {
+    unsigned page;      /* 1-based; 0 counts as 1 */
+    unsigned page_size; /* 1–1000; 0 means CWORK_PAGE_SIZE */
+    const char *name;   /* only decodable jobs of this name (a scan of the set), or NULL */
+    bool newest_first;  /* highest score first (Go lists lowest first) */
+} cwork_list_query;
+
+/* cwork_client_list with a page size and an order; q may be NULL (cwork_client_list's
+ * page 1). CWORK_EINVAL for a page size above 1000. */
+int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                           cwork_listed_job **out, size_t *n, int64_t *total,
+                           cwork_error *err);
+/* Its body: {"count": N, "jobs": [...]} as cwork_client_list_json. */
+int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
+                                const cwork_list_query *q, char **out, size_t *len,
+                                cwork_error *err);
+
+/* The jobs waiting in the queue of job type name, next to run first: page (1-based, 0
+ * counts as 1) of page_size (1–1000; 0 means CWORK_PAGE_SIZE) jobs, *total the queue's
+ * length. Entries that cannot be decoded are skipped (logged); `at` is 0 (a queue has
+ * no scores: cwork_job_enqueued_at tells when). A key of another type gives CWORK_ETYPE.
+ * Free *out with cwork_listed_jobs_free. */
+int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
+                            unsigned page_size, cwork_listed_job **out, size_t *n,
+                            int64_t *total, cwork_error *err);
+
+/* Deletes every job of a set (only decodable jobs called name when name is non-NULL), in
+ * batches of 1000, each batch one script: jobs added meanwhile may go too. Deleted unique
+ * scheduled jobs lose their guards, as with cwork_client_delete. Without a name, members
+ * that cannot be decoded go as well (the whole set was asked for); with one they stay.
+ * *count (may be NULL) receives how many went, also after a failure. CWORK_ETYPE when
+ * the key holds something other than a sorted set (left as it is). */
+int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char *name,
+                            int64_t *count, cwork_error *err);
+
+/* What cwork_client_apply does to each job. */
+typedef enum cwork_job_action {
+    CWORK_ACTION_DELETE = 1,  /* any set, as cwork_client_delete */
+    CWORK_ACTION_RETRY = 2,   /* dead jobs, as cwork_client_retry_dead */
+    CWORK_ACTION_RUN_NOW = 3  /* retry and scheduled jobs, as cwork_client_run_now */
+} cwork_job_action;
+
+/* A job of a set as listed: its score and id (borrowed by the call). */
+typedef struct cwork_job_ref {
+    int64_t at;
+    const char *id;
+} cwork_job_ref;
+
+/* Applies action to each of the n jobs of set, in order, exactly as the single call
+ * does (the selected rows of a list: nothing else in the namespace changes). *done
+ * (may be NULL) counts the jobs changed, *unchanged (may be NULL) those the single call
+ * answered CWORK_ENOTFOUND for (gone meanwhile, or staying where they are: see the
+ * single calls). Returns 0 when every job was changed; CWORK_ENOTFOUND when every job
+ * was tried but some were unchanged (err: the first one's message); CWORK_EINVAL for
+ * an action that does not apply to set (nothing tried); any other code stops at the job
+ * that failed (a Redis failure), the counts saying what happened before. */
+int cwork_client_apply(cwork_client *client, cwork_job_set set, cwork_job_action action,
+                       const cwork_job_ref *jobs, size_t n, size_t *done, size_t *unchanged,
+                       cwork_error *err);
+
+/* A periodic job a pool schedules (cwork_pool_periodically_enqueue). */
+typedef struct cwork_periodic_schedule {
+    char *job_name;
+    char *spec;      /* as registered, e.g. "0 * * * *" or "TZ=Europe/Berlin @daily" */
+    int64_t next_at; /* the next fire time; 0 when unknown */
+    int64_t seen_at; /* when a cwork pool last said it schedules it; 0 when it is only
+                        known from instances in the scheduled set (Go pools) */
+} cwork_periodic_schedule;
+
+/* The periodic jobs of the namespace, soonest first. cwork pools with periodic jobs
+ * publish them in <ns>:cwork:periodic every 2–3 minutes (entries older than 10 minutes
+ * are ignored); instances waiting in the scheduled set (periodic ids, at most the 1000
+ * soonest members are read) add the schedules of Go pools firing in the next minutes.
+ * next_at: the soonest waiting instance, else the publishing pool's own computation
+ * when still ahead, else computed here from the spec (in this process's zone when the
+ * spec names none). Free with cwork_periodic_schedules_free. */
+int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out,
+                                    size_t *n, cwork_error *err);
+void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n);
+
 /* ------------------------------------------------------------------ web UI */
 
 /* An HTTP server with workwebui's JSON routes and paths (PROTOCOL §12.1; errors answered
@@ -849,9 +1007,19 @@ typedef struct cwork_web_options {
     const char *auth;    /* "user:password" for HTTP basic auth; NULL or "": none.
                             (The cwork command passes CWORK_WEB_AUTH here.) */
     cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
-                            processed/failed counters go to /metrics */
+                            processed/failed counters go to /metrics and the dashboard */
     cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
                                   default fork; unknown values fail the start */
+    const char *base_path; /* e.g. "/jobs": a path prefix a reverse proxy passes on; the
+                              server then answers under it too ("/jobs" redirects to
+                              "/jobs/"). NULL or "" for none. The UI uses relative URLs
+                              only, so a proxy that strips the prefix needs nothing. */
+    bool read_only;      /* refuse every change (403): no POST route works, the UI
+                            shows no action */
+    const char *const *namespaces; /* more namespaces the UI can switch to (?ns=), the
+                                      ns of cwork_web_start being the first and the
+                                      default; copied. No other namespace is served. */
+    size_t n_namespaces;
     int insecure;        /* non-zero: serve beyond loopback without auth (refused
                             otherwise: any web page a browser there opens could drive
                             the UI) */
@@ -863,9 +1031,11 @@ void cwork_web_options_init(cwork_web_options *opts);
  * keep it alive until cwork_web_stop) on its own threads (a few event loops: idle and
  * slow clients cost a socket, not a thread); opts (its strings copied) may be NULL.
  * Connections: as many as the file limit allows (at most 10,000), 64 per client
- * address; a connection silent for 10 s is closed. Beyond loopback without auth it refuses to start unless opts->insecure is
- * set, and then warns (logger). NULL on error (CWORK_EINVAL for a NULL redis or ns, a
- * bad listen address, one in use, or no auth beyond loopback). */
+ * address; a connection silent for 10 s is closed. Beyond loopback without auth it
+ * refuses to start unless opts->insecure is set, and then warns (logger). NULL on error
+ * (CWORK_EINVAL for a NULL redis or ns, a bad listen address, one in use, no auth
+ * beyond loopback, a base path that does not start with '/' or holds '?', '#' or "..",
+ * more than 64 namespaces). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

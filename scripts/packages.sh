@@ -17,7 +17,7 @@ cwork_build_packages=(
 # What scripts/test.sh needs besides those.
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
-    redis-tools                             # redis-cli, for the browser test
+    redis-tools                             # redis-cli: test.sh waits for its Redis
     golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)
     tzdata                                  # time-zone tests of the cron parser
     chromium                                # the browser test

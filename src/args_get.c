@@ -77,3 +77,19 @@ int cwork_args_get_args(const cwork_args *args, const char *key, cwork_args **ou
     cw_buf_free(&text);
     return rc;
 }
+
+int cwork_args_get_json(const cwork_args *args, const char *key, char **out, size_t *len,
+                        cwork_error *err)
+{
+    if (!args || !key || !out)
+        return cw_error(err, CWORK_EINVAL, "cwork_args_get_json: NULL argument");
+    const gj_value *o = cw_args_object(args);
+    /* Not lookup(): a JSON null is a value here. */
+    const gj_value *v = o ? cw_gj_object_get(o, key, strlen(key)) : NULL;
+    if (!v)
+        return cw_error(err, CWORK_ENOTFOUND, "no argument %s", key);
+    cw_buf b;
+    cw_buf_init(&b);
+    int rc = cw_gj_encode(&b, v, err);
+    return cw_buf_give(&b, rc, out, len, err);
+}

@@ -21,6 +21,9 @@ struct cwork_client {
  * handled per script call (retry-all, delete-all by name): Go's retry-all batch. */
 #define CW_CLIENT_BATCH 1000
 
+/* The largest page a list call returns. */
+#define CW_CLIENT_MAX_PAGE_SIZE 1000
+
 /* A growable list of owned NUL-terminated strings. */
 typedef struct cw_strv {
     char **items;

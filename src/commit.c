@@ -31,6 +31,8 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
         return OUTCOME_DEAD; /* stray or undecodable */
     if (type->opts.skip_dead && !type->opts.skip_dead_after_retries)
         return OUTCOME_DROP; /* the fork's SkipDead: dropped on the first failure */
+    if (t->no_retry) /* cwork_job_fail_no_retry: as if the retries were exhausted */
+        return type->opts.skip_dead ? OUTCOME_DROP : OUTCOME_DEAD;
     /* Decided with fails counting this failure, as Go does after fails += 1. */
     if ((int64_t)type->opts.max_fails - (t->job->fails + 1) > 0)
         return OUTCOME_RETRY;

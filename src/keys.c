@@ -49,6 +49,10 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date)
     put_prefix(k, out, "cwork:stat:");
     cw_buf_puts(out, date);
 }
+void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:periodic");
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "jobs:"); }
 void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ""); }
 

@@ -270,6 +270,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
         return rc;
     }
+    cw_periodic_publish(p, c, keys, now);
     int yes = should_enqueue(c, keys, now);
     if (cw_log_enabled(CWORK_LOG_DEBUG)) {
         char when[40];

@@ -249,6 +249,17 @@ size_t cw_pool_in_flight(cwork_pool *p)
     return n;
 }
 
+bool cw_pool_busy(cwork_pool *p)
+{
+    bool busy = false;
+    for (size_t i = 0; i < p->nshards && !busy; i++) {
+        pthread_mutex_lock(&p->shards[i].mu);
+        busy = p->shards[i].in_flight > 0 || p->shards[i].fetching > 0;
+        pthread_mutex_unlock(&p->shards[i].mu);
+    }
+    return busy;
+}
+
 void cw_pool_wake_dispatchers(cwork_pool *p)
 {
     for (size_t i = 0; i < p->nshards; i++) {

@@ -341,7 +341,7 @@ int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
         cw_redis_checkin(p->redis, c);
         if (rc)
             return rc;
-        if (empty && cw_pool_in_flight(p) == 0)
+        if (empty && !cw_pool_busy(p))
             return cw_observer_flush(p->observer, 1, err);
         cw_pool_wake_dispatchers(p); /* keep them polling without idle backoff */
         if (cw_monotonic_ms() >= end)

@@ -343,11 +343,14 @@ static void run_periodic_case(const char *tag, cwork_go_flavor pool_flavor,
     snprintf(last, sizeof last, "%s", r->type == REDIS_REPLY_STRING ? r->str : "?");
     freeReplyObject(r);
     drop_stat_days(rc_, ns_);
-    /* Members sort by score: one per fire time, the second in the flavour found. */
-    CHECK_DUMP("%s:jobs:calc:max_concurrency string 0\n%s:known_jobs set calc\n"
+    /* Members sort by score: one per fire time, the second in the flavour found. The
+     * pass that wrote them also published the schedule for dashboards. */
+    CHECK_DUMP("%s:cwork:periodic hash ttl=600 [\"calc\",\"%s\"]={\"next_at\":%lld,"
+               "\"seen_at\":%s}\n"
+               "%s:jobs:calc:max_concurrency string 0\n%s:known_jobs set calc\n"
                "%s:last_periodic_enqueue string %s\n"
                "%s:scheduled zset %s | %s | %s | %s\n",
-               ns_, ns_, ns_, last, ns_, instance(pool_flavor, spec, first),
+               ns_, spec, first, last, ns_, ns_, ns_, last, ns_, instance(pool_flavor, spec, first),
                instance(present_flavor, spec, first + 60),
                instance(pool_flavor, spec, first + 120),
                instance(pool_flavor, spec, first + 180));

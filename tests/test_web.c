@@ -490,7 +490,7 @@ static void page_and_assets_with_security_headers(void)
     serve("webui");
     static const struct {
         const char *path, *type, *needle;
-    } assets[] = {{"/", "text/html; charset=utf-8", "<script type=\"module\" src=\"/app.js\">"},
+    } assets[] = {{"/", "text/html; charset=utf-8", "<script type=\"module\" src=\"app.js\">"},
                   {"/app.js", "application/javascript; charset=utf-8", "textContent"},
                   {"/work.js", "application/javascript; charset=utf-8", "textContent"},
                   {"/app.css", "text/css; charset=utf-8", "body"}};

@@ -243,9 +243,18 @@ void cw_web_route_summary(const web_request *req, web_response *res)
     }
     cw_buf_printf(&c,
                   "],\"retry\":%lld,\"scheduled\":%lld,\"dead\":%lld,\"busy_workers\":%zu,"
-                  "\"live_pools\":%zu,\"stale_pools\":%zu,\"workers\":%llu}",
+                  "\"live_pools\":%zu,\"stale_pools\":%zu,\"workers\":%llu",
                   (long long)s.retry, (long long)s.scheduled, (long long)s.dead, s.busy_workers,
                   s.pools_live, s.pools_stale, (unsigned long long)s.workers_live);
+    /* What the UI needs to know of the server: the namespaces it may switch to (the
+     * first is the default), whether it may change anything. */
+    const cwork_web *web = req->web;
+    cw_buf_puts(&c, ",\"namespaces\":[");
+    for (size_t i = 0; i < web->n_views; i++) {
+        if (i) cw_buf_putc(&c, ',');
+        cw_gj_encode_string(&c, web->views[i]->ns, strlen(web->views[i]->ns));
+    }
+    cw_buf_printf(&c, "],\"read_only\":%s}", req->web->read_only ? "true" : "false");
     cw_web_snapshot_clear(&s);
     cw_buf b;
     cw_buf_init(&b);

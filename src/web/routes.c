@@ -4,12 +4,18 @@
  * cwork adds:
  *
  *   GET  /retry_jobs, /scheduled_jobs, /dead_jobs ?name=N   only jobs of name N
+ *        ?per_page=S (1–1000, Go's 20) ?order=newest (highest score first; Go: oldest)
  *   POST /retry_all_dead_jobs?name=N, /delete_all_dead_jobs?name=N
  *   POST /delete_retry_job/<retry_at>/<id>, /delete_scheduled_job/<run_at>/<id>
  *   POST /pause/<name>, /unpause/<name>
  *   GET  /job/<id>        {"place": "dead", "at": S, "job": {...}}
  *   GET  /summary         what the UI polls: queues with their pause state, set sizes
  *   GET  /metrics         Prometheus text format
+ *   and the UI's own routes (routes_ui.c).
+ *
+ * Every route answers for the namespace of ?ns= (one of those the server was started
+ * with; the first by default). Under a base path, paths are also answered with it in
+ * front; POST routes answer 403 on a read-only server.
  *
  * A trailing parameter (<id>, <name>) is the rest of the path, percent-decoded: ids
  * with '/' (periodic ids of "*\/5" specs) work encoded or not, and an empty one is the
@@ -184,13 +190,18 @@ static void route_busy_workers(const web_request *req, const route_args *a, web_
 
 static void list_set(const web_request *req, cwork_job_set set, web_response *res)
 {
-    unsigned page;
+    unsigned page, per_page;
+    bool newest_first;
     char *name = NULL;
-    if (page_param(req, res, &page) != 0 || name_param(req, res, &name) != 0) return;
+    if (page_param(req, res, &page) != 0 ||
+        web_list_options(req, res, &per_page, &newest_first) != 0 ||
+        name_param(req, res, &name) != 0)
+        return;
     cwork_error err = {0};
     char *body = NULL;
     size_t len = 0;
-    int rc = cwork_client_list_json(req->web->client, set, page, name, &body, &len, &err);
+    cwork_list_query q = {page, per_page, name, newest_first};
+    int rc = cwork_client_list_page_json(req->web->client, set, &q, &body, &len, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);
@@ -449,8 +460,41 @@ static int match_params(const route *r, const web_request *req, const char *tail
     return 1;
 }
 
-void cw_web_route(const web_request *req, web_response *res)
+cwork_web *web_pick_view(const web_request *req, web_response *res)
 {
+    char *ns = NULL;
+    if (cw_web_query(req, "ns", &ns) != 0) {
+        cw_web_error(res, 400, "ns is not a valid percent-encoded value");
+        return NULL;
+    }
+    cwork_web *web = req->web, *view = ns && *ns ? NULL : web;
+    for (size_t i = 0; !view && i < web->n_views; i++)
+        if (strcmp(web->views[i]->ns, ns) == 0) view = web->views[i];
+    if (!view) cw_web_error(res, 404, "this server does not serve namespace %s", ns);
+    cw_free(ns);
+    return view;
+}
+
+/* Under a base path, the part of path after it ("/jobs/dead_jobs" → "/dead_jobs"); other
+ * paths as they are (a proxy that strips the prefix). NULL when path is the base path
+ * itself without its '/' (res: a redirect to it with one). */
+static const char *strip_base(const cwork_web *web, const char *path, web_response *res)
+{
+    size_t n = web->base_path ? strlen(web->base_path) : 0;
+    if (!n || strncmp(path, web->base_path, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return path;
+    if (path[n] == '/') return path + n;
+    cw_web_error(res, 308, "moved to %s/", web->base_path);
+    res->location = web->base_redirect;
+    return NULL;
+}
+
+void cw_web_route(const web_request *request, web_response *res)
+{
+    web_request routed = *request;
+    const web_request *req = &routed;
+    if (!(routed.path = strip_base(request->web, request->path, res))) return;
+    if (!(routed.web = web_pick_view(request, res))) return;
     const char *path = req->path;
     int get = req->method == WEB_GET || req->method == WEB_HEAD;
     const cw_web_asset *asset = find_asset(path);
@@ -461,7 +505,7 @@ void cw_web_route(const web_request *req, web_response *res)
         if (strlen(routes[i].name) == seg_len && memcmp(routes[i].name, seg, seg_len) == 0)
             r = &routes[i];
     if (!asset && !r) {
-        cw_web_error(res, 404, "not found");
+        if (!web_ui_route(req, res)) cw_web_error(res, 404, "not found");
         return;
     }
     const char *allow = asset || !r->post ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
@@ -479,6 +523,8 @@ void cw_web_route(const web_request *req, web_response *res)
         serve_asset(req, asset, res);
     } else if (shape > 0 && r->post && !cw_web_post_allowed(req)) {
         cw_web_error(res, 403, "cross-origin request refused");
+    } else if (shape > 0 && r->post && req->web->read_only) {
+        cw_web_error(res, 403, "this server is read-only (cwork web --read-only)");
     } else if (shape > 0) {
         r->fn(req, &a, res);
     }

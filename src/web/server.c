@@ -117,6 +117,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *
     if (res->allow) MHD_add_response_header(r, "Allow", res->allow);
     if (res->www_authenticate)
         MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"cwork\", charset=\"UTF-8\"");
+    if (res->location) MHD_add_response_header(r, "Location", res->location);
     enum MHD_Result ok = MHD_queue_response(conn, res->status, r);
     MHD_destroy_response(r);
     return ok;
@@ -161,9 +162,9 @@ static web_method method_of(const char *m)
 }
 
 static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url, const char *method,
-                   size_t target_len, web_response *res)
+                   const cw_buf *body, size_t target_len, web_response *res)
 {
-    web_request req = {web, conn, method_of(method), url};
+    web_request req = {web, conn, method_of(method), url, body->len ? body->data : NULL, body->len};
     if (target_len > WEB_MAX_URL) {
         cw_web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
         return;
@@ -188,11 +189,12 @@ static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url,
 }
 
 /* Per request, from its request line on: the length of the whole target (path and
- * query), how much body arrived (none is needed; a big one is refused) and whether an
- * answer went out already. */
+ * query), how much body arrived (a big one is refused), what of it is kept (the bulk
+ * routes read a list of jobs) and whether an answer went out already. */
 typedef struct web_call {
     size_t target_len;
     size_t body_bytes;
+    cw_buf body;
     int started; /* the handler has seen the headers */
     int answered;
 } web_call;
@@ -227,9 +229,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!call) return MHD_NO; /* out of memory at the request line */
     if (!call->started) {
         call->started = 1;
-        /* No route reads a body: a big one announced is refused before it is read
-         * (an early answer, after which the connection closes); one sent without a
-         * length is cut off below. */
+        /* A big body announced is refused before it is read (an early answer, after
+         * which the connection closes); one sent without a length is cut off below. */
         const char *cl = header(conn, "Content-Length");
         uint64_t n = 0;
         if (!cl || (cw_web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
@@ -237,10 +238,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         cw_web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
     } else if (call->answered || *upload_data_size > 0) {
         call->body_bytes += *upload_data_size;
+        if (!call->answered && call->body_bytes <= WEB_MAX_BODY)
+            cw_buf_append(&call->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return call->answered || call->body_bytes <= WEB_MAX_BODY ? MHD_YES : MHD_NO;
+    } else if (call->body.oom) {
+        cw_web_error(&res, 500, "out of memory");
     } else {
-        handle(web, conn, url, method, call->target_len, &res);
+        handle(web, conn, url, method, &call->body, call->target_len, &res);
     }
     call->answered = 1;
     if (cw_log_enabled(CWORK_LOG_DEBUG)) {
@@ -259,6 +264,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     web_call *call = *req_cls;
     if (!call) return;
     *req_cls = NULL;
+    cw_buf_free(&call->body);
     cw_free(call);
     pthread_mutex_lock(&web->mu);
     if (--web->inflight == 0) pthread_cond_broadcast(&web->idle);
@@ -380,6 +386,18 @@ static unsigned web_connection_limit(void)
 
 static void web_free(cwork_web *web)
 {
+    if (web->is_view) { /* a view owns only these */
+        cwork_client_free(web->client);
+        cw_keys_clear(&web->keys);
+        cw_free(web->ns);
+        cw_free(web);
+        return;
+    }
+    for (size_t i = 1; i < web->n_views; i++)
+        web_free(web->views[i]);
+    cw_free(web->views);
+    cw_free(web->base_path);
+    cw_free(web->base_redirect);
     if (web->listen_fd >= 0) close(web->listen_fd);
     cwork_client_free(web->client);
     cw_keys_clear(&web->keys);
@@ -391,6 +409,84 @@ static void web_free(cwork_web *web)
     pthread_cond_destroy(&web->idle);
     pthread_mutex_destroy(&web->mu);
     cw_free(web);
+}
+
+#define WEB_MAX_NAMESPACES 64
+
+/* A base path as given ("/jobs" or "/jobs/") in the form kept ("/jobs"); NULL for none
+ * ("" or "/"). 0, or CWORK_EINVAL / CWORK_ENOMEM. */
+static int copy_base_path(const char *in, char **out, cwork_error *err)
+{
+    *out = NULL;
+    if (!in || !*in || strcmp(in, "/") == 0) return 0;
+    size_t n = strlen(in);
+    while (n > 1 && in[n - 1] == '/')
+        n--;
+    if (in[0] != '/' || strpbrk(in, "?#%\\ \t\r\n") || strstr(in, "..") || strstr(in, "//") ||
+        n > 200)
+        return cw_error(err, CWORK_EINVAL,
+                        "base path \"%s\" must be a path like /jobs (no '?', '#', '%%', "
+                        "spaces, \"..\" or \"//\")",
+                        in);
+    if (!(*out = cw_strndup(in, n))) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* "/a/jobs" → "jobs/": the relative Location that takes "/a/jobs" to "/a/jobs/". */
+static char *base_redirect(const char *base)
+{
+    const char *last = strrchr(base, '/') + 1;
+    size_t n = strlen(last);
+    char *r = cw_malloc(n + 2);
+    if (r) {
+        memcpy(r, last, n);
+        memcpy(r + n, "/", 2);
+    }
+    return r;
+}
+
+/* The views of the namespaces after the first (see web.h): copies of web with a client,
+ * keys and name of their own. */
+static int add_views(cwork_web *web, const cwork_web_options *opts, cwork_error *err)
+{
+    if (opts->n_namespaces > WEB_MAX_NAMESPACES || (opts->n_namespaces && !opts->namespaces))
+        return cw_error(err, CWORK_EINVAL, "at most %d namespaces", WEB_MAX_NAMESPACES);
+    web->views = cw_calloc(1 + opts->n_namespaces, sizeof *web->views);
+    if (!web->views) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    web->views[0] = web;
+    web->n_views = 1;
+    for (size_t i = 0; i < opts->n_namespaces; i++) {
+        const char *ns = opts->namespaces[i];
+        int dup = !ns;
+        for (size_t j = 0; !dup && j < web->n_views; j++)
+            dup = strcmp(web->views[j]->ns, ns) == 0;
+        if (dup) continue; /* NULL or listed twice */
+        cwork_web *v = cw_malloc(sizeof *v);
+        if (!v) return cw_error(err, CWORK_ENOMEM, "out of memory");
+        *v = *web;
+        v->is_view = 1;
+        v->views = NULL;
+        v->n_views = 0;
+        v->pool = NULL; /* the pool works in the first namespace */
+        v->client = NULL;
+        v->keys.prefix = NULL;
+        v->ns = cw_strdup(ns);
+        if (!v->ns || cw_keys_init(&v->keys, ns) != 0) {
+            web_free(v);
+            return cw_error(err, CWORK_ENOMEM, "out of memory");
+        }
+        if (!(v->client = cwork_client_new(web->redis, ns, err))) {
+            web_free(v);
+            return err ? err->code : CWORK_ENOMEM;
+        }
+        cwork_client_set_go_flavor(v->client, web->flavor);
+        web->views[web->n_views++] = v;
+    }
+    for (size_t i = 1; i < web->n_views; i++) { /* borrowed: every view knows them all */
+        web->views[i]->views = web->views;
+        web->views[i]->n_views = web->n_views;
+    }
+    return 0;
 }
 
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
@@ -430,13 +526,22 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         return NULL;
     }
     web->flavor = opts->go_flavor;
+    web->read_only = opts->read_only;
     web->client = cwork_client_new(redis, ns, err);
     if (web->client)
         cwork_client_set_go_flavor(web->client, web->flavor);
-    if (!web->client ||
+    if (!web->client || copy_base_path(opts->base_path, &web->base_path, err) != 0 ||
+        (web->base_path && !(web->base_redirect = base_redirect(web->base_path)) &&
+         cw_error(err, CWORK_ENOMEM, "out of memory")) ||
+        add_views(web, opts, err) != 0 ||
         open_listener(web, opts->listen ? opts->listen : WEB_DEFAULT_LISTEN, err) != 0) {
         web_free(web);
         return NULL;
+    }
+    for (size_t i = 1; i < web->n_views; i++) { /* what open_listener found out */
+        web->views[i]->port = web->port;
+        web->views[i]->loopback = web->loopback;
+        memcpy(web->views[i]->bound, web->bound, sizeof web->bound);
     }
     /* Beyond loopback without a password, any page of any site a browser on the network
      * opens can drive this server (its Host check only protects loopback against DNS

@@ -35,6 +35,16 @@ struct cwork_web {
     pthread_mutex_t mu;
     pthread_cond_t idle; /* signalled when inflight drops to 0 */
     int inflight;        /* requests between their first handler call and completion */
+    char *base_path;     /* "/jobs" (no trailing '/'), or NULL */
+    char *base_redirect; /* "jobs/": where "/jobs" redirects (relative), or NULL */
+    int read_only;
+    /* Every namespace served, the first being the server's: views[i] is a copy of the
+     * server whose client, keys and ns are those of namespace i (views[0] is the server
+     * itself; the views borrow its array). Routes see the view of the request's ?ns= as
+     * req->web. */
+    cwork_web **views;
+    size_t n_views;
+    int is_view; /* a view: owns only its client, keys and ns */
 };
 
 typedef enum web_method { WEB_GET, WEB_HEAD, WEB_POST, WEB_OPTIONS, WEB_OTHER } web_method;
@@ -44,6 +54,8 @@ typedef struct web_request {
     struct MHD_Connection *conn;
     web_method method;
     const char *path; /* raw (still percent-encoded), without the query; starts with '/' */
+    const char *body; /* the request body (POST), NUL-terminated, or NULL when none */
+    size_t body_len;
 } web_request;
 
 typedef struct web_response {
@@ -55,6 +67,7 @@ typedef struct web_response {
     const char *allow;    /* Allow header: 405 and OPTIONS */
     const char *etag;     /* embedded assets */
     int www_authenticate; /* 401: ask for basic auth */
+    const char *location; /* a redirect's Location (static or the server's) */
 } web_response;
 
 #define WEB_JSON_TYPE "application/json; charset=utf-8"
@@ -124,5 +137,22 @@ void cw_web_snapshot_clear(web_snapshot *s);
 
 void cw_web_route_metrics(const web_request *req, web_response *res);
 void cw_web_route_summary(const web_request *req, web_response *res);
+
+/* ---- the UI's own routes (routes_ui.c): dashboard, browsing, bulk changes */
+
+/* Answers req when its path is one of the UI's routes (1), else 0 (res untouched).
+ * Method checks, the origin check of changes and read-only are done here as for the
+ * other routes. */
+int web_ui_route(const web_request *req, web_response *res);
+/* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
+ * list routes. 0, or -1 (res: 400). */
+int web_list_options(const web_request *req, web_response *res, unsigned *per_page,
+                     bool *newest_first);
+
+/* ---- where a request goes (routes.c) */
+
+/* The view (namespace) a request asks for with ?ns=, or NULL with res filled (400 for a
+ * bad value, 404 for a namespace this server does not serve). */
+cwork_web *web_pick_view(const web_request *req, web_response *res);
 
 #endif

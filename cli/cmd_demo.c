@@ -488,6 +488,8 @@ int cmd_demo(int argc, char **argv)
         cwork_web_options_init(&wo);
         wo.pool = pool;
         wo.listen = listen ? listen : "127.0.0.1:5040";
+        const char *auth = getenv("CWORK_WEB_AUTH"); /* as cwork web: the library reads none */
+        wo.auth = auth && *auth ? auth : NULL;
         web = cwork_web_start(redis, conn.ns, &wo, &err);
         if (!web && !listen) { /* 5040 taken: any free loopback port */
             wo.listen = "127.0.0.1:0";

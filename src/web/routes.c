@@ -194,7 +194,7 @@ static void list_set(const web_request *req, cwork_job_set set, web_response *re
     bool newest_first;
     char *name = NULL;
     if (page_param(req, res, &page) != 0 ||
-        web_list_options(req, res, &per_page, &newest_first) != 0 ||
+        cw_web_list_options(req, res, &per_page, &newest_first) != 0 ||
         name_param(req, res, &name) != 0)
         return;
     cwork_error err = {0};
@@ -460,7 +460,7 @@ static int match_params(const route *r, const web_request *req, const char *tail
     return 1;
 }
 
-cwork_web *web_pick_view(const web_request *req, web_response *res)
+cwork_web *cw_web_pick_view(const web_request *req, web_response *res)
 {
     char *ns = NULL;
     if (cw_web_query(req, "ns", &ns) != 0) {
@@ -494,7 +494,7 @@ void cw_web_route(const web_request *request, web_response *res)
     web_request routed = *request;
     const web_request *req = &routed;
     if (!(routed.path = strip_base(request->web, request->path, res))) return;
-    if (!(routed.web = web_pick_view(request, res))) return;
+    if (!(routed.web = cw_web_pick_view(request, res))) return;
     const char *path = req->path;
     int get = req->method == WEB_GET || req->method == WEB_HEAD;
     const cw_web_asset *asset = find_asset(path);
@@ -505,7 +505,7 @@ void cw_web_route(const web_request *request, web_response *res)
         if (strlen(routes[i].name) == seg_len && memcmp(routes[i].name, seg, seg_len) == 0)
             r = &routes[i];
     if (!asset && !r) {
-        if (!web_ui_route(req, res)) cw_web_error(res, 404, "not found");
+        if (!cw_web_ui_route(req, res)) cw_web_error(res, 404, "not found");
         return;
     }
     const char *allow = asset || !r->post ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";

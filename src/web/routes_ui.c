@@ -85,7 +85,7 @@ static int set_param(const web_request *req, web_response *res, cwork_job_set *s
     return rc;
 }
 
-int web_list_options(const web_request *req, web_response *res, unsigned *per_page,
+int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
                      bool *newest_first)
 {
     uint64_t n;
@@ -426,7 +426,7 @@ static const ui_route ui_routes[] = {
     {"/retry_all", 1, route_retry_all},     {"/clear_queue", 1, route_clear_queue},
 };
 
-int web_ui_route(const web_request *req, web_response *res)
+int cw_web_ui_route(const web_request *req, web_response *res)
 {
     const ui_route *r = NULL;
     for (size_t i = 0; !r && i < sizeof ui_routes / sizeof ui_routes[0]; i++)

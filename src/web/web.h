@@ -143,16 +143,16 @@ void cw_web_route_summary(const web_request *req, web_response *res);
 /* Answers req when its path is one of the UI's routes (1), else 0 (res untouched).
  * Method checks, the origin check of changes and read-only are done here as for the
  * other routes. */
-int web_ui_route(const web_request *req, web_response *res);
+int cw_web_ui_route(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
-int web_list_options(const web_request *req, web_response *res, unsigned *per_page,
+int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
                      bool *newest_first);
 
 /* ---- where a request goes (routes.c) */
 
 /* The view (namespace) a request asks for with ?ns=, or NULL with res filled (400 for a
  * bad value, 404 for a namespace this server does not serve). */
-cwork_web *web_pick_view(const web_request *req, web_response *res);
+cwork_web *cw_web_pick_view(const web_request *req, web_response *res);
 
 #endif

@@ -201,9 +201,8 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
 
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     for (int q = 0; q < queues; q++) {
         snprintf(name, sizeof name, "job%d", q);
@@ -359,9 +358,8 @@ static void workload(cwork_redis *redis, raw_conn *raw, const char *url, const c
     cwork_enqueue_batch(b, NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     cwork_pool_register(p, "sleep", sleeper, NULL, NULL);
     atomic_store(&started_, 0);
@@ -428,9 +426,8 @@ static void latency(cwork_redis *redis, raw_conn *raw, long n, unsigned concurre
     atomic_store(&latency_n_, 0);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     cwork_pool_register(p, "ping", latency_handler, NULL, NULL);
     cwork_pool_start(p, NULL);

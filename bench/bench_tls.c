@@ -265,9 +265,8 @@ static double pool_seconds(cwork_redis *r, const char *ns, long n)
     cwork_error err;
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = 20;
-    cwork_pool *p = cwork_pool_new(r, &o, &err);
+    cwork_pool *p = cwork_pool_new(r, ns, &o, &err);
     char name[16];
     for (int q = 0; p && q < QUEUES; q++) {
         snprintf(name, sizeof name, "q%d", q);

@@ -149,7 +149,9 @@ int cmd_web(int argc, char **argv)
     cwork_web_options opts;
     cwork_web_options_init(&opts);
     opts.listen = o.listen;
-    opts.auth = o.auth; /* NULL: CWORK_WEB_AUTH */
+    /* The environment keeps the password out of `ps`; --auth wins over it. */
+    const char *env_auth = getenv("CWORK_WEB_AUTH");
+    opts.auth = o.auth ? o.auth : env_auth && *env_auth ? env_auth : NULL;
     opts.go_flavor = o.flavor;
     opts.base_path = o.base_path;
     opts.read_only = o.read_only;
@@ -165,7 +167,15 @@ int cmd_web(int argc, char **argv)
     cwork_error err = {0};
     cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
     if (!web) {
-        fprintf(stderr, "cwork web: %s\n", err.message);
+        /* The library names its options; say what they are called here. */
+        const char *source = !o.auth && env_auth && *env_auth && !strchr(env_auth, ':')
+                                 ? "CWORK_WEB_AUTH: "
+                                 : "";
+        const char *hint = strstr(err.message, "without a password")
+                               ? " (here: CWORK_WEB_AUTH=USER:PASS or --auth, --listen "
+                                 "127.0.0.1:PORT, or --insecure)"
+                               : "";
+        fprintf(stderr, "cwork web: %s%s%s\n", source, err.message, hint);
         cwork_redis_free(redis);
         return err.code == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
     }

@@ -408,7 +408,7 @@ static void progress_tick(const cwork_pool *pool, progress_state *ps)
 
 typedef struct stopper {
     cwork_pool *pool;
-    int grace_ms;
+    int64_t grace_ms;
     int rc;
     cwork_error err;
     atomic_int done;
@@ -474,15 +474,14 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     cwork_error err = {0};
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = o->conn.ns;
     po.concurrency = o->concurrency;
     po.go_flavor = o->flavor;
     po.userdata = o;
-    if (o->reap_period_s)
-        po.reap_period_s = o->reap_period_s;
+    if (o->reap_period_s) /* the command takes seconds; the library milliseconds */
+        po.reap_period_ms = (int64_t)o->reap_period_s * 1000;
     if (o->dead_check_s)
-        po.dead_check_ms = o->dead_check_s * 1000;
-    cwork_pool *pool = cwork_pool_new(redis, &po, &err);
+        po.dead_check_ms = (int64_t)o->dead_check_s * 1000;
+    cwork_pool *pool = cwork_pool_new(redis, o->conn.ns, &po, &err);
     if (!pool) {
         fprintf(stderr, "cwork work: %s\n", err.message);
         return CLI_FAILURE;
@@ -563,7 +562,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         ps.mode = 2, ps.period = 5000;
     ps.next_at = mono_ms() + ps.period;
 
-    stopper st = {.pool = pool, .grace_ms = (int)o->grace_ms};
+    stopper st = {.pool = pool, .grace_ms = o->grace_ms};
     atomic_init(&st.done, 0);
     pthread_t stop_thread;
     int signals = 0, joinable = 0;

@@ -26,6 +26,7 @@ cwork_test_packages=(
     chromium                                # the browser test
     ca-certificates                         # npm ci fetches playwright-core over https
     prometheus                              # promtool checks the /metrics output
+    abigail-tools                           # abidiff: the ABI check (scripts/abi.sh)
 )
 
 # Installs those of the given packages that are not installed yet: apt-get update,

@@ -77,8 +77,9 @@ CC=clang cwork_run_logged build/asan/configure.log cmake -S . -B build/asan \
 cmake --build build/asan -j "$jobs"
 
 echo "== build (gcc, release: what scripts/demo.sh builds; gcc -O2 warns where clang doesn't)"
+# -g changes no code; it lets the ABI check (scripts/abi.sh) read the library's types.
 cwork_run_logged build/release-check/configure.log \
-    cmake -S . -B build/release-check -DCMAKE_BUILD_TYPE=Release
+    cmake -S . -B build/release-check -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g
 cmake --build build/release-check -j "$jobs"
 
 echo "== build (clang, ThreadSanitizer)"
@@ -96,8 +97,9 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 echo "== tests under ThreadSanitizer (label: threaded)"
 (cd build/tsan && ctest --output-on-failure -L threaded) || status=1
 
-echo "== install check (release build)"
-(cd build/release-check && ctest --output-on-failure -R install_check) || status=1
+echo "== install, symbol and ABI checks (release build)"
+(cd build/release-check && ctest --output-on-failure -R '^(install_check|symbols_check|abi_check)$') ||
+    status=1
 
 echo "== all tests under ASan + UBSan"
 (cd build/asan && ctest --output-on-failure -j "$jobs" -LE faults) || status=1

@@ -8,10 +8,13 @@
 #include "keys.h"
 #include "redis.h"
 
+#include <stdatomic.h>
+
 struct cwork_client {
     cwork_redis *redis; /* borrowed */
     cw_keys keys;
-    cwork_go_flavor flavor; /* of the JSON bodies (client_json.c) */
+    _Atomic cwork_go_flavor flavor; /* of the JSON bodies (client_json.c); settable while
+                                       other threads use the client */
 };
 
 /* Members read per round trip when a set or list is scanned (filters, find), and jobs

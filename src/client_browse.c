@@ -66,7 +66,7 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
         const redisReply *m = r[1]->element[i];
         cwork_error e = {0};
         if (m->type != REDIS_REPLY_STRING) continue;
-        int drc = job_decode(m->str, m->len, &jobs[count].job, &e);
+        int drc = cw_job_decode(m->str, m->len, &jobs[count].job, &e);
         if (drc == CWORK_ENOMEM)
             rc = cw_error(err, drc, "out of memory");
         else if (drc != 0)
@@ -147,7 +147,7 @@ static sched *entry(schedules *s, const char *name, size_t name_len, const char 
 /* A whole number member of a parsed JSON object, or 0. */
 static int64_t json_int(const gj_value *obj, const char *key)
 {
-    const gj_value *v = gj_object_get(obj, key, strlen(key));
+    const gj_value *v = cw_gj_object_get(obj, key, strlen(key));
     return v && v->type == GJ_FLOAT && v->as.f >= -9e15 && v->as.f <= 9e15 ? (int64_t)v->as.f : 0;
 }
 
@@ -157,12 +157,12 @@ static void add_published(schedules *s, const redisReply *f, const redisReply *v
 {
     gj_value *field = NULL, *value = NULL;
     if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-        gj_parse(f->str, f->len, &field, NULL) != 0 ||
-        gj_parse(v->str, v->len, &value, NULL) != 0 || field->type != GJ_ARRAY ||
+        cw_gj_parse(f->str, f->len, &field, NULL) != 0 ||
+        cw_gj_parse(v->str, v->len, &value, NULL) != 0 || field->type != GJ_ARRAY ||
         field->as.arr.len != 2 || field->as.arr.items[0]->type != GJ_STRING ||
         field->as.arr.items[1]->type != GJ_STRING || value->type != GJ_OBJECT) {
-        gj_free(field);
-        gj_free(value);
+        cw_gj_free(field);
+        cw_gj_free(value);
         return;
     }
     int64_t seen = json_int(value, "seen_at");
@@ -177,8 +177,8 @@ static void add_published(schedules *s, const redisReply *f, const redisReply *v
             e->s.next_at = json_int(value, "next_at");
         }
     }
-    gj_free(field);
-    gj_free(value);
+    cw_gj_free(field);
+    cw_gj_free(value);
 }
 
 /* A scheduled member whose id is "periodic:<name>:<spec>:<fire>" (PROTOCOL §10.3); others
@@ -188,7 +188,7 @@ static void add_instance(schedules *s, const redisReply *m, const redisReply *sc
     int64_t at;
     cwork_job *job = NULL;
     if (m->type != REDIS_REPLY_STRING || cw_client_score(score, &at) != 0 ||
-        job_decode(m->str, m->len, &job, NULL) != 0)
+        cw_job_decode(m->str, m->len, &job, NULL) != 0)
         return;
     const char *id = job->id.ptr, *name = job->name.ptr;
     size_t id_len = job->id.len, name_len = job->name.len;

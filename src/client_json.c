@@ -90,7 +90,7 @@ static void put_key(cw_buf *b, const char *key)
 static void put_str(cw_buf *b, const char *key, const char *value)
 {
     put_key(b, key);
-    gj_encode_string(b, value ? value : "", value ? strlen(value) : 0);
+    cw_gj_encode_string(b, value ? value : "", value ? strlen(value) : 0);
 }
 
 static void put_int(cw_buf *b, const char *key, int64_t value)
@@ -110,7 +110,7 @@ static void put_strings(cw_buf *b, const char *key, char **items, size_t n)
     cw_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) cw_buf_putc(b, ',');
-        gj_encode_string(b, items[i], strlen(items[i]));
+        cw_gj_encode_string(b, items[i], strlen(items[i]));
     }
     cw_buf_putc(b, ']');
 }
@@ -233,6 +233,7 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
     int64_t total;
     int rc = cwork_client_list_page(client, set, q, &jobs, &n, &total, err);
     if (rc) return rc;
+    int upstream = atomic_load_explicit(&client->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
     cw_buf b, job;
     cw_buf_init(&b);
     cw_buf_init(&job);
@@ -241,8 +242,7 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = job_encode_fields(&job, jobs[i].job, client->flavor == CWORK_GO_UPSTREAM,
-                                    err)) != 0)
+        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0)
             break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");

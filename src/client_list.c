@@ -52,7 +52,7 @@ static int visit(const scan *s, const redisReply *m, const redisReply *score)
     if (s->needle && !memchr(m->str, '\\', m->len) && !contains(m->str, m->len, s->needle))
         return 0;
     cwork_job *job = NULL;
-    int rc = job_decode(m->str, m->len, &job, &e);
+    int rc = cw_job_decode(m->str, m->len, &job, &e);
     if (rc == CWORK_ENOMEM) return rc;
     if (rc) {
         if (s->log_skip) cw_client_fail(s->log_skip, rc, &e);

@@ -148,7 +148,7 @@ static int tally(rows *r, const redisReply *members, int dead, cwork_error *err)
         cwork_job *job = NULL;
         cwork_error e = {0};
         if (m->type != REDIS_REPLY_STRING) continue;
-        int rc = job_decode(m->str, m->len, &job, &e);
+        int rc = cw_job_decode(m->str, m->len, &job, &e);
         if (rc == CWORK_ENOMEM) return cw_error(err, rc, "out of memory");
         if (rc != 0) continue;
         if (job->name.len == 0 || memchr(job->name.ptr, '\0', job->name.len)) {

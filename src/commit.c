@@ -44,7 +44,7 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
  * are kept in args.raw_job and args.raw_job_base64. */
 static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
 {
-    return job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
+    return cw_job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
                                   NULL);
 }
 
@@ -73,7 +73,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             cwork_job *j = t->job;
             j->fails++;
             const char *msg = t->fail_message ? t->fail_message : "failed";
-            job_set_str(&j->err, msg, strlen(msg));
+            cw_job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
             if (t->outcome == OUTCOME_RETRY) {
                 int64_t delay = type->opts.backoff
@@ -85,7 +85,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
                 if (delay < -CWORK_MAX_DELAY_SECONDS) delay = -CWORK_MAX_DELAY_SECONDS;
                 score = now + delay;
             }
-            erc = job_encode(buf, j, NULL);
+            erc = cw_job_encode(buf, j, NULL);
             j->fails--; /* the task may be committed again after a failed attempt */
         }
         if (erc != 0) {

@@ -11,7 +11,7 @@ int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
 {
     cw_task *t = job && job->run ? ((cw_run *)job->run)->task : NULL;
     if (!t)
-        return -1;
+        return CWORK_EINVAL; /* no job being run by a pool: nothing to fail */
     /* Longer than cwork_job_fail keeps, so that its cut decides where the text ends. */
     char msg[2048];
     va_list ap;
@@ -22,5 +22,5 @@ int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
         msg[0] = '\0';
     cwork_job_fail(job, "%s", msg);
     t->no_retry = 1;
-    return -1;
+    return CWORK_EJOBFAILED;
 }

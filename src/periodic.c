@@ -133,7 +133,7 @@ void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *na
     j.t = fire;
     if (flavor == CWORK_GO_FORK) /* upstream's Job has no `d` */
         j.d = next != 0 ? next : GO_ZERO_TIME_UNIX;
-    job_encode(out, &j, NULL); /* cannot fail: no args */
+    cw_job_encode(out, &j, NULL); /* cannot fail: no args */
     cw_buf_free(&id);
 }
 

@@ -20,9 +20,9 @@ void cw_periodic_publish(cw_periodic *p, cw_conn *c, const cw_keys *keys, int64_
     for (size_t i = 0; i < n; i++) {
         const char *name = cw_periodic_name(p, i), *spec = cw_periodic_spec(p, i);
         cw_buf_putc(&b, '[');
-        gj_encode_string(&b, name, strlen(name));
+        cw_gj_encode_string(&b, name, strlen(name));
         cw_buf_putc(&b, ',');
-        gj_encode_string(&b, spec, strlen(spec));
+        cw_gj_encode_string(&b, spec, strlen(spec));
         cw_buf_puts(&b, "]");
         cw_buf_putc(&b, '\0');
         cw_buf_printf(&b, "{\"next_at\":%lld,\"seen_at\":%lld}",

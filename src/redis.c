@@ -14,6 +14,7 @@
 #include "redis_sentinel.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,40 +46,31 @@ static int check_options(const cwork_redis_options *o, cwork_error *err)
 {
     if (o->connect_timeout_ms <= 0)
         return cw_error(err, CWORK_EINVAL, "redis options: connect_timeout_ms must be > 0");
-    if (o->command_timeout_ms < 0)
-        return cw_error(err, CWORK_EINVAL, "redis options: command_timeout_ms must be >= 0");
     if (o->max_connections < 1)
         return cw_error(err, CWORK_EINVAL, "redis options: max_connections must be >= 1");
-    if (o->checkout_timeout_ms < 0)
-        return cw_error(err, CWORK_EINVAL, "redis options: checkout_timeout_ms must be >= 0");
+    if (cw_check_duration_ms("redis options: connect_timeout_ms", o->connect_timeout_ms, err) ||
+        cw_check_duration_ms("redis options: command_timeout_ms", o->command_timeout_ms, err) ||
+        cw_check_duration_ms("redis options: checkout_timeout_ms", o->checkout_timeout_ms, err))
+        return CWORK_EINVAL;
     return 0;
 }
 
-/* opts->password (even "", which means none) wins over the URL's, which wins over
- * CWORK_REDIS_PASSWORD; and sentinel_password likewise over
- * CWORK_REDIS_SENTINEL_PASSWORD. */
-static int choose_secret(char **field, const char *option, const char *env, cwork_error *err)
+/* The URL's password wins; the option stands in when the URL carries none (the library
+ * reads no environment: the cwork command passes CWORK_REDIS_PASSWORD and
+ * CWORK_REDIS_SENTINEL_PASSWORD here). */
+static int choose_secret(char **field, const char *option, cwork_error *err)
 {
-    const char *pw = NULL;
-    if (option)
-        pw = option;
-    else if (!*field)
-        pw = getenv(env);
-    if (pw) {
-        cw_free(*field);
-        *field = *pw ? cw_strdup(pw) : NULL;
-        if (*pw && !*field) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    return 0;
+    if (*field || !option || !*option) return 0;
+    *field = cw_strdup(option);
+    return *field ? 0 : cw_error(err, CWORK_ENOMEM, "out of memory");
 }
 
 /* The same rule for the sentinels' password (sentinel URLs only). */
 static int choose_passwords(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
 {
-    int rc = choose_secret(&a->password, o->password, "CWORK_REDIS_PASSWORD", err);
+    int rc = choose_secret(&a->password, o->password, err);
     if (rc == 0 && a->kind == CW_REDIS_SENTINEL)
-        rc = choose_secret(&a->sentinel_password, o->sentinel_password,
-                           "CWORK_REDIS_SENTINEL_PASSWORD", err);
+        rc = choose_secret(&a->sentinel_password, o->sentinel_password, err);
     return rc;
 }
 
@@ -124,12 +116,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     else
         cwork_redis_options_init(&o);
     if (check_options(&o, err)) return NULL;
-    int from_env = 0;
-    if (!url) {
-        url = getenv("CWORK_REDIS_URL");
-        from_env = url && *url;
-        if (!from_env) url = DEFAULT_URL;
-    }
+    if (!url) url = DEFAULT_URL;
     cwork_redis *r = cw_calloc(1, sizeof *r);
     if (!r) {
         cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -137,11 +124,6 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     }
     int rc = cw_redis_addr_parse(url, &r->addr, err);
     if (rc) {
-        if (from_env && err) {
-            char msg[sizeof err->message];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            cw_error(err, rc, "CWORK_REDIS_URL: %s", msg);
-        }
         cw_free(r);
         return NULL;
     }
@@ -165,8 +147,9 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
                    "change the traffic",
                    NULL);
     }
-    r->connect_timeout_ms = o.connect_timeout_ms;
-    r->command_timeout_ms = o.command_timeout_ms;
+    /* The transport counts per-reply deadlines in int milliseconds. */
+    r->connect_timeout_ms = o.connect_timeout_ms > INT_MAX ? INT_MAX : (int)o.connect_timeout_ms;
+    r->command_timeout_ms = o.command_timeout_ms > INT_MAX ? INT_MAX : (int)o.command_timeout_ms;
     r->max_connections = o.max_connections;
     r->checkout_timeout_ms = o.checkout_timeout_ms;
     if (init_sync(r) != 0) {
@@ -313,8 +296,8 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
                 rc = r->last_error.code;
             else
                 rc = cw_error(err, CWORK_ETIMEOUT,
-                              "redis %s: no free connection within %d ms (max_connections %d)",
-                              r->addr_text, r->checkout_timeout_ms, r->max_connections);
+                              "redis %s: no free connection within %lld ms (max_connections %d)",
+                              r->addr_text, (long long)r->checkout_timeout_ms, r->max_connections);
             pthread_mutex_unlock(&r->mu);
             return rc;
         }

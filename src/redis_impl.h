@@ -17,9 +17,10 @@ struct cwork_redis {
     char *url_shown; /* the URL with the password redacted */
     char *addr_text; /* "host:port", "[v6]:port", "unix:/path", "sentinel master NAME" or
                         "cluster", for messages about the pool as a whole */
-    int connect_timeout_ms, command_timeout_ms; /* command: 0 = none */
+    int connect_timeout_ms, command_timeout_ms; /* command: 0 = none; both at most
+                                                   INT_MAX ms (24 days: as good as none) */
     int max_connections;
-    int checkout_timeout_ms;
+    int64_t checkout_timeout_ms;
     cw_tls_config tls;     /* tls.ctx NULL: plain connections */
     cw_sentinel *sentinel; /* redis+sentinel: the sentinels and the master they name */
     cw_cluster *cluster;   /* redis+cluster: the slot map */

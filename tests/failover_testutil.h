@@ -141,9 +141,8 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
     cwork_error err = {0};
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = plan->ns;
     po.concurrency = 10;
-    cwork_pool *pool = cwork_pool_new(plan->pool_redis, &po, &err);
+    cwork_pool *pool = cwork_pool_new(plan->pool_redis, plan->ns, &po, &err);
     if (!pool || cwork_pool_register(pool, "tf_job", tf_job, NULL, &err) != 0 ||
         cwork_pool_start(pool, &err) != 0) {
         tl_fail(__FILE__, __LINE__, "pool: %s", err.message);

@@ -65,9 +65,8 @@ static void run_a_pool(void)
         CHECK_INT(cwork_enqueue(enq, "send_email", NULL, NULL, NULL), 0);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 4;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns_, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.max_fails = 1;

@@ -41,11 +41,10 @@ static cwork_pool *flavoured_pool(const char *tag, cwork_go_flavor flavor)
     tl_unique_ns(tag, ns_, sizeof ns_);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 2;
     o.go_flavor = flavor;
     cwork_error err = {0};
-    cwork_pool *p = cwork_pool_new(redis_, &o, &err);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, &err);
     if (!p) tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
     atomic_store(&runs_, 0);
     fail_with_ = NULL;

@@ -175,9 +175,9 @@ static void outside_a_pool_changes_nothing(void)
     const char *bytes = JOB("j1", "");
     cwork_job *j = NULL;
     CHECK_INT(cwork_job_decode(bytes, strlen(bytes), &j, NULL), 0);
-    CHECK_INT(cwork_job_fail_no_retry(j, "no %s", "pool"), -1);
+    CHECK_INT(cwork_job_fail_no_retry(j, "no %s", "pool"), CWORK_EINVAL);
     CHECK_STR(cwork_job_last_error(j), "");
-    CHECK_INT(cwork_job_fail_no_retry(NULL, "x"), -1);
+    CHECK_INT(cwork_job_fail_no_retry(NULL, "x"), CWORK_EINVAL);
     cwork_job_free(j);
 }
 

@@ -213,11 +213,10 @@ static void run_pool(cwork_redis *r, const char *ns)
 
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = ns;
     po.concurrency = 4;
     po.dead_check_ms = 200;
     cwork_error err = {0};
-    cwork_pool *pool = cwork_pool_new(r, &po, &err);
+    cwork_pool *pool = cwork_pool_new(r, ns, &po, &err);
     if (!pool) {
         tl_fail(__FILE__, __LINE__, "pool: %s", err.message);
         return;

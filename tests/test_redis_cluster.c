@@ -227,8 +227,7 @@ static void untagged_namespace_refused(void)
     CHECK(strstr(err.message, "{work}") != NULL);
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = "plain";
-    CHECK(cwork_pool_new(r, &po, &err) == NULL);
+    CHECK(cwork_pool_new(r, "plain", &po, &err) == NULL);
     CHECK(strstr(err.message, "has no hash tag") != NULL);
     cwork_web_options wo;
     cwork_web_options_init(&wo);

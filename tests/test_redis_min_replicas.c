@@ -129,9 +129,8 @@ static long long pool_run(cwork_redis *r, const char *ns, int jobs, int ask_repl
     cwork_redis_free(er);
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = ns;
     po.concurrency = 4;
-    cwork_pool *pool = cwork_pool_new(r, &po, &err);
+    cwork_pool *pool = cwork_pool_new(r, ns, &po, &err);
     if (!pool || cwork_pool_register(pool, "rep_job", noop_job, NULL, &err) != 0 ||
         cwork_pool_start(pool, &err) != 0) {
         tl_fail(__FILE__, __LINE__, "pool: %s", err.message);

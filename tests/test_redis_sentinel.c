@@ -152,6 +152,8 @@ static void topo_stop(topo *t)
     tt_rmdir(t->dir);
 }
 
+static const char *sentinel_pw_option; /* cwork_redis_options.sentinel_password */
+
 static cwork_redis *pool_for(const char *url, const char *query, int checkout_ms, cwork_error *err)
 {
     char u[1024];
@@ -160,6 +162,7 @@ static cwork_redis *pool_for(const char *url, const char *query, int checkout_ms
     cwork_redis_options_init(&o);
     o.connect_timeout_ms = 1000;
     o.checkout_timeout_ms = checkout_ms;
+    o.sentinel_password = sentinel_pw_option;
     return cwork_redis_new(u, &o, err);
 }
 
@@ -173,17 +176,23 @@ static void every_role_through_sentinels(void)
         topo_stop(&t);
         return;
     }
-    /* Each side its own password: the data nodes' in the URL, the sentinels' from the
-     * environment (out of ps). */
+    /* Each side its own password: the data nodes' in the URL, the sentinels' as the
+     * option (out of the URL). */
     char url[400];
     snprintf(url, sizeof url, "redis+sentinel://:" DATA_PW "@%s", t.url + 17);
-    setenv("CWORK_REDIS_SENTINEL_PASSWORD", SENTINEL_PW, 1);
     cwork_error err = {0};
+    sentinel_pw_option = SENTINEL_PW;
     cwork_redis *r = pool_for(url, NULL, 10000, &err);
+    sentinel_pw_option = NULL;
     if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
     char ns[64];
     tl_unique_ns("sentinel", ns, sizeof ns);
     if (r) CHECK_INT(tt_every_role(r, ns, 200), 200);
+    cwork_redis_free(r);
+    /* The library reads no environment: the sentinels want their password. */
+    setenv("CWORK_REDIS_SENTINEL_PASSWORD", SENTINEL_PW, 1);
+    r = pool_for(url, NULL, 10000, &err);
+    CHECK(r && cwork_redis_ping(r, &err) != 0);
     cwork_redis_free(r);
     /* The cwork command, both passwords from the environment (nothing secret in ps). */
     setenv("CWORK_REDIS_PASSWORD", DATA_PW, 1);

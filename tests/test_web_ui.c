@@ -119,8 +119,7 @@ static void dashboard_shows_the_pool_of_its_process(void)
     tl_unique_ns("wdpool", ns_, sizeof ns_);
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = ns_;
-    cwork_pool *pool = cwork_pool_new(redis_, &po, NULL);
+    cwork_pool *pool = cwork_pool_new(redis_, ns_, &po, NULL);
     cwork_web_options o;
     cwork_web_options_init(&o);
     o.pool = pool;

@@ -283,9 +283,8 @@ __attribute__((unused)) static long tt_every_role(cwork_redis *r, const char *ns
 
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = ns;
     po.concurrency = 4;
-    cwork_pool *pool = cwork_pool_new(r, &po, &err);
+    cwork_pool *pool = cwork_pool_new(r, ns, &po, &err);
     if (!pool) {
         tl_fail(__FILE__, __LINE__, "pool: %s", err.message);
         return 0;

@@ -33,12 +33,12 @@ static int uint_param(const web_request *req, web_response *res, const char *key
                       uint64_t max, uint64_t dflt, uint64_t *out)
 {
     char *v = NULL;
-    int rc = web_query(req, key, &v);
+    int rc = cw_web_query(req, key, &v);
     uint64_t n = dflt;
-    if (rc == 0 && v && v[0] && (web_parse_uint(v, strlen(v), max, &n) != 0 || n < min)) rc = -1;
+    if (rc == 0 && v && v[0] && (cw_web_parse_uint(v, strlen(v), max, &n) != 0 || n < min)) rc = -1;
     cw_free(v);
     if (rc != 0) {
-        web_error(res, 400, "%s must be a whole number from %llu to %llu", key,
+        cw_web_error(res, 400, "%s must be a whole number from %llu to %llu", key,
                   (unsigned long long)min, (unsigned long long)max);
         return -1;
     }
@@ -51,8 +51,8 @@ static int text_param(const web_request *req, web_response *res, const char *key
                       char **out)
 {
     *out = NULL;
-    if (web_query(req, key, out) != 0) {
-        web_error(res, 400, "%s is not a valid percent-encoded value", key);
+    if (cw_web_query(req, key, out) != 0) {
+        cw_web_error(res, 400, "%s is not a valid percent-encoded value", key);
         return -1;
     }
     if (*out && !**out) {
@@ -60,7 +60,7 @@ static int text_param(const web_request *req, web_response *res, const char *key
         *out = NULL;
     }
     if (!*out && required) {
-        web_error(res, 400, "%s is required", key);
+        cw_web_error(res, 400, "%s is required", key);
         return -1;
     }
     return 0;
@@ -81,11 +81,11 @@ static int set_param(const web_request *req, web_response *res, cwork_job_set *s
     else
         rc = -1;
     cw_free(v);
-    if (rc) web_error(res, 400, "set must be retry, scheduled or dead");
+    if (rc) cw_web_error(res, 400, "set must be retry, scheduled or dead");
     return rc;
 }
 
-int web_list_options(const web_request *req, web_response *res, unsigned *per_page,
+int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
                      bool *newest_first)
 {
     uint64_t n;
@@ -97,7 +97,7 @@ int web_list_options(const web_request *req, web_response *res, unsigned *per_pa
     *newest_first = order && !strcmp(order, "newest");
     if (order && !*newest_first && strcmp(order, "oldest") != 0) rc = -1;
     cw_free(order);
-    if (rc) web_error(res, 400, "order must be newest or oldest");
+    if (rc) cw_web_error(res, 400, "order must be newest or oldest");
     return rc;
 }
 
@@ -106,23 +106,23 @@ static void reply_json(cw_buf *b, web_response *res)
 {
     cw_buf out;
     cw_buf_init(&out);
-    if (!b->oom) web_json_indent(&out, b->data, b->len, 0);
+    if (!b->oom) cw_web_json_indent(&out, b->data, b->len, 0);
     int oom = b->oom || out.oom;
     cw_buf_free(b);
     size_t len = 0;
     char *body = oom ? NULL : cw_buf_take(&out, &len);
     cw_buf_free(&out);
     if (!body)
-        web_error(res, 500, "out of memory");
+        cw_web_error(res, 500, "out of memory");
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }
 
 static void put_str(cw_buf *b, const char *key, const char *v)
 {
     cw_buf_printf(b, "\"%s\":", key);
     if (v)
-        gj_encode_string(b, v, strlen(v));
+        cw_gj_encode_string(b, v, strlen(v));
     else
         cw_buf_puts(b, "null");
 }
@@ -158,7 +158,7 @@ static void route_dashboard(const web_request *req, web_response *res)
     if (rc == 0) rc = cwork_client_job_types(req->web->client, (size_t)sample, &t, &err);
     if (rc != 0) {
         cwork_free(d);
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     cw_buf b;
@@ -211,7 +211,7 @@ static void route_queue_jobs(const web_request *req, web_response *res)
                                      &jobs, &n, &total, &err);
     cw_free(name);
     if (rc != 0) {
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     cw_buf b;
@@ -231,7 +231,7 @@ static void route_queue_jobs(const web_request *req, web_response *res)
     cwork_listed_jobs_free(jobs, n);
     if (rc != 0) {
         cw_buf_free(&b);
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     reply_json(&b, res);
@@ -244,7 +244,7 @@ static void route_periodic(const web_request *req, web_response *res)
     size_t n = 0;
     int rc = cwork_client_periodic_schedules(req->web->client, &s, &n, &err);
     if (rc != 0) {
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     cw_buf b;
@@ -274,29 +274,29 @@ static int parse_selection(const web_request *req, web_response *res, gj_value *
     *refs = NULL;
     *n = 0;
     cwork_error e = {0};
-    if (!req->body || gj_parse(req->body, req->body_len, doc, &e) != 0 ||
+    if (!req->body || cw_gj_parse(req->body, req->body_len, doc, &e) != 0 ||
         (*doc)->type != GJ_ARRAY) {
-        web_error(res, 400, "the body must be a JSON array of {\"at\": seconds, \"id\": \"…\"}");
+        cw_web_error(res, 400, "the body must be a JSON array of {\"at\": seconds, \"id\": \"…\"}");
         return -1;
     }
     size_t len = (*doc)->as.arr.len;
     if (len > MAX_SELECTED) {
-        web_error(res, 400, "at most %d jobs at once", MAX_SELECTED);
+        cw_web_error(res, 400, "at most %d jobs at once", MAX_SELECTED);
         return -1;
     }
     if (len && !(*refs = cw_calloc(len, sizeof **refs))) {
-        web_error(res, 500, "out of memory");
+        cw_web_error(res, 500, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < len; i++) {
         const gj_value *item = (*doc)->as.arr.items[i];
-        const gj_value *at = item->type == GJ_OBJECT ? gj_object_get(item, "at", 2) : NULL;
-        const gj_value *id = item->type == GJ_OBJECT ? gj_object_get(item, "id", 2) : NULL;
+        const gj_value *at = item->type == GJ_OBJECT ? cw_gj_object_get(item, "at", 2) : NULL;
+        const gj_value *id = item->type == GJ_OBJECT ? cw_gj_object_get(item, "id", 2) : NULL;
         /* whole seconds within ±2^53: what a JSON number carries exactly */
         if (!at || at->type != GJ_FLOAT || !(at->as.f <= 9007199254740992.0) ||
             !(at->as.f >= -9007199254740992.0) || at->as.f != (double)(int64_t)at->as.f || !id ||
             id->type != GJ_STRING || memchr(id->as.s.ptr, '\0', id->as.s.len)) {
-            web_error(res, 400,
+            cw_web_error(res, 400,
                       "job %zu: each job must be {\"at\": whole seconds, \"id\": a string}", i);
             return -1;
         }
@@ -318,7 +318,7 @@ static void route_apply(const web_request *req, web_response *res)
                                                         : (cwork_job_action)0;
     cw_free(action);
     if (!act) {
-        web_error(res, 400, "action must be delete, retry or run_now");
+        cw_web_error(res, 400, "action must be delete, retry or run_now");
         return;
     }
     gj_value *doc = NULL;
@@ -329,7 +329,7 @@ static void route_apply(const web_request *req, web_response *res)
         size_t done = 0, unchanged = 0;
         int rc = cwork_client_apply(req->web->client, set, act, refs, n, &done, &unchanged, &err);
         if (rc != 0 && rc != CWORK_ENOTFOUND) {
-            web_client_error(res, rc, &err);
+            cw_web_client_error(res, rc, &err);
         } else {
             cw_buf b;
             cw_buf_init(&b);
@@ -340,7 +340,7 @@ static void route_apply(const web_request *req, web_response *res)
         }
     }
     cw_free(refs);
-    gj_free(doc);
+    cw_gj_free(doc);
 }
 
 static void reply_count(web_response *res, int64_t count, const int64_t *stayed)
@@ -363,7 +363,7 @@ static void route_delete_all(const web_request *req, web_response *res)
     int rc = cwork_client_delete_all(req->web->client, set, name, &count, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         reply_count(res, count, NULL);
 }
@@ -378,7 +378,7 @@ static void route_run_all(const web_request *req, web_response *res)
     int rc = cwork_client_run_all_now(req->web->client, set, name, &count, &stayed, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         reply_count(res, count, &stayed);
 }
@@ -392,7 +392,7 @@ static void route_retry_all(const web_request *req, web_response *res)
     int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         reply_count(res, count, NULL);
 }
@@ -406,7 +406,7 @@ static void route_clear_queue(const web_request *req, web_response *res)
     int rc = cwork_client_clear_queue(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         reply_count(res, count, NULL);
 }
@@ -426,7 +426,7 @@ static const ui_route ui_routes[] = {
     {"/retry_all", 1, route_retry_all},     {"/clear_queue", 1, route_clear_queue},
 };
 
-int web_ui_route(const web_request *req, web_response *res)
+int cw_web_ui_route(const web_request *req, web_response *res)
 {
     const ui_route *r = NULL;
     for (size_t i = 0; !r && i < sizeof ui_routes / sizeof ui_routes[0]; i++)
@@ -438,12 +438,12 @@ int web_ui_route(const web_request *req, web_response *res)
         res->status = 204;
         res->allow = allow;
     } else if (r->post ? req->method != WEB_POST : !get) {
-        web_error(res, 405, "method not allowed; allowed: %s", allow);
+        cw_web_error(res, 405, "method not allowed; allowed: %s", allow);
         res->allow = allow;
-    } else if (r->post && !web_post_allowed(req)) {
-        web_error(res, 403, "cross-origin request refused");
+    } else if (r->post && !cw_web_post_allowed(req)) {
+        cw_web_error(res, 403, "cross-origin request refused");
     } else if (r->post && req->web->read_only) {
-        web_error(res, 403, "this server is read-only (cwork web --read-only)");
+        cw_web_error(res, 403, "this server is read-only (cwork web --read-only)");
     } else {
         r->fn(req, res);
     }

@@ -50,7 +50,7 @@ void cwork_web_options_init(cwork_web_options *opts)
 
 /* ---------------------------------------------------------------- responses */
 
-void web_ok_json(web_response *res, char *body, size_t len)
+void cw_web_ok_json(web_response *res, char *body, size_t len)
 {
     res->status = 200;
     res->content_type = WEB_JSON_TYPE;
@@ -58,7 +58,7 @@ void web_ok_json(web_response *res, char *body, size_t len)
     res->len = len;
 }
 
-void web_error(web_response *res, unsigned status, const char *fmt, ...)
+void cw_web_error(web_response *res, unsigned status, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -68,7 +68,7 @@ void web_error(web_response *res, unsigned status, const char *fmt, ...)
     cw_buf b;
     cw_buf_init(&b);
     cw_buf_puts(&b, "{\"error\": ");
-    gj_encode_string(&b, msg, strlen(msg));
+    cw_gj_encode_string(&b, msg, strlen(msg));
     cw_buf_putc(&b, '}');
     size_t len = 0;
     char *body = cw_buf_take(&b, &len);
@@ -79,7 +79,7 @@ void web_error(web_response *res, unsigned status, const char *fmt, ...)
     res->body_static = 0;
 }
 
-void web_client_error(web_response *res, int rc, const cwork_error *err)
+void cw_web_client_error(web_response *res, int rc, const cwork_error *err)
 {
     unsigned status = 500;
     if (rc == CWORK_ENOTFOUND)
@@ -89,7 +89,7 @@ void web_client_error(web_response *res, int rc, const cwork_error *err)
     else if (rc == CWORK_EREDIS || rc == CWORK_ETIMEOUT)
         status = 503;
     const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
-    web_error(res, status, "%s", msg);
+    cw_web_error(res, status, "%s", msg);
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *res)
@@ -130,13 +130,13 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
-int web_post_allowed(const web_request *req)
+int cw_web_post_allowed(const web_request *req)
 {
     const char *origin = header(req->conn, "Origin");
     if (!origin) origin = header(req->conn, "Referer");
     if (!origin) return 1; /* not a browser: curl, scripts, the Go UI's tests */
     const char *host = header(req->conn, "Host");
-    if (web_origin_matches(origin, host ? host : req->web->bound)) return 1;
+    if (cw_web_origin_matches(origin, host ? host : req->web->bound)) return 1;
     /* Behind a reverse proxy that keeps its own Host: a cross-site page cannot add this
      * header without a CORS preflight, which this server never grants. */
     const char *fwd = header(req->conn, "X-Forwarded-Host");
@@ -146,7 +146,7 @@ int web_post_allowed(const web_request *req)
         if (n > 0 && n < sizeof first) {
             memcpy(first, fwd, n);
             first[n] = '\0';
-            return web_origin_matches(origin, first);
+            return cw_web_origin_matches(origin, first);
         }
     }
     return 0;
@@ -166,26 +166,26 @@ static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url,
 {
     web_request req = {web, conn, method_of(method), url, body->len ? body->data : NULL, body->len};
     if (target_len > WEB_MAX_URL) {
-        web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
+        cw_web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
         return;
     }
     /* A page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
      * reaches a loopback server with its own name in Host: refuse it. */
     const char *host = header(conn, "Host");
-    if (web->loopback && host && !web_host_is_loopback(host)) {
-        web_error(res, 403, "host not allowed: this server listens on loopback only");
+    if (web->loopback && host && !cw_web_host_is_loopback(host)) {
+        cw_web_error(res, 403, "host not allowed: this server listens on loopback only");
         return;
     }
-    if (web->auth && !web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
-        web_error(res, 401, "authentication required");
+    if (web->auth && !cw_web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
+        cw_web_error(res, 401, "authentication required");
         res->www_authenticate = 1;
         return;
     }
     if (url[0] != '/') {
-        web_error(res, 400, "request target must be a path");
+        cw_web_error(res, 400, "request target must be a path");
         return;
     }
-    web_route(&req, res);
+    cw_web_route(&req, res);
 }
 
 /* Per request, from its request line on: the length of the whole target (path and
@@ -233,9 +233,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
          * which the connection closes); one sent without a length is cut off below. */
         const char *cl = header(conn, "Content-Length");
         uint64_t n = 0;
-        if (!cl || (web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
+        if (!cl || (cw_web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
             return MHD_YES;
-        web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
+        cw_web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
     } else if (call->answered || *upload_data_size > 0) {
         call->body_bytes += *upload_data_size;
         if (!call->answered && call->body_bytes <= WEB_MAX_BODY)
@@ -243,7 +243,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return call->answered || call->body_bytes <= WEB_MAX_BODY ? MHD_YES : MHD_NO;
     } else if (call->body.oom) {
-        web_error(&res, 500, "out of memory");
+        cw_web_error(&res, 500, "out of memory");
     } else {
         handle(web, conn, url, method, &call->body, call->target_len, &res);
     }
@@ -503,7 +503,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     }
     if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0)
         return NULL;
-    const char *auth = opts->auth ? opts->auth : getenv("CWORK_WEB_AUTH");
+    const char *auth = opts->auth;
     if (auth && *auth && !strchr(auth, ':')) {
         cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
         return NULL;
@@ -548,18 +548,16 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
      * rebinding): only when asked for. */
     if (!web->loopback && !web->auth && !opts->insecure) {
         cw_error(err, CWORK_EINVAL,
-                 "refusing to serve %s beyond loopback without a password: set "
-                 "CWORK_WEB_AUTH=user:password (--auth), listen on 127.0.0.1, or accept the "
-                 "risk with --insecure",
+                 "refusing to serve %s beyond loopback without a password: give auth "
+                 "(user:password), listen on 127.0.0.1, or accept the risk with insecure",
                  web->bound);
         web_free(web);
         return NULL;
     }
     /* libmicrohttpd's threads inherit this mask: no application signal handler runs on
      * them (cw_thread_create's rule for library threads). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigset_t old;
+    cw_block_async_signals(&old);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     web->daemon = MHD_start_daemon(
@@ -581,7 +579,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     if (!web->loopback && !web->auth)
         cw_log(CWORK_LOG_WARN, "web.no_auth", "listen", web->bound, "message",
                "insecure: the web UI is reachable beyond this machine without a password; "
-               "set CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
+               "give it auth (user:password) or listen on 127.0.0.1",
                NULL);
     return web;
 }

@@ -47,7 +47,7 @@ static void check_usable(const cw_redis_addr *a)
  * last double quotes (a port, say). */
 static void check_quotes_redacted(const char *msg, const char *shown)
 {
-    char rest[sizeof ((cwork_error *)0)->message];
+    char rest[sizeof((cwork_error *)0)->message];
     if (strlen(msg) + 1 >= sizeof rest) return; /* truncated: the quotes may not pair */
     memcpy(rest, msg, strlen(msg) + 1);
     size_t len = strlen(rest), sl = strlen(shown);

@@ -49,11 +49,15 @@ start)
             --daemonize yes --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" \
             --loglevel warning </dev/null >/dev/null 2>&1 || continue
         # Up when the server on that port is the one whose pid we hold (another process
-        # may have taken the port in between).
+        # may have taken the port in between: then ours exits, and whatever listens
+        # there gets a second to answer).
         for _ in $(seq 1 100); do
             pid=$(cat "$dir/redis.pid" 2>/dev/null)
-            if [ -n "$pid" ] &&
-                redis-cli -p "$port" info server 2>/dev/null | grep -q "^process_id:$pid"; then
+            if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+                break
+            fi
+            if [ -n "$pid" ] && timeout 1 redis-cli -p "$port" info server 2>/dev/null |
+                grep -q "^process_id:$pid"; then
                 echo "redis://127.0.0.1:$port" >"$dir/url.tmp" && mv "$dir/url.tmp" "$dir/url"
                 echo "redis-server $(redis-server --version | awk '{print $3}') on 127.0.0.1:$port (pid $pid)"
                 exit 0

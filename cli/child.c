@@ -1,12 +1,15 @@
 /* One job's command as a child process: spawn, feed, pass output through, time out,
  * report. See child.h.
  *
- * Spawning is fork + execve rather than posix_spawn, because posix_spawn cannot set
- * PR_SET_PDEATHSIG. The pool is multi-threaded, so between fork and execve the child
- * calls only async-signal-safe functions (and prctl, a plain system call) on data
- * prepared before the fork: no malloc, no stdio, no locks. */
+ * The command does not run as our child but under a supervisor process of its own
+ * (child_supervisor.c), which kills the command's whole tree when the command ends, on
+ * a timeout, and when we die in any way. We talk to it with two signals; it exits as
+ * the command did. Spawning is fork (the supervisor runs on data prepared before the
+ * fork, async-signal-safe calls only: the pool is multi-threaded). */
 #define _GNU_SOURCE
 #include "child.h"
+
+#include "child_supervisor.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +31,7 @@ extern char **environ;
 #define CHECKIN_MAX 1024    /* longer check-in lines are cut */
 #define STDERR_TAIL 4096    /* the failure message comes from this much of stderr */
 #define POLL_MS 50          /* the supervision loop's granularity */
+#define LAST_RESORT_MS 5000 /* a timed-out supervisor's time to kill the tree */
 #define DRAIN_MAX (1 << 20) /* output read after the child exited, per stream */
 
 static int64_t now_ms(void)
@@ -200,8 +203,8 @@ static int tail_last_line(const tail_buf *t, char *out)
 
 /* ---------------------------------------------------------------- running children */
 
-/* Every running child, so that child_abort_all can kill them. Nodes live in the
- * frames of the child_run calls. */
+/* Every running supervisor, so that child_abort_all can have each kill its tree.
+ * Nodes live in the frames of the child_run calls. */
 typedef struct running {
     pid_t pid;
     struct running *next;
@@ -211,19 +214,13 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static running *reg_head;
 static int aborting;
 
-static void kill_group(pid_t pid, int sig)
-{
-    /* The group, and the child itself in case it had not yet become its leader. */
-    kill(-pid, sig);
-    kill(pid, sig);
-}
 
 void child_abort_all(void)
 {
     pthread_mutex_lock(&reg_mu);
     aborting = 1;
     for (running *r = reg_head; r; r = r->next)
-        kill_group(r->pid, SIGKILL);
+        kill(r->pid, SUPERVISOR_KILL);
     pthread_mutex_unlock(&reg_mu);
 }
 
@@ -241,7 +238,7 @@ static void reg_add(running *r)
     r->next = reg_head;
     reg_head = r;
     if (aborting) /* the abort ran while we were forking: it missed this child */
-        kill_group(r->pid, SIGKILL);
+        kill(r->pid, SUPERVISOR_KILL);
     pthread_mutex_unlock(&reg_mu);
 }
 
@@ -279,49 +276,6 @@ static char **build_env(const child_spec *spec)
     return env;
 }
 
-/* In the forked child: only async-signal-safe calls from here to execve. src holds the
- * child's ends of the four pipes, for fds 0-3. */
-static void exec_child(const int src[4], pid_t parent, int max_fd, char *const argv[],
-                       char *const envp[])
-{
-    static const char fail[] = "cwork work: cannot start /bin/sh\n";
-    setpgid(0, 0); /* its own group, so that a timeout can kill its whole tree */
-    /* Die with the parent. PR_SET_PDEATHSIG fires when the thread that forked us ends,
-     * and only from now on: if the parent is already gone we were reparented, and
-     * getppid() tells. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
-    /* Move the pipe ends above 3 first, so that dup2 onto 0-3 cannot overwrite an end
-     * that is still to be moved (the parent may itself lack fds 0-2). */
-    int high[4];
-    for (int i = 0; i < 4; i++)
-        if ((high[i] = fcntl(src[i], F_DUPFD, 10)) < 0) _exit(127);
-    for (int i = 0; i < 4; i++) {
-        if (dup2(high[i], i) < 0) /* dup2 clears close-on-exec on fds 0-3 */
-            _exit(127);
-    }
-    /* Every other fd closed: Redis sockets, other children's pipes (another thread may
-     * have created them without having forked yet). */
-    long closed = -1;
-#ifdef SYS_close_range
-    closed = syscall(SYS_close_range, 4U, ~0U, 0U);
-#endif
-    for (int fd = 4; closed != 0 && fd < max_fd; fd++)
-        close(fd);
-    /* We ignore SIGPIPE and our threads block signals; the command gets the defaults. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGPIPE, &dfl, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    execve("/bin/sh", argv, envp);
-    if (write(2, fail, sizeof fail - 1) < 0) {
-        /* nothing else to do: the exit status says it */
-    }
-    _exit(127);
-}
-
 static void close_fd(int *fd)
 {
     if (*fd >= 0) close(*fd);
@@ -334,8 +288,8 @@ static int set_nonblock(int fd)
     return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* The parent's side of one child. */
-typedef struct supervisor {
+/* Our side of one job's process: its supervisor's pid and the command's pipes. */
+typedef struct tracker {
     const child_spec *spec;
     pid_t pid;
     int in_w, out_r, err_r, chk_r, pidfd;
@@ -343,10 +297,10 @@ typedef struct supervisor {
     pass_buf out, err;
     checkin_buf chk;
     tail_buf tail;
-} supervisor;
+} tracker;
 
 /* Creates the pipes and forks. Returns 0, or -1 with res->message filled. */
-static int spawn(supervisor *s, child_result *res)
+static int spawn(tracker *s, child_result *res)
 {
     int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, chk[2] = {-1, -1};
     char **env = NULL;
@@ -365,11 +319,27 @@ static int spawn(supervisor *s, child_result *res)
         rl.rlim_cur < (rlim_t)max_fd)
         max_fd = (int)rl.rlim_cur;
     char *argv[] = {"sh", "-c", (char *)s->spec->command, NULL};
-    int src[4] = {in[0], out[1], err[1], chk[1]};
-    pid_t parent = getpid();
+    supervisor_launch launch = {{in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid(),
+                                NULL, NULL};
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int prep = supervisor_prepare(&launch, &actions, &attr);
+    if (prep) {
+        snprintf(res->message, sizeof res->message, "cannot prepare the command: %s",
+                 strerror(prep));
+        goto fail;
+    }
+    /* Every signal blocked across the fork: the supervisor starts with them blocked, so
+     * that a SUPERVISOR_KILL sent at once (an abort) waits for it instead of killing it
+     * before it could kill anything. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
-    if (pid == 0) exec_child(src, parent, max_fd, argv, env);
+    if (pid == 0) supervisor_run(&launch);
     int fork_errno = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    supervisor_unprepare(&launch);
     free(env);
     close(in[0]), close(out[1]), close(err[1]), close(chk[1]);
     if (pid < 0) {
@@ -377,16 +347,13 @@ static int spawn(supervisor *s, child_result *res)
         snprintf(res->message, sizeof res->message, "cannot fork: %s", strerror(fork_errno));
         return -1;
     }
-    /* Also from this side, so that a kill of the group cannot miss a child that has not
-     * run its own setpgid yet (fails harmlessly once it has exec'd). */
-    setpgid(pid, pid);
     s->pid = pid;
     s->in_w = in[1], s->out_r = out[0], s->err_r = err[0], s->chk_r = chk[0];
     set_nonblock(s->in_w), set_nonblock(s->out_r), set_nonblock(s->err_r);
     set_nonblock(s->chk_r);
 #ifdef SYS_pidfd_open
-    /* Wakes the loop the moment the child exits; without it the loop polls. Only we
-     * reap this pid, so it cannot have been reused yet. */
+    /* Wakes the loop the moment the supervisor exits; without it the loop polls. Only
+     * we reap this pid, so it cannot have been reused yet. */
     s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 #endif
     return 0;
@@ -399,7 +366,7 @@ fail:
 
 /* Reads what is there from one of the child's streams; closes it at end of file.
  * Reads at most limit bytes. */
-static void pump(supervisor *s, int *fd, size_t limit)
+static void pump(tracker *s, int *fd, size_t limit)
 {
     char buf[4096];
     size_t total = 0;
@@ -424,7 +391,7 @@ static void pump(supervisor *s, int *fd, size_t limit)
 }
 
 /* Writes more of the job to the child's stdin; closes it when done or refused. */
-static void feed(supervisor *s)
+static void feed(tracker *s)
 {
     while (s->in_w >= 0 && s->in_off < s->spec->stdin_len) {
         ssize_t n = write(s->in_w, s->spec->stdin_data + s->in_off, s->spec->stdin_len - s->in_off);
@@ -436,38 +403,38 @@ static void feed(supervisor *s)
     close_fd(&s->in_w);
 }
 
-/* Waits for the child, serving its pipes, until it has exited (and, after a timeout,
- * its group has been killed). It is left a zombie, not reaped: until it is, its pid
- * and process group id cannot be reused, so killing them stays safe. */
-static void supervise(supervisor *s, child_result *res)
+/* Waits for the supervisor, serving the command's pipes, until it has exited — which
+ * it does only once the command and every other process of its tree are gone. It is
+ * left a zombie, not reaped: until it is, its pid cannot be reused, so signalling it
+ * stays safe. */
+static void follow(tracker *s, child_result *res)
 {
     const child_spec *spec = s->spec;
     int64_t deadline = spec->timeout_ms > 0 ? now_ms() + spec->timeout_ms : 0;
-    int64_t kill_at = 0;
-    int exited = 0, term_sent = 0;
+    /* A timeout goes in steps, each when the one before has had its time: SIGTERM to
+     * every process of the tree, SIGKILL to all of them after the kill grace, and last
+     * SIGKILL to the supervisor itself should it not have ended LAST_RESORT_MS later
+     * (it cannot hang; the command would still die with it). */
+    int step = 0;
+    int64_t next_at = deadline;
+    int exited = 0;
     for (;;) {
         siginfo_t si;
         si.si_pid = 0;
         int w = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT);
         if ((w == 0 && si.si_pid == s->pid) || (w < 0 && errno == ECHILD))
             exited = 1; /* (ECHILD cannot happen: only this thread waits for this pid) */
+        if (exited) break; /* and with the supervisor, every process of the tree */
         int64_t now = now_ms();
-        if (!exited && deadline && !term_sent && now >= deadline) {
+        if (deadline && step < 3 && now >= next_at) {
+            static const int signals[3] = {SUPERVISOR_TERM, SUPERVISOR_KILL, SIGKILL};
             res->timed_out = 1;
-            term_sent = 1;
-            kill_group(s->pid, SIGTERM);
-            kill_at = now + spec->kill_grace_ms;
+            kill(s->pid, signals[step]);
+            next_at = now + (step == 0 ? spec->kill_grace_ms : LAST_RESORT_MS);
+            step++;
         }
-        if (term_sent && kill_at != INT64_MAX && (exited || now >= kill_at)) {
-            /* The command has had its grace: take the rest of its group too, which got
-             * the same SIGTERM (it might ignore it or outlive the command). */
-            kill_group(s->pid, SIGKILL);
-            kill_at = INT64_MAX;
-        }
-        if (exited) break;
         int64_t wait = POLL_MS;
-        if (deadline && !term_sent && deadline - now < wait) wait = deadline - now;
-        if (term_sent && kill_at != INT64_MAX && kill_at - now < wait) wait = kill_at - now;
+        if (deadline && step < 3 && next_at - now < wait) wait = next_at - now;
         if (wait < 0) wait = 0;
         struct pollfd p[5];
         int *fds[5] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->pidfd};
@@ -483,10 +450,9 @@ static void supervise(supervisor *s, child_result *res)
     }
 }
 
-/* Reaps the exited child (this pid only, never another thread's) and drains what it
- * wrote: all of it is in the pipes now, and a grandchild that still holds them does
- * not keep us waiting. */
-static void reap(supervisor *s, child_result *res)
+/* Reaps the exited supervisor (this pid only, never another thread's) and drains what
+ * the command wrote: all of it is in the pipes now (the tree is gone). */
+static void reap(tracker *s, child_result *res)
 {
     int status = 0;
     while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR) {
@@ -504,7 +470,7 @@ int child_run(const child_spec *spec, child_result *res)
 {
     memset(res, 0, sizeof *res);
     res->exit_status = -1;
-    supervisor s;
+    tracker s;
     memset(&s, 0, sizeof s);
     s.spec = spec;
     s.in_w = s.out_r = s.err_r = s.chk_r = s.pidfd = -1;
@@ -529,7 +495,7 @@ int child_run(const child_spec *spec, child_result *res)
         close_fd(&s.in_w);
     else
         feed(&s);
-    supervise(&s, res);
+    follow(&s, res);
     res->aborted = reg_remove(&node); /* before the reap, which frees the pid */
     reap(&s, res);
     pass_flush(&s.out);

@@ -1,9 +1,11 @@
 /* Running one job's command as a supervised child process (for `cwork work`).
  *
- * child_run spawns `/bin/sh -c COMMAND` in its own process group, feeds it stdin,
- * passes its stdout/stderr through line by line with a prefix, turns lines written to
- * its fd 3 into check-ins, enforces a timeout, and reports how it ended. It is called
- * from many executor threads at once; each call reaps only its own child. */
+ * child_run spawns `/bin/sh -c COMMAND` under a supervisor process (child_supervisor.h)
+ * that kills every process of the command's tree when the command ends, on a timeout,
+ * and when cwork dies in any way; it feeds the command stdin, passes its stdout/stderr
+ * through line by line with a prefix, turns lines written to its fd 3 into check-ins,
+ * enforces a timeout, and reports how the command ended. It is called from many
+ * executor threads at once; each call reaps only its own child. */
 #ifndef CWORK_CLI_CHILD_H
 #define CWORK_CLI_CHILD_H
 
@@ -23,7 +25,7 @@ typedef struct child_spec {
     const char *const *env_add;
     size_t env_count;
     const char *prefix;    /* put before every passed-through line, e.g. "[name id] " */
-    int64_t timeout_ms;    /* 0: none; then SIGTERM to the process group */
+    int64_t timeout_ms;    /* 0: none; then SIGTERM to every process of the tree */
     int64_t kill_grace_ms; /* after the SIGTERM, until SIGKILL */
     /* Called (on the calling thread) for each line the child writes to fd 3. */
     void (*on_checkin)(void *userdata, const char *line);
@@ -45,8 +47,8 @@ typedef struct child_result {
  * it could not be started (res->message says why). */
 int child_run(const child_spec *spec, child_result *res);
 
-/* Stop at once: SIGKILL every running child's process group, and refuse to start new
- * ones (their child_run reports aborted). Idempotent; safe from any thread. */
+/* Stop at once: SIGKILL every process of every running command's tree, and refuse to
+ * start new ones (their child_run reports aborted). Idempotent; safe from any thread. */
 void child_abort_all(void);
 
 /* A status line on stderr, shown in place with \r (for a terminal). Passed-through

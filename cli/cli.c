@@ -116,17 +116,108 @@ int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)
     return -1;
 }
 
-cwork_redis *cli_connect(const cli_conn_opts *o)
+/* The URL cwork_redis_new will use for o, and where it comes from. */
+static const char *url_source(const cli_conn_opts *o, const char **url)
+{
+    const char *env = getenv("CWORK_REDIS_URL");
+    if (o->redis_url) {
+        *url = o->redis_url;
+        return "given with --redis";
+    }
+    if (env && *env) {
+        *url = env;
+        return "from CWORK_REDIS_URL";
+    }
+    *url = "redis://127.0.0.1:6379";
+    return "the default";
+}
+
+/* One line for a failed connection check: the library's message and what to do. */
+static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err)
+{
+    const char *url;
+    const char *source = url_source(o, &url);
+    char *shown = cwork_redact_url(url);
+    const char *m = err->message;
+    if (strstr(m, "NOAUTH"))
+        fprintf(stderr,
+                "cwork: Redis at %s (%s) wants a password (NOAUTH): give it in the URL, "
+                "redis://:PASSWORD@HOST:PORT (--redis or CWORK_REDIS_URL), or in "
+                "CWORK_REDIS_PASSWORD, which keeps it out of ps\n",
+                shown ? shown : "?", source);
+    else if (strstr(m, "WRONGPASS"))
+        fprintf(stderr,
+                "cwork: Redis at %s (%s) refused the user name or password (WRONGPASS): check "
+                "the password in the URL (redis://[USER]:PASSWORD@HOST:PORT, --redis or "
+                "CWORK_REDIS_URL) or in CWORK_REDIS_PASSWORD\n",
+                shown ? shown : "?", source);
+    else if (strstr(m, "without any password configured"))
+        fprintf(stderr,
+                "cwork: Redis at %s (%s) has no password, but one was given: remove it from "
+                "the URL or unset CWORK_REDIS_PASSWORD\n",
+                shown ? shown : "?", source);
+    else if (err->code == CWORK_EINVAL || err->code == CWORK_EUNSUPPORTED)
+        fprintf(stderr, "cwork: %s (see --redis in cwork --help)\n", m);
+    else
+        fprintf(stderr,
+                "cwork: %s — is redis-server running at %s (%s)? Give its address with "
+                "--redis URL or CWORK_REDIS_URL\n",
+                m, shown ? shown : "?", source);
+    cwork_free(shown);
+}
+
+cwork_redis *cli_redis_new(const cli_conn_opts *o)
 {
     cwork_error err = {0};
     cwork_redis *r = cwork_redis_new(o->redis_url, NULL, &err);
-    if (r && cwork_redis_ping(r, &err) != 0) {
+    if (!r)
+        print_connect_failure(o, &err);
+    return r;
+}
+
+int cli_ping(const cli_conn_opts *o)
+{
+    /* The check runs on a pool of its own with short timeouts, so that an unreachable
+     * Redis fails a command in under 2 s; the dial warnings it would log while
+     * retrying are left out, as the line printed says it all. */
+    cwork_redis_options quick;
+    cwork_redis_options_init(&quick);
+    quick.connect_timeout_ms = 1000;
+    quick.command_timeout_ms = 1000;
+    quick.checkout_timeout_ms = 700;
+    cwork_error err = {0};
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    cwork_redis *probe = cwork_redis_new(o->redis_url, &quick, &err);
+    int ok = probe && cwork_redis_ping(probe, &err) == 0;
+    cwork_redis_free(probe);
+    cli_setup_logging();
+    if (!ok)
+        print_connect_failure(o, &err);
+    return ok ? 0 : -1;
+}
+
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status)
+{
+    /* A URL that cannot be parsed (or that this build cannot serve) is a usage error;
+     * a server that does not answer is a runtime failure. */
+    cwork_redis *r = cli_redis_new(o);
+    *status = r ? CLI_FAILURE : CLI_USAGE;
+    if (r && cli_ping(o) != 0) {
         cwork_redis_free(r);
         r = NULL;
     }
-    if (!r)
-        fprintf(stderr, "cwork: %s\n", err.message);
     return r;
+}
+
+void cli_unknown_option(const char *label, const cli_args *a, const char *const *options)
+{
+    const char *dashes = strlen(a->name) > 1 ? "--" : "-";
+    const char *near = cli_suggest(a->name, options);
+    if (near)
+        fprintf(stderr, "%s: unknown option %s%s; did you mean %s%s? (see %s --help)\n", label,
+                dashes, a->name, strlen(near) > 1 ? "--" : "-", near, label);
+    else
+        fprintf(stderr, "%s: unknown option %s%s (see %s --help)\n", label, dashes, a->name, label);
 }
 
 void cli_setup_logging(void)

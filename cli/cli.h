@@ -5,6 +5,7 @@
 
 #include "cwork.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, documented in `cwork --help`. */
@@ -53,9 +54,39 @@ int cli_conn_option(cli_args *a, cli_conn_opts *o);
 /* The Go flavour of the namespace: --go-flavor, else $CWORK_GO_FLAVOR (when set and not
  * empty), else fork. Prints the error and returns -1 for anything but fork/upstream. */
 int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out);
-/* Creates the connection pool and checks that Redis answers; prints the error (with
- * the password redacted) and returns NULL on failure. */
-cwork_redis *cli_connect(const cli_conn_opts *o);
+/* The options cli_conn_option and every command's --help take, for option lists. */
+#define CLI_COMMON_OPTIONS "redis", "ns", "go-flavor", "help"
+/* Creates the connection pool and checks, in about a second at most, that Redis answers.
+ * On failure it prints one line — what failed (the password redacted), which URL was
+ * used and where it came from, and what to do: --redis URL, CWORK_REDIS_URL, whether
+ * redis-server runs, or the password options for NOAUTH/WRONGPASS — with no log lines
+ * around it, and returns NULL with *status the exit status to use: CLI_USAGE for a URL
+ * that cannot be used, CLI_FAILURE when Redis did not answer. The pool keeps the
+ * library's default timeouts. */
+cwork_redis *cli_connect(const cli_conn_opts *o, int *status);
+/* The two halves of cli_connect: the pool for the URL, not yet connected (NULL, with
+ * the error printed, for a URL that cannot be used), and the quick check that Redis at
+ * o's URL answers (0, or -1 with the line printed). */
+cwork_redis *cli_redis_new(const cli_conn_opts *o);
+int cli_ping(const cli_conn_opts *o);
+
+/* "LABEL: unknown option --NAME; did you mean --X? (see LABEL --help)", the suggestion
+ * from options (NULL-terminated names without dashes) when one is close. */
+void cli_unknown_option(const char *label, const cli_args *a, const char *const *options);
+
+/* ---- pure text functions (cli_text.c, table-tested by tests/test_cli_text.c) ---- */
+
+/* A duration: seconds ("90", "0.5"), or numbers with units ms, s, m, h, d, w, one
+ * after another ("90s", "15m", "1h30m", "7d", "1.5h"), into milliseconds. -1 for
+ * anything else: signs, spaces, a bare number after a unit ("1h30"), above 100 years. */
+int cli_duration_ms(const char *s, int64_t *ms);
+/* The same in whole seconds: -1 also when it has a fraction of a second. */
+int cli_duration_s(const char *s, int64_t *seconds);
+/* The known word (candidates: NULL-terminated) that word is probably a typo of: the
+ * closest within one edit for words of up to 3 bytes and two for longer ones (a swap of
+ * neighbours counts one), else the only one word is a prefix of (3 bytes or more).
+ * NULL when none is, or when word is itself a candidate. */
+const char *cli_suggest(const char *word, const char *const *candidates);
 
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);
@@ -74,6 +105,7 @@ int cmd_pause(int argc, char **argv);
 int cmd_unpause(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_web(int argc, char **argv);
+int cmd_queue(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

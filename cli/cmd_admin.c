@@ -1,5 +1,5 @@
-/* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause and job: looking
- * into a namespace and repairing it (SPEC §11). This file parses their command lines;
+/* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause, job and queue:
+ * looking into a namespace and repairing it (SPEC §11). This file parses their command lines;
  * cmd_admin_show.c and cmd_admin_change.c do the work, cmd_admin_help.c has the texts. */
 #include "cmd_admin.h"
 #include "table.h"
@@ -9,8 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const cmd_names[] = {"queues", "pools", "busy",    "retry", "scheduled",
-                                        "dead",   "pause", "unpause", "job"};
+static const char *const cmd_names[] = {"queues", "pools",   "busy", "retry", "scheduled",
+                                        "dead",   "pause",   "unpause", "job", "queue"};
+
+const char *const admin_option_names[] = {
+    "json", "page", "name", "all", "at", "retry-at", "run-at", "died-at", "older-than", "keep",
+    CLI_COMMON_OPTIONS, NULL};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -28,10 +32,10 @@ const char *admin_set_title(cwork_job_set set)
 
 int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *client))
 {
-    cwork_redis *redis = cli_connect(&o->conn);
-    if (!redis) return CLI_FAILURE;
-    cwork_error err = {0};
     int status;
+    cwork_redis *redis = cli_connect(&o->conn, &status);
+    if (!redis) return status;
+    cwork_error err = {0};
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
     if (client) {
         cwork_client_set_go_flavor(client, o->flavor);
@@ -95,7 +99,7 @@ static int parse_int(const char *s, int64_t *out)
 /* Unix seconds, or "YYYY-MM-DDTHH:MM:SSZ" as fmt_iso_time writes it. */
 static int parse_time(const char *s, int64_t *out)
 {
-    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
+    if (parse_int(s, out) == 0) return 0; /* negative too: a member's odd score */
     static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
     for (size_t i = 0; i < sizeof shape; i++)
         if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return -1;
@@ -117,32 +121,6 @@ static int parse_time(const char *s, int64_t *out)
     return 0;
 }
 
-/* Seconds, or a duration such as 90s, 30m, 12h, 7d, 2w, 1d12h. */
-static int parse_age(const char *s, int64_t *out)
-{
-    if (parse_int(s, out) == 0) return *out >= 0 ? 0 : -1;
-    int64_t total = 0;
-    if (!*s) return -1;
-    while (*s) {
-        if (*s < '0' || *s > '9') return -1;
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        int64_t unit = *end == 's'   ? 1
-                       : *end == 'm' ? 60
-                       : *end == 'h' ? 3600
-                       : *end == 'd' ? 86400
-                       : *end == 'w' ? 604800
-                                     : 0;
-        if (errno || unit == 0 || v > (unsigned long long)(INT64_MAX - total) / (uint64_t)unit)
-            return -1;
-        total += (int64_t)v * unit;
-        s = end + 1;
-    }
-    *out = total;
-    return 0;
-}
-
 /* ---------------------------------------------------------------- options */
 
 /* The options a command (and its action) takes. */
@@ -156,8 +134,12 @@ static unsigned allowed_options(const admin_opts *o)
     case ACT_RETRY:
     case ACT_DELETE:
         return OPT_JSON | OPT_AT | (o->cmd == ADM_DEAD ? OPT_ALL | OPT_NAME : 0u);
+    case ACT_RUN:
+        return OPT_JSON | OPT_AT | OPT_ALL | OPT_NAME;
     case ACT_TRIM:
         return OPT_JSON | OPT_OLDER | OPT_KEEP;
+    case ACT_CLEAR:
+        return OPT_JSON;
     }
     return 0;
 }
@@ -228,7 +210,7 @@ static int take_option(admin_opts *o, cli_args *a, unsigned bit)
         }
         return 0;
     case OPT_OLDER:
-        if (parse_age(s, &o->older_than) < 0) {
+        if (cli_duration_s(s, &o->older_than) < 0) {
             fprintf(stderr, "%s: --older-than needs seconds or a duration like 7d or 12h\n",
                     o->label);
             return -1;
@@ -243,23 +225,49 @@ static int take_option(admin_opts *o, cli_args *a, unsigned bit)
     }
 }
 
+/* The actions a command takes as its first argument, ending with a NULL word. */
+typedef struct action_word {
+    const char *word;
+    admin_action action;
+} action_word;
+
+static const action_word *actions_of(admin_cmd cmd)
+{
+    static const action_word dead[] = {
+        {"retry", ACT_RETRY}, {"delete", ACT_DELETE}, {"trim", ACT_TRIM}, {NULL, ACT_LIST}};
+    static const action_word sets[] = {{"run", ACT_RUN}, {"delete", ACT_DELETE}, {NULL, ACT_LIST}};
+    static const action_word queue[] = {{"clear", ACT_CLEAR}, {NULL, ACT_LIST}};
+    static const action_word none[] = {{NULL, ACT_LIST}};
+    return cmd == ADM_DEAD                            ? dead
+           : cmd == ADM_RETRY || cmd == ADM_SCHEDULED ? sets
+           : cmd == ADM_QUEUE                         ? queue
+                                                      : none;
+}
+
 static int take_positional(admin_opts *o, const char *s)
 {
-    int is_set = o->cmd == ADM_RETRY || o->cmd == ADM_SCHEDULED || o->cmd == ADM_DEAD;
-    if (is_set && o->action == ACT_LIST) {
-        if (!strcmp(s, "delete"))
-            o->action = ACT_DELETE;
-        else if (o->cmd == ADM_DEAD && !strcmp(s, "retry"))
-            o->action = ACT_RETRY;
-        else if (o->cmd == ADM_DEAD && !strcmp(s, "trim"))
-            o->action = ACT_TRIM;
-        if (o->action != ACT_LIST) {
-            snprintf(o->label, sizeof o->label, "cwork %s %s", cmd_names[o->cmd], s);
-            return 0;
+    const action_word *actions = actions_of(o->cmd);
+    if (actions[0].word && o->action == ACT_LIST) {
+        const char *words[4] = {NULL};
+        for (size_t i = 0; actions[i].word; i++) {
+            if (!strcmp(s, actions[i].word)) {
+                o->action = actions[i].action;
+                snprintf(o->label, sizeof o->label, "cwork %s %s", cmd_names[o->cmd], s);
+                return 0;
+            }
+            words[i] = actions[i].word;
+        }
+        /* A typo of an action, or queue without its only one. */
+        const char *near = cli_suggest(s, words);
+        if (near || o->cmd == ADM_QUEUE) {
+            fprintf(stderr, "%s: unexpected argument \"%s\"; did you mean %s? (see %s --help)\n",
+                    o->label, s, near ? near : words[0], o->label);
+            return -1;
         }
     }
     int wants_arg = o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->cmd == ADM_JOB ||
-                    o->action == ACT_RETRY || o->action == ACT_DELETE;
+                    o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN ||
+                    o->action == ACT_CLEAR;
     if (!wants_arg || o->arg) {
         fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", o->label, s, o->label);
         return -1;
@@ -278,12 +286,12 @@ static int check_options(const admin_opts *o)
         return -1;
     }
     const char *what = NULL;
-    if (o->action == ACT_RETRY || o->action == ACT_DELETE) {
+    if (o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN) {
         int all = (o->seen & OPT_ALL) != 0;
         if (all && o->arg)
             what = "give a job ID or --all, not both";
         else if (!all && !o->arg)
-            what = o->cmd == ADM_DEAD ? "no job ID given (or --all)" : "no job ID given";
+            what = allowed_options(o) & OPT_ALL ? "no job ID given (or --all)" : "no job ID given";
         else if (all && (o->seen & OPT_AT))
             what = "a time addresses one job: --at does not go with --all";
         else if (!all && (o->seen & OPT_NAME))
@@ -292,10 +300,14 @@ static int check_options(const admin_opts *o)
         what = "give --older-than, --keep or both";
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE) && (!o->arg || !*o->arg)) {
         what = "no job name given";
-    } else if (o->cmd == ADM_JOB && (!o->arg || !*o->arg)) {
+    } else if (o->cmd == ADM_JOB && !o->arg) {
         what = "no job ID given";
+    } else if (o->cmd == ADM_QUEUE && o->action == ACT_LIST) {
+        what = "what should happen to the queue? (cwork queue clear NAME)";
+    } else if (o->action == ACT_CLEAR && (!o->arg || !*o->arg)) {
+        what = "no job name given";
     }
-    if (!what && o->arg && !*o->arg) what = "the job ID is empty";
+    /* An empty ID is an ID: Go, and older cwork versions, wrote dead records with "id":"". */
     if (what) {
         fprintf(stderr, "%s: %s (see %s --help)\n", o->label, what, o->label);
         return -1;
@@ -323,8 +335,7 @@ static int parse_options(int argc, char **argv, admin_opts *o)
         }
         unsigned bit = option_bit(o, &a);
         if (!bit) {
-            fprintf(stderr, "%s: unknown option -%s%s (see %s --help)\n", o->label,
-                    strlen(a.name) > 1 ? "-" : "", a.name, o->label);
+            cli_unknown_option(o->label, &a, admin_option_names);
             return -1;
         }
         if (o->seen & bit) {
@@ -355,6 +366,10 @@ static int admin_main(int argc, char **argv, admin_cmd cmd)
         return admin_delete(&o);
     case ACT_TRIM:
         return admin_trim(&o);
+    case ACT_RUN:
+        return admin_run_now(&o);
+    case ACT_CLEAR:
+        return admin_clear_queue(&o);
     case ACT_LIST:
         break;
     }
@@ -418,4 +433,9 @@ int cmd_unpause(int argc, char **argv)
 int cmd_job(int argc, char **argv)
 {
     return admin_main(argc, argv, ADM_JOB);
+}
+
+int cmd_queue(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_QUEUE);
 }

@@ -1,4 +1,5 @@
-/* The admin commands (queues, pools, busy, retry, scheduled, dead, pause, unpause, job)
+/* The admin commands (queues, pools, busy, retry, scheduled, dead, pause, unpause, job,
+ * queue)
  * share one option parser (cmd_admin.c) and help texts (cmd_admin_help.c); what they
  * show is in cmd_admin_show.c, what they change in cmd_admin_change.c. */
 #ifndef CWORK_CLI_CMD_ADMIN_H
@@ -18,11 +19,20 @@ typedef enum admin_cmd {
     ADM_DEAD,
     ADM_PAUSE,
     ADM_UNPAUSE,
-    ADM_JOB
+    ADM_JOB,
+    ADM_QUEUE
 } admin_cmd;
 
-/* What a set command (retry, scheduled, dead) does: its first positional argument. */
-typedef enum admin_action { ACT_LIST, ACT_RETRY, ACT_DELETE, ACT_TRIM } admin_action;
+/* What a set command (retry, scheduled, dead) or queue does: its first positional
+ * argument. */
+typedef enum admin_action {
+    ACT_LIST,
+    ACT_RETRY,
+    ACT_DELETE,
+    ACT_TRIM,
+    ACT_RUN,  /* retry run, scheduled run */
+    ACT_CLEAR /* queue clear */
+} admin_action;
 
 /* Options, as bits of admin_opts.seen. */
 enum {
@@ -49,6 +59,9 @@ typedef struct admin_opts {
     const char *arg;    /* the ID or NAME argument */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
+
+/* Every option name of the admin commands, for "did you mean" (NULL-terminated). */
+extern const char *const admin_option_names[];
 
 /* Connects, creates a client for the namespace and returns fn's exit status, or the
  * exit status of a failure to connect (reported); CLI_FAILURE when stdout could not be
@@ -82,5 +95,7 @@ int admin_retry_dead(const admin_opts *o);
 int admin_delete(const admin_opts *o);
 int admin_trim(const admin_opts *o);
 int admin_pause(const admin_opts *o);
+int admin_run_now(const admin_opts *o);
+int admin_clear_queue(const admin_opts *o);
 
 #endif

@@ -1,5 +1,5 @@
 /* What the admin commands change: dead jobs retried, deleted or trimmed, retry and
- * scheduled entries deleted, queues paused and unpaused. */
+ * scheduled entries run now or deleted, queues paused, unpaused and cleared. */
 #include "cmd_admin.h"
 #include "table.h"
 
@@ -168,19 +168,30 @@ int admin_trim(const admin_opts *o)
 
 /* ---------------------------------------------------------------- pause, unpause */
 
-/* Whether name is in known_jobs (1), not (0), or unknown because the lookup failed. */
-static int known_name(cwork_client *client, const char *name)
+/* Warns on stderr when name is not in known_jobs (a typo?), naming the closest known
+ * name; says nothing when it is, or when the lookup fails. */
+static void warn_unknown_name(const admin_opts *o, cwork_client *client, const char *name,
+                              const char *what_happened)
 {
     cwork_queue_info *q = NULL;
     size_t n = 0;
-    int known = -1;
-    if (cwork_client_queues(client, &q, &n, NULL) == 0) {
-        known = 0;
-        for (size_t i = 0; i < n && !known; i++)
-            known = strcmp(q[i].job_name, name) == 0;
+    if (cwork_client_queues(client, &q, &n, NULL) != 0) return;
+    const char **names = calloc(n + 1, sizeof *names);
+    int known = 0;
+    for (size_t i = 0; i < n; i++) {
+        known |= strcmp(q[i].job_name, name) == 0;
+        if (names) names[i] = q[i].job_name;
     }
+    if (!known) {
+        const char *near = names ? cli_suggest(name, names) : NULL;
+        fprintf(stderr, "%s: warning: \"", o->label);
+        put(stderr, name);
+        fprintf(stderr, "\" is not in known_jobs (a typo?%s", near ? " did you mean " : "");
+        if (near) put(stderr, near);
+        fprintf(stderr, "%s); %s\n", near ? "?" : "", what_happened);
+    }
+    free(names);
     cwork_queue_infos_free(q, n);
-    return known;
 }
 
 static int do_pause(const admin_opts *o, cwork_client *client)
@@ -190,11 +201,7 @@ static int do_pause(const admin_opts *o, cwork_client *client)
     int rc = pause ? cwork_client_pause(client, o->arg, &err)
                    : cwork_client_unpause(client, o->arg, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
-    if (pause && known_name(client, o->arg) == 0) {
-        fprintf(stderr, "%s: warning: \"", o->label);
-        put(stderr, o->arg);
-        fprintf(stderr, "\" is not in known_jobs (a typo?); paused anyway\n");
-    }
+    if (pause) warn_unknown_name(o, client, o->arg, "paused anyway");
     if (o->seen & OPT_JSON) {
         printf("{\"name\":");
         admin_json_string(o->arg, strlen(o->arg));
@@ -214,4 +221,64 @@ static int do_pause(const admin_opts *o, cwork_client *client)
 int admin_pause(const admin_opts *o)
 {
     return admin_run(o, do_pause);
+}
+
+/* ---------------------------------------------------------------- retry run, scheduled run */
+
+static int do_run_now(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    cwork_job_set set = admin_set(o->cmd);
+    int64_t count = 0, stayed = 0, at = 0;
+    int rc, status;
+    if (o->seen & OPT_ALL) {
+        rc = cwork_client_run_all_now(client, set, o->name, &count, &stayed, &err);
+        if (rc != 0) return admin_fail(o, rc, &err);
+        if (o->seen & OPT_JSON) {
+            printf("{\"run\":%" PRId64 ",\"stayed\":%" PRId64 "}\n", count, stayed);
+            return CLI_OK;
+        }
+        report(o, "run", "Queued", count, 0);
+        if (stayed > 0)
+            printf("%" PRId64 " stayed in the %s set: their names are not in known_jobs, or "
+                   "their queue key holds something else (see cwork queues).\n",
+                   stayed, admin_set_title(set));
+        return CLI_OK;
+    }
+    if ((status = locate(o, client, set, &at)) != CLI_OK) return status;
+    rc = cwork_client_run_now(client, set, at, o->arg, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    report(o, "run", "Queued", 1, at);
+    return CLI_OK;
+}
+
+int admin_run_now(const admin_opts *o)
+{
+    return admin_run(o, do_run_now);
+}
+
+/* ---------------------------------------------------------------- queue clear */
+
+static int do_clear_queue(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    int64_t count = 0;
+    int rc = cwork_client_clear_queue(client, o->arg, &count, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (count == 0) warn_unknown_name(o, client, o->arg, "nothing to clear");
+    if (o->seen & OPT_JSON) {
+        printf("{\"deleted\":%" PRId64 ",\"name\":", count);
+        admin_json_string(o->arg, strlen(o->arg));
+        printf("}\n");
+    } else {
+        printf("Deleted %" PRId64 " waiting job%s from queue ", count, count == 1 ? "" : "s");
+        put(stdout, o->arg);
+        printf(".\n");
+    }
+    return CLI_OK;
+}
+
+int admin_clear_queue(const admin_opts *o)
+{
+    return admin_run(o, do_clear_queue);
 }

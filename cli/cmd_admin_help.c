@@ -39,6 +39,7 @@ static const char busy_usage[] =
 
 static const char retry_usage[] =
     "Usage: cwork retry [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "       cwork retry run ID [--at T] | --all [--name NAME]\n"
     "       cwork retry delete [--at T] [--json] ID\n"
     "\n"
     "Lists the retry set: jobs that failed and wait for their next attempt, the\n"
@@ -49,6 +50,8 @@ static const char retry_usage[] =
     "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
     "  --json        print the body of Go workwebui's GET /retry_jobs instead:\n"
     "                {\"count\": N, \"jobs\": [{\"retry_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "  run ID        put job ID into its queue now, instead of at its retry time\n"
+    "                (with --all every retry job; cwork retry run --help)\n"
     "  delete ID     remove job ID from the retry set (cwork retry delete --help)\n"
     "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
@@ -56,6 +59,7 @@ static const char retry_usage[] =
 
 static const char scheduled_usage[] =
     "Usage: cwork scheduled [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "       cwork scheduled run ID [--at T] | --all [--name NAME]\n"
     "       cwork scheduled delete [--at T] [--json] ID\n"
     "\n"
     "Lists the scheduled set: jobs enqueued to run later (enqueue --in, periodic\n"
@@ -66,6 +70,8 @@ static const char scheduled_usage[] =
     "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
     "  --json        print the body of Go workwebui's GET /scheduled_jobs instead:\n"
     "                {\"count\": N, \"jobs\": [{\"run_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "  run ID        put job ID into its queue now, instead of when it is due\n"
+    "                (with --all every scheduled job; cwork scheduled run --help)\n"
     "  delete ID     remove job ID from the scheduled set\n"
     "                (cwork scheduled delete --help)\n"
     "\n"
@@ -132,7 +138,7 @@ static const char dead_trim_usage[] =
     "N newest. Neither Go nor cwork ever trims the dead set by itself. At least one\n"
     "of --older-than and --keep is needed.\n"
     "\n"
-    "  --older-than AGE  seconds (86400) or a duration: 90s, 30m, 12h, 7d, 2w, 1d12h\n"
+    "  --older-than AGE  seconds (86400) or a duration: 90s, 15m, 1h, 7d, 2w, 1d12h\n"
     "  --keep N          keep at most the N newest dead jobs (0 deletes them all)\n"
     "  --json            print {\"removed\":N}\n" COMMON "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written).\n";
@@ -151,6 +157,42 @@ static const char set_delete_usage[] =
     "  --json              print {\"at\":T,\"id\":\"ID\",\"deleted\":1}\n" COMMON "\n"
     "Exit status: 0 deleted, 1 Redis failure, 2 bad command line (nothing written),\n"
     "4 no such job in the %s set.\n";
+
+/* printf format: the set's name twice, the time option's name, what the time is, the
+ * set's name twice. */
+static const char set_run_usage[] =
+    "Usage: cwork %s run [--redis URL] [--ns NS] [--at T] [--json] ID\n"
+    "       cwork %s run [--redis URL] [--ns NS] --all [--name NAME] [--json]\n"
+    "\n"
+    "Puts job ID (with --all every job of the set; with --name as well, only those\n"
+    "called NAME) into its queue now, as the requeuer does once it is due: with t set\n"
+    "to now, its failures and error kept, its periodic deadline (d) removed. A job\n"
+    "whose name is not in known_jobs stays where it is: no pool would run it.\n"
+    "\n"
+    "  --at T, --%s T\n"
+    "                      the entry's %s, as Unix seconds or as the listing\n"
+    "                      shows it (2023-11-14T22:13:20Z); without it the job is\n"
+    "                      looked up by id first\n"
+    "  --all               every job of the set (of NAME with --name)\n"
+    "  --json              print {\"run\":N,\"stayed\":M} (for one job {\"at\":T,\"id\":\"ID\",\n"
+    "                      \"run\":1})\n" COMMON "\n"
+    "Exit status: 0 queued (with --all also when nothing was there), 1 Redis failure\n"
+    "(or the job's queue key holds something else; the job stays), 2 bad command\n"
+    "line (nothing written), 4 no such job in the %s set, or its name is not in\n"
+    "known_jobs (it stays in the %s set).\n";
+
+static const char queue_usage[] =
+    "Usage: cwork queue clear [--redis URL] [--ns NS] [--json] NAME\n"
+    "\n"
+    "Deletes every job waiting in the queue of job NAME, in one step: the jobs\n"
+    "waiting at that moment go, jobs enqueued later stay; running, retry, scheduled\n"
+    "and dead jobs are not in the queue. Unique jobs among them lose their guards,\n"
+    "so they can be enqueued again. Warns when NAME is not in known_jobs.\n"
+    "\n"
+    "  --json   print {\"deleted\":N,\"name\":\"NAME\"}\n" COMMON "\n"
+    "Exit status: 0 cleared (also when the queue was empty), 1 Redis failure (or the\n"
+    "key holds something other than a queue; it is left as it is), 2 bad command\n"
+    "line.\n";
 
 static const char pause_usage[] =
     "Usage: cwork pause [--redis URL] [--ns NS] [--json] NAME\n"
@@ -184,11 +226,17 @@ void admin_usage(const admin_opts *o)
     static const char *const usages[] = {
         [ADM_QUEUES] = queues_usage, [ADM_POOLS] = pools_usage,         [ADM_BUSY] = busy_usage,
         [ADM_RETRY] = retry_usage,   [ADM_SCHEDULED] = scheduled_usage, [ADM_DEAD] = dead_usage,
-        [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage,       [ADM_JOB] = job_usage};
+        [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage,       [ADM_JOB] = job_usage,
+        [ADM_QUEUE] = queue_usage};
     if (o->action == ACT_RETRY)
         fputs(dead_retry_usage, stdout);
     else if (o->action == ACT_TRIM)
         fputs(dead_trim_usage, stdout);
+    else if (o->action == ACT_RUN && o->cmd == ADM_RETRY)
+        printf(set_run_usage, "retry", "retry", "retry-at", "retry time", "retry", "retry");
+    else if (o->action == ACT_RUN)
+        printf(set_run_usage, "scheduled", "scheduled", "run-at", "run time", "scheduled",
+               "scheduled");
     else if (o->action == ACT_DELETE && o->cmd == ADM_DEAD)
         fputs(dead_delete_usage, stdout);
     else if (o->action == ACT_DELETE && o->cmd == ADM_RETRY)

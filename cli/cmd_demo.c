@@ -3,21 +3,25 @@
  * progress line, until Ctrl-C stops everything cleanly. */
 #include "cli.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char usage[] =
     "Usage: cwork demo [--redis URL] [--ns NS] [--rate JOBS_PER_S] [--concurrency N]\n"
-    "                  [--duration SECONDS]\n"
+    "                  [--duration DURATION]\n"
     "\n"
     "Shows cwork at work: without --redis it starts a private redis-server on a free\n"
     "loopback port (removed again at the end); then it runs a worker pool with three\n"
@@ -28,7 +32,8 @@ static const char usage[] =
     "  --rate N          jobs enqueued per second (default 50)\n"
     "  --concurrency N   executor threads (default 10)\n"
     "  --ns NS           namespace (default cwork-demo)\n"
-    "  --duration S      stop by itself after S seconds (default: run until Ctrl-C)\n"
+    "  --duration D      stop by itself after D: seconds, or 90s, 15m, 1h (default:\n"
+    "                    run until Ctrl-C)\n"
     "  --redis URL       use this Redis instead of a private one\n"
     "  --listen ADDR     where the web UI listens (default 127.0.0.1:5040, or a free\n"
     "                    port when that one is taken)\n"
@@ -46,18 +51,130 @@ typedef struct demo {
 
 /* ---------------------------------------------------------------- private redis */
 
-static int port_free(int port)
+static void sleep_ms(long ms)
 {
-    char url[64];
-    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
-    cwork_redis_options o;
-    cwork_redis_options_init(&o);
-    o.connect_timeout_ms = 200;
-    o.checkout_timeout_ms = 1;
-    cwork_redis *r = cwork_redis_new(url, &o, NULL);
-    int busy = r && cwork_redis_ping(r, NULL) == 0;
-    cwork_redis_free(r);
-    return !busy; /* good enough here: a refused connection means nobody listens */
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* A TCP connection to 127.0.0.1:port, or -1. Plain sockets rather than the library:
+ * while the private server starts, refusals are expected, and the library would log
+ * each as a warning. */
+static int dial_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int port_taken(int port)
+{
+    int fd = dial_loopback(port);
+    if (fd >= 0)
+        close(fd);
+    return fd >= 0;
+}
+
+/* Whether the Redis server on the port is the one with this pid: it answers INFO server
+ * (within timeout_ms) with that process_id. Someone else's server that took the port
+ * before ours could must not pass for ours; ours then exits, and we try another port. */
+static int our_redis_answers(int port, pid_t pid, int timeout_ms)
+{
+    int fd = dial_loopback(port);
+    if (fd < 0)
+        return 0;
+    char reply[8192], want[48];
+    snprintf(want, sizeof want, "\r\nprocess_id:%d\r\n", (int)pid);
+    size_t got = 0;
+    int found = 0;
+    if (write(fd, "INFO server\r\n", 13) == 13) {
+        struct pollfd p = {fd, POLLIN, 0};
+        while (!found && got < sizeof reply - 1 && poll(&p, 1, timeout_ms) > 0) {
+            ssize_t n = read(fd, reply + got, sizeof reply - 1 - got);
+            if (n <= 0)
+                break;
+            got += (size_t)n;
+            reply[got] = '\0';
+            found = strstr(reply, want) != NULL;
+        }
+    }
+    close(fd);
+    return found;
+}
+
+/* The private server's log (its last 4 KiB), without trailing newlines. */
+static void read_redis_log(const demo *d, char *buf, size_t size)
+{
+    char path[96];
+    snprintf(path, sizeof path, "%s/redis.log", d->redis_dir);
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)size - 1)
+        fseek(f, -(long)(size - 1), SEEK_END);
+    else
+        rewind(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    fclose(f);
+    while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+        n--;
+    buf[n] = '\0';
+}
+
+/* The last line of the private server's log: why it exited. */
+static void print_redis_log_tail(const char *log)
+{
+    const char *last = strrchr(log, '\n');
+    if (*log)
+        fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : log);
+}
+
+enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
+
+/* Waits until the server just forked answers (it needs a moment to start): the pool,
+ * the web UI and the feed connect only then. */
+static int wait_for_redis(demo *d, int port)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do {
+        if (our_redis_answers(port, d->redis_pid, 500))
+            return REDIS_UP;
+        int status;
+        if (waitpid(d->redis_pid, &status, WNOHANG) == d->redis_pid) {
+            d->redis_pid = 0;
+            char log[4096];
+            read_redis_log(d, log, sizeof log);
+            /* Someone took the port since we looked, or holds it without listening (the
+             * local end of a connection): another port will do. */
+            if (port_taken(port) || strstr(log, "Failed listening on port"))
+                return REDIS_PORT_TAKEN;
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+                fprintf(stderr, "cwork demo: cannot run redis-server (is it installed? "
+                                "apt-get install redis-server)\n");
+            else
+                print_redis_log_tail(log);
+            return REDIS_FAILED;
+        }
+        sleep_ms(20);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while (now.tv_sec - start.tv_sec < 10);
+    char log[4096];
+    read_redis_log(d, log, sizeof log);
+    fprintf(stderr, "cwork demo: redis-server did not answer within 10 s\n");
+    print_redis_log_tail(log);
+    return REDIS_FAILED;
 }
 
 static int start_redis(demo *d)
@@ -70,8 +187,10 @@ static int start_redis(demo *d)
     }
     unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
     for (int attempt = 0; attempt < 20; attempt++) {
-        int port = 20000 + (int)(rand_r(&seed) % 30000);
-        if (!port_free(port))
+        /* Below Linux's ephemeral ports (32768 and up by default), which the local ends
+         * of connections hold without listening. */
+        int port = 20000 + (int)(rand_r(&seed) % 12768);
+        if (port_taken(port))
             continue;
         char port_s[16], log[96];
         snprintf(port_s, sizeof port_s, "%d", port);
@@ -99,19 +218,16 @@ static int start_redis(demo *d)
         }
         d->redis_pid = pid;
         snprintf(d->url, sizeof d->url, "redis://127.0.0.1:%d", port);
-        cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR); /* refusals while it boots are normal */
-        cwork_redis *r = cwork_redis_new(d->url, NULL, NULL);
-        int up = r && cwork_redis_ping(r, NULL) == 0; /* waits while it starts */
-        cwork_redis_free(r);
-        cli_setup_logging();
-        if (up)
+        switch (wait_for_redis(d, port)) {
+        case REDIS_UP:
             return 0;
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        d->redis_pid = 0;
+        case REDIS_PORT_TAKEN:
+            continue;
+        default:
+            return -1; /* stop_redis ends it if it still runs */
+        }
     }
-    fprintf(stderr, "cwork demo: could not start redis-server (is it installed? "
-                    "apt-get install redis-server)\n");
+    fprintf(stderr, "cwork demo: found no free port for redis-server\n");
     return -1;
 }
 
@@ -130,12 +246,6 @@ static void stop_redis(demo *d)
 }
 
 /* ---------------------------------------------------------------- example jobs */
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static unsigned job_seed(const cwork_job *job)
 {
@@ -293,10 +403,20 @@ int cmd_demo(int argc, char **argv)
             listen = a.value;
             continue;
         }
-        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency") ||
-                          cli_is(&a, "duration"))) {
-            const char *opt = cli_is(&a, "rate") ? "rate" : cli_is(&a, "duration") ? "duration"
-                                                                                     : "concurrency";
+        if (kind == 1 && cli_is(&a, "duration")) {
+            int64_t secs;
+            if (cli_take_value(&a) < 0)
+                return CLI_USAGE;
+            if (cli_duration_s(a.value, &secs) < 0 || secs <= 0) {
+                fprintf(stderr, "cwork demo: --duration needs whole seconds or a duration like "
+                                "90s or 15m\n");
+                return CLI_USAGE;
+            }
+            duration = (long)secs;
+            continue;
+        }
+        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency"))) {
+            const char *opt = cli_is(&a, "rate") ? "rate" : "concurrency";
             char *end;
             if (cli_take_value(&a) < 0)
                 return CLI_USAGE;
@@ -307,14 +427,17 @@ int cmd_demo(int argc, char **argv)
             }
             if (opt[0] == 'r')
                 d.rate = v;
-            else if (opt[0] == 'd')
-                duration = (long)v;
             else
                 concurrency = (unsigned)v;
             continue;
         }
-        fprintf(stderr, "cwork demo: unexpected argument %s%s (see cwork demo --help)\n",
-                kind == 1 ? "--" : "", kind == 1 ? a.name : a.value);
+        if (kind == 1) {
+            static const char *const names[] = {
+                "no-web", "listen", "rate", "concurrency", "duration", CLI_COMMON_OPTIONS, NULL};
+            cli_unknown_option("cwork demo", &a, names);
+            return CLI_USAGE;
+        }
+        fprintf(stderr, "cwork demo: unexpected argument %s (see cwork demo --help)\n", a.value);
         return CLI_USAGE;
     }
     d.ns = conn.ns;
@@ -332,10 +455,11 @@ int cmd_demo(int argc, char **argv)
         stop_redis(&d);
         return CLI_FAILURE;
     }
-    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL});
+    int connect_status;
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL}, &connect_status);
     if (!redis) {
         stop_redis(&d);
-        return CLI_FAILURE;
+        return connect_status;
     }
     char *shown = cwork_redact_url(d.url);
     fprintf(stderr, "cwork demo: redis %s%s, namespace %s, %u executors, %.0f jobs/s\n",

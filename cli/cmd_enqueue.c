@@ -9,14 +9,15 @@
 #include <time.h>
 
 static const char usage[] =
-    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in SECONDS] [--unique | --unique-key KEY_JSON]\n"
-    "                     NAME [ARGS_JSON]\n"
-    "       cwork enqueue [--redis URL] [--ns NS] --bulk < jobs.ndjson\n"
+    "Usage: cwork enqueue [--redis URL] [--ns NS] [--in DURATION]\n"
+    "                     [--unique | --unique-key KEY_JSON] NAME [ARGS_JSON]\n"
+    "       cwork enqueue [--redis URL] [--ns NS] --bulk [--quiet] < jobs.ndjson\n"
     "\n"
     "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
     "prints its id. A Go worker of gocraft/work runs it like one of its own.\n"
     "\n"
-    "  --in SECONDS       run it SECONDS from now (through the scheduled set)\n"
+    "  --in DURATION      run it that long from now (through the scheduled set):\n"
+    "                     whole seconds (90) or 90s, 15m, 1h, 7d, 1h30m\n"
     "  --unique           only if no job with this name and these args is waiting;\n"
     "                     a duplicate prints nothing on stdout and exits 3\n"
     "  --unique-key KEY_JSON\n"
@@ -26,9 +27,14 @@ static const char usage[] =
     "                     and exits 3\n"
     "  --bulk             read one job per line from stdin:\n"
     "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
-    "                     (only name is required) and send them in pipelined batches;\n"
-    "                     bad lines are reported with their line number and skipped,\n"
-    "                     the count and rate go to stderr; exit 2 if any line was bad\n"
+    "                     (only name is required) and send them in batches, each\n"
+    "                     written whole or not at all; every line is checked first:\n"
+    "                     bad lines are reported with their line number and nothing is\n"
+    "                     written (exit 2); prints the id of each job written, in input\n"
+    "                     order (none for duplicates); the count and rate go to stderr.\n"
+    "                     A Redis failure stops at the batch it hit (exit 1): the lines\n"
+    "                     before it were written, the message says up to which line\n"
+    "  --quiet            with --bulk: print no ids\n"
     "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
     "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
@@ -45,6 +51,7 @@ typedef struct enqueue_opts {
     const char *unique_key; /* --unique-key: the ByKey key object */
     cwork_go_flavor flavor;
     int bulk;
+    int quiet;
     size_t batch_size;
     size_t max_job_bytes;
     const char *name;
@@ -101,9 +108,15 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             if (cli_flag(&a) < 0)
                 return -1;
             o->bulk = 1;
+        } else if (cli_is(&a, "quiet")) {
+            if (cli_flag(&a) < 0)
+                return -1;
+            o->quiet = 1;
         } else if (cli_is(&a, "in")) {
-            if (cli_take_value(&a) < 0 || parse_int64(a.value, &o->in) < 0) {
-                fprintf(stderr, "cwork enqueue: --in needs whole seconds\n");
+            if (cli_take_value(&a) < 0 ||
+                (parse_int64(a.value, &o->in) < 0 && cli_duration_s(a.value, &o->in) < 0)) {
+                fprintf(stderr, "cwork enqueue: --in needs whole seconds or a duration like 90s, "
+                                "15m, 1h or 7d\n");
                 return -1;
             }
             o->has_in = 1;
@@ -119,14 +132,20 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             else
                 o->max_job_bytes = (size_t)n;
         } else {
-            fprintf(stderr, "cwork enqueue: unknown option -%s%s (see cwork enqueue --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {"unique", "unique-key", "bulk", "quiet", "in",
+                                                "batch-size", "max-job-bytes", CLI_COMMON_OPTIONS,
+                                                NULL};
+            cli_unknown_option("cwork enqueue", &a, names);
             return -1;
         }
     }
     if (o->unique && o->unique_key) {
         fprintf(stderr, "cwork enqueue: --unique and --unique-key exclude each other "
                         "(--unique-key is unique by its key)\n");
+        return -1;
+    }
+    if (o->quiet && !o->bulk) {
+        fprintf(stderr, "cwork enqueue: --quiet goes with --bulk (one job prints its id)\n");
         return -1;
     }
     if (o->bulk && (o->name || o->has_in || o->unique || o->unique_key)) {
@@ -162,13 +181,14 @@ static int enqueue_single(const enqueue_opts *o)
         cwork_args_free(args);
         return CLI_USAGE;
     }
-    cwork_redis *redis = cli_connect(&o->conn);
+    int status;
+    cwork_redis *redis = cli_connect(&o->conn, &status);
     if (!redis) {
         cwork_args_free(args);
         cwork_args_free(key);
-        return CLI_FAILURE;
+        return status;
     }
-    int status = CLI_FAILURE;
+    status = CLI_FAILURE;
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     if (enq) {
         cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
@@ -222,6 +242,7 @@ static int enqueue_single(const enqueue_opts *o)
 typedef struct bulk_stats {
     uint64_t written, duplicates, bad;
 } bulk_stats;
+
 
 /* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
 static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
@@ -294,22 +315,26 @@ done:
     return ok ? 0 : -1;
 }
 
+/* Sends the batch; on failure nothing of it was written (the message names its lines). */
 static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
-                       uint64_t last_line)
+                       uint64_t last_line, int print_ids)
 {
     if (cwork_batch_count(batch) == 0)
         return 0;
     cwork_error err = {0};
     int rc = cwork_enqueue_batch(batch, &err);
-    for (size_t i = 0; i < cwork_batch_count(batch); i++) {
-        int s = cwork_batch_status(batch, i, NULL);
+    for (size_t i = 0; rc == 0 && i < cwork_batch_count(batch); i++) {
+        const char *id = NULL;
+        int s = cwork_batch_status(batch, i, &id);
         st->written += s == CWORK_OK;
         st->duplicates += s == CWORK_DUPLICATE;
+        if (s == CWORK_OK && print_ids)
+            printf("%s\n", id);
     }
     cwork_batch_reset(batch);
     if (rc != 0) {
-        fprintf(stderr, "cwork enqueue: lines %" PRIu64 "-%" PRIu64 ": %s\n", first_line,
-                last_line, err.message);
+        fprintf(stderr, "cwork enqueue: lines %" PRIu64 "-%" PRIu64 " not written: %s\n",
+                first_line, last_line, err.message);
         return -1;
     }
     return 0;
@@ -322,59 +347,133 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
 }
 
+/* Reads the next line of in without its line ending; -1 at the end. Blank lines are
+ * returned too (as length 0 after the leading blanks). */
+static ssize_t next_line(FILE *in, char **line, size_t *cap)
+{
+    ssize_t n = getline(line, cap, in);
+    while (n > 0 && ((*line)[n - 1] == '\n' || (*line)[n - 1] == '\r'))
+        (*line)[--n] = '\0';
+    return n;
+}
+
+static int blank(const char *line, ssize_t n)
+{
+    return (size_t)n == strspn(line, " \t");
+}
+
+/* Pass 1: every line of stdin is checked (added to a batch that is never sent) and
+ * copied to spool, so that one bad line anywhere means nothing is written. Returns the
+ * number of bad lines, or -1 when the spool cannot be written. */
+static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0;
+    long long bad = 0;
+    while ((n = next_line(stdin, &line, &cap)) >= 0) {
+        lineno++;
+        if (fwrite(line, 1, (size_t)n, spool) != (size_t)n || putc('\n', spool) == EOF) {
+            bad = -1;
+            break;
+        }
+        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
+            bad++;
+        if (cwork_batch_count(batch) >= batch_size)
+            cwork_batch_reset(batch);
+    }
+    cwork_batch_reset(batch);
+    free(line);
+    if (bad >= 0 && (fflush(spool) != 0 || ferror(stdin)))
+        bad = -1;
+    return bad;
+}
+
 static int enqueue_bulk(const enqueue_opts *o)
 {
-    cwork_redis *redis = cli_connect(&o->conn);
+    cwork_redis *redis = cli_redis_new(&o->conn);
     if (!redis)
-        return CLI_FAILURE;
+        return CLI_USAGE;
     cwork_error err = {0};
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
-    if (!batch) {
-        fprintf(stderr, "cwork enqueue: %s\n", enq ? "out of memory" : err.message);
+    FILE *spool = batch ? tmpfile() : NULL;
+    if (!spool) {
+        fprintf(stderr, "cwork enqueue: %s\n",
+                !enq ? err.message : batch ? "cannot create a temporary file" : "out of memory");
+        cwork_batch_free(batch);
         cwork_enqueuer_free(enq);
         cwork_redis_free(redis);
         return CLI_FAILURE;
     }
     cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
     cwork_enqueuer_set_go_flavor(enq, o->flavor);
+    int status = CLI_OK;
+    long long bad = check_lines(batch, spool, o->batch_size);
+    if (bad != 0) {
+        if (bad < 0)
+            fprintf(stderr, "cwork enqueue: cannot read the input or write its temporary copy\n");
+        else
+            fprintf(stderr, "cwork enqueue: %lld bad line%s; nothing written\n", bad,
+                    bad == 1 ? "" : "s");
+        status = bad < 0 ? CLI_FAILURE : CLI_USAGE;
+    } else if (cli_ping(&o->conn) != 0) {
+        status = CLI_FAILURE;
+    }
+    if (status != CLI_OK) {
+        fclose(spool);
+        cwork_batch_free(batch);
+        cwork_enqueuer_free(enq);
+        cwork_redis_free(redis);
+        return status;
+    }
+
+    /* Pass 2: the checked lines, sent batch by batch. */
+    rewind(spool);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bulk_stats st = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    uint64_t lineno = 0, batch_first = 1;
+    uint64_t lineno = 0, batch_first = 1, written_to = 0;
     int failed = 0;
-    while (!failed && (n = getline(&line, &cap, stdin)) >= 0) {
+    while (!failed && (n = next_line(spool, &line, &cap)) >= 0) {
         lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        size_t skip = strspn(line, " \t");
-        if ((size_t)n == skip)
-            continue; /* blank lines are allowed */
-        if (add_line(batch, line, (size_t)n, lineno) != 0)
-            st.bad++;
+        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
+            st.bad++; /* cannot happen: checked in pass 1 */
         if (cwork_batch_count(batch) >= o->batch_size) {
-            failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+            failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+            if (!failed)
+                written_to = lineno;
             batch_first = lineno + 1;
         }
     }
-    if (!failed)
-        failed = flush_batch(batch, &st, batch_first, lineno) != 0;
+    if (!failed) {
+        failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+        if (!failed)
+            written_to = lineno;
+    }
     free(line);
+    fclose(spool);
     double secs = seconds_since(&t0);
+    char stop[96] = "";
+    if (failed)
+        snprintf(stop, sizeof stop, "; stopped at a Redis failure: lines 1-%" PRIu64
+                 " were written, the rest not", written_to);
     fprintf(stderr,
-            "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates, %" PRIu64
-            " bad lines in %.3f s (%.0f jobs/s)%s\n",
-            st.written, st.duplicates, st.bad, secs, secs > 0 ? (double)st.written / secs : 0.0,
-            failed ? "; stopped at a Redis failure" : "");
+            "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates in %.3f s "
+            "(%.0f jobs/s)%s\n",
+            st.written, st.duplicates, secs, secs > 0 ? (double)st.written / secs : 0.0, stop);
     cwork_batch_free(batch);
     cwork_enqueuer_free(enq);
     cwork_redis_free(redis);
-    if (failed)
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cwork enqueue: cannot write the ids: %s\n", strerror(errno));
         return CLI_FAILURE;
-    return st.bad ? CLI_USAGE : CLI_OK;
+    }
+    return failed || st.bad ? CLI_FAILURE : CLI_OK;
 }
 
 int cmd_enqueue(int argc, char **argv)

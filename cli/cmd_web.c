@@ -5,9 +5,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static const char usage[] =
     "Usage: cwork web [--redis URL] [--ns NS] [--listen HOST:PORT] [--auth USER:PASS]\n"
+    "                 [--insecure]\n"
     "\n"
     "Serves the web UI and the JSON API of Go's workwebui (same paths and bodies) for\n"
     "namespace NS, and prints its URL. Ctrl-C (SIGINT), SIGTERM or SIGQUIT stop it once\n"
@@ -18,18 +20,26 @@ static const char usage[] =
     "                      workwebui)\n"
     "  --auth USER:PASS    require HTTP basic auth; better: set CWORK_WEB_AUTH=USER:PASS,\n"
     "                      which keeps the password out of `ps`\n"
+    "  --insecure          serve beyond loopback without auth (refused otherwise: any\n"
+    "                      web page a browser on that network opens could drive the UI)\n"
     "  --redis URL, --ns NS, -redis, -ns, -listen: see cwork --help\n"
     "  --go-flavor fork|upstream  upstream: job bodies as gocraft/work v0.5's workwebui\n"
     "                      gives them (no d, no trace); see cwork --help\n"
     "\n"
     "Changes are POST requests, refused (403) when a page of another origin sends them.\n"
-    "GET /metrics answers in the Prometheus text format.\n";
+    "GET /metrics answers in the Prometheus text format. Connections: as many as the\n"
+    "open-file limit allows (raised to its hard limit), 64 per client address; one\n"
+    "silent for 10 s is closed.\n"
+    "\n"
+    "Exit status: 0 stopped by a signal, 1 runtime failure (Redis unreachable), 2 bad\n"
+    "command line (a listen address that cannot be used, no auth beyond loopback).\n";
 
 typedef struct web_opts {
     cli_conn_opts conn;
     const char *listen;
     const char *auth;
     cwork_go_flavor flavor;
+    int insecure;
 } web_opts;
 
 static int parse_options(int argc, char **argv, web_opts *o)
@@ -51,6 +61,9 @@ static int parse_options(int argc, char **argv, web_opts *o)
         } else if (cli_is(&a, "listen")) {
             if (cli_take_value(&a) < 0) return -1;
             o->listen = a.value;
+        } else if (cli_is(&a, "insecure")) {
+            if (cli_flag(&a) < 0) return -1;
+            o->insecure = 1;
         } else if (cli_is(&a, "auth")) {
             if (cli_take_value(&a) < 0) return -1;
             if (!strchr(a.value, ':')) {
@@ -59,8 +72,8 @@ static int parse_options(int argc, char **argv, web_opts *o)
             }
             o->auth = a.value;
         } else {
-            fprintf(stderr, "cwork web: unknown option -%s%s (see cwork web --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {"listen", "auth", CLI_COMMON_OPTIONS, NULL};
+            cli_unknown_option("cwork web", &a, names);
             return -1;
         }
     }
@@ -98,19 +111,27 @@ int cmd_web(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     sigaddset(&stop, SIGQUIT);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
-    cwork_redis *redis = cli_connect(&o.conn);
-    if (!redis) return CLI_FAILURE;
+    int status;
+    cwork_redis *redis = cli_connect(&o.conn, &status);
+    if (!redis) return status;
     cwork_web_options opts;
     cwork_web_options_init(&opts);
     opts.listen = o.listen;
     opts.auth = o.auth; /* NULL: CWORK_WEB_AUTH */
     opts.go_flavor = o.flavor;
+    opts.insecure = o.insecure;
+    /* Every connection is a descriptor: take all the process may have. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     cwork_error err = {0};
     cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
     if (!web) {
         fprintf(stderr, "cwork web: %s\n", err.message);
         cwork_redis_free(redis);
-        return CLI_FAILURE;
+        return err.code == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
     }
     print_url(o.listen, cwork_web_port(web));
     int sig = 0;

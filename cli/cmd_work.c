@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,7 +40,9 @@ static const char usage[] =
     "  and the rest of cwork's environment (inherited CWORK_JOB_* variables excepted).\n"
     "  File descriptor 3 takes check-ins: each line written to it, e.g.\n"
     "  `echo \"50%\" >&3`, becomes the job's check-in shown by the web UI.\n"
-    "  Each command runs in its own process group and is killed (SIGKILL) if cwork dies.\n"
+    "  No process of a command outlives it: when the command ends, and when cwork dies\n"
+    "  in any way (SIGKILL included), every process it started is killed (SIGKILL),\n"
+    "  background ones and those that left its process group or session included.\n"
     "\n"
     "What cwork does with its output:\n"
     "  stdout and stderr lines are passed through to cwork's own, each prefixed with\n"
@@ -57,8 +58,8 @@ static const char usage[] =
     "                      the Go library: optional seconds field, @hourly, @every 5m,\n"
     "                      TZ=Europe/Berlin prefix); repeatable; give every pool of the\n"
     "                      namespace the same periodic jobs (SPEC §9)\n"
-    "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds, also the\n"
-    "                      reaper lock's TTL (default 300, as the Go library)\n"
+    "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds (default\n"
+    "                      300, as the Go library)\n"
     "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"
     "                      at once when there is one (default 5)\n"
     "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
@@ -76,15 +77,18 @@ static const char usage[] =
     "                      1 = no retry)\n"
     "  --skip-dead         drop a failing job at once: no retry, no dead set\n"
     "  --max-concurrency N at most N jobs of this type running across all pools\n"
-    "  --timeout SECONDS   then SIGTERM to the command's process group, SIGKILL after\n"
+    "  --timeout SECONDS   then SIGTERM to every process of the command, SIGKILL after\n"
     "                      the kill grace; the job fails with \"timed out after N s\"\n"
     "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5)\n"
     "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
     "\n"
+    "Durations (--grace, --reap-period, --dead-check, --timeout, --kill-grace) are\n"
+    "seconds (30, 0.5) or 90s, 15m, 1h, 1d, 1h30m.\n"
+    "\n"
     "Stopping: the first SIGINT or SIGTERM stops fetching and waits up to the grace for\n"
-    "running commands to finish. A second one stops at once: running commands' process\n"
-    "groups are killed and their jobs stay in progress in Redis, where the dead pool\n"
-    "reaper (of any cwork or Go pool) puts them back in their queues.\n"
+    "running commands to finish. A second one stops at once: running commands are\n"
+    "killed with all their processes and their jobs stay in progress in Redis, where\n"
+    "the dead pool reaper (of any cwork or Go pool) puts them back in their queues.\n"
     "\n"
     "Exit status: 0 after a clean stop, 1 when Redis failed or the stop did not finish\n"
     "in time (or was cut short), 2 for a bad command line.\n";
@@ -123,18 +127,6 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
     unsigned long v = strtoul(s, &end, 10);
     if (errno || *end || v < min || v > max) return -1;
     *out = (unsigned)v;
-    return 0;
-}
-
-/* Seconds, fractions allowed, into milliseconds. */
-static int parse_seconds(const char *s, int64_t *ms)
-{
-    char *end;
-    errno = 0;
-    if (!s || !*s) return -1;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0 || v > 1e9) return -1;
-    *ms = (int64_t)llround(v * 1000.0);
     return 0;
 }
 
@@ -213,21 +205,31 @@ static int job_option(cli_args *a, work_opts *o, int *bad)
         rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.max_concurrency);
         break;
     case 4:
-        rc = parse_seconds(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
+        rc = cli_duration_ms(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
         break;
     default:
-        rc = parse_seconds(a->value, &j->kill_grace_ms);
+        rc = cli_duration_ms(a->value, &j->kill_grace_ms);
         break;
     }
     if (rc != 0) {
-        static const char *const want[] = {
-            "a number from 1 to 100000",    "a positive number",  "", "a number (0 = no limit)",
-            "a positive number of seconds", "a number of seconds"};
+        static const char *const want[] = {"a number from 1 to 100000",
+                                           "a positive number",
+                                           "",
+                                           "a number (0 = no limit)",
+                                           "a positive duration (30, 0.5, 90s, 15m, 1h)",
+                                           "a duration (5, 0.5, 90s, 1m)"};
         fprintf(stderr, "cwork work: --%s needs %s, got \"%s\"\n", a->name, want[k], a->value);
         return 1;
     }
     *bad = 0;
     return 1;
+}
+
+/* True when word could only be a cron field (digits, *, ?, and , - / between them):
+ * "--periodic '0 * * * * *'" without a name would otherwise schedule a job named "*". */
+static int is_cron_field(const char *word)
+{
+    return *word && strspn(word, "0123456789*?,-/") == strlen(word);
 }
 
 static int parse_options(int argc, char **argv, work_opts *o)
@@ -260,9 +262,9 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
         } else if (cli_is(&a, "grace")) {
-            if (cli_take_value(&a) < 0 || parse_seconds(a.value, &o->grace_ms) ||
+            if (cli_take_value(&a) < 0 || cli_duration_ms(a.value, &o->grace_ms) ||
                 o->grace_ms > INT32_MAX) {
-                fprintf(stderr, "cwork work: --grace needs a number of seconds\n");
+                fprintf(stderr, "cwork work: --grace needs a duration (30, 0.5, 90s, 15m)\n");
                 return -1;
             }
         } else if (cli_is(&a, "periodic")) {
@@ -272,20 +274,31 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 fprintf(stderr, "cwork work: too many --periodic\n");
                 return -1;
             }
-            if (!strrchr(a.value, ' ')) {
+            const char *last = strrchr(a.value, ' ');
+            if (!last) {
                 fprintf(stderr, "cwork work: --periodic needs 'SPEC NAME', e.g. "
                                 "'*/5 * * * * report'\n");
+                return -1;
+            }
+            if (is_cron_field(last + 1)) {
+                fprintf(stderr, "cwork work: --periodic '%s': the last word \"%s\" is part of "
+                                "a schedule, not a job name; give 'SPEC NAME', e.g. "
+                                "'%s report'\n", a.value, last + 1, a.value);
                 return -1;
             }
             o->periodic[o->nperiodic++] = a.value;
         } else if (cli_is(&a, "reap-period") || cli_is(&a, "dead-check")) {
             int reap = cli_is(&a, "reap-period");
-            if (cli_take_value(&a) < 0 ||
-                parse_uint(a.value, 1, 86400, reap ? &o->reap_period_s : &o->dead_check_s)) {
-                fprintf(stderr, "cwork work: --%s needs whole seconds from 1 to 86400\n",
+            int64_t secs = 0;
+            if (cli_take_value(&a) < 0 || cli_duration_s(a.value, &secs) || secs < 1 ||
+                secs > 86400) {
+                fprintf(stderr,
+                        "cwork work: --%s needs whole seconds from 1 to 86400 (or 90s, "
+                        "15m, 1h, 1d)\n",
                         reap ? "reap-period" : "dead-check");
                 return -1;
             }
+            *(reap ? &o->reap_period_s : &o->dead_check_s) = (unsigned)secs;
         } else if (cli_is(&a, "progress")) {
             if (cli_flag(&a) < 0) return -1;
             o->progress = 1;
@@ -293,8 +306,12 @@ static int parse_options(int argc, char **argv, work_opts *o)
             if (cli_flag(&a) < 0) return -1;
             o->progress = -1;
         } else {
-            fprintf(stderr, "cwork work: unknown option -%s%s (see cwork work --help)\n",
-                    strlen(a.name) > 1 ? "-" : "", a.name);
+            static const char *const names[] = {
+                "job",        "concurrency", "grace",           "periodic",   "reap-period",
+                "dead-check", "progress",    "no-progress",     "priority",   "max-fails",
+                "skip-dead",  "timeout",     "max-concurrency", "kill-grace", CLI_COMMON_OPTIONS,
+                NULL};
+            cli_unknown_option("cwork work", &a, names);
             return -1;
         }
     }
@@ -629,10 +646,11 @@ int cmd_work(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
 
-    cwork_redis *redis = cli_connect(&o.conn);
+    int status;
+    cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) {
         free_opts(&o);
-        return CLI_FAILURE;
+        return status;
     }
     int rc = run_pool(&o, redis, &sigs);
     cwork_redis_free(redis);

@@ -13,10 +13,11 @@ static const char usage[] =
     "  work      run jobs as shell commands in a worker pool (cwork work --help)\n"
     "  demo      run example jobs on a private Redis and watch them (Ctrl-C stops)\n"
     "  queues    list queues: jobs waiting, latency, paused or not\n"
+    "  queue     clear a queue: delete its waiting jobs (cwork queue clear NAME)\n"
     "  pools     list worker pools (Go's and cwork's) and their heartbeats\n"
     "  busy      list the workers running a job now\n"
-    "  retry     list failed jobs waiting to be retried; delete one\n"
-    "  scheduled list jobs scheduled for later; delete one\n"
+    "  retry     list failed jobs waiting to be retried; run them now or delete one\n"
+    "  scheduled list jobs scheduled for later; run them now or delete one\n"
     "  dead      list dead jobs; retry, delete or trim them\n"
     "  pause     stop every pool from taking jobs of one name\n"
     "  unpause   let pools take them again\n"
@@ -36,6 +37,9 @@ static const char usage[] =
     "                writes where they differ (default: $CWORK_GO_FLAVOR, else fork;\n"
     "                README \"Go flavours\")\n"
     "  The Go tools' single-dash spellings (-redis, -ns, -go-flavor) work too.\n"
+    "\n"
+    "Options that take a duration (--in, --older-than, --timeout, --grace, ...) take\n"
+    "seconds or a number with a unit: 90s, 15m, 1h, 7d, 1h30m.\n"
     "\n"
     "Exit status: 0 success, 1 runtime failure (e.g. Redis unreachable),\n"
     "2 bad command line or input (nothing written), 3 unique job already waiting,\n"
@@ -77,11 +81,25 @@ int main(int argc, char **argv)
         {"unpause", cmd_unpause},
         {"job", cmd_job},
         {"web", cmd_web},
+        {"queue", cmd_queue},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
+    const char *names[NCOMMANDS + 3];
+    for (size_t i = 0; i < NCOMMANDS; i++) {
         if (!strcmp(cmd, commands[i].name))
             return commands[i].run(argc, argv);
-    fprintf(stderr, "cwork: unknown command \"%s\" (see cwork --help)\n", cmd);
+        names[i] = commands[i].name;
+    }
+    names[NCOMMANDS] = "help";
+    names[NCOMMANDS + 1] = "version";
+    names[NCOMMANDS + 2] = NULL;
+    /* "--bogus" is no command either; "--hepl" may be a mistyped --help */
+    const char *near = cli_suggest(cmd + strspn(cmd, "-"), names);
+    if (near)
+        fprintf(stderr, "cwork: unknown command \"%s\"; did you mean %s%s? (see cwork --help)\n",
+                cmd, cmd[0] == '-' ? "--" : "", near);
+    else
+        fprintf(stderr, "cwork: unknown command \"%s\" (see cwork --help)\n", cmd);
     return CLI_USAGE;
 }

@@ -2,7 +2,7 @@
 # Writes scripts.c and scripts.h: one `const cw_script cw_script_<name>` per file with
 # the body as a byte array and the SHA1 that Redis' EVALSHA expects. Runs at configure
 # time; the glob's CONFIGURE_DEPENDS and the file list below re-run it when a script
-# changes.
+# changes. The scripts as sent (includes expanded) are kept beside scripts.c.
 function(cwork_embed_scripts files outdir)
   file(MAKE_DIRECTORY ${outdir})
   set(c "/* Generated from the .lua files in src/scripts by cmake/EmbedScripts.cmake. */\n#include \"scripts.h\"\n\n")
@@ -10,9 +10,23 @@ function(cwork_embed_scripts files outdir)
   foreach(f ${files})
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${f})
     get_filename_component(name ${f} NAME_WE)
-    file(READ ${f} hex HEX)
-    file(SHA1 ${f} sha)
-    file(SIZE ${f} size)
+    get_filename_component(dir ${f} DIRECTORY)
+    # A line `--[[include other.lua]]` is replaced by that script's text, so that one
+    # script can run another's logic as a function (Redis scripts cannot call scripts).
+    file(READ ${f} text)
+    string(REGEX MATCHALL "--\\[\\[include [A-Za-z0-9_]+\\.lua\\]\\]" includes "${text}")
+    foreach(inc ${includes})
+      string(REGEX REPLACE "--\\[\\[include ([A-Za-z0-9_]+\\.lua)\\]\\]" "\\1" other "${inc}")
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/${other})
+      file(READ ${dir}/${other} other_text)
+      string(REPLACE "${inc}" "${other_text}" text "${text}")
+    endforeach()
+    set(expanded ${outdir}/${name}.lua)
+    file(WRITE ${expanded}.tmp "${text}")
+    configure_file(${expanded}.tmp ${expanded} COPYONLY)
+    file(READ ${expanded} hex HEX)
+    file(SHA1 ${expanded} sha)
+    file(SIZE ${expanded} size)
     string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
     string(APPEND c "static const char body_${name}[] = {${bytes} 0x00};\n")
     string(APPEND c "const cw_script cw_script_${name} = {\"${name}\", body_${name}, ${size}, \"${sha}\"};\n\n")

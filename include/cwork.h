@@ -282,14 +282,23 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
- * known_jobs together (one command, or MULTI/EXEC): an error reply means nothing was
- * written. Only when the connection fails after the request was sent (a timeout, Redis
- * dying) is the outcome unknown, as with any Redis client; CWORK_EREDIS either way. */
+ * known_jobs together (one command, or one script — never MULTI, which an ACL may
+ * refuse): an error reply (a key of the wrong type, out of memory, a command the ACL
+ * refuses) means nothing was written. Only when the connection fails after the request
+ * was sent (a timeout, Redis dying) is the outcome unknown, as with any Redis client;
+ * CWORK_EREDIS either way. Needs EVALSHA/EVAL (the first enqueue of a name) and
+ * LPUSH/ZADD; PUBLISH is optional (a refused wake-up is logged, the job is written). */
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                   cwork_job **out, cwork_error *err);
 
+/* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
+ * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
+ * passes 2^53 where scores stop being whole seconds. */
+#define CWORK_MAX_DELAY_SECONDS 3155760000LL
+
 /* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
- * scheduled set; cwork_job_run_at tells when. */
+ * scheduled set; cwork_job_run_at tells when. |seconds| > CWORK_MAX_DELAY_SECONDS:
+ * CWORK_EINVAL, nothing written. */
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                      const cwork_args *args, cwork_job **out, cwork_error *err);
 
@@ -337,18 +346,20 @@ void cwork_batch_reset(cwork_batch *batch);
 size_t cwork_batch_count(const cwork_batch *batch);
 
 /* Adds a job: to its queue, or with CWORK_BATCH_IN in flags through the scheduled set
- * delay_seconds from now (ignored without that flag). The name and args are validated and encoded here
- * (errors: CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused
- * before anything is sent. */
+ * delay_seconds from now (ignored without that flag; at most CWORK_MAX_DELAY_SECONDS
+ * either way). The name, delay and args are validated and encoded here (errors:
+ * CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused before
+ * anything is sent. */
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
-/* Sends the whole batch in one MULTI/EXEC round trip. Returns 0 when every entry was
- * written or found a duplicate; per-entry outcomes (CWORK_OK, CWORK_DUPLICATE, or an
- * error code) are available through cwork_batch_status. A connection that fails before
- * EXEC reaches Redis writes nothing; one that fails while waiting for the reply (a
- * timeout on a huge batch, Redis dying) leaves the outcome unknown — every entry then
- * reports CWORK_EREDIS, so keep batches small enough for the command timeout. */
+/* Sends the whole batch in one round trip (one script call) that writes every entry or
+ * none: returns 0 when every entry was written or found a duplicate (per-entry outcomes
+ * CWORK_OK or CWORK_DUPLICATE through cwork_batch_status), or an error with nothing
+ * written (a key of the wrong type, out of memory, a refused command) — every entry
+ * then reports CWORK_EREDIS. A connection that fails while waiting for the reply (a
+ * timeout on a huge batch, Redis dying) leaves the outcome unknown, also reported as
+ * CWORK_EREDIS, so keep batches small enough for the command timeout. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
@@ -427,8 +438,10 @@ typedef struct cwork_pool_options {
     bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
                                 path older servers use; for tests) */
     bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
-    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s, and the
-                                reaper lock's TTL; default 300 (Go's fork) */
+    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s; default
+                                300 (Go's fork, where it is also the reaper lock's TTL;
+                                cwork holds the lock as a 5 s lease renewed while a
+                                cycle runs) */
     unsigned dead_check_ms;  /* how often the cheap check for stale heartbeats runs; it
                                 starts a reaper cycle at once when it sees one; default
                                 5000 */
@@ -458,7 +471,8 @@ typedef struct cwork_job_options {
     bool skip_dead_after_retries;
     unsigned max_concurrency; /* jobs of this type in flight across all pools; 0 = any */
     /* Seconds until the retry of a job that just failed (cwork_job_fails counts this
-     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). */
+     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). Either is
+     * kept within ±CWORK_MAX_DELAY_SECONDS. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */
@@ -608,14 +622,17 @@ typedef enum cwork_job_set {
 #define CWORK_PAGE_SIZE 20
 
 typedef struct cwork_listed_job {
-    int64_t at;     /* retry_at, run_at or died_at: the member's score */
+    int64_t at;     /* retry_at, run_at or died_at: the member's score (whole seconds as
+                       Go writes them; another score — a fraction, past 2^53, ±inf — is
+                       rounded down and clamped to int64, and this `at` still addresses
+                       the member in delete and retry) */
     cwork_job *job; /* decoded; cwork_job_raw gives the member's exact bytes */
 } cwork_listed_job;
 
 /* Page (1-based; 0 counts as 1) of CWORK_PAGE_SIZE jobs of a set, ascending by score,
  * and the set's total (ZCARD, as Go). With name non-NULL only decodable jobs of that name
- * are listed and counted (a scan of the set). Members that cannot be decoded, or whose
- * score is not a whole number, are skipped, not fatal. Out-pointers for totals and counts
+ * are listed and counted (a scan of the set). Members that cannot be decoded are skipped,
+ * not fatal; members with odd scores are listed (see `at`). Out-pointers for totals and counts
  * in this section may be NULL. */
 int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                       cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
@@ -649,6 +666,42 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
  * unbounded. *removed receives how many went. */
 int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep,
                            int64_t *removed, cwork_error *err);
+
+/* Runs a retry or scheduled job now, whatever its time (Sidekiq's "Add to queue"; Go's
+ * client has no such call): the members of set with exactly score at and this id go to
+ * their queues as the requeuer moves a due job — t = now, in cjson's encoding, at the
+ * queue's left end — keeping fails and err but dropping `d`, so that a periodic
+ * instance run by hand is not discarded as stale. Nothing is lost: a job whose name is
+ * not in known_jobs stays where it is (CWORK_ENOTFOUND, "not run: the job's name is not
+ * in known_jobs …"), and so does a job whose queue key holds another type (CWORK_EREDIS
+ * with the server's error). CWORK_ENOTFOUND ("nothing run") when no member matches;
+ * CWORK_EINVAL for CWORK_SET_DEAD (use cwork_client_retry_dead) or a NULL argument;
+ * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Safe from several threads. */
+int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
+                         cwork_error *err);
+
+/* Runs every job of the retry or scheduled set now (only those called name when name is
+ * non-NULL), as cwork_client_run_now does one, in batches. *count (may be NULL) receives
+ * how many went to their queues — after a failure, how many went before it; *stayed (may
+ * be NULL) how many of the matching jobs stayed because their name is not in known_jobs
+ * or their queue key holds another type (logged as client.run_all_now.damaged_queue).
+ * Members that cannot be decoded stay too, uncounted. Jobs added to the set while the
+ * call runs may run as well. Errors as cwork_client_run_now, never CWORK_ENOTFOUND: an
+ * empty set gives 0 with *count 0. Safe from several threads. */
+int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char *name,
+                             int64_t *count, int64_t *stayed, cwork_error *err);
+
+/* Deletes every job waiting in the queue of job type name, in one atomic step: exactly
+ * the jobs waiting at that moment go; jobs in progress, retry, scheduled or dead are
+ * not touched. The unique guard of each unique job among them is deleted too, so that
+ * it can be enqueued again. *count (may be NULL) receives how many jobs went (0 for an
+ * empty or missing queue). CWORK_ETYPE when the key holds something other than a list
+ * (left as it is); CWORK_EINVAL for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when
+ * Redis fails (a failure after the jobs went, while deleting guards, still sets *count).
+ * Redis runs the whole queue in one script: a queue of millions blocks it for a moment.
+ * Safe from several threads. */
+int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *count,
+                             cwork_error *err);
 
 /* Pauses a job type for every pool of the namespace, Go's included (SET
  * <p>jobs:<name>:paused 1), or lifts the pause (DEL). */
@@ -702,13 +755,19 @@ typedef struct cwork_web_options {
                             processed/failed counters go to /metrics */
     cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
                                   default fork; unknown values fail the start */
+    int insecure;        /* non-zero: serve beyond loopback without auth (refused
+                            otherwise: any web page a browser there opens could drive
+                            the UI) */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);
 
-/* Starts serving on its own threads; opts may be NULL. Warns (logger) when listening
- * beyond loopback without auth. NULL on error (CWORK_EINVAL for a bad listen address or
- * one in use). */
+/* Starts serving on its own threads (a few event loops: idle and slow clients cost a
+ * socket, not a thread); opts may be NULL. Connections: as many as the file limit
+ * allows (at most 10,000), 64 per client address; a connection silent for 10 s is
+ * closed. Beyond loopback without auth it refuses to start unless opts->insecure is
+ * set, and then warns (logger). NULL on error (CWORK_EINVAL for a bad listen address,
+ * one in use, or no auth beyond loopback). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

@@ -1,10 +1,12 @@
-/* Bulk enqueue: a whole batch in one MULTI/EXEC round trip.
+/* Bulk enqueue: a whole batch in one script call (enqueue_batch.lua), written entirely
+ * or not at all.
  *
  * Immediate jobs are grouped by queue into one multi-value LPUSH each (same order in
- * the queue as one LPUSH per job), delayed jobs go into one ZADD, unique jobs each run
- * the enqueue_unique script, and every name the known_jobs cache lacks goes into one
- * SADD. Entries are validated and encoded when added, so a bad entry never reaches
- * Redis; a connection error during the round trip leaves the MULTI unexecuted. */
+ * the queue as one LPUSH per job), delayed jobs go into one ZADD, unique jobs each go
+ * through the enqueue_unique script's logic (embedded in the batch script at build
+ * time), and every name the known_jobs cache lacks goes into one SADD. Entries are validated and encoded when
+ * added, so a bad entry never reaches Redis; the script checks every key's type before
+ * its first write. */
 #include "enqueue.h"
 
 #include "args.h"
@@ -75,6 +77,8 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
 {
     if (!name)
         return cw_error(err, CWORK_EINVAL, "batch: job name is required");
+    if ((flags & CWORK_BATCH_IN) && enq_check_delay(delay_seconds, err) != 0)
+        return CWORK_EINVAL;
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         batch_entry *e = cw_realloc(b->e, cap * sizeof *e);
@@ -156,11 +160,83 @@ static int sort_by_name(const cwork_batch *b, size_t *order, size_t count)
     return 0;
 }
 
-/* What each queued command of the MULTI stands for, to map EXEC's replies back. */
+/* The script's arguments: keys and args in one argv (KEYS first), see enqueue_batch.lua. */
 typedef struct {
-    size_t first, count; /* a run in order[] of entries covered by this command */
-    int kind;            /* 0 LPUSH/ZADD group, 1 unique script, 2 SADD */
-} command_span;
+    const char **argv;
+    size_t *lens;
+    size_t n, cap;
+    char (*nums)[24]; /* counts and queue indices, formatted */
+    size_t nnums, nums_cap;
+} script_args;
+
+static void sa_put(script_args *a, const char *p, size_t len)
+{
+    a->argv[a->n] = p;
+    a->lens[a->n++] = len;
+}
+
+static void sa_num(script_args *a, size_t v)
+{
+    char *s = a->nums[a->nnums++];
+    snprintf(s, 24, "%zu", v);
+    sa_put(a, s, strlen(s));
+}
+
+/* The index (1-based) of name's queue among the first q queue keys, or 0. */
+static size_t find_queue(const cwork_batch *b, const size_t *queue_entry, size_t q,
+                         const char *name)
+{
+    for (size_t j = 0; j < q; j++)
+        if (strcmp(entry_name(b, queue_entry[j]), name) == 0)
+            return j + 1;
+    return 0;
+}
+
+/* LPUSH queue jobs… (then a wake-up PUBLISH of the name), or ZADD scheduled run-at job…;
+ * the reply as cw_conn_command gives it. */
+static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size_t *order,
+                                    size_t n, const char *queue, const char *sched,
+                                    size_t sched_len, const char *channel, size_t channel_len,
+                                    cwork_error *err)
+{
+    size_t cap = 2 + 2 * n;
+    const char **argv = cw_malloc(cap * sizeof *argv);
+    size_t *lens = cw_malloc(cap * sizeof *lens), argc = 0;
+    if (!argv || !lens) {
+        cw_free(argv);
+        cw_free(lens);
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+        return NULL;
+    }
+    argv[argc] = queue ? "LPUSH" : "ZADD", lens[argc++] = queue ? 5 : 4;
+    argv[argc] = queue ? queue : sched, lens[argc++] = queue ? strlen(queue) : sched_len;
+    for (size_t k = 0; k < n; k++) {
+        const batch_entry *e = &b->e[order[k]];
+        if (!queue)
+            argv[argc] = e->score, lens[argc++] = strlen(e->score);
+        argv[argc] = b->data.data + e->json_off, lens[argc++] = e->json_len;
+    }
+    redisReply *r = NULL;
+    const char *name = entry_name(b, order[0]);
+    const char *pub[] = {"PUBLISH", channel, name};
+    size_t pub_lens[] = {7, channel_len, strlen(name)};
+    if (cw_conn_append(c, (int)argc, argv, lens, err) == 0 &&
+        (!queue || cw_conn_append(c, 3, pub, pub_lens, err) == 0) &&
+        cw_conn_read(c, &r, err) == 0) {
+        if (r->type == REDIS_REPLY_ERROR) {
+            cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
+            freeReplyObject(r);
+            r = NULL;
+        }
+        redisReply *p = NULL;
+        /* the jobs are written whatever the wake-up's reply says */
+        if (queue && cw_conn_read(c, &p, NULL) == 0)
+            freeReplyObject(p);
+    }
+    cw_free(argv);
+    cw_free(lens);
+    return r;
+}
 
 int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
 {
@@ -171,19 +247,25 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     cwork_enqueuer *enq = b->enq;
     int64_t now = cw_now();
     size_t n = b->n;
+    for (size_t i = 0; i < n; i++)
+        b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
     size_t *order = cw_malloc(n * sizeof *order);
-    command_span *spans = cw_malloc((n + 3) * sizeof *spans);
-    /* argv upper bound: per entry at most 12 (EVALSHA sha 4 k1..k4 a1..a5) or 2 (a
-     * ZADD pair) plus a name in SADD; per group 2; MULTI, EXEC, SADD key, ZADD key. */
-    size_t argv_cap = 12 * n + 16;
-    const char **argv = cw_malloc(argv_cap * sizeof *argv);
-    size_t *lens = cw_malloc(argv_cap * sizeof *lens);
+    size_t *queue_entry = cw_malloc(n * sizeof *queue_entry); /* an entry of each queue */
+    size_t *queue_of = cw_calloc(n, sizeof *queue_of);          /* by entry, 1-based */
     unsigned char *sadd_name = cw_calloc(n, 1);
+    /* Upper bound (loose): 2 fixed keys and 8 counts; per entry a queue key, two guard
+     * spellings, 5 args, a SADD name, a publish name and a group's 2 numbers. */
+    script_args a = {0};
+    a.cap = 12 * n + 16;
+    a.argv = cw_malloc(a.cap * sizeof *a.argv);
+    a.lens = cw_malloc(a.cap * sizeof *a.lens);
+    a.nums_cap = 3 * n + 8;
+    a.nums = cw_malloc(a.nums_cap * sizeof *a.nums);
     cw_buf keys;
     cw_buf_init(&keys);
     int rc = 0;
     cw_conn *c = NULL;
-    if (!order || !spans || !argv || !lens || !sadd_name) {
+    if (!order || !queue_entry || !queue_of || !sadd_name || !a.argv || !a.lens || !a.nums) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -219,6 +301,25 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         }
     }
 
+    /* The distinct queues of immediate jobs: runs of the sorted plain entries, then the
+     * unique immediate entries' names not seen yet. */
+    size_t q = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        if (b->e[i].delayed)
+            continue;
+        size_t j = 0;
+        if (k < nplain) /* sorted: a new name starts a new queue */
+            j = k > 0 && strcmp(entry_name(b, order[k - 1]), entry_name(b, i)) == 0 ? q : 0;
+        else
+            j = find_queue(b, queue_entry, q, entry_name(b, i));
+        if (j == 0) {
+            queue_entry[q++] = i;
+            j = q;
+        }
+        queue_of[i] = j;
+    }
+
     /* Key strings, referenced by offset until the buffer stops growing. */
     size_t known_off = keys.len;
     cw_key_known_jobs(&enq->keys, &keys);
@@ -229,182 +330,118 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     size_t sched_off = keys.len;
     cw_key_scheduled(&enq->keys, &keys);
     size_t sched_len = keys.len - sched_off;
-    size_t *queue_off = cw_malloc(n * sizeof *queue_off), *queue_len = cw_malloc(n * sizeof *queue_len);
-    if (!queue_off || !queue_len) {
-        cw_free(queue_off);
-        cw_free(queue_len);
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++) {
-        size_t i = order[k];
-        queue_off[i] = keys.len;
-        cw_key_queue(&enq->keys, &keys, entry_name(b, i));
-        queue_len[i] = keys.len - queue_off[i];
+    size_t queues_off = keys.len;
+    for (size_t j = 0; j < q; j++) {
+        cw_key_queue(&enq->keys, &keys, entry_name(b, queue_entry[j]));
+        cw_buf_putc(&keys, '\0');
     }
     if (keys.oom) {
-        cw_free(queue_off);
-        cw_free(queue_len);
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
 
-    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) {
-        cw_free(queue_off);
-        cw_free(queue_len);
+    /* KEYS: known_jobs, scheduled, the queues, the guards. */
+    sa_put(&a, keys.data + known_off, known_len);
+    sa_put(&a, keys.data + sched_off, sched_len);
+    for (size_t j = 0, off = queues_off; j < q; j++) {
+        size_t len = strlen(keys.data + off);
+        sa_put(&a, keys.data + off, len);
+        off += len + 1;
+    }
+    for (size_t k = nplain + ndelayed; k < n; k++) { /* each guard in both spellings */
+        const batch_entry *e = &b->e[order[k]];
+        const char *guard = b->data.data + e->guard_off;
+        sa_put(&a, guard, e->guard_len);
+        sa_put(&a, e->alt_len ? guard + e->guard_len : guard,
+               e->alt_len ? e->alt_len : e->guard_len);
+    }
+    size_t nkeys = a.n;
+    /* ARGV: channel, q; plain groups; delayed pairs; unique entries; SADD; PUBLISH. */
+    sa_put(&a, keys.data + channel_off, channel_len);
+    sa_num(&a, q);
+    size_t ngroups = 0, groups_at = a.n, groups_num = a.nnums;
+    sa_num(&a, 0); /* the number of groups, set below */
+    for (size_t k = 0; k < nplain;) {
+        size_t first = k, i = order[k];
+        sa_num(&a, queue_of[i]);
+        size_t count_at = a.n;
+        sa_num(&a, 0);
+        while (k < nplain && queue_of[order[k]] == queue_of[i]) {
+            const batch_entry *e = &b->e[order[k++]];
+            sa_put(&a, b->data.data + e->json_off, e->json_len);
+        }
+        snprintf(a.nums[a.nnums - 1], 24, "%zu", k - first);
+        a.lens[count_at] = strlen(a.nums[a.nnums - 1]);
+        ngroups++;
+    }
+    snprintf(a.nums[groups_num], 24, "%zu", ngroups);
+    a.lens[groups_at] = strlen(a.nums[groups_num]);
+    sa_num(&a, ndelayed);
+    for (size_t k = nplain; k < nplain + ndelayed; k++) {
+        const batch_entry *e = &b->e[order[k]];
+        sa_put(&a, e->score, strlen(e->score));
+        sa_put(&a, b->data.data + e->json_off, e->json_len);
+    }
+    sa_num(&a, nunique);
+    for (size_t k = nplain + ndelayed; k < n; k++) {
+        const batch_entry *e = &b->e[order[k]];
+        sa_num(&a, e->delayed ? 0 : queue_of[order[k]]);
+        sa_put(&a, e->delayed ? e->score : "", e->delayed ? strlen(e->score) : 0);
+        sa_put(&a, b->data.data + e->json_off, e->json_len);
+        sa_put(&a, e->guard_value, strlen(e->guard_value));
+        sa_put(&a, e->rearm, strlen(e->rearm));
+    }
+    sa_num(&a, nsadd);
+    for (size_t i = 0; i < n; i++)
+        if (sadd_name[i])
+            sa_put(&a, entry_name(b, i), strlen(entry_name(b, i)));
+    sa_num(&a, q); /* one wake-up per distinct name of the immediate jobs */
+    for (size_t j = 0; j < q; j++)
+        sa_put(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
+
+    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
+        goto done;
+    redisReply *r;
+    if (nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
+        /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
+         * or ZADD, atomic on its own and cheaper than the script. */
+        r = send_one_command(b, c, order, n, q ? keys.data + queues_off : NULL,
+                             keys.data + sched_off, sched_len, keys.data + channel_off,
+                             channel_len, err);
+    } else {
+        r = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
+                         a.lens, err);
+    }
+    cw_redis_checkin(enq->redis, c);
+    if (!r) {
+        rc = err ? err->code : CWORK_EREDIS; /* nothing written (or, on I/O, unknown) */
         goto done;
     }
-    if (nunique && (rc = cw_conn_load_script(c, &cw_script_enqueue_unique, err)) != 0)
-        goto send_failed;
-
-    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
-    size_t multi_len[] = {5}, exec_len[] = {4};
-    size_t nspans = 0;
-    if ((rc = cw_conn_append(c, 1, multi, multi_len, err)))
-        goto send_failed;
-    /* One LPUSH per run of equal names. */
-    for (size_t k = 0; k < nplain;) {
-        size_t i = order[k], argc = 0, first = k;
-        argv[argc] = "LPUSH", lens[argc++] = 5;
-        argv[argc] = keys.data + queue_off[i], lens[argc++] = queue_len[i];
-        while (k < nplain && strcmp(entry_name(b, order[k]), entry_name(b, i)) == 0) {
-            batch_entry *e = &b->e[order[k++]];
-            argv[argc] = b->data.data + e->json_off, lens[argc++] = e->json_len;
-        }
-        spans[nspans++] = (command_span){first, k - first, 0};
-        if ((rc = cw_conn_append(c, (int)argc, argv, lens, err)))
-            goto send_failed;
+    if (r->type == REDIS_REPLY_INTEGER && nunique == 0) {
+        /* the single command's count */
+    } else if (r->type != REDIS_REPLY_STRING || r->len != nunique) {
+        freeReplyObject(r);
+        rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: unexpected reply");
+        goto done;
     }
-    if (ndelayed) {
-        size_t argc = 0;
-        argv[argc] = "ZADD", lens[argc++] = 4;
-        argv[argc] = keys.data + sched_off, lens[argc++] = sched_len;
-        for (size_t k = nplain; k < nplain + ndelayed; k++) {
-            batch_entry *e = &b->e[order[k]];
-            argv[argc] = e->score, lens[argc++] = strlen(e->score);
-            argv[argc] = b->data.data + e->json_off, lens[argc++] = e->json_len;
-        }
-        spans[nspans++] = (command_span){nplain, ndelayed, 0};
-        if ((rc = cw_conn_append(c, (int)argc, argv, lens, err)))
-            goto send_failed;
-    }
-    for (size_t k = nplain + ndelayed; k < n; k++) {
-        batch_entry *e = &b->e[order[k]];
-        const char *guard = b->data.data + e->guard_off;
-        const char *sargv[] = {
-            e->delayed ? keys.data + sched_off : keys.data + queue_off[order[k]], guard,
-            keys.data + known_off, e->alt_len ? guard + e->guard_len : guard,
-            b->data.data + e->json_off, e->delayed ? e->score : "", "", e->guard_value,
-            e->rearm};
-        size_t slens[] = {e->delayed ? sched_len : queue_len[order[k]], e->guard_len, known_len,
-                          e->alt_len ? e->alt_len : e->guard_len, e->json_len,
-                          e->delayed ? strlen(e->score) : 0, 0, strlen(e->guard_value),
-                          strlen(e->rearm)};
-        spans[nspans++] = (command_span){k, 1, 1};
-        if ((rc = cw_conn_append_eval(c, &cw_script_enqueue_unique, 4, 5, sargv, slens, err)))
-            goto send_failed;
-    }
-    if (nsadd) {
-        size_t argc = 0;
-        argv[argc] = "SADD", lens[argc++] = 4;
-        argv[argc] = keys.data + known_off, lens[argc++] = known_len;
-        for (size_t i = 0; i < n; i++)
-            if (sadd_name[i])
-                argv[argc] = entry_name(b, i), lens[argc++] = strlen(entry_name(b, i));
-        spans[nspans++] = (command_span){0, 0, 2};
-        if ((rc = cw_conn_append(c, (int)argc, argv, lens, err)))
-            goto send_failed;
-    }
-    if ((rc = cw_conn_append(c, 1, exec, exec_len, err)))
-        goto send_failed;
-    /* Wake idle pools: one PUBLISH per distinct name of the immediate jobs. */
-    size_t npublish = 0;
     for (size_t k = 0; k < n; k++) {
-        size_t i = order[k];
-        if (b->e[i].delayed)
-            continue;
-        int seen = 0;
-        for (size_t m = 0; m < k && !seen; m++)
-            seen = !b->e[order[m]].delayed &&
-                   strcmp(entry_name(b, order[m]), entry_name(b, i)) == 0;
-        if (seen)
-            continue;
-        const char *pub[] = {"PUBLISH", keys.data + channel_off, entry_name(b, i)};
-        size_t pub_lens[] = {7, channel_len, strlen(entry_name(b, i))};
-        if ((rc = cw_conn_append(c, 3, pub, pub_lens, err)))
-            goto send_failed;
-        npublish++;
-    }
-
-    /* Replies: +OK, one +QUEUED (or an error) per command, then EXEC's array. */
-    redisReply *r = NULL;
-    int queue_error = 0;
-    for (size_t s = 0; s < nspans + 1; s++) {
-        if ((rc = cw_conn_read(c, &r, err)))
-            goto send_failed;
-        if (r->type == REDIS_REPLY_ERROR && !queue_error) {
-            queue_error = 1;
-            cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
-        }
-        freeReplyObject(r);
-    }
-    if ((rc = cw_conn_read(c, &r, err)))
-        goto send_failed;
-    if (queue_error || r->type != REDIS_REPLY_ARRAY || r->elements != nspans) {
-        if (!queue_error)
-            cw_error(err, r->type == REDIS_REPLY_ERROR ? CWORK_EREDIS : CWORK_EPROTO,
-                     "redis: EXEC failed: %s",
-                     r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply");
-        freeReplyObject(r);
-        rc = err ? err->code : CWORK_EREDIS;
-        goto send_failed;
-    }
-    size_t failed = 0;
-    for (size_t s = 0; s < nspans; s++) {
-        redisReply *x = r->element[s];
-        int status = CWORK_OK;
-        if (x->type == REDIS_REPLY_ERROR) {
-            status = CWORK_EREDIS;
-            if (!failed)
-                cw_error(err, CWORK_EREDIS, "redis: %s", x->str);
-        } else if (spans[s].kind == 1) {
-            if (x->type == REDIS_REPLY_STRING && x->len == 3 && !memcmp(x->str, "dup", 3))
-                status = CWORK_DUPLICATE;
-        }
-        if (spans[s].kind == 2) {
-            if (status == CWORK_OK)
-                for (size_t i = 0; i < n; i++)
-                    if (sadd_name[i])
-                        enq_known_mark(enq, entry_name(b, i), now);
-            continue;
-        }
-        for (size_t k = spans[s].first; k < spans[s].first + spans[s].count; k++) {
-            b->e[order[k]].status = status;
-            failed += status < 0;
-        }
+        size_t u = k - (nplain + ndelayed);
+        b->e[order[k]].status =
+            k >= nplain + ndelayed && r->str[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
     }
     freeReplyObject(r);
-    for (size_t i = 0; i < npublish; i++) {
-        if (cw_conn_read(c, &r, NULL) != 0)
-            break; /* the jobs are written; a lost wake-up only delays their start */
-        freeReplyObject(r);
-    }
-    if (failed) {
-        char first[sizeof err->message];
-        snprintf(first, sizeof first, "%s", err ? err->message : "");
-        rc = cw_error(err, CWORK_EREDIS, "%zu of %zu jobs not written: %s", failed, n, first);
-    }
+    for (size_t i = 0; i < n; i++)
+        if (sadd_name[i])
+            enq_known_mark(enq, entry_name(b, i), now);
 
-send_failed:
-    cw_free(queue_off);
-    cw_free(queue_len);
-    cw_redis_checkin(enq->redis, c);
 done:
     cw_free(order);
-    cw_free(spans);
-    cw_free(argv);
-    cw_free(lens);
+    cw_free(queue_entry);
+    cw_free(queue_of);
     cw_free(sadd_name);
+    cw_free(a.argv);
+    cw_free(a.lens);
+    cw_free(a.nums);
     cw_buf_free(&keys);
     return rc;
 }

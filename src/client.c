@@ -107,7 +107,7 @@ int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_err
 int cw_client_score(const redisReply *r, int64_t *out)
 {
     if (r->type != REDIS_REPLY_STRING) return -1;
-    return cw_parse_int64(r->str, r->len, out);
+    return cw_score_parse(r->str, r->len, out);
 }
 
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err)

@@ -44,11 +44,56 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error 
 int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_error *err);
 void cw_client_free_replies(redisReply **replies, size_t n);
 
-/* A zset score as Go's client reads it (a whole int64); 0 or -1. */
+/* A zset score as a listed job's `at`: whole seconds as Go writes them; any other score
+ * (a fraction, a number past int64 or 2^53 written by another client, ±inf) rounded
+ * down and clamped into int64, so that such a member is still listed and can be
+ * addressed (cw_score_range). 0, or -1 when the text is no number. */
 int cw_client_score(const redisReply *r, int64_t *out);
+int cw_score_parse(const char *s, size_t len, int64_t *out);
+
+/* The ZRANGEBYSCORE bounds of the scores that `at` stands for (the inverse of
+ * cw_score_parse): [at, at + 1) for a whole or fractional score, at itself past 2^53,
+ * and up to +inf (down to -inf) at the int64 limits. */
+void cw_score_range(int64_t at, char min[24], char max[24]);
 
 /* The key of a set; CWORK_EINVAL for an unknown enum value. */
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err);
+
+/* Script arguments (client_script.c), each written to one buffer followed by a NUL
+ * (keys, ids and names hold no NUL), then pointed at by argv/lens. */
+typedef struct cw_client_args {
+    cw_buf buf;
+    size_t n;
+    const char **argv;
+    size_t *lens;
+} cw_client_args;
+
+void cw_client_arg_end(cw_client_args *a); /* ends the argument written into a->buf */
+void cw_client_arg_str(cw_client_args *a, const char *s);
+void cw_client_arg_int(cw_client_args *a, int64_t v);
+/* The queue <p>jobs:<name> of every name, then <p>jobs: (the requeueing scripts). */
+void cw_client_arg_queues(cw_client_args *a, const cw_keys *k, const cw_strv *names);
+/* Points argv/lens at the arguments; 0 or CWORK_ENOMEM. */
+int cw_client_arg_finish(cw_client_args *a, cwork_error *err);
+void cw_client_arg_free(cw_client_args *a);
+/* After cw_client_arg_finish: points argument i at v written into buf (the caller's,
+ * alive while the arguments are used), for an argument that changes between calls. */
+void cw_client_arg_set(cw_client_args *a, size_t i, char *buf, size_t size, int64_t v);
+
+/* The names in known_jobs, sorted. */
+int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err);
+
+/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it; a
+ * NULL reply returns err->code. */
+int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err);
+
+/* DEL of the unique guard of each unique job among the members r->element[first..]
+ * (job bytes a script removed; Go does this for the last one only, and a script cannot
+ * build the key, which needs Go's JSON of the args): the key its unique_key names, else
+ * its args' key in both escape spellings (upstream's client recomputes from args even
+ * then, which misses ByKey guards). A failure is logged under step. */
+int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, size_t first,
+                            const char *step, cwork_error *err);
 
 /* The internal functions of the client files need a non-NULL err; the public ones
  * substitute a local one for a caller's NULL with this (they log every failure, so they

@@ -5,7 +5,6 @@
 
 #include "log.h"
 #include "scripts.h"
-#include "unique_guard.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -277,96 +276,31 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
     return 0;
 }
 
-/* ---------------------------------------------------------------- script arguments */
-
-/* Script arguments, each written to one buffer followed by a NUL (keys, ids and names
- * hold no NUL), then pointed at by argv/lens. */
-typedef struct args {
-    cw_buf buf;
-    size_t n;
-    const char **argv;
-    size_t *lens;
-} args;
-
-static void arg_end(args *a)
-{
-    cw_buf_putc(&a->buf, '\0');
-    a->n++;
-}
-
-static void arg_str(args *a, const char *s)
-{
-    cw_buf_puts(&a->buf, s);
-    arg_end(a);
-}
-
-static void arg_int(args *a, int64_t v)
-{
-    cw_buf_put_int64(&a->buf, v);
-    arg_end(a);
-}
-
-/* Points argv/lens at the arguments; 0 or CWORK_ENOMEM. */
-static int arg_finish(args *a, cwork_error *err)
-{
-    if (!a->buf.oom) {
-        a->argv = cw_malloc(a->n * sizeof *a->argv);
-        a->lens = cw_malloc(a->n * sizeof *a->lens);
-    }
-    if (a->buf.oom || !a->argv || !a->lens) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    const char *p = a->buf.data;
-    for (size_t i = 0; i < a->n; i++) {
-        a->argv[i] = p;
-        a->lens[i] = strlen(p);
-        p += a->lens[i] + 1;
-    }
-    return 0;
-}
-
-static void arg_free(args *a)
-{
-    cw_buf_free(&a->buf);
-    cw_free(a->argv);
-    cw_free(a->lens);
-}
-
 /* KEYS = [<p>dead, the queue of each name], then ARGV[1] = <p>jobs: (the retry scripts). */
-static void retry_keys(args *a, const cw_keys *k, const cw_strv *names)
+static void retry_keys(cw_client_args *a, const cw_keys *k, const cw_strv *names)
 {
     cw_key_dead(k, &a->buf);
-    arg_end(a);
-    for (size_t i = 0; i < names->n; i++) {
-        cw_key_queue(k, &a->buf, names->items[i]);
-        arg_end(a);
-    }
-    cw_key_jobs_prefix(k, &a->buf);
-    arg_end(a);
+    cw_client_arg_end(a);
+    cw_client_arg_queues(a, k, names);
 }
 
-static int known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err)
-{
-    cw_buf key;
-    cw_buf_init(&key);
-    cw_key_known_jobs(k, &key);
-    int rc = cw_client_smembers(c, &key, names, err);
-    cw_buf_free(&key);
-    return rc;
-}
-
-/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it. */
-static int int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
+/* The retry script's reply: four counts, then the errors of jobs that stayed dead
+ * because their queue could not take them. Returns 0, a negative code (the call
+ * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
+static int retry_reply(redisReply *r, int64_t v[4], cwork_error *err)
 {
     if (!r) return err->code;
     int rc = 0;
-    if (n == 1 && r->type == REDIS_REPLY_INTEGER)
-        v[0] = r->integer;
-    else if (r->type != REDIS_REPLY_ARRAY || r->elements < n)
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
         rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    for (size_t i = 0; rc == 0 && r->type == REDIS_REPLY_ARRAY && i < n; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
+    for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (i < 4 && e->type == REDIS_REPLY_INTEGER)
+            v[i] = e->integer;
+        else if (i >= 4 && e->type == REDIS_REPLY_STRING)
+            rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", e->str), 1);
         else
-            v[i] = r->element[i]->integer;
+            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
     }
     freeReplyObject(r);
     return rc;
@@ -374,54 +308,24 @@ static int int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
 
 /* ---------------------------------------------------------------- delete, retry */
 
-/* DEL of the unique guard of each removed scheduled member that is unique (Go does this
- * for the last one only; a script cannot build the key, which needs Go's JSON of args):
- * the key its unique_key names, else its args' key in both escape spellings (upstream's
- * client recomputes from args even then, which misses ByKey guards). */
-static int delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, cwork_error *err)
-{
-    int rc = 0;
-    cw_buf key;
-    cw_buf_init(&key);
-    for (size_t i = 1; rc == 0 && i < r->elements; i++) {
-        cwork_job *job = NULL;
-        int64_t deleted;
-        const redisReply *m = r->element[i];
-        if (m->type != REDIS_REPLY_STRING || (rc = job_decode(m->str, m->len, &job, err)) != 0)
-            break;
-        cw_buf_reset(&key);
-        size_t lens[2];
-        int nkeys = cw_unique_guard_keys(k, job, &key, lens, err);
-        if (nkeys < 0)
-            rc = nkeys;
-        else if (nkeys > 0 && key.oom)
-            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        else if (nkeys > 0) {
-            const char *argv[] = {"DEL", key.data, key.data + lens[0]};
-            size_t dlens[] = {3, lens[0], lens[1]};
-            rc = int_reply(cw_conn_command(c, 1 + nkeys, argv, dlens, err), &deleted, 1, err);
-        }
-        cwork_job_free(job);
-    }
-    cw_buf_free(&key);
-    return rc ? cw_client_fail("client.delete_scheduled_job.unique", rc, err) : 0;
-}
-
 int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
                         cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_delete: NULL argument");
-    args a = {0};
+    cw_client_args a = {0};
     int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
-    arg_end(&a);
-    arg_int(&a, at);
-    arg_str(&a, id);
+    cw_client_arg_end(&a);
+    char min[24], max[24];
+    cw_score_range(at, min, max);
+    cw_client_arg_str(&a, id);
+    cw_client_arg_str(&a, min);
+    cw_client_arg_str(&a, max);
     cw_conn *c = NULL;
-    if (rc == 0 && (rc = arg_finish(&a, err)) == 0 &&
+    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 2, a.argv, a.lens, err);
+        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, err);
         if (!r)
             rc = err->code;
         else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -430,11 +334,12 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
         else if (r->element[0]->integer == 0)
             rc = cw_error(err, CWORK_ENOTFOUND, "nothing deleted");
         else if (set == CWORK_SET_SCHEDULED)
-            rc = delete_guards(c, &client->keys, r, err);
+            rc = cw_client_delete_guards(c, &client->keys, r, 1,
+                                         "client.delete_scheduled_job.unique", err);
         if (r) freeReplyObject(r);
         cw_redis_checkin(client->redis, c);
     }
-    arg_free(&a);
+    cw_client_arg_free(&a);
     return rc && rc != CWORK_ENOTFOUND ? cw_client_fail("client.delete_job", rc, err) : rc;
 }
 
@@ -448,20 +353,25 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
     cw_strv names = {0};
-    rc = known_names(c, &client->keys, &names, err);
-    args a = {0};
+    rc = cw_client_known_names(c, &client->keys, &names, err);
+    cw_client_args a = {0};
     retry_keys(&a, &client->keys, &names);
-    arg_int(&a, cw_now());
-    arg_str(&a, "one");
-    arg_int(&a, died_at);
-    arg_str(&a, id);
+    char min[24], max[24];
+    cw_score_range(died_at, min, max);
+    cw_client_arg_int(&a, cw_now());
+    cw_client_arg_str(&a, "one");
+    cw_client_arg_str(&a, min);
+    cw_client_arg_str(&a, id);
+    cw_client_arg_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
-    if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 5, a.argv,
-                                    a.lens, err),
-                       v, 4, err);
+    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
+        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6,
+                                      a.argv, a.lens, err),
+                         v, err);
+    if (rc == 1)
+        rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
-    arg_free(&a);
+    cw_client_arg_free(&a);
     cw_strv_free(&names);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
     if (v[0] == 0 && v[1] > 0)
@@ -480,7 +390,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
                      cwork_error *err)
 {
     cw_strv names = {0};
-    int rc = known_names(c, k, &names, err);
+    int rc = cw_client_known_names(c, k, &names, err);
     if (rc == 0 && name) { /* only the name's queue may receive jobs */
         size_t keep = 0;
         for (size_t i = 0; i < names.n; i++) {
@@ -491,33 +401,40 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         }
         names.n = keep;
     }
-    args a = {0};
+    cw_client_args a = {0};
     retry_keys(&a, k, &names);
-    arg_int(&a, cw_now());
-    arg_str(&a, "all");
-    arg_int(&a, CW_CLIENT_BATCH);
-    arg_int(&a, 0); /* the offset, replaced below */
-    if (name) arg_str(&a, name);
+    cw_client_arg_int(&a, cw_now());
+    cw_client_arg_str(&a, "all");
+    cw_client_arg_int(&a, CW_CLIENT_BATCH);
+    cw_client_arg_int(&a, 0); /* the offset, replaced below */
+    if (name) cw_client_arg_str(&a, name);
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
-    if (rc == 0 && (rc = arg_finish(&a, err)) == 0)
-        rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+    int stayed = 0;
+    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
+        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
     int nkeys = (int)(1 + names.n);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char off[24];
-        snprintf(off, sizeof off, "%lld", (long long)offset);
-        a.argv[nkeys + 4] = off;
-        a.lens[nkeys + 4] = strlen(off);
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
-                                    a.argv, a.lens, err),
-                       v, 4, err);
-        if (rc) break;
+        cw_client_arg_set(&a, (size_t)nkeys + 4, off, sizeof off, offset);
+        cwork_error e = {0};
+        int brc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
+                                           a.argv, a.lens, &e),
+                              v, &e);
+        if (brc < 0) {
+            rc = cw_error(err, brc, "%s", e.message);
+            break;
+        }
+        /* Jobs whose queue is damaged stayed dead and were stepped over: the others
+         * still go back, and the first such error is reported at the end. */
+        if (brc == 1 && !stayed)
+            stayed = cw_error(err, CWORK_EREDIS, "%s", e.message);
         *count += v[0];
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
     }
-    arg_free(&a);
+    cw_client_arg_free(&a);
     cw_strv_free(&names);
-    return rc;
+    return rc ? rc : stayed;
 }
 
 /* Batches of the delete-by-name script over the ranks of the dead set. */
@@ -525,15 +442,15 @@ static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t
                           cwork_error *err)
 {
     int64_t total = 0, from = 0, v[2] = {0, 0};
-    int rc = int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
+    int rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char start[24], stop[24];
         snprintf(start, sizeof start, "%lld", (long long)from);
         snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
         const char *argv[] = {key, name, start, stop};
         size_t lens[] = {strlen(key), strlen(name), strlen(start), strlen(stop)};
-        rc = int_reply(cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, err), v,
-                       2, err);
+        rc = cw_client_int_reply(
+            cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, err), v, 2, err);
         if (rc) break;
         *count += v[0];
         from += v[1] - v[0];
@@ -586,7 +503,8 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
     if (rc == 0 && name)
         rc = delete_by_name(c, key.data, name, &n, err);
     else if (rc == 0) /* Go DELs the key; removing every rank does that and counts */
-        rc = int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 -1", key.data), &n, 1, err);
+        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 -1", key.data), &n,
+                                 1, err);
     if (count) *count = n;
     return dead_end(client, c, &key, rc, "client.delete_all_dead_jobs", err);
 }
@@ -601,11 +519,11 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
     cw_buf key;
     int rc = dead_begin(client, &c, &key, err);
     if (rc == 0 && older_than != 0) /* died before older_than */
-        rc = int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYSCORE %s -inf (%lld", key.data,
-                                        (long long)older_than),
-                       &by_age, 1, err);
+        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYSCORE %s -inf (%lld",
+                                                  key.data, (long long)older_than),
+                                 &by_age, 1, err);
     if (rc == 0 && keep >= 0) /* all but the newest keep */
-        rc = int_reply(
+        rc = cw_client_int_reply(
             cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 %lld", key.data, (long long)(-keep - 1)),
             &by_count, 1, err);
     if (removed) *removed = by_age + by_count;

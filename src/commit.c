@@ -11,6 +11,10 @@
 static int64_t default_backoff(const cwork_job *job)
 {
     int64_t f = job->fails;
+    if (f < 0)
+        f = 0;
+    if (f > 1000) /* fails⁴ is past the bound anyway (and overflows from 55109 on) */
+        return CWORK_MAX_DELAY_SECONDS;
     uint32_t r = 0;
     if (cw_random_bytes(&r, sizeof r) != 0)
         r = (uint32_t)cw_now_ms();
@@ -34,32 +38,12 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
 }
 
 /* A job whose bytes are not a valid job still goes to dead as a valid job, so that Go's
- * client can list it: its name is the queue's, and the bytes are kept in args.raw_job. */
+ * client can list it: its name is the queue's, it gets an id of its own, and the bytes
+ * are kept in args.raw_job and args.raw_job_base64. */
 static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
 {
-    cwork_job j;
-    memset(&j, 0, sizeof j);
-    j.name.ptr = t->type->name;
-    j.name.len = strlen(t->type->name);
-    j.id.ptr = (char *)"";
-    j.t = now;
-    j.fails = 1;
-    char msg[400];
-    snprintf(msg, sizeof msg, "cwork: the job's bytes are not a valid job (%s); they are kept "
-                              "in args.raw_job", t->decode_error);
-    j.err.ptr = msg;
-    j.err.len = strlen(msg);
-    j.failed_at = now;
-    gj_value *args = gj_new_object();
-    gj_value *raw = gj_new_string(t->raw, t->raw_len);
-    if (!args || !raw || gj_object_set(args, "raw_job", 7, raw) != 0) {
-        gj_free(args);
-        return CWORK_ENOMEM;
-    }
-    j.args = args;
-    int rc = job_encode(out, &j, NULL);
-    gj_free(args);
-    return rc;
+    return job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
+                                  NULL);
 }
 
 /* Builds the failure record of each failed task (retry, dead or drop). */
@@ -89,10 +73,16 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             const char *msg = t->fail_message ? t->fail_message : "failed";
             job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
-            if (t->outcome == OUTCOME_RETRY)
-                score = now + (type->opts.backoff
-                                   ? type->opts.backoff(j, type->opts.backoff_userdata)
-                                   : default_backoff(j));
+            if (t->outcome == OUTCOME_RETRY) {
+                int64_t delay = type->opts.backoff
+                                    ? type->opts.backoff(j, type->opts.backoff_userdata)
+                                    : default_backoff(j);
+                /* Within the bound every delay keeps (a larger one overflows the score or
+                 * passes 2^53, where scores stop being whole seconds). */
+                if (delay > CWORK_MAX_DELAY_SECONDS) delay = CWORK_MAX_DELAY_SECONDS;
+                if (delay < -CWORK_MAX_DELAY_SECONDS) delay = -CWORK_MAX_DELAY_SECONDS;
+                score = now + delay;
+            }
             erc = job_encode(buf, j, NULL);
             j->fails--; /* the task may be committed again after a failed attempt */
         }

@@ -2,9 +2,10 @@
  * EnqueueUniqueByKey / EnqueueUniqueInByKey (§3.5), in the enqueuer's Go flavour.
  *
  * Every enqueue is atomic: the job and its known_jobs registration go together in one
- * MULTI/EXEC (or one script for unique jobs), so an error never hides a written job.
- * When the known_jobs cache is warm the job is a single LPUSH/ZADD, which is atomic on
- * its own — the common case costs exactly one command. */
+ * script (enqueue.lua, enqueue_unique.lua), so an error never hides a written job. Not
+ * MULTI/EXEC: where an ACL refuses MULTI, the commands pipelined behind it would run
+ * one by one. When the known_jobs cache is warm the job is a single LPUSH/ZADD, which
+ * is atomic on its own — the common case costs exactly one command. */
 #include "enqueue.h"
 
 #include "args.h"
@@ -111,6 +112,15 @@ void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 }
 
 /* ---------------------------------------------------------------- building the job */
+
+int enq_check_delay(int64_t seconds, cwork_error *err)
+{
+    if (seconds > CWORK_MAX_DELAY_SECONDS || seconds < -CWORK_MAX_DELAY_SECONDS)
+        return cw_error(err, CWORK_EINVAL,
+                        "a delay of %lld seconds is beyond the limit of 100 years (%lld s)",
+                        (long long)seconds, (long long)CWORK_MAX_DELAY_SECONDS);
+    return 0;
+}
 
 /* The job as enq_encode_job describes it, with unique_key when given. */
 static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
@@ -233,29 +243,6 @@ static void read_wakeup_reply(cw_conn *c)
     freeReplyObject(r);
 }
 
-/* Checks the replies of MULTI, one queued command, [SADD,] EXEC. */
-static int read_transaction(cw_conn *c, int ncommands, cwork_error *err)
-{
-    int rc = 0;
-    for (int i = 0; i < ncommands + 2; i++) {
-        redisReply *r = NULL;
-        int io = cw_conn_read(c, &r, err);
-        if (io)
-            return io; /* broken: a MULTI without EXEC is discarded; after EXEC, unknown */
-        if (rc == 0 && r->type == REDIS_REPLY_ERROR)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
-        if (rc == 0 && i == ncommands + 1) {
-            if (r->type != REDIS_REPLY_ARRAY)
-                rc = cw_error(err, CWORK_EPROTO, "redis: EXEC answered no array");
-            for (size_t j = 0; rc == 0 && j < r->elements; j++)
-                if (r->element[j]->type == REDIS_REPLY_ERROR)
-                    rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->element[j]->str);
-        }
-        freeReplyObject(r);
-    }
-    return rc;
-}
-
 /* The keys and score one enqueue needs: the queue (or the scheduled set and the score
  * for a delayed job), known_jobs and the wake-up channel. */
 typedef struct {
@@ -290,7 +277,8 @@ static void send_keys_free(send_keys *k)
     cw_buf_free(&k->channel);
 }
 
-/* LPUSH or (delayed) ZADD, with SADD <p>known_jobs in a MULTI when the cache says so. */
+/* LPUSH or (delayed) ZADD; with SADD <p>known_jobs, when the cache says so, through the
+ * enqueue script. */
 static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const cw_buf *json,
                       int delayed, int64_t run_at, int sadd, cwork_error *err)
 {
@@ -298,6 +286,22 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
     int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
     if (rc)
         goto done;
+    if (sadd) {
+        const char *argv[] = {k.target.data, k.known.data, json->data, k.score, name,
+                              k.channel.data};
+        size_t lens[] = {k.target.len, k.known.len, json->len, strlen(k.score), strlen(name),
+                         k.channel.len};
+        redisReply *r = cw_conn_eval(c, &cw_script_enqueue, 2, 4, argv, lens, err);
+        if (!r)
+            rc = err ? err->code : CWORK_EREDIS;
+        else if (r->type != REDIS_REPLY_STRING)
+            rc = cw_error(err, CWORK_EPROTO, "enqueue script: unexpected reply");
+        else if (r->len > 0) /* the job is written; only the wake-up was refused */
+            cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", r->str, NULL);
+        if (r)
+            freeReplyObject(r);
+        goto done;
+    }
     const char *argv[4];
     size_t lens[4];
     int argc = 0;
@@ -317,26 +321,10 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
     const char *pub[] = {"PUBLISH", k.channel.data, name};
     size_t pub_lens[] = {7, k.channel.len, strlen(name)};
     int publish = !delayed;
-    if (!sadd) {
-        if ((rc = cw_conn_append(c, argc, argv, lens, err)) ||
-            (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
-            goto done;
-        rc = read_replies(c, 1, err);
-        if (publish)
-            read_wakeup_reply(c);
-        goto done;
-    }
-    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
-    size_t multi_len[] = {5}, exec_len[] = {4};
-    const char *sadd_argv[] = {"SADD", k.known.data, name};
-    size_t sadd_lens[] = {4, k.known.len, strlen(name)};
-    if ((rc = cw_conn_append(c, 1, multi, multi_len, err)) ||
-        (rc = cw_conn_append(c, argc, argv, lens, err)) ||
-        (rc = cw_conn_append(c, 3, sadd_argv, sadd_lens, err)) ||
-        (rc = cw_conn_append(c, 1, exec, exec_len, err)) ||
+    if ((rc = cw_conn_append(c, argc, argv, lens, err)) ||
         (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
         goto done;
-    rc = read_transaction(c, 2, err);
+    rc = read_replies(c, 1, err);
     if (publish)
         read_wakeup_reply(c);
 done:
@@ -387,6 +375,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         *out = NULL;
     if (!enq || !name)
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
+    if (delayed && enq_check_delay(seconds, err) != 0)
+        return CWORK_EINVAL;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
     cw_buf data;

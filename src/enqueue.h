@@ -31,6 +31,9 @@ int enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now);
 /* Records a successful SADD of name at now. */
 void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now);
 
+/* 0, or CWORK_EINVAL with a message when |seconds| > CWORK_MAX_DELAY_SECONDS. */
+int enq_check_delay(int64_t seconds, cwork_error *err);
+
 /* Builds and encodes a new job (fresh id, t = now) into out; checks the name and the
  * size limit. id receives the job id. */
 int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,

@@ -44,6 +44,8 @@ struct cw_heartbeat {
     pthread_mutex_t beat_mu;
     cw_conn *conn;
     int64_t started_at; /* 0 until the first beat */
+    int beaten;         /* a beat has succeeded */
+    unsigned reaped;    /* times a beat found the pool removed from worker_pools */
 
     /* Guards stop and running; cond wakes the thread at once when stop is set. */
     pthread_mutex_t mu;
@@ -195,7 +197,31 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
     if ((rc = cw_conn_append(c, 3, sadd, NULL, err)) ||
         (rc = cw_conn_append(c, (int)(sizeof hmset / sizeof hmset[0]), hmset, NULL, err)))
         return rc;
-    return read_replies(c, 2, err);
+    redisReply *r = NULL;
+    if ((rc = cw_conn_read(c, &r, err)) != 0)
+        return rc;
+    /* SADD adds the pool only on its first beat — unless a reaper has removed it since
+     * (it judged the pool dead: stopped, frozen or too slow to beat) or Redis lost its
+     * data. Either way jobs this pool was running may have gone back to their queues
+     * and run again elsewhere: say so, once per occurrence. */
+    int added = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", r->str ? r->str : "");
+    freeReplyObject(r);
+    int hrc = read_replies(c, 1, rc ? NULL : err);
+    if (rc == 0)
+        rc = hrc;
+    if (rc == 0 && added && hb->beaten) {
+        hb->reaped++;
+        cw_log(CWORK_LOG_WARN, "heartbeat.reaped", "pool_id", hb->pool_id, "message",
+               "this pool was missing from worker_pools: a reaper judged it dead (stopped, "
+               "frozen or too slow to beat) or Redis lost its data; jobs it was running may "
+               "have been given back to their queues and run again elsewhere",
+               NULL);
+    }
+    if (rc == 0)
+        hb->beaten = 1;
+    return rc;
 }
 
 static int send_remove(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err)
@@ -245,6 +271,14 @@ static void release_conn(cw_heartbeat *hb)
     }
 }
 
+unsigned cw_heartbeat_reaped(cw_heartbeat *hb)
+{
+    pthread_mutex_lock(&hb->beat_mu);
+    unsigned n = hb->reaped;
+    pthread_mutex_unlock(&hb->beat_mu);
+    return n;
+}
+
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
 {
     pthread_mutex_lock(&hb->beat_mu);
@@ -292,16 +326,26 @@ static void *beat_loop(void *arg)
         pthread_mutex_unlock(&hb->mu);
 
         cwork_error e = {0};
-        if (cw_heartbeat_beat(hb, &e) != 0)
+        int failed = cw_heartbeat_beat(hb, &e) != 0;
+        if (failed)
             cw_log(CWORK_LOG_ERROR, "heartbeat", "error", e.message, NULL);
 
         /* A fixed cadence, as Go's ticker: the beat's own duration doesn't add up. If a
          * beat overran the period (Redis slow or down), beat once more at once and
-         * count the period from there, rather than firing every missed tick. */
-        add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
+         * count the period from there, rather than firing every missed tick. A failed
+         * beat is tried again after CW_HEARTBEAT_RETRY_MS: with beats every 5 s and
+         * pools dead after 10 s without one, waiting a whole period after a failure
+         * (Redis restarting, paused or out of memory for a moment) would let reapers
+         * take a live pool's jobs. */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (before(&next, &now)) next = now;
+        if (failed) {
+            next = now;
+            add_ms(&next, CW_HEARTBEAT_RETRY_MS);
+        } else {
+            add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
+            if (before(&next, &now)) next = now;
+        }
         pthread_mutex_lock(&hb->mu);
     }
     pthread_mutex_unlock(&hb->mu);

@@ -8,6 +8,7 @@
 #include "redis.h"
 
 #define CW_HEARTBEAT_PERIOD_MS 5000
+#define CW_HEARTBEAT_RETRY_MS 1000 /* after a failed beat */
 
 typedef struct cw_heartbeat cw_heartbeat;
 
@@ -25,8 +26,14 @@ cw_heartbeat *cw_heartbeat_new(cwork_redis *redis, const cw_keys *keys, const ch
  * itself (so a busy pool never delays a beat): free redis only after it. */
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err);
 
+/* How many beats found this pool removed from worker_pools after an earlier beat had
+ * put it there (a reaper judged it dead, or Redis lost its data); each is logged as a
+ * warning, "heartbeat.reaped". */
+unsigned cw_heartbeat_reaped(cw_heartbeat *hb);
+
 /* Starts the thread: a beat every CW_HEARTBEAT_PERIOD_MS (errors logged as "heartbeat",
- * the next beat tries again); it beats at once if nothing has beaten yet. */
+ * and a failed beat tried again after CW_HEARTBEAT_RETRY_MS); it beats at once if
+ * nothing has beaten yet. */
 int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err);
 
 /* Stops and joins the thread. With remove set: one pipelined round trip of SREM

@@ -41,6 +41,13 @@ int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwor
 /* Decodes with Go's rules (SPEC §2.3) and keeps a copy of the bytes in raw. */
 int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
+/* Appends the dead record for raw bytes that are not a valid job, read from the queue
+ * of job name: a valid job with a fresh id, t = failed_at = now, fails 1, err naming
+ * reason, and the bytes in args.raw_job (readable; invalid UTF-8 becomes U+FFFD as in
+ * Go) and args.raw_job_base64 (exact). 0 or a CWORK_E… code. */
+int job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
+                           const char *reason, int64_t now, cwork_error *err);
+
 /* The argument error stored when its text cannot be allocated; cwork_job_free must
  * not free it. */
 extern char job_arg_error_oom[];

@@ -159,6 +159,10 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     cw_reaper_free(p->reaper);
     p->reaper = cw_reaper_new(p->redis, &p->keys, names, p->ntypes, p->opts.reap_period_s,
                               p->opts.reaper_hook, p->opts.reaper_hook_userdata);
+    if (p->reaper && cw_reaper_set_pool_id(p->reaper, p->id) != 0) { /* named in its lock */
+        cw_reaper_free(p->reaper);
+        p->reaper = NULL; /* out of memory, reported below */
+    }
     p->heartbeat = cw_heartbeat_new(p->redis, &p->keys, p->id, names, p->ntypes, workers,
                                     p->opts.concurrency, p->opts.concurrency);
     p->observer = cw_observer_new(p->redis, &p->keys, workers, p->opts.concurrency);

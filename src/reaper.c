@@ -3,13 +3,19 @@
  *           in-progress jobs go back to the queues, their heartbeat and lock_info
  *           fields go, they leave worker_pools;
  *   pass 2  pools that hold lock_info fields but are not in worker_pools: the same;
- *   pass 3  every lock is made equal to the sum of its lock_info fields.
- * Each pass runs even if an earlier one failed and stops at its first error. The job
- * names considered are the pool's own and every name in known_jobs. */
+ *   pass 3  the lock counters healed: every lock_info field made equal to its pool's
+ *           in-progress count, every lock to the sum of its fields (the fork's
+ *           dangling-lock pass, widened: reaper_heal_locks.lua says why).
+ * Each pass runs even if an earlier one failed. A damaged key (wrong type, a counter
+ * that is not an integer) stops only the step of its own job name: the scripts go on
+ * with the other names and report it, and it is logged with its message; a Redis
+ * error stops the pass. The job names considered are the pool's own and every name
+ * in known_jobs. */
 #include "reaper.h"
 
 #include "gojson.h"
 #include "log.h"
+#include "reaper_lock.h"
 #include "scripts.h"
 
 #include <stdio.h>
@@ -20,9 +26,9 @@ struct cw_reaper {
     const cw_keys *keys;
     char **registered;
     size_t nregistered;
-    int64_t period_s;
     cwork_reaper_hook hook;
     void *hook_userdata;
+    cw_reaper_lock lock;
 };
 
 /* A growable list of owned strings (job names, pool ids). */
@@ -75,13 +81,15 @@ cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
     cw_reaper *r = cw_calloc(1, sizeof *r);
     if (!r)
         return NULL;
+    (void)period_s; /* the pool schedules the cycles; the lock is a lease of its own */
     r->redis = redis;
     r->keys = keys;
-    r->period_s = period_s >= 1 ? period_s : CW_REAPER_DEFAULT_PERIOD;
     r->hook = hook;
     r->hook_userdata = hook_userdata;
     r->registered = cw_calloc(nregistered ? nregistered : 1, sizeof *r->registered);
-    if (!r->registered) {
+    if (!r->registered || cw_reaper_lock_init(&r->lock, keys) != 0) {
+        cw_reaper_lock_clear(&r->lock);
+        cw_free(r->registered);
         cw_free(r);
         return NULL;
     }
@@ -104,7 +112,45 @@ void cw_reaper_free(cw_reaper *r)
     for (size_t i = 0; i < r->nregistered; i++)
         cw_free(r->registered[i]);
     cw_free(r->registered);
+    cw_reaper_lock_clear(&r->lock);
     cw_free(r);
+}
+
+int cw_reaper_set_pool_id(cw_reaper *r, const char *pool_id)
+{
+    return cw_reaper_lock_set_pool(&r->lock, pool_id);
+}
+
+typedef struct {
+    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
+    cw_buf errors;                           /* joined pass errors */
+} cycle_result;
+
+static void note_text(cycle_result *res, const char *pass, const char *text, size_t len)
+{
+    if (res->errors.len)
+        cw_buf_puts(&res->errors, "; ");
+    cw_buf_printf(&res->errors, "%s: ", pass);
+    cw_buf_append(&res->errors, text, len);
+}
+
+static void note_error(cycle_result *res, const char *pass, const cwork_error *err)
+{
+    note_text(res, pass, err->message, strlen(err->message));
+}
+
+/* A script's reports of keys it could not use or repair ("key: error" strings, from
+ * element `from` of arr): each logged with its message, and noted for the hook. The
+ * script went on with the other names. */
+static void note_damage(cycle_result *res, const char *pass, const redisReply *arr, size_t from)
+{
+    for (size_t i = from; arr && arr->type == REDIS_REPLY_ARRAY && i < arr->elements; i++) {
+        const redisReply *e = arr->element[i];
+        if (e->type != REDIS_REPLY_STRING)
+            continue;
+        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", e->str, NULL);
+        note_text(res, pass, e->str, e->len);
+    }
 }
 
 /* ---------------------------------------------------------------- helpers */
@@ -172,9 +218,10 @@ static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *scri
 }
 
 /* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
- * lock cleanup, once; negative locks are logged). */
+ * lock cleanup, once; negative locks are logged). Damaged keys are reported (pass is
+ * the pass's name) and do not stop the other names. */
 static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlist *names,
-                     cwork_error *err)
+                     const char *pass, cycle_result *res, cwork_error *err)
 {
     if (names->n == 0)
         return 0;
@@ -182,22 +229,53 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
                                   pool_id, err);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
+        x->element[1]->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "requeue: unexpected reply");
+    }
+    /* A name whose jobs could not move keeps the pool's slot (its lock_info field), so
+     * that the pool is found again as unknown and a later cycle tries again. */
+    strlist release = {0};
+    for (size_t i = 0; i < names->n; i++) {
+        int stuck = 0;
+        for (size_t k = 0; k < x->element[1]->elements; k++)
+            stuck |= x->element[1]->element[k]->integer == (long long)i + 1;
+        if (!stuck)
+            sl_add(&release, names->items[i], strlen(names->items[i]));
+    }
+    note_damage(res, pass, x->element[2], 0);
     freeReplyObject(x);
-    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, names, pool_id, err);
+    if (release.oom) {
+        sl_free(&release);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    if (release.n == 0) {
+        sl_free(&release);
+        return 0;
+    }
+    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, err);
+    sl_free(&release);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
-    if (x->type == REDIS_REPLY_ARRAY && x->elements > 0) {
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "stale locks: unexpected reply");
+    }
+    const redisReply *neg = x->element[0];
+    if (neg->type == REDIS_REPLY_ARRAY && neg->elements > 0) {
         cw_buf keys;
         cw_buf_init(&keys);
-        for (size_t i = 0; i < x->elements; i++) {
+        for (size_t i = 0; i < neg->elements; i++) {
             if (i)
                 cw_buf_putc(&keys, ',');
-            cw_buf_append(&keys, x->element[i]->str, x->element[i]->len);
+            cw_buf_append(&keys, neg->element[i]->str, neg->element[i]->len);
         }
         cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data,
                NULL);
         cw_buf_free(&keys);
     }
+    note_damage(res, pass, x->element[1], 0);
     freeReplyObject(x);
     return 0;
 }
@@ -241,18 +319,6 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
 }
 
 /* ---------------------------------------------------------------- the passes */
-
-typedef struct {
-    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
-    cw_buf errors;                           /* joined pass errors */
-} cycle_result;
-
-static void note_error(cycle_result *res, const char *pass, const cwork_error *err)
-{
-    if (res->errors.len)
-        cw_buf_puts(&res->errors, "; ");
-    cw_buf_printf(&res->errors, "%s: %s", pass, err->message);
-}
 
 /* Pass 1: pools whose heartbeat is missing or stale. */
 static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
@@ -308,8 +374,15 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
             for (size_t n = 0; n < current->n; n++)
                 sl_add(&names, current->items[n], strlen(current->items[n]));
         }
+        /* Each pool only while the lock is still ours: a cycle that lost it (its
+         * lease ran out while it was frozen or stalled) must not act on what it read
+         * before. */
+        if ((rc = cw_reaper_lock_keep(&r->lock, c, err)) != 0) {
+            sl_free(&names);
+            break;
+        }
         rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                       : give_back(r, c, id, &names, err);
+                       : give_back(r, c, id, &names, "dead pools", res, err);
         if (rc == 0 && has_heartbeat) {
             cw_buf_reset(&key);
             cw_key_worker_pool(r->keys, &key, id);
@@ -378,8 +451,11 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     if (!x)
         return err ? err->code : CWORK_EREDIS;
     gj_value *map = NULL;
-    int rc = x->type == REDIS_REPLY_STRING ? gj_parse(x->str, x->len, &map, err)
-                                           : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    int rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
+                     x->element[0]->type == REDIS_REPLY_STRING
+                 ? gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
+                 : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    note_damage(res, "unknown pools", x, 1);
     freeReplyObject(x);
     if (rc == 0 && map->type == GJ_OBJECT && map->as.obj.len > 0) {
         cw_buf logged;
@@ -393,7 +469,9 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
                 if (k->type == GJ_STRING)
                     name_of_key(r, k->as.s.ptr, k->as.s.len, ":lock_info", &names);
             }
-            rc = give_back(r, c, pool, &names, err);
+            rc = cw_reaper_lock_keep(&r->lock, c, err);
+            if (rc == 0)
+                rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
                 sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
@@ -410,53 +488,50 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     return rc;
 }
 
-/* Pass 3: locks made equal to the sum of their lock_info fields. */
-static int pass_dangling_locks(cw_reaper *r, cw_conn *c, const strlist *current,
-                               cycle_result *res, cwork_error *err)
+/* Pass 3: every lock_info field made equal to its pool's in-progress count, every lock
+ * to the sum of its fields (reaper_heal_locks.lua says why). */
+static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+                           cwork_error *err)
 {
     if (current->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_dangling_locks, lock_keys, 2, current,
+    redisReply *x = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current,
                                   NULL, err);
     if (!x)
         return err ? err->code : CWORK_EREDIS;
+    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
+        freeReplyObject(x);
+        return cw_error(err, CWORK_EPROTO, "heal locks: unexpected reply");
+    }
+    const redisReply *adjusted = x->element[0], *healed = x->element[1];
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
+    for (size_t i = 0; adjusted->type == REDIS_REPLY_ARRAY && i < adjusted->elements; i++) {
         size_t before = res->dangling.n;
-        if (name_of_key(r, x->element[i]->str, x->element[i]->len, ":lock", &res->dangling) &&
+        const redisReply *k = adjusted->element[i];
+        if (name_of_key(r, k->str, k->len, ":lock", &res->dangling) &&
             res->dangling.n > before)
             cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
                           res->dangling.items[res->dangling.n - 1]);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
+    /* Every value changed, for whoever wonders why a counter moved. */
+    cw_buf_reset(&logged);
+    for (size_t i = 0; healed->type == REDIS_REPLY_ARRAY && i < healed->elements; i++) {
+        if (logged.len)
+            cw_buf_puts(&logged, "; ");
+        cw_buf_append(&logged, healed->element[i]->str, healed->element[i]->len);
+    }
+    if (logged.len && !logged.oom)
+        cw_log(CWORK_LOG_WARN, "Reaper: lock counters repaired", "changes", logged.data, NULL);
     cw_buf_free(&logged);
+    note_damage(res, "heal locks", x->element[2], 0);
     freeReplyObject(x);
     return 0;
 }
 
 /* ---------------------------------------------------------------- a cycle */
-
-/* The lock token: 16 random bytes in standard base64 with padding (SPEC §2.6). */
-static void make_token(char out[25])
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    unsigned char raw[18] = {0};
-    if (cw_random_bytes(raw, 16) != 0) {
-        int64_t t = cw_now_ms();
-        memcpy(raw, &t, sizeof t);
-    }
-    for (int i = 0, o = 0; i < 18; i += 3) {
-        unsigned v = (unsigned)raw[i] << 16 | (unsigned)raw[i + 1] << 8 | raw[i + 2];
-        out[o++] = b64[v >> 18 & 63];
-        out[o++] = b64[v >> 12 & 63];
-        out[o++] = b64[v >> 6 & 63];
-        out[o++] = b64[v & 63];
-    }
-    out[22] = out[23] = '=';
-    out[24] = '\0';
-}
 
 /* The names every pass considers: the pool's own and known_jobs. */
 static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *err)
@@ -479,6 +554,21 @@ static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *er
     return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
 }
 
+/* Whether the cycle may take its next step: the connection works and the lock is
+ * still ours (its lease renewed when due). A lost lock is noted once. */
+static int may_go_on(cw_reaper *r, cw_conn *c, cycle_result *res)
+{
+    if (c->broken)
+        return 0;
+    int was_lost = r->lock.lost;
+    cwork_error e = {0};
+    if (cw_reaper_lock_keep(&r->lock, c, &e) == 0)
+        return 1;
+    if (!was_lost)
+        note_error(res, "lock", &e);
+    return 0;
+}
+
 int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
 {
     *ran = 0;
@@ -486,26 +576,9 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     int rc = cw_redis_checkout(r->redis, &c, err);
     if (rc)
         return rc;
-    char token[25], ttl[24];
-    make_token(token);
-    snprintf(ttl, sizeof ttl, "%lld", (long long)r->period_s);
-    cw_buf lock;
-    cw_buf_init(&lock);
-    cw_key_reaper_lock(r->keys, &lock);
-    cw_log(CWORK_LOG_INFO, "Reaper: trying to acquire lock...", NULL);
-    const char *set[] = {"SET", lock.data, token, "NX", "EX", ttl};
-    redisReply *x = lock.oom ? NULL : cw_conn_command(c, 6, set, NULL, err);
-    if (!x) {
-        rc = err ? err->code : CWORK_EREDIS;
+    int acquired = 0;
+    if ((rc = cw_reaper_lock_acquire(&r->lock, c, &acquired, err)) != 0 || !acquired)
         goto out;
-    }
-    int acquired = x->type == REDIS_REPLY_STATUS;
-    freeReplyObject(x);
-    if (!acquired) {
-        cw_log(CWORK_LOG_INFO, "Reaper: locked by another process", NULL);
-        goto out;
-    }
-    cw_log(CWORK_LOG_INFO, "Reaper: lock is acquired", NULL);
     *ran = 1;
     cwork_reap_done done = r->hook ? r->hook(r->hook_userdata) : NULL;
 
@@ -516,12 +589,12 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     cwork_error perr = {0};
     if (current_names(r, c, &current, &perr) != 0)
         note_error(&res, "known jobs", &perr);
-    if (!c->broken && pass_dead_pools(r, c, &current, &res, &perr) != 0)
+    if (may_go_on(r, c, &res) && pass_dead_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "dead pools", &perr);
-    if (!c->broken && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
+    if (may_go_on(r, c, &res) && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "unknown pools", &perr);
-    if (!c->broken && pass_dangling_locks(r, c, &current, &res, &perr) != 0)
-        note_error(&res, "dangling locks", &perr);
+    if (may_go_on(r, c, &res) && pass_heal_locks(r, c, &current, &res, &perr) != 0)
+        note_error(&res, "heal locks", &perr);
     if (res.errors.len && !res.errors.oom) /* Go only shows these to the hook (item 2) */
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", res.errors.data, NULL);
     if (done) {
@@ -547,18 +620,12 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
             goto out;
         }
     }
-    const char *rel[] = {lock.data, token};
-    x = cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, err);
-    if (!x)
-        rc = err ? err->code : CWORK_EREDIS;
-    else
-        freeReplyObject(x);
+    rc = cw_reaper_lock_release(&r->lock, c, err);
 out:
     if (rc)
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", err ? err->message : "", NULL);
     if (c)
         cw_redis_checkin(r->redis, c);
-    cw_buf_free(&lock);
     return rc;
 }
 

@@ -11,8 +11,11 @@
 
 /* Moves every due job of the scheduled and the retry set. known_names are the pool's
  * registered names; the names in known_jobs are added to them. *moved receives the
- * number of jobs put into queues. Errors are logged as "requeuer.process" and
- * returned; jobs sent to dead as "requeuer.process.dead". */
+ * number of jobs put into queues. A damaged key loses no job: one whose queue is not a
+ * list goes to dead with the reason, one that can go nowhere stays and is stepped over.
+ * Every error is logged with its message as "requeuer.process" (err may be NULL) and
+ * the first is returned, after both sets were processed; jobs sent to dead are logged
+ * as "requeuer.process.dead" with the reason and a count. */
 int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *known_names,
                    size_t nknown, size_t *moved, cwork_error *err);
 

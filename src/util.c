@@ -202,6 +202,23 @@ void cw_buf_put_uint64(cw_buf *b, uint64_t v)
     cw_buf_append(b, tmp + i, sizeof tmp - i);
 }
 
+void cw_buf_put_base64(cw_buf *b, const void *p, size_t n)
+{
+    static const char digits[] =
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *s = p;
+    if (n > (SIZE_MAX - 3) / 4 * 3 || cw_buf_reserve(b, (n + 2) / 3 * 4) != 0)
+        return;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)s[i] << 16;
+        if (i + 1 < n) v |= (uint32_t)s[i + 1] << 8;
+        if (i + 2 < n) v |= s[i + 2];
+        char q[4] = {digits[v >> 18], digits[(v >> 12) & 63], i + 1 < n ? digits[(v >> 6) & 63] : '=',
+                     i + 2 < n ? digits[v & 63] : '='};
+        cw_buf_append(b, q, 4);
+    }
+}
+
 void cw_buf_put_int64(cw_buf *b, int64_t v)
 {
     if (v < 0) {

@@ -41,6 +41,7 @@ void cw_buf_puts(cw_buf *b, const char *s);
 void cw_buf_printf(cw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cw_buf_put_int64(cw_buf *b, int64_t v);   /* plain decimal, locale-independent */
 void cw_buf_put_uint64(cw_buf *b, uint64_t v);
+void cw_buf_put_base64(cw_buf *b, const void *p, size_t n); /* standard, padded */
 /* Hands the data over (NUL-terminated) and leaves the buffer empty; NULL if oom. */
 char *cw_buf_take(cw_buf *b, size_t *len);
 /* Ends a function that built its result in b: with rc == 0 hands the data to *out (and

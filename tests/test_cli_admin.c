@@ -1,41 +1,24 @@
 /* The admin commands end to end (cwork queues, pools, busy, retry, scheduled, dead,
  * pause, unpause, job): Redis state written by hand in Go's bytes, the binary run
  * against it, and its stdout, exit status and the namespace afterwards checked. */
+#include "cli_testutil.h"
 #include "cwork.h"
-#include "testlib.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 static redisContext *rc_;
 static char ns_[64];
-static char out_[1 << 17], err_[1 << 16];
 
 /* ---------------------------------------------------------------- running the binary */
 
-static void slurp(int fd, char *buf, size_t size)
-{
-    lseek(fd, 0, SEEK_SET);
-    ssize_t k = read(fd, buf, size - 1);
-    buf[k > 0 ? k : 0] = '\0';
-    close(fd);
-}
-
-/* Runs `cwork argv[0] [--redis URL --ns NS] argv[1..]` and captures stdout and stderr;
- * returns the exit status. */
+/* Runs `cwork argv[0] [--redis URL --ns NS] argv[1..]`; returns the exit status. */
 static int run_cli(int with_conn, const char *const *argv)
 {
-    const char *cli = getenv("CWORK_CLI");
-    if (!cli) {
-        fprintf(stderr, "CWORK_CLI is not set (ctest sets it)\n");
-        exit(1);
-    }
     const char *args[48];
     size_t n = 0;
-    args[n++] = cli;
     args[n++] = argv[0];
     if (with_conn) {
         args[n++] = "--redis";
@@ -46,23 +29,7 @@ static int run_cli(int with_conn, const char *const *argv)
     for (size_t i = 1; argv[i] && n < 47; i++)
         args[n++] = argv[i];
     args[n] = NULL;
-    char out_path[] = "/tmp/cwt-admin-out-XXXXXX", err_path[] = "/tmp/cwt-admin-err-XXXXXX";
-    int out = mkstemp(out_path), er = mkstemp(err_path);
-    if (out < 0 || er < 0) abort();
-    unlink(out_path);
-    unlink(err_path);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out, 1);
-        dup2(er, 2);
-        execv(cli, (char *const *)args);
-        _exit(127);
-    }
-    int status;
-    waitpid(pid, &status, 0);
-    slurp(out, out_, sizeof out_);
-    slurp(er, err_, sizeof err_);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return cli_run(NULL, NULL, args);
 }
 
 #define CLI(...) run_cli(1, (const char *const[]){__VA_ARGS__, NULL})
@@ -110,24 +77,16 @@ static char *dump(void)
 
 /* ---------------------------------------------------------------- looking at stdout */
 
-static size_t count_lines(const char *s)
-{
-    size_t n = 0;
-    for (; *s; s++)
-        n += *s == '\n';
-    return n;
-}
-
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* The line of out_ that starts with start, copied (static storage), or NULL. */
+/* The line of cli_out_ that starts with start, copied (static storage), or NULL. */
 static const char *line_starting(const char *start)
 {
     static char line[4096];
-    for (const char *p = out_; *p;) {
+    for (const char *p = cli_out_; *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
         if (!strncmp(p, start, strlen(start)) && len < sizeof line) {
@@ -145,7 +104,7 @@ static const char *line_starting(const char *start)
         const char *l_ = line_starting(start);                                                     \
         if (!l_ || !strstr(l_, needle))                                                            \
             tl_fail(__FILE__, __LINE__, "no line \"%s...\" with \"%s\" in:\n%s", start, needle,    \
-                    out_);                                                                         \
+                    cli_out_);                                                                     \
     } while (0)
 
 /* The library's own answers, to compare --json with. */
@@ -163,8 +122,8 @@ static void check_body(int rc, char *body, size_t len)
 {
     CHECK_INT(rc, 0);
     if (rc != 0) return;
-    CHECK_INT(strlen(out_), len + 1);
-    CHECK(strncmp(out_, body, len) == 0 && out_[len] == '\n');
+    CHECK_INT(strlen(cli_out_), len + 1);
+    CHECK(strncmp(cli_out_, body, len) == 0 && cli_out_[len] == '\n');
     cwork_free(body);
 }
 
@@ -172,9 +131,9 @@ static void check_body(int rc, char *body, size_t len)
 static cwork_args *parse_line(void)
 {
     cwork_args *a = NULL;
-    size_t len = strlen(out_);
-    CHECK(len > 0 && out_[len - 1] == '\n' && count_lines(out_) == 1);
-    CHECK_INT(cwork_args_parse(out_, len, &a, NULL), 0);
+    size_t len = strlen(cli_out_);
+    CHECK(len > 0 && cli_out_[len - 1] == '\n' && cli_lines(cli_out_) == 1);
+    CHECK_INT(cwork_args_parse(cli_out_, len, &a, NULL), 0);
     return a;
 }
 
@@ -199,7 +158,7 @@ static void queues_show_counts_latency_and_pause(void)
     char *before = dump();
 
     CHECK_INT(CLI("queues"), 0);
-    CHECK_INT(count_lines(out_), 4);
+    CHECK_INT(cli_lines(cli_out_), 4);
     CHECK_LINE("NAME", "LATENCY");
     CHECK_LINE("send_email ", " 2 ");
     CHECK_LINE("send_email ", " 1m ");
@@ -216,22 +175,22 @@ static void queues_show_counts_latency_and_pause(void)
         char *body = NULL;
         size_t len = 0;
         CHECK_INT(cwork_client_queues_json(c, &body, &len, NULL), 0);
-        int same = strlen(out_) == len + 1 && !strncmp(out_, body, len);
+        int same = strlen(cli_out_) == len + 1 && !strncmp(cli_out_, body, len);
         cwork_free(body);
         cwork_client_free(c);
         if (same) break;
         if (attempt == 2)
-            tl_fail(__FILE__, __LINE__, "queues --json differs from the library: %s", out_);
+            tl_fail(__FILE__, __LINE__, "queues --json differs from the library: %s", cli_out_);
     }
-    CHECK(strstr(out_, "\"job_name\": \"send_email\"") != NULL);
+    CHECK(strstr(cli_out_, "\"job_name\": \"send_email\"") != NULL);
     CHECK_DUMP(before);
     free(before);
     tl_ns_delete(rc_, ns_);
 
     CHECK_INT(CLI("queues"), 0);
-    CHECK_STR(out_, "No queues: known_jobs is empty.\n");
+    CHECK_STR(cli_out_, "No queues: known_jobs is empty.\n");
     CHECK_INT(CLI("queues", "--json"), 0);
-    CHECK_STR(out_, "[]\n");
+    CHECK_STR(cli_out_, "[]\n");
 }
 
 static void pools_and_busy_show_heartbeats_and_workers(void)
@@ -248,7 +207,7 @@ static void pools_and_busy_show_heartbeats_and_workers(void)
     char *before = dump();
 
     CHECK_INT(CLI("pools"), 0);
-    CHECK_INT(count_lines(out_), 2);
+    CHECK_INT(cli_lines(cli_out_), 2);
     CHECK_LINE("POOL", "HEARTBEAT");
     CHECK_LINE("0123456789abcdef01234567", " box1 ");
     CHECK_LINE("0123456789abcdef01234567", " 4242 ");
@@ -265,7 +224,7 @@ static void pools_and_busy_show_heartbeats_and_workers(void)
     check_body(body_rc, body, len);
 
     CHECK_INT(CLI("busy"), 0);
-    CHECK_INT(count_lines(out_), 2); /* ccc is idle */
+    CHECK_INT(cli_lines(cli_out_), 2); /* ccc is idle */
     CHECK_LINE("WORKER", "CHECKIN");
     CHECK_LINE("bbb ", " foo ");
     CHECK_LINE("bbb ", " bar ");
@@ -280,13 +239,13 @@ static void pools_and_busy_show_heartbeats_and_workers(void)
 
     cmd("DEL %s", key("worker:bbb"));
     CHECK_INT(CLI("busy"), 0);
-    CHECK_STR(out_, "No busy workers.\n");
+    CHECK_STR(cli_out_, "No busy workers.\n");
     CHECK_INT(CLI("busy", "--json"), 0);
-    CHECK_STR(out_, "null\n");
+    CHECK_STR(cli_out_, "null\n");
     cwork_client_free(c);
     tl_ns_delete(rc_, ns_);
     CHECK_INT(CLI("pools"), 0);
-    CHECK_STR(out_, "No worker pools.\n");
+    CHECK_STR(cli_out_, "No worker pools.\n");
 }
 
 static void dead_lists_pages_and_filters_by_name(void)
@@ -300,8 +259,8 @@ static void dead_lists_pages_and_filters_by_name(void)
     char *before = dump();
 
     CHECK_INT(CLI("dead"), 0);
-    CHECK_INT(count_lines(out_), 23);
-    CHECK(starts(out_, "Dead jobs: 25 (page 1 of 2)\n"));
+    CHECK_INT(cli_lines(cli_out_), 23);
+    CHECK(starts(cli_out_, "Dead jobs: 25 (page 1 of 2)\n"));
     CHECK_LINE("DIED", "ERROR");
     CHECK_LINE("2023-11-14T22:15:00Z (", "000000000000000000000000  b ");
     CHECK_LINE("2023-11-14T22:15:01Z (", "000000000000000000000001  a ");
@@ -310,21 +269,21 @@ static void dead_lists_pages_and_filters_by_name(void)
     CHECK_LINE("Next page", "--page 2");
 
     CHECK_INT(CLI("dead", "--page", "2"), 0);
-    CHECK_INT(count_lines(out_), 7);
-    CHECK(starts(out_, "Dead jobs: 25 (page 2 of 2)\n"));
-    CHECK(strstr(out_, "000000000000000000000024") != NULL);
-    CHECK(strstr(out_, "Next page") == NULL);
+    CHECK_INT(cli_lines(cli_out_), 7);
+    CHECK(starts(cli_out_, "Dead jobs: 25 (page 2 of 2)\n"));
+    CHECK(strstr(cli_out_, "000000000000000000000024") != NULL);
+    CHECK(strstr(cli_out_, "Next page") == NULL);
 
     CHECK_INT(CLI("dead", "-name", "b"), 0);
-    CHECK(starts(out_, "Dead jobs called b: 5 (page 1 of 1)\n"));
-    CHECK_INT(count_lines(out_), 7);
-    CHECK(strstr(out_, "  a  ") == NULL);
+    CHECK(starts(cli_out_, "Dead jobs called b: 5 (page 1 of 1)\n"));
+    CHECK_INT(cli_lines(cli_out_), 7);
+    CHECK(strstr(cli_out_, "  a  ") == NULL);
 
     CHECK_INT(CLI("dead", "--page=3"), 0);
-    CHECK(strstr(out_, "page 3 is past the end") != NULL);
-    CHECK_INT(count_lines(out_), 1);
+    CHECK(strstr(cli_out_, "page 3 is past the end") != NULL);
+    CHECK_INT(cli_lines(cli_out_), 1);
     CHECK_INT(CLI("dead", "--name", "zzz"), 0);
-    CHECK_STR(out_, "No dead jobs called zzz.\n");
+    CHECK_STR(cli_out_, "No dead jobs called zzz.\n");
 
     cwork_client *c = lib_client();
     char *body = NULL;
@@ -333,7 +292,7 @@ static void dead_lists_pages_and_filters_by_name(void)
     CHECK_INT(CLI("dead", "--json", "--page", "2", "--name", "a"), 0);
     body_rc = cwork_client_list_json(c, CWORK_SET_DEAD, 2, "a", &body, &len, NULL);
     check_body(body_rc, body, len);
-    CHECK(strstr(out_, "\"count\": 20") != NULL);
+    CHECK(strstr(cli_out_, "\"count\": 20") != NULL);
     CHECK_INT(CLI("dead", "--json"), 0);
     body_rc = cwork_client_list_json(c, CWORK_SET_DEAD, 1, NULL, &body, &len, NULL);
     check_body(body_rc, body, len);
@@ -343,7 +302,7 @@ static void dead_lists_pages_and_filters_by_name(void)
     tl_ns_delete(rc_, ns_);
 
     CHECK_INT(CLI("dead"), 0);
-    CHECK_STR(out_, "The dead set is empty.\n");
+    CHECK_STR(cli_out_, "The dead set is empty.\n");
 }
 
 static void retry_and_scheduled_list_their_sets(void)
@@ -362,15 +321,15 @@ static void retry_and_scheduled_list_their_sets(void)
     char *before = dump();
 
     CHECK_INT(CLI("retry"), 0);
-    CHECK_INT(count_lines(out_), 3);
-    CHECK(starts(out_, "Jobs to retry: 1 (page 1 of 1)\n"));
+    CHECK_INT(cli_lines(cli_out_), 3);
+    CHECK(starts(cli_out_, "Jobs to retry: 1 (page 1 of 1)\n"));
     CHECK_LINE("RETRY AT", "FAILS");
     CHECK_LINE("20", "(in 2h)  0123456789abcdef01234567  send_email");
     CHECK_LINE("20", " 1  smtp: 550 <rejected>  {\"address\":\"test@example.com\"}");
 
     CHECK_INT(CLI("scheduled"), 0);
-    CHECK_INT(count_lines(out_), 3);
-    CHECK(starts(out_, "Scheduled jobs: 1 (page 1 of 1)\n"));
+    CHECK_INT(cli_lines(cli_out_), 3);
+    CHECK(starts(cli_out_, "Scheduled jobs: 1 (page 1 of 1)\n"));
     CHECK_LINE("RUN AT", "ARGS");
     CHECK(line_starting("RUN AT") && !strstr(line_starting("RUN AT"), "FAILS"));
     CHECK_LINE("2023-11-14T22:14:00Z (", "ago)  periodic:calc:0 * * * * *:1700000040  calc  null");
@@ -382,11 +341,11 @@ static void retry_and_scheduled_list_their_sets(void)
     CHECK_INT(CLI("retry", "--json"), 0);
     body_rc = cwork_client_list_json(c, CWORK_SET_RETRY, 1, NULL, &body, &len, NULL);
     check_body(body_rc, body, len);
-    CHECK(strstr(out_, "\"retry_at\": ") != NULL);
+    CHECK(strstr(cli_out_, "\"retry_at\": ") != NULL);
     CHECK_INT(CLI("scheduled", "--json"), 0);
     body_rc = cwork_client_list_json(c, CWORK_SET_SCHEDULED, 1, NULL, &body, &len, NULL);
     check_body(body_rc, body, len);
-    CHECK(strstr(out_, "\"run_at\": 1700000040") != NULL);
+    CHECK(strstr(cli_out_, "\"run_at\": 1700000040") != NULL);
     cwork_client_free(c);
     CHECK_DUMP(before);
     free(before);
@@ -417,20 +376,20 @@ static void tables_survive_hostile_job_text(void)
     zadd("dead", 1700000100, member);
 
     CHECK_INT(CLI("dead"), 0);
-    CHECK_INT(count_lines(out_), 3);
-    CHECK(!has_control_bytes(out_));
-    CHECK(strstr(out_, "\xe2\x80\xae") == NULL);
-    CHECK(strstr(out_, "\xff") == NULL);
-    CHECK(strstr(out_, "\xe2\x80\xa6") != NULL); /* the ellipsis */
-    CHECK(strstr(out_, big) == NULL);
+    CHECK_INT(cli_lines(cli_out_), 3);
+    CHECK(!has_control_bytes(cli_out_));
+    CHECK(strstr(cli_out_, "\xe2\x80\xae") == NULL);
+    CHECK(strstr(cli_out_, "\xff") == NULL);
+    CHECK(strstr(cli_out_, "\xe2\x80\xa6") != NULL); /* the ellipsis */
+    CHECK(strstr(cli_out_, big) == NULL);
     CHECK_LINE("2023-11-14T22:15:00Z", "line1 line2 ?[2J?gnp.exe");
     CHECK_LINE("2023-11-14T22:15:00Z", "ev\xef\xbf\xbdil"); /* decoded as Go does: U+FFFD */
     const char *row = line_starting("2023-11-14T22:15:00Z");
     CHECK(row && strlen(row) < 300);
 
     CHECK_INT(CLI("job", "0123456789abcdef01234567"), 0);
-    CHECK(!has_control_bytes(out_));
-    CHECK(strstr(out_, "\xe2\x80\xae") == NULL);
+    CHECK(!has_control_bytes(cli_out_));
+    CHECK(strstr(cli_out_, "\xe2\x80\xae") == NULL);
     CHECK_LINE("error", "line1 line2 ?[2J?gnp.exe");
     tl_ns_delete(rc_, ns_);
 }
@@ -454,7 +413,7 @@ static void dead_retry_by_id_puts_the_job_back_in_its_queue(void)
     long long t0 = (long long)time(NULL);
     CHECK_INT(CLI("dead", "retry", "0123456789abcdef01234567"), 0);
     long long t1 = (long long)time(NULL);
-    CHECK_STR(out_, "Retried dead job 0123456789abcdef01234567 (at 1700000100).\n");
+    CHECK_STR(cli_out_, "Retried dead job 0123456789abcdef01234567 (at 1700000100).\n");
     redisReply *r = tl_cmd(rc_, "LINDEX %s 0", key("jobs:send_email"));
     CHECK(r->type == REDIS_REPLY_STRING);
     cwork_job *back = NULL;
@@ -483,20 +442,20 @@ static void dead_retry_by_id_puts_the_job_back_in_its_queue(void)
 
     /* again: it is in its queue now, not dead */
     CHECK_INT(CLI("dead", "retry", "0123456789abcdef01234567"), 4);
-    CHECK_STR(out_, "");
-    CHECK(strstr(err_, "not in the dead set but in its queue") != NULL);
+    CHECK_STR(cli_out_, "");
+    CHECK(strstr(cli_err_, "not in the dead set but in its queue") != NULL);
     /* a wrong time of death */
     CHECK_INT(CLI("dead", "retry", "--died-at", "1700000301", "bbbbbbbbbbbbbbbbbbbbbbbb"), 4);
-    CHECK(strstr(err_, "nothing retried") != NULL);
+    CHECK(strstr(cli_err_, "nothing retried") != NULL);
     CHECK_INT(CLI("dead", "retry", "cccccccccccccccccccccccc"), 4);
-    CHECK(strstr(err_, "no job has the id cccccccccccccccccccccccc") != NULL);
+    CHECK(strstr(cli_err_, "no job has the id cccccccccccccccccccccccc") != NULL);
     CHECK_DUMP(want);
 
     /* addressed by the time the listing shows; --json */
     CHECK_INT(CLI("dead", "retry", "--died-at", "2023-11-14T22:18:20Z", "--json",
                   "bbbbbbbbbbbbbbbbbbbbbbbb"),
               0);
-    CHECK_STR(out_, "{\"at\":1700000300,\"id\":\"bbbbbbbbbbbbbbbbbbbbbbbb\",\"retried\":1}\n");
+    CHECK_STR(cli_out_, "{\"at\":1700000300,\"id\":\"bbbbbbbbbbbbbbbbbbbbbbbb\",\"retried\":1}\n");
     cwork_args_free(parse_line());
     r = tl_cmd(rc_, "LLEN %s", key("jobs:send_email"));
     CHECK_INT(r->integer, 2);
@@ -504,7 +463,7 @@ static void dead_retry_by_id_puts_the_job_back_in_its_queue(void)
 
     /* a name missing from known_jobs: nothing retried, the job stays dead (Go's script) */
     CHECK_INT(CLI("dead", "retry", "aaaaaaaaaaaaaaaaaaaaaaaa"), 4);
-    CHECK(strstr(err_, "nothing retried") != NULL);
+    CHECK(strstr(cli_err_, "nothing retried") != NULL);
     r = tl_cmd(rc_, "ZRANGE %s 0 -1 WITHSCORES", key("dead"));
     CHECK_INT(r->elements, 2);
     if (r->elements == 2) {
@@ -527,7 +486,7 @@ static void dead_retry_all_and_by_name(void)
     zadd("dead", 1700000200, dead_job(unknown, sizeof unknown, "c", "cccccccccccccccccccccccc", 9));
 
     CHECK_INT(CLI("dead", "retry", "--all", "--name", "a", "--json"), 0);
-    CHECK_STR(out_, "{\"retried\":3}\n");
+    CHECK_STR(cli_out_, "{\"retried\":3}\n");
     redisReply *r = tl_cmd(rc_, "LLEN %s", key("jobs:a"));
     CHECK_INT(r->integer, 3);
     freeReplyObject(r);
@@ -536,7 +495,7 @@ static void dead_retry_all_and_by_name(void)
     freeReplyObject(r);
 
     CHECK_INT(CLI("dead", "retry", "--all"), 0);
-    CHECK_STR(out_, "Retried 2 dead jobs.\n");
+    CHECK_STR(cli_out_, "Retried 2 dead jobs.\n");
     r = tl_cmd(rc_, "LLEN %s", key("jobs:b"));
     CHECK_INT(r->integer, 2);
     freeReplyObject(r);
@@ -558,23 +517,23 @@ static void dead_delete_one_by_name_and_all(void)
     char want[2048];
 
     CHECK_INT(CLI("dead", "delete", "000000000000000000000000"), 0);
-    CHECK_STR(out_, "Deleted dead job 000000000000000000000000 (at 1700000100).\n");
+    CHECK_STR(cli_out_, "Deleted dead job 000000000000000000000000 (at 1700000100).\n");
     snprintf(want, sizeof want, "%s:dead zset %s=1700000101 | %s=1700000102 | %s=1700000103\n", ns_,
              j[1], j[2], j[3]);
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "delete", "--at", "1", "000000000000000000000001"), 4);
-    CHECK(strstr(err_, "nothing deleted") != NULL);
-    CHECK_STR(out_, "");
+    CHECK(strstr(cli_err_, "nothing deleted") != NULL);
+    CHECK_STR(cli_out_, "");
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "delete", "--all", "--name", "b", "--json"), 0);
-    CHECK_STR(out_, "{\"deleted\":2}\n");
+    CHECK_STR(cli_out_, "{\"deleted\":2}\n");
     snprintf(want, sizeof want, "%s:dead zset %s=1700000101\n", ns_, j[1]);
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "delete", "--all"), 0);
-    CHECK_STR(out_, "Deleted 1 dead job.\n");
+    CHECK_STR(cli_out_, "Deleted 1 dead job.\n");
     CHECK_DUMP("");
 }
 
@@ -591,22 +550,22 @@ static void dead_trim_by_age_and_count(void)
     char want[2048];
 
     CHECK_INT(CLI("dead", "trim", "--older-than", "1d"), 0);
-    CHECK_STR(out_, "Removed 2 dead jobs.\n");
+    CHECK_STR(cli_out_, "Removed 2 dead jobs.\n");
     snprintf(want, sizeof want, "%s:dead zset %s=%lld | %s=%lld | %s=%lld\n", ns_, j[2],
              now - ages[2], j[3], now - ages[3], j[4], now - ages[4]);
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "trim", "--older-than", "86400", "--keep", "5"), 0);
-    CHECK_STR(out_, "Removed 0 dead jobs.\n");
+    CHECK_STR(cli_out_, "Removed 0 dead jobs.\n");
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "trim", "--keep", "1", "--json"), 0);
-    CHECK_STR(out_, "{\"removed\":2}\n");
+    CHECK_STR(cli_out_, "{\"removed\":2}\n");
     snprintf(want, sizeof want, "%s:dead zset %s=%lld\n", ns_, j[4], now - ages[4]);
     CHECK_DUMP(want);
 
     CHECK_INT(CLI("dead", "trim", "--older-than", "30s"), 0);
-    CHECK_STR(out_, "Removed 1 dead job.\n");
+    CHECK_STR(cli_out_, "Removed 1 dead job.\n");
     CHECK_DUMP("");
 }
 
@@ -631,21 +590,21 @@ static void retry_and_scheduled_delete_by_id(void)
     char want[2048];
 
     CHECK_INT(CLI("retry", "delete", "0123456789abcdef01234567"), 0);
-    CHECK_STR(out_, "Deleted retry job 0123456789abcdef01234567 (at 1700000100).\n");
+    CHECK_STR(cli_out_, "Deleted retry job 0123456789abcdef01234567 (at 1700000100).\n");
     CHECK_INT(CLI("retry", "delete", "0123456789abcdef01234567"), 4);
-    CHECK_STR(out_, "");
+    CHECK_STR(cli_out_, "");
 
     /* a unique scheduled job takes its guard with it */
     CHECK_INT(CLI("scheduled", "delete", "--json", "1123456789abcdef01234567"), 0);
-    CHECK_STR(out_, "{\"at\":1700000500,\"id\":\"1123456789abcdef01234567\",\"deleted\":1}\n");
+    CHECK_STR(cli_out_, "{\"at\":1700000500,\"id\":\"1123456789abcdef01234567\",\"deleted\":1}\n");
     snprintf(want, sizeof want, "%s:scheduled zset %s=1700000600\n", ns_, plain_job);
     CHECK_DUMP(want);
 
     /* wrong set, wrong time */
     CHECK_INT(CLI("retry", "delete", "2123456789abcdef01234567"), 4);
-    CHECK(strstr(err_, "not in the retry set but in the scheduled set") != NULL);
+    CHECK(strstr(cli_err_, "not in the retry set but in the scheduled set") != NULL);
     CHECK_INT(CLI("scheduled", "delete", "--run-at", "1700000601", "2123456789abcdef01234567"), 4);
-    CHECK(strstr(err_, "nothing deleted") != NULL);
+    CHECK(strstr(cli_err_, "nothing deleted") != NULL);
     CHECK_DUMP(want);
     CHECK_INT(
         CLI("scheduled", "delete", "--at", "2023-11-14T22:23:20Z", "2123456789abcdef01234567"), 0);
@@ -663,20 +622,20 @@ static void pause_and_unpause_set_and_remove_the_flag(void)
 
     /* Go's single-dash spellings */
     CHECK_INT(CLI_RAW("pause", "-redis", tl_redis_url(), "-ns", ns_, "send_email"), 0);
-    CHECK(strstr(out_, "Paused send_email") != NULL);
-    CHECK_STR(err_, "");
+    CHECK(strstr(cli_out_, "Paused send_email") != NULL);
+    CHECK_STR(cli_err_, "");
     snprintf(want, sizeof want, "%s:jobs:send_email:paused string 1\n%s", ns_, before);
     CHECK_DUMP(want);
     CHECK_INT(CLI("queues"), 0);
     CHECK_LINE("send_email ", "paused");
 
     CHECK_INT(CLI("unpause", "--json", "send_email"), 0);
-    CHECK_STR(out_, "{\"name\":\"send_email\",\"paused\":false}\n");
+    CHECK_STR(cli_out_, "{\"name\":\"send_email\",\"paused\":false}\n");
     CHECK_DUMP(before);
 
     CHECK_INT(CLI("pause", "--json", "typo"), 0);
-    CHECK_STR(out_, "{\"name\":\"typo\",\"paused\":true}\n");
-    CHECK(strstr(err_, "\"typo\" is not in known_jobs") != NULL);
+    CHECK_STR(cli_out_, "{\"name\":\"typo\",\"paused\":true}\n");
+    CHECK(strstr(cli_err_, "\"typo\" is not in known_jobs") != NULL);
     snprintf(want, sizeof want, "%s:jobs:typo:paused string 1\n%s", ns_, before);
     CHECK_DUMP(want);
     tl_ns_delete(rc_, ns_);
@@ -694,7 +653,7 @@ static void check_job(const char *id, const char *place_line, long long at, cons
     CHECK_INT(CLI("job", "--json", id), 0);
     char want[1024];
     snprintf(want, sizeof want, "{\"at\":%lld,\"job\":%s,\"place\":\"%s\"}\n", at, member, place);
-    CHECK_STR(out_, want);
+    CHECK_STR(cli_out_, want);
     cwork_args_free(parse_line());
 }
 
@@ -726,8 +685,8 @@ static void job_is_found_wherever_it_is(void)
     CHECK_LINE("died at ", "= 1700000500");
 
     CHECK_INT(CLI("job", "nope"), 4);
-    CHECK_STR(out_, "");
-    CHECK(strstr(err_, "nope") != NULL);
+    CHECK_STR(cli_out_, "");
+    CHECK(strstr(cli_err_, "nope") != NULL);
     CHECK_DUMP(before);
     free(before);
     tl_ns_delete(rc_, ns_);
@@ -748,28 +707,28 @@ static void json_bodies_follow_the_go_flavour(void)
     zadd("retry", 1700000200, job);
     char *before = dump();
     CHECK_INT(CLI("retry", "--json"), 0);
-    CHECK(strstr(out_, "\t\t\t\"unique_key\": \"k\",\n") && strstr(out_, "\"d\": 1700000100"));
+    CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") && strstr(cli_out_, "\"d\": 1700000100"));
     CHECK_INT(CLI("retry", "--json", "--go-flavor", "upstream"), 0);
-    CHECK(strstr(out_, "\t\t\t\"unique_key\": \"k\",\n") && !strstr(out_, "\"d\""));
+    CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") && !strstr(cli_out_, "\"d\""));
     CHECK_INT(CLI("job", "--json", "-go-flavor=upstream", "0123456789abcdef01234567"), 0);
-    CHECK_STR(out_, "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
+    CHECK_STR(cli_out_, "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
                     "\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":null,\"unique\":true,"
                     "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000099},"
                     "\"place\":\"retry\"}\n");
     setenv("CWORK_GO_FLAVOR", "upstream", 1);
     CHECK_INT(CLI("job", "--json", "0123456789abcdef01234567"), 0);
-    CHECK(strstr(out_, "\"d\"") == NULL);
+    CHECK(strstr(cli_out_, "\"d\"") == NULL);
     CHECK_INT(CLI("job", "--json", "--go-flavor", "fork", "0123456789abcdef01234567"), 0);
-    CHECK(strstr(out_, "\"d\":1700000100") != NULL); /* the option wins */
+    CHECK(strstr(cli_out_, "\"d\":1700000100") != NULL); /* the option wins */
     setenv("CWORK_GO_FLAVOR", "forked", 1);
     CHECK_INT(CLI("retry", "--json"), 2);
-    CHECK(strstr(err_, "CWORK_GO_FLAVOR") && strstr(err_, "forked"));
+    CHECK(strstr(cli_err_, "CWORK_GO_FLAVOR") && strstr(cli_err_, "forked"));
     unsetenv("CWORK_GO_FLAVOR");
     CHECK_INT(CLI("retry", "--go-flavor", "v0.5"), 2);
-    CHECK_STR(out_, "");
-    CHECK(strstr(err_, "fork or upstream") != NULL);
+    CHECK_STR(cli_out_, "");
+    CHECK(strstr(cli_err_, "fork or upstream") != NULL);
     CHECK_INT(CLI("job", "0123456789abcdef01234567"), 0);
-    CHECK(strstr(out_, "unique key k\n") != NULL);
+    CHECK(strstr(cli_out_, "unique key k\n") != NULL);
     CHECK_DUMP(before);
     free(before);
     tl_ns_delete(rc_, ns_);
@@ -827,9 +786,9 @@ static void usage_errors_exit_2_and_write_nothing(void)
             argv[n] = cases[i][n];
         argv[n] = NULL;
         int rc = run_cli(1, argv);
-        if (rc != 2 || out_[0] != '\0' || err_[0] == '\0')
+        if (rc != 2 || cli_out_[0] != '\0' || cli_err_[0] == '\0')
             tl_fail(__FILE__, __LINE__, "case %zu (%s %s): exit %d, stdout \"%s\", stderr \"%s\"",
-                    i, cases[i][0], cases[i][1] ? cases[i][1] : "", rc, out_, err_);
+                    i, cases[i][0], cases[i][1] ? cases[i][1] : "", rc, cli_out_, cli_err_);
     }
     CHECK_DUMP("");
 }
@@ -848,8 +807,7 @@ static void flags_refuse_values(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *argv[6] = {cases[i][0], cases[i][1], cases[i][2], NULL};
         int rc = run_cli(1, argv);
-        if (rc != 2)
-            tl_fail(__FILE__, __LINE__, "case %zu: exit %d: %s", i, rc, err_);
+        if (rc != 2) tl_fail(__FILE__, __LINE__, "case %zu: exit %d: %s", i, rc, cli_err_);
     }
     redisReply *r = tl_cmd(c, "ZCARD %s:dead", ns_);
     CHECK_INT(r->integer, 1);
@@ -873,22 +831,22 @@ static void every_command_and_subcommand_has_help(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK_INT(CLI_RAW(cases[i][0], "--help"), 0);
-        if (strncmp(out_, cases[i][1], strlen(cases[i][1])) != 0)
-            tl_fail(__FILE__, __LINE__, "%s --help: %s", cases[i][0], out_);
-        CHECK(strstr(out_, "Exit status") != NULL);
+        if (strncmp(cli_out_, cases[i][1], strlen(cases[i][1])) != 0)
+            tl_fail(__FILE__, __LINE__, "%s --help: %s", cases[i][0], cli_out_);
+        CHECK(strstr(cli_out_, "Exit status") != NULL);
     }
     CHECK_INT(CLI_RAW("dead", "retry", "--help"), 0);
-    CHECK(starts(out_, "Usage: cwork dead retry") && strstr(out_, "--all"));
+    CHECK(starts(cli_out_, "Usage: cwork dead retry") && strstr(cli_out_, "--all"));
     CHECK_INT(CLI_RAW("dead", "delete", "-h"), 0);
-    CHECK(starts(out_, "Usage: cwork dead delete"));
+    CHECK(starts(cli_out_, "Usage: cwork dead delete"));
     CHECK_INT(CLI_RAW("dead", "trim", "--help"), 0);
-    CHECK(starts(out_, "Usage: cwork dead trim") && strstr(out_, "--older-than"));
+    CHECK(starts(cli_out_, "Usage: cwork dead trim") && strstr(cli_out_, "--older-than"));
     CHECK_INT(CLI_RAW("retry", "delete", "--help"), 0);
-    CHECK(starts(out_, "Usage: cwork retry delete") && strstr(out_, "--retry-at"));
+    CHECK(starts(cli_out_, "Usage: cwork retry delete") && strstr(cli_out_, "--retry-at"));
     CHECK_INT(CLI_RAW("scheduled", "delete", "--help"), 0);
-    CHECK(starts(out_, "Usage: cwork scheduled delete") && strstr(out_, "guard"));
+    CHECK(starts(cli_out_, "Usage: cwork scheduled delete") && strstr(cli_out_, "guard"));
     CHECK_INT(CLI_RAW("--help"), 0);
-    CHECK(strstr(out_, "  dead ") != NULL && strstr(out_, "  job ") != NULL);
+    CHECK(strstr(cli_out_, "  dead ") != NULL && strstr(cli_out_, "  job ") != NULL);
 }
 
 static void redis_failure_exits_1(void)
@@ -902,8 +860,8 @@ static void redis_failure_exits_1(void)
             argv[n++] = cmds[i][j];
         argv[n] = NULL;
         CHECK_INT(run_cli(0, argv), 1);
-        CHECK_STR(out_, "");
-        CHECK(err_[0] != '\0' && strstr(err_, "s3cr3tpw") == NULL);
+        CHECK_STR(cli_out_, "");
+        CHECK(cli_err_[0] != '\0' && strstr(cli_err_, "s3cr3tpw") == NULL);
     }
 }
 

@@ -12,8 +12,9 @@
 
 static char err_[65536];
 
-/* Starts the demo with its stderr in a file; returns the pid. */
-static pid_t start_demo(const char *const *extra, char *path)
+/* Starts the demo with its stderr in a file; returns the pid. path_env, when not NULL,
+ * replaces PATH. */
+static pid_t start_demo_env(const char *const *extra, char *path, const char *path_env)
 {
     strcpy(path, "/tmp/cwt-demo-err-XXXXXX");
     int fd = mkstemp(path);
@@ -21,6 +22,8 @@ static pid_t start_demo(const char *const *extra, char *path)
     if (pid == 0) {
         dup2(fd, 2);
         dup2(fd, 1);
+        if (path_env)
+            setenv("PATH", path_env, 1);
         const char *argv[16] = {getenv("CWORK_CLI"), "demo", "--rate", "200"};
         size_t n = 4;
         for (; extra && *extra && n < 15; extra++)
@@ -31,6 +34,11 @@ static pid_t start_demo(const char *const *extra, char *path)
     }
     close(fd);
     return pid;
+}
+
+static pid_t start_demo(const char *const *extra, char *path)
+{
+    return start_demo_env(extra, path, NULL);
 }
 
 static int finish(pid_t pid, const char *path, int timeout_s)
@@ -73,10 +81,15 @@ static void private_redis_and_sigint(void)
     struct timespec ts = {3, 0};
     nanosleep(&ts, NULL);
     kill(pid, SIGINT);
-    CHECK_INT(finish(pid, path, 20), 0);
+    int rc = finish(pid, path, 20);
+    if (rc != 0) tl_fail(__FILE__, __LINE__, "the demo exited with %d:\n%s", rc, err_);
     CHECK(jobs_done() > 0);
     CHECK(strstr(err_, "private, removed at exit") != NULL);
     CHECK(strstr(err_, "web UI at http://127.0.0.1:") != NULL);
+    /* It waited for its redis-server to answer before connecting: no warning about a
+     * refused connection while the server started, nor any other log line. */
+    if (strstr(err_, "level="))
+        tl_fail(__FILE__, __LINE__, "the demo logged:\n%s", err_);
     /* Its redis-server is gone: the port it printed refuses connections. */
     const char *u = strstr(err_, "redis://127.0.0.1:");
     int port = u ? atoi(u + strlen("redis://127.0.0.1:")) : 0;
@@ -108,9 +121,19 @@ static void given_redis_and_duration(void)
     redisFree(c);
 }
 
+static void without_redis_server(void)
+{
+    char path[64];
+    pid_t pid = start_demo_env(NULL, path, "/nonexistent");
+    CHECK_INT(finish(pid, path, 20), 1);
+    CHECK(strstr(err_, "cwork demo: cannot run redis-server (is it installed? "
+                       "apt-get install redis-server)\n") != NULL);
+}
+
 int main(void)
 {
     RUN(private_redis_and_sigint);
     RUN(given_redis_and_duration);
+    RUN(without_redis_server);
     return tl_finish();
 }

@@ -221,22 +221,28 @@ static void bad_input_exits_2_and_writes_nothing(void)
     free(dump);
 }
 
+/* One bad line anywhere: every bad line is reported and nothing is written, exit 2 (the
+ * help's "bad input, nothing written"), so that a fixed file can be sent again without
+ * duplicating the good lines. Without the bad lines, everything is written. */
 static void bulk_reads_ndjson_and_reports_bad_lines(void)
 {
     tl_unique_ns("clibulk", ns_, sizeof ns_);
-    const char *input =
+    const char *good =
         "{\"name\":\"a\",\"args\":{\"i\":1}}\n"
         "{\"name\":\"a\"}\n"
         "\n"
         "{\"name\":\"b\",\"in\":30}\n"
         "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
-        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
+        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n";
+    const char *bad =
         "not json\n"
         "{\"args\":{}}\n"
         "{\"name\":\"d\",\"args\":[1]}\n"
         "{\"name\":\"bad,name\"}\n"
         "{\"name\":\"e\",\"in\":1.5}\n"
         "{\"name\":\"e\",\"extra\":1}\n";
+    char input[2048];
+    snprintf(input, sizeof input, "%s%s", good, bad);
     const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk",
                           "--batch-size", "2", NULL};
     CHECK_INT(run_cli(input, argv), 2);
@@ -245,7 +251,19 @@ static void bulk_reads_ndjson_and_reports_bad_lines(void)
     for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++)
         if (!strstr(errout_, bad_lines[i]))
             tl_fail(__FILE__, __LINE__, "stderr lacks \"%s\": %s", bad_lines[i], errout_);
-    CHECK(strstr(errout_, "4 jobs written, 1 duplicates, 6 bad lines") != NULL);
+    CHECK(strstr(errout_, "6 bad lines; nothing written") != NULL);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+    /* A bad line after a full batch: still nothing written. */
+    snprintf(input, sizeof input, "%snot json\n", good);
+    CHECK_INT(run_cli(input, argv), 2);
+    dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+
+    CHECK_INT(run_cli(good, argv), 0);
+    CHECK(strstr(errout_, "4 jobs written, 1 duplicates") != NULL);
     redisReply *r = tl_cmd(rc_, "LLEN %s:jobs:a", ns_);
     CHECK_INT(r->integer, 2);
     freeReplyObject(r);
@@ -259,6 +277,45 @@ static void bulk_reads_ndjson_and_reports_bad_lines(void)
     CHECK_INT(r->integer, 0);
     freeReplyObject(r);
     tl_ns_delete(rc_, ns_);
+}
+
+/* An ACL user without MULTI: `cwork enqueue` and `--bulk` succeed and write each job
+ * once (before: exit 1 with the job written, "0 jobs written" after writing them). */
+static void a_user_without_multi_enqueues_from_the_command_line(void)
+{
+    tl_unique_ns("cliacl", ns_, sizeof ns_);
+    char user[80], url[256];
+    snprintf(user, sizeof user, "%s-user", ns_);
+    tl_do(rc_, "ACL SETUSER %s on >secret ~* &* +@all -multi -exec", user);
+    const char *host = strstr(tl_redis_url(), "://") + 3;
+    snprintf(url, sizeof url, "redis://%s:secret@%s", user, host);
+    const char *one[] = {"enqueue", "--redis", url, "--ns", ns_, "single", NULL};
+    CHECK_INT(run_cli(NULL, one), 0);
+    const char *bulk[] = {"enqueue", "--redis", url, "--ns", ns_, "--bulk", NULL};
+    CHECK_INT(run_cli("{\"name\":\"b1\"}\n{\"name\":\"b2\",\"in\":60}\n", bulk), 0);
+    CHECK(strstr(errout_, "2 jobs written") != NULL);
+    char *dump = tl_ns_dump(rc_, ns_);
+    int lines = 0;
+    for (const char *p = dump; *p; p++)
+        lines += *p == '\n';
+    CHECK_INT(lines, 4); /* jobs:single, jobs:b1, known_jobs, scheduled */
+    CHECK(strstr(dump, ":known_jobs set b1 | b2 | single\n") != NULL);
+    free(dump);
+    tl_do(rc_, "ACL DELUSER %s", user);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A URL that cannot be used is a usage error (2); a server that does not answer a
+ * runtime failure (1). */
+static void bad_redis_url_exits_2_and_unreachable_redis_1(void)
+{
+    const char *bad[] = {"enqueue", "--redis", "redis://a:b:c", "x", NULL};
+    CHECK_INT(run_cli(NULL, bad), 2);
+    CHECK(strstr(errout_, "invalid Redis URL") != NULL);
+    const char *bulk[] = {"enqueue", "--redis", "nope://x", "--bulk", NULL};
+    CHECK_INT(run_cli("{\"name\":\"a\"}\n", bulk), 2);
+    const char *down[] = {"enqueue", "--redis", "redis://127.0.0.1:1", "x", NULL};
+    CHECK_INT(run_cli(NULL, down), 1);
 }
 
 static void help_and_version(void)
@@ -290,6 +347,8 @@ int main(void)
     RUN(go_flavor_and_unique_key);
     RUN(bad_input_exits_2_and_writes_nothing);
     RUN(bulk_reads_ndjson_and_reports_bad_lines);
+    RUN(a_user_without_multi_enqueues_from_the_command_line);
+    RUN(bad_redis_url_exits_2_and_unreachable_redis_1);
     RUN(help_and_version);
     RUN(password_never_printed);
     redisFree(rc_);

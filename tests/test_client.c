@@ -6,42 +6,6 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
-#include <time.h>
-
-static char want_[16384];
-
-static long long now_(void)
-{
-    return (long long)time(NULL);
-}
-
-#define cmd(...) tl_do(rc_, __VA_ARGS__)
-
-/* Compares the namespace's dump with want, where "NS" stands for the namespace. */
-static void check_dump_at(int line, const char *want)
-{
-    char *expanded = malloc(strlen(want) * 4 + 1), *o = expanded;
-    for (const char *p = want; *p;) {
-        if (p[0] == 'N' && p[1] == 'S') {
-            o += sprintf(o, "%s", ns_);
-            p += 2;
-        } else {
-            *o++ = *p++;
-        }
-    }
-    *o = '\0';
-    char *got = tl_ns_dump(rc_, ns_);
-    if (strcmp(got, expanded) != 0)
-        tl_fail(__FILE__, line, "namespace dump\n   got:\n%s  want:\n%s", got, expanded);
-    free(got);
-    free(expanded);
-}
-#define CHECK_DUMP(want) check_dump_at(__LINE__, want)
-
-static char *dump_now(void)
-{
-    return tl_ns_dump(rc_, ns_);
-}
 
 /* ---------------------------------------------------------------- queues */
 
@@ -230,13 +194,16 @@ static void list_pages_of_twenty_with_name_filter_skipping_bad_members(void)
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, "nobody", &jobs, &n, &total, NULL), 0);
     CHECK_INT(n + total, 0);
     cwork_listed_jobs_free(jobs, n);
-    /* an undecodable member and a fractional score are skipped, not fatal */
+    /* an undecodable member is skipped, not fatal; a fractional score is listed, rounded
+     * down (it used to be hidden) */
     cmd("ZADD %s:dead 999 %s", ns_, "{broken");
     cmd("ZADD %s:dead 999.5 %s", ns_, "{\"name\":\"a\",\"id\":\"frac\",\"t\":1}");
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, NULL, &jobs, &n, &total, NULL), 0);
-    CHECK_INT(n, 18);
+    CHECK_INT(n, 19);
     CHECK_INT(total, 47); /* ZCARD, as Go */
-    CHECK_STR(cwork_job_id(jobs[0].job), "b-0");
+    CHECK_STR(cwork_job_id(jobs[0].job), "frac");
+    CHECK_INT(jobs[0].at, 999);
+    CHECK_STR(cwork_job_id(jobs[1].job), "b-0");
     cwork_listed_jobs_free(jobs, n);
     CHECK_INT(cwork_client_list(cl, CWORK_SET_DEAD, 1, "b", &jobs, &n, &total, NULL), 0);
     CHECK_INT(total, 15);
@@ -295,16 +262,6 @@ static void delete_removes_exact_score_and_id_and_a_unique_guard(void)
 }
 
 /* ---------------------------------------------------------------- retry one */
-
-/* The single member of a list, for building expected dumps around cjson's bytes. */
-static char *list_member(const char *key_suffix)
-{
-    redisReply *r = tl_cmd(rc_, "LRANGE %s:%s 0 -1", ns_, key_suffix);
-    char *s = r->elements == 1 ? strdup(r->element[0]->str) : strdup("");
-    CHECK_INT(r->elements, 1);
-    freeReplyObject(r);
-    return s;
-}
 
 static void retry_dead_requeues_with_t_now_and_failure_fields_and_d_removed(void)
 {
@@ -464,6 +421,45 @@ static void retry_all_does_not_stop_at_a_batch_of_unknown_names(void)
     CHECK_INT(lines, 3);
     CHECK(strncmp(dump, ns_, strlen(ns_)) == 0 && strstr(dump, ":dead zset {bad=") != NULL);
     free(dump);
+    done(cl);
+}
+
+/* A dead job whose queue key is damaged (a string): retrying it loses nothing — it
+ * stays dead as it was, and the caller gets the server's message. */
+static void retry_dead_onto_a_damaged_queue_keeps_the_job_dead(void)
+{
+    cwork_client *cl = fresh("crw");
+    long long now = now_();
+    cmd("SADD %s:known_jobs a b", ns_);
+    cmd("SET %s:jobs:a oops", ns_);
+    cmd("ZADD %s:dead %lld %s", ns_, now - 10, "{\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"fails\":4}");
+    cmd("ZADD %s:dead %lld %s", ns_, now - 9, "{\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"fails\":4}");
+    cwork_error err = {0};
+    CHECK_INT(cwork_client_retry_dead(cl, now - 10, "a1", &err), CWORK_EREDIS);
+    CHECK(strstr(err.message, "WRONGTYPE") != NULL);
+    CHECK(strstr(err.message, ":jobs:a") != NULL);
+    snprintf(want_, sizeof want_,
+             "NS:dead zset {\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"fails\":4}=%lld | "
+             "{\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"fails\":4}=%lld\n"
+             "NS:jobs:a string oops\n"
+             "NS:known_jobs set a | b\n",
+             now - 10, now - 9);
+    CHECK_DUMP(want_);
+    /* Retry-all: the others go back, the one that cannot stays, the error is reported. */
+    int64_t count = 0;
+    memset(&err, 0, sizeof err);
+    CHECK_INT(cwork_client_retry_all_dead(cl, NULL, &count, &err), CWORK_EREDIS);
+    CHECK_INT(count, 1);
+    CHECK(strstr(err.message, "WRONGTYPE") != NULL);
+    char *b1 = list_member("jobs:b");
+    snprintf(want_, sizeof want_,
+             "NS:dead zset {\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"fails\":4}=%lld\n"
+             "NS:jobs:a string oops\n"
+             "NS:jobs:b list %s\n"
+             "NS:known_jobs set a | b\n",
+             now - 10, b1);
+    CHECK_DUMP(want_);
+    free(b1);
     done(cl);
 }
 
@@ -636,6 +632,7 @@ int main(void)
     RUN(retry_dead_of_unknown_name_stays_dead_with_err);
     RUN(retry_all_small_case_and_name_filter);
     RUN(retry_all_does_not_stop_at_a_batch_of_unknown_names);
+    RUN(retry_dead_onto_a_damaged_queue_keeps_the_job_dead);
     RUN(delete_all_dead_with_and_without_a_name);
     RUN(trim_dead_by_age_and_by_count);
     RUN(pause_sets_the_key_go_reads_and_unpause_deletes_it);

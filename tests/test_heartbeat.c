@@ -308,6 +308,71 @@ static void errors_are_returned_and_logged(void)
     cw_keys_clear(&keys_);
 }
 
+/* A beat that finds the pool gone from worker_pools (a reaper took it for dead) says
+ * so, once for each time it happened. */
+static void a_beat_after_being_reaped_says_so(void)
+{
+    cw_heartbeat *hb = fresh("hbr");
+    tl_capture_logs();
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 0);
+    CHECK_INT(cw_heartbeat_reaped(hb), 0);
+    tl_do(rc_, "SREM %s:worker_pools abcd", ns_); /* what a reaper does */
+    tl_do(rc_, "DEL %s:worker_pools:abcd", ns_);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 1);
+    const tl_log *l = tl_find_log("heartbeat.reaped");
+    CHECK(l && l->level == CWORK_LOG_WARN && strstr(l->fields, "pool_id=abcd") &&
+          strstr(l->fields, "run again"));
+    CHECK_INT(cw_heartbeat_reaped(hb), 1);
+    CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
+    CHECK_INT(tl_count_logs("heartbeat.reaped"), 1);
+    cwork_set_logger(test_logger, NULL, CWORK_LOG_DEBUG);
+    finish(hb);
+}
+
+/* A failed beat (here: Redis out of memory) is tried again within a second, not after a
+ * whole period: two missed beats would make the pool look dead to reapers. */
+static void a_failed_beat_is_retried_soon(void)
+{
+    tl_server srv;
+    if (tl_server_start(&srv, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
+        return;
+    }
+    redisContext *c = redisConnect("127.0.0.1", srv.port);
+    freeReplyObject(redisCommand(c, "CONFIG SET maxmemory-policy noeviction"));
+    freeReplyObject(redisCommand(c, "CONFIG SET maxmemory 1"));
+    cwork_redis *r = cwork_redis_new(srv.url, NULL, NULL);
+    tl_unique_ns("hbretry", ns_, sizeof ns_);
+    cw_keys k;
+    cw_keys_init(&k, ns_);
+    log_reset();
+    cw_heartbeat *hb = cw_heartbeat_new(r, &k, "abcd", jobs_, 2, workers_, 2, 10);
+    CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
+    long long t0 = tl_now_ms();
+    while (logged("heartbeat") == 0 && tl_now_ms() - t0 < 5000)
+        tl_sleep_ms(20);
+    CHECK(logged("heartbeat") >= 1); /* the first beat was refused */
+    freeReplyObject(redisCommand(c, "CONFIG SET maxmemory 0"));
+    long long t1 = tl_now_ms();
+    long long exists = 0;
+    while (!exists && tl_now_ms() - t1 < 6000) {
+        redisReply *x = redisCommand(c, "EXISTS %s:worker_pools:abcd", ns_);
+        exists = x->integer;
+        freeReplyObject(x);
+        if (!exists) tl_sleep_ms(50);
+    }
+    CHECK(exists);
+    CHECK(tl_now_ms() - t1 < 3000); /* within the retry, far from the 5 s period */
+    cw_heartbeat_free(hb);
+    cw_keys_clear(&k);
+    cwork_redis_free(r);
+    redisFree(c);
+    tl_server_destroy(&srv);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -326,6 +391,8 @@ int main(void)
     RUN(stop_without_remove_leaves_everything);
     RUN(beat_survives_a_closed_idle_connection);
     RUN(errors_are_returned_and_logged);
+    RUN(a_beat_after_being_reaped_says_so);
+    RUN(a_failed_beat_is_retried_soon);
     RUN(thread_beats_every_period);
     cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
     cwork_redis_free(redis_);

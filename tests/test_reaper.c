@@ -3,6 +3,7 @@
 #include "cwork.h"
 #include "keys.h"
 #include "reaper.h"
+#include "reaper_lock.h"
 #include "testlib.h"
 
 #include <pthread.h>
@@ -278,6 +279,175 @@ static void cheap_check_sees_stale_and_missing_heartbeats(void)
     tl_ns_delete(rc_, ns_);
 }
 
+
+/* ---- the reaper lock: a short lease naming its holder (issue 14 defect 3) */
+
+static void holder_of_a_lock_value(void)
+{
+    static const struct {
+        const char *value;
+        int cwork;
+        const char *pool;
+    } cases[] = {
+        {"cwork:" LIVE ":dGhpcyBpcyBhIHRva2VuIQ==", 1, LIVE},
+        {"cwork::dGhpcyBpcyBhIHRva2VuIQ==", 1, ""},
+        {"dGhpcyBpcyBhIHRva2VuIQ==", 0, ""}, /* Go's token (and cwork's before leases) */
+        {"cwork:" LIVE, 0, ""},               /* no token: someone else's value */
+        {"cwork", 0, ""},
+        {"", 0, ""},
+        {"CWORK:x:y", 0, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char pool[65] = "junk";
+        int got = cw_reaper_lock_holder(cases[i].value, strlen(cases[i].value), pool, sizeof pool);
+        if (got != cases[i].cwork || strcmp(pool, cases[i].pool) != 0)
+            tl_fail(__FILE__, __LINE__, "%s: got %d '%s', want %d '%s'", cases[i].value, got,
+                    pool, cases[i].cwork, cases[i].pool);
+    }
+    char small[4];
+    CHECK_INT(cw_reaper_lock_holder("cwork:abcdef:t", 14, small, sizeof small), 1);
+    CHECK_STR(small, "abc");
+}
+
+/* What the lock looks like while a cycle runs, seen from the hook and from its
+ * completion callback. */
+static char lock_seen_[128], lock_at_end_[128];
+static long long ttl_seen_, ttl_at_end_;
+static long hook_sleep_ms_;
+static int steal_in_hook_;
+
+static void read_lock(char *value, size_t size, long long *ttl)
+{
+    redisReply *v = tl_cmd(rc_, "GET %s:reaper_lock", ns_);
+    snprintf(value, size, "%s", v->type == REDIS_REPLY_STRING ? v->str : "(none)");
+    freeReplyObject(v);
+    redisReply *t = tl_cmd(rc_, "PTTL %s:reaper_lock", ns_);
+    *ttl = t->integer;
+    freeReplyObject(t);
+}
+
+static void lock_done(const cwork_reap_result *res, void *ud)
+{
+    (void)ud;
+    read_lock(lock_at_end_, sizeof lock_at_end_, &ttl_at_end_);
+    snprintf(hook_seen_, sizeof hook_seen_, "%s", res->error ? res->error : "-");
+}
+
+static cwork_reap_done lock_hook(void *ud)
+{
+    (void)ud;
+    read_lock(lock_seen_, sizeof lock_seen_, &ttl_seen_);
+    tl_sleep_ms(hook_sleep_ms_);
+    if (steal_in_hook_) /* as if the lease had run out and another reaper had taken it */
+        freeReplyObject(tl_cmd(rc_, "SET %s:reaper_lock someone-else PX 60000", ns_));
+    return lock_done;
+}
+
+static cw_reaper *lock_reaper(void)
+{
+    const char *mine[] = {"a"};
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, mine, 1, 300, lock_hook, NULL);
+    CHECK_INT(cw_reaper_set_pool_id(r, LIVE), 0);
+    return r;
+}
+
+/* The value names the pool, the TTL is the lease (not the 300 s period); a cycle that
+ * outlasts the renewal interval renews it; the lock is gone afterwards. */
+static void lock_is_a_renewed_lease_naming_its_holder(void)
+{
+    fresh("lease");
+    hook_sleep_ms_ = 2000, steal_in_hook_ = 0;
+    cw_reaper *r = lock_reaper();
+    CHECK_INT(cw_reaper_set_pool_id(r, "a:b"), CWORK_EINVAL);
+    int ran = 0;
+    CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+    CHECK_INT(ran, 1);
+    cw_reaper_free(r);
+    CHECK(strncmp(lock_seen_, "cwork:" LIVE ":", 31) == 0 && strlen(lock_seen_) == 31 + 24);
+    CHECK(ttl_seen_ > 0 && ttl_seen_ <= CW_REAPER_LEASE_MS);
+    /* Without renewal 2 s of the lease would be gone by the end of the cycle. */
+    printf("  lease left at the end of a 2 s cycle: %lld ms\n", ttl_at_end_);
+    CHECK_STR(lock_at_end_, lock_seen_);
+    CHECK(ttl_at_end_ >= CW_REAPER_LEASE_MS - 1000);
+    CHECK_STR(hook_seen_, "-");
+    check_dump("");
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A cycle whose lock was lost (its lease ran out and another reaper took it) acts on
+ * nothing after that, says so, and leaves the other's lock alone. */
+static void a_cycle_that_lost_its_lock_stops(void)
+{
+    fresh("lost");
+    char hb[32];
+    snprintf(hb, sizeof hb, "%lld", now_() - 60);
+    cmd("SADD %s:worker_pools %s", DEAD, "");
+    cmd("HSET %s:worker_pools:" DEAD " heartbeat_at %s job_names %s", hb, "a");
+    cmd("RPUSH %s:jobs:a:" DEAD ":inprogress %s%s", "j1", "");
+    cmd("SET %s:jobs:a:lock 1%s%s", "", "");
+    cmd("HSET %s:jobs:a:lock_info " DEAD " 1%s%s", "", "");
+    hook_sleep_ms_ = CW_REAPER_RENEW_MS + 200, steal_in_hook_ = 1;
+    cw_reaper *r = lock_reaper();
+    int ran = 0;
+    CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+    cw_reaper_free(r);
+    CHECK(strstr(hook_seen_, "lock: the reaper lock's lease ran out") != NULL);
+    snprintf(want_, sizeof want_,
+             "%s:jobs:a:" DEAD ":inprogress list j1\n"
+             "%s:jobs:a:lock string 1\n"
+             "%s:jobs:a:lock_info hash " DEAD "=1\n"
+             "%s:reaper_lock string ttl=60 someone-else\n"
+             "%s:worker_pools set " DEAD "\n"
+             "%s:worker_pools:" DEAD " hash heartbeat_at=%s | job_names=a\n",
+             ns_, ns_, ns_, ns_, ns_, ns_, hb);
+    check_dump(want_);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A Go reaper's lock (its token, its TTL) is never touched, however long it blocks;
+ * the blocking is logged once at info level, once more as a warning when it still
+ * blocks a later attempt, and then no more. */
+static void a_go_lock_is_respected_and_logged_once(void)
+{
+    fresh("golock");
+    cmd("SET %s:reaper_lock %s EX 60%s", "dGhpcyBpcyBhIHRva2VuIQ==", "");
+    cmd("SADD %s:worker_pools %s%s", DEAD, "");
+    char *before = tl_ns_dump(rc_, ns_);
+    tl_capture_logs();
+    const char *mine[] = {"a"};
+    cw_reaper *r = cw_reaper_new(redis_, &keys_, mine, 1, 300, NULL, NULL);
+    for (int i = 0; i < 4; i++) {
+        int ran = -1;
+        CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+        CHECK_INT(ran, 0);
+    }
+    check_dump(before);
+    CHECK_INT(tl_count_logs("Reaper: locked by another process"), 1);
+    CHECK_INT(tl_count_logs("Reaper: still locked by another process, dead pools wait"), 1);
+    CHECK_INT(tl_count_logs("Reaper: trying to acquire lock..."), 1);
+    const tl_log *l = tl_find_log("Reaper: locked by another process");
+    CHECK(l && l->level == CWORK_LOG_INFO &&
+          strstr(l->fields, "holder=a Go reaper or cwork before leases") &&
+          strstr(l->fields, "ttl_ms="));
+    l = tl_find_log("Reaper: still locked by another process, dead pools wait");
+    CHECK(l && l->level == CWORK_LOG_WARN);
+    /* Another lock, by a cwork pool: logged again, naming it. */
+    cmd("SET %s:reaper_lock cwork:" LIVE ":dGhpcyBpcyBhIHRva2VuIQ== PX 4000%s%s", "", "");
+    int ran = -1;
+    CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+    CHECK_INT(ran, 0);
+    CHECK_INT(tl_count_logs("Reaper: locked by another process"), 2);
+    CHECK(strstr(tl_logs[tl_nlogs - 1].fields, "holder=cwork pool " LIVE) != NULL);
+    /* Once it is gone, a cycle runs. */
+    cmd("DEL %s:reaper_lock%s%s", "", "");
+    CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
+    CHECK_INT(ran, 1);
+    cw_reaper_free(r);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    free(before);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -291,6 +461,10 @@ int main(void)
     RUN(two_reapers_race_for_the_lock);
     RUN(hook_reports_every_pass);
     RUN(cheap_check_sees_stale_and_missing_heartbeats);
+    RUN(holder_of_a_lock_value);
+    RUN(lock_is_a_renewed_lease_naming_its_holder);
+    RUN(a_cycle_that_lost_its_lock_stops);
+    RUN(a_go_lock_is_respected_and_logged_once);
     cw_keys_clear(&keys_);
     cwork_redis_free(redis_);
     redisFree(rc_);

@@ -141,7 +141,7 @@ static void members_go_would_block_on_or_lose_go_to_dead(void)
 {
     fresh("rqb");
     long long now = now_();
-    freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 9, "not json at all"));
+    freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %b", ns_, now - 9, "not json \xff\xfe", (size_t)11));
     freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 8, "{\"id\":\"noname\"}"));
     freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 7,
                            "{\"name\":\"a\",\"id\":\"dnull\",\"d\":null}"));
@@ -157,6 +157,14 @@ static void members_go_would_block_on_or_lose_go_to_dead(void)
         CHECK_INT(cwork_job_decode(r->element[i]->str, r->element[i]->len, &j, NULL), 0);
         CHECK(strstr(cwork_job_last_error(j), "cannot requeue") != NULL);
         CHECK(strstr(r->element[i]->str, "raw_job") != NULL);
+        /* Every record has an id to act on: the member's own, or a generated one. */
+        CHECK(strlen(cwork_job_id(j)) > 0);
+        if (strstr(r->element[i]->str, "bm90IGpzb24g\\/\\/4=")) /* base64 of the bytes (cjson escapes /) */
+            CHECK_INT(strlen(cwork_job_id(j)), 24);
+        else if (strstr(r->element[i]->str, "noname"))
+            CHECK_STR(cwork_job_id(j), "noname");
+        else
+            CHECK_STR(cwork_job_id(j), "dnull");
         cwork_job_free(j);
     }
     freeReplyObject(r);
@@ -182,6 +190,130 @@ static void many_due_jobs_move_in_batches(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* A damaged queue key (a string where the list should be): the due job is not lost —
+ * it goes to dead with the reason — and later jobs still move. */
+static void a_job_whose_queue_is_damaged_goes_to_dead_with_the_reason(void)
+{
+    fresh("rqw");
+    long long now = now_();
+    tl_do(rc_, "SET %s:jobs:a oops", ns_);
+    tl_do(rc_, "ZADD %s:scheduled %lld %s", ns_, now - 5,
+          "{\"name\":\"a\",\"id\":\"victim\",\"t\":1,\"args\":{}}");
+    tl_do(rc_, "ZADD %s:retry %lld %s", ns_, now - 4,
+          "{\"name\":\"b\",\"id\":\"fine\",\"t\":1,\"args\":{}}");
+    const char *names[] = {"a", "b"};
+    tl_capture_logs();
+    CHECK_INT(requeue(names, 2), 1);
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:dead 0 -1 WITHSCORES", ns_);
+    CHECK_INT(r->elements, 2);
+    if (r->elements == 2) {
+        cwork_job *j = NULL;
+        CHECK_INT(cwork_job_decode(r->element[0]->str, r->element[0]->len, &j, NULL), 0);
+        if (j) {
+            CHECK_STR(cwork_job_id(j), "victim");
+            CHECK_STR(cwork_job_name(j), "a");
+            CHECK(strstr(cwork_job_last_error(j), "WRONGTYPE") != NULL);
+            CHECK(strstr(cwork_job_last_error(j), ":jobs:a") != NULL);
+            CHECK(cwork_job_failed_at(j) >= now);
+        }
+        cwork_job_free(j);
+        CHECK(atoll(r->element[1]->str) >= now);
+    }
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "GET %s:jobs:a", ns_);
+    CHECK_STR(r->str, "oops");
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "LRANGE %s:jobs:b 0 -1", ns_);
+    CHECK(r->elements == 1 && strstr(r->element[0]->str, "\"fine\""));
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "KEYS %s:*", ns_);
+    CHECK_INT(r->elements, 3); /* dead, jobs:a, jobs:b: scheduled and retry are empty */
+    freeReplyObject(r);
+    const tl_log *l = tl_find_log("requeuer.process.dead");
+    CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Queue and dead both damaged: the job stays where it is (nothing lost), the error is
+ * logged with its message, and jobs behind it still move. */
+static void a_job_that_can_go_nowhere_stays_and_the_error_is_logged(void)
+{
+    fresh("rqn");
+    long long now = now_();
+    tl_do(rc_, "SET %s:jobs:a oops", ns_);
+    tl_do(rc_, "SET %s:dead oops", ns_);
+    tl_do(rc_, "ZADD %s:scheduled %lld %s", ns_, now - 5,
+          "{\"name\":\"a\",\"id\":\"stuck\",\"t\":1,\"args\":{}}");
+    tl_do(rc_, "ZADD %s:scheduled %lld %s", ns_, now - 4,
+          "{\"name\":\"b\",\"id\":\"fine\",\"t\":1,\"args\":{}}");
+    const char *names[] = {"a", "b"};
+    tl_capture_logs();
+    size_t moved = 0;
+    cwork_error err = {0};
+    int rc = cw_requeue_due(redis_, &keys_, names, 2, &moved, &err);
+    CHECK(rc != 0); /* the caller hears of it */
+    CHECK(strstr(err.message, "WRONGTYPE") != NULL);
+    CHECK_INT(moved, 1);
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:scheduled 0 -1 WITHSCORES", ns_);
+    CHECK_INT(r->elements, 2);
+    if (r->elements == 2) {
+        CHECK_STR(r->element[0]->str, "{\"name\":\"a\",\"id\":\"stuck\",\"t\":1,\"args\":{}}");
+        CHECK_INT(atoll(r->element[1]->str), now - 5);
+    }
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "LLEN %s:jobs:b", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    const tl_log *l = tl_find_log("requeuer.process");
+    CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
+    /* Without an error struct (the pool's maintenance passes NULL) the log still says why. */
+    tl_capture_logs();
+    cw_requeue_due(redis_, &keys_, names, 2, &moved, NULL);
+    l = tl_find_log("requeuer.process");
+    CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A damaged known_jobs: the pool's own names still move, and the error is reported. */
+static void a_damaged_known_jobs_still_moves_the_pools_own_jobs(void)
+{
+    fresh("rqk");
+    long long now = now_();
+    tl_do(rc_, "SET %s:known_jobs oops", ns_);
+    tl_do(rc_, "ZADD %s:scheduled %lld %s", ns_, now - 5,
+          "{\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":{}}");
+    const char *names[] = {"a"};
+    tl_capture_logs();
+    size_t moved = 0;
+    CHECK(cw_requeue_due(redis_, &keys_, names, 1, &moved, NULL) != 0);
+    CHECK_INT(moved, 1);
+    const tl_log *l = tl_find_log("requeuer.process");
+    CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL && strstr(l->fields, "known_jobs") != NULL);
+    redisReply *r = tl_cmd(rc_, "LLEN %s:jobs:a", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* The zset itself damaged: an error with its message, logged, nothing else touched. */
+static void a_damaged_zset_is_an_error_with_its_message(void)
+{
+    fresh("rqz");
+    tl_do(rc_, "SET %s:scheduled oops", ns_);
+    const char *names[] = {"a"};
+    tl_capture_logs();
+    size_t moved = 0;
+    CHECK(cw_requeue_due(redis_, &keys_, names, 1, &moved, NULL) != 0);
+    const tl_log *l = tl_find_log("requeuer.process");
+    CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
+    char *dump = tl_ns_dump(rc_, ns_);
+    char want[256];
+    snprintf(want, sizeof want, "%s:scheduled string oops\n", ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -192,6 +324,10 @@ int main(void)
     RUN(unknown_names_go_to_dead_but_known_jobs_count_as_known);
     RUN(members_go_would_block_on_or_lose_go_to_dead);
     RUN(many_due_jobs_move_in_batches);
+    RUN(a_job_whose_queue_is_damaged_goes_to_dead_with_the_reason);
+    RUN(a_job_that_can_go_nowhere_stays_and_the_error_is_logged);
+    RUN(a_damaged_known_jobs_still_moves_the_pools_own_jobs);
+    RUN(a_damaged_zset_is_an_error_with_its_message);
     cw_keys_clear(&keys_);
     cwork_redis_free(redis_);
     redisFree(rc_);

@@ -7,13 +7,16 @@
 #include "testlib.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -288,7 +291,8 @@ static void bad_parameters_are_400_with_json_errors(void)
     }
     static const char *const paths[] = {"/delete_dead_job/99999999999999999999/x",
                                         "/delete_dead_job/abc/x",
-                                        "/retry_dead_job/-5/x",
+                                        "/retry_dead_job/--5/x",
+                                        "/retry_dead_job/-99999999999999999999/x",
                                         "/retry_dead_job/17e9/x",
                                         "/delete_retry_job/1%32/x",
                                         "/delete_dead_job/1/bad%zzid",
@@ -382,6 +386,41 @@ static void job_bodies_follow_the_go_flavour(void)
         free(dump);
         tl_ns_delete(rc_, ns_);
     }
+}
+
+/* Every id can be addressed: "", "." and ".." (which browsers and curl strip from a
+ * path, encoded or not) through ?id=, the empty id also as an empty path segment, and
+ * members with negative scores. */
+static void every_id_is_addressable(void)
+{
+    serve("webid");
+    cmd("SADD %s:known_jobs a", ns_);
+    static const char *const ids[] = {"", ".", "..", "x"};
+    for (int i = 0; i < 4; i++)
+        cmd("ZADD %s:dead %d {\"name\":\"a\",\"id\":\"%s\",\"t\":1,\"fails\":4}", ns_,
+            i == 3 ? -5 : 1700000000 + i, ids[i]);
+    http_res r;
+    CHECK_INT(http("GET", "/job?id=..", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"place\": \"dead\"") && strstr(r.body, "\"id\": \"..\""));
+    CHECK_INT(http("GET", "/job?id=", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"at\": 1700000000") != NULL);
+    CHECK_INT(http("GET", "/job?id=x", NULL, &r), 0);
+    CHECK(r.status == 200 && strstr(r.body, "\"at\": -5") != NULL);
+    CHECK_RES("POST", "/retry_dead_job/1700000002?id=..", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/1700000001?id=%2E", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/1700000000/", NULL, 200, status_ok);
+    CHECK_RES("POST", "/delete_dead_job/-5?id=x", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:dead", ""), 0);
+    CHECK_INT(redis_int("LLEN %s:jobs:a", ""), 1);
+    /* pause by query too; an empty name is refused */
+    CHECK_RES("POST", "/pause?name=..", NULL, 200, status_ok);
+    CHECK_INT(redis_int("EXISTS %s:jobs:..:paused", ""), 1);
+    CHECK_RES("POST", "/unpause?name=..", NULL, 200, status_ok);
+    CHECK_RES("POST", "/pause?name=", NULL, 400, NULL);
+    CHECK_RES("POST", "/pause/", NULL, 400, NULL);
+    tl_ns_delete(rc_, ns_);
 }
 
 static void pause_and_unpause(void)
@@ -767,18 +806,162 @@ static void listen_errors_and_warning_beyond_loopback(void)
     o.listen = "127.0.0.1:0";
     cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
     CHECK_INT(warned_, 0);
+    /* Beyond loopback without auth: refused, unless insecure is asked for (and warned). */
     o.listen = "0.0.0.0:0";
-    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    memset(&err, 0, sizeof err);
+    CHECK(cwork_web_start(redis_, "x", &o, &err) == NULL);
+    CHECK_INT(err.code, CWORK_EINVAL);
+    CHECK(strstr(err.message, "insecure") != NULL && strstr(err.message, "CWORK_WEB_AUTH"));
+    CHECK_INT(warned_, 0);
+    o.insecure = 1;
+    cwork_web *w = cwork_web_start(redis_, "x", &o, NULL);
+    CHECK(w != NULL);
+    cwork_web_stop(w);
     CHECK_INT(warned_, 1);
+    o.insecure = 0;
     o.auth = "a:b";
-    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    w = cwork_web_start(redis_, "x", &o, NULL);
+    CHECK(w != NULL);
+    cwork_web_stop(w);
     CHECK_INT(warned_, 1);
     cwork_set_logger(NULL, NULL, CWORK_LOG_WARN);
     CHECK_INT(open_fds(), fds); /* every listening socket was closed */
     cwork_web_options_init(&o);
     CHECK_STR(o.listen, "127.0.0.1:5040");
-    CHECK(o.auth == NULL && o.pool == NULL);
+    CHECK(o.auth == NULL && o.pool == NULL && o.insecure == 0);
     cwork_web_stop(NULL);
+}
+
+/* Waits until fd's connection is established (in the server's accept queue or
+ * accepted): a burst of connects overflows the listen backlog, and a dropped SYN is
+ * only sent again a second or more later. 0, or -1 when it failed or took over 10 s. */
+static int established(int fd)
+{
+    struct pollfd p = {fd, POLLOUT, 0};
+    int err = 0;
+    socklen_t len = sizeof err;
+    return poll(&p, 1, 10000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+                   err == 0
+               ? 0
+               : -1;
+}
+
+/* A connection from source address 127.0.0.<host> (all of 127/8 is loopback on Linux),
+ * non-blocking, or -1. */
+static int connect_from(int host)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in src = {0}, dst = {0};
+    src.sin_family = dst.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000000u | (unsigned)host);
+    dst.sin_port = htons((uint16_t)port_);
+    dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&src, sizeof src) != 0 ||
+        (connect(fd, (struct sockaddr *)&dst, sizeof dst) != 0 && errno != EINPROGRESS)) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Whether the server has closed fd (a read sees end of file or a reset, after whatever
+ * it sent before closing). */
+static int closed_by_server(int fd)
+{
+    char buf[512];
+    ssize_t n;
+    while ((n = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0) {
+    }
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+/* 1,000 idle and slow (slowloris) connections from 25 addresses are held open: the UI
+ * still answers at once (with a thread per connection, 64 of them made it unreachable).
+ * One address cannot hold more than 64; stalled connections are closed after 10 s; a
+ * query string counts in the request target's length. */
+static void the_ui_answers_while_a_thousand_idle_connections_are_held(void)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 4096 && rl.rlim_max > rl.rlim_cur) {
+        rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < 2600) { /* both ends are in this process */
+        printf("     (skipped: only %llu file descriptors)\n", (unsigned long long)rl.rlim_cur);
+        return;
+    }
+    serve("webidle"); /* started after raising the limit: its connection limit follows it */
+    enum { N = 1000, HOSTS = 25 };
+    static int fds[N];
+    int opened = 0;
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_from(2 + i % HOSTS);
+        if (fds[i] < 0 || established(fds[i]) != 0) continue;
+        opened++;
+        if (i % 2) /* half of them start a request and stall (slowloris) */
+            send(fds[i], "GET /queues HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ", 43, MSG_NOSIGNAL);
+    }
+    CHECK_INT(opened, N);
+    tl_sleep_ms(300);
+    long long t0 = tl_now_ms();
+    http_res r;
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK_INT(http("GET", "/", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    long long took = tl_now_ms() - t0;
+    CHECK(took < 3000);
+    int dropped = 0;
+    for (int i = 0; i < N; i++)
+        dropped += closed_by_server(fds[i]);
+    CHECK_INT(dropped, 0); /* 40 per address: under the per-address limit */
+    /* One address past its limit: the surplus is refused, the others still served. */
+    enum { M = 100 };
+    int more[M], refused = 0;
+    for (int i = 0; i < M; i++)
+        if ((more[i] = connect_from(200)) >= 0 && established(more[i]) != 0) {
+            close(more[i]);
+            more[i] = -1;
+        }
+    tl_sleep_ms(1000);
+    for (int i = 0; i < M; i++)
+        refused += more[i] < 0 || closed_by_server(more[i]);
+    CHECK(refused >= M - 64);
+    CHECK(refused <= M - 60);
+    if (refused < M - 64 || refused > M - 60)
+        printf("     %d of %d connections from one address refused\n", refused, M);
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    /* Too long a target, the query included: 414. */
+    static char path[6000];
+    memset(path, 'a', sizeof path - 1);
+    memcpy(path, "/queues?x=", 10);
+    CHECK_INT(http("GET", path, NULL, &r), 0);
+    CHECK_INT(r.status, 414);
+    /* The stalled and idle connections are closed after 10 s of silence. */
+    int left = N;
+    for (long long t = tl_now_ms(); left > 0 && tl_now_ms() - t < 25000;) {
+        tl_sleep_ms(500);
+        left = 0;
+        for (int i = 0; i < N; i++)
+            if (fds[i] >= 0 && !closed_by_server(fds[i])) left++;
+    }
+    if (left > 0) {
+        int idle = 0;
+        for (int i = 0; i < N; i += 2)
+            idle += fds[i] >= 0 && !closed_by_server(fds[i]);
+        tl_fail(__FILE__, __LINE__, "%d connections still open after 25 s (%d idle, %d half-sent)",
+                left, idle, left - idle);
+    }
+    CHECK(tl_now_ms() - t0 >= 9000); /* not before the timeout */
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0) close(fds[i]);
+    for (int i = 0; i < M; i++)
+        if (more[i] >= 0) close(more[i]);
+    CHECK_INT(http("GET", "/queues", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
 }
 
 static void *hammer(void *arg)
@@ -871,7 +1054,19 @@ static void cli_serves_until_sigint(void)
     const char *bad[] = {"-listen", "nonsense", "-redis", tl_redis_url(), NULL};
     pid = spawn_cli(bad, &fd);
     close(fd);
-    CHECK_INT(wait_status(pid), 1);
+    CHECK_INT(wait_status(pid), 2); /* a usage error */
+    const char *open_bad[] = {"-listen", "0.0.0.0:0", "-redis", tl_redis_url(), NULL};
+    pid = spawn_cli(open_bad, &fd);
+    close(fd);
+    CHECK_INT(wait_status(pid), 2); /* beyond loopback without auth or --insecure */
+    const char *open_ok[] = {"-listen", "0.0.0.0:0", "--insecure", "-redis", tl_redis_url(), NULL};
+    pid = spawn_cli(open_ok, &fd);
+    n = read(fd, out, sizeof out - 1);
+    out[n > 0 ? n : 0] = '\0';
+    CHECK(strncmp(out, "http://", 7) == 0);
+    kill(pid, SIGINT);
+    CHECK_INT(wait_status(pid), 0);
+    close(fd);
     fresh_ns("webcli");
     const char *run[] = {"-redis", tl_redis_url(), "-ns", ns_, "--listen", "127.0.0.1:0", NULL};
     pid = spawn_cli(run, &fd);
@@ -901,6 +1096,7 @@ int main(void)
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
     RUN(job_bodies_follow_the_go_flavour);
+    RUN(every_id_is_addressable);
     RUN(pause_and_unpause);
     RUN(a_malformed_pool_hash_does_not_blank_the_ui);
     RUN(unknown_routes_404_and_wrong_methods_405);
@@ -912,6 +1108,7 @@ int main(void)
     RUN(metrics_of_a_pool_and_without_redis);
     RUN(listen_errors_and_warning_beyond_loopback);
     RUN(concurrent_requests);
+    RUN(the_ui_answers_while_a_thousand_idle_connections_are_held);
     RUN(cli_serves_until_sigint);
     cwork_web_stop(web_);
     cwork_redis_free(redis_);

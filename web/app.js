@@ -171,7 +171,7 @@ function renderQueues(sum) {
     const toggle = el('input', {
       type: 'checkbox', role: 'switch', checked: q.paused,
       'aria-label': `Pause ${q.job_name}`,
-      onchange: () => act(`/${q.paused ? 'unpause' : 'pause'}/${enc(q.job_name)}`),
+      onchange: () => act(`/${q.paused ? 'unpause' : 'pause'}?name=${enc(q.job_name)}`),
     });
     return el('tr', { class: q.paused ? 'paused' : null },
       el('td', { class: 'name', text: q.job_name }),
@@ -222,12 +222,12 @@ function jobActions(kind, at, id, name) {
   if (l.retry) {
     buttons.push(el('button', {
       type: 'button', class: 'retry', 'aria-label': `Retry job ${id}`,
-      onclick: () => act(`${l.retry}/${at}/${enc(id)}`),
+      onclick: () => act(`${l.retry}/${at}?id=${enc(id)}`),
     }, 'Retry'));
   }
   buttons.push(el('button', {
     type: 'button', class: 'danger', 'aria-label': `Delete job ${id}`,
-    onclick: () => act(`${l.del}/${at}/${enc(id)}`, `Delete the ${name} job ${id}?`, 'Delete'),
+    onclick: () => act(`${l.del}/${at}?id=${enc(id)}`, `Delete the ${name} job ${id}?`, 'Delete'),
   }, 'Delete'));
   return el('td', { class: 'actions' }, buttons);
 }
@@ -317,7 +317,7 @@ function renderFound() {
 async function find(id) {
   state.findId = id;
   try {
-    state.found = await api(`/job/${enc(id)}`);
+    state.found = await api(`/job?id=${enc(id)}`);
   } catch (e) {
     state.found = { error: e.message.replace(/^GET [^:]*: /, '') };
   }

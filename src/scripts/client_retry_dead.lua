@@ -1,8 +1,9 @@
 -- Retries dead jobs (SPEC §11), one job or one batch of all of them.
 -- KEYS[1] <p>dead, KEYS[2..] the queue <p>jobs:<name> of every name that may be requeued
 -- ARGV[1] <p>jobs:   ARGV[2] now
--- ARGV[3] 'one': ARGV[4] died_at, ARGV[5] the job id — the members with exactly that
---         score and id (retry-single-dead);
+-- ARGV[3] 'one': ARGV[4], ARGV[6] the ZRANGEBYSCORE bounds of the listed died_at (see
+--         cw_score_range), ARGV[5] the job id — the members with that score and id
+--         (retry-single-dead);
 --         'all': ARGV[4] batch size, ARGV[5] offset, ARGV[6] (optional) only jobs of this
 --         name — at most a batch of the members with score <= now, from that rank among
 --         them (retry-all-dead; the caller adds the skipped ones to its offset and stops
@@ -14,7 +15,10 @@
 -- failed_at = now and score now + 5, as in Go (so it also leaves the due range and a
 -- retry-all loop ends). Members cjson cannot decode or without a string name stay dead
 -- as they are (Go's script fails on them, which stopped every later retry).
--- Returns {requeued, unknown, skipped, members looked at}.
+-- A damaged queue key loses no job (cycle.lua's rule): the job is pushed first and
+-- leaves dead only when the push worked; otherwise it stays dead as it was, counts as
+-- skipped, and the error follows the counts.
+-- Returns {requeued, unknown, skipped, members looked at, error text…}.
 local now = tonumber(ARGV[2])
 local known = {}
 for i = 2, #KEYS do
@@ -23,11 +27,12 @@ end
 local one = ARGV[3] == 'one'
 local members
 if one then
-  members = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[4], ARGV[4])
+  members = redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[4], ARGV[6])
 else
   members = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', ARGV[5], ARGV[4])
 end
 local requeued, unknown, skipped = 0, 0, 0
+local errors = {}
 for _, raw in ipairs(members) do
   local ok, job = pcall(cjson.decode, raw)
   local match = ok and type(job) == 'table'
@@ -37,7 +42,6 @@ for _, raw in ipairs(members) do
     match = match and job.name == ARGV[6]
   end
   if match and type(job.name) == 'string' then
-    redis.call('ZREM', KEYS[1], raw)
     local queue = ARGV[1] .. job.name
     if known[queue] then
       job.t = now
@@ -45,9 +49,16 @@ for _, raw in ipairs(members) do
       job.failed_at = nil
       job.err = nil
       job.d = nil
-      redis.call('LPUSH', queue, cjson.encode(job))
-      requeued = requeued + 1
+      local r = redis.pcall('LPUSH', queue, cjson.encode(job))
+      if type(r) == 'number' then
+        redis.call('ZREM', KEYS[1], raw)
+        requeued = requeued + 1
+      else
+        errors[#errors + 1] = r.err .. ' (' .. queue .. ')'
+        skipped = skipped + 1
+      end
     else
+      redis.call('ZREM', KEYS[1], raw)
       job.err = 'unknown job when requeueing'
       job.failed_at = now
       redis.call('ZADD', KEYS[1], now + 5, cjson.encode(job))
@@ -57,4 +68,8 @@ for _, raw in ipairs(members) do
     skipped = skipped + 1
   end
 end
-return {requeued, unknown, skipped, #members}
+local out = {requeued, unknown, skipped, #members}
+for i = 1, #errors do
+  out[4 + i] = errors[i]
+end
+return out

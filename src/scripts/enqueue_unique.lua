@@ -18,6 +18,17 @@
 -- Returns the bulk string 'ok', or 'dup' when a guard exists (nothing else changes
 -- then besides known_jobs, which Go also writes before its script, and the guard as
 -- ARGV[5] says).
+-- A queue, scheduled set or known_jobs of the wrong type is an error reply with nothing
+-- written (checked first: a guard set for a job that could not be pushed would refuse
+-- the job's next enqueues for 24 h).
+for i, t in ipairs({ARGV[2] == '' and 'list' or 'zset', 'set'}) do
+  local key = KEYS[i == 1 and 1 or 3]
+  local have = redis.call('TYPE', key).ok
+  if have ~= t and have ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. key .. ' is a ' .. have .. ', not a ' .. t ..
+      ': nothing written')
+  end
+end
 if ARGV[3] ~= '' then
   redis.call('SADD', KEYS[3], ARGV[3])
 end

@@ -4,69 +4,139 @@
 --   pool treats as known: its own and those in known_jobs (so that a shared namespace
 --   never sends another team's due jobs to dead, SPEC §15 item 16).
 -- ARGV[1] <p>jobs:   ARGV[2] now   ARGV[3] the most jobs to move in this call
+-- ARGV[4] how many due members to step over (left in place by earlier calls)
+-- ARGV[5] a random seed for the ids of records made for members without one
 -- Per job: the lowest-scored due member is removed; an expired periodic instance
 -- (now > d) is discarded; the queue's oldest entry is dropped if it is an expired
 -- periodic instance (now >= d); the job gets t = now and goes to the queue's left end.
 -- A job of an unknown name goes to dead (err "unknown job when requeueing").
 -- Where Go would block the zset forever (a member that is not JSON) or lose a job
 -- silently (no name, a non-numeric d), the member goes to dead with an explanation and
--- its bytes kept in args.raw_job, so that nothing is lost and later jobs still move.
--- Returns {moved to queues, sent to dead, discarded as expired}.
+-- its bytes kept in args.raw_job (readable) and args.raw_job_base64 (exact), so that
+-- nothing is lost and later jobs still move.
+-- A damaged key never loses a job (cycle.lua's rule): a member leaves the zset only
+-- after it was written elsewhere. A job whose queue is not a list goes to dead with the
+-- error; one that cannot be written anywhere (dead damaged too, or out of memory) stays
+-- where it is, is stepped over, and its error is reported.
+-- Returns {moved to queues, sent to dead, discarded as expired, left in place,
+--          {reason, count, …} of the jobs sent to dead, {error, …} of those left}.
 local now = tonumber(ARGV[2])
 local known = {}
 for i = 3, #KEYS do
   known[KEYS[i]] = true
 end
 
-local function to_dead(job)
+local b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+local function base64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = string.byte(s, i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local q = {math.floor(n / 262144), math.floor(n / 4096) % 64, math.floor(n / 64) % 64, n % 64}
+    for k = 1, 4 do
+      q[k] = string.sub(b64, q[k] + 1, q[k] + 1)
+    end
+    if not b then
+      q[3] = '='
+    end
+    if not c then
+      q[4] = '='
+    end
+    out[#out + 1] = table.concat(q)
+  end
+  return table.concat(out)
+end
+
+local reasons, nreasons, errors = {}, {}, {}
+local made = 0
+local function broken(raw, job, why)
+  made = made + 1
+  local id = type(job) == 'table' and type(job.id) == 'string' and job.id ~= '' and job.id or
+    string.sub(redis.sha1hex(ARGV[5] .. ':' .. made), 1, 24)
+  return {name = '', id = id, t = now, args = {raw_job = raw, raw_job_base64 = base64(raw)},
+          fails = 1, err = 'cwork: cannot requeue this job (' .. why ..
+            '); its bytes are in args.raw_job and, exactly, args.raw_job_base64'}
+end
+
+-- Writes job to dead, then removes raw from the zset; false (and raw stays) when dead
+-- cannot take it.
+local function to_dead(raw, job, reason)
   job.failed_at = now
-  redis.call('ZADD', KEYS[2], now, cjson.encode(job))
+  local r = redis.pcall('ZADD', KEYS[2], now, cjson.encode(job))
+  if type(r) ~= 'number' then
+    errors[#errors + 1] = 'cannot move a job to dead (' .. reason .. '): ' .. r.err
+    return false
+  end
+  redis.call('ZREM', KEYS[1], raw)
+  if not nreasons[reason] then
+    reasons[#reasons + 1] = reason
+    nreasons[reason] = 0
+  end
+  nreasons[reason] = nreasons[reason] + 1
+  return true
 end
 
-local function broken(raw, why)
-  return {name = '', id = '', t = now, args = {raw_job = raw}, fails = 1,
-          err = 'cwork: cannot requeue this job (' .. why .. '); its bytes are in args.raw_job'}
-end
-
-local moved, dead, expired = 0, 0, 0
+local moved, dead, expired, left = 0, 0, 0, 0
+local skip = tonumber(ARGV[4])
 for _ = 1, tonumber(ARGV[3]) do
-  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', 0, 1)
+  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', skip, 1)
   if #due == 0 then
     break
   end
   local raw = due[1]
-  redis.call('ZREM', KEYS[1], raw)
   local ok, job = pcall(cjson.decode, raw)
+  local sent
   if not ok or type(job) ~= 'table' then
-    to_dead(broken(raw, 'not a JSON object'))
-    dead = dead + 1
+    sent = to_dead(raw, broken(raw, nil, 'not a JSON object'), 'not a JSON object')
   elseif type(job.name) ~= 'string' and type(job.name) ~= 'number' then
-    to_dead(broken(raw, 'no job name'))
-    dead = dead + 1
+    sent = to_dead(raw, broken(raw, job, 'no job name'), 'no job name')
   elseif job.d ~= nil and type(job.d) ~= 'number' then
-    to_dead(broken(raw, 'd is not a number'))
-    dead = dead + 1
+    sent = to_dead(raw, broken(raw, job, 'd is not a number'), 'd is not a number')
   else
     local queue = ARGV[1] .. job.name
     if not known[queue] then
       job.err = 'unknown job when requeueing'
-      to_dead(job)
-      dead = dead + 1
+      sent = to_dead(raw, job, job.err)
     elseif job.d ~= nil and now > job.d then
+      redis.call('ZREM', KEYS[1], raw)
       expired = expired + 1
     else
-      local oldest = redis.call('RPOP', queue)
-      if oldest then
-        local tok, tail = pcall(cjson.decode, oldest)
-        local stale = tok and type(tail) == 'table' and type(tail.d) == 'number' and now >= tail.d
-        if not stale then
-          redis.call('RPUSH', queue, oldest)
+      local oldest = redis.pcall('RPOP', queue)
+      local pushed
+      if type(oldest) == 'table' and oldest.err then
+        -- The queue is damaged: the job cannot go there, dead keeps it with the reason.
+        job.err = 'cwork: cannot requeue: ' .. oldest.err .. ' (' .. queue .. ' is not a list)'
+        sent = to_dead(raw, job, 'the queue is not a list: ' .. oldest.err)
+      else
+        if oldest then
+          local tok, tail = pcall(cjson.decode, oldest)
+          local stale = tok and type(tail) == 'table' and type(tail.d) == 'number' and now >= tail.d
+          if not stale then
+            redis.call('RPUSH', queue, oldest)
+          end
+        end
+        job.t = now
+        pushed = redis.pcall('LPUSH', queue, cjson.encode(job))
+        if type(pushed) == 'number' then
+          redis.call('ZREM', KEYS[1], raw)
+          moved = moved + 1
+        else
+          errors[#errors + 1] = 'cannot push a job to ' .. queue .. ': ' .. pushed.err
+          sent = false
         end
       end
-      job.t = now
-      redis.call('LPUSH', queue, cjson.encode(job))
-      moved = moved + 1
     end
   end
+  if sent == true then
+    dead = dead + 1
+  elseif sent == false then
+    left = left + 1
+    skip = skip + 1
+  end
 end
-return {moved, dead, expired}
+local counted = {}
+for i = 1, #reasons do
+  counted[2 * i - 1] = reasons[i]
+  counted[2 * i] = nreasons[reasons[i]]
+end
+return {moved, dead, expired, left, counted, errors}

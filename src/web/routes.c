@@ -12,8 +12,12 @@
  *   GET  /metrics         Prometheus text format
  *
  * A trailing parameter (<id>, <name>) is the rest of the path, percent-decoded: ids
- * with '/' (periodic ids of "*\/5" specs) work encoded or not. Changes are POST only,
- * and a POST from a page of another origin is refused (403). */
+ * with '/' (periodic ids of "*\/5" specs) work encoded or not, and an empty one is the
+ * empty id. It can also be given as a query parameter instead (?id=, ?name= for pause)
+ * — which the UI does: browsers and curl rewrite paths ending in "." or ".." (encoded
+ * or not) before sending them. <at> is whole Unix seconds, negative ones too (a listed
+ * member's odd score). Changes are POST only, and a POST from a page of another origin
+ * is refused (403). */
 #include "web.h"
 
 #include "web_assets.h"
@@ -40,6 +44,7 @@ typedef struct route {
     int post;         /* 1: POST; 0: GET (and HEAD) */
     route_params params;
     route_fn fn;
+    const char *query; /* the query parameter that may give <rest> instead of the path */
 } route;
 
 static const char status_ok[] = "{\n\t\"status\": \"ok\"\n}";
@@ -343,23 +348,23 @@ static void route_summary(const web_request *req, const route_args *a, web_respo
 }
 
 static const route routes[] = {
-    {"queues", 0, PARAMS_NONE, route_queues},
-    {"worker_pools", 0, PARAMS_NONE, route_worker_pools},
-    {"busy_workers", 0, PARAMS_NONE, route_busy_workers},
-    {"retry_jobs", 0, PARAMS_NONE, route_retry_jobs},
-    {"scheduled_jobs", 0, PARAMS_NONE, route_scheduled_jobs},
-    {"dead_jobs", 0, PARAMS_NONE, route_dead_jobs},
-    {"delete_dead_job", 1, PARAMS_AT_REST, route_delete_dead_job},
-    {"retry_dead_job", 1, PARAMS_AT_REST, route_retry_dead_job},
-    {"delete_all_dead_jobs", 1, PARAMS_NONE, route_delete_all_dead},
-    {"retry_all_dead_jobs", 1, PARAMS_NONE, route_retry_all_dead},
-    {"delete_retry_job", 1, PARAMS_AT_REST, route_delete_retry_job},
-    {"delete_scheduled_job", 1, PARAMS_AT_REST, route_delete_scheduled_job},
-    {"pause", 1, PARAMS_REST, route_pause},
-    {"unpause", 1, PARAMS_REST, route_unpause},
-    {"job", 0, PARAMS_REST, route_job},
-    {"summary", 0, PARAMS_NONE, route_summary},
-    {"metrics", 0, PARAMS_NONE, route_metrics},
+    {"queues", 0, PARAMS_NONE, route_queues, NULL},
+    {"worker_pools", 0, PARAMS_NONE, route_worker_pools, NULL},
+    {"busy_workers", 0, PARAMS_NONE, route_busy_workers, NULL},
+    {"retry_jobs", 0, PARAMS_NONE, route_retry_jobs, NULL},
+    {"scheduled_jobs", 0, PARAMS_NONE, route_scheduled_jobs, NULL},
+    {"dead_jobs", 0, PARAMS_NONE, route_dead_jobs, NULL},
+    {"delete_dead_job", 1, PARAMS_AT_REST, route_delete_dead_job, "id"},
+    {"retry_dead_job", 1, PARAMS_AT_REST, route_retry_dead_job, "id"},
+    {"delete_all_dead_jobs", 1, PARAMS_NONE, route_delete_all_dead, NULL},
+    {"retry_all_dead_jobs", 1, PARAMS_NONE, route_retry_all_dead, NULL},
+    {"delete_retry_job", 1, PARAMS_AT_REST, route_delete_retry_job, "id"},
+    {"delete_scheduled_job", 1, PARAMS_AT_REST, route_delete_scheduled_job, "id"},
+    {"pause", 1, PARAMS_REST, route_pause, "name"},
+    {"unpause", 1, PARAMS_REST, route_unpause, "name"},
+    {"job", 0, PARAMS_REST, route_job, "id"},
+    {"summary", 0, PARAMS_NONE, route_summary, NULL},
+    {"metrics", 0, PARAMS_NONE, route_metrics, NULL},
 };
 
 /* ---------------------------------------------------------------- matching */
@@ -390,32 +395,55 @@ static void serve_asset(const web_request *req, const cw_web_asset *asset, web_r
     res->len = asset->len;
 }
 
+/* <at>: whole Unix seconds with an optional '-'. 0 or -1. */
+static int parse_at(const char *s, size_t len, int64_t *out)
+{
+    int neg = len > 0 && s[0] == '-';
+    uint64_t v;
+    if (web_parse_uint(s + neg, len - (size_t)neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
+                       &v) != 0)
+        return -1;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return 0;
+}
+
 /* Parses the parameters after "/<name>" (tail starts after the name). 1 when the path
  * has the route's shape, 0 when not (404), -1 when it has but a value is bad (res
  * filled with 400). */
-static int match_params(const route *r, const char *tail, route_args *a, web_response *res)
+static int match_params(const route *r, const web_request *req, const char *tail, route_args *a,
+                        web_response *res)
 {
     if (r->params == PARAMS_NONE) return *tail == '\0';
-    if (*tail != '/' || tail[1] == '\0') return 0;
-    tail++;
+    int rc;
     if (r->params == PARAMS_AT_REST) {
+        if (*tail != '/' || tail[1] == '\0') return 0;
+        tail++;
         const char *slash = strchr(tail, '/');
-        if (!slash || slash[1] == '\0') return 0;
-        uint64_t at;
-        if (web_parse_uint(tail, (size_t)(slash - tail), INT64_MAX, &at) != 0) {
+        size_t len = slash ? (size_t)(slash - tail) : strlen(tail);
+        if (parse_at(tail, len, &a->at) != 0) {
             web_error(res, 400, "the time in the path must be whole Unix seconds");
             return -1;
         }
-        a->at = (int64_t)at;
-        tail = slash + 1;
+        tail += len;
     }
-    int rc = web_percent_decode(tail, strlen(tail), &a->rest);
+    if (*tail == '/') {
+        rc = web_percent_decode(tail + 1, strlen(tail + 1), &a->rest);
+    } else if (*tail == '\0') {
+        rc = web_query(req, r->query, &a->rest);
+        if (rc == 0 && !a->rest) return 0; /* neither in the path nor in the query */
+    } else {
+        return 0;
+    }
     if (rc == CWORK_ENOMEM) {
         web_error(res, 500, "out of memory");
         return -1;
     }
     if (rc != 0) {
-        web_error(res, 400, "the path is not validly percent-encoded");
+        web_error(res, 400, "the %s is not validly percent-encoded", *tail ? "path" : "query");
+        return -1;
+    }
+    if (r->params == PARAMS_REST && !a->rest[0] && strcmp(r->query, "name") == 0) {
+        web_error(res, 400, "the job name is empty");
         return -1;
     }
     return 1;
@@ -438,7 +466,7 @@ void web_route(const web_request *req, web_response *res)
     }
     const char *allow = asset || !r->post ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
     route_args a = {0, NULL};
-    int shape = asset ? 1 : match_params(r, seg + seg_len, &a, res);
+    int shape = asset ? 1 : match_params(r, req, seg + seg_len, &a, res);
     if (shape == 0) {
         web_error(res, 404, "not found");
     } else if (shape > 0 && req->method == WEB_OPTIONS) {

@@ -1,7 +1,12 @@
-/* The web server: libmicrohttpd with a thread per connection (handlers block on Redis),
- * a listening socket of our own (so that port 0 and errors are ours to report), basic
- * auth, the host check against DNS rebinding, the origin check of changes, security
- * headers on every answer, and a graceful stop that lets requests in flight finish. */
+/* The web server: libmicrohttpd with a small pool of threads, each an epoll event
+ * loop, so that idle and slow clients cost a socket, not a thread (with a thread per
+ * connection, 64 idle connects made the UI unreachable); a connection limit from the
+ * process's file limit, a per-address limit, and a short inactivity timeout that drops
+ * stalled (slowloris) requests. A listening socket of our own (so that port 0 and
+ * errors are ours to report), basic auth, refusal to serve beyond loopback without it
+ * unless told to, the host check against DNS rebinding, the origin check of changes,
+ * security headers on every answer, and a graceful stop that lets requests in flight
+ * finish. */
 #include "web.h"
 
 #include "flavor.h"
@@ -16,13 +21,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #define WEB_DEFAULT_LISTEN "127.0.0.1:5040"
-#define WEB_MAX_CONNECTIONS 64
-#define WEB_IDLE_TIMEOUT_S 30
+#define WEB_THREADS 4 /* event loops; a handler blocks its loop while Redis answers */
+#define WEB_MAX_CONNECTIONS 10000 /* lowered to what the file limit allows */
+#define WEB_FDS_KEPT 256          /* descriptors left for Redis, logs, the application */
+#define WEB_PER_IP_CONNECTIONS 64 /* a browser opens 6; a proxy in front counts as one */
+#define WEB_IDLE_TIMEOUT_S 10     /* no byte for this long: a stalled request, or an idle
+                                     keep-alive connection, is closed */
+#define WEB_CONNECTION_MEMORY (32 * 1024) /* request line and headers must fit */
 #define WEB_STOP_GRACE_MS 10000
 
 /* What a browser may do with our pages: scripts and styles from this server only, no
@@ -150,10 +161,10 @@ static web_method method_of(const char *m)
 }
 
 static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url, const char *method,
-                   web_response *res)
+                   size_t target_len, web_response *res)
 {
     web_request req = {web, conn, method_of(method), url};
-    if (strlen(url) > WEB_MAX_URL) {
+    if (target_len > WEB_MAX_URL) {
         web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
         return;
     }
@@ -176,12 +187,30 @@ static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url,
     web_route(&req, res);
 }
 
-/* Per request: how much body arrived (none is needed; a big one is refused) and
- * whether an answer went out already. */
+/* Per request, from its request line on: the length of the whole target (path and
+ * query), how much body arrived (none is needed; a big one is refused) and whether an
+ * answer went out already. */
 typedef struct web_call {
+    size_t target_len;
     size_t body_bytes;
+    int started; /* the handler has seen the headers */
     int answered;
 } web_call;
+
+/* Called by libmicrohttpd with the request line's target, query included, before the
+ * headers: its return value is the request's context (*req_cls) from then on, and
+ * on_completed is called for it whatever happens next. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    cwork_web *web = cls;
+    web_call *call = cw_calloc(1, sizeof *call);
+    if (!call) return NULL; /* on_request then refuses the request */
+    call->target_len = strlen(uri);
+    pthread_mutex_lock(&web->mu);
+    web->inflight++;
+    pthread_mutex_unlock(&web->mu);
+    return call;
+}
 
 #define WEB_MAX_BODY (64 * 1024)
 
@@ -195,13 +224,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     cwork_web *web = cls;
     web_call *call = *req_cls;
     web_response res = {0};
-    if (!call) {
-        call = cw_calloc(1, sizeof *call);
-        if (!call) return MHD_NO;
-        *req_cls = call;
-        pthread_mutex_lock(&web->mu);
-        web->inflight++;
-        pthread_mutex_unlock(&web->mu);
+    if (!call) return MHD_NO; /* out of memory at the request line */
+    if (!call->started) {
+        call->started = 1;
         /* No route reads a body: a big one announced is refused before it is read
          * (an early answer, after which the connection closes); one sent without a
          * length is cut off below. */
@@ -215,7 +240,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         *upload_data_size = 0;
         return call->answered || call->body_bytes <= WEB_MAX_BODY ? MHD_YES : MHD_NO;
     } else {
-        handle(web, conn, url, method, &res);
+        handle(web, conn, url, method, call->target_len, &res);
     }
     call->answered = 1;
     if (cw_log_enabled(CWORK_LOG_DEBUG)) {
@@ -341,6 +366,18 @@ static int open_listener(cwork_web *web, const char *addr, cwork_error *err)
 
 /* ---------------------------------------------------------------- start and stop */
 
+/* As many connections as the file limit allows beside everything else the process
+ * keeps open, at most WEB_MAX_CONNECTIONS (a process that wants more raises its limit
+ * first; cwork web raises its soft limit to the hard one). */
+static unsigned web_connection_limit(void)
+{
+    struct rlimit rl;
+    rlim_t n = WEB_MAX_CONNECTIONS;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        n = rl.rlim_cur > WEB_FDS_KEPT + 64 ? rl.rlim_cur - WEB_FDS_KEPT : 64;
+    return (unsigned)(n < WEB_MAX_CONNECTIONS ? n : WEB_MAX_CONNECTIONS);
+}
+
 static void web_free(cwork_web *web)
 {
     if (web->listen_fd >= 0) close(web->listen_fd);
@@ -401,19 +438,34 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         web_free(web);
         return NULL;
     }
+    /* Beyond loopback without a password, any page of any site a browser on the network
+     * opens can drive this server (its Host check only protects loopback against DNS
+     * rebinding): only when asked for. */
+    if (!web->loopback && !web->auth && !opts->insecure) {
+        cw_error(err, CWORK_EINVAL,
+                 "refusing to serve %s beyond loopback without a password: set "
+                 "CWORK_WEB_AUTH=user:password (--auth), listen on 127.0.0.1, or accept the "
+                 "risk with --insecure",
+                 web->bound);
+        web_free(web);
+        return NULL;
+    }
     /* libmicrohttpd's threads inherit this mask: no application signal handler runs on
      * them (cw_thread_create's rule for library threads). */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     MHD_USE_POLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
+                     MHD_USE_ERROR_LOG;
     web->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, web, MHD_OPTION_LISTEN_SOCKET, web->listen_fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, web, MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped,
-        NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)WEB_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)WEB_THREADS, MHD_OPTION_URI_LOG_CALLBACK,
+        on_request_line, web, MHD_OPTION_NOTIFY_COMPLETED, on_completed, web,
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        NULL, MHD_OPTION_CONNECTION_LIMIT, web_connection_limit(),
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)WEB_PER_IP_CONNECTIONS,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WEB_CONNECTION_MEMORY, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!web->daemon) {
         cw_error(err, CWORK_EINVAL, "cannot start the HTTP server on %s", web->bound);
@@ -423,8 +475,8 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     cw_log(CWORK_LOG_INFO, "web.start", "listen", web->bound, "namespace", ns, NULL);
     if (!web->loopback && !web->auth)
         cw_log(CWORK_LOG_WARN, "web.no_auth", "listen", web->bound, "message",
-               "the web UI is reachable beyond this machine without a password; set "
-               "CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
+               "insecure: the web UI is reachable beyond this machine without a password; "
+               "set CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
                NULL);
     return web;
 }

@@ -1,0 +1,317 @@
+/* What the cwork command says when something is wrong, end to end: an unreachable
+ * Redis (one line, a hint, under 2 s), NOAUTH and WRONGPASS (the password options),
+ * mistyped commands, actions and options ("did you mean"), and durations where seconds
+ * are taken. Each case checks the exit status, stdout, stderr and the namespace. */
+#include "cli_testutil.h"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static redisContext *rc_;
+static char ns_[64];
+
+#define cmd(...) tl_do(rc_, __VA_ARGS__)
+
+/* Whether something accepts connections on 127.0.0.1:port. */
+static int listening(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    close(fd);
+    return ok;
+}
+
+/* The run failed with exit 1, one line on stderr starting with want_start and holding
+ * every string of want (NULL-terminated), nothing on stdout, in under 2 s. */
+static void check_one_line(int line, int rc, const char *want_start, const char *const *want)
+{
+    if (rc != 1 || cli_out_[0] || cli_lines(cli_err_) != 1 ||
+        strncmp(cli_err_, want_start, strlen(want_start)) != 0)
+        tl_fail(__FILE__, line, "exit %d, stdout \"%s\", stderr \"%s\"", rc, cli_out_, cli_err_);
+    for (size_t i = 0; want && want[i]; i++)
+        if (!strstr(cli_err_, want[i]))
+            tl_fail(__FILE__, line, "stderr lacks \"%s\": %s", want[i], cli_err_);
+    if (cli_ms_ >= 2000) tl_fail(__FILE__, line, "took %lld ms", cli_ms_);
+}
+
+/* ---------------------------------------------------------------- unreachable Redis */
+
+static void unreachable_redis_fails_in_one_line_within_2_s(void)
+{
+    static const char *const commands[][4] = {
+        {"queues"},
+        {"dead"},
+        {"retry", "run", "--all"},
+        {"queue", "clear", "x"},
+        {"job", "x"},
+        {"enqueue", "send_email"},
+    };
+    static const char *const hint[] = {"cannot connect to redis 127.0.0.1:1: Connection refused",
+                                       "is redis-server running at ",
+                                       "--redis URL or CWORK_REDIS_URL", NULL};
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        const char *argv[8];
+        size_t n = 0;
+        for (; n < 4 && commands[i][n]; n++)
+            argv[n] = commands[i][n];
+        argv[n++] = "--redis";
+        argv[n++] = "redis://user:s3cr3tpw@127.0.0.1:1";
+        argv[n] = NULL;
+        int rc = cli_run(NULL, NULL, argv);
+        check_one_line(__LINE__, rc, "cwork: cannot connect", hint);
+        CHECK(strstr(cli_err_, "redis://user:xxxxx@127.0.0.1:1 (given with --redis)") != NULL);
+        CHECK(strstr(cli_err_, "s3cr3tpw") == NULL);
+    }
+    /* The URL from the environment, and the default. */
+    const char *env[] = {"CWORK_REDIS_URL=redis://127.0.0.1:1", NULL};
+    int rc = cli_run(env, NULL, (const char *const[]){"queues", NULL});
+    check_one_line(__LINE__, rc, "cwork: cannot connect", hint);
+    CHECK(strstr(cli_err_, "redis://127.0.0.1:1 (from CWORK_REDIS_URL)") != NULL);
+    if (!listening(6379)) {
+        const char *unset[] = {"CWORK_REDIS_URL", NULL};
+        rc = cli_run(unset, NULL, (const char *const[]){"pools", NULL});
+        check_one_line(__LINE__, rc, "cwork: cannot connect", NULL);
+        CHECK(strstr(cli_err_, "redis://127.0.0.1:6379 (the default)") != NULL);
+    }
+    /* A server that accepts connections but does not answer (stopped). */
+    tl_server s;
+    if (tl_server_start(&s, 0) == 0) {
+        kill(s.pid, SIGSTOP);
+        rc = CLI_RUN("queues", "--redis", s.url);
+        kill(s.pid, SIGCONT);
+        check_one_line(__LINE__, rc, "cwork: ",
+                       (const char *const[]){"timed out", "is redis-server running", NULL});
+        tl_server_destroy(&s);
+    }
+    /* A Unix socket that is not there. */
+    rc = CLI_RUN("busy", "--redis", "unix:///nonexistent/redis.sock");
+    check_one_line(__LINE__, rc, "cwork: cannot connect to redis unix:/nonexistent/redis.sock",
+                   (const char *const[]){"is redis-server running", NULL});
+}
+
+/* ---------------------------------------------------------------- passwords */
+
+static void auth_failures_name_the_password_options(void)
+{
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start redis-server");
+        return;
+    }
+    char url[128], wrong[128];
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
+    redisReply *r = c ? redisCommand(c, "CONFIG SET requirepass Pa55word") : NULL;
+    CHECK(r && r->type == REDIS_REPLY_STATUS);
+    if (r) freeReplyObject(r);
+    if (c) redisFree(c);
+
+    /* No password: NOAUTH. */
+    int rc = CLI_RUN("queues", "--redis", s.url);
+    check_one_line(__LINE__, rc, "cwork: Redis at ",
+                   (const char *const[]){"wants a password (NOAUTH)", "redis://:PASSWORD@HOST:PORT",
+                                         "--redis or CWORK_REDIS_URL", "CWORK_REDIS_PASSWORD",
+                                         NULL});
+    /* A wrong one, in the URL and in CWORK_REDIS_PASSWORD: WRONGPASS, never printed. */
+    snprintf(wrong, sizeof wrong, "redis://:N0tThat0ne@127.0.0.1:%d", s.port);
+    rc = CLI_RUN("dead", "--redis", wrong);
+    static const char *const wrongpass[] = {"refused the user name or password (WRONGPASS)",
+                                            "CWORK_REDIS_URL", "CWORK_REDIS_PASSWORD", NULL};
+    check_one_line(__LINE__, rc, "cwork: Redis at ", wrongpass);
+    CHECK(strstr(cli_err_, "N0tThat0ne") == NULL);
+    const char *env[] = {"CWORK_REDIS_PASSWORD=N0tThat0ne", NULL};
+    rc = cli_run(env, NULL, (const char *const[]){"enqueue", "--redis", s.url, "x", NULL});
+    check_one_line(__LINE__, rc, "cwork: Redis at ", wrongpass);
+    CHECK(strstr(cli_err_, "N0tThat0ne") == NULL);
+    /* The right one works. */
+    snprintf(url, sizeof url, "redis://:Pa55word@127.0.0.1:%d", s.port);
+    CHECK_INT(CLI_RUN("queues", "--redis", url), 0);
+    tl_server_destroy(&s);
+
+    /* A password for a server without one. */
+    snprintf(url, sizeof url, "redis://:Extra@%s", tl_redis_url() + strlen("redis://"));
+    rc = CLI_RUN("queues", "--redis", url);
+    check_one_line(__LINE__, rc, "cwork: Redis at ",
+                   (const char *const[]){"has no password, but one was given", NULL});
+    CHECK(strstr(cli_err_, "Extra") == NULL);
+}
+
+/* ---------------------------------------------------------------- usage errors */
+
+#define CASE_WORDS 8
+
+/* Each case: the words of a command line, NULL, then the start of what it must print on
+ * stderr (one line). Run with --redis and --ns added (a mistyped command is reported
+ * before its options are read), it must exit 2, print nothing on stdout and write
+ * nothing to the namespace. */
+static void check_usage_cases(int line, const char *const cases[][CASE_WORDS], size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *argv[CASE_WORDS + 5];
+        size_t k = 0;
+        for (; cases[i][k]; k++)
+            argv[k] = cases[i][k];
+        const char *want = cases[i][k + 1];
+        argv[k++] = "--redis";
+        argv[k++] = tl_redis_url();
+        argv[k++] = "--ns";
+        argv[k++] = ns_;
+        argv[k] = NULL;
+        int rc = cli_run(NULL, NULL, argv);
+        if (rc != 2 || cli_out_[0] || strncmp(cli_err_, want, strlen(want)) != 0 ||
+            cli_lines(cli_err_) != 1)
+            tl_fail(__FILE__, line, "case %zu (%s): exit %d, stdout \"%s\", stderr \"%s\"", i,
+                    argv[0], rc, cli_out_, cli_err_);
+    }
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+}
+
+/* ---------------------------------------------------------------- did you mean */
+
+static void typos_get_a_suggestion_and_exit_2(void)
+{
+    tl_unique_ns("msg", ns_, sizeof ns_);
+    static const char *const cases[][CASE_WORDS] = {
+        /* argv..., then the message expected on stderr */
+        {"retyr", NULL,
+         "cwork: unknown command \"retyr\"; did you mean retry? (see cwork --help)\n"},
+        {"enqeue", NULL, "cwork: unknown command \"enqeue\"; did you mean enqueue?"},
+        {"--hepl", NULL, "cwork: unknown command \"--hepl\"; did you mean --help?"},
+        {"frobnicate", NULL, "cwork: unknown command \"frobnicate\" (see cwork --help)\n"},
+        {"dead", "--jsno", NULL,
+         "cwork dead: unknown option --jsno; did you mean --json? (see cwork dead --help)\n"},
+        {"dead", "retyr", "x", NULL,
+         "cwork dead: unexpected argument \"retyr\"; did you mean retry? (see cwork dead "
+         "--help)\n"},
+        {"scheduled", "rnu", "x", NULL,
+         "cwork scheduled: unexpected argument \"rnu\"; did you mean run?"},
+        {"queue", "clera", "x", NULL,
+         "cwork queue: unexpected argument \"clera\"; did you mean clear?"},
+        {"queue", NULL, "cwork queue: what should happen to the queue? (cwork queue clear NAME)"},
+        {"retry", "run", "--al", NULL, "cwork retry run: unknown option --al; did you mean --all?"},
+        {"queues", "--redsi", "x", NULL,
+         "cwork queues: unknown option --redsi; did you mean --redis?"},
+        {"enqueue", "--bluk", NULL,
+         "cwork enqueue: unknown option --bluk; did you mean --bulk? (see cwork enqueue --help)\n"},
+        {"enqueue", "--quiet", "x", NULL, "cwork enqueue: --quiet goes with --bulk"},
+        {"work", "--job", "a=true", "--timout", "5", NULL,
+         "cwork work: unknown option --timout; did you mean --timeout?"},
+        {"web", "--lisen", "x", NULL, "cwork web: unknown option --lisen; did you mean --listen?"},
+        {"demo", "--durration", "5", NULL,
+         "cwork demo: unknown option --durration; did you mean --duration?"},
+        {"demo", "--colour", NULL, "cwork demo: unknown option --colour (see cwork demo --help)\n"},
+    };
+    check_usage_cases(__LINE__, cases, sizeof cases / sizeof cases[0]);
+}
+
+/* A job name that is not in known_jobs: a warning with the closest known one. */
+static void unknown_job_names_get_a_suggestion(void)
+{
+    tl_unique_ns("msgn", ns_, sizeof ns_);
+    cmd("SADD %s:known_jobs send_email resize_image", ns_);
+    int rc = CLI_RUN("pause", "--redis", tl_redis_url(), "--ns", ns_, "sned_email");
+    CHECK_INT(rc, 0);
+    CHECK_STR(cli_err_, "cwork pause: warning: \"sned_email\" is not in known_jobs (a typo? did "
+                        "you mean send_email?); paused anyway\n");
+    rc = CLI_RUN("queue", "clear", "--redis", tl_redis_url(), "--ns", ns_, "zzz");
+    CHECK_INT(rc, 0);
+    CHECK_STR(cli_out_, "Deleted 0 waiting jobs from queue zzz.\n");
+    CHECK_STR(cli_err_, "cwork queue clear: warning: \"zzz\" is not in known_jobs (a typo?); "
+                        "nothing to clear\n");
+    char *dump = tl_ns_dump(rc_, ns_);
+    snprintf(cli_out_, sizeof cli_out_,
+             "%s:jobs:sned_email:paused string 1\n%s:known_jobs set resize_image | send_email\n",
+             ns_, ns_);
+    CHECK_STR(dump, cli_out_);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* ---------------------------------------------------------------- durations */
+
+static long long zscore_of_only_member(const char *suffix)
+{
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:%s 0 -1 WITHSCORES", ns_, suffix);
+    long long v = r->elements == 2 ? atoll(r->element[1]->str) : -1;
+    CHECK_INT(r->elements, 2);
+    freeReplyObject(r);
+    return v;
+}
+
+static void durations_are_taken_where_seconds_are(void)
+{
+    tl_unique_ns("msgd", ns_, sizeof ns_);
+    const char *r = tl_redis_url();
+    long long before = (long long)time(NULL);
+    CHECK_INT(CLI_RUN("enqueue", "--redis", r, "--ns", ns_, "--in", "1h30m", "report"), 0);
+    long long at = zscore_of_only_member("scheduled");
+    CHECK(at >= before + 5400 && at <= (long long)time(NULL) + 5400);
+    tl_ns_delete(rc_, ns_);
+    CHECK_INT(CLI_RUN("enqueue", "--redis", r, "--ns", ns_, "--in", "90", "report"), 0);
+    at = zscore_of_only_member("scheduled");
+    CHECK(at >= before + 90 && at <= (long long)time(NULL) + 90);
+    tl_ns_delete(rc_, ns_);
+
+    /* dead trim --older-than 1h30m: only the job that died two hours ago goes */
+    long long now = (long long)time(NULL);
+    cmd("ZADD %s:dead %lld {\"name\":\"a\",\"id\":\"old\",\"t\":1}", ns_, now - 7200);
+    cmd("ZADD %s:dead %lld {\"name\":\"a\",\"id\":\"new\",\"t\":1}", ns_, now - 3600);
+    CHECK_INT(CLI_RUN("dead", "trim", "--redis", r, "--ns", ns_, "--older-than", "1h30m"), 0);
+    CHECK_STR(cli_out_, "Removed 1 dead job.\n");
+    char *dump = tl_ns_dump(rc_, ns_);
+    snprintf(cli_out_, sizeof cli_out_,
+             "%s:dead zset {\"name\":\"a\",\"id\":\"new\",\"t\":1}=%lld\n", ns_, now - 3600);
+    CHECK_STR(dump, cli_out_);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+
+    /* Refused durations: exit 2, nothing written. */
+    static const char *const bad[][CASE_WORDS] = {
+        {"enqueue", "--in", "1.5s", "x", NULL,
+         "cwork enqueue: --in needs whole seconds or a duration"},
+        {"enqueue", "--in", "soon", "x", NULL,
+         "cwork enqueue: --in needs whole seconds or a duration"},
+        {"dead", "trim", "--older-than", "1h30", NULL, "cwork dead trim: --older-than needs"},
+        {"work", "--job", "a=true", "--timeout", "-5", NULL,
+         "cwork work: --timeout needs a positive duration"},
+        {"work", "--grace", "forever", "--job", "a=true", NULL,
+         "cwork work: --grace needs a duration"},
+        {"work", "--dead-check", "2d", "--job", "a=true", NULL,
+         "cwork work: --dead-check needs whole seconds from 1 to 86400"},
+        {"demo", "--duration", "0", NULL, "cwork demo: --duration needs"},
+    };
+    check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* cwork work and cwork demo take durations too: a demo of 2s stops by itself. */
+static void demo_duration_in_seconds_suffix(void)
+{
+    tl_unique_ns("msgdemo", ns_, sizeof ns_);
+    long long t0 = tl_now_ms();
+    int rc = CLI_RUN("demo", "--redis", tl_redis_url(), "--ns", ns_, "--duration", "2s", "--no-web",
+                     "--rate", "20");
+    CHECK_INT(rc, 0);
+    CHECK(tl_now_ms() - t0 >= 2000);
+    CHECK(strstr(cli_err_, "jobs done") != NULL);
+    tl_ns_delete(rc_, ns_);
+}
+
+int main(void)
+{
+    rc_ = tl_redis_connect();
+    RUN(unreachable_redis_fails_in_one_line_within_2_s);
+    RUN(auth_failures_name_the_password_options);
+    RUN(typos_get_a_suggestion_and_exit_2);
+    RUN(unknown_job_names_get_a_suggestion);
+    RUN(durations_are_taken_where_seconds_are);
+    RUN(demo_duration_in_seconds_suffix);
+    redisFree(rc_);
+    return tl_finish();
+}

@@ -743,7 +743,11 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
 
 /* An HTTP server with workwebui's JSON routes and paths (SPEC §12.1; errors answered
  * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
- * filters by name, /metrics in the Prometheus text format, and the single-page UI. */
+ * filters by name, /metrics in the Prometheus text format, and the single-page UI.
+ *
+ * These functions are in a library of their own, libcwork-web (on libmicrohttpd), so
+ * that a program that does not serve the UI needs neither libmicrohttpd nor its TLS
+ * stack: link with `pkg-config --libs cwork-web` or CMake's cwork::cwork_web. */
 typedef struct cwork_web cwork_web;
 
 typedef struct cwork_web_options {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds cwork the way a parent project vendors it: add_subdirectory() from a CMake
 # project of its own, in a source tree that is not cwork's, then links an example
-# against the cwork::cwork_static alias. Catches paths written as CMAKE_SOURCE_DIR or
+# against the cwork::cwork alias. Catches paths written as CMAKE_SOURCE_DIR or
 # CMAKE_BINARY_DIR (they name the parent's directories there: the globs come back empty
 # or the generated files land in the parent's build tree) and cwork's own targets leaking
 # into the parent (tests, benches).
@@ -18,7 +18,7 @@ cmake_minimum_required(VERSION 3.18)
 project(parent C)
 add_subdirectory("$src" third_party/cwork)
 add_executable(app main.c)
-target_link_libraries(app PRIVATE cwork::cwork_static)
+target_link_libraries(app PRIVATE cwork::cwork)
 EOC
 fail() {
     echo "FAIL: $*"

@@ -1,4 +1,4 @@
-/* Worker-pool throughput, efficiency and latency, SPEC §16 at a size measurable at
+/* Worker-pool throughput, efficiency and latency, PROTOCOL §18 at a size measurable at
  * cwork's rate:
  *
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
@@ -162,7 +162,7 @@ static void measure_baselines(redisContext *raw)
 static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int queues,
                        unsigned concurrency)
 {
-    const char *ns = "bench_test"; /* SPEC §16 */
+    const char *ns = "bench_test"; /* PROTOCOL §18 */
     drop(raw, ns);
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
     cwork_batch *b = cwork_batch_new(enq);

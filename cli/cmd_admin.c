@@ -1,5 +1,5 @@
 /* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause, job and queue:
- * looking into a namespace and repairing it (SPEC §11). This file parses their command lines;
+ * looking into a namespace and repairing it (PROTOCOL §11). This file parses their command lines;
  * cmd_admin_show.c and cmd_admin_change.c do the work, cmd_admin_help.c has the texts. */
 #include "cmd_admin.h"
 #include "table.h"

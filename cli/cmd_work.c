@@ -57,7 +57,7 @@ static const char usage[] =
     "                      enqueue job NAME on the cron schedule SPEC (robfig/cron as\n"
     "                      the Go library: optional seconds field, @hourly, @every 5m,\n"
     "                      TZ=Europe/Berlin prefix); repeatable; give every pool of the\n"
-    "                      namespace the same periodic jobs (SPEC §9)\n"
+    "                      namespace the same periodic jobs (docs/PROTOCOL.md §10.2)\n"
     "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds (default\n"
     "                      300, as the Go library)\n"
     "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"

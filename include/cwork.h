@@ -555,7 +555,7 @@ int cwork_pool_watchdog_stats(cwork_pool *pool, cwork_watchdog_stat **out, size_
 /* ------------------------------------------------------------------ admin client */
 
 /* Reads and repairs a namespace: queues, pools, busy workers, the retry, scheduled and
- * dead sets (SPEC §11, plus pause, per-name retry/delete, lookup by id and trimming).
+ * dead sets (PROTOCOL §11, plus pause, per-name retry/delete, lookup by id and trimming).
  * What it returns is the caller's; each result type has its _free. */
 typedef struct cwork_client cwork_client;
 
@@ -575,8 +575,8 @@ typedef struct cwork_queue_info {
     bool paused;     /* <p>jobs:<name>:paused exists */
 } cwork_queue_info;
 
-/* Every name in known_jobs, sorted (SPEC §11 Queues). A job that cannot be decoded at a
- * queue's head gives latency 0 instead of failing the call (SPEC §15 item 25). */
+/* Every name in known_jobs, sorted (PROTOCOL §11.1). A job that cannot be decoded at a
+ * queue's head gives latency 0 instead of failing the call (PROTOCOL §16.13). */
 int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
                         cwork_error *err);
 void cwork_queue_infos_free(cwork_queue_info *queues, size_t n);
@@ -646,7 +646,7 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
 
 /* Moves a dead job (died_at, id) back to its queue with t = now and fails/err/failed_at
  * removed; its `d` is dropped too so that a retried periodic instance is not discarded as
- * stale (SPEC §15 item 19). A job whose name is not in known_jobs stays dead (err
+ * stale (PROTOCOL §16.13). A job whose name is not in known_jobs stays dead (err
  * "unknown job when requeueing", score now + 5) and, as in Go, counts as not retried.
  * CWORK_ENOTFOUND ("nothing retried") when nothing went back to a queue. */
 int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *id,
@@ -727,7 +727,7 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
  * static storage. */
 const char *cwork_job_place_name(cwork_job_place place);
 
-/* The bodies Go's workwebui answers (SPEC §12.1, §18.7): Go's JSON field names and
+/* The bodies Go's workwebui answers (PROTOCOL §12.1, §17.8): Go's JSON field names and
  * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.
  * busy_workers is `null` when nobody is busy (as Go). list gives
  * {"count": N, "jobs": [...]} with run_at / retry_at / died_at leading each job, then
@@ -741,7 +741,7 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
 
 /* ------------------------------------------------------------------ web UI */
 
-/* An HTTP server with workwebui's JSON routes and paths (SPEC §12.1; errors answered
+/* An HTTP server with workwebui's JSON routes and paths (PROTOCOL §12.1; errors answered
  * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
  * filters by name, /metrics in the Prometheus text format, and the single-page UI.
  *

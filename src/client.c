@@ -1,4 +1,4 @@
-/* The admin client (SPEC §11): queues, worker pools and their workers, pause, and
+/* The admin client (PROTOCOL §11): queues, worker pools and their workers, pause, and
  * lookup of a job by id. The sets are in client_list.c, the web bodies in
  * client_json.c. */
 #include "client.h"
@@ -172,7 +172,7 @@ void cwork_queue_infos_free(cwork_queue_info *queues, size_t n)
 }
 
 /* Latency of a queue from its oldest job (LINDEX -1): now − t, or 0 when the queue
- * emptied meanwhile or the job cannot be decoded (Go crashes there, SPEC §15 item 25). */
+ * emptied meanwhile or the job cannot be decoded (Go crashes there, PROTOCOL §16.13). */
 static int64_t queue_latency(const redisReply *head, int64_t now)
 {
     if (head->type != REDIS_REPLY_STRING) return 0;
@@ -390,7 +390,7 @@ static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_
     return 0;
 }
 
-/* SMEMBERS worker_pools, sorted, then one pipelined HGETALL per id (SPEC §11). */
+/* SMEMBERS worker_pools, sorted, then one pipelined HGETALL per id (PROTOCOL §11). */
 static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, size_t *n,
                       cwork_error *err)
 {

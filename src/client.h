@@ -1,4 +1,4 @@
-/* The admin client (SPEC §11): internal pieces shared by client.c (queues, pools,
+/* The admin client (PROTOCOL §11): internal pieces shared by client.c (queues, pools,
  * workers, pause, find), client_list.c (the retry, scheduled and dead sets: listing,
  * deleting, retrying, trimming) and client_json.c (workwebui's bodies). */
 #ifndef CWORK_CLIENT_H
@@ -29,7 +29,7 @@ void cw_strv_add(cw_strv *v, const char *s, size_t len);
 void cw_strv_sort(cw_strv *v); /* byte-wise, as Go's sort.Strings */
 void cw_strv_free(cw_strv *v);
 
-/* Logs a failed step under its "client.*" key (SPEC §13) with the error's message and
+/* Logs a failed step under its "client.*" key (PROTOCOL §13) with the error's message and
  * returns rc. */
 int cw_client_fail(const char *step, int rc, const cwork_error *err);
 

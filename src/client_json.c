@@ -1,6 +1,6 @@
-/* The bodies of Go's workwebui (SPEC §12.1, §18.7): the client's results rendered as Go's
+/* The bodies of Go's workwebui (PROTOCOL §12.1, §17.8): the client's results rendered as Go's
  * json.MarshalIndent(v, "", "\t") renders Go's client types — Go's compact encoding
- * (field order and names of SPEC §11, HTML-safe escaping, Go floats, sorted map keys)
+ * (field order and names of PROTOCOL §12.1, HTML-safe escaping, Go floats, sorted map keys)
  * re-indented exactly as json.Indent does it. */
 #include "client.h"
 

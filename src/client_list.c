@@ -1,4 +1,4 @@
-/* The admin client's work on the retry, scheduled and dead sets (SPEC §11): pages of
+/* The admin client's work on the retry, scheduled and dead sets (PROTOCOL §11): pages of
  * jobs, delete and retry by (score, id), retry-all, delete-all, trimming, and lookup of
  * a job by id in every place a job can be. */
 #include "client.h"

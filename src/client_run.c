@@ -1,5 +1,5 @@
 /* The admin client's "run now" for retry and scheduled jobs and its clearing of a
- * queue (operator actions Go's client does not have; SPEC §11 lists what it does). */
+ * queue (operator actions Go's client does not have; PROTOCOL §11 lists what it does). */
 #include "client.h"
 
 #include "log.h"

@@ -1,4 +1,4 @@
-/* Committing finished jobs (SPEC §4.8): success releases the job; a failure goes to
+/* Committing finished jobs (PROTOCOL §5.7): success releases the job; a failure goes to
  * retry with backoff, to dead, or is dropped (SkipDead). Decided here; written by the
  * dispatcher's cycle script together with the next fetch. */
 #include "log.h"
@@ -114,12 +114,14 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     size_t *group_of = cw_calloc(n ? n : 1, sizeof *group_of);
     out->groups = cw_malloc(6 * nt);
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
+    out->raw_at = cw_calloc(n ? n : 1, sizeof *out->raw_at);
+    out->not_removed = cw_calloc(n ? n : 1, 1);
     size_t cap = 1 + 4 * n;
     out->argv = cw_malloc(cap * sizeof *out->argv);
     out->lens = cw_malloc(cap * sizeof *out->lens);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail ||
-        !out->argv || !out->lens || prepare_failures(p, done, out->fail, &out->buf) != 0) {
+        !out->raw_at || !out->not_removed || !out->argv || !out->lens || prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -151,8 +153,10 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++)
-            if (group_of[i] == g && !t->failed)
+            if (group_of[i] == g && !t->failed) {
+                out->raw_at[i] = k;
                 out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
+            }
     }
     for (size_t g = 0; g < G; g++) {
         i = 0;
@@ -160,6 +164,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
             if (group_of[i] != g || !t->failed)
                 continue;
             commit_arg *a = &out->fail[i];
+            out->raw_at[i] = k;
             out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
             out->argv[k] = a->target, out->lens[k++] = 1;
             out->argv[k] = a->score, out->lens[k++] = strlen(a->score);
@@ -168,6 +173,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
         }
     }
     out->n = k;
+    out->ntasks = n;
 done:
     cw_free(group_type);
     cw_free(nok);
@@ -184,6 +190,8 @@ void cw_commit_args_free(cw_commit_args *a)
     cw_free(a->lens);
     cw_free(a->groups);
     cw_free(a->fail);
+    cw_free(a->raw_at);
+    cw_free(a->not_removed);
     cw_buf_free(&a->buf);
     memset(a, 0, sizeof *a);
 }

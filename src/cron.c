@@ -2,7 +2,7 @@
  * Dom | Month | Dow | Descriptor, and SpecSchedule.Next step by step as robfig computes
  * it on Go's time.Time (wall-clock fields of the zone, time.Date for resets and AddDate,
  * absolute Add and Truncate), so that fire times agree with Go's to the second,
- * including robfig's behaviour around daylight-saving changes (SPEC §9.1). */
+ * including robfig's behaviour around daylight-saving changes (PROTOCOL §10.1). */
 #include "cron_impl.h"
 
 #include <string.h>

@@ -72,11 +72,31 @@ static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
     }
 }
 
-/* Reads the cycle reply: the commit's count, then the fetched jobs as tasks. A job whose
- * task cannot be allocated stays in in-progress; *incomplete is then set, so that a
- * later reclaim takes it up (our heartbeat keeps reapers away). */
-static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomplete,
-                      cwork_error *err)
+/* Marks in ca the committed jobs the reply names as not removed from in-progress (see
+ * cycle.lua): {removed, positions in the commit's arguments…}. */
+static int read_not_removed(const redisReply *first, cw_commit_args *ca)
+{
+    if (first->type == REDIS_REPLY_INTEGER)
+        return 0;
+    if (first->type != REDIS_REPLY_ARRAY || first->elements < 1)
+        return -1;
+    for (size_t j = 1; j < first->elements; j++) {
+        const redisReply *pos = first->element[j];
+        if (pos->type != REDIS_REPLY_INTEGER)
+            return -1;
+        for (size_t i = 0; i < ca->ntasks; i++)
+            if ((long long)ca->raw_at[i] == pos->integer)
+                ca->not_removed[i] = 1;
+    }
+    return 0;
+}
+
+/* Reads the cycle reply: the commit's count (and the jobs it did not remove, marked in
+ * ca), then the fetched jobs as tasks. A job whose task cannot be allocated stays in
+ * in-progress; *incomplete is then set, so that a later reclaim takes it up (our
+ * heartbeat keeps reapers away). */
+static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_queue *out,
+                      int *incomplete, cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
@@ -85,7 +105,7 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
     if (r->type == REDIS_REPLY_ERROR) {
         rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-               r->element[0]->type != REDIS_REPLY_INTEGER) {
+               read_not_removed(r->element[0], ca) != 0) {
         rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
     } else {
         /* Flat: type index, count, that many job bytes; again for the next type. */
@@ -127,9 +147,19 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomp
     return rc;
 }
 
-static void count_committed(cwork_pool *p, cw_task *list)
+/* Counts the committed jobs by outcome. A job the commit did not find in in-progress
+ * was taken back by a reaper (this pool was judged dead while it ran: frozen, stopped,
+ * cut off) and runs again elsewhere — unless an earlier commit of it went unanswered: it is not counted here, and the pool says how
+ * many, once per round trip that meets them. */
+static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *ca)
 {
-    for (cw_task *t = list; t; t = t->next) {
+    size_t i = 0, taken_back = 0;
+    for (cw_task *t = list; t; t = t->next, i++) {
+        /* A job whose earlier commit went unanswered was most likely removed by it. */
+        if (i < ca->ntasks && ca->not_removed[i] && !t->commit_unsure) {
+            taken_back++;
+            continue;
+        }
         if (!t->failed) {
             atomic_fetch_add(&p->n_succeeded, 1);
             continue;
@@ -139,6 +169,15 @@ static void count_committed(cwork_pool *p, cw_task *list)
             atomic_fetch_add(&p->n_retried, 1);
         else if (t->outcome == OUTCOME_DEAD)
             atomic_fetch_add(&p->n_dead, 1);
+    }
+    if (taken_back) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", taken_back);
+        cw_log(CWORK_LOG_WARN, "worker.commit.taken_back", "jobs", n, "message",
+               "finished jobs were no longer in this pool's in-progress list: a reaper gave "
+               "them back to their queues, so they run again elsewhere and are not counted "
+               "as processed here",
+               NULL);
     }
 }
 
@@ -288,9 +327,8 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
         rc = cw_commit_prepare(p, pending, &ca, &err);
     if (rc == 0)
         rc = append_cycle(sh, c, fetch, &ca, call, &err);
-    cw_commit_args_free(&ca);
     if (rc == 0)
-        rc = read_cycle(p, c, &fetched, &incomplete, &err);
+        rc = read_cycle(p, c, &ca, &fetched, &incomplete, &err);
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
                err.message, NULL);
@@ -305,12 +343,17 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
         cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;
+    int committed = npending && rc == 0;
+    if (committed)
+        count_committed(p, pending, &ca);
+    else
+        for (cw_task *t = pending; t; t = t->next)
+            t->commit_unsure = 1;
+    cw_commit_args_free(&ca);
     pthread_mutex_lock(&sh->mu);
     if (got)
         deliver(sh, &fetched);
-    int committed = npending && rc == 0;
     if (committed) {
-        count_committed(p, pending);
         sh->in_flight -= npending;
         sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
         sh->npending = 0;

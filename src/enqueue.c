@@ -1,5 +1,5 @@
-/* Enqueue, EnqueueIn, EnqueueUnique, EnqueueUniqueIn (SPEC §3) and upstream's
- * EnqueueUniqueByKey / EnqueueUniqueInByKey (§3.5), in the enqueuer's Go flavour.
+/* Enqueue, EnqueueIn, EnqueueUnique, EnqueueUniqueIn (PROTOCOL §4) and upstream's
+ * EnqueueUniqueByKey / EnqueueUniqueInByKey (§4.5), in the enqueuer's Go flavour.
  *
  * Every enqueue is atomic: the job and its known_jobs registration go together in one
  * script (enqueue.lua, enqueue_unique.lua), so an error never hides a written job. Not

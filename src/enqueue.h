@@ -7,7 +7,7 @@
 
 #include <pthread.h>
 
-/* known_jobs cache (SPEC §3.1): name → expiry, per enqueuer. */
+/* known_jobs cache (PROTOCOL §4.1): name → expiry, per enqueuer. */
 typedef struct known_entry {
     struct known_entry *next;
     int64_t expiry;

@@ -118,7 +118,7 @@ static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
         return;
     }
     job->run = &t->run;
-    if (p->watchdog) /* picked up, whatever the handler then does (SPEC §10) */
+    if (p->watchdog) /* picked up, whatever the handler then does (PROTOCOL §10.4) */
         cw_watchdog_picked(p->watchdog, job->name.ptr, job->t);
     if (p->observer)
         cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);

@@ -334,7 +334,7 @@ void gj_encode_string(cw_buf *out, const char *str, size_t len)
                     break;
                 case '\b':
                     *o++ = 'b';
-                    break; /* Go >= 1.22; SPEC 2.2, DESIGN.md */
+                    break; /* Go >= 1.22; PROTOCOL §3.2, §16.1 */
                 case '\f':
                     *o++ = 'f';
                     break;

@@ -1,4 +1,4 @@
-/* The pool's heartbeat (SPEC §5).
+/* The pool's heartbeat (PROTOCOL §6).
  *
  * Everything a beat writes except the two timestamps is fixed for the pool's life, so
  * the keys, the joined job and worker lists, host and pid are formatted once in
@@ -296,7 +296,7 @@ static void *beat_loop(void *arg)
 {
     cw_heartbeat *hb = arg;
     int64_t next = cw_clock_mono_ms();
-    /* The pool beats synchronously before its first fetch (SPEC §15 item 5); the
+    /* The pool beats synchronously before its first fetch (PROTOCOL §16.8); the
      * thread then waits a period. Started without that, it beats at once as Go does. */
     pthread_mutex_lock(&hb->beat_mu);
     int beaten = hb->started_at != 0;

@@ -1,4 +1,4 @@
-/* The pool's heartbeat (SPEC §5): SADD <p>worker_pools + HMSET <p>worker_pools:<pool>
+/* The pool's heartbeat (PROTOCOL §6): SADD <p>worker_pools + HMSET <p>worker_pools:<pool>
  * with seven fields, every 5 s on a thread of its own with its own connection, so that
  * slow work elsewhere never delays a beat (a late beat lets reapers take our jobs). */
 #ifndef CWORK_HEARTBEAT_H
@@ -20,7 +20,7 @@ cw_heartbeat *cw_heartbeat_new(cwork_redis *redis, const cw_keys *keys, const ch
                                const char *const *worker_ids, size_t nworkers,
                                unsigned concurrency);
 
-/* One beat now, synchronously (the pool beats before its first fetch, SPEC §15 item 5).
+/* One beat now, synchronously (the pool beats before its first fetch, PROTOCOL §16.8).
  * Sets started_at on the first call. Returns its error without logging it. From the
  * first beat until stop or free the heartbeater keeps one connection of the pool for
  * itself (so a busy pool never delays a beat): free redis only after it. */
@@ -38,7 +38,7 @@ int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err);
 
 /* Stops and joins the thread. With remove set: one pipelined round trip of SREM
  * <p>worker_pools, DEL <p>worker_pools:<pool>, and HDEL of this pool's field in the
- * lock_info hash of every job name (SPEC §15 item 6); errors logged as
+ * lock_info hash of every job name (PROTOCOL §16.8); errors logged as
  * "remove_heartbeat" and returned. Without remove the traces stay for a reaper. */
 int cw_heartbeat_stop(cw_heartbeat *hb, int remove, cwork_error *err);
 

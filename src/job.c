@@ -1,7 +1,7 @@
 /* The job record: decoding with the rules Go's json.Unmarshal applies to the Job struct
- * (SPEC §2.3; the fork's fields plus upstream's unique_key, so that nothing either
- * flavour wrote is lost), the canonical encoding of json.Marshal (§2.1, §2.2), and the
- * public field accessors. The typed argument accessors (§2.4) are in job_arg.c. */
+ * (PROTOCOL §3.3; the fork's fields plus upstream's unique_key, so that nothing either
+ * flavour wrote is lost), the canonical encoding of json.Marshal (§3.1, §3.2), and the
+ * public field accessors. The typed argument accessors (§3.7) are in job_arg.c. */
 #include "job.h"
 
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The job record (SPEC §2.1) and its Go-compatible reading and writing. */
+/* The job record (PROTOCOL §3.1) and its Go-compatible reading and writing. */
 #ifndef CWORK_JOB_H
 #define CWORK_JOB_H
 
@@ -30,7 +30,7 @@ cwork_job *job_new(void);
 /* Sets a gj_str field to a copy of s; 0 or CWORK_ENOMEM. */
 int job_set_str(gj_str *field, const char *s, size_t len);
 
-/* Appends Go's canonical encoding (SPEC §2.1 order and omit rules, with upstream's
+/* Appends Go's canonical encoding (PROTOCOL §3.1 order and omit rules, with upstream's
  * unique_key between unique and fails) of job to out: every field the job has.
  * 0, or CWORK_EJSON for args that JSON cannot hold. */
 int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
@@ -38,7 +38,7 @@ int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
  * upstream_only is set: what an upstream Go process writes when it re-encodes the job. */
 int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err);
 
-/* Decodes with Go's rules (SPEC §2.3) and keeps a copy of the bytes in raw. */
+/* Decodes with Go's rules (PROTOCOL §3.3) and keeps a copy of the bytes in raw. */
 int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
 /* Appends the dead record for raw bytes that are not a valid job, read from the queue
@@ -53,7 +53,7 @@ int job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_
 extern char job_arg_error_oom[];
 
 /* Appends the unique key's args part: Go's encoding of args + '\n', or nothing when
- * args is NULL (SPEC §3.4). */
+ * args is NULL (PROTOCOL §4.3). */
 int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err);
 
 #endif

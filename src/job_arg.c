@@ -1,5 +1,5 @@
 /* Go's typed argument accessors (ArgString, ArgInt64, ArgFloat64, ArgBool, ArgError;
- * SPEC §2.4): the zero value and a kept error when a key is missing or has another
+ * PROTOCOL §3.7): the zero value and a kept error when a key is missing or has another
  * type, with Go's error texts, where %T and %v are rendered as fmt would. */
 #include "job.h"
 

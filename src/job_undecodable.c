@@ -1,4 +1,4 @@
-/* The dead record of bytes that are not a valid job (SPEC §15: Go would leave them in
+/* The dead record of bytes that are not a valid job (PROTOCOL §16.5: Go would leave them in
  * progress forever). It is itself a valid job, so that Go's client and UI can list it,
  * with an id of its own, so that it can be retried or deleted like any other. */
 #include "job.h"

@@ -1,4 +1,4 @@
-/* Key names of SPEC §1 and the job-name rules that keep them from colliding. */
+/* Key names of PROTOCOL §2 and the job-name rules that keep them from colliding. */
 #include "keys.h"
 
 #include "job.h"

@@ -1,4 +1,4 @@
-/* Every Redis key of a namespace (SPEC §1), one function each; nothing else in the
+/* Every Redis key of a namespace (PROTOCOL §2), one function each; nothing else in the
  * library builds a key. Functions append the key to a buffer so that hot paths reuse
  * one allocation; check out->oom once when done. */
 #ifndef CWORK_KEYS_H
@@ -11,7 +11,7 @@ typedef struct cw_keys {
     size_t prefix_len;
 } cw_keys;
 
-/* Derives the prefix of SPEC §1.1. 0 or CWORK_ENOMEM. */
+/* Derives the prefix of PROTOCOL §2.1. 0 or CWORK_ENOMEM. */
 int cw_keys_init(cw_keys *k, const char *ns);
 void cw_keys_clear(cw_keys *k);
 

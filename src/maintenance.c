@@ -185,7 +185,7 @@ static void setup(maintenance *m, cwork_pool *p)
     for (size_t i = 0; m->names && i < p->ntypes; i++)
         m->names[i] = p->types[i].name;
     int64_t now = cw_clock_mono_ms();
-    /* Pools without periodic jobs never touch their keys (SPEC §15 item 23). */
+    /* Pools without periodic jobs never touch their keys (PROTOCOL §16.12). */
     bool has_periodic = p->periodic && cw_periodic_count(p->periodic) > 0;
     m->timers[T_FLUSH] = (timer){true, true, now + CW_OBSERVER_FLUSH_MS, flush};
     m->timers[T_OVERRUN] = (timer){true, true, now + 100, warn_overruns};

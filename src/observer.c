@@ -1,4 +1,4 @@
-/* Worker observations (SPEC §6).
+/* Worker observations (PROTOCOL §7).
  *
  * Each worker has a slot with its own mutex, so executors reporting at the same time
  * never contend with each other, only (briefly) with a flush copying their slot. Every
@@ -10,8 +10,8 @@
  * land an older state in Redis after a newer one and then consider the slot clean.
  *
  * A busy slot is written as MULTI, DEL, HMSET, EXPIRE, EXEC. Go only HMSETs, which
- * lets a previous job's checkin fields survive into the next job's hash (SPEC §15
- * item 24); the DEL removes them, and the transaction keeps a reader from seeing the
+ * lets a previous job's checkin fields survive into the next job's hash (PROTOCOL
+ * §16.9); the DEL removes them, and the transaction keeps a reader from seeing the
  * hash missing between DEL and HMSET. */
 #include "observer.h"
 

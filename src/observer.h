@@ -1,9 +1,9 @@
 /* What each executor is running, published to <p>worker:<worker id> for web UIs
- * (SPEC §6). Executors report started/done/check-in in memory (cheap, no Redis); the
+ * (PROTOCOL §7). Executors report started/done/check-in in memory (cheap, no Redis); the
  * maintenance thread flushes changed workers once a second in one pipelined round trip:
  * HMSET job_name job_id started_at args [checkin checkin_at] + EXPIRE 86400 for a busy
  * worker, DEL for an idle one. Unlike Go, a new job's hash never carries the previous
- * job's check-in (SPEC §15 item 24): a started observation rewrites the whole hash. */
+ * job's check-in (PROTOCOL §16.9): a started observation rewrites the whole hash. */
 #ifndef CWORK_OBSERVER_H
 #define CWORK_OBSERVER_H
 

@@ -1,4 +1,4 @@
-/* The periodic enqueuer's pass (SPEC §9.2, §9.3): the window check on
+/* The periodic enqueuer's pass (PROTOCOL §10.2, §10.3): the window check on
  * <p>last_periodic_enqueue, then every instance of every registered periodic job with a
  * fire time in [now, now + 240 s), written to <p>scheduled byte for byte as Go writes
  * it, then the key set to now. */
@@ -158,7 +158,7 @@ static int parse_go_int64(const char *s, size_t n, int64_t *out)
     return 0;
 }
 
-/* GET <p>last_periodic_enqueue: whether this pass should schedule (SPEC §9.2). */
+/* GET <p>last_periodic_enqueue: whether this pass should schedule (PROTOCOL §10.2). */
 static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
 {
     cw_buf key;
@@ -261,7 +261,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
 {
     if (scheduled) *scheduled = 0;
     if (!p || p->n == 0)
-        return 0; /* pools without periodic jobs do not claim the window (§15 item 23) */
+        return 0; /* pools without periodic jobs do not claim the window (§16.12) */
     cwork_error local = {0};
     if (!err) err = &local;
     cw_conn *c = NULL;

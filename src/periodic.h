@@ -1,4 +1,4 @@
-/* The periodic enqueuer (SPEC §9.2, §9.3): every 120–149 s, unless another pool did it
+/* The periodic enqueuer (PROTOCOL §10.2, §10.3): every 120–149 s, unless another pool did it
  * within the last 120 s (<p>last_periodic_enqueue), each registered periodic job's fire
  * times in (now, now + 240 s) are added to <p>scheduled as instances byte-identical to
  * Go's, so that Go and C pools scheduling the same job write one member. */
@@ -31,7 +31,7 @@ const char *cw_periodic_name(const cw_periodic *p, size_t i);
 const char *cw_periodic_spec(const cw_periodic *p, size_t i);
 const cw_cron *cw_periodic_schedule(const cw_periodic *p, size_t i);
 
-/* Appends the instance of SPEC §9.3: name, id "periodic:<name>:<spec>:<fire>", t = fire,
+/* Appends the instance of PROTOCOL §10.3: name, id "periodic:<name>:<spec>:<fire>", t = fire,
  * args null, d = the following fire time; Go's encoding. next == 0 (no following fire
  * time within robfig's five years) is written as Go writes the zero time's Unix
  * seconds, -62135596800. */
@@ -44,15 +44,15 @@ void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *na
 
 /* One check at now: GET <p>last_periodic_enqueue; when absent, unreadable or older than
  * now − 120, ZADD every instance with fire time in (now, now + 240) and SET the key to
- * now. Does nothing (not even the GET) when no periodic job is registered (SPEC §15
- * item 23). *scheduled receives the number of instances written. Errors are returned
+ * now. Does nothing (not even the GET) when no periodic job is registered (PROTOCOL
+ * §16.12). *scheduled receives the number of instances written. Errors are returned
  * and leave last_periodic_enqueue unchanged.
  *
  * Round trips: the GET, then one script call that ZADDs every member (skipped when the
  * window holds none), then the SET — the SET only once the script succeeded. A fire time
  * whose instance is already there in the other flavour's bytes gets no second member
  * (it would run twice) and makes the pool warn once (cw_go_flavor_warn_mixed); such
- * fire times do not count in *scheduled. Logs as Go does (SPEC
+ * fire times do not count in *scheduled. Logs as Go does (PROTOCOL
  * §13): "periodic_enqueuer.loop" (debug: enqueue_time, should_enqueue) on every call
  * that reaches Redis, "periodic_enqueuer.enqueue" (debug) per instance,
  * "periodic_enqueuer.should_enqueue" (error) when the GET fails or its value is no

@@ -69,6 +69,7 @@ typedef struct cw_task {
     char *fail_message;
     int64_t started_ms;  /* wall clock at handler start, for overrun warnings */
     int overrun_logged;
+    int commit_unsure;   /* an earlier commit of it got no reply: it may have gone through */
     cw_run run;
 } cw_task;
 
@@ -225,6 +226,10 @@ typedef struct cw_commit_args {
     size_t n;
     unsigned char *groups; /* per type with done tasks: index, succeeded, failed */
     commit_arg *fail;   /* by task position */
+    size_t *raw_at;     /* by task position: where its raw bytes are in argv */
+    size_t ntasks;
+    unsigned char *not_removed; /* by task position, from the reply: a reaper had
+                                   taken the job back (it runs again elsewhere) */
     cw_buf buf;         /* re-encoded failed jobs */
 } cw_commit_args;
 

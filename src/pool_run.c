@@ -188,7 +188,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
-    /* In worker_pools with a heartbeat before the first fetch (SPEC §15 item 5). */
+    /* In worker_pools with a heartbeat before the first fetch (PROTOCOL §16.8). */
     if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0)
         goto done;
     if ((rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {

@@ -1,4 +1,4 @@
-/* The dead pool reaper (SPEC §8). One cycle, holding reaper_lock:
+/* The dead pool reaper (PROTOCOL §9). One cycle, holding reaper_lock:
  *   pass 1  pools in worker_pools whose heartbeat is missing or older than 10 s: their
  *           in-progress jobs go back to the queues, their heartbeat and lock_info
  *           fields go, they leave worker_pools;
@@ -371,7 +371,7 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
             split_names(&names, names_r->str, names_r->len);
         } else {
             /* No heartbeat at all: Go only releases its slots for the current names and
-             * leaves its in-progress jobs orphaned (SPEC §15 item 4); we requeue them. */
+             * leaves its in-progress jobs orphaned (PROTOCOL §16.11); we requeue them. */
             for (size_t n = 0; n < current->n; n++)
                 sl_add(&names, current->items[n], strlen(current->items[n]));
         }

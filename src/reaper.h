@@ -1,6 +1,6 @@
-/* The dead pool reaper (SPEC §8): gives back the jobs and concurrency slots of pools
+/* The dead pool reaper (PROTOCOL §9): gives back the jobs and concurrency slots of pools
  * that died without a clean stop, sharing reaper_lock and the rules with Go reapers.
- * Differences from Go (SPEC §15 [free]): the stale-lock cleanup runs once and logs
+ * Differences from Go (PROTOCOL §16.11): the stale-lock cleanup runs once and logs
  * negative locks; pass errors are logged; a pool without heartbeat also gets its
  * in-progress jobs requeued; every pass covers the names in known_jobs as well as the
  * pool's own; the lock counters are healed from the in-progress lists (negative and

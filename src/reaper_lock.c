@@ -56,7 +56,7 @@ int cw_reaper_lock_holder(const char *value, size_t len, char *pool, size_t size
     return 1;
 }
 
-/* The token: 16 random bytes in standard base64 with padding, as Go's (SPEC §2.6). */
+/* The token: 16 random bytes in standard base64 with padding, as Go's (PROTOCOL §3.6). */
 static void make_token(char out[25])
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

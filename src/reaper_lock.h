@@ -1,5 +1,5 @@
 /* The reaper lock, <p>reaper_lock: one reaper cycle at a time across every cwork and Go
- * pool of a namespace (SPEC §8.2).
+ * pool of a namespace (PROTOCOL §9.2).
  *
  * Go takes it with SET NX EX <reap period> (5 min) and a random token. A pool killed
  * in the middle of its cycle leaves that lock for the whole period, and recovery of a
@@ -55,7 +55,7 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
  * (and from then on); a Redis error otherwise. */
 int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err);
 
-/* Compare-and-delete (SPEC §8.2 step 5): deletes the lock only if it still holds our
+/* Compare-and-delete (PROTOCOL §9.2 item 5): deletes the lock only if it still holds our
  * value. Forgets it either way. */
 int cw_reaper_lock_release(cw_reaper_lock *l, cw_conn *c, cwork_error *err);
 

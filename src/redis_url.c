@@ -1,7 +1,7 @@
 /* Redis URLs: parsing into a cw_redis_addr and redaction of passwords for messages.
  *
- * The redis:// rules are the ones of the Go side (redigo's DialURL over net/url, SPEC
- * §12.2): user-info with a ':' is user:password (an empty user means a password only),
+ * The redis:// rules are the ones of the Go side (redigo's DialURL over net/url, PROTOCOL
+ * §12.3): user-info with a ':' is user:password (an empty user means a password only),
  * a lone user-info is the password, missing host → localhost, missing port → 6379, a
  * "/N" path selects database N, the query is ignored. On top of that we accept Go's
  * workenqueue address form (host:port, :port) and unix:///path?db=N sockets.

@@ -1,4 +1,4 @@
-/* Requeuers for the scheduled and retry sets (SPEC §7). */
+/* Requeuers for the scheduled and retry sets (PROTOCOL §8). */
 #include "requeuer.h"
 
 #include "clock.h"

@@ -1,4 +1,4 @@
-/* The scheduled and retry requeuers (SPEC §7): due jobs move from the zsets into their
+/* The scheduled and retry requeuers (PROTOCOL §8): due jobs move from the zsets into their
  * queues. Run by the pool's maintenance thread every second. */
 #ifndef CWORK_REQUEUER_H
 #define CWORK_REQUEUER_H

@@ -1,4 +1,4 @@
-/* Weighted reordering of job types before every fetch draw (SPEC §4.5). */
+/* Weighted reordering of job types before every fetch draw (PROTOCOL §5.3). */
 #include "sampler.h"
 
 #include "util.h"

@@ -1,4 +1,4 @@
-/* The priority sampler of SPEC §4.5: before each draw, the job types are reordered by
+/* The priority sampler of PROTOCOL §5.3: before each draw, the job types are reordered by
  * weighted random selection without replacement (the first type is i with probability
  * p_i / sum), the permutation carried over to the next draw. */
 #ifndef CWORK_SAMPLER_H

@@ -4,7 +4,7 @@
  * and the conversions Go's time.Time performs: an instant to wall-clock fields, and
  * wall-clock fields to an instant with time.Date's normalisation and its choice of
  * offset for wall times that fall in a gap or an overlap. cron.c relies on every one of
- * these agreeing with Go to the second (SPEC §9.1).
+ * these agreeing with Go to the second (PROTOCOL §10.1).
  *
  * Process-wide state: the local zone and $ZONEINFO are read once, on first use, under
  * pthread_once (as Go reads them once); that zone then lives until the process exits.

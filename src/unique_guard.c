@@ -1,4 +1,4 @@
-/* Releasing unique guards when their jobs are fetched (SPEC §4.7 step 2, §3.5).
+/* Releasing unique guards when their jobs are fetched (PROTOCOL §5.5 item 2, §4.5).
  *
  * The Kuper-Tech fork recomputes the guard key from the decoded args and deletes it.
  * Upstream gocraft/work v0.5 deletes exactly the key its job carries in unique_key, and

@@ -1,4 +1,4 @@
-/* The watchdog (SPEC §10): per periodic job name, the set of fire times expected soon,
+/* The watchdog (PROTOCOL §10.4): per periodic job name, the set of fire times expected soon,
  * filled every tick with Next(tick) of each schedule, emptied by pickups (processed)
  * and by the timeout (skipped). One mutex guards everything; log records are written
  * while it is held (debug records only when debug logging is on). */

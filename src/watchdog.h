@@ -1,4 +1,4 @@
-/* The watchdog (SPEC §10): an in-memory count, per periodic job name, of fire times
+/* The watchdog (PROTOCOL §10.4): an in-memory count, per periodic job name, of fire times
  * picked up versus missed. Nothing goes to Redis. */
 #ifndef CWORK_WATCHDOG_H
 #define CWORK_WATCHDOG_H

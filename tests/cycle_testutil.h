@@ -293,6 +293,27 @@ static inline void check_removed(int line, const redisReply *r, long long n)
                 r->type == REDIS_REPLY_ERROR ? r->str : "-");
 }
 
+/* The reply's first element when some committed jobs were not removed: {n, positions of
+ * their bytes in the commit's arguments}, positions given as "1 10". */
+#define CHECK_NOT_REMOVED(r, n, positions) check_not_removed(__LINE__, r, n, positions)
+static inline void check_not_removed(int line, const redisReply *r, long long n,
+                                     const char *positions)
+{
+    char got[256] = "";
+    const redisReply *f = r->type == REDIS_REPLY_ARRAY && r->elements ? r->element[0] : NULL;
+    if (!f || f->type != REDIS_REPLY_ARRAY || f->elements < 1 ||
+        f->element[0]->type != REDIS_REPLY_INTEGER || f->element[0]->integer != n) {
+        tl_fail(__FILE__, line, "reply's first element is not {%lld, %s}", n, positions);
+        return;
+    }
+    for (size_t i = 1; i < f->elements; i++) {
+        size_t len = strlen(got);
+        snprintf(got + len, sizeof got - len, "%s%lld", i > 1 ? " " : "", f->element[i]->integer);
+    }
+    if (strcmp(got, positions) != 0)
+        tl_fail(__FILE__, line, "jobs not removed at \"%s\", expected \"%s\"", got, positions);
+}
+
 #define CHECK_NS(tmpl) check_ns(__LINE__, tmpl)
 static inline void check_ns(int line, const char *tmpl)
 {

@@ -48,7 +48,7 @@ static const char *key(const char *suffix)
     return key_;
 }
 
-/* A job as Go encodes it after it failed for good (SPEC §18.2, §18.7). */
+/* A job as Go encodes it after it failed for good (PROTOCOL §17.2, §17.8). */
 static const char *dead_job(char *buf, size_t size, const char *name, const char *id, int i)
 {
     snprintf(buf, size,

@@ -1,4 +1,4 @@
-/* The admin client against a real Redis (SPEC §11 and the header's extensions). Every
+/* The admin client against a real Redis (PROTOCOL §11 and the header's extensions). Every
  * case writes the namespace by hand in Go's exact bytes (and in cjson's, as Go's scripts
  * leave them), calls the client, and checks the whole namespace afterwards. In the
  * expected dumps "NS" stands for the case's namespace and \x5c for a backslash. */
@@ -22,7 +22,7 @@ static void queues_give_counts_latency_and_pause_sorted_by_name(void)
     cmd("RPUSH %s:jobs:a_mail %s", ns_, oldest);
     cmd("SET %s:jobs:c_paused:paused 0", ns_); /* any value pauses */
     cmd("LPUSH %s:jobs:c_paused %s", ns_, "{\"name\":\"c_paused\",\"id\":\"2\",\"t\":0}");
-    cmd("LPUSH %s:jobs:d_bad %s", ns_, "not a job"); /* Go crashes here (§15 item 25) */
+    cmd("LPUSH %s:jobs:d_bad %s", ns_, "not a job"); /* Go crashes here (§16.13) */
     char *before = dump_now();
     cwork_queue_info *q = NULL;
     size_t n = 0;
@@ -385,7 +385,7 @@ static void retry_all_small_case_and_name_filter(void)
 }
 
 /* 1001 unknown jobs die first: Go's first batch of 1000 requeues nothing and Go stops
- * (§15 item 26); every known job behind them must still go back. */
+ * (§16.13); every known job behind them must still go back. */
 static void retry_all_does_not_stop_at_a_batch_of_unknown_names(void)
 {
     cwork_client *cl = fresh("crb");

@@ -1,4 +1,4 @@
-/* workwebui's bodies from the admin client (SPEC §12.1, §18.7), byte for byte: the
+/* workwebui's bodies from the admin client (PROTOCOL §12.1, §17.8), byte for byte: the
  * expected texts are what Go's json.MarshalIndent(v, "", "\t") wrote for Go's client
  * types holding the same data (Go 1.19; pasted here, no Go code in the repo). */
 #include "client_testutil.h"

@@ -355,7 +355,7 @@ static int refused(const char *spec)
     return 1;
 }
 
-/* SPEC §15 item 20: a spec Go accepts but whose Next is always the zero time. */
+/* PROTOCOL §16.12: a spec Go accepts but whose Next is always the zero time. */
 static void never_firing_specs_are_refused(void)
 {
     CHECK(refused("0 0 0 30 2 *"));

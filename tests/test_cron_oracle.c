@@ -6,8 +6,8 @@
  * Go's time package) and through cw_cron_parse / cw_cron_next. Both must give the same
  * five successive fire times, or the same error text.
  *
- * The one allowed difference: specs that can never fire are refused by cwork (SPEC §15
- * item 20); Go accepts them and answers "never".
+ * The one allowed difference: specs that can never fire are refused by cwork (PROTOCOL
+ * §16.12); Go accepts them and answers "never".
  *
  * The process's local zone (used by specs without TZ=) is picked from a list by the
  * seed and exported as TZ before anything reads it, so the oracle runs in the same

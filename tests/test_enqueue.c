@@ -1,5 +1,5 @@
 /* Each enqueue variant against a real Redis, checked over the whole namespace:
- * keys, types, values, scores and TTLs (SPEC §3). */
+ * keys, types, values, scores and TTLs (PROTOCOL §4). */
 #include "cwork.h"
 #include "testlib.h"
 

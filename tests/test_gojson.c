@@ -1,6 +1,6 @@
-/* gojson, encoding side: Go's json.Marshal bytes (SPEC §2.2, §18.2, §18.3) for args
+/* gojson, encoding side: Go's json.Marshal bytes (PROTOCOL §3.2, §17.3, §17.4) for args
  * built in C and parsed from text, Go's float64 format, every escape class, and
- * independence from the C locale. Expected bytes come from the SPEC or were printed by
+ * independence from the C locale. Expected bytes come from PROTOCOL §3.2 or were printed by
  * Go; the one deliberate difference from the Go 1.19 oracle is \b / \f for 0x08 / 0x0C
  * (Go >= 1.22). Decoding is tested in test_gojson_decode.c. */
 #include "gojson_testutil.h"
@@ -45,7 +45,7 @@ static char *suffix_of(const gj_value *args)
     return cw_buf_take(&b, NULL);
 }
 
-/* ---------------------------------------------------------------- SPEC vectors */
+/* -------------------------------------------------------------- worked vectors */
 
 static void spec_18_2_numbers_from_setters(void)
 {
@@ -88,7 +88,8 @@ static void spec_18_2_numbers_from_text(void)
 
 static const char spec_s[] = "tab\there \"q\" back\\slash nl\n ctl\x01 bs\x08 ff\x0c del\x7f"
                              " u2028\xe2\x80\xa8 \xc3\xa9 /slash <>&";
-/* SPEC §18.2 with \b and \f where Go 1.19 wrote \u0008 and \u000c. */
+/* Every escape class (PROTOCOL §3.2, §17.4), with \b and \f where Go 1.19 wrote \u0008 and
+ * \u000c. */
 static const char spec_s_json[] =
     "{\"bad\":\"\\ufffd\",\"s\":\"tab\\there \\\"q\\\" back\\\\slash nl\\n ctl\\u0001 bs\\b "
     "ff\\f del\x7f u2028\\u2028 \xc3\xa9 /slash \\u003c\\u003e\\u0026\"}";

@@ -1,7 +1,7 @@
-/* The heartbeater against a real Redis (SPEC §5, §18.6), checked over the whole
+/* The heartbeater against a real Redis (PROTOCOL §6, §17.7), checked over the whole
  * namespace: the hash and the pools set of a beat, started_at constant across beats,
  * the thread beating on its own and waking at once on stop, removal on stop (with this
- * pool's lock_info fields, SPEC §15 item 6), and errors reported and logged. */
+ * pool's lock_info fields, PROTOCOL §16.8), and errors reported and logged. */
 #include "clock_testutil.h"
 #include "heartbeat.h"
 #include "testlib.h"
@@ -99,7 +99,7 @@ static void check_dump(const char *want)
     free(got);
 }
 
-/* The SPEC §18.6 heartbeat with the given times, as tl_ns_dump shows it. */
+/* A heartbeat laid out as in PROTOCOL §17.7, with the given times, as tl_ns_dump shows it. */
 static const char *spec_dump(long long heartbeat_at, long long started_at)
 {
     char host[256];

@@ -1,6 +1,6 @@
-/* The job record: Go's decoding rules for the Job struct (SPEC §2.3), the canonical
- * encoding (§2.1, §18.2, §18.4), cjson-shaped input (§18.5), and the typed argument
- * accessors with Go's error texts (§2.4). */
+/* The job record: Go's decoding rules for the Job struct (PROTOCOL §3.3), the canonical
+ * encoding (§3.1, §17.2, §17.5), cjson-shaped input (§17.6), and the typed argument
+ * accessors with Go's error texts (§3.7). */
 #include "testlib.h"
 
 #include "args.h"
@@ -60,10 +60,10 @@ static void reject(const char *file, int line, const char *in)
     if (rc == 0) cwork_job_free(job);
 }
 
-/* ---------------------------------------------------------------- SPEC vectors */
+/* -------------------------------------------------------------- worked vectors */
 
 static const char *const canonical_jobs[] = {
-    /* §18.2 */
+    /* jobs, laid out as in §17.2 */
     "{\"name\":\"send_email\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,\"args\":{"
     "\"address\":\"test@example.com\",\"customer_id\":4,\"subject\":\"hello world\"}}",
     "{\"name\":\"noargs\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,\"args\":null}",
@@ -76,7 +76,7 @@ static const char *const canonical_jobs[] = {
     "{\"name\":\"traced\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,\"args\":{\"a\":"
     "\"b\"},\"trace\":{\"traceparent\":\"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-"
     "01\"}}",
-    /* §18.4 */
+    /* periodic instances, laid out as in §17.5 */
     "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"
     "\"args\":null,\"d\":1700000100}",
     "{\"name\":\"bar\",\"id\":\"periodic:bar:3/49 * * * * *:1468359472\",\"t\":1468359472,"
@@ -152,7 +152,7 @@ static void field_accessors(void)
 
 static void cjson_shapes(void)
 {
-    /* §18.5: what Redis' cjson writes back (key order arbitrary, \/ escapes, %.14g
+    /* §17.6: what Redis' cjson writes back (key order arbitrary, \/ escapes, %.14g
      * numbers, {} for empty arrays, raw HTML characters and U+2028). */
     REENCODE("{\"name\":\"bar\",\"args\":null,\"id\":\"periodic:bar:3\\/49 * * * * "
              "*:1468359472\",\"t\":1468359472,\"d\":1468359483}",

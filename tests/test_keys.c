@@ -1,4 +1,4 @@
-/* Key names of SPEC §18.1, the prefix rule of §1.1, and job-name validation. */
+/* Key names of PROTOCOL §17.1, the prefix rule of §2.1, and job-name validation. */
 #include "args.h"
 #include "keys.h"
 #include "testlib.h"

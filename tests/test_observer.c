@@ -1,6 +1,6 @@
-/* Worker observations against a real Redis (SPEC §6, §18.6), checked over the whole
+/* Worker observations against a real Redis (PROTOCOL §7, §17.7), checked over the whole
  * namespace: the hash of a running job with and without check-in, DEL when done, no
- * stale check-in on the next job (SPEC §15 item 24, fixed), nothing written when
+ * stale check-in on the next job (PROTOCOL §16.9, fixed), nothing written when
  * nothing changed, mismatched check-ins ignored, several workers in one flush, a failed
  * flush retried by the next one, and executors reporting from many threads at once
  * (this executable runs under ThreadSanitizer too). */

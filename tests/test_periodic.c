@@ -1,8 +1,8 @@
 /* The periodic enqueuer's pass (src/periodic.c) against a real Redis: the instances of
- * SPEC §18.4 byte for byte, the 120 s window on last_periodic_enqueue, no traffic at all
+ * PROTOCOL §10.3 byte for byte, the 120 s window on last_periodic_enqueue, no traffic at all
  * without periodic jobs, failures that leave the window open, and the log records.
  *
- * §18.4's specs carry no TZ= prefix (the spec text is part of the id), so this process
+ * The specs below carry no TZ= prefix (the spec text is part of the id), so this process
  * runs with the local zone UTC: TZ is set before anything reads it. */
 #include "testlib.h"
 
@@ -78,7 +78,7 @@ static void instance_bytes_match_go(void)
     cw_buf_free(&b);
 }
 
-/* SPEC §18.4: three specs, one pass at now = 1700000000. */
+/* Three specs, one pass at now = 1700000000 (the form of PROTOCOL §17.5). */
 static void vectors_of_spec_18_4(void)
 {
     fresh("pe");
@@ -162,7 +162,7 @@ static void hourly_and_the_forks_own_vectors(void)
     tl_ns_delete(rc_, ns_);
 }
 
-/* SPEC §9.2: a pass within the last 120 s (by anyone) means nothing to do. */
+/* PROTOCOL §10.2: a pass within the last 120 s (by anyone) means nothing to do. */
 static void window_rule(void)
 {
     const int64_t now = 1700000000;
@@ -199,7 +199,7 @@ static void window_rule(void)
     cw_periodic_free(p);
 }
 
-/* SPEC §15 item 23: a pool without periodic jobs never touches Redis. */
+/* PROTOCOL §16.12: a pool without periodic jobs never touches Redis. */
 static void no_periodic_jobs_no_traffic(void)
 {
     fresh("pn");
@@ -286,7 +286,7 @@ static void specs_are_checked_when_added(void)
     cw_periodic_free(NULL);
 }
 
-/* @every: its instances depend on when the pass runs (SPEC §15 item 21). */
+/* @every: its instances depend on when the pass runs (PROTOCOL §10.3). */
 static void every_specs_schedule_from_now(void)
 {
     fresh("pv");

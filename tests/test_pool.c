@@ -1,5 +1,5 @@
-/* The worker pool against a real Redis, checked key by key (SPEC §4.6–§4.8, §5, §15
- * items 5, 6, 9, 10, 11): jobs written with the bytes a Go enqueuer writes are
+/* The worker pool against a real Redis, checked key by key (PROTOCOL §5.1, §5.4–§5.7,
+ * §6, §16.5, §16.6, §16.8): jobs written with the bytes a Go enqueuer writes are
  * processed; failures go to retry with Go's backoff, to dead, or are dropped; stray and
  * malformed jobs; unique guards; pause; middleware and contexts; stop. */
 #include "pool_testutil.h"
@@ -210,7 +210,7 @@ static void stray_and_malformed_jobs_go_to_dead_and_release_their_lock(void)
     CHECK(stray);
     CHECK(malformed);
     freeReplyObject(r);
-    /* The lock of the queue the jobs came from (a) is back at 0 (SPEC §15 items 10, 11). */
+    /* The lock of the queue the jobs came from (a) is back at 0 (PROTOCOL §16.5, §16.6). */
     r = tl_cmd(rc_, "GET %s:jobs:a:lock", ns_);
     CHECK_STR(r->str, "0");
     freeReplyObject(r);
@@ -226,7 +226,7 @@ static atomic_int guard_seen_;
 static int unique_handler(cwork_job *job, void *ctx)
 {
     (void)ctx;
-    /* The guard is gone before the handler runs (SPEC §4.7 step 2). */
+    /* The guard is gone before the handler runs (PROTOCOL §5.5 item 2). */
     redisContext *c = tl_redis_connect();
     redisReply *r = tl_cmd(c, "EXISTS %s:unique:u:{\"k\":1}\n", ns_);
     atomic_store(&guard_seen_, (int)r->integer);
@@ -404,7 +404,7 @@ static void stop_with_jobs_in_flight_leaves_them_to_the_reaper(void)
     atomic_store(&release_, 0);
     CHECK_INT(cwork_pool_register(p, "send_email", slow_handler, NULL, NULL), 0);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
-    /* Heartbeat written before anything was fetched (SPEC §15 item 5). */
+    /* Heartbeat written before anything was fetched (PROTOCOL §16.8). */
     CHECK_INT(wait_for_int(1, 0, "SISMEMBER %s:worker_pools %s", cwork_pool_id(p)), 1);
     push_raw("send_email", GO_JOB);
     for (int i = 0; i < 500 && atomic_load(&runs_) == 0; i++)

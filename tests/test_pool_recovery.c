@@ -96,9 +96,79 @@ static void enqueue_succeeds_when_publish_is_refused(void)
     tl_server_destroy(&s);
 }
 
+/* A pool frozen past the dead time while a job ran: a reaper gives the job back to its
+ * queue (as reaper_requeue.lua does: out of in-progress, lock and lock_info down by one)
+ * and it runs again. When the first run finishes, its commit finds nothing to remove:
+ * that run is not counted as processed (the second is), and the pool says why. */
+static atomic_int release_;
+
+static int first_run_waits(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    if (atomic_fetch_add(&runs_, 1) == 0)
+        while (!atomic_load(&release_))
+            tl_sleep_ms(5);
+    return 0;
+}
+
+static void a_job_a_reaper_took_back_is_not_counted_twice(void)
+{
+    char ns[64];
+    tl_unique_ns("taken", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    cwork_redis *redis = cwork_redis_new(tl_redis_url(), NULL, NULL);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.ns = ns;
+    o.concurrency = 2;
+    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool_register(p, "j", first_run_waits, NULL, NULL);
+    atomic_store(&runs_, 0);
+    atomic_store(&release_, 0);
+    tl_capture_logs();
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, NULL), 0);
+    CHECK_INT(wait_runs(1), 1);
+
+    char inprogress[160];
+    snprintf(inprogress, sizeof inprogress, "%s:jobs:j:%s:inprogress", ns, cwork_pool_id(p));
+    redisReply *r = tl_cmd(c, "RPOPLPUSH %s %s:jobs:j", inprogress, ns);
+    CHECK(r->type == REDIS_REPLY_STRING);
+    freeReplyObject(r);
+    tl_do(c, "DECR %s:jobs:j:lock", ns);
+    tl_do(c, "HINCRBY %s:jobs:j:lock_info %s -1", ns, cwork_pool_id(p));
+    CHECK_INT(wait_runs(2), 2); /* run again by the other executor */
+    atomic_store(&release_, 1);
+    cwork_pool_stats st = {0};
+    for (int i = 0; i < 500 && (cwork_pool_get_stats(p, &st), st.in_flight); i++)
+        tl_sleep_ms(10);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT((long long)st.fetched, 2);
+    CHECK_INT((long long)st.succeeded, 1);
+    CHECK_INT(tl_count_logs("worker.commit.taken_back"), 1);
+    tl_take_stat_days(c, ns, 1, 0);
+    char *dump = tl_ns_dump(c, ns);
+    char want[512]; /* a clean stop leaves no lock_info field of its own */
+    snprintf(want, sizeof want,
+             "%s:jobs:j:lock string 0\n"
+             "%s:jobs:j:max_concurrency string 0\n"
+             "%s:known_jobs set j\n",
+             ns, ns, ns);
+    CHECK_STR(dump, want);
+    free(dump);
+    cwork_pool_free(p);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
 int main(void)
 {
     RUN(pool_keeps_working_after_script_flush);
+    RUN(a_job_a_reaper_took_back_is_not_counted_twice);
     RUN(enqueue_succeeds_when_publish_is_refused);
     return tl_finish();
 }

@@ -1,4 +1,4 @@
-/* The dead pool reaper (SPEC §8): for each pass, Redis set up as a crashed Go pool
+/* The dead pool reaper (PROTOCOL §9): for each pass, Redis set up as a crashed Go pool
  * leaves it, one cycle, then every key of the namespace checked. */
 #include "clock_testutil.h"
 #include "cwork.h"
@@ -93,7 +93,7 @@ static void requeues_jobs_of_pool_with_stale_heartbeat(void)
 }
 
 /* In worker_pools without any heartbeat hash: Go only frees its slots and orphans its
- * jobs (SPEC §15 item 4); cwork requeues them for every known name. */
+ * jobs (PROTOCOL §16.11); cwork requeues them for every known name. */
 static void requeues_jobs_of_pool_without_heartbeat(void)
 {
     fresh("reap2");

@@ -1,4 +1,4 @@
-/* The scheduled and retry requeuers (SPEC §7), one call of cw_requeue_due per case,
+/* The scheduled and retry requeuers (PROTOCOL §8), one call of cw_requeue_due per case,
  * then the namespace checked. */
 #include "cwork.h"
 #include "keys.h"
@@ -56,7 +56,7 @@ static void due_jobs_move_with_t_rewritten_and_future_ones_stay(void)
         long long t = cwork_job_enqueued_at(j);
         CHECK(t >= now && t <= now + 2);
         if (!strcmp(cwork_job_id(j), "x")) {
-            /* cjson's form, as Go's requeuer writes it (SPEC §18.5 last example). */
+            /* cjson's form, as Go's requeuer writes it (PROTOCOL §8). */
             char want[128];
             snprintf(want, sizeof want, "{\"id\":\"x\",\"t\":%lld,\"name\":\"a\",\"args\":{}}", t);
             CHECK_STR(r->element[i]->str, want);

@@ -1,6 +1,6 @@
 /* The web server over real HTTP: a server started in-process on a free port, requests
  * written by hand on a raw socket, Redis state written by hand in Go's bytes. Checks
- * workwebui's routes and bodies (SPEC §12.1, §18.7), cwork's own routes, status codes
+ * workwebui's routes and bodies (PROTOCOL §12.1, §17.8), cwork's own routes, status codes
  * and JSON errors, security headers, the origin, host and auth checks, /metrics (with
  * promtool when installed) and that nonsense never stops the server. */
 #include "cwork.h"

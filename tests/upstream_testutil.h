@@ -46,7 +46,7 @@
 #define UP_PERIODIC                                                                             \
     "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"       \
     "\"args\":null}"
-/* The fork's instance of the same fire time (SPEC §18.4). */
+/* The fork's instance of the same fire time (PROTOCOL §17.5). */
 #define FORK_PERIODIC                                                                           \
     "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"       \
     "\"args\":null,\"d\":1700000100}"
@@ -64,7 +64,7 @@
 
 /* EnqueueUnique("big", {n: int64(9007199254740993)}): Go writes the in-process int64 as
  * is, but a worker decodes it as float64 9007199254740992, so a key recomputed from the
- * decoded args names another guard (SPEC §15 item 14); unique_key names the right one. */
+ * decoded args names another guard (PROTOCOL §4.3); unique_key names the right one. */
 #define UP_BIG                                                                                  \
     "{\"name\":\"big\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"n\":9007199254740993},"  \
     "\"unique\":true,\"unique_key\":\"%s:unique:big:{\\\"n\\\":9007199254740993}\\n\"}"

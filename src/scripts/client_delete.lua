@@ -1,4 +1,4 @@
--- Delete-single (SPEC §11): removes the members of a zset that have the given score and
+-- Delete-single (PROTOCOL §11.2): removes the members of a zset that have the given score and
 -- the given job id.
 -- KEYS[1] the zset (<p>retry, <p>scheduled or <p>dead)
 -- ARGV[1] the job id   ARGV[2], ARGV[3] the ZRANGEBYSCORE bounds of the listed score

@@ -1,4 +1,4 @@
--- Retries dead jobs (SPEC §11), one job or one batch of all of them.
+-- Retries dead jobs (PROTOCOL §11.2), one job or one batch of all of them.
 -- KEYS[1] <p>dead, KEYS[2..] the queue <p>jobs:<name> of every name that may be requeued
 -- ARGV[1] <p>jobs:   ARGV[2] now
 -- ARGV[3] 'one': ARGV[4], ARGV[6] the ZRANGEBYSCORE bounds of the listed died_at (see
@@ -10,7 +10,7 @@
 --         when fewer than a batch were looked at).
 -- A job whose queue is among KEYS gets t = now, loses fails, failed_at and err — and
 -- also d, so that the requeuer's stale-tail check does not drop a retried periodic
--- instance (SPEC §15 item 19) — and is LPUSHed in cjson's form, as Go's script does.
+-- instance (PROTOCOL §16.13) — and is LPUSHed in cjson's form, as Go's script does.
 -- A job of another name goes back to dead with err "unknown job when requeueing",
 -- failed_at = now and score now + 5, as in Go (so it also leaves the due range and a
 -- retry-all loop ends). Members cjson cannot decode or without a string name stay dead

@@ -1,8 +1,8 @@
 -- Runs jobs of the retry or scheduled set now (`cwork retry run`, `cwork scheduled
 -- run`): moves them into their queues whatever their time, as the requeuer moves a due
--- job (SPEC §7): t = now, cjson's encoding, LPUSH onto the queue. Unlike the requeuer
+-- job (PROTOCOL §8): t = now, cjson's encoding, LPUSH onto the queue. Unlike the requeuer
 -- it drops `d`, so that the requeuer's stale-tail check cannot discard a periodic
--- instance someone asked to run (as for a retried dead job, SPEC §15 item 19); fails,
+-- instance someone asked to run (as for a retried dead job, PROTOCOL §16.13); fails,
 -- err and failed_at of a retry job stay, as the requeuer keeps them.
 -- KEYS[1] the set, KEYS[2..] the queue <p>jobs:<name> of every name in known_jobs
 -- ARGV[1] <p>jobs:   ARGV[2] now

@@ -1,5 +1,5 @@
--- One dispatcher round trip: commit finished jobs (SPEC §4.8), then fetch new ones
--- (SPEC §4.6), in one script call — each call has a fixed cost in Redis, and each
+-- One dispatcher round trip: commit finished jobs (PROTOCOL §5.7), then fetch new ones
+-- (PROTOCOL §5.4), in one script call (§5.8) — each call has a fixed cost in Redis, and each
 -- redis.call inside costs about a microsecond, so the script counts its calls.
 --
 -- KEYS: n = number of registered job types, t = 1..n in registration order:
@@ -32,7 +32,10 @@
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
 -- index, count, the job bytes… (a type may have more than one group)}, and last, when
 -- a write failed on a damaged key, a group with type index 0: 0, 2m, then m pairs of
--- type index and error text.
+-- type index and error text. When some committed job was not removed (a reaper took it
+-- back, or its retry/dead set is damaged), the first element is instead {removed, the
+-- positions of those jobs' bytes in the commit's arguments (ARGV[5] is position 0)…}, so
+-- that the pool does not count as processed a job that runs again elsewhere.
 --
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
@@ -80,6 +83,7 @@ end
 local groups = ARGV[5]
 local a = 6
 local removed = 0
+local lost -- positions of committed jobs not removed, nil while there are none
 for g = 1, #groups, 6 do
   local t1, t2, s1, s2 = byte(groups, g, g + 3)
   local t = t1 * 256 + t2
@@ -88,8 +92,12 @@ for g = 1, #groups, 6 do
     local r = rpcall('LREM', inprogress, '-1', ARGV[a])
     if r == 1 then
       c = c + 1
-    elseif r ~= 0 then
-      fail(t, 'in-progress', r.err)
+    else
+      if r ~= 0 then
+        fail(t, 'in-progress', r.err)
+      end
+      lost = lost or {}
+      lost[#lost + 1] = a - 5
     end
     a = a + 1
   end
@@ -113,10 +121,16 @@ for g = 1, #groups, 6 do
           fail(t, target == 'r' and 'retry' or 'dead', z.err)
           call('LPUSH', inprogress, ARGV[a])
           c = c - 1
+          lost = lost or {}
+          lost[#lost + 1] = a - 5
         end
       end
-    elseif r ~= 0 then
-      fail(t, 'in-progress', r.err)
+    else
+      if r ~= 0 then
+        fail(t, 'in-progress', r.err)
+      end
+      lost = lost or {}
+      lost[#lost + 1] = a - 5
     end
     a = a + 4
   end
@@ -126,6 +140,10 @@ end
 
 -- Fetch.
 local out = {removed}
+if lost then
+  table.insert(lost, 1, removed)
+  out[1] = lost
+end
 local state, got
 local draws, width = ARGV[3], ARGV[4] == '2' and 2 or 1
 if #draws > 0 then

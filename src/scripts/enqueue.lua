@@ -1,4 +1,4 @@
--- Enqueue a job together with its known_jobs registration (SPEC §3.1, §3.2): both are
+-- Enqueue a job together with its known_jobs registration (PROTOCOL §4.1, §4.2, §4.7): both are
 -- written or neither is. Used when the enqueuer's known_jobs cache lacks the name (a
 -- warm cache needs one LPUSH or ZADD, atomic on its own); a script instead of MULTI/EXEC
 -- so that a refused MULTI (an ACL without it) cannot leave the commands behind it to

@@ -1,4 +1,4 @@
--- Enqueue a unique job (SPEC §3.4, §3.5) together with its known_jobs registration, so
+-- Enqueue a unique job (PROTOCOL §4.4, §4.5) together with its known_jobs registration, so
 -- that the two either both happen or neither does.
 -- KEYS[1] the queue <p>jobs:<name>, or <p>scheduled for a delayed job
 -- KEYS[2] the guard <p>unique:<name>:<args (or ByKey key) JSON>\n

@@ -1,4 +1,4 @@
--- Write periodic instances to the scheduled set (SPEC §9.2, §9.3), unless the other Go
+-- Write periodic instances to the scheduled set (PROTOCOL §10.2, §10.3), unless the other Go
 -- flavour's instance of the same fire time is already there: the fork's bytes carry
 -- `d`, upstream's don't, so one fire time would otherwise have two members and run
 -- twice (README "Go flavours").

@@ -1,4 +1,4 @@
--- Make every lock counter true again (SPEC §8.5, the fork's dangling-lock pass, widened).
+-- Make every lock counter true again (PROTOCOL §9.5, the fork's dangling-lock pass, widened).
 -- KEYS: two per job name: lock, lock_info.
 --
 -- What is true: a pool's lock_info field counts the jobs of this name it holds, which

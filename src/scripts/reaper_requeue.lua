@@ -1,4 +1,4 @@
--- Give a dead pool's in-progress jobs back to their queues (SPEC §8.3), all at once.
+-- Give a dead pool's in-progress jobs back to their queues (PROTOCOL §9.3), all at once.
 -- KEYS: four per job name: the dead pool's in-progress list, the queue, the lock, the
 --   lock_info hash.   ARGV[1] the dead pool's id.
 -- The same end state as Go's script called until it returns nil: every entry moves

@@ -1,8 +1,8 @@
--- Release the concurrency slots a dead pool still holds (SPEC §8.3, stale-lock script).
+-- Release the concurrency slots a dead pool still holds (PROTOCOL §9.3, stale-lock script).
 -- KEYS: two per job name: lock, lock_info.   ARGV[1] the dead pool's id.
 -- For each name where the pool has a lock_info field: the lock is decremented by it and
 -- the field deleted; a lock that went below zero is set to 0 and reported. (Run once —
--- SPEC §15 item 1.)
+-- PROTOCOL §16.11.)
 -- Damage, name by name: a field that is not an integer is deleted all the same (the
 -- pool is dead; the lock is recounted by the lock-healing pass); a lock that cannot be
 -- decremented is left to that pass; a lock_info of another type is reported.

@@ -1,4 +1,4 @@
--- Pools that hold lock_info fields but are not in worker_pools (SPEC §8.4): crashed
+-- Pools that hold lock_info fields but are not in worker_pools (PROTOCOL §9.4): crashed
 -- before their first heartbeat, removed by an earlier pass, or stopped leaving fields.
 -- KEYS[1] <p>worker_pools, then the lock_info hash of every job name considered.
 -- Returns {a JSON object: pool id → array of the lock_info keys it appears in ('{}'),

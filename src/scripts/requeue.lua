@@ -1,8 +1,8 @@
--- Move due jobs from the scheduled or retry zset into their queues (SPEC §7), up to
+-- Move due jobs from the scheduled or retry zset into their queues (PROTOCOL §8), up to
 -- ARGV[3] jobs per call, each exactly as one call of the fork's script would.
 -- KEYS[1] the source zset, KEYS[2] <p>dead, KEYS[3..] the queue of every job name this
 --   pool treats as known: its own and those in known_jobs (so that a shared namespace
---   never sends another team's due jobs to dead, SPEC §15 item 16).
+--   never sends another team's due jobs to dead, PROTOCOL §16.10).
 -- ARGV[1] <p>jobs:   ARGV[2] now   ARGV[3] the most jobs to move in this call
 -- ARGV[4] how many due members to step over (left in place by earlier calls)
 -- ARGV[5] a random seed for the ids of records made for members without one

@@ -1,4 +1,4 @@
--- Release the unique guards of fetched jobs before their handlers run (SPEC §4.7 step 2,
+-- Release the unique guards of fetched jobs before their handlers run (PROTOCOL §5.5 item 2,
 -- upstream's getAndDeleteUniqueJob): each guard is read and deleted in one step, so a
 -- ByKey duplicate enqueued at the same moment either is read here or finds no guard
 -- and queues a job of its own; it is never lost between a GET and a DEL.

@@ -1,6 +1,6 @@
-/* The routes of the web server. workwebui's (SPEC §12.1) keep their paths, methods and
+/* The routes of the web server. workwebui's (PROTOCOL §12.1) keep their paths, methods and
  * bodies (built by the client's *_json functions); bad parameters answer 400 and a
- * missing job 404 with a JSON error instead of Go's unescaped 500s (SPEC §15 item 27).
+ * missing job 404 with a JSON error instead of Go's unescaped 500s (PROTOCOL §16.14).
  * cwork adds:
  *
  *   GET  /retry_jobs, /scheduled_jobs, /dead_jobs ?name=N   only jobs of name N

@@ -3,7 +3,7 @@
  *
  * server.c  libmicrohttpd set-up, threads, auth, host and origin checks, responses
  * request.c percent-decoding, query parameters, basic auth, origins
- * routes.c  the route table and the JSON routes (SPEC §12.1 plus cwork's own)
+ * routes.c  the route table and the JSON routes (PROTOCOL §12.1 plus cwork's own)
  * metrics.c the namespace snapshot behind /metrics and /summary */
 #ifndef CWORK_WEB_H
 #define CWORK_WEB_H

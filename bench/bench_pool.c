@@ -186,9 +186,8 @@ static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int que
 
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     for (int q = 0; q < queues; q++) {
         snprintf(name, sizeof name, "job%d", q);
@@ -341,9 +340,8 @@ static void workload(cwork_redis *redis, redisContext *raw, const char *url, con
     cwork_enqueue_batch(b, NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     cwork_pool_register(p, "sleep", sleeper, NULL, NULL);
     atomic_store(&started_, 0);
@@ -410,9 +408,8 @@ static void latency(cwork_redis *redis, redisContext *raw, long n, unsigned conc
     atomic_store(&latency_n_, 0);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = concurrency;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
     cwork_pool_register(p, "ping", latency_handler, NULL, NULL);
     cwork_pool_start(p, NULL);

@@ -10,6 +10,7 @@
 #include "child.h"
 
 #include "child_supervisor.h"
+#include "work_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ extern char **environ;
 
 #define PASS_LINE_MAX 8192  /* longer passed-through lines are split */
 #define CHECKIN_MAX 1024    /* longer check-in lines are cut */
-#define STDERR_TAIL 4096    /* the failure message comes from this much of stderr */
+#define STDERR_TAIL 4096    /* the failure text comes from this much of stderr */
 #define POLL_MS 50          /* the supervision loop's granularity */
 #define LAST_RESORT_MS 5000 /* a timed-out supervisor's time to kill the tree */
 #define DRAIN_MAX (1 << 20) /* output read after the child exited, per stream */
@@ -68,6 +69,21 @@ static void emit(int fd, const char *p, size_t n)
     }
     write_all(fd, p, n);
     pthread_mutex_unlock(&out_mu);
+}
+
+void child_say(const char *text)
+{
+    size_t n = strlen(text);
+    char *line = malloc(n + 1);
+    if (!line) {
+        emit(2, text, n); /* two writes: may mix, but is not lost */
+        emit(2, "\n", 1);
+        return;
+    }
+    memcpy(line, text, n);
+    line[n] = '\n';
+    emit(2, line, n + 1);
+    free(line);
 }
 
 void child_status_line(const char *text)
@@ -149,11 +165,12 @@ static void checkin_add(checkin_buf *b, const char *p, size_t n)
     }
 }
 
-/* The last STDERR_TAIL bytes of stderr: enough for the last line, bounded however
- * much the child writes. */
+/* The last STDERR_TAIL bytes of stderr: enough for the failure text (at most
+ * CHILD_MESSAGE_MAX bytes), bounded however much the child writes. */
 typedef struct tail_buf {
     char data[STDERR_TAIL];
     size_t len;
+    int lost_front; /* bytes before data were dropped */
 } tail_buf;
 
 static void tail_add(tail_buf *t, const char *p, size_t n)
@@ -161,44 +178,17 @@ static void tail_add(tail_buf *t, const char *p, size_t n)
     if (n >= STDERR_TAIL) {
         memcpy(t->data, p + n - STDERR_TAIL, STDERR_TAIL);
         t->len = STDERR_TAIL;
+        t->lost_front = 1;
         return;
     }
     if (t->len + n > STDERR_TAIL) {
         size_t keep = STDERR_TAIL - n;
         memmove(t->data, t->data + t->len - keep, keep);
         t->len = keep;
+        t->lost_front = 1;
     }
     memcpy(t->data + t->len, p, n);
     t->len += n;
-}
-
-static int is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
-}
-
-/* Copies the last non-blank line of the tail into out (capped at CHILD_MESSAGE_MAX
- * bytes, never cutting a UTF-8 sequence); returns 0 when there is none. */
-static int tail_last_line(const tail_buf *t, char *out)
-{
-    size_t end = t->len;
-    while (end > 0 && is_blank(t->data[end - 1]))
-        end--;
-    if (end == 0) return 0;
-    size_t start = end;
-    while (start > 0 && t->data[start - 1] != '\n')
-        start--;
-    while (start < end && ((unsigned char)t->data[start] & 0xC0) == 0x80)
-        start++; /* the tail began inside a character */
-    size_t n = end - start;
-    if (n > CHILD_MESSAGE_MAX) {
-        n = CHILD_MESSAGE_MAX;
-        while (n > 0 && ((unsigned char)t->data[start + n] & 0xC0) == 0x80)
-            n--;
-    }
-    memcpy(out, t->data + start, n);
-    out[n] = '\0';
-    return n > 0;
 }
 
 /* ---------------------------------------------------------------- running children */
@@ -258,7 +248,7 @@ static int reg_remove(running *r)
 
 /* ---------------------------------------------------------------- spawning */
 
-/* The environment: ours without CWORK_JOB_*, then the job's. NULL when out of memory;
+/* The environment: ours without CWORK_JOB_* and CWORK_ARG_*, then the job's. NULL when out of memory;
  * free the array only (the strings are borrowed). */
 static char **build_env(const child_spec *spec)
 {
@@ -269,7 +259,8 @@ static char **build_env(const child_spec *spec)
     if (!env) return NULL;
     size_t k = 0;
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "CWORK_JOB_", 10) != 0) env[k++] = *e;
+        if (strncmp(*e, "CWORK_JOB_", 10) != 0 && strncmp(*e, "CWORK_ARG_", 10) != 0)
+            env[k++] = *e;
     for (size_t i = 0; i < spec->env_count; i++)
         env[k++] = (char *)spec->env_add[i];
     env[k] = NULL;
@@ -505,11 +496,17 @@ int child_run(const child_spec *spec, child_result *res)
     free(s.out.data), free(s.err.data);
 
     if (res->timed_out) {
-        snprintf(res->message, sizeof res->message, "timed out after %g s",
-                 (double)spec->timeout_ms / 1000.0);
+        /* What it said before, then why it ended: the last line is the reason. */
+        char why[64];
+        int wn = snprintf(why, sizeof why, "timed out after %g s",
+                          (double)spec->timeout_ms / 1000.0);
+        size_t n = work_stderr_tail(s.tail.data, s.tail.len, s.tail.lost_front, res->message,
+                                    CHILD_MESSAGE_MAX - (size_t)wn - 1, CHILD_TAIL_LINES - 1);
+        snprintf(res->message + n, sizeof res->message - n, "%s%s", n ? "\n" : "", why);
     } else if (res->exit_status == 0) {
         res->ok = 1;
-    } else if (!tail_last_line(&s.tail, res->message)) {
+    } else if (!work_stderr_tail(s.tail.data, s.tail.len, s.tail.lost_front, res->message,
+                                 CHILD_MESSAGE_MAX, CHILD_TAIL_LINES)) {
         if (res->signal)
             snprintf(res->message, sizeof res->message, "killed by signal %d", res->signal);
         else

@@ -12,16 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Longest failure message child_run produces (the last stderr line is capped to it);
- * 1 KiB with its NUL, which is what cwork_job_fail keeps. */
+/* Longest failure message child_run produces (the stderr tail is capped to it); 1 KiB
+ * with its NUL, which is what cwork_job_fail keeps. */
 #define CHILD_MESSAGE_MAX 1023
+/* Lines of stderr kept in a failure message. */
+#define CHILD_TAIL_LINES 10
 
 typedef struct child_spec {
     const char *command;    /* run with /bin/sh -c */
     const char *stdin_data; /* written to the child's stdin, which is then closed */
     size_t stdin_len;
     /* "NAME=value" strings added to the environment. Every inherited variable whose
-     * name starts with CWORK_JOB_ is left out, so the child never sees a stale one. */
+     * name starts with CWORK_JOB_ or CWORK_ARG_ is left out, so the child never sees a
+     * stale one. */
     const char *const *env_add;
     size_t env_count;
     const char *prefix;    /* put before every passed-through line, e.g. "[name id] " */
@@ -38,8 +41,10 @@ typedef struct child_result {
     int timed_out;   /* killed for running past timeout_ms */
     int exit_status; /* when it exited, else -1 */
     int signal;      /* the signal that killed it, else 0 */
-    /* When !ok: the last non-empty stderr line, else "exit status N",
-     * "killed by signal S", "timed out after N s" or why it could not start. */
+    /* When !ok: the last CHILD_TAIL_LINES non-blank lines of stderr (at most
+     * CHILD_MESSAGE_MAX bytes, whole lines from the end), else "exit status N" or
+     * "killed by signal S"; after a timeout that tail (one line less) and then
+     * "timed out after N s"; or why it could not start. */
     char message[CHILD_MESSAGE_MAX + 64];
 } child_result;
 
@@ -50,6 +55,10 @@ int child_run(const child_spec *spec, child_result *res);
 /* Stop at once: SIGKILL every process of every running command's tree, and refuse to
  * start new ones (their child_run reports aborted). Idempotent; safe from any thread. */
 void child_abort_all(void);
+
+/* Writes one whole line (text and a newline) to our stderr, never mixed with the
+ * commands' passed-through lines or the status line. Any thread. */
+void child_say(const char *text);
 
 /* A status line on stderr, shown in place with \r (for a terminal). Passed-through
  * lines erase it first, so they never mix with it; text NULL erases it for good. */

@@ -116,7 +116,15 @@ int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)
     return -1;
 }
 
-/* The URL cwork_redis_new will use for o, and where it comes from. */
+void cli_redis_options(cwork_redis_options *ro)
+{
+    cwork_redis_options_init(ro);
+    const char *pw = getenv("CWORK_REDIS_PASSWORD");
+    if (pw && *pw)
+        ro->password = pw; /* the library uses it when the URL carries none */
+}
+
+/* The URL to use for o, and where it comes from. */
 static const char *url_source(const cli_conn_opts *o, const char **url)
 {
     const char *env = getenv("CWORK_REDIS_URL");
@@ -157,7 +165,8 @@ static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err
                 "the URL or unset CWORK_REDIS_PASSWORD\n",
                 shown ? shown : "?", source);
     else if (err->code == CWORK_EINVAL || err->code == CWORK_EUNSUPPORTED)
-        fprintf(stderr, "cwork: %s (see --redis in cwork --help)\n", m);
+        fprintf(stderr, "cwork: %s%s (see --redis in cwork --help)\n",
+                strcmp(source, "from CWORK_REDIS_URL") == 0 ? "CWORK_REDIS_URL: " : "", m);
     else
         fprintf(stderr,
                 "cwork: %s — is redis-server running at %s (%s)? Give its address with "
@@ -166,10 +175,20 @@ static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err
     cwork_free(shown);
 }
 
+/* cwork_redis_new for o's URL (--redis, CWORK_REDIS_URL or the default). */
+static cwork_redis *redis_new(const cli_conn_opts *o, cwork_redis_options *ro, cwork_error *err)
+{
+    const char *url;
+    url_source(o, &url);
+    return cwork_redis_new(url, ro, err);
+}
+
 cwork_redis *cli_redis_new(const cli_conn_opts *o)
 {
     cwork_error err = {0};
-    cwork_redis *r = cwork_redis_new(o->redis_url, NULL, &err);
+    cwork_redis_options ro;
+    cli_redis_options(&ro);
+    cwork_redis *r = redis_new(o, &ro, &err);
     if (!r)
         print_connect_failure(o, &err);
     return r;
@@ -181,13 +200,13 @@ int cli_ping(const cli_conn_opts *o)
      * Redis fails a command in under 2 s; the dial warnings it would log while
      * retrying are left out, as the line printed says it all. */
     cwork_redis_options quick;
-    cwork_redis_options_init(&quick);
+    cli_redis_options(&quick);
     quick.connect_timeout_ms = 1000;
     quick.command_timeout_ms = 1000;
     quick.checkout_timeout_ms = 700;
     cwork_error err = {0};
     cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
-    cwork_redis *probe = cwork_redis_new(o->redis_url, &quick, &err);
+    cwork_redis *probe = redis_new(o, &quick, &err);
     int ok = probe && cwork_redis_ping(probe, &err) == 0;
     cwork_redis_free(probe);
     cli_setup_logging();

@@ -69,6 +69,9 @@ cwork_redis *cli_connect(const cli_conn_opts *o, int *status);
  * o's URL answers (0, or -1 with the line printed). */
 cwork_redis *cli_redis_new(const cli_conn_opts *o);
 int cli_ping(const cli_conn_opts *o);
+/* The library's defaults, with the password of $CWORK_REDIS_PASSWORD (when set and not
+ * empty; the library reads no environment): used when the URL carries none. */
+void cli_redis_options(cwork_redis_options *ro);
 
 /* "LABEL: unknown option --NAME; did you mean --X? (see LABEL --help)", the suggestion
  * from options (NULL-terminated names without dashes) when one is close. */
@@ -106,6 +109,7 @@ int cmd_unpause(int argc, char **argv);
 int cmd_job(int argc, char **argv);
 int cmd_web(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

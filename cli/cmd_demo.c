@@ -302,7 +302,9 @@ static int64_t quick_backoff(const cwork_job *job, void *ud)
 static void *feeder(void *arg)
 {
     demo *d = arg;
-    cwork_redis *redis = cwork_redis_new(d->url, NULL, NULL);
+    cwork_redis_options ro;
+    cli_redis_options(&ro);
+    cwork_redis *redis = cwork_redis_new(d->url, &ro, NULL);
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, d->ns, NULL);
     cwork_args *args = cwork_args_new();
     unsigned seed = (unsigned)time(NULL);
@@ -470,10 +472,9 @@ int cmd_demo(int argc, char **argv)
 
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = conn.ns;
     po.concurrency = concurrency;
     cwork_error err = {0};
-    cwork_pool *pool = cwork_pool_new(redis, &po, &err);
+    cwork_pool *pool = cwork_pool_new(redis, conn.ns, &po, &err);
     int status = CLI_FAILURE, started = 0, stopped = 0;
     if (!pool || register_jobs(pool) != 0 || cwork_pool_start(pool, &err) != 0) {
         if (err.message[0])
@@ -487,6 +488,8 @@ int cmd_demo(int argc, char **argv)
         cwork_web_options_init(&wo);
         wo.pool = pool;
         wo.listen = listen ? listen : "127.0.0.1:5040";
+        const char *auth = getenv("CWORK_WEB_AUTH"); /* as cwork web: the library reads none */
+        wo.auth = auth && *auth ? auth : NULL;
         web = cwork_web_start(redis, conn.ns, &wo, &err);
         if (!web && !listen) { /* 5040 taken: any free loopback port */
             wo.listen = "127.0.0.1:0";

@@ -8,13 +8,19 @@
 #include <sys/resource.h>
 
 static const char usage[] =
-    "Usage: cwork web [--redis URL] [--ns NS] [--listen HOST:PORT] [--auth USER:PASS]\n"
-    "                 [--insecure]\n"
+    "Usage: cwork web [--redis URL] [--ns NS]... [--listen HOST:PORT] [--auth USER:PASS]\n"
+    "                 [--base-path /PREFIX] [--read-only] [--insecure]\n"
     "\n"
     "Serves the web UI and the JSON API of Go's workwebui (same paths and bodies) for\n"
     "namespace NS, and prints its URL. Ctrl-C (SIGINT), SIGTERM or SIGQUIT stop it once\n"
     "the requests in flight are answered.\n"
     "\n"
+    "  --ns NS             the namespace (default work); give --ns more than once and the\n"
+    "                      UI offers a switch between them (the first is the default)\n"
+    "  --base-path /PREFIX behind a reverse proxy that passes a path prefix on (e.g.\n"
+    "                      /jobs/ → this server), answer under it too; a proxy that strips\n"
+    "                      the prefix needs nothing (the UI uses relative URLs only)\n"
+    "  --read-only         refuse every change (403); the UI shows no action buttons\n"
     "  --listen HOST:PORT  address to listen on (default 127.0.0.1:5040; port 0 picks a\n"
     "                      free one; \":PORT\" listens on every interface, as Go's\n"
     "                      workwebui)\n"
@@ -34,11 +40,18 @@ static const char usage[] =
     "Exit status: 0 stopped by a signal, 1 runtime failure (Redis unreachable), 2 bad\n"
     "command line (a listen address that cannot be used, no auth beyond loopback).\n";
 
+#define MAX_NS 64
+
 typedef struct web_opts {
     cli_conn_opts conn;
     const char *listen;
     const char *auth;
     cwork_go_flavor flavor;
+    const char *base_path;
+    bool read_only;
+    const char *more_ns[MAX_NS]; /* after the first --ns */
+    size_t n_more_ns;
+    int seen_ns;
     int insecure;
 } web_opts;
 
@@ -52,6 +65,15 @@ static int parse_options(int argc, char **argv, web_opts *o)
             fprintf(stderr, "cwork web: unexpected argument \"%s\"\n", a.value);
             return -1;
         }
+        if (cli_is(&a, "ns") && o->seen_ns++ > 0) { /* the first goes to o->conn */
+            if (cli_take_value(&a) < 0) return -1;
+            if (o->n_more_ns == MAX_NS) {
+                fprintf(stderr, "cwork web: at most %d namespaces\n", MAX_NS + 1);
+                return -1;
+            }
+            o->more_ns[o->n_more_ns++] = a.value;
+            continue;
+        }
         int c = cli_conn_option(&a, &o->conn);
         if (c < 0) return -1;
         if (c > 0) continue;
@@ -61,6 +83,12 @@ static int parse_options(int argc, char **argv, web_opts *o)
         } else if (cli_is(&a, "listen")) {
             if (cli_take_value(&a) < 0) return -1;
             o->listen = a.value;
+        } else if (cli_is(&a, "base-path")) {
+            if (cli_take_value(&a) < 0) return -1;
+            o->base_path = a.value;
+        } else if (cli_is(&a, "read-only")) {
+            if (cli_flag(&a) < 0) return -1;
+            o->read_only = true;
         } else if (cli_is(&a, "insecure")) {
             if (cli_flag(&a) < 0) return -1;
             o->insecure = 1;
@@ -72,7 +100,8 @@ static int parse_options(int argc, char **argv, web_opts *o)
             }
             o->auth = a.value;
         } else {
-            static const char *const names[] = {"listen", "auth", CLI_COMMON_OPTIONS, NULL};
+            static const char *const names[] = {"listen", "auth", "base-path", "read-only",
+                                                CLI_COMMON_OPTIONS, NULL};
             cli_unknown_option("cwork web", &a, names);
             return -1;
         }
@@ -81,7 +110,7 @@ static int parse_options(int argc, char **argv, web_opts *o)
 }
 
 /* The URL to print: the listen host, or 127.0.0.1 when it names every interface. */
-static void print_url(const char *listen, int port)
+static void print_url(const char *listen, int port, const char *base_path)
 {
     const char *colon = strrchr(listen, ':');
     size_t hlen = colon ? (size_t)(colon - listen) : 0;
@@ -93,7 +122,10 @@ static void print_url(const char *listen, int port)
         memcpy(host, listen, hlen);
         host[hlen] = '\0';
     }
-    printf("http://%s:%d/\n", host, port);
+    size_t blen = base_path ? strlen(base_path) : 0;
+    while (blen > 0 && base_path[blen - 1] == '/')
+        blen--;
+    printf("http://%s:%d%.*s/\n", host, port, (int)blen, base_path ? base_path : "");
     fflush(stdout);
 }
 
@@ -117,8 +149,14 @@ int cmd_web(int argc, char **argv)
     cwork_web_options opts;
     cwork_web_options_init(&opts);
     opts.listen = o.listen;
-    opts.auth = o.auth; /* NULL: CWORK_WEB_AUTH */
+    /* The environment keeps the password out of `ps`; --auth wins over it. */
+    const char *env_auth = getenv("CWORK_WEB_AUTH");
+    opts.auth = o.auth ? o.auth : env_auth && *env_auth ? env_auth : NULL;
     opts.go_flavor = o.flavor;
+    opts.base_path = o.base_path;
+    opts.read_only = o.read_only;
+    opts.namespaces = o.more_ns;
+    opts.n_namespaces = o.n_more_ns;
     opts.insecure = o.insecure;
     /* Every connection is a descriptor: take all the process may have. */
     struct rlimit rl;
@@ -129,11 +167,19 @@ int cmd_web(int argc, char **argv)
     cwork_error err = {0};
     cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
     if (!web) {
-        fprintf(stderr, "cwork web: %s\n", err.message);
+        /* The library names its options; say what they are called here. */
+        const char *source = !o.auth && env_auth && *env_auth && !strchr(env_auth, ':')
+                                 ? "CWORK_WEB_AUTH: "
+                                 : "";
+        const char *hint = strstr(err.message, "without a password")
+                               ? " (here: CWORK_WEB_AUTH=USER:PASS or --auth, --listen "
+                                 "127.0.0.1:PORT, or --insecure)"
+                               : "";
+        fprintf(stderr, "cwork web: %s%s%s\n", source, err.message, hint);
         cwork_redis_free(redis);
         return err.code == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
     }
-    print_url(o.listen, cwork_web_port(web));
+    print_url(o.listen, cwork_web_port(web), o.base_path);
     int sig = 0;
     sigwait(&stop, &sig);
     fprintf(stderr, "cwork web: stopping\n");

@@ -8,6 +8,9 @@
 #define _GNU_SOURCE
 #include "child.h"
 #include "cli.h"
+#include "work.h"
+#include "work_metrics.h"
+#include "work_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,13 +26,16 @@
 
 static const char usage[] =
     "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--grace SECONDS]\n"
-    "                  [--progress] --job NAME=COMMAND [JOB OPTIONS] [--job ...]\n"
+    "                  [--progress] [--quiet] [--metrics-listen ADDR]\n"
+    "                  --job NAME=COMMAND [JOB OPTIONS] [--job ...]\n"
     "\n"
     "Runs a worker pool that takes jobs from the queues NAME (filled by `cwork enqueue`\n"
     "or by Go's gocraft/work) and runs each one as `/bin/sh -c COMMAND` in a child\n"
-    "process. Exit status 0 means success; anything else fails the job, which is then\n"
-    "retried with backoff, sent to the dead set, or dropped, as its options say.\n"
-    "Delivery is at least once: a job can run twice, so COMMAND must be idempotent.\n"
+    "process. Exit status 0 means success; 100 means \"failed, do not retry\": the job\n"
+    "goes to the dead set at once (dropped under --skip-dead); anything else fails the\n"
+    "job, which is then retried with backoff, sent to the dead set, or dropped, as its\n"
+    "options say. Delivery is at least once: a job can run twice, so COMMAND must be\n"
+    "idempotent.\n"
     "\n"
     "What COMMAND gets:\n"
     "  stdin              the job's JSON, exactly as stored in Redis\n"
@@ -37,7 +43,13 @@ static const char usage[] =
     "  CWORK_JOB_NAME     the job's name\n"
     "  CWORK_JOB_ARGS     the job's args as JSON (left out above 64 KiB: read stdin)\n"
     "  CWORK_JOB_FAILS    how many times the job failed before this run\n"
-    "  and the rest of cwork's environment (inherited CWORK_JOB_* variables excepted).\n"
+    "  CWORK_ARG_<KEY>    each top-level arg: KEY upper-cased, every character but\n"
+    "                     A-Z and 0-9 as _ ({\"user-id\": 7} gives CWORK_ARG_USER_ID=7);\n"
+    "                     strings as they are, other values as JSON (numbers, true,\n"
+    "                     null, [..], {..}); of two keys giving one name, the first in\n"
+    "                     sorted order; all left out with CWORK_JOB_ARGS above 64 KiB\n"
+    "  and the rest of cwork's environment (inherited CWORK_JOB_* and CWORK_ARG_*\n"
+    "  variables excepted).\n"
     "  File descriptor 3 takes check-ins: each line written to it, e.g.\n"
     "  `echo \"50%\" >&3`, becomes the job's check-in shown by the web UI.\n"
     "  No process of a command outlives it: when the command ends, and when cwork dies\n"
@@ -46,8 +58,19 @@ static const char usage[] =
     "\n"
     "What cwork does with its output:\n"
     "  stdout and stderr lines are passed through to cwork's own, each prefixed with\n"
-    "  \"[NAME ID] \". A failing job's error is the last non-empty line of its stderr,\n"
-    "  else \"exit status N\" or \"killed by signal S\".\n"
+    "  \"[NAME ID] \". A failing job's error (its `err` in Redis, shown by the web UI)\n"
+    "  is the last 10 non-blank lines of its stderr, at most 1 KiB (whole lines from\n"
+    "  the end), else \"exit status N\" or \"killed by signal S\"; after --timeout, that\n"
+    "  and \"timed out after N s\".\n"
+    "\n"
+    "What cwork says (on stderr, like all its own lines; stdout carries only the\n"
+    "commands' stdout), one line per job outcome unless --quiet:\n"
+    "  cwork work: [NAME ID] started               (or \"started (retry N)\")\n"
+    "  cwork work: [NAME ID] done in 0.84 s\n"
+    "  cwork work: [NAME ID] failed in 0.84 s: ERROR -> retry in 16 s\n"
+    "  cwork work: [NAME ID] failed in 0.84 s: ERROR -> dead\n"
+    "  ERROR is the error's last line; after the last \" -> \": retry in N s, dead,\n"
+    "  dead (no retry: exit status 100), dropped (--skip-dead) or dropped (no retry: ...).\n"
     "\n"
     "Options:\n"
     "  --job NAME=COMMAND  run jobs NAME with COMMAND (repeat for more job types)\n"
@@ -65,6 +88,16 @@ static const char usage[] =
     "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
     "                      on a terminal they are shown in place every second anyway\n"
     "  --no-progress       not even on a terminal\n"
+    "  --quiet, -q         no outcome lines (the commands' output and cwork's start,\n"
+    "                      stop and error lines still appear)\n"
+    "  --metrics-listen ADDR\n"
+    "                      serve http://ADDR/metrics (Prometheus text: jobs processed,\n"
+    "                      failed, retried, dead, dropped and running per job name,\n"
+    "                      uptime, health) and /healthz (200 while this pool's heartbeat\n"
+    "                      in Redis is under 10 s old, which needs Redis to answer; 503\n"
+    "                      with the reason otherwise). ADDR: PORT or :PORT (loopback),\n"
+    "                      HOST:PORT, [V6]:PORT; 0.0.0.0:PORT for every interface, port 0\n"
+    "                      for any free one (the URL is printed). No auth: counts only.\n"
     "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
     "  --go-flavor fork|upstream  which Go library shares the namespace: upstream writes\n"
     "                      periodic instances as gocraft/work v0.5 does (no d), so that\n"
@@ -82,6 +115,9 @@ static const char usage[] =
     "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5)\n"
     "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
     "\n"
+    "Retries wait fails^4 + 15 + R*(fails + 1) seconds as in Go, R in 0-29 drawn from\n"
+    "the job's id, so that the outcome line can say the delay.\n"
+    "\n"
     "Durations (--grace, --reap-period, --dead-check, --timeout, --kill-grace) are\n"
     "seconds (30, 0.5) or 90s, 15m, 1h, 1d, 1h30m.\n"
     "\n"
@@ -92,30 +128,6 @@ static const char usage[] =
     "\n"
     "Exit status: 0 after a clean stop, 1 when Redis failed or the stop did not finish\n"
     "in time (or was cut short), 2 for a bad command line.\n";
-
-#define ARGS_ENV_MAX (64 * 1024) /* larger args only on stdin: environments are limited */
-
-typedef struct work_job {
-    char *name;
-    const char *command; /* borrowed from argv */
-    cwork_job_options opts;
-    int64_t timeout_ms;
-    int64_t kill_grace_ms;
-} work_job;
-
-typedef struct work_opts {
-    cli_conn_opts conn;
-    unsigned concurrency;
-    int64_t grace_ms;
-    unsigned reap_period_s; /* 0: the library's default */
-    unsigned dead_check_s;
-    int progress; /* -1: never, 0: on a terminal, 1: also as plain lines */
-    work_job *jobs;
-    size_t njobs;
-    const char *periodic[64]; /* --periodic 'SPEC NAME' values */
-    size_t nperiodic;
-    cwork_go_flavor flavor;
-} work_opts;
 
 /* ---------------------------------------------------------------- options */
 
@@ -162,6 +174,9 @@ static int add_job(work_opts *o, const char *spec)
     j->command = eq + 1;
     cwork_job_options_init(&j->opts);
     j->kill_grace_ms = 5000;
+    work_counts *c = &j->counts;
+    atomic_init(&c->processed, 0), atomic_init(&c->failed, 0), atomic_init(&c->retried, 0);
+    atomic_init(&c->dead, 0), atomic_init(&c->dropped, 0), atomic_init(&c->running, 0);
     return 0;
 }
 
@@ -305,12 +320,26 @@ static int parse_options(int argc, char **argv, work_opts *o)
         } else if (cli_is(&a, "no-progress")) {
             if (cli_flag(&a) < 0) return -1;
             o->progress = -1;
+        } else if (cli_is(&a, "quiet") || cli_is(&a, "q")) {
+            if (cli_flag(&a) < 0) return -1;
+            o->quiet = 1;
+        } else if (cli_is(&a, "metrics-listen")) {
+            char host[256], port[8];
+            if (cli_take_value(&a) < 0) return -1;
+            if (work_listen_split(a.value, host, sizeof host, port, sizeof port) != 0) {
+                fprintf(stderr,
+                        "cwork work: --metrics-listen needs PORT, HOST:PORT or [V6]:PORT "
+                        "(e.g. 9090, 127.0.0.1:9090, 0.0.0.0:9090), got \"%s\"\n",
+                        a.value);
+                return -1;
+            }
+            o->metrics_listen = a.value;
         } else {
             static const char *const names[] = {
                 "job",        "concurrency", "grace",           "periodic",   "reap-period",
                 "dead-check", "progress",    "no-progress",     "priority",   "max-fails",
-                "skip-dead",  "timeout",     "max-concurrency", "kill-grace", CLI_COMMON_OPTIONS,
-                NULL};
+                "skip-dead",  "timeout",     "max-concurrency", "kill-grace", "quiet",
+                "metrics-listen", CLI_COMMON_OPTIONS, NULL};
             cli_unknown_option("cwork work", &a, names);
             return -1;
         }
@@ -327,79 +356,6 @@ static void free_opts(work_opts *o)
     for (size_t i = 0; i < o->njobs; i++)
         free(o->jobs[i].name);
     free(o->jobs);
-}
-
-/* ---------------------------------------------------------------- the handler */
-
-static void on_checkin(void *job, const char *line)
-{
-    cwork_job_checkin(job, line);
-}
-
-static char *join(const char *a, const char *b)
-{
-    char *s = NULL;
-    return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
-}
-
-/* Runs on an executor thread: one job, one child. */
-static int run_command(cwork_job *job, void *ctx)
-{
-    (void)ctx;
-    const work_opts *o = cwork_job_userdata(job);
-    const work_job *wj = NULL;
-    for (size_t i = 0; i < o->njobs && !wj; i++)
-        if (strcmp(o->jobs[i].name, cwork_job_name(job)) == 0) wj = &o->jobs[i];
-    if (!wj) /* the pool only hands us registered names */
-        return cwork_job_fail(job, "no command for job %s", cwork_job_name(job));
-
-    char fails[32];
-    snprintf(fails, sizeof fails, "%" PRId64, cwork_job_fails(job));
-    char *args = cwork_job_args_json(job);
-    char *env[4] = {join("CWORK_JOB_ID=", cwork_job_id(job)),
-                    join("CWORK_JOB_NAME=", cwork_job_name(job)), join("CWORK_JOB_FAILS=", fails),
-                    NULL};
-    size_t nenv = 3;
-    if (args && strlen(args) <= ARGS_ENV_MAX) env[nenv++] = join("CWORK_JOB_ARGS=", args);
-    char *prefix = NULL;
-    if (asprintf(&prefix, "[%s %s] ", cwork_job_name(job), cwork_job_id(job)) < 0) prefix = NULL;
-    int complete = args && prefix;
-    for (size_t i = 0; i < nenv; i++)
-        complete = complete && env[i];
-
-    child_result res;
-    int rc = -1;
-    if (complete) {
-        size_t raw_len = 0;
-        const char *raw = cwork_job_raw(job, &raw_len);
-        child_spec spec = {
-            .command = wj->command,
-            .stdin_data = raw,
-            .stdin_len = raw_len,
-            .env_add = (const char *const *)env,
-            .env_count = nenv,
-            .prefix = prefix,
-            .timeout_ms = wj->timeout_ms,
-            .kill_grace_ms = wj->kill_grace_ms,
-            .on_checkin = on_checkin,
-            .userdata = job,
-        };
-        rc = child_run(&spec, &res);
-    }
-    cwork_free(args);
-    free(prefix);
-    for (size_t i = 0; i < nenv; i++)
-        free(env[i]);
-    if (!complete) return cwork_job_fail(job, "out of memory");
-    if (res.aborted) {
-        /* Stopping at once: the job must stay in progress for the reaper, so this
-         * handler never returns (a return would commit a failure); the process is about
-         * to exit. */
-        for (;;)
-            pause();
-    }
-    if (rc == 0 && res.ok) return 0;
-    return cwork_job_fail(job, "%s", res.message);
 }
 
 /* ---------------------------------------------------------------- progress */
@@ -452,7 +408,7 @@ static void progress_tick(const cwork_pool *pool, progress_state *ps)
 
 typedef struct stopper {
     cwork_pool *pool;
-    int grace_ms;
+    int64_t grace_ms;
     int rc;
     cwork_error err;
     atomic_int done;
@@ -518,15 +474,14 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     cwork_error err = {0};
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = o->conn.ns;
     po.concurrency = o->concurrency;
     po.go_flavor = o->flavor;
     po.userdata = o;
-    if (o->reap_period_s)
-        po.reap_period_s = o->reap_period_s;
+    if (o->reap_period_s) /* the command takes seconds; the library milliseconds */
+        po.reap_period_ms = (int64_t)o->reap_period_s * 1000;
     if (o->dead_check_s)
-        po.dead_check_ms = o->dead_check_s * 1000;
-    cwork_pool *pool = cwork_pool_new(redis, &po, &err);
+        po.dead_check_ms = (int64_t)o->dead_check_s * 1000;
+    cwork_pool *pool = cwork_pool_new(redis, o->conn.ns, &po, &err);
     if (!pool) {
         fprintf(stderr, "cwork work: %s\n", err.message);
         return CLI_FAILURE;
@@ -536,7 +491,8 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         /* The library only warns when a job passes its deadline; set it past our own
          * kill, so that the warning means the kill did not end the job. */
         if (j->timeout_ms > 0) j->opts.timeout_ms = j->timeout_ms + j->kill_grace_ms + 1000;
-        if (cwork_pool_register(pool, j->name, run_command, &j->opts, &err) != 0) {
+        j->opts.backoff = work_backoff;
+        if (cwork_pool_register(pool, j->name, work_run_job, &j->opts, &err) != 0) {
             fprintf(stderr, "cwork work: %s\n", err.message);
             cwork_pool_free(pool);
             return CLI_FAILURE;
@@ -569,8 +525,21 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             fprintf(stderr, "cwork work: note: no --job %s here; another pool must run it\n",
                     space + 1);
     }
+    /* Bound before the pool starts: a port in use stops us before anything is
+     * written. */
+    work_metrics *metrics = NULL;
+    if (o->metrics_listen) {
+        char why[300];
+        metrics = work_metrics_start(o, pool, redis, why, sizeof why);
+        if (!metrics) {
+            fprintf(stderr, "cwork work: --metrics-listen %s: %s\n", o->metrics_listen, why);
+            cwork_pool_free(pool);
+            return CLI_FAILURE;
+        }
+    }
     if (cwork_pool_start(pool, &err) != 0) {
         fprintf(stderr, "cwork work: cannot start the pool: %s\n", err.message);
+        work_metrics_stop(metrics);
         cwork_pool_free(pool);
         return CLI_FAILURE;
     }
@@ -578,6 +547,13 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             "cwork work: pool %s started in namespace %s: %zu job type%s, "
             "concurrency %u\n",
             cwork_pool_id(pool), o->conn.ns, o->njobs, o->njobs == 1 ? "" : "s", o->concurrency);
+    if (metrics) {
+        char why[300];
+        if (work_metrics_pool_started(metrics, why, sizeof why) != 0)
+            fprintf(stderr, "cwork work: warning: /healthz stays 503: %s\n", why);
+        fprintf(stderr, "cwork work: metrics on %s/metrics, health on %s/healthz\n",
+                work_metrics_url(metrics), work_metrics_url(metrics));
+    }
 
     progress_state ps = {0};
     if (o->progress >= 0 && isatty(2))
@@ -586,7 +562,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         ps.mode = 2, ps.period = 5000;
     ps.next_at = mono_ms() + ps.period;
 
-    stopper st = {.pool = pool, .grace_ms = (int)o->grace_ms};
+    stopper st = {.pool = pool, .grace_ms = o->grace_ms};
     atomic_init(&st.done, 0);
     pthread_t stop_thread;
     int signals = 0, joinable = 0;
@@ -617,6 +593,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     format_stats(pool, line, sizeof line, 0, &unused);
     fprintf(stderr, "cwork work: stopped%s%s; %s\n", st.rc ? ": " : "", st.rc ? st.err.message : "",
             line);
+    work_metrics_stop(metrics);
     cwork_pool_free(pool);
     return st.rc ? CLI_FAILURE : CLI_OK;
 }

@@ -23,6 +23,7 @@ static const char usage[] =
     "  unpause   let pools take them again\n"
     "  job       find a job by id: where it is and its JSON\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
+    "  stats     processed and failed jobs today and per day, and per job name\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
         {"job", cmd_job},
         {"web", cmd_web},
         {"queue", cmd_queue},
+        {"stats", cmd_stats},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

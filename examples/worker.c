@@ -63,12 +63,12 @@ int main(int argc, char **argv)
     app state = {"noreply@example.com"};
     cwork_pool_options opts;
     cwork_pool_options_init(&opts);
-    opts.ns = argc > 2 ? argv[2] : "my_app_namespace";
     opts.concurrency = 10;
     opts.context_size = sizeof(email_ctx);
     opts.context_init = ctx_init;
     opts.userdata = &state;
-    cwork_pool *pool = cwork_pool_new(redis, &opts, &err);
+    const char *ns = argc > 2 ? argv[2] : "my_app_namespace";
+    cwork_pool *pool = cwork_pool_new(redis, ns, &opts, &err);
 
     cwork_job_options jo;
     cwork_job_options_init(&jo);

@@ -9,8 +9,25 @@
  *    and fill an optional `cwork_error *` with a message. Nothing prints or exits.
  *  - Whatever a `_new`, `_dup` or `_parse` function returns is the caller's and is
  *    released with the matching `_free`. Borrowed pointers say until when they are valid.
- *  - All objects are safe to use from several threads unless a comment says otherwise.
- *  - Times are Unix seconds (int64_t).
+ *  - Threads: each type and function says what may run at the same time. In short:
+ *    cwork_redis, cwork_enqueuer and cwork_client are safe to share between threads;
+ *    cwork_args, cwork_job and cwork_batch are one thread's at a time when changed
+ *    (read-only use of a const object may be shared); a cwork_pool is configured from
+ *    one thread before cwork_pool_start. A `_free` never runs while another thread
+ *    still uses the object.
+ *  - Threads the library starts (executors that run handlers, the maintenance and
+ *    heartbeat threads, the web server's) block every asynchronous signal (all but
+ *    SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP and SIGABRT), so the application's signal
+ *    handlers and sigwait loops never run on them, and SIGPIPE never kills the process
+ *    from one. Handlers and loggers run with that mask.
+ *  - Durations that configure the library (timeouts, periods, grace) are milliseconds
+ *    in int64_t, from 0 to 100 years. Delays of jobs (cwork_enqueue_in, a retry's
+ *    backoff) are whole seconds, as the scores Redis keeps are; times are Unix seconds
+ *    (int64_t) unless a name ends in _ms.
+ *  - The library reads no environment variable, except TZ (and ZONEINFO, as Go) for
+ *    the local zone of periodic schedules. The cwork command reads CWORK_REDIS_URL,
+ *    CWORK_REDIS_PASSWORD, CWORK_WEB_AUTH, CWORK_GO_FLAVOR and CWORK_LOG_LEVEL and
+ *    passes them as options.
  */
 #ifndef CWORK_H
 #define CWORK_H
@@ -24,9 +41,14 @@ extern "C" {
 #endif
 
 #define CWORK_VERSION_MAJOR 0
-#define CWORK_VERSION_MINOR 1
+#define CWORK_VERSION_MINOR 2
 #define CWORK_VERSION_PATCH 0
-#define CWORK_VERSION_STRING "0.1.0"
+/* "MAJOR.MINOR.PATCH" of the numbers above (the build reads them from here). */
+#define CWORK_VERSION_STR_(x) #x
+#define CWORK_VERSION_STR(x) CWORK_VERSION_STR_(x)
+#define CWORK_VERSION_STRING                                                                  \
+    CWORK_VERSION_STR(CWORK_VERSION_MAJOR)                                                    \
+    "." CWORK_VERSION_STR(CWORK_VERSION_MINOR) "." CWORK_VERSION_STR(CWORK_VERSION_PATCH)
 
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
 const char *cwork_version(void);
@@ -45,14 +67,19 @@ enum {
     CWORK_ETIMEOUT = -7,    /* no connection became free in time, or a deadline passed */
     CWORK_ENOTFOUND = -8,   /* no such job, key or argument */
     CWORK_ETYPE = -9,       /* an argument exists but has another type */
-    CWORK_EUNSUPPORTED = -10 /* a feature this build or this Redis lacks (e.g. rediss://) */
+    CWORK_EUNSUPPORTED = -10, /* a feature this build or this Redis lacks (e.g. rediss://) */
+    CWORK_EJOBFAILED = -11  /* the handler failed the job (what cwork_job_fail returns) */
 };
 
-/* Short static description of a code ("redis error", …). */
+/* Short static description of a code ("redis error", …; "unknown error" for a value
+ * that is no code). Thread-safe. */
 const char *cwork_strerror(int code);
+/* The code's name as written here ("CWORK_EINVAL", "CWORK_OK", …; "unknown" for a value
+ * that is no code): for logs and test messages. Static storage; thread-safe. */
+const char *cwork_err_name(int code);
 
 /* Filled by failing calls when the caller passes one; message is NUL-terminated and
- * never contains a Redis password. */
+ * never contains a Redis password. One per call: don't share one between threads. */
 typedef struct cwork_error {
     int code;
     char message[256];
@@ -74,60 +101,75 @@ typedef struct cwork_log_field {
 
 /* Receives every log record at or above the configured level. message is a fixed key
  * (the Go library's keys where one exists, e.g. "worker.fetch"); fields are borrowed
- * for the duration of the call. May be called from any library thread. */
+ * for the duration of the call. Called from any thread that logs — the caller's, or a
+ * library thread (asynchronous signals blocked) — often from several at once, so it
+ * must be thread-safe. */
 typedef void (*cwork_logger_fn)(void *userdata, cwork_log_level level, const char *message,
                                 const cwork_log_field *fields, size_t nfields);
 
-/* Installs the process-wide logger (NULL: silent, the default). Call before starting
- * pools; not synchronised with records being logged at the same moment. */
-void cwork_set_logger(cwork_logger_fn fn, void *userdata, cwork_log_level min_level);
+/* Installs the process-wide logger (fn NULL: silent, the default). Safe from any thread
+ * at any time: the callback, userdata and level change together, as one (a record sees
+ * the old three or the new three). A record being logged while the logger changes may
+ * still reach the previous callback, so keep its userdata valid as long as library
+ * threads may log (until pools and web servers are stopped). Each distinct
+ * (fn, userdata, min_level) costs a few bytes kept until exit. 0, or CWORK_ENOMEM with
+ * the previous logger left in place. */
+int cwork_set_logger(cwork_logger_fn fn, void *userdata, cwork_log_level min_level);
 
-/* A logger that writes "level=… msg=… key=value …" lines to stderr; userdata unused. */
+/* A logger that writes "level=… msg=… key=value …" lines to stderr, one whole line per
+ * record even from several threads; userdata unused. */
 void cwork_stderr_logger(void *userdata, cwork_log_level level, const char *message,
                          const cwork_log_field *fields, size_t nfields);
 
 /* Replaces the allocator used for everything cwork allocates (not hiredis' own).
- * Call once, before any other cwork function. */
+ * Call once, before any other cwork function and before other threads may call one:
+ * not synchronised. The functions must be thread-safe. */
 void cwork_set_allocator(void *(*malloc_fn)(size_t), void *(*realloc_fn)(void *, size_t),
                          void (*free_fn)(void *));
 
-/* Frees memory that a cwork function documents as "free with cwork_free". */
+/* Frees memory that a cwork function documents as "free with cwork_free". Thread-safe. */
 void cwork_free(void *ptr);
 
 /* ------------------------------------------------------------------ Redis connections */
 
-/* A thread-safe pool of Redis connections, shared by enqueuers, pools and clients. */
+/* A pool of Redis connections, shared by enqueuers, pools, clients and web servers:
+ * safe to use from several threads at once (each call checks a connection out and
+ * back in). */
 typedef struct cwork_redis cwork_redis;
 
+/* Durations in ms (int64_t), 0 to 100 years; outside that CWORK_EINVAL. */
 typedef struct cwork_redis_options {
-    int connect_timeout_ms;  /* default 5000; must be > 0 (else CWORK_EINVAL) */
-    int command_timeout_ms;  /* default 5000; 0 = none */
-    int max_connections;     /* default 16 */
-    int checkout_timeout_ms; /* how long to wait for a free connection, or for Redis to
-                                come back while re-dialling; default 5000 */
-    const char *password;    /* overrides the URL's; "" means no password at all;
-                                NULL: the URL's, else the CWORK_REDIS_PASSWORD
-                                environment variable */
+    int64_t connect_timeout_ms;  /* default 5000; must be > 0 */
+    int64_t command_timeout_ms;  /* default 5000; 0 = none */
+    int max_connections;         /* default 16 */
+    int64_t checkout_timeout_ms; /* how long to wait for a free connection, or for
+                                    Redis to come back while re-dialling; default 5000 */
+    const char *password;        /* used when the URL carries none (it keeps the
+                                    password out of a URL that gets shown); NULL or "":
+                                    none. The cwork command passes CWORK_REDIS_PASSWORD
+                                    here. */
 } cwork_redis_options;
 
 /* Fills *opts with the defaults above. */
 void cwork_redis_options_init(cwork_redis_options *opts);
 
 /* Creates a connection pool. url: `redis://[user:password@]host[:port][/db]` (a lone
- * user-info is a password), `host:port`, or `unix:///path[?db=N]`; NULL means the
- * CWORK_REDIS_URL environment variable, else redis://127.0.0.1:6379. `rediss://` fails
- * with CWORK_EUNSUPPORTED. opts may be NULL. Connections are dialled on first use.
- * Returns NULL on error (filling err). Free with cwork_redis_free. */
+ * user-info is a password), `host:port`, or `unix:///path[?db=N]`; NULL means
+ * redis://127.0.0.1:6379. `rediss://` fails with CWORK_EUNSUPPORTED. opts (copied) may
+ * be NULL. Connections are dialled on first use. Returns NULL on error (filling err).
+ * Free with cwork_redis_free. Thread-safe. */
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err);
 
-/* Closes every connection. No other thread may be using the pool. NULL is ignored. */
+/* Closes every connection. Only once nothing uses the pool any more: enqueuers,
+ * clients, pools and web servers made on it are freed or stopped. NULL is ignored. */
 void cwork_redis_free(cwork_redis *redis);
 
-/* Sends PING on a pooled connection: a cheap check that Redis is reachable. */
+/* Sends PING on a pooled connection: a cheap check that Redis is reachable.
+ * Thread-safe. */
 int cwork_redis_ping(cwork_redis *redis, cwork_error *err);
 
 /* Returns a copy of url with any password replaced by "xxxxx", for logs. Free with
- * cwork_free. Returns NULL only when out of memory. */
+ * cwork_free. Returns NULL only when out of memory. Thread-safe. */
 char *cwork_redact_url(const char *url);
 
 /* ------------------------------------------------------------------ Go flavours */
@@ -150,14 +192,19 @@ typedef enum cwork_go_flavor {
 /* "fork" or "upstream" (exactly) into *out; anything else (NULL included) is
  * CWORK_EINVAL with *out untouched. Thread-safe. */
 int cwork_go_flavor_parse(const char *text, cwork_go_flavor *out, cwork_error *err);
-/* "fork", "upstream", or "unknown" for a value outside the enum; static storage. */
+/* "fork", "upstream", or "unknown" for a value outside the enum; static storage;
+ * thread-safe. */
 const char *cwork_go_flavor_name(cwork_go_flavor flavor);
 
 /* ------------------------------------------------------------------ job arguments */
 
 /* A JSON object of job arguments, built by the caller. Keys are written sorted, as Go
  * does. Numbers keep the C type they were given (int64 prints as an integer, double in
- * Go's float64 format); values parsed from JSON text are float64, as in Go. */
+ * Go's float64 format); values parsed from JSON text are float64, as in Go.
+ * Threads: not synchronised. A setter needs the object to itself (no other thread
+ * reading or writing it); without setters running, any number of threads may read it
+ * (the getters, cwork_args_to_json, and enqueue calls that take it as const). Separate
+ * objects are independent. */
 typedef struct cwork_args cwork_args;
 
 /* An empty argument object; NULL when out of memory. Free with cwork_args_free. */
@@ -195,6 +242,14 @@ int cwork_args_get_string(const cwork_args *args, const char *key, const char **
 int cwork_args_get_float64(const cwork_args *args, const char *key, double *out);
 int cwork_args_get_bool(const cwork_args *args, const char *key, bool *out);
 int cwork_args_get_args(const cwork_args *args, const char *key, cwork_args **out);
+/* The value of key, whatever its type, in Go's encoding as cwork_args_to_json writes it
+ * (a string with its quotes and escapes, a number, true/false, an array, an object; a
+ * JSON null is a value here: "null"). *out is NUL-terminated, the caller's (free with
+ * cwork_free); len may be NULL. CWORK_ENOTFOUND when the key is absent, CWORK_EINVAL
+ * for a NULL args, key or out, CWORK_ENOMEM; *out is untouched on error. Safe from
+ * several threads as long as nobody changes the args meanwhile. */
+int cwork_args_get_json(const cwork_args *args, const char *key, char **out, size_t *len,
+                        cwork_error *err);
 
 /* Go's compact encoding of the object (sorted keys, HTML-safe escaping, Go floats).
  * *out is NUL-terminated; free with cwork_free. */
@@ -202,7 +257,12 @@ int cwork_args_to_json(const cwork_args *args, char **out, size_t *len, cwork_er
 
 /* ------------------------------------------------------------------ jobs */
 
-/* A job as stored in Redis. Jobs returned to the caller are the caller's. */
+/* A job as stored in Redis. Jobs returned to the caller are the caller's.
+ * Threads: the accessors that take a const job only read it, and several threads may
+ * call them at once. The typed argument accessors (cwork_job_arg_string …) take a
+ * non-const job because they record the sticky argument error: they need the job to
+ * themselves, like cwork_job_arg_error reading that error. The calls for a running job
+ * (cwork_job_fail, cwork_job_checkin, …) are for the thread that runs its handler. */
 typedef struct cwork_job cwork_job;
 
 /* Decodes a job with Go's rules (any key order and escape style, field names matched
@@ -245,7 +305,8 @@ char *cwork_job_args_json(const cwork_job *job);
 /* Typed argument accessors with Go's rules: on a missing key or a wrong type they
  * return the zero value and keep an error on the job (sticky: later successes don't
  * clear it, a later failure replaces it). The string is borrowed until the job is freed.
- * int64 accepts integral numbers within ±9007199254740892, as Go does. */
+ * int64 accepts integral numbers within ±9007199254740892, as Go does. Not safe
+ * against other threads using the same job (they write the error). */
 const char *cwork_job_arg_string(cwork_job *job, const char *key);
 int64_t cwork_job_arg_int64(cwork_job *job, const char *key);
 double cwork_job_arg_float64(cwork_job *job, const char *key);
@@ -259,25 +320,33 @@ const char *cwork_job_arg_error(const cwork_job *job);
 
 /* Job names are rejected when empty, containing ',' or NUL, or shaped so that their
  * keys collide with other keys (ending in :lock, :lock_info, :paused,
- * :max_concurrency, or like x:<24 hex>:inprogress). Returns 0 or CWORK_EINVAL. */
+ * :max_concurrency, or like x:<24 hex>:inprogress). Returns 0 or CWORK_EINVAL.
+ * Thread-safe. */
 int cwork_validate_job_name(const char *name, cwork_error *err);
 
 /* ------------------------------------------------------------------ enqueuing */
 
+/* Writes jobs to a namespace. Safe to share: any number of threads may enqueue through
+ * one enqueuer at once, and its setters may run at the same time (each enqueue reads
+ * the settings once, so it sees either value). Only cwork_enqueuer_free needs it to
+ * itself. */
 typedef struct cwork_enqueuer cwork_enqueuer;
 
-/* An enqueuer for namespace ns (e.g. "work"; the Go prefix rule applies) on redis,
- * which it borrows: keep redis alive until cwork_enqueuer_free. NULL on error. */
+/* An enqueuer for namespace ns (e.g. "work"; "work" and "work:" are the same, "" means
+ * no prefix: the Go prefix rule) on redis, which it borrows: keep redis alive until
+ * cwork_enqueuer_free. NULL on error (CWORK_EINVAL for a NULL redis or ns). Enqueuers,
+ * clients, pools and web servers all take the namespace this way. */
 cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_error *err);
 void cwork_enqueuer_free(cwork_enqueuer *enq);
 
 /* Largest encoded job accepted (default CWORK_DEFAULT_MAX_JOB_BYTES); larger ones fail
- * with CWORK_ETOOBIG before anything is sent. */
+ * with CWORK_ETOOBIG before anything is sent. NULL is ignored. Safe while other threads
+ * enqueue. */
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes);
 
 /* What this enqueuer writes for unique jobs (see cwork_go_flavor; default
- * CWORK_GO_FORK). Call before the enqueuer is shared between threads. 0, or
- * CWORK_EINVAL for a NULL enqueuer or an unknown flavour (nothing changes then). */
+ * CWORK_GO_FORK). Safe while other threads enqueue. 0, or CWORK_EINVAL for a NULL
+ * enqueuer or an unknown flavour (nothing changes then). */
 int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
@@ -331,7 +400,9 @@ int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_
                                    const cwork_args *args, const cwork_args *key,
                                    cwork_job **out, cwork_error *err);
 
-/* A batch of jobs for one round trip. Not thread-safe; reusable after cwork_batch_reset. */
+/* A batch of jobs for one round trip; reusable after cwork_batch_reset. Not
+ * synchronised: one thread at a time per batch (several batches of one enqueuer may be
+ * used by several threads). */
 typedef struct cwork_batch cwork_batch;
 
 #define CWORK_BATCH_UNIQUE 1 /* entry flag: enqueue as a unique job */
@@ -381,8 +452,9 @@ typedef struct cwork_reap_result {
 } cwork_reap_result;
 
 typedef void (*cwork_reap_done)(const cwork_reap_result *result, void *userdata);
-/* Called on the maintenance thread at the start of every reaper cycle that holds the
- * reaper lock; may return a function to be called with the cycle's result. */
+/* Called on the pool's maintenance thread (asynchronous signals blocked) at the start
+ * of every reaper cycle that holds the reaper lock; may return a function to be called,
+ * on that thread, with the cycle's result. */
 typedef cwork_reap_done (*cwork_reaper_hook)(void *userdata);
 
 /* ------------------------------------------------------------------ worker pools */
@@ -391,15 +463,26 @@ typedef cwork_reap_done (*cwork_reaper_hook)(void *userdata);
  * from the namespace's queues (which Go or C may fill), with Go's Redis effects:
  * in-progress lists, locks, retries with backoff, the dead set, heartbeats.
  * Delivery is at least once: a job can run twice (a crash after its handler, a pool
- * wrongly judged dead), so handlers must be idempotent. */
+ * wrongly judged dead), so handlers must be idempotent.
+ * Threads: configure a pool (cwork_pool_register, cwork_pool_use,
+ * cwork_pool_periodically_enqueue) from one thread before cwork_pool_start — those
+ * calls are not synchronised, and after the start they fail with CWORK_EINVAL. Start,
+ * stop and free belong to the pool's owner: cwork_pool_stop may run in several threads
+ * at once (one waits for the other) but not beside cwork_pool_start or cwork_pool_free.
+ * While the pool runs, any thread may call cwork_pool_get_stats, cwork_pool_id,
+ * cwork_pool_watchdog_stats and cwork_pool_drain. Handlers, middleware, the context
+ * and backoff callbacks run on library threads (asynchronous signals blocked), several
+ * at once: they must be thread-safe. */
 typedef struct cwork_pool cwork_pool;
 
 /* The rest of a middleware chain. */
 typedef struct cwork_next cwork_next;
 
-/* Runs a job. ctx is the job's context (cwork_pool_options.context_size bytes, made
- * fresh for each job), NULL when the pool has none. Return 0 for success; anything else
- * (or cwork_job_fail) fails the job. The job is borrowed for the call. */
+/* Runs a job, on one of the pool's executor threads (asynchronous signals blocked; see
+ * the conventions at the top). ctx is the job's context (cwork_pool_options.context_size
+ * bytes, made fresh for each job), NULL when the pool has none. Return 0 for success;
+ * anything else (such as cwork_job_fail's CWORK_EJOBFAILED) fails the job. The job is
+ * borrowed for the call. */
 typedef int (*cwork_handler)(cwork_job *job, void *ctx);
 
 /* Wraps every handler: call cwork_next_call(next) to run the rest of the chain (later
@@ -409,12 +492,28 @@ typedef int (*cwork_middleware)(cwork_job *job, void *ctx, cwork_next *next);
 int cwork_next_call(cwork_next *next);
 
 /* Fails the running job with a printf-style message that becomes its `err` (the last
- * message wins; at most 1023 bytes are kept). Returns -1, so a handler can
- * `return cwork_job_fail(job, "…")`. */
+ * message wins; at most 1023 bytes are kept). Returns CWORK_EJOBFAILED, so a handler
+ * can `return cwork_job_fail(job, "…")` and a caller can tell the job's failure from an
+ * error of its own; CWORK_EINVAL (the job is not being run by a pool: NULL, decoded by
+ * the caller, or its handler returned) means nothing was recorded. From the thread
+ * running the job's handler. */
 int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Fails the running job as cwork_job_fail does (same message rules), and without retry:
+ * whatever its fails and its type's max_fails, the job goes to the dead set at once, its
+ * fails counting this failure (dropped instead when its type has skip_dead, in either
+ * meaning, as when retries run out). For a job that can never succeed, e.g. bad args.
+ * The mark sticks for this run: a later cwork_job_fail changes only the message.
+ * Returns CWORK_EJOBFAILED (so a handler can `return cwork_job_fail_no_retry(job, "…")`),
+ * or CWORK_EINVAL when job is not running in a pool, which changes nothing. Call it, as
+ * cwork_job_fail, only from the thread running the job (its handler or middleware); the
+ * message is copied. */
+int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Publishes a progress message for the running job (shown by web UIs as its check-in;
- * written to Redis at most once a second). The message is copied. */
+ * written to Redis at most once a second). The message is copied. Safe from any thread
+ * while the job runs; ignored for a job that no pool is running. */
 void cwork_job_checkin(cwork_job *job, const char *message);
 
 /* When the running job should be done, as Unix milliseconds: start + the job type's
@@ -422,11 +521,12 @@ void cwork_job_checkin(cwork_job *job, const char *message);
  * ("job.overrun"), not killed: in-process code cannot be stopped safely. */
 int64_t cwork_job_deadline_ms(const cwork_job *job);
 
-/* The userdata of the pool running the job (cwork_pool_options.userdata). */
+/* The userdata of the pool running the job (cwork_pool_options.userdata); NULL for a
+ * job no pool is running. */
 void *cwork_job_userdata(const cwork_job *job);
 
+/* Durations in ms (int64_t), 0 to 100 years (else CWORK_EINVAL); 0 means the default. */
 typedef struct cwork_pool_options {
-    const char *ns;          /* namespace; default "work" */
     unsigned concurrency;    /* executor threads, 1–10000; default 10 */
     size_t context_size;     /* bytes of zeroed per-job context; 0: ctx is NULL */
     /* Called on each fresh context before the chain runs (optional); a non-zero return
@@ -434,21 +534,23 @@ typedef struct cwork_pool_options {
     int (*context_init)(void *ctx, void *userdata);
     void (*context_free)(void *ctx, void *userdata); /* optional, after the chain */
     void *userdata;          /* handed to the callbacks above and cwork_job_userdata */
-    int idle_backoff_max_ms; /* cap of the idle poll backoff (0, 1, 10, 100 ms …); 100 */
+    int64_t idle_backoff_max_ms; /* cap of the idle poll backoff (0, 1, 10, 100 ms …);
+                                    default 100 */
     bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
                                 path older servers use; for tests) */
     bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
-    unsigned reap_period_s;  /* full reaper cycle every period + rand(0..29) s; default
-                                300 (Go's fork, where it is also the reaper lock's TTL;
-                                cwork holds the lock as a 5 s lease renewed while a
-                                cycle runs) */
-    unsigned dead_check_ms;  /* how often the cheap check for stale heartbeats runs; it
+    int64_t reap_period_ms;  /* full reaper cycle every period + rand(0..29) s; default
+                                300000 (Go's fork's 5 minutes, where it is also the
+                                reaper lock's TTL; cwork holds the lock as a 5 s lease
+                                renewed while a cycle runs) */
+    int64_t dead_check_ms;   /* how often the cheap check for stale heartbeats runs; it
                                 starts a reaper cycle at once when it sees one; default
                                 5000 */
     cwork_reaper_hook reaper_hook; /* optional */
     void *reaper_hook_userdata;
-    unsigned watchdog_timeout_s;   /* periodic fire times older than this count as
-                                      skipped; default 60 */
+    int64_t watchdog_timeout_ms;   /* periodic fire times older than this count as
+                                      skipped (whole seconds: rounded up); default
+                                      60000 */
     /* What the pool writes: periodic instances in this flavour's bytes (upstream's have
      * no `d`). Whatever the setting, fetched unique jobs release their guard as both
      * flavours expect (unique_key, a replacement job in the guard, both escape
@@ -470,9 +572,10 @@ typedef struct cwork_job_options {
     bool skip_dead;
     bool skip_dead_after_retries;
     unsigned max_concurrency; /* jobs of this type in flight across all pools; 0 = any */
-    /* Seconds until the retry of a job that just failed (cwork_job_fails counts this
-     * failure); NULL: Go's default fails⁴ + 15 + rand(0..29) × (fails + 1). Either is
-     * kept within ±CWORK_MAX_DELAY_SECONDS. */
+    /* Seconds (a job's delay: whole seconds, as retry scores are) until the retry of a
+     * job that just failed (cwork_job_fails counts this failure); NULL: Go's default
+     * fails⁴ + 15 + rand(0..29) × (fails + 1). Either is kept within
+     * ±CWORK_MAX_DELAY_SECONDS. Called on a library thread, possibly several at once. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */
@@ -480,17 +583,20 @@ typedef struct cwork_job_options {
 
 void cwork_job_options_init(cwork_job_options *opts);
 
-/* A stopped pool on redis (borrowed: keep it alive until cwork_pool_free). opts may be
- * NULL for the defaults. NULL on error. */
-cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err);
+/* A stopped pool for namespace ns (as cwork_enqueuer_new takes it) on redis (borrowed:
+ * keep it alive until cwork_pool_free). opts (copied) may be NULL for the defaults.
+ * NULL on error (CWORK_EINVAL for a NULL redis or ns, or a bad option). */
+cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_options *opts,
+                           cwork_error *err);
 
-/* Registers handler for job name (validated as for enqueue); opts may be NULL.
- * Registering a name again replaces it. Only before cwork_pool_start; at most 2000 job
- * types per pool (CWORK_EINVAL beyond). */
+/* Registers handler for job name (validated as for enqueue); opts (copied) may be NULL.
+ * Registering a name again replaces it. Only before cwork_pool_start, from the thread
+ * that configures the pool; at most 2000 job types per pool (CWORK_EINVAL beyond). */
 int cwork_pool_register(cwork_pool *pool, const char *name, cwork_handler handler,
                         const cwork_job_options *opts, cwork_error *err);
 
-/* Adds a middleware (outermost first). Only before cwork_pool_start. */
+/* Adds a middleware (outermost first). Only before cwork_pool_start, from the thread
+ * that configures the pool. */
 int cwork_pool_use(cwork_pool *pool, cwork_middleware middleware, cwork_error *err);
 
 /* Writes max_concurrency and known_jobs for the registered types, beats the first
@@ -503,17 +609,20 @@ int cwork_pool_start(cwork_pool *pool, cwork_error *err);
  * still fail at the deadline, returns CWORK_ETIMEOUT and leaves the heartbeat and the
  * in-progress entries for a reaper (the threads of a running handler are left to finish
  * on their own; the pool must not be freed then until cwork_pool_stop returns 0 on a
- * later call). Stopping a stopped pool returns 0. */
-int cwork_pool_stop(cwork_pool *pool, int grace_ms, cwork_error *err);
+ * later call). Stopping a stopped pool returns 0. grace_ms < 0 counts as 0; more than
+ * 100 years as 100 years. */
+int cwork_pool_stop(cwork_pool *pool, int64_t grace_ms, cwork_error *err);
 
 /* Waits until the registered queues are empty and nothing is in flight, up to
- * timeout_ms (< 0: forever). CWORK_ETIMEOUT when time runs out. The pool keeps running. */
-int cwork_pool_drain(cwork_pool *pool, int timeout_ms, cwork_error *err);
+ * timeout_ms (< 0, or more than 100 years: forever). CWORK_ETIMEOUT when time runs out;
+ * CWORK_EINVAL for a pool that is not started. The pool keeps running. */
+int cwork_pool_drain(cwork_pool *pool, int64_t timeout_ms, cwork_error *err);
 
 /* Stops the pool (30 s grace) if needed and frees it. */
 void cwork_pool_free(cwork_pool *pool);
 
-/* The pool's id (24 hex characters), as in its heartbeat; borrowed. */
+/* The pool's id (24 hex characters), as in its heartbeat; borrowed until the pool is
+ * freed. Thread-safe. */
 const char *cwork_pool_id(const cwork_pool *pool);
 
 typedef struct cwork_pool_stats {
@@ -525,7 +634,7 @@ typedef struct cwork_pool_stats {
     uint64_t in_flight; /* fetched and not yet committed */
 } cwork_pool_stats;
 
-/* A snapshot of the pool's counters since it was created. */
+/* A snapshot of the pool's counters since it was created. Thread-safe. */
 void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
 
 /* Schedules job name by cron spec (robfig/cron v3 syntax as the Go library takes it:
@@ -534,13 +643,15 @@ void cwork_pool_get_stats(const cwork_pool *pool, cwork_pool_stats *stats);
  * time, byte-identical to those of the Go flavour in cwork_pool_options.go_flavor, so
  * Go and C pools registering the same spec and name run each fire time once: give every
  * pool of a namespace the same periodic jobs and the same zone. A fire time already
- * scheduled in the other flavour's bytes gets no second instance (and a warning). A handler must be registered for name too. Only before cwork_pool_start;
- * CWORK_EINVAL for a spec that does not parse or can never fire. */
+ * scheduled in the other flavour's bytes gets no second instance (and a warning). A
+ * handler must be registered for name too. Only before cwork_pool_start (from the
+ * thread that configures the pool); CWORK_EINVAL for a spec that does not parse or can
+ * never fire. */
 int cwork_pool_periodically_enqueue(cwork_pool *pool, const char *spec, const char *name,
                                     cwork_error *err);
 
 /* Per periodic job name: fire times picked up (a job of the name fetched with t at or
- * after the time) versus missed (cwork_pool_options.watchdog_timeout_s passed). Only
+ * after the time) versus missed (cwork_pool_options.watchdog_timeout_ms passed). Only
  * meaningful for a namespace with one pool (others pick up the rest). */
 typedef struct cwork_watchdog_stat {
     const char *name; /* borrowed until the pool is freed */
@@ -548,7 +659,7 @@ typedef struct cwork_watchdog_stat {
 } cwork_watchdog_stat;
 
 /* A snapshot: *out is an array of *n entries (none without periodic jobs); free it with
- * cwork_free. */
+ * cwork_free. Thread-safe, except beside cwork_pool_start. */
 int cwork_pool_watchdog_stats(cwork_pool *pool, cwork_watchdog_stat **out, size_t *n,
                               cwork_error *err);
 
@@ -556,16 +667,20 @@ int cwork_pool_watchdog_stats(cwork_pool *pool, cwork_watchdog_stat **out, size_
 
 /* Reads and repairs a namespace: queues, pools, busy workers, the retry, scheduled and
  * dead sets (PROTOCOL §11, plus pause, per-name retry/delete, lookup by id and trimming).
- * What it returns is the caller's; each result type has its _free. */
+ * What it returns is the caller's; each result type has its _free. Safe to share: any
+ * number of threads may call a client's functions at once (cwork_client_set_go_flavor
+ * included: a call sees the old flavour or the new); only cwork_client_free needs it
+ * to itself. */
 typedef struct cwork_client cwork_client;
 
-/* A client for namespace ns on redis (borrowed: keep it alive). NULL on error. */
+/* A client for namespace ns (as cwork_enqueuer_new takes it) on redis (borrowed: keep
+ * it alive). NULL on error (CWORK_EINVAL for a NULL redis or ns). */
 cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *err);
 void cwork_client_free(cwork_client *client);
 
-/* What the client's JSON bodies are (see cwork_go_flavor; default CWORK_GO_FORK). Call
- * before the client is shared between threads. 0, or CWORK_EINVAL for a NULL client or
- * an unknown flavour (nothing changes then). */
+/* What the client's JSON bodies are (see cwork_go_flavor; default CWORK_GO_FORK). Safe
+ * while other threads use the client. 0, or CWORK_EINVAL for a NULL client or an
+ * unknown flavour (nothing changes then). */
 int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 
 typedef struct cwork_queue_info {
@@ -739,11 +854,151 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page,
                            const char *name, char **out, size_t *len, cwork_error *err);
 
+/* ------------------------------------------------------------------ dashboard, browsing, bulk changes
+ * What the web UI's dashboard and lists need beyond Go's client (and `cwork stats`).
+ * Like the rest of the client: safe to call from several threads on one client; what
+ * is returned is the caller's; every failure is also logged under a "client.*" key. */
+
+/* One UTC day of the counts cwork pools keep in <ns>:cwork:stat:<YYYY-MM-DD> (a hash
+ * with fields processed and failed, kept 40 days; Go pools write none). */
+typedef struct cwork_day_stats {
+    char date[11];     /* "YYYY-MM-DD" */
+    int64_t processed; /* jobs cwork pools finished that day, failed ones included */
+    int64_t failed;
+} cwork_day_stats;
+
+/* The `days` days (1–366) ending today (UTC, by this machine's clock), oldest first:
+ * *out is an array of *n = days entries (free with cwork_free). A day without its hash
+ * counts 0; a key of another type or a field that is no whole number also reads as 0
+ * (logged as client.daily_stats.damaged) instead of failing the call. One round trip.
+ * CWORK_EINVAL for days out of range or a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT
+ * when Redis fails. */
+int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out,
+                             size_t *n, cwork_error *err);
+
+/* The dashboard's row of one job name. */
+typedef struct cwork_job_type_stats {
+    char *job_name;
+    bool known;          /* in known_jobs; else seen only in retry, dead or on a worker */
+    bool paused;
+    int64_t waiting;     /* jobs in its queue */
+    int64_t latency;     /* as cwork_queue_info */
+    int64_t running;     /* busy workers running a job of this name */
+    int64_t retry, dead; /* of the members read (see cwork_job_types): exact when the
+                            whole set was read */
+    char *last_error;    /* `err` of the job of this name that failed last among the
+                            members read, or NULL */
+    int64_t last_failed_at;
+} cwork_job_type_stats;
+
+typedef struct cwork_job_types {
+    cwork_job_type_stats *types; /* sorted by name */
+    size_t n;
+    int64_t retry_total, dead_total; /* sizes of the sets (ZCARD) */
+    int64_t retry_read, dead_read;   /* members read: the highest-scored (newest) ones,
+                                        at most the sample; < total means the per-name
+                                        counts are of a sample */
+} cwork_job_types;
+
+/* Per job name: waiting, running, retry, dead, last error. Names come from known_jobs,
+ * the members read and the busy workers. To bound the work on big sets, at most
+ * `sample` members of the retry set and of the dead set are read and decoded (the
+ * newest: highest scores first); 0 means 1000, more than 100000 is CWORK_EINVAL.
+ * Members that cannot be decoded are skipped. Fills *out (clear it with
+ * cwork_job_types_clear); on error *out is empty. A malformed heartbeat or worker hash
+ * leaves `running` at 0 instead of failing the call. */
+int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types *out,
+                           cwork_error *err);
+void cwork_job_types_clear(cwork_job_types *types);
+
+/* A page of a set as cwork_client_list gives it, with a page size and an order. */
+typedef struct cwork_list_query {
+    unsigned page;      /* 1-based; 0 counts as 1 */
+    unsigned page_size; /* 1–1000; 0 means CWORK_PAGE_SIZE */
+    const char *name;   /* only decodable jobs of this name (a scan of the set), or NULL */
+    bool newest_first;  /* highest score first (Go lists lowest first) */
+} cwork_list_query;
+
+/* cwork_client_list with a page size and an order; q may be NULL (cwork_client_list's
+ * page 1). CWORK_EINVAL for a page size above 1000. */
+int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                           cwork_listed_job **out, size_t *n, int64_t *total,
+                           cwork_error *err);
+/* Its body: {"count": N, "jobs": [...]} as cwork_client_list_json. */
+int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
+                                const cwork_list_query *q, char **out, size_t *len,
+                                cwork_error *err);
+
+/* The jobs waiting in the queue of job type name, next to run first: page (1-based, 0
+ * counts as 1) of page_size (1–1000; 0 means CWORK_PAGE_SIZE) jobs, *total the queue's
+ * length. Entries that cannot be decoded are skipped (logged); `at` is 0 (a queue has
+ * no scores: cwork_job_enqueued_at tells when). A key of another type gives CWORK_ETYPE.
+ * Free *out with cwork_listed_jobs_free. */
+int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
+                            unsigned page_size, cwork_listed_job **out, size_t *n,
+                            int64_t *total, cwork_error *err);
+
+/* Deletes every job of a set (only decodable jobs called name when name is non-NULL), in
+ * batches of 1000, each batch one script: jobs added meanwhile may go too. Deleted unique
+ * scheduled jobs lose their guards, as with cwork_client_delete. Without a name, members
+ * that cannot be decoded go as well (the whole set was asked for); with one they stay.
+ * *count (may be NULL) receives how many went, also after a failure. CWORK_ETYPE when
+ * the key holds something other than a sorted set (left as it is). */
+int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char *name,
+                            int64_t *count, cwork_error *err);
+
+/* What cwork_client_apply does to each job. */
+typedef enum cwork_job_action {
+    CWORK_ACTION_DELETE = 1,  /* any set, as cwork_client_delete */
+    CWORK_ACTION_RETRY = 2,   /* dead jobs, as cwork_client_retry_dead */
+    CWORK_ACTION_RUN_NOW = 3  /* retry and scheduled jobs, as cwork_client_run_now */
+} cwork_job_action;
+
+/* A job of a set as listed: its score and id (borrowed by the call). */
+typedef struct cwork_job_ref {
+    int64_t at;
+    const char *id;
+} cwork_job_ref;
+
+/* Applies action to each of the n jobs of set, in order, exactly as the single call
+ * does (the selected rows of a list: nothing else in the namespace changes). *done
+ * (may be NULL) counts the jobs changed, *unchanged (may be NULL) those the single call
+ * answered CWORK_ENOTFOUND for (gone meanwhile, or staying where they are: see the
+ * single calls). Returns 0 when every job was changed; CWORK_ENOTFOUND when every job
+ * was tried but some were unchanged (err: the first one's message); CWORK_EINVAL for
+ * an action that does not apply to set (nothing tried); any other code stops at the job
+ * that failed (a Redis failure), the counts saying what happened before. */
+int cwork_client_apply(cwork_client *client, cwork_job_set set, cwork_job_action action,
+                       const cwork_job_ref *jobs, size_t n, size_t *done, size_t *unchanged,
+                       cwork_error *err);
+
+/* A periodic job a pool schedules (cwork_pool_periodically_enqueue). */
+typedef struct cwork_periodic_schedule {
+    char *job_name;
+    char *spec;      /* as registered, e.g. "0 * * * *" or "TZ=Europe/Berlin @daily" */
+    int64_t next_at; /* the next fire time; 0 when unknown */
+    int64_t seen_at; /* when a cwork pool last said it schedules it; 0 when it is only
+                        known from instances in the scheduled set (Go pools) */
+} cwork_periodic_schedule;
+
+/* The periodic jobs of the namespace, soonest first. cwork pools with periodic jobs
+ * publish them in <ns>:cwork:periodic every 2–3 minutes (entries older than 10 minutes
+ * are ignored); instances waiting in the scheduled set (periodic ids, at most the 1000
+ * soonest members are read) add the schedules of Go pools firing in the next minutes.
+ * next_at: the soonest waiting instance, else the publishing pool's own computation
+ * when still ahead, else computed here from the spec (in this process's zone when the
+ * spec names none). Free with cwork_periodic_schedules_free. */
+int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out,
+                                    size_t *n, cwork_error *err);
+void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n);
+
 /* ------------------------------------------------------------------ web UI */
 
 /* An HTTP server with workwebui's JSON routes and paths (PROTOCOL §12.1; errors answered
  * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
  * filters by name, /metrics in the Prometheus text format, and the single-page UI.
+ * Requests are served on the server's own threads (asynchronous signals blocked).
+ * cwork_web_port is thread-safe; cwork_web_stop needs the server to itself.
  *
  * These functions are in a library of their own, libcwork-web (on libmicrohttpd), so
  * that a program that does not serve the UI needs neither libmicrohttpd nor its TLS
@@ -753,12 +1008,22 @@ typedef struct cwork_web cwork_web;
 typedef struct cwork_web_options {
     const char *listen;  /* "HOST:PORT", "[V6]:PORT" or ":PORT" (every interface, as Go);
                             default "127.0.0.1:5040" */
-    const char *auth;    /* "user:password" for HTTP basic auth, or NULL: the
-                            CWORK_WEB_AUTH environment variable, else none */
+    const char *auth;    /* "user:password" for HTTP basic auth; NULL or "": none.
+                            (The cwork command passes CWORK_WEB_AUTH here.) */
     cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
-                            processed/failed counters go to /metrics */
+                            processed/failed counters go to /metrics and the dashboard */
     cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
                                   default fork; unknown values fail the start */
+    const char *base_path; /* e.g. "/jobs": a path prefix a reverse proxy passes on; the
+                              server then answers under it too ("/jobs" redirects to
+                              "/jobs/"). NULL or "" for none. The UI uses relative URLs
+                              only, so a proxy that strips the prefix needs nothing. */
+    bool read_only;      /* refuse every change (403): no POST route works, the UI
+                            shows no action */
+    const char *const *namespaces; /* more namespaces the UI can switch to (?ns=), the
+                                      ns of cwork_web_start being the first and the
+                                      default; copied. No other namespace is served. */
+    size_t n_namespaces;
     int insecure;        /* non-zero: serve beyond loopback without auth (refused
                             otherwise: any web page a browser there opens could drive
                             the UI) */
@@ -766,12 +1031,15 @@ typedef struct cwork_web_options {
 
 void cwork_web_options_init(cwork_web_options *opts);
 
-/* Starts serving on its own threads (a few event loops: idle and slow clients cost a
- * socket, not a thread); opts may be NULL. Connections: as many as the file limit
- * allows (at most 10,000), 64 per client address; a connection silent for 10 s is
- * closed. Beyond loopback without auth it refuses to start unless opts->insecure is
- * set, and then warns (logger). NULL on error (CWORK_EINVAL for a bad listen address,
- * one in use, or no auth beyond loopback). */
+/* Starts serving namespace ns (as cwork_enqueuer_new takes it) of redis (borrowed:
+ * keep it alive until cwork_web_stop) on its own threads (a few event loops: idle and
+ * slow clients cost a socket, not a thread); opts (its strings copied) may be NULL.
+ * Connections: as many as the file limit allows (at most 10,000), 64 per client
+ * address; a connection silent for 10 s is closed. Beyond loopback without auth it
+ * refuses to start unless opts->insecure is set, and then warns (logger). NULL on error
+ * (CWORK_EINVAL for a NULL redis or ns, a bad listen address, one in use, no auth
+ * beyond loopback, a base path that does not start with '/' or holds '?', '#' or "..",
+ * more than 64 namespaces). */
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */

@@ -17,12 +17,13 @@ cwork_build_packages=(
 # What scripts/test.sh needs besides those.
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
-    redis-tools                             # redis-cli, for the browser test
+    redis-tools                             # redis-cli: test.sh waits for its Redis
     golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)
     tzdata                                  # time-zone tests of the cron parser
     chromium                                # the browser test
     ca-certificates                         # npm ci fetches playwright-core over https
     prometheus                              # promtool checks the /metrics output
+    abigail-tools                           # abidiff: the ABI check (scripts/abi.sh)
     clang-tidy python3                      # scripts/tidy.sh
     clang-format                            # scripts/format.sh --check
     libunistring-dev                        # `pkg-config --static cwork-web` names

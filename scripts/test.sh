@@ -60,8 +60,10 @@ CC=clang cwork_run_logged build/asan/configure.log cmake -S . -B build/asan \
 cmake --build build/asan -j "$jobs"
 
 echo "== build (gcc, release: what scripts/demo.sh builds; gcc -O2 warns where clang doesn't)"
+# -g changes no code; it lets the ABI check (scripts/abi.sh) read the library's types.
 cwork_run_logged build/release-check/configure.log \
-    cmake -S . -B build/release-check -DCMAKE_BUILD_TYPE=Release -DCWORK_WERROR=ON
+    cmake -S . -B build/release-check -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-g \
+    -DCWORK_WERROR=ON
 cmake --build build/release-check -j "$jobs"
 
 echo "== build (clang, ThreadSanitizer)"
@@ -87,7 +89,8 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 echo "== tests under ThreadSanitizer (label: threaded)"
 (cd build/tsan && ctest --output-on-failure -L threaded) || status=1
 
-echo "== packaging checks (release build): install, static links, CWORK_WEB=OFF, add_subdirectory"
+echo "== packaging checks (release build): install, static links, CWORK_WEB=OFF,"\
+     "add_subdirectory, exported symbols, ABI"
 (cd build/release-check && ctest --output-on-failure -L packaging) || status=1
 
 echo "== all tests under ASan + UBSan"

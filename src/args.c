@@ -14,7 +14,7 @@
 #define ARGS_DEPTH 1  /* containers around the args object */
 #define VALUE_DEPTH 2 /* containers around a value inside args */
 
-const gj_value *args_object(const cwork_args *a)
+const gj_value *cw_args_object(const cwork_args *a)
 {
     return a ? a->obj : NULL;
 }
@@ -23,7 +23,7 @@ cwork_args *cwork_args_new(void)
 {
     cwork_args *a = cw_malloc(sizeof *a);
     if (!a) return NULL;
-    a->obj = gj_new_object();
+    a->obj = cw_gj_new_object();
     if (!a->obj) {
         cw_free(a);
         return NULL;
@@ -34,7 +34,7 @@ cwork_args *cwork_args_new(void)
 void cwork_args_free(cwork_args *args)
 {
     if (!args) return;
-    gj_free(args->obj);
+    cw_gj_free(args->obj);
     cw_free(args);
 }
 
@@ -44,11 +44,11 @@ static int parse_nested(const char *json, size_t len, int depth, gj_value **out,
     if (!json) return cw_error(err, CWORK_EINVAL, "args: JSON text is NULL");
     size_t pos = 0;
     gj_value *v = NULL;
-    int rc = gj_parse_at(json, len, &pos, depth, &v, err);
+    int rc = cw_gj_parse_at(json, len, &pos, depth, &v, err);
     if (rc) return rc;
-    pos = gj_skip_ws(json, len, pos);
+    pos = cw_gj_skip_ws(json, len, pos);
     if (pos < len) {
-        gj_free(v);
+        cw_gj_free(v);
         return cw_error(err, CWORK_EJSON,
                         "json: invalid character after top-level value "
                         "at offset %zu",
@@ -65,12 +65,12 @@ int cwork_args_parse(const char *json, size_t len, cwork_args **out, cwork_error
     int rc = parse_nested(json, len, ARGS_DEPTH, &v, err);
     if (rc) return rc;
     if (v->type != GJ_OBJECT) {
-        gj_free(v);
+        cw_gj_free(v);
         return cw_error(err, CWORK_EJSON, "args must be a JSON object");
     }
     cwork_args *a = cw_malloc(sizeof *a);
     if (!a) {
-        gj_free(v);
+        cw_gj_free(v);
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     a->obj = v;
@@ -83,44 +83,44 @@ int cwork_args_parse(const char *json, size_t len, cwork_args **out, cwork_error
 static int set(cwork_args *args, const char *key, gj_value *value)
 {
     if (!args || !key) {
-        gj_free(value);
+        cw_gj_free(value);
         return CWORK_EINVAL;
     }
     if (!value) return CWORK_ENOMEM;
-    return gj_object_set(args->obj, key, strlen(key), value);
+    return cw_gj_object_set(args->obj, key, strlen(key), value);
 }
 
 int cwork_args_set_string(cwork_args *args, const char *key, const char *value)
 {
     if (!value) return CWORK_EINVAL;
-    return set(args, key, gj_new_string(value, strlen(value)));
+    return set(args, key, cw_gj_new_string(value, strlen(value)));
 }
 
 int cwork_args_set_int64(cwork_args *args, const char *key, int64_t value)
 {
-    return set(args, key, gj_new_int(value));
+    return set(args, key, cw_gj_new_int(value));
 }
 
 int cwork_args_set_uint64(cwork_args *args, const char *key, uint64_t value)
 {
-    return set(args, key, gj_new_uint(value));
+    return set(args, key, cw_gj_new_uint(value));
 }
 
 int cwork_args_set_float64(cwork_args *args, const char *key, double value)
 {
     if (!isfinite(value)) /* Go's json.Marshal fails on NaN and ±Inf */
         return CWORK_EJSON;
-    return set(args, key, gj_new_float(value));
+    return set(args, key, cw_gj_new_float(value));
 }
 
 int cwork_args_set_bool(cwork_args *args, const char *key, bool value)
 {
-    return set(args, key, gj_new_bool(value));
+    return set(args, key, cw_gj_new_bool(value));
 }
 
 int cwork_args_set_null(cwork_args *args, const char *key)
 {
-    return set(args, key, gj_new_null());
+    return set(args, key, cw_gj_new_null());
 }
 
 int cwork_args_set_json(cwork_args *args, const char *key, const char *json, size_t len,
@@ -141,7 +141,7 @@ int cwork_args_to_json(const cwork_args *args, char **out, size_t *len, cwork_er
     cw_buf_init(&b);
     int rc = 0;
     if (args)
-        rc = gj_encode(&b, args->obj, err);
+        rc = cw_gj_encode(&b, args->obj, err);
     else
         cw_buf_append(&b, "null", 4); /* what enqueue writes for absent args */
     return cw_buf_give(&b, rc, out, len, err);

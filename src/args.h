@@ -9,6 +9,6 @@ struct cwork_args {
 };
 
 /* The object inside a (borrowed; NULL when a is NULL), for encoding a job's args. */
-const gj_value *args_object(const cwork_args *a);
+const gj_value *cw_args_object(const cwork_args *a);
 
 #endif

@@ -77,7 +77,7 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
 {
     if (!name)
         return cw_error(err, CWORK_EINVAL, "batch: job name is required");
-    if ((flags & CWORK_BATCH_IN) && enq_check_delay(delay_seconds, err) != 0)
+    if ((flags & CWORK_BATCH_IN) && cw_enq_check_delay(delay_seconds, err) != 0)
         return CWORK_EINVAL;
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
@@ -101,7 +101,7 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
     int rc;
     if (e->unique) { /* guard key(s), then the job, as the enqueuer's flavour writes them */
         enq_unique u;
-        rc = enq_encode_unique(b->enq, name, args, NULL, now, &b->data, &u, e->id, err);
+        rc = cw_enq_encode_unique(b->enq, name, args, NULL, now, &b->data, &u, e->id, err);
         e->guard_off = u.guard_off;
         e->guard_len = u.guard_len;
         e->alt_len = u.alt_len;
@@ -111,7 +111,7 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
         e->rearm = u.rearm;
     } else {
         e->json_off = b->data.len;
-        rc = enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
+        rc = cw_enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
         e->json_len = b->data.len - e->json_off;
     }
     if (rc == 0 && b->data.oom)
@@ -290,7 +290,7 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     size_t nsadd = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        if (!enq_known_needs_sadd(enq, entry_name(b, i), now))
+        if (!cw_enq_known_needs_sadd(enq, entry_name(b, i), now))
             continue;
         int seen = 0;
         for (size_t m = 0; m < k && !seen; m++)
@@ -432,7 +432,7 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     freeReplyObject(r);
     for (size_t i = 0; i < n; i++)
         if (sadd_name[i])
-            enq_known_mark(enq, entry_name(b, i), now);
+            cw_enq_known_mark(enq, entry_name(b, i), now);
 
 done:
     cw_free(order);

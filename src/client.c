@@ -157,7 +157,7 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor)
 {
     if (!client) return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_client_set_go_flavor", NULL);
-    if (rc == 0) client->flavor = flavor;
+    if (rc == 0) atomic_store_explicit(&client->flavor, flavor, memory_order_relaxed);
     return rc;
 }
 
@@ -178,7 +178,7 @@ static int64_t queue_latency(const redisReply *head, int64_t now)
     if (head->type != REDIS_REPLY_STRING) return 0;
     cwork_job *job = NULL;
     cwork_error e = {0};
-    if (job_decode(head->str, head->len, &job, &e) != 0) {
+    if (cw_job_decode(head->str, head->len, &job, &e) != 0) {
         cw_client_fail("client.queues.new_job", e.code, &e);
         return 0;
     }

@@ -8,15 +8,21 @@
 #include "keys.h"
 #include "redis.h"
 
+#include <stdatomic.h>
+
 struct cwork_client {
     cwork_redis *redis; /* borrowed */
     cw_keys keys;
-    cwork_go_flavor flavor; /* of the JSON bodies (client_json.c) */
+    _Atomic cwork_go_flavor flavor; /* of the JSON bodies (client_json.c); settable while
+                                       other threads use the client */
 };
 
 /* Members read per round trip when a set or list is scanned (filters, find), and jobs
  * handled per script call (retry-all, delete-all by name): Go's retry-all batch. */
 #define CW_CLIENT_BATCH 1000
+
+/* The largest page a list call returns. */
+#define CW_CLIENT_MAX_PAGE_SIZE 1000
 
 /* A growable list of owned NUL-terminated strings. */
 typedef struct cw_strv {

@@ -90,7 +90,7 @@ static void put_key(cw_buf *b, const char *key)
 static void put_str(cw_buf *b, const char *key, const char *value)
 {
     put_key(b, key);
-    gj_encode_string(b, value ? value : "", value ? strlen(value) : 0);
+    cw_gj_encode_string(b, value ? value : "", value ? strlen(value) : 0);
 }
 
 static void put_int(cw_buf *b, const char *key, int64_t value)
@@ -110,7 +110,7 @@ static void put_strings(cw_buf *b, const char *key, char **items, size_t n)
     cw_buf_putc(b, '[');
     for (size_t i = 0; i < n; i++) {
         if (i) cw_buf_putc(b, ',');
-        gj_encode_string(b, items[i], strlen(items[i]));
+        cw_gj_encode_string(b, items[i], strlen(items[i]));
     }
     cw_buf_putc(b, ']');
 }
@@ -216,6 +216,14 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                            char **out, size_t *len, cwork_error *err)
 {
+    cwork_list_query q = {page, CWORK_PAGE_SIZE, name, false};
+    return cwork_client_list_page_json(client, set, &q, out, len, err);
+}
+
+int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
+                                const cwork_list_query *q, char **out, size_t *len,
+                                cwork_error *err)
+{
     if (!out) return cw_error(err, CWORK_EINVAL, "cwork_client_list_json: NULL argument");
     const char *at_key = set == CWORK_SET_RETRY       ? "retry_at"
                          : set == CWORK_SET_SCHEDULED ? "run_at"
@@ -223,8 +231,9 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     cwork_listed_job *jobs;
     size_t n;
     int64_t total;
-    int rc = cwork_client_list(client, set, page, name, &jobs, &n, &total, err);
+    int rc = cwork_client_list_page(client, set, q, &jobs, &n, &total, err);
     if (rc) return rc;
+    int upstream = atomic_load_explicit(&client->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
     cw_buf b, job;
     cw_buf_init(&b);
     cw_buf_init(&job);
@@ -233,8 +242,7 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = job_encode_fields(&job, jobs[i].job, client->flavor == CWORK_GO_UPSTREAM,
-                                    err)) != 0)
+        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0)
             break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");

@@ -52,7 +52,7 @@ static int visit(const scan *s, const redisReply *m, const redisReply *score)
     if (s->needle && !memchr(m->str, '\\', m->len) && !contains(m->str, m->len, s->needle))
         return 0;
     cwork_job *job = NULL;
-    int rc = job_decode(m->str, m->len, &job, &e);
+    int rc = cw_job_decode(m->str, m->len, &job, &e);
     if (rc == CWORK_ENOMEM) return rc;
     if (rc) {
         if (s->log_skip) cw_client_fail(s->log_skip, rc, &e);
@@ -61,9 +61,13 @@ static int visit(const scan *s, const redisReply *m, const redisReply *score)
     return s->fn(s->ctx, job, at);
 }
 
-/* Visits every member of a zset (ascending score, as ZRANGEBYSCORE -inf +inf) or every
- * entry of a list (left to right), CW_CLIENT_BATCH per round trip. Returns 1 when the
- * visitor stopped the scan, 0 at the end, or an error. */
+/* How scan_key walks a key. */
+enum { SCAN_LIST = 0, SCAN_ZSET = 1, SCAN_ZSET_DESC = 2 };
+
+/* Visits every member of a zset (ascending score, as ZRANGEBYSCORE -inf +inf, or
+ * descending with SCAN_ZSET_DESC) or every entry of a list (left to right),
+ * CW_CLIENT_BATCH per round trip. Returns 1 when the visitor stopped the scan, 0 at
+ * the end, or an error. */
 static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const scan *s,
                     cwork_error *err)
 {
@@ -71,8 +75,9 @@ static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const
         char start[24], stop[24];
         snprintf(start, sizeof start, "%lld", from);
         snprintf(stop, sizeof stop, "%lld", from + CW_CLIENT_BATCH - 1);
-        const char *argv[] = {zset ? "ZRANGE" : "LRANGE", key, start, stop, "WITHSCORES"};
-        size_t lens[] = {6, key_len, strlen(start), strlen(stop), 10};
+        const char *cmd = zset == SCAN_ZSET_DESC ? "ZREVRANGE" : zset ? "ZRANGE" : "LRANGE";
+        const char *argv[] = {cmd, key, start, stop, "WITHSCORES"};
+        size_t lens[] = {strlen(cmd), key_len, strlen(start), strlen(stop), 10};
         redisReply *r = cw_conn_command(c, zset ? 5 : 4, argv, lens, err);
         if (!r) return err->code;
         size_t step = zset ? 2 : 1, got = r->elements / step;
@@ -101,6 +106,7 @@ void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n)
 typedef struct page {
     const char *name;
     uint64_t skip; /* matching jobs before the page */
+    size_t size;   /* jobs per page */
     cwork_listed_job *jobs;
     size_t n;
     int64_t total;
@@ -114,7 +120,7 @@ static int page_add(void *ctx, cwork_job *job, int64_t at)
         cwork_job_free(job);
         return 0;
     }
-    if ((uint64_t)p->total >= p->skip && p->n < CWORK_PAGE_SIZE) {
+    if ((uint64_t)p->total >= p->skip && p->n < p->size) {
         p->jobs[p->n].at = at;
         p->jobs[p->n++].job = job;
     } else {
@@ -124,15 +130,23 @@ static int page_add(void *ctx, cwork_job *job, int64_t at)
     return 0;
 }
 
-/* Go's page: ZRANGEBYSCORE -inf +inf WITHSCORES LIMIT and ZCARD, pipelined. */
-static int read_page(cw_conn *c, const cw_buf *key, page *p, cwork_error *err)
+/* Go's page: ZRANGEBYSCORE -inf +inf WITHSCORES LIMIT and ZCARD, pipelined (newest
+ * first: ZREVRANGEBYSCORE +inf -inf). */
+static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, cwork_error *err)
 {
-    char off[24];
+    char off[24], count[24];
     snprintf(off, sizeof off, "%llu", (unsigned long long)p->skip);
+    snprintf(count, sizeof count, "%zu", p->size);
     p->skip = 0; /* Redis skips them */
-    const char *range[] = {"ZRANGEBYSCORE", key->data, "-inf", "+inf",
-                           "WITHSCORES",    "LIMIT",   off,    "20"};
-    size_t range_lens[] = {13, key->len, 4, 4, 10, 5, strlen(off), 2};
+    const char *range[] = {newest_first ? "ZREVRANGEBYSCORE" : "ZRANGEBYSCORE",
+                           key->data,
+                           newest_first ? "+inf" : "-inf",
+                           newest_first ? "-inf" : "+inf",
+                           "WITHSCORES",
+                           "LIMIT",
+                           off,
+                           count};
+    size_t range_lens[] = {strlen(range[0]), key->len, 4, 4, 10, 5, strlen(off), strlen(count)};
     const char *zcard[] = {"ZCARD", key->data};
     size_t zcard_lens[] = {5, key->len};
     redisReply *r[2];
@@ -153,29 +167,37 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, cwork_error *err)
     return rc;
 }
 
-int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page_no, const char *name,
-                      cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
+int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                           cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !out || !n)
         return cw_error(err, CWORK_EINVAL, "cwork_client_list: NULL argument");
+    cwork_list_query dflt = {1, CWORK_PAGE_SIZE, NULL, false};
+    if (!q) q = &dflt;
     *out = NULL;
     *n = 0;
     if (total) *total = 0;
+    if (q->page_size > CW_CLIENT_MAX_PAGE_SIZE)
+        return cw_error(err, CWORK_EINVAL, "page size %u is more than %d", q->page_size,
+                        CW_CLIENT_MAX_PAGE_SIZE);
+    size_t size = q->page_size ? q->page_size : CWORK_PAGE_SIZE;
     cw_buf key;
     cw_buf_init(&key);
     int rc = cw_client_set_key(&client->keys, set, &key, err);
-    page p = {name, ((uint64_t)(page_no ? page_no : 1) - 1) * CWORK_PAGE_SIZE, NULL, 0, 0};
-    if (rc == 0 && !(p.jobs = cw_calloc(CWORK_PAGE_SIZE, sizeof *p.jobs)))
+    page p = {q->name, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0, 0};
+    if (rc == 0 && !(p.jobs = cw_calloc(size, sizeof *p.jobs)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        if (name) {
-            scan s = {ascii(name) ? name : NULL, page_add, &p, "client.get_zset_page.new_job"};
-            rc = scan_key(c, key.data, key.len, 1, &s, err);
+        if (q->name) {
+            scan s = {ascii(q->name) ? q->name : NULL, page_add, &p,
+                      "client.get_zset_page.new_job"};
+            rc = scan_key(c, key.data, key.len, q->newest_first ? SCAN_ZSET_DESC : SCAN_ZSET,
+                          &s, err);
         } else {
-            rc = read_page(c, &key, &p, err);
+            rc = read_page(c, &key, &p, q->newest_first, err);
         }
         cw_redis_checkin(client->redis, c);
     }
@@ -188,6 +210,13 @@ int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page_no,
     *n = p.n;
     if (total) *total = p.total;
     return 0;
+}
+
+int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page_no, const char *name,
+                      cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
+{
+    cwork_list_query q = {page_no, CWORK_PAGE_SIZE, name, false};
+    return cwork_client_list_page(client, set, &q, out, n, total, err);
 }
 
 /* ---------------------------------------------------------------- find */
@@ -245,7 +274,7 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
     for (size_t i = 0; rc == 0 && i < sizeof sets / sizeof sets[0]; i++) {
         cw_buf_reset(&key);
         if ((rc = cw_client_set_key(k, sets[i].set, &key, err)) == 0)
-            rc = scan_key(c, key.data, key.len, 1, s, err);
+            rc = scan_key(c, key.data, key.len, SCAN_ZSET, s, err);
         *place = sets[i].place;
     }
     cw_buf_free(&key);

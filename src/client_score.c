@@ -40,7 +40,7 @@ int cw_score_parse(const char *s, size_t len, int64_t *out)
         d = HUGE_VAL;
     else if (len == 4 && memcmp(s, "-inf", 4) == 0)
         d = -HUGE_VAL;
-    else if (len == 0 || len > 64 || !number_grammar(s, len) || gj_number_value(s, len, &d) != 0)
+    else if (len == 0 || len > 64 || !number_grammar(s, len) || cw_gj_number_value(s, len, &d) != 0)
         return -1;
     /* (2^63 is exact as a double; anything from there up is past int64) */
     if (d >= 9223372036854775808.0)

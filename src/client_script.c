@@ -104,7 +104,7 @@ int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, s
         cwork_job *job = NULL;
         int64_t deleted;
         const redisReply *m = r->element[i];
-        if (m->type != REDIS_REPLY_STRING || (rc = job_decode(m->str, m->len, &job, err)) != 0)
+        if (m->type != REDIS_REPLY_STRING || (rc = cw_job_decode(m->str, m->len, &job, err)) != 0)
             break;
         cw_buf_reset(&key);
         size_t lens[2];

@@ -31,6 +31,8 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
         return OUTCOME_DEAD; /* stray or undecodable */
     if (type->opts.skip_dead && !type->opts.skip_dead_after_retries)
         return OUTCOME_DROP; /* the fork's SkipDead: dropped on the first failure */
+    if (t->no_retry) /* cwork_job_fail_no_retry: as if the retries were exhausted */
+        return type->opts.skip_dead ? OUTCOME_DROP : OUTCOME_DEAD;
     /* Decided with fails counting this failure, as Go does after fails += 1. */
     if ((int64_t)type->opts.max_fails - (t->job->fails + 1) > 0)
         return OUTCOME_RETRY;
@@ -42,7 +44,7 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
  * are kept in args.raw_job and args.raw_job_base64. */
 static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
 {
-    return job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
+    return cw_job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
                                   NULL);
 }
 
@@ -71,7 +73,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             cwork_job *j = t->job;
             j->fails++;
             const char *msg = t->fail_message ? t->fail_message : "failed";
-            job_set_str(&j->err, msg, strlen(msg));
+            cw_job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
             if (t->outcome == OUTCOME_RETRY) {
                 int64_t delay = type->opts.backoff
@@ -83,7 +85,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
                 if (delay < -CWORK_MAX_DELAY_SECONDS) delay = -CWORK_MAX_DELAY_SECONDS;
                 score = now + delay;
             }
-            erc = job_encode(buf, j, NULL);
+            erc = cw_job_encode(buf, j, NULL);
             j->fails--; /* the task may be committed again after a failed attempt */
         }
         if (erc != 0) {

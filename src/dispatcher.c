@@ -311,6 +311,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
     cw_task *pending = sh->pending; /* stable while we commit it: only this thread
                                        changes the list, under mu */
     size_t npending = sh->npending;
+    sh->fetching = fetch; /* until delivered: cwork_pool_drain must not miss them */
     pthread_mutex_unlock(&sh->mu);
 
     cwork_error err = {0};
@@ -353,6 +354,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
     pthread_mutex_lock(&sh->mu);
     if (got)
         deliver(sh, &fetched);
+    sh->fetching = 0;
     if (committed) {
         sh->in_flight -= npending;
         sh->pending = NULL; /* only this thread adds to it, and not meanwhile */

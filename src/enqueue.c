@@ -53,7 +53,8 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
 
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes)
 {
-    enq->max_job_bytes = max_bytes;
+    if (enq)
+        atomic_store_explicit(&enq->max_job_bytes, max_bytes, memory_order_relaxed);
 }
 
 int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
@@ -62,7 +63,7 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
         return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_enqueuer_set_go_flavor", NULL);
     if (rc == 0)
-        enq->flavor = flavor;
+        atomic_store_explicit(&enq->flavor, flavor, memory_order_relaxed);
     return rc;
 }
 
@@ -76,7 +77,7 @@ static size_t known_bucket(const char *name)
     return (size_t)(h % KNOWN_BUCKETS);
 }
 
-int enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now)
+int cw_enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now)
 {
     int needs = 1;
     pthread_mutex_lock(&enq->mu);
@@ -90,7 +91,7 @@ int enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now)
     return needs;
 }
 
-void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
+void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 {
     size_t b = known_bucket(name);
     pthread_mutex_lock(&enq->mu);
@@ -113,7 +114,7 @@ void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 
 /* ---------------------------------------------------------------- building the job */
 
-int enq_check_delay(int64_t seconds, cwork_error *err)
+int cw_enq_check_delay(int64_t seconds, cwork_error *err)
 {
     if (seconds > CWORK_MAX_DELAY_SECONDS || seconds < -CWORK_MAX_DELAY_SECONDS)
         return cw_error(err, CWORK_EINVAL,
@@ -122,7 +123,7 @@ int enq_check_delay(int64_t seconds, cwork_error *err)
     return 0;
 }
 
-/* The job as enq_encode_job describes it, with unique_key when given. */
+/* The job as cw_enq_encode_job describes it, with unique_key when given. */
 static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                       const char *unique_key, size_t unique_key_len, int64_t now, cw_buf *out,
                       char id[25], cwork_error *err)
@@ -140,30 +141,31 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     job.id.ptr = id;
     job.id.len = 24;
     job.t = now;
-    job.args = args ? (gj_value *)args_object(args) : NULL;
+    job.args = args ? (gj_value *)cw_args_object(args) : NULL;
     job.unique = unique != 0;
     job.unique_key.ptr = (char *)unique_key;
     job.unique_key.len = unique_key_len;
     job.err.ptr = (char *)"";
     size_t start = out->len;
-    rc = job_encode(out, &job, err);
+    rc = cw_job_encode(out, &job, err);
     if (rc)
         return rc;
     if (out->oom)
         return cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (out->len - start > enq->max_job_bytes)
+    size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
+    if (out->len - start > max_bytes)
         return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu",
-                        name, out->len - start, enq->max_job_bytes);
+                        name, out->len - start, max_bytes);
     return 0;
 }
 
-int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                    int64_t now, cw_buf *out, char id[25], cwork_error *err)
 {
     return encode_job(enq, name, args, unique, NULL, 0, now, out, id, err);
 }
 
-int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                       const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
                       char id[25], cwork_error *err)
 {
@@ -174,7 +176,7 @@ int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *a
     size_t lens[2];
     size_t mark = out->len;
     u->guard_off = out->len;
-    rc = cw_key_unique_spellings(&enq->keys, out, name, by ? args_object(by) : NULL, lens, err);
+    rc = cw_key_unique_spellings(&enq->keys, out, name, by ? cw_args_object(by) : NULL, lens, err);
     if (rc < 0)
         return rc;
     if (out->oom)
@@ -184,7 +186,8 @@ int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *a
     /* upstream writes unique_key on every unique job (its EnqueueUnique is ByKey with the
      * args as key); the fork on none, and cwork's ByKey needs it under both flavours,
      * since the key cannot be recomputed from the args. */
-    int with_key = key != NULL || enq->flavor == CWORK_GO_UPSTREAM;
+    int upstream = atomic_load_explicit(&enq->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
+    int with_key = key != NULL || upstream;
     char *guard = NULL;
     if (with_key && !(guard = cw_strndup(out->data + u->guard_off, u->guard_len)))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -197,7 +200,7 @@ int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *a
     }
     u->json_len = out->len - u->json_off;
     u->guard_value = key ? "" : "1";
-    u->rearm = key || enq->flavor == CWORK_GO_UPSTREAM ? "1" : "";
+    u->rearm = key || upstream ? "1" : "";
     return 0;
 }
 
@@ -207,7 +210,7 @@ static int make_result(const char *json, size_t len, int64_t run_at, cwork_job *
 {
     if (!out)
         return 0;
-    int rc = job_decode(json, len, out, err);
+    int rc = cw_job_decode(json, len, out, err);
     if (rc == 0)
         (*out)->run_at = run_at;
     return rc;
@@ -375,7 +378,7 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         *out = NULL;
     if (!enq || !name)
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
-    if (delayed && enq_check_delay(seconds, err) != 0)
+    if (delayed && cw_enq_check_delay(seconds, err) != 0)
         return CWORK_EINVAL;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
@@ -384,8 +387,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     char id[25];
     enq_unique u;
     memset(&u, 0, sizeof u);
-    int rc = unique ? enq_encode_unique(enq, name, args, key, now, &data, &u, id, err)
-                    : enq_encode_job(enq, name, args, 0, now, &data, id, err);
+    int rc = unique ? cw_enq_encode_unique(enq, name, args, key, now, &data, &u, id, err)
+                    : cw_enq_encode_job(enq, name, args, 0, now, &data, id, err);
     if (rc)
         goto done;
     if (!unique)
@@ -393,14 +396,14 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     cw_conn *c;
     if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
         goto done;
-    int sadd = enq_known_needs_sadd(enq, name, now);
+    int sadd = cw_enq_known_needs_sadd(enq, name, now);
     if (unique)
         rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
     else
         rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
     cw_redis_checkin(enq->redis, c);
     if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
-        enq_known_mark(enq, name, now);
+        cw_enq_known_mark(enq, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */
     if (rc == 0 || (rc == CWORK_DUPLICATE && key)) {
         int drc = make_result(data.data + u.json_off, u.json_len, delayed ? run_at : 0, out, err);

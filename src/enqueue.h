@@ -6,6 +6,7 @@
 #include "redis.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 /* known_jobs cache (PROTOCOL §4.1): name → expiry, per enqueuer. */
 typedef struct known_entry {
@@ -20,26 +21,27 @@ typedef struct known_entry {
 struct cwork_enqueuer {
     cwork_redis *redis;
     cw_keys keys;
-    size_t max_job_bytes;
-    cwork_go_flavor flavor; /* what unique enqueues write (set before sharing) */
+    /* Setters may run while other threads enqueue: each enqueue reads them once. */
+    _Atomic size_t max_job_bytes;
+    _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     pthread_mutex_t mu; /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };
 
 /* True when name must be (re)sent with SADD <p>known_jobs. */
-int enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now);
+int cw_enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now);
 /* Records a successful SADD of name at now. */
-void enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now);
+void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now);
 
 /* 0, or CWORK_EINVAL with a message when |seconds| > CWORK_MAX_DELAY_SECONDS. */
-int enq_check_delay(int64_t seconds, cwork_error *err);
+int cw_enq_check_delay(int64_t seconds, cwork_error *err);
 
 /* Builds and encodes a new job (fresh id, t = now) into out; checks the name and the
  * size limit. id receives the job id. */
-int enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                    int64_t now, cw_buf *out, char id[25], cwork_error *err);
 
-/* Where enq_encode_unique put a unique job's parts in its buffer, and what its guard
+/* Where cw_enq_encode_unique put a unique job's parts in its buffer, and what its guard
  * takes (the enqueue_unique script's ARGV[4] and ARGV[5]). */
 typedef struct enq_unique {
     size_t guard_off, guard_len; /* the guard key */
@@ -54,7 +56,7 @@ typedef struct enq_unique {
  * key is NULL: appends its guard key(s) and then its JSON to out. The JSON carries
  * unique_key under the upstream flavour and for every ByKey job (key non-NULL), as
  * upstream writes it; the fork's plain unique job has none. */
-int enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                       const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
                       char id[25], cwork_error *err);
 

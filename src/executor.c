@@ -36,7 +36,7 @@ int cwork_job_fail(cwork_job *job, const char *fmt, ...)
 {
     cw_task *t = task_of(job);
     if (!t)
-        return -1;
+        return CWORK_EINVAL; /* no job being run by a pool */
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -65,7 +65,7 @@ int cwork_job_fail(cwork_job *job, const char *fmt, ...)
         t->fail_message = copy;
     }
     t->failed = 1;
-    return -1;
+    return CWORK_EJOBFAILED;
 }
 
 void cwork_job_checkin(cwork_job *job, const char *message)

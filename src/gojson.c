@@ -20,40 +20,40 @@ static gj_value *new_value(gj_type t)
     return v;
 }
 
-gj_value *gj_new_null(void)
+gj_value *cw_gj_new_null(void)
 {
     return new_value(GJ_NULL);
 }
 
-gj_value *gj_new_bool(bool b)
+gj_value *cw_gj_new_bool(bool b)
 {
     gj_value *v = new_value(GJ_BOOL);
     if (v) v->as.b = b;
     return v;
 }
 
-gj_value *gj_new_float(double f)
+gj_value *cw_gj_new_float(double f)
 {
     gj_value *v = new_value(GJ_FLOAT);
     if (v) v->as.f = f;
     return v;
 }
 
-gj_value *gj_new_int(int64_t i)
+gj_value *cw_gj_new_int(int64_t i)
 {
     gj_value *v = new_value(GJ_INT);
     if (v) v->as.i = i;
     return v;
 }
 
-gj_value *gj_new_uint(uint64_t u)
+gj_value *cw_gj_new_uint(uint64_t u)
 {
     gj_value *v = new_value(GJ_UINT);
     if (v) v->as.u = u;
     return v;
 }
 
-gj_value *gj_new_string(const char *s, size_t len)
+gj_value *cw_gj_new_string(const char *s, size_t len)
 {
     gj_value *v = new_value(GJ_STRING);
     if (!v) return NULL;
@@ -66,12 +66,12 @@ gj_value *gj_new_string(const char *s, size_t len)
     return v;
 }
 
-gj_value *gj_new_array(void)
+gj_value *cw_gj_new_array(void)
 {
     return new_value(GJ_ARRAY);
 }
 
-gj_value *gj_new_object(void)
+gj_value *cw_gj_new_object(void)
 {
     return new_value(GJ_OBJECT);
 }
@@ -91,9 +91,9 @@ static size_t child_count(const gj_value *v)
 /* A stack of (value, next child) pairs: 64 entries in place, then on the heap. */
 typedef struct walk_entry {
     const gj_value *v;
-    gj_value *copy; /* gj_dup's destination */
+    gj_value *copy; /* cw_gj_dup's destination */
     size_t next;
-    size_t order_base; /* gj_encode: where this object's sorted members start */
+    size_t order_base; /* cw_gj_encode: where this object's sorted members start */
 } walk_entry;
 
 typedef struct walk {
@@ -163,7 +163,7 @@ static void free_recursive(gj_value *v)
     free_shallow(v);
 }
 
-void gj_free(gj_value *v)
+void cw_gj_free(gj_value *v)
 {
     if (!v) return;
     if (!is_container(v)) {
@@ -204,7 +204,7 @@ static gj_value *dup_shallow(const gj_value *v)
     gj_value *c;
     switch (v->type) {
     case GJ_STRING:
-        return gj_new_string(v->as.s.ptr, v->as.s.len);
+        return cw_gj_new_string(v->as.s.ptr, v->as.s.len);
     case GJ_ARRAY:
         c = new_value(GJ_ARRAY);
         if (c && v->as.arr.len) {
@@ -234,7 +234,7 @@ static gj_value *dup_shallow(const gj_value *v)
     }
 }
 
-gj_value *gj_dup(const gj_value *v)
+gj_value *cw_gj_dup(const gj_value *v)
 {
     if (!v) return NULL;
     gj_value *root = dup_shallow(v);
@@ -262,7 +262,7 @@ gj_value *gj_dup(const gj_value *v)
             const gj_str *k = &src->as.obj.items[i].key;
             char *key = cw_strndup(k->ptr, k->len);
             if (!key) {
-                gj_free(dc);
+                cw_gj_free(dc);
                 goto fail;
             }
             gj_member *m = &dst->as.obj.items[dst->as.obj.len++];
@@ -280,7 +280,7 @@ gj_value *gj_dup(const gj_value *v)
     return root;
 fail:
     walk_done(&w);
-    gj_free(root);
+    cw_gj_free(root);
     return NULL;
 }
 
@@ -293,7 +293,7 @@ static const unsigned char needs_escape[128] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
-void gj_encode_string(cw_buf *out, const char *str, size_t len)
+void cw_gj_encode_string(cw_buf *out, const char *str, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
@@ -347,7 +347,7 @@ void gj_encode_string(cw_buf *out, const char *str, size_t len)
                 i++;
                 continue;
             }
-            size_t n = gj_utf8_len(s + i, len - i);
+            size_t n = cw_gj_utf8_len(s + i, len - i);
             if (n == 0) {
                 memcpy(o, "\\ufffd", 6);
                 o += 6;
@@ -386,7 +386,7 @@ static int encode_scalar(cw_buf *out, const gj_value *v, cwork_error *err)
         cw_buf_put_uint64(out, v->as.u);
         break;
     case GJ_STRING:
-        gj_encode_string(out, v->as.s.ptr, v->as.s.len);
+        cw_gj_encode_string(out, v->as.s.ptr, v->as.s.len);
         break;
     case GJ_FLOAT:
         if (!isfinite(v->as.f))
@@ -394,7 +394,7 @@ static int encode_scalar(cw_buf *out, const gj_value *v, cwork_error *err)
                             isnan(v->as.f) ? "NaN"
                             : v->as.f > 0  ? "+Inf"
                                            : "-Inf");
-        gj_format_float(out, v->as.f);
+        cw_gj_format_float(out, v->as.f);
         break;
     default:
         break;
@@ -422,12 +422,12 @@ static int order_push(order_stack *os, const gj_value *obj, size_t *base)
         os->cap = cap;
     }
     *base = os->len;
-    gj_sort_members(obj->as.obj.items, n, os->p + os->len);
+    cw_gj_sort_members(obj->as.obj.items, n, os->p + os->len);
     os->len += n;
     return 0;
 }
 
-int gj_encode(cw_buf *out, const gj_value *v, cwork_error *err)
+int cw_gj_encode(cw_buf *out, const gj_value *v, cwork_error *err)
 {
     if (!is_container(v)) return encode_scalar(out, v, err);
     walk w;
@@ -467,7 +467,7 @@ int gj_encode(cw_buf *out, const gj_value *v, cwork_error *err)
             next = cur->as.arr.items[i];
         } else {
             const gj_member *m = os.p[top->order_base + i];
-            gj_encode_string(out, m->key.ptr, m->key.len);
+            cw_gj_encode_string(out, m->key.ptr, m->key.len);
             cw_buf_putc(out, ':');
             next = m->value;
         }

@@ -139,7 +139,7 @@ static int digits_of_u64(uint64_t v, char *digits, int *dp)
     return out;
 }
 
-int gj_float_digits(double v, char digits[24], int *dp)
+int cw_gj_float_digits(double v, char digits[24], int *dp)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
@@ -287,7 +287,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-int gj_number_value(const char *tok, size_t len, double *out)
+int cw_gj_number_value(const char *tok, size_t len, double *out)
 {
     size_t i = 0;
     int neg = tok[0] == '-';
@@ -427,12 +427,12 @@ static int put_small_integer(cw_buf *out, double f)
     return 1;
 }
 
-void gj_format_float(cw_buf *out, double f)
+void cw_gj_format_float(cw_buf *out, double f)
 {
     if (put_small_integer(out, f)) return;
     char digits[24];
     int dp;
-    int n = gj_float_digits(f, digits, &dp);
+    int n = cw_gj_float_digits(f, digits, &dp);
     /* Longest output: "-0.000001" + 17 digits, or "-d.ddddddddddddddde-324". */
     char text[48], *p = text;
     if (signbit(f)) *p++ = '-';
@@ -447,7 +447,7 @@ void gj_format_float(cw_buf *out, double f)
     cw_buf_append(out, text, (size_t)(p - text));
 }
 
-void gj_format_float_v(cw_buf *out, double f)
+void cw_gj_format_float_v(cw_buf *out, double f)
 {
     if (!isfinite(f)) { /* not from JSON, but an in-process value could be one */
         cw_buf_puts(out, isnan(f) ? "NaN" : f > 0 ? "+Inf" : "-Inf");
@@ -459,7 +459,7 @@ void gj_format_float_v(cw_buf *out, double f)
     }
     char digits[24];
     int dp;
-    int n = gj_float_digits(f, digits, &dp);
+    int n = cw_gj_float_digits(f, digits, &dp);
     char text[48], *p = text;
     if (signbit(f)) *p++ = '-';
     /* strconv 'g' with shortest digits decides with a precision of 6; exponents keep

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gj_array_push(gj_value *arr, gj_value *item)
+int cw_gj_array_push(gj_value *arr, gj_value *item)
 {
     if (arr->as.arr.len == arr->as.arr.cap) {
         size_t cap = arr->as.arr.cap ? arr->as.arr.cap * 2 : 4;
         gj_value **items = cw_realloc(arr->as.arr.items, cap * sizeof *items);
         if (!items) {
-            gj_free(item);
+            cw_gj_free(item);
             return CWORK_ENOMEM;
         }
         arr->as.arr.items = items;
@@ -27,7 +27,7 @@ static int key_eq(const gj_str *k, const char *key, size_t len)
     return k->len == len && memcmp(k->ptr, key, len) == 0;
 }
 
-gj_value *gj_object_get(const gj_value *obj, const char *key, size_t key_len)
+gj_value *cw_gj_object_get(const gj_value *obj, const char *key, size_t key_len)
 {
     if (!obj || obj->type != GJ_OBJECT) return NULL;
     for (size_t i = 0; i < obj->as.obj.len; i++)
@@ -49,12 +49,12 @@ static int obj_reserve(gj_value *obj, size_t extra)
     return 0;
 }
 
-int gj_object_set(gj_value *obj, const char *key, size_t key_len, gj_value *value)
+int cw_gj_object_set(gj_value *obj, const char *key, size_t key_len, gj_value *value)
 {
     for (size_t i = 0; i < obj->as.obj.len; i++) {
         gj_member *m = &obj->as.obj.items[i];
         if (key_eq(&m->key, key, key_len)) {
-            gj_free(m->value);
+            cw_gj_free(m->value);
             m->value = value;
             return 0;
         }
@@ -62,7 +62,7 @@ int gj_object_set(gj_value *obj, const char *key, size_t key_len, gj_value *valu
     char *k = cw_strndup(key, key_len);
     if (!k || obj_reserve(obj, 1) != 0) {
         cw_free(k);
-        gj_free(value);
+        cw_gj_free(value);
         return CWORK_ENOMEM;
     }
     gj_member *m = &obj->as.obj.items[obj->as.obj.len++];
@@ -88,7 +88,7 @@ static int member_ptr_cmp(const void *a, const void *b)
     return ma < mb ? -1 : ma > mb; /* equal keys keep document order (for dedup) */
 }
 
-void gj_sort_members(const gj_member *items, size_t n, const gj_member **order)
+void cw_gj_sort_members(const gj_member *items, size_t n, const gj_member **order)
 {
     for (size_t i = 0; i < n; i++)
         order[i] = &items[i];
@@ -107,7 +107,7 @@ void gj_sort_members(const gj_member *items, size_t n, const gj_member **order)
     }
 }
 
-int gj_object_dedup(gj_value *obj)
+int cw_gj_object_dedup(gj_value *obj)
 {
     size_t n = obj->as.obj.len;
     gj_member *items = obj->as.obj.items;
@@ -119,7 +119,7 @@ int gj_object_dedup(gj_value *obj)
             while (j < w && !key_eq(&items[j].key, items[i].key.ptr, items[i].key.len))
                 j++;
             if (j < w) {
-                gj_free(items[j].value);
+                cw_gj_free(items[j].value);
                 items[j].value = items[i].value;
                 cw_free(items[i].key.ptr);
             } else {
@@ -133,7 +133,7 @@ int gj_object_dedup(gj_value *obj)
      * in document order. */
     const gj_member **order = cw_malloc(n * sizeof *order);
     if (!order) return CWORK_ENOMEM;
-    gj_sort_members(items, n, order);
+    cw_gj_sort_members(items, n, order);
     int any = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
@@ -143,11 +143,11 @@ int gj_object_dedup(gj_value *obj)
             /* The first occurrence takes the last value; the others are dropped and
              * marked with a NULL value. */
             gj_member *first = (gj_member *)order[i], *last = (gj_member *)order[j - 1];
-            gj_free(first->value);
+            cw_gj_free(first->value);
             first->value = last->value;
             for (size_t k = i + 1; k < j; k++) {
                 gj_member *m = (gj_member *)order[k];
-                if (m != last) gj_free(m->value);
+                if (m != last) cw_gj_free(m->value);
                 cw_free(m->key.ptr);
                 m->value = NULL;
             }
@@ -165,11 +165,11 @@ int gj_object_dedup(gj_value *obj)
     return 0;
 }
 
-int gj_object_merge(gj_value *dst, gj_value *src)
+int cw_gj_object_merge(gj_value *dst, gj_value *src)
 {
     size_t n = src->as.obj.len;
     if (obj_reserve(dst, n) != 0) {
-        gj_free(src);
+        cw_gj_free(src);
         return CWORK_ENOMEM;
     }
     if (n)
@@ -177,8 +177,8 @@ int gj_object_merge(gj_value *dst, gj_value *src)
                n * sizeof *src->as.obj.items);
     dst->as.obj.len += n;
     src->as.obj.len = 0;
-    gj_free(src);
-    int rc = gj_object_dedup(dst);
+    cw_gj_free(src);
+    int rc = cw_gj_object_dedup(dst);
     if (rc) {
         /* Cannot sort: settle duplicates one by one (quadratic, but only under OOM). */
         size_t keep = dst->as.obj.len - n;
@@ -188,7 +188,7 @@ int gj_object_merge(gj_value *dst, gj_value *src)
             while (j < keep && !key_eq(&items[j].key, items[i].key.ptr, items[i].key.len))
                 j++;
             if (j < keep) {
-                gj_free(items[j].value);
+                cw_gj_free(items[j].value);
                 items[j].value = items[i].value;
                 cw_free(items[i].key.ptr);
             } else {

@@ -54,7 +54,7 @@ static int oom(pctx *c)
 
 /* ---------------------------------------------------------------- white space, UTF-8 */
 
-size_t gj_skip_ws(const char *text, size_t len, size_t pos)
+size_t cw_gj_skip_ws(const char *text, size_t len, size_t pos)
 {
     while (pos < len) {
         char ch = text[pos];
@@ -66,10 +66,10 @@ size_t gj_skip_ws(const char *text, size_t len, size_t pos)
 
 static void skip_ws(pctx *c)
 {
-    c->pos = gj_skip_ws((const char *)c->s, c->len, c->pos);
+    c->pos = cw_gj_skip_ws((const char *)c->s, c->len, c->pos);
 }
 
-size_t gj_utf8_len(const unsigned char *p, size_t avail)
+size_t cw_gj_utf8_len(const unsigned char *p, size_t avail)
 {
     unsigned char b0 = p[0];
     if (b0 < 0x80) return 1;
@@ -225,7 +225,7 @@ static int scan_string(pctx *c, size_t *end, size_t *out_len, int *verbatim)
             c->pos = i;
             return syntax_error(c, "in string literal");
         } else {
-            size_t u = gj_utf8_len(s + i, c->len - i);
+            size_t u = cw_gj_utf8_len(s + i, c->len - i);
             if (u) {
                 n += u;
                 i += u;
@@ -280,7 +280,7 @@ static void decode_string(const unsigned char *s, size_t from, size_t to, unsign
             }
             i += 2;
         } else {
-            size_t u = gj_utf8_len(s + i, to - i);
+            size_t u = cw_gj_utf8_len(s + i, to - i);
             if (u) {
                 memcpy(out, s + i, u);
                 out += u;
@@ -316,7 +316,7 @@ static int read_string(pctx *c, gj_str *out)
     return 0;
 }
 
-int gj_parse_string_at(const char *text, size_t len, size_t *pos, gj_str *out, cwork_error *err)
+int cw_gj_parse_string_at(const char *text, size_t len, size_t *pos, gj_str *out, cwork_error *err)
 {
     pctx c = {(const unsigned char *)text, len, *pos, err, 1};
     if (c.pos >= len || text[c.pos] != '"')
@@ -366,7 +366,7 @@ static int read_number(pctx *c, double *out)
     }
     c->pos = i;
     if (!out) return 0;
-    int rc = gj_number_value((const char *)s + start, i - start, out);
+    int rc = cw_gj_number_value((const char *)s + start, i - start, out);
     if (rc == CWORK_ENOMEM) return oom(c);
     if (rc) {
         c->pos = start;
@@ -410,7 +410,7 @@ static int attach(pctx *c, frame *f, gj_value *v)
             size_t cap = o->as.obj.cap ? o->as.obj.cap * 2 : 4;
             gj_member *m = cw_realloc(o->as.obj.items, cap * sizeof *m);
             if (!m) {
-                gj_free(v);
+                cw_gj_free(v);
                 return oom(c);
             }
             o->as.obj.items = m;
@@ -422,7 +422,7 @@ static int attach(pctx *c, frame *f, gj_value *v)
         f->key.ptr = NULL;
         return 0;
     }
-    int rc = gj_array_push(o, v);
+    int rc = cw_gj_array_push(o, v);
     return rc ? oom(c) : 0;
 }
 
@@ -459,14 +459,14 @@ static int read_scalar(pctx *c, gj_value **out)
         }
     } else if (ch == 't' || ch == 'f') {
         rc = ch == 't' ? read_literal(c, "true", 4) : read_literal(c, "false", 5);
-        if (rc == 0 && c->build && !(v = gj_new_bool(ch == 't'))) return oom(c);
+        if (rc == 0 && c->build && !(v = cw_gj_new_bool(ch == 't'))) return oom(c);
     } else if (ch == 'n') {
         rc = read_literal(c, "null", 4);
-        if (rc == 0 && c->build && !(v = gj_new_null())) return oom(c);
+        if (rc == 0 && c->build && !(v = cw_gj_new_null())) return oom(c);
     } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
         double d = 0;
         rc = read_number(c, c->build ? &d : NULL);
-        if (rc == 0 && c->build && !(v = gj_new_float(d))) return oom(c);
+        if (rc == 0 && c->build && !(v = cw_gj_new_float(d))) return oom(c);
     } else {
         return syntax_error(c, "looking for beginning of value");
     }
@@ -498,7 +498,7 @@ static int parse_value(pctx *c, int depth, gj_value **out)
                 goto fail;
             }
             c->pos++;
-            if (c->build && !(v = ch == '{' ? gj_new_object() : gj_new_array())) {
+            if (c->build && !(v = ch == '{' ? cw_gj_new_object() : cw_gj_new_array())) {
                 rc = oom(c);
                 goto fail;
             }
@@ -556,7 +556,7 @@ static int parse_value(pctx *c, int depth, gj_value **out)
                 goto fail;
             }
             c->pos++;
-            if (f->is_object && c->build && gj_object_dedup(f->container) != 0) {
+            if (f->is_object && c->build && cw_gj_object_dedup(f->container) != 0) {
                 rc = oom(c);
                 goto fail;
             }
@@ -572,11 +572,11 @@ fail:
     for (size_t i = 0; i < n; i++)
         cw_free(st[i].key.ptr);
     if (st != inline_frames) cw_free(st);
-    gj_free(root);
+    cw_gj_free(root);
     return rc;
 }
 
-int gj_parse_at(const char *text, size_t len, size_t *pos, int depth, gj_value **out,
+int cw_gj_parse_at(const char *text, size_t len, size_t *pos, int depth, gj_value **out,
                 cwork_error *err)
 {
     pctx c = {(const unsigned char *)text, len, *pos, err, 1};
@@ -589,7 +589,7 @@ int gj_parse_at(const char *text, size_t len, size_t *pos, int depth, gj_value *
     return rc;
 }
 
-int gj_skip_at(const char *text, size_t len, size_t *pos, int depth, cwork_error *err)
+int cw_gj_skip_at(const char *text, size_t len, size_t *pos, int depth, cwork_error *err)
 {
     pctx c = {(const unsigned char *)text, len, *pos, err, 0};
     int rc = parse_value(&c, depth, NULL);
@@ -597,16 +597,16 @@ int gj_skip_at(const char *text, size_t len, size_t *pos, int depth, cwork_error
     return rc;
 }
 
-int gj_parse(const char *text, size_t len, gj_value **out, cwork_error *err)
+int cw_gj_parse(const char *text, size_t len, gj_value **out, cwork_error *err)
 {
     size_t pos = 0;
     gj_value *v = NULL;
-    int rc = gj_parse_at(text, len, &pos, 0, &v, err);
+    int rc = cw_gj_parse_at(text, len, &pos, 0, &v, err);
     if (rc) return rc;
-    pos = gj_skip_ws(text, len, pos);
+    pos = cw_gj_skip_ws(text, len, pos);
     if (pos < len) {
         pctx c = {(const unsigned char *)text, len, pos, err, 0};
-        gj_free(v);
+        cw_gj_free(v);
         return syntax_error(&c, "after top-level value");
     }
     *out = v;

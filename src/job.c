@@ -15,7 +15,7 @@ static int str_empty(gj_str *s)
     return s->ptr ? 0 : CWORK_ENOMEM;
 }
 
-cwork_job *job_new(void)
+cwork_job *cw_job_new(void)
 {
     cwork_job *job = cw_calloc(1, sizeof *job);
     if (!job) return NULL;
@@ -27,7 +27,7 @@ cwork_job *job_new(void)
     return job;
 }
 
-int job_set_str(gj_str *field, const char *s, size_t len)
+int cw_job_set_str(gj_str *field, const char *s, size_t len)
 {
     char *p = cw_strndup(s, len);
     if (!p) return CWORK_ENOMEM;
@@ -38,7 +38,7 @@ int job_set_str(gj_str *field, const char *s, size_t len)
 }
 
 /* Stored as the argument error when its text cannot be allocated (never freed). */
-char job_arg_error_oom[] = "out of memory while recording an argument error";
+char cw_job_arg_error_oom[] = "out of memory while recording an argument error";
 
 void cwork_job_free(cwork_job *job)
 {
@@ -47,10 +47,10 @@ void cwork_job_free(cwork_job *job)
     cw_free(job->id.ptr);
     cw_free(job->err.ptr);
     cw_free(job->unique_key.ptr);
-    gj_free(job->args);
-    gj_free(job->trace);
+    cw_gj_free(job->args);
+    cw_gj_free(job->trace);
     cw_free(job->raw);
-    if (job->arg_error != job_arg_error_oom) cw_free(job->arg_error);
+    if (job->arg_error != cw_job_arg_error_oom) cw_free(job->arg_error);
     cw_free(job);
 }
 
@@ -170,8 +170,8 @@ static int check_trace(gj_value *obj, cwork_error *err)
 static int store_map(gj_value **field, gj_value *v, cwork_error *err)
 {
     if (v->type == GJ_NULL) {
-        gj_free(v);
-        gj_free(*field);
+        cw_gj_free(v);
+        cw_gj_free(*field);
         *field = NULL;
         return 0;
     }
@@ -179,7 +179,7 @@ static int store_map(gj_value **field, gj_value *v, cwork_error *err)
         *field = v;
         return 0;
     }
-    if (gj_object_merge(*field, v) != 0) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (cw_gj_object_merge(*field, v) != 0) return cw_error(err, CWORK_ENOMEM, "out of memory");
     return 0;
 }
 
@@ -188,26 +188,26 @@ static int decode_member(cwork_job *job, int field, const char *text, size_t len
                          cwork_error *err)
 {
     if (field == F_NONE) /* unknown fields are checked for syntax and dropped */
-        return gj_skip_at(text, len, pos, 1, err);
-    size_t start = gj_skip_ws(text, len, *pos);
+        return cw_gj_skip_at(text, len, pos, 1, err);
+    size_t start = cw_gj_skip_ws(text, len, *pos);
     gj_value *v = NULL;
-    int rc = gj_parse_at(text, len, pos, 1, &v, err);
+    int rc = cw_gj_parse_at(text, len, pos, 1, &v, err);
     if (rc) return rc;
     if (field == F_ARGS || field == F_TRACE) {
         if (v->type != GJ_OBJECT && v->type != GJ_NULL) {
             rc = type_error(err, field, v, "", 0,
                             field == F_ARGS ? "map[string]interface {}" : "map[string]string");
-            gj_free(v);
+            cw_gj_free(v);
             return rc;
         }
         if (v->type == GJ_OBJECT && field == F_TRACE && (rc = check_trace(v, err)) != 0) {
-            gj_free(v);
+            cw_gj_free(v);
             return rc;
         }
         return store_map(field == F_ARGS ? &job->args : &job->trace, v, err);
     }
     if (v->type == GJ_NULL) { /* Go leaves strings, integers and booleans as they are */
-        gj_free(v);
+        cw_gj_free(v);
         return 0;
     }
     switch (field) {
@@ -244,14 +244,14 @@ static int decode_member(cwork_job *job, int field, const char *text, size_t len
         *dst = n;
     }
     }
-    gj_free(v);
+    cw_gj_free(v);
     return rc;
 }
 
 static int expect(const char *text, size_t len, size_t *pos, char ch, const char *what,
                   cwork_error *err)
 {
-    *pos = gj_skip_ws(text, len, *pos);
+    *pos = cw_gj_skip_ws(text, len, *pos);
     if (*pos >= len) return cw_error(err, CWORK_EJSON, "json: unexpected end of JSON input");
     if (text[*pos] != ch)
         return cw_error(err, CWORK_EJSON, "json: invalid character %s at offset %zu", what, *pos);
@@ -261,11 +261,11 @@ static int expect(const char *text, size_t len, size_t *pos, char ch, const char
 
 static int decode_object(cwork_job *job, const char *text, size_t len, cwork_error *err)
 {
-    size_t pos = gj_skip_ws(text, len, 0);
+    size_t pos = cw_gj_skip_ws(text, len, 0);
     if (pos >= len || text[pos] != '{') {
         /* Valid JSON of another type is a type error, anything else a syntax error. */
         size_t p = pos;
-        int rc = gj_skip_at(text, len, &p, 0, err);
+        int rc = cw_gj_skip_at(text, len, &p, 0, err);
         if (rc) return rc;
         return cw_error(err, CWORK_EJSON, "json: a job must be a JSON object (got %s)",
                         text[pos] == 'n'                       ? "null"
@@ -274,21 +274,21 @@ static int decode_object(cwork_job *job, const char *text, size_t len, cwork_err
                         : text[pos] == 't' || text[pos] == 'f' ? "a boolean"
                                                                : "a number");
     }
-    pos = gj_skip_ws(text, len, pos + 1);
+    pos = cw_gj_skip_ws(text, len, pos + 1);
     if (pos < len && text[pos] == '}') {
         pos++; /* {} */
     } else {
         for (;;) {
             gj_str key;
             int rc;
-            pos = gj_skip_ws(text, len, pos);
-            if ((rc = gj_parse_string_at(text, len, &pos, &key, err)) != 0) return rc;
+            pos = cw_gj_skip_ws(text, len, pos);
+            if ((rc = cw_gj_parse_string_at(text, len, &pos, &key, err)) != 0) return rc;
             int field = match_field(key.ptr, key.len);
             cw_free(key.ptr);
             if ((rc = expect(text, len, &pos, ':', "after object key", err)) != 0 ||
                 (rc = decode_member(job, field, text, len, &pos, err)) != 0)
                 return rc;
-            pos = gj_skip_ws(text, len, pos);
+            pos = cw_gj_skip_ws(text, len, pos);
             if (pos < len && text[pos] == ',') {
                 pos++;
                 continue;
@@ -298,17 +298,17 @@ static int decode_object(cwork_job *job, const char *text, size_t len, cwork_err
             break;
         }
     }
-    pos = gj_skip_ws(text, len, pos);
+    pos = cw_gj_skip_ws(text, len, pos);
     if (pos < len)
         return cw_error(err, CWORK_EJSON,
                         "json: invalid character after top-level value at offset %zu", pos);
     return 0;
 }
 
-int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err)
+int cw_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err)
 {
     if (!out || (!bytes && len)) return cw_error(err, CWORK_EINVAL, "job decode: NULL argument");
-    cwork_job *job = job_new();
+    cwork_job *job = cw_job_new();
     if (!job) return cw_error(err, CWORK_ENOMEM, "out of memory");
     int rc = decode_object(job, bytes ? bytes : "", len, err);
     if (rc == 0 && !(job->raw = cw_strndup(bytes ? bytes : "", len)))
@@ -324,7 +324,7 @@ int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err)
 
 int cwork_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err)
 {
-    return job_decode(bytes, len, out, err);
+    return cw_job_decode(bytes, len, out, err);
 }
 
 /* ---------------------------------------------------------------- encoding */
@@ -335,25 +335,25 @@ static void put_int_field(cw_buf *out, const char *name, int64_t v)
     cw_buf_put_int64(out, v);
 }
 
-int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err)
+int cw_job_encode(cw_buf *out, const cwork_job *job, cwork_error *err)
 {
-    return job_encode_fields(out, job, 0, err);
+    return cw_job_encode_fields(out, job, 0, err);
 }
 
-int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err)
+int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err)
 {
     cw_buf_putc(out, '{');
     if (job->name.len) { /* omitempty */
         cw_buf_append(out, "\"name\":", 7);
-        gj_encode_string(out, job->name.ptr, job->name.len);
+        cw_gj_encode_string(out, job->name.ptr, job->name.len);
         cw_buf_putc(out, ',');
     }
     cw_buf_append(out, "\"id\":", 5);
-    gj_encode_string(out, job->id.ptr, job->id.len);
+    cw_gj_encode_string(out, job->id.ptr, job->id.len);
     put_int_field(out, ",\"t\":", job->t);
     cw_buf_append(out, ",\"args\":", 8);
     if (job->args) {
-        int rc = gj_encode(out, job->args, err);
+        int rc = cw_gj_encode(out, job->args, err);
         if (rc) return rc;
     } else {
         cw_buf_append(out, "null", 4);
@@ -361,12 +361,12 @@ int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwor
     if (job->unique) cw_buf_append(out, ",\"unique\":true", 14);
     if (job->unique_key.len) { /* upstream's field, omitempty */
         cw_buf_append(out, ",\"unique_key\":", 14);
-        gj_encode_string(out, job->unique_key.ptr, job->unique_key.len);
+        cw_gj_encode_string(out, job->unique_key.ptr, job->unique_key.len);
     }
     if (job->fails) put_int_field(out, ",\"fails\":", job->fails);
     if (job->err.len) {
         cw_buf_append(out, ",\"err\":", 7);
-        gj_encode_string(out, job->err.ptr, job->err.len);
+        cw_gj_encode_string(out, job->err.ptr, job->err.len);
     }
     if (job->failed_at) put_int_field(out, ",\"failed_at\":", job->failed_at);
     if (upstream_only) { /* the fork's own fields; upstream's Job drops them */
@@ -376,17 +376,17 @@ int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwor
     if (job->d) put_int_field(out, ",\"d\":", job->d);
     if (job->trace && job->trace->type == GJ_OBJECT && job->trace->as.obj.len) {
         cw_buf_append(out, ",\"trace\":", 9);
-        int rc = gj_encode(out, job->trace, err);
+        int rc = cw_gj_encode(out, job->trace, err);
         if (rc) return rc;
     }
     cw_buf_putc(out, '}');
     return 0;
 }
 
-int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err)
+int cw_job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err)
 {
     if (!args) return 0;
-    int rc = gj_encode(out, args, err);
+    int rc = cw_gj_encode(out, args, err);
     if (rc) return rc;
     cw_buf_putc(out, '\n'); /* json.Encoder.Encode ends with a newline */
     return 0;
@@ -405,7 +405,7 @@ int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char *
         return cw_error(err, CWORK_EINVAL, "job encode: unknown Go flavour %d", (int)flavor);
     cw_buf b;
     cw_buf_init(&b);
-    return cw_buf_give(&b, job_encode_fields(&b, job, flavor == CWORK_GO_UPSTREAM, err), out,
+    return cw_buf_give(&b, cw_job_encode_fields(&b, job, flavor == CWORK_GO_UPSTREAM, err), out,
                        len, err);
 }
 
@@ -476,7 +476,7 @@ char *cwork_job_args_json(const cwork_job *job)
     cw_buf b;
     cw_buf_init(&b);
     if (job && job->args) {
-        if (gj_encode(&b, job->args, NULL) != 0) {
+        if (cw_gj_encode(&b, job->args, NULL) != 0) {
             cw_buf_free(&b);
             return NULL;
         }

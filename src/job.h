@@ -26,34 +26,34 @@ struct cwork_job {
 };
 
 /* A zeroed job with every string set to "" (never NULL); NULL on OOM. */
-cwork_job *job_new(void);
+cwork_job *cw_job_new(void);
 /* Sets a gj_str field to a copy of s; 0 or CWORK_ENOMEM. */
-int job_set_str(gj_str *field, const char *s, size_t len);
+int cw_job_set_str(gj_str *field, const char *s, size_t len);
 
 /* Appends Go's canonical encoding (PROTOCOL §3.1 order and omit rules, with upstream's
  * unique_key between unique and fails) of job to out: every field the job has.
  * 0, or CWORK_EJSON for args that JSON cannot hold. */
-int job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
+int cw_job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
 /* The same with only the fields upstream gocraft/work's Job has (no d, no trace) when
  * upstream_only is set: what an upstream Go process writes when it re-encodes the job. */
-int job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err);
+int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err);
 
 /* Decodes with Go's rules (PROTOCOL §3.3) and keeps a copy of the bytes in raw. */
-int job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
+int cw_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);
 
 /* Appends the dead record for raw bytes that are not a valid job, read from the queue
  * of job name: a valid job with a fresh id, t = failed_at = now, fails 1, err naming
  * reason, and the bytes in args.raw_job (readable; invalid UTF-8 becomes U+FFFD as in
  * Go) and args.raw_job_base64 (exact). 0 or a CWORK_E… code. */
-int job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
+int cw_job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
                            const char *reason, int64_t now, cwork_error *err);
 
 /* The argument error stored when its text cannot be allocated; cwork_job_free must
  * not free it. */
-extern char job_arg_error_oom[];
+extern char cw_job_arg_error_oom[];
 
 /* Appends the unique key's args part: Go's encoding of args + '\n', or nothing when
  * args is NULL (PROTOCOL §4.3). */
-int job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err);
+int cw_job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *err);
 
 #endif

@@ -41,7 +41,7 @@ static void put_go_v(cw_buf *b, const gj_value *v, int depth)
         cw_buf_puts(b, v->as.b ? "true" : "false");
         return;
     case GJ_FLOAT:
-        gj_format_float_v(b, v->as.f);
+        cw_gj_format_float_v(b, v->as.f);
         return;
     case GJ_INT:
         cw_buf_put_int64(b, v->as.i);
@@ -74,7 +74,7 @@ static void put_go_v(cw_buf *b, const gj_value *v, int depth)
         b->oom = 1;
         return;
     }
-    gj_sort_members(v->as.obj.items, n, order);
+    cw_gj_sort_members(v->as.obj.items, n, order);
     cw_buf_puts(b, "map[");
     for (size_t i = 0; i < n; i++) {
         if (i) cw_buf_putc(b, ' ');
@@ -100,13 +100,13 @@ static void set_arg_error(cwork_job *job, const char *type, const char *key, con
         cw_buf_putc(&b, ')');
     }
     char *msg = cw_buf_take(&b, NULL);
-    if (job->arg_error != job_arg_error_oom) cw_free(job->arg_error);
-    job->arg_error = msg ? msg : job_arg_error_oom;
+    if (job->arg_error != cw_job_arg_error_oom) cw_free(job->arg_error);
+    job->arg_error = msg ? msg : cw_job_arg_error_oom;
 }
 
 static const gj_value *arg_lookup(cwork_job *job, const char *key)
 {
-    return gj_object_get(job->args, key, strlen(key));
+    return cw_gj_object_get(job->args, key, strlen(key));
 }
 
 const char *cwork_job_arg_string(cwork_job *job, const char *key)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
+int cw_job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
                            const char *reason, int64_t now, cwork_error *err)
 {
     char id[25];
@@ -33,21 +33,21 @@ int job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_
     cw_buf b64;
     cw_buf_init(&b64);
     cw_buf_put_base64(&b64, raw, raw_len);
-    gj_value *args = gj_new_object();
+    gj_value *args = cw_gj_new_object();
     int rc = b64.oom || !args ? CWORK_ENOMEM : 0;
     if (rc == 0)
-        rc = gj_object_set(args, "raw_job", 7, gj_new_string(raw, raw_len));
+        rc = cw_gj_object_set(args, "raw_job", 7, cw_gj_new_string(raw, raw_len));
     if (rc == 0)
-        rc = gj_object_set(args, "raw_job_base64", 14, gj_new_string(b64.data, b64.len));
+        rc = cw_gj_object_set(args, "raw_job_base64", 14, cw_gj_new_string(b64.data, b64.len));
     cw_buf_free(&b64);
     if (rc == 0 && (args->as.obj.items[0].value == NULL || args->as.obj.items[1].value == NULL))
         rc = CWORK_ENOMEM;
     if (rc == 0) {
         j.args = args;
-        rc = job_encode(out, &j, err);
+        rc = cw_job_encode(out, &j, err);
     } else {
         cw_error(err, CWORK_ENOMEM, "out of memory");
     }
-    gj_free(args);
+    cw_gj_free(args);
     return rc;
 }

@@ -49,6 +49,10 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date)
     put_prefix(k, out, "cwork:stat:");
     cw_buf_puts(out, date);
 }
+void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:periodic");
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "jobs:"); }
 void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ""); }
 
@@ -93,7 +97,7 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
     put_prefix(k, out, "unique:");
     cw_buf_puts(out, name);
     cw_buf_putc(out, ':');
-    return job_unique_args_suffix(out, args, err);
+    return cw_job_unique_args_suffix(out, args, err);
 }
 
 /* Go before 1.22 escapes U+0008 and U+000C as \u0008 and \u000c, Go 1.22 and cwork as
@@ -124,7 +128,7 @@ int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
     cw_buf_puts(out, name);
     cw_buf_putc(out, ':');
     size_t json_at = out->len;
-    int rc = job_unique_args_suffix(out, args, err);
+    int rc = cw_job_unique_args_suffix(out, args, err);
     if (rc) {
         out->len = start;
         return rc;

@@ -34,6 +34,11 @@ void cw_key_reaper_lock(const cw_keys *k, cw_buf *out);
 /* "<p>cwork:stat:<date>" (date YYYY-MM-DD, UTC): a hash of the jobs cwork pools
  * processed and failed that day, for dashboards. cwork's own: Go never reads it. */
 void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
+/* "<p>cwork:periodic": a hash in which cwork pools publish the periodic jobs they
+ * schedule, for dashboards (field ["<name>","<spec>"], value {"next_at":…,"seen_at":…};
+ * the key expires CW_PERIODIC_PUBLISHED_TTL after the last pool wrote it). cwork's own:
+ * Go never reads it. */
+void cw_key_periodic_published(const cw_keys *k, cw_buf *out);
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

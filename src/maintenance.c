@@ -99,7 +99,7 @@ static int64_t reap(maintenance *m)
 {
     int ran = 0;
     cw_reaper_cycle(m->p->reaper, &ran, NULL);
-    return ((int64_t)m->p->opts.reap_period_s + jitter_s(30)) * 1000;
+    return m->p->opts.reap_period_ms + jitter_s(30) * 1000;
 }
 
 static int64_t reassert_types(maintenance *m)

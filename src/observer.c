@@ -123,7 +123,7 @@ static void encode_args(cw_buf *out, const cwork_job *job)
     const gj_value *a = job ? job->args : NULL;
     if (!a || a->type != GJ_OBJECT || a->as.obj.len == 0) return;
     size_t start = out->len;
-    if (gj_encode(out, a, NULL) != 0)
+    if (cw_gj_encode(out, a, NULL) != 0)
         out->len = start; /* NaN/Inf cannot come from decoded JSON; write "" rather than junk */
 }
 

@@ -133,7 +133,7 @@ void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *na
     j.t = fire;
     if (flavor == CWORK_GO_FORK) /* upstream's Job has no `d` */
         j.d = next != 0 ? next : GO_ZERO_TIME_UNIX;
-    job_encode(out, &j, NULL); /* cannot fail: no args */
+    cw_job_encode(out, &j, NULL); /* cannot fail: no args */
     cw_buf_free(&id);
 }
 
@@ -270,6 +270,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
         return rc;
     }
+    cw_periodic_publish(p, c, keys, now);
     int yes = should_enqueue(c, keys, now);
     if (cw_log_enabled(CWORK_LOG_DEBUG)) {
         char when[40];

@@ -48,16 +48,27 @@ void cw_periodic_instance_as(cw_buf *out, cwork_go_flavor flavor, const char *na
  * §16.12). *scheduled receives the number of instances written. Errors are returned
  * and leave last_periodic_enqueue unchanged.
  *
- * Round trips: the GET, then one script call that ZADDs every member (skipped when the
- * window holds none), then the SET — the SET only once the script succeeded. A fire time
- * whose instance is already there in the other flavour's bytes gets no second member
- * (it would run twice) and makes the pool warn once (cw_go_flavor_warn_mixed); such
- * fire times do not count in *scheduled. Logs as Go does (PROTOCOL
+ * Round trips: first cw_periodic_publish (on every call, window or not, so that every
+ * pool's jobs are published, PROTOCOL §14.7), the GET, then one script call that ZADDs
+ * every member (skipped when the window holds none), then the SET — the SET only once
+ * the script succeeded. A fire time whose instance is already there in the other
+ * flavour's bytes gets no second member (it would run twice) and makes the pool warn
+ * once (cw_go_flavor_warn_mixed); such fire times do not count in *scheduled. Logs as
+ * Go does (PROTOCOL
  * §13): "periodic_enqueuer.loop" (debug: enqueue_time, should_enqueue) on every call
  * that reaches Redis, "periodic_enqueuer.enqueue" (debug) per instance,
  * "periodic_enqueuer.should_enqueue" (error) when the GET fails or its value is no
  * integer, "periodic_enqueuer.loop.enqueue" (error) when the pass fails — so callers
  * need not log the returned error again. Times in log fields are RFC 3339 UTC. */
+/* How long the published schedules stay (seconds): a few passes of every pool. */
+#define CW_PERIODIC_PUBLISHED_TTL 600
+
+/* Publishes the registered periodic jobs in <p>cwork:periodic (see keys.h) for
+ * dashboards: one HSET of every job with its next fire time after now and seen_at = now,
+ * and EXPIRE, pipelined on c. Best effort: a failure (a key of another type, Redis
+ * failing) is logged as periodic_enqueuer.publish and changes nothing else. */
+void cw_periodic_publish(cw_periodic *p, cw_conn *c, const cw_keys *keys, int64_t now);
+
 int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,
                     size_t *scheduled, cwork_error *err);
 

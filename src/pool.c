@@ -13,12 +13,11 @@
 void cwork_pool_options_init(cwork_pool_options *o)
 {
     memset(o, 0, sizeof *o);
-    o->ns = "work";
     o->concurrency = CW_DEFAULT_CONCURRENCY;
     o->idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
-    o->reap_period_s = CW_REAPER_DEFAULT_PERIOD;
+    o->reap_period_ms = CW_REAPER_DEFAULT_PERIOD * 1000;
     o->dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
-    o->watchdog_timeout_s = 60;
+    o->watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
 }
 
 void cwork_job_options_init(cwork_job_options *o)
@@ -85,7 +84,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
     }
     t->raw_len = len;
     cwork_error derr = {0};
-    if (job_decode(bytes, len, &t->job, &derr) != 0) {
+    if (cw_job_decode(bytes, len, &t->job, &derr) != 0) {
         t->job = NULL;
         memcpy(t->decode_error, derr.message, sizeof t->decode_error); /* same size */
         t->failed = 1; /* straight to dead; the executor skips it */
@@ -159,33 +158,37 @@ int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t)
     return build_shards(p);
 }
 
-cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, cwork_error *err)
+cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_options *opts,
+                           cwork_error *err)
 {
     cwork_pool_options o;
     if (opts)
         o = *opts;
     else
         cwork_pool_options_init(&o);
-    if (!redis) {
-        cw_error(err, CWORK_EINVAL, "cwork_pool_new: redis is required");
+    if (!redis || !ns) {
+        cw_error(err, CWORK_EINVAL, "cwork_pool_new: redis and namespace are required");
         return NULL;
     }
-    if (!o.ns)
-        o.ns = "work";
+    if (cw_check_duration_ms("idle_backoff_max_ms", o.idle_backoff_max_ms, err) ||
+        cw_check_duration_ms("reap_period_ms", o.reap_period_ms, err) ||
+        cw_check_duration_ms("dead_check_ms", o.dead_check_ms, err) ||
+        cw_check_duration_ms("watchdog_timeout_ms", o.watchdog_timeout_ms, err))
+        return NULL;
     if (o.concurrency == 0)
         o.concurrency = CW_DEFAULT_CONCURRENCY;
     if (o.concurrency > 10000) {
         cw_error(err, CWORK_EINVAL, "concurrency %u is over the limit of 10000", o.concurrency);
         return NULL;
     }
-    if (o.idle_backoff_max_ms <= 0)
+    if (o.idle_backoff_max_ms == 0)
         o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
-    if (o.reap_period_s == 0)
-        o.reap_period_s = CW_REAPER_DEFAULT_PERIOD;
+    if (o.reap_period_ms == 0)
+        o.reap_period_ms = CW_REAPER_DEFAULT_PERIOD * 1000;
     if (o.dead_check_ms == 0)
         o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
-    if (o.watchdog_timeout_s == 0)
-        o.watchdog_timeout_s = 60;
+    if (o.watchdog_timeout_ms == 0)
+        o.watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
     if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0)
         return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
@@ -193,10 +196,9 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const cwork_pool_options *opts, c
         goto oom;
     p->redis = redis;
     p->opts = o;
-    p->ns = cw_strdup(o.ns);
-    p->opts.ns = p->ns;
+    p->ns = cw_strdup(ns);
     p->executors = cw_calloc(o.concurrency, sizeof *p->executors);
-    if (!p->ns || !p->executors || cw_keys_init(&p->keys, o.ns) != 0)
+    if (!p->ns || !p->executors || cw_keys_init(&p->keys, ns) != 0)
         goto oom;
     if (cw_make_id(p->id) != 0) {
         cw_error(err, CWORK_EINVAL, "cannot read the OS random source for the pool id");
@@ -245,6 +247,17 @@ size_t cw_pool_in_flight(cwork_pool *p)
         pthread_mutex_unlock(&p->shards[i].mu);
     }
     return n;
+}
+
+bool cw_pool_busy(cwork_pool *p)
+{
+    bool busy = false;
+    for (size_t i = 0; i < p->nshards && !busy; i++) {
+        pthread_mutex_lock(&p->shards[i].mu);
+        busy = p->shards[i].in_flight > 0 || p->shards[i].fetching > 0;
+        pthread_mutex_unlock(&p->shards[i].mu);
+    }
+    return busy;
 }
 
 void cw_pool_wake_dispatchers(cwork_pool *p)

@@ -65,6 +65,7 @@ typedef struct cw_task {
     char decode_error[256];
     int64_t delivered_us; /* monotonic: when it reached the ready queue */
     int failed;          /* the handler failed (filled by the executor) */
+    int no_retry;        /* cwork_job_fail_no_retry: straight to dead (or dropped) */
     int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
     char *fail_message;
     int64_t started_ms;  /* wall clock at handler start, for overrun warnings */
@@ -109,6 +110,7 @@ struct cw_shard {
     cw_task *pending;          /* done tasks taken by the dispatcher, not yet committed */
     size_t npending;
     size_t in_flight;          /* fetched and not yet committed */
+    size_t fetching;           /* jobs asked for by a round trip whose reply is not in */
     cw_executor *sleepers;     /* executors asleep with no wake-up on its way */
     size_t nsleeping;
     bool wakeup;               /* a wake-up arrived since the dispatcher last looked */
@@ -184,6 +186,9 @@ void cw_shard_no_more_tasks(cw_shard *s);
 /* Tasks fetched and not committed, over all shards (locks each shard in turn: the
  * caller holds no shard lock). */
 size_t cw_pool_in_flight(cwork_pool *p);
+/* Whether any shard has jobs in flight or a fetch whose reply is not in yet (a job on
+ * its way from Redis is in neither its queue nor in_flight). */
+bool cw_pool_busy(cwork_pool *p);
 /* Wakes every dispatcher from its idle backoff (the caller holds no shard lock). */
 void cw_pool_wake_dispatchers(cwork_pool *p);
 /* Tells stop/drain/maintenance that in-flight work fell (the caller holds no lock). */

@@ -158,7 +158,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     cw_reaper_free(p->reaper);
-    p->reaper = cw_reaper_new(p->redis, &p->keys, names, p->ntypes, p->opts.reap_period_s,
+    p->reaper = cw_reaper_new(p->redis, &p->keys, names, p->ntypes, p->opts.reap_period_ms / 1000,
                               p->opts.reaper_hook, p->opts.reaper_hook_userdata);
     if (p->reaper && cw_reaper_set_pool_id(p->reaper, p->id) != 0) { /* named in its lock */
         cw_reaper_free(p->reaper);
@@ -178,7 +178,8 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     size_t nperiodic = p->periodic ? cw_periodic_count(p->periodic) : 0;
     int watchdog_failed = 0;
     if (nperiodic) {
-        p->watchdog = cw_watchdog_new(p->opts.watchdog_timeout_s);
+        /* Fire times are whole seconds: a timeout of part of one counts as a whole. */
+        p->watchdog = cw_watchdog_new((p->opts.watchdog_timeout_ms + 999) / 1000);
         watchdog_failed = !p->watchdog;
         for (size_t i = 0; !watchdog_failed && i < nperiodic; i++)
             watchdog_failed = cw_watchdog_track(p->watchdog, cw_periodic_name(p->periodic, i),
@@ -243,7 +244,7 @@ done:
 
 /* ---------------------------------------------------------------- stop and drain */
 
-static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
+static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
     pthread_mutex_lock(&p->mu);
     atomic_store(&p->stopping, 1);
@@ -255,7 +256,9 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
         pthread_mutex_unlock(&sh->mu);
     }
     struct timespec deadline;
-    cw_deadline_after_ms(&deadline, grace_ms < 0 ? 0 : grace_ms);
+    cw_deadline_after_ms(&deadline, grace_ms < 0                     ? 0
+                                    : grace_ms > CW_MAX_DURATION_MS ? CW_MAX_DURATION_MS
+                                                                    : grace_ms);
     while (cw_pool_in_flight(p) > 0) {
         if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
             break;
@@ -281,8 +284,8 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
         snprintf(n, sizeof n, "%zu", left);
         cw_log(CWORK_LOG_WARN, "pool.stop_timeout", "in_flight", n, "where", where, NULL);
         return cw_error(err, CWORK_ETIMEOUT,
-                        "stop: %zu jobs still running or uncommitted after %d ms; left to "
-                        "the dead pool reaper", left, grace_ms);
+                        "stop: %zu jobs still running or uncommitted after %lld ms; left to "
+                        "the dead pool reaper", left, (long long)grace_ms);
     }
     for (size_t i = 0; i < p->nshards; i++)
         if (p->shards[i].dispatcher_started)
@@ -298,7 +301,7 @@ static int stop_locked(cwork_pool *p, int grace_ms, cwork_error *err)
     return cw_heartbeat_stop(p->heartbeat, 1, err);
 }
 
-int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
+int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
     if (!p)
         return 0;
@@ -310,11 +313,13 @@ int cwork_pool_stop(cwork_pool *p, int grace_ms, cwork_error *err)
     return rc;
 }
 
-int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
+int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
 {
     if (!p || !p->started)
         return cw_error(err, CWORK_EINVAL, "drain: the pool is not started");
-    int64_t end = timeout_ms < 0 ? INT64_MAX : cw_monotonic_ms() + timeout_ms;
+    int64_t end = timeout_ms < 0 || timeout_ms > CW_MAX_DURATION_MS
+                      ? INT64_MAX
+                      : cw_monotonic_ms() + timeout_ms;
     for (;;) {
         int empty = 1;
         cw_conn *c;
@@ -337,12 +342,12 @@ int cwork_pool_drain(cwork_pool *p, int timeout_ms, cwork_error *err)
         cw_redis_checkin(p->redis, c);
         if (rc)
             return rc;
-        if (empty && cw_pool_in_flight(p) == 0)
+        if (empty && !cw_pool_busy(p))
             return cw_observer_flush(p->observer, 1, err);
         cw_pool_wake_dispatchers(p); /* keep them polling without idle backoff */
         if (cw_monotonic_ms() >= end)
-            return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %d ms",
-                            timeout_ms);
+            return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %lld ms",
+                            (long long)timeout_ms);
         struct timespec ts = {0, 5 * 1000000L};
         nanosleep(&ts, NULL);
     }

@@ -454,7 +454,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     gj_value *map = NULL;
     int rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
                      x->element[0]->type == REDIS_REPLY_STRING
-                 ? gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
+                 ? cw_gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
                  : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
     note_damage(res, "unknown pools", x, 1);
     freeReplyObject(x);
@@ -485,7 +485,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
             cw_log(CWORK_LOG_INFO, "Reaper: unknown pools", "unknown", logged.data, NULL);
         cw_buf_free(&logged);
     }
-    gj_free(map);
+    cw_gj_free(map);
     return rc;
 }
 

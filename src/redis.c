@@ -29,7 +29,7 @@ struct cwork_redis {
     char *addr_text; /* "host:port", "[v6]:port" or "unix:/path", for messages */
     struct timeval connect_tv, command_tv;
     int max_connections;
-    int checkout_timeout_ms;
+    int64_t checkout_timeout_ms;
 
     pthread_mutex_t mu;
     pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the
@@ -53,7 +53,7 @@ void cwork_redis_options_init(cwork_redis_options *opts)
     opts->password = NULL;
 }
 
-static struct timeval ms_to_tv(int ms)
+static struct timeval ms_to_tv(int64_t ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     return tv;
@@ -70,30 +70,21 @@ static int check_options(const cwork_redis_options *o, cwork_error *err)
 {
     if (o->connect_timeout_ms <= 0)
         return cw_error(err, CWORK_EINVAL, "redis options: connect_timeout_ms must be > 0");
-    if (o->command_timeout_ms < 0)
-        return cw_error(err, CWORK_EINVAL, "redis options: command_timeout_ms must be >= 0");
     if (o->max_connections < 1)
         return cw_error(err, CWORK_EINVAL, "redis options: max_connections must be >= 1");
-    if (o->checkout_timeout_ms < 0)
-        return cw_error(err, CWORK_EINVAL, "redis options: checkout_timeout_ms must be >= 0");
+    if (cw_check_duration_ms("redis options: connect_timeout_ms", o->connect_timeout_ms, err) ||
+        cw_check_duration_ms("redis options: command_timeout_ms", o->command_timeout_ms, err) ||
+        cw_check_duration_ms("redis options: checkout_timeout_ms", o->checkout_timeout_ms, err))
+        return CWORK_EINVAL;
     return 0;
 }
 
-/* opts->password (even "", which means none) wins over the URL's, which wins over
- * CWORK_REDIS_PASSWORD. */
+/* The URL's password wins; opts->password stands in when the URL carries none. */
 static int choose_password(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
 {
-    const char *pw = NULL;
-    if (o->password)
-        pw = o->password;
-    else if (!a->password)
-        pw = getenv("CWORK_REDIS_PASSWORD");
-    if (pw) {
-        cw_free(a->password);
-        a->password = *pw ? cw_strdup(pw) : NULL;
-        if (*pw && !a->password) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    return 0;
+    if (a->password || !o->password || !*o->password) return 0;
+    a->password = cw_strdup(o->password);
+    return a->password ? 0 : cw_error(err, CWORK_ENOMEM, "out of memory");
 }
 
 static int init_sync(cwork_redis *r)
@@ -120,12 +111,7 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     else
         cwork_redis_options_init(&o);
     if (check_options(&o, err)) return NULL;
-    int from_env = 0;
-    if (!url) {
-        url = getenv("CWORK_REDIS_URL");
-        from_env = url && *url;
-        if (!from_env) url = DEFAULT_URL;
-    }
+    if (!url) url = DEFAULT_URL;
     cwork_redis *r = cw_calloc(1, sizeof *r);
     if (!r) {
         cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -133,11 +119,6 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     }
     int rc = cw_redis_addr_parse(url, &r->addr, err);
     if (rc) {
-        if (from_env && err) {
-            char msg[sizeof err->message];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            cw_error(err, rc, "CWORK_REDIS_URL: %s", msg);
-        }
         cw_free(r);
         return NULL;
     }
@@ -417,8 +398,8 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
                 rc = r->last_error.code;
             else
                 rc = cw_error(err, CWORK_ETIMEOUT,
-                              "redis %s: no free connection within %d ms (max_connections %d)",
-                              r->addr_text, r->checkout_timeout_ms, r->max_connections);
+                              "redis %s: no free connection within %lld ms (max_connections %d)",
+                              r->addr_text, (long long)r->checkout_timeout_ms, r->max_connections);
             pthread_mutex_unlock(&r->mu);
             return rc;
         }

@@ -46,7 +46,7 @@ static void replace_job(cw_task *t, const char *bytes, size_t len)
 {
     cwork_job *with = NULL;
     cwork_error derr = {0};
-    if (job_decode(bytes, len, &with, &derr) != 0) {
+    if (cw_job_decode(bytes, len, &with, &derr) != 0) {
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.updated_job", "error", derr.message,
                "job_id", t->job->id.ptr, NULL);
         return; /* as upstream: the placeholder runs */

@@ -83,23 +83,40 @@ int (cw_error)(cwork_error *err, int code, const char *fmt, ...)
     return code;
 }
 
+/* Every code once: its name and its description. */
+#define CW_ERROR_CODES(X)                                                                   \
+    X(CWORK_OK, "ok")                                                                       \
+    X(CWORK_DUPLICATE, "duplicate unique job")                                              \
+    X(CWORK_EINVAL, "invalid argument")                                                     \
+    X(CWORK_ENOMEM, "out of memory")                                                        \
+    X(CWORK_EREDIS, "redis error")                                                          \
+    X(CWORK_EPROTO, "unexpected redis reply")                                               \
+    X(CWORK_EJSON, "invalid json")                                                          \
+    X(CWORK_ETOOBIG, "job too large")                                                       \
+    X(CWORK_ETIMEOUT, "timed out")                                                          \
+    X(CWORK_ENOTFOUND, "not found")                                                         \
+    X(CWORK_ETYPE, "wrong type")                                                            \
+    X(CWORK_EUNSUPPORTED, "not supported")                                                  \
+    X(CWORK_EJOBFAILED, "job failed by its handler")
+
 const char *cwork_strerror(int code)
 {
+#define CW_ERROR_TEXT(c, text) case c: return text;
     switch (code) {
-    case CWORK_OK: return "ok";
-    case CWORK_DUPLICATE: return "duplicate unique job";
-    case CWORK_EINVAL: return "invalid argument";
-    case CWORK_ENOMEM: return "out of memory";
-    case CWORK_EREDIS: return "redis error";
-    case CWORK_EPROTO: return "unexpected redis reply";
-    case CWORK_EJSON: return "invalid json";
-    case CWORK_ETOOBIG: return "job too large";
-    case CWORK_ETIMEOUT: return "timed out";
-    case CWORK_ENOTFOUND: return "not found";
-    case CWORK_ETYPE: return "wrong type";
-    case CWORK_EUNSUPPORTED: return "not supported";
+    CW_ERROR_CODES(CW_ERROR_TEXT)
     default: return "unknown error";
     }
+#undef CW_ERROR_TEXT
+}
+
+const char *cwork_err_name(int code)
+{
+#define CW_ERROR_NAME(c, text) case c: return #c;
+    switch (code) {
+    CW_ERROR_CODES(CW_ERROR_NAME)
+    default: return "unknown";
+    }
+#undef CW_ERROR_NAME
 }
 
 const char *cwork_version(void)
@@ -391,15 +408,29 @@ void cw_block_sigpipe_thread(void)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
-int cw_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+int cw_check_duration_ms(const char *what, int64_t ms, cwork_error *err)
 {
-    sigset_t all, old;
+    if (ms < 0 || ms > CW_MAX_DURATION_MS)
+        return cw_error(err, CWORK_EINVAL, "%s must be between 0 and %lld ms, not %lld", what,
+                        (long long)CW_MAX_DURATION_MS, (long long)ms);
+    return 0;
+}
+
+void cw_block_async_signals(sigset_t *old)
+{
+    sigset_t all;
     sigfillset(&all);
     /* Signals a thread raises itself must stay deliverable (blocking them is undefined). */
     static const int synchronous[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT};
     for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++)
         sigdelset(&all, synchronous[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+}
+
+int cw_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t old;
+    cw_block_async_signals(&old);
     int rc = pthread_create(t, NULL, fn, arg);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;

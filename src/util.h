@@ -6,6 +6,7 @@
 #include "cwork.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,6 +73,17 @@ int cw_make_id(char out[25]);
  * application's signal handlers (and its sigwait loops) never run on a library thread,
  * and SIGPIPE never kills the process from one. Returns pthread_create's result. */
 int cw_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
+/* Blocks every asynchronous signal in the calling thread (the signals a thread raises
+ * itself, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP and SIGABRT, stay deliverable) and
+ * saves the previous mask in *old: threads created until the mask is restored inherit
+ * it (how libmicrohttpd's threads get cw_thread_create's rule). */
+void cw_block_async_signals(sigset_t *old);
+
+/* The longest duration an option takes, in ms: CWORK_MAX_DELAY_SECONDS (100 years), so
+ * that now + a duration never overflows. */
+#define CW_MAX_DURATION_MS (CWORK_MAX_DELAY_SECONDS * 1000)
+/* 0 when 0 <= ms <= CW_MAX_DURATION_MS; else CWORK_EINVAL with "<what> must be …". */
+int cw_check_duration_ms(const char *what, int64_t ms, cwork_error *err);
 
 /* Blocks SIGPIPE in the calling thread: library threads write to sockets and pipes, and
  * a peer that went away must give EPIPE, not kill the process. */

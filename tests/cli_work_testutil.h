@@ -118,8 +118,8 @@ __attribute__((unused)) static void setup(const char *tag)
 }
 
 /* Starts `cwork work --redis URL --ns NS ARGS...` with stdout and stderr in files of
- * the case's directory. In its environment: a marker variable, and a stale CWORK_JOB_
- * variable that must not reach the commands. */
+ * the case's directory. In its environment: a marker variable, and stale CWORK_JOB_ and
+ * CWORK_ARG_ variables that must not reach the commands. */
 __attribute__((unused)) static void start_work(const char *const *args)
 {
     const char *cli = getenv("CWORK_CLI");
@@ -144,6 +144,7 @@ __attribute__((unused)) static void start_work(const char *const *args)
         dup2(in, 0), dup2(out, 1), dup2(er, 2);
         setenv("CWORK_TEST_MARK", "inherited", 1);
         setenv("CWORK_JOB_STALE", "stale", 1);
+        setenv("CWORK_ARG_STALE", "stale", 1);
         execv(cli, (char *const *)argv);
         _exit(127);
     }

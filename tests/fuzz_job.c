@@ -4,9 +4,9 @@
  *  1. job: decode -> encode -> decode -> encode; once the first decode succeeds the
  *     second must too, and both encodings must be byte-identical (our canonical form is
  *     a fixed point, as Go's is).
- *  2. value: gj_parse -> gj_encode -> gj_parse -> gj_encode, the same property for
+ *  2. value: cw_gj_parse -> cw_gj_encode -> cw_gj_parse -> cw_gj_encode, the same property for
  *     arbitrary JSON values (parsing cannot produce NaN or Inf, so encoding of a parsed
- *     value never fails); gj_dup must encode identically too.
+ *     value never fails); cw_gj_dup must encode identically too.
  *  3. the typed accessors and their error texts run on every decoded job.
  * Any violation aborts with __builtin_trap. */
 #include "gojson.h"
@@ -68,30 +68,30 @@ static char *encode_value(const gj_value *v)
 {
     cw_buf b;
     cw_buf_init(&b);
-    check(gj_encode(&b, v, NULL) == 0);
+    check(cw_gj_encode(&b, v, NULL) == 0);
     return cw_buf_take(&b, NULL);
 }
 
 static void value_round_trip(const char *data, size_t size)
 {
     gj_value *v = NULL;
-    if (gj_parse(data, size, &v, NULL) != 0) return;
+    if (cw_gj_parse(data, size, &v, NULL) != 0) return;
     char *first = encode_value(v);
     check(first != NULL);
     gj_value *w = NULL;
-    check(gj_parse(first, strlen(first), &w, NULL) == 0);
+    check(cw_gj_parse(first, strlen(first), &w, NULL) == 0);
     char *second = encode_value(w);
     check(second != NULL && strcmp(first, second) == 0);
-    gj_value *copy = gj_dup(v);
+    gj_value *copy = cw_gj_dup(v);
     check(copy != NULL);
     char *third = encode_value(copy);
     check(third != NULL && strcmp(first, third) == 0);
     cw_free(first);
     cw_free(second);
     cw_free(third);
-    gj_free(copy);
-    gj_free(w);
-    gj_free(v);
+    cw_gj_free(copy);
+    cw_gj_free(w);
+    cw_gj_free(v);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -5,13 +5,13 @@
  *   Host value \n Origin value
  *
  * and whatever they hold:
- *  1. web_percent_decode agrees with a plain reference decoder (%XX with two hex digits,
+ *  1. cw_web_percent_decode agrees with a plain reference decoder (%XX with two hex digits,
  *     never %00, no raw NUL), and encoding its result back decodes to the same bytes;
- *  2. web_parse_uint agrees with a 128-bit reference for several limits;
- *  3. web_basic_auth_ok accepts "Basic " + base64(user:password) (with or without
+ *  2. cw_web_parse_uint agrees with a 128-bit reference for several limits;
+ *  3. cw_web_basic_auth_ok accepts "Basic " + base64(user:password) (with or without
  *     padding and spaces), refuses it for any other expected value, and never crashes on
  *     the given header;
- *  4. web_host_is_loopback and web_origin_matches never crash, and a plain host matches
+ *  4. cw_web_host_is_loopback and cw_web_origin_matches never crash, and a plain host matches
  *     its own http:// and https:// origins whenever it is a valid authority.
  * Any violation aborts with __builtin_trap. */
 #include "web.h"
@@ -120,7 +120,7 @@ static void fuzz_percent_decode(const unsigned char *s, size_t len)
     if (!want) return;
     long n = ref_decode(s, len, want);
     char *got = NULL;
-    int rc = web_percent_decode((const char *)s, len, &got);
+    int rc = cw_web_percent_decode((const char *)s, len, &got);
     if (n < 0) {
         check(rc == -1 && got == NULL);
     } else {
@@ -128,7 +128,7 @@ static void fuzz_percent_decode(const unsigned char *s, size_t len)
         char *enc = percent_encode_all((const unsigned char *)got, (size_t)n);
         if (enc) {
             char *again = NULL;
-            check(web_percent_decode(enc, strlen(enc), &again) == 0);
+            check(cw_web_percent_decode(enc, strlen(enc), &again) == 0);
             check(strcmp(again, got) == 0);
             cw_free(again);
             free(enc);
@@ -143,7 +143,7 @@ static void fuzz_parse_uint(const char *s, size_t len)
     static const uint64_t limits[] = {0, 9, 100000000, INT64_MAX, UINT64_MAX};
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
         uint64_t got = 12345, want = 54321;
-        int rc = web_parse_uint(s, len, limits[i], &got);
+        int rc = cw_web_parse_uint(s, len, limits[i], &got);
         int ref = ref_parse_uint(s, len, limits[i], &want);
         check(rc == ref);
         if (rc == 0) check(got == want && got <= limits[i]);
@@ -152,8 +152,8 @@ static void fuzz_parse_uint(const char *s, size_t len)
 
 static void fuzz_basic_auth(const char *header, const char *expected)
 {
-    (void)web_basic_auth_ok(header, expected);
-    (void)web_basic_auth_ok(header, "user:password");
+    (void)cw_web_basic_auth_ok(header, expected);
+    (void)cw_web_basic_auth_ok(header, "user:password");
     size_t len = strlen(expected);
     if (len > 1024) return; /* longer credentials than the server reads */
     for (int pad = 0; pad <= 1; pad++) {
@@ -166,18 +166,18 @@ static void fuzz_basic_auth(const char *header, const char *expected)
             return;
         }
         snprintf(h, hl, "%sBasic %s%s", pad ? "" : "  ", b64, pad ? "" : " ");
-        check(web_basic_auth_ok(h, expected) == 1);
+        check(cw_web_basic_auth_ok(h, expected) == 1);
         /* Any other expected value is refused: one more byte, or one byte changed. */
         char *other = malloc(len + 2);
         if (other) {
             memcpy(other, expected, len);
             other[len] = 'x';
             other[len + 1] = '\0';
-            check(web_basic_auth_ok(h, other) == 0);
+            check(cw_web_basic_auth_ok(h, other) == 0);
             if (len > 0) {
                 other[len] = '\0';
                 other[len / 2] = other[len / 2] == 'a' ? 'b' : 'a';
-                check(web_basic_auth_ok(h, other) == 0);
+                check(cw_web_basic_auth_ok(h, other) == 0);
             }
             free(other);
         }
@@ -188,10 +188,10 @@ static void fuzz_basic_auth(const char *header, const char *expected)
 
 static void fuzz_hosts(const char *host, const char *origin)
 {
-    (void)web_origin_matches(origin, host);
-    (void)web_origin_matches(host, origin);
-    int loop = web_host_is_loopback(host);
-    (void)web_host_is_loopback(origin);
+    (void)cw_web_origin_matches(origin, host);
+    (void)cw_web_origin_matches(host, origin);
+    int loop = cw_web_host_is_loopback(host);
+    (void)cw_web_host_is_loopback(origin);
     check(loop == 0 || loop == 1);
     /* A host that is a valid authority (loopback says yes only for those) matches its own
      * origin under either scheme, whatever its case. */
@@ -200,9 +200,9 @@ static void fuzz_hosts(const char *host, const char *origin)
         char *o = malloc(n);
         if (!o) return;
         snprintf(o, n, "http://%s", host);
-        check(web_origin_matches(o, host) == 1);
+        check(cw_web_origin_matches(o, host) == 1);
         snprintf(o, n, "HTTPS://%s/path", host);
-        check(web_origin_matches(o, host) == 1);
+        check(cw_web_origin_matches(o, host) == 1);
         free(o);
     }
 }

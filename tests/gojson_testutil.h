@@ -11,7 +11,7 @@ __attribute__((unused)) static char *encode_value(const gj_value *v)
     cw_buf b;
     cw_buf_init(&b);
     cwork_error err = {0};
-    int rc = gj_encode(&b, v, &err);
+    int rc = cw_gj_encode(&b, v, &err);
     CHECK_INT(rc, 0);
     CHECK(!b.oom);
     if (rc) {
@@ -27,7 +27,7 @@ __attribute__((unused)) static void roundtrip(const char *file, int line, const 
 {
     gj_value *v = NULL;
     cwork_error err = {0};
-    int rc = gj_parse(in, len, &v, &err);
+    int rc = cw_gj_parse(in, len, &v, &err);
     if (rc != 0) {
         tl_fail(file, line, "parse failed (%s): %s", err.message, in);
         return;
@@ -35,7 +35,7 @@ __attribute__((unused)) static void roundtrip(const char *file, int line, const 
     char *got = encode_value(v);
     if (got) tl_check_mem(file, line, in, got, strlen(got), want, strlen(want));
     cw_free(got);
-    gj_free(v);
+    cw_gj_free(v);
 }
 
 #endif

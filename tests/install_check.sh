@@ -2,7 +2,8 @@
 # Installs the build into a temporary prefix and builds programs against it the ways a
 # user does, checking what each one needs at run time:
 #  - what is installed: the header, libcwork and libcwork-web (static and shared, with
-#    their SONAMEs), a pkg-config file for each, the CMake package;
+#    the SONAMEs the header's version asks for: .so.0.MINOR while the version is 0.x,
+#    .so.MAJOR from 1.0 on), a pkg-config file for each, the CMake package;
 #  - what the shared libraries export: libcwork.so the cwork_ API and the internal
 #    symbols src/cwork.map lists for libcwork-web, libcwork-web.so only cwork_web_;
 #  - an enqueue-only program (examples/enqueue.c) through `pkg-config cwork` and through
@@ -18,6 +19,11 @@
 set -eu
 build=$1
 src=$2
+version_part() { awk -v p="CWORK_VERSION_$1" '$1 == "#define" && $2 == p {print $3}' \
+    "$src/include/cwork.h"; }
+major=$(version_part MAJOR)
+minor=$(version_part MINOR)
+if [ "$major" = 0 ]; then so="libcwork.so.0.$minor"; else so="libcwork.so.$major"; fi
 prefix=$(mktemp -d /tmp/cwork-install.XXXXXX)
 trap 'rm -rf "$prefix"' EXIT
 fail() {
@@ -25,29 +31,29 @@ fail() {
     exit 1
 }
 cmake --install "$build" --prefix "$prefix" >/dev/null
-libdir=$(find "$prefix" -name 'libcwork.so.0' -printf '%h\n' | head -n 1)
-test -n "$libdir" || fail "libcwork.so.0 not installed"
+libdir=$(find "$prefix" -name "$so" -printf '%h\n' | head -n 1)
+test -n "$libdir" || fail "$so not installed"
+webso=$(echo "$so" | sed 's/^libcwork/libcwork-web/')
 for f in "$prefix/include/cwork.h" "$libdir/libcwork.a" "$libdir/libcwork-web.a" \
-    "$libdir/libcwork-web.so.0" "$libdir/pkgconfig/cwork.pc" "$libdir/pkgconfig/cwork-web.pc" \
+    "$libdir/$webso" "$libdir/pkgconfig/cwork.pc" "$libdir/pkgconfig/cwork-web.pc" \
     "$libdir/cmake/cwork/cworkConfig.cmake" "$libdir/cmake/cwork/cworkWebTargets.cmake"; do
     test -f "$f" || fail "$f not installed"
 done
 
 soname() { objdump -p "$1" | awk '/SONAME/ {print $2}'; }
-test "$(soname "$libdir/libcwork.so.0")" = "libcwork.so.0" ||
-    fail "libcwork's SONAME is '$(soname "$libdir/libcwork.so.0")'"
-test "$(soname "$libdir/libcwork-web.so.0")" = "libcwork-web.so.0" ||
-    fail "libcwork-web's SONAME is '$(soname "$libdir/libcwork-web.so.0")'"
+test "$(soname "$libdir/$so")" = "$so" || fail "libcwork's SONAME is '$(soname "$libdir/$so")', not $so"
+test "$(soname "$libdir/$webso")" = "$webso" ||
+    fail "libcwork-web's SONAME is '$(soname "$libdir/$webso")', not $webso"
 
 # Exports: the private list is what cwork.map names between "for libcwork-web only" and
 # "local:".
 sed -n '/for libcwork-web only/,/local:/p' "$src/src/cwork.map" | tr ' ;' '\n\n' |
-    grep -E '^[a-z_0-9]+$' | sort >"$prefix/private"
-nm -D --defined-only "$libdir/libcwork.so.0" | awk '$2 ~ /[TDBRVW]/ && $3 !~ /^cwork_/ {print $3}' |
+    grep -E '^cw_[a-z_0-9]+$' | sort >"$prefix/private"
+nm -D --defined-only "$libdir/$so" | awk '$2 ~ /[TDBRVW]/ && $3 !~ /^cwork_/ {print $3}' |
     sort >"$prefix/exported"
 bad=$(comm -23 "$prefix/exported" "$prefix/private")
 test -z "$bad" || fail "libcwork.so exports symbols that are neither API nor listed in cwork.map: $bad"
-bad=$(nm -D --defined-only "$libdir/libcwork-web.so.0" | awk '$2 ~ /[TDBRVW]/ && $3 !~ /^cwork_web_/ {print $3}')
+bad=$(nm -D --defined-only "$libdir/$webso" | awk '$2 ~ /[TDBRVW]/ && $3 !~ /^cwork_web_/ {print $3}')
 test -z "$bad" || fail "libcwork-web.so exports: $bad"
 
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
@@ -62,7 +68,7 @@ no_web_stack() { # FILE WHAT: neither FILE nor anything it loads is the web serv
 # The enqueue-only program, shared, through pkg-config.
 cc -std=c11 -Wall -Werror -o "$prefix/enqueue_pc" "$src/examples/enqueue.c" \
     $(pkg-config --cflags --libs cwork)
-needs "$prefix/enqueue_pc" | grep -qx 'libcwork.so.0' || fail "enqueue_pc does not need libcwork.so.0"
+needs "$prefix/enqueue_pc" | grep -qx "$so" || fail "enqueue_pc does not need $so"
 no_web_stack "$prefix/enqueue_pc" "an enqueue-only program (pkg-config cwork)"
 
 # A program that serves the web UI (port 0: any free one) and stops.
@@ -93,7 +99,7 @@ serves() { # PROGRAM: it started a server on some port
     grep -Eq '^port [1-9][0-9]*$' "$prefix/out" || { cat "$prefix/out"; fail "$1 printed no port"; }
 }
 cc -std=c11 -Wall -Werror -o "$prefix/web_pc" "$prefix/web.c" $(pkg-config --cflags --libs cwork-web)
-needs "$prefix/web_pc" | grep -qx 'libcwork-web.so.0' || fail "web_pc does not need libcwork-web.so.0"
+needs "$prefix/web_pc" | grep -qx "$webso" || fail "web_pc does not need $webso"
 serves "$prefix/web_pc"
 
 # CMake consumers: cwork::cwork (the static library by default) and cwork::cwork_web.

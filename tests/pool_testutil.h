@@ -18,10 +18,9 @@ __attribute__((unused)) static cwork_pool *new_pool(const char *tag, unsigned co
     tl_unique_ns(tag, ns_, sizeof ns_);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = concurrency;
     cwork_error err = {0};
-    cwork_pool *p = cwork_pool_new(redis_, &o, &err);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, &err);
     if (!p)
         tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
     return p;

@@ -72,6 +72,13 @@ static void unreachable_redis_fails_in_one_line_within_2_s(void)
     int rc = cli_run(env, NULL, (const char *const[]){"queues", NULL});
     check_one_line(__LINE__, rc, "cwork: cannot connect", hint);
     CHECK(strstr(cli_err_, "redis://127.0.0.1:1 (from CWORK_REDIS_URL)") != NULL);
+    /* A URL from the environment that cannot be used says where it came from. */
+    const char *bad_env[] = {"CWORK_REDIS_URL=redis://:s3cr3tpw@h:bad", NULL};
+    rc = cli_run(bad_env, NULL, (const char *const[]){"queues", NULL});
+    CHECK_INT(rc, 2);
+    CHECK_INT((long long)cli_lines(cli_err_), 1);
+    CHECK(strncmp(cli_err_, "cwork: CWORK_REDIS_URL: ", 24) == 0);
+    CHECK(strstr(cli_err_, "s3cr3tpw") == NULL);
     if (!listening(6379)) {
         const char *unset[] = {"CWORK_REDIS_URL", NULL};
         rc = cli_run(unset, NULL, (const char *const[]){"pools", NULL});
@@ -128,9 +135,19 @@ static void auth_failures_name_the_password_options(void)
     rc = cli_run(env, NULL, (const char *const[]){"enqueue", "--redis", s.url, "x", NULL});
     check_one_line(__LINE__, rc, "cwork: Redis at ", wrongpass);
     CHECK(strstr(cli_err_, "N0tThat0ne") == NULL);
-    /* The right one works. */
+    /* The right one works: in the URL, or in CWORK_REDIS_PASSWORD (which the command
+     * reads and passes on; the URL's wins). */
     snprintf(url, sizeof url, "redis://:Pa55word@127.0.0.1:%d", s.port);
     CHECK_INT(CLI_RUN("queues", "--redis", url), 0);
+    const char *right[] = {"CWORK_REDIS_PASSWORD=Pa55word", NULL};
+    CHECK_INT(cli_run(right, NULL, (const char *const[]){"queues", "--redis", s.url, NULL}), 0);
+    CHECK_INT(cli_run(right, NULL, (const char *const[]){"queues", "--redis", wrong, NULL}), 1);
+    CHECK(strstr(cli_err_, "WRONGPASS") != NULL);
+    const char *right_url[] = {"CWORK_REDIS_PASSWORD=Pa55word", NULL, NULL};
+    char url_env[160];
+    snprintf(url_env, sizeof url_env, "CWORK_REDIS_URL=%s", s.url);
+    right_url[1] = url_env;
+    CHECK_INT(cli_run(right_url, NULL, (const char *const[]){"queues", NULL}), 0);
     tl_server_destroy(&s);
 
     /* A password for a server without one. */

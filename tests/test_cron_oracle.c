@@ -300,6 +300,26 @@ static int epoch_zero(const char *ours, size_t olen, const char *theirs, size_t 
 static const char *oracle_path;
 static uint64_t seed;
 
+/* cwork refuses a spec that fires nowhere within five years of a few instants of
+ * 2024-2026 (src/cron.c). Go agrees when its answer is "never" — also when it first
+ * lists fire times from an earlier instant but then stops, all of them before 2024:
+ * a synthetic zone whose rules changed since can make a date fire in 1956 and never
+ * again (its midnight fallen into a daylight saving gap). */
+static int go_stops_before_today(const char *theirs, size_t l)
+{
+    if (l < 5 || memcmp(theirs + l - 5, "never", 5) != 0)
+        return 0;
+    const char *p = theirs, *end = theirs + l - 5;
+    while (p < end) {
+        char *next;
+        long long t = strtoll(p, &next, 10);
+        if (next == p || t >= 1704067200LL) /* 2024-01-01, the first of cron.c's instants */
+            return 0;
+        p = next + strspn(next, " ");
+    }
+    return 1;
+}
+
 /* Runs the oracle on (specs[i], times[i], FIRES) and compares every line. */
 static void compare_with_oracle(char **specs, const int64_t *times, size_t nlines)
 {
@@ -334,7 +354,7 @@ static void compare_with_oracle(char **specs, const int64_t *times, size_t nline
                 same_errors++;
             else
                 same_times++;
-        } else if (refused && l == 5 && memcmp(theirs, "never", 5) == 0) {
+        } else if (refused && go_stops_before_today(theirs, l)) {
             never++;
         } else if (epoch_zero(ours.data, ours.len, theirs, l)) {
             same_times++;

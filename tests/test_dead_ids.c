@@ -94,7 +94,7 @@ static void the_record_of_undecodable_bytes_has_an_id_and_the_exact_bytes(void)
 {
     cw_buf out;
     cw_buf_init(&out);
-    CHECK_INT(job_encode_undecodable(&out, "a", (const char *)bad_bytes_, sizeof bad_bytes_ - 1,
+    CHECK_INT(cw_job_encode_undecodable(&out, "a", (const char *)bad_bytes_, sizeof bad_bytes_ - 1,
                                      "invalid character", 1700000000, NULL),
               0);
     check_record(out.data, out.len, "a", bad_bytes_, sizeof bad_bytes_ - 1);
@@ -102,8 +102,8 @@ static void the_record_of_undecodable_bytes_has_an_id_and_the_exact_bytes(void)
     CHECK(strstr(out.data, "\"raw_job\":\"\\ufffd\\ufffd not json \\ufffd(\"") != NULL);
     cw_buf out2;
     cw_buf_init(&out2);
-    job_encode_undecodable(&out2, "a", "x", 1, "r", 1, NULL);
-    job_encode_undecodable(&out2, "a", "x", 1, "r", 1, NULL);
+    cw_job_encode_undecodable(&out2, "a", "x", 1, "r", 1, NULL);
+    cw_job_encode_undecodable(&out2, "a", "x", 1, "r", 1, NULL);
     CHECK(memcmp(out2.data, out2.data + out2.len / 2, out2.len / 2) != 0); /* fresh ids */
     cw_buf_free(&out);
     cw_buf_free(&out2);

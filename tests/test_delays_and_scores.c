@@ -130,9 +130,8 @@ static void retry_delays_are_kept_within_the_bound(void)
     tl_unique_ns("backoff", ns_, sizeof ns_);
     cwork_pool_options po;
     cwork_pool_options_init(&po);
-    po.ns = ns_;
     po.concurrency = 2;
-    cwork_pool *p = cwork_pool_new(redis_, &po, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &po, NULL);
     cwork_job_options a, b;
     cwork_job_options_init(&a);
     a.backoff = huge_backoff;

@@ -73,9 +73,8 @@ static void flavours_parse_and_unknown_values_are_refused(void)
     cwork_pool_options po;
     cwork_pool_options_init(&po);
     CHECK_INT(po.go_flavor, CWORK_GO_FORK); /* the default */
-    po.ns = ns_;
     po.go_flavor = (cwork_go_flavor)3;
-    CHECK(cwork_pool_new(redis_, &po, &err) == NULL);
+    CHECK(cwork_pool_new(redis_, ns_, &po, &err) == NULL);
     CHECK_INT(err.code, CWORK_EINVAL);
     cwork_web_options wo;
     cwork_web_options_init(&wo);

@@ -20,7 +20,7 @@ static void check_float(const char *file, int line, double d, const char *want)
 {
     cw_buf b;
     cw_buf_init(&b);
-    gj_format_float(&b, d);
+    cw_gj_format_float(&b, d);
     tl_check_mem(file, line, want, b.data, b.len, want, strlen(want));
     cw_buf_free(&b);
 }
@@ -40,7 +40,7 @@ static char *suffix_of(const gj_value *args)
 {
     cw_buf b;
     cw_buf_init(&b);
-    CHECK_INT(job_unique_args_suffix(&b, args, NULL), 0);
+    CHECK_INT(cw_job_unique_args_suffix(&b, args, NULL), 0);
     cw_buf_putc(&b, '\0'); /* so that an empty suffix still gives a string */
     return cw_buf_take(&b, NULL);
 }
@@ -68,11 +68,11 @@ static void spec_18_2_numbers_from_setters(void)
     cw_free(got);
     /* Setting a key again replaces it in place. */
     CHECK_INT(cwork_args_set_int64(a, "whole", 4), 0);
-    CHECK_INT(args_object(a)->as.obj.len, 10);
+    CHECK_INT(cw_args_object(a)->as.obj.len, 10);
     CHECK_INT(cwork_args_set_float64(a, "x", NAN), CWORK_EJSON);
     CHECK_INT(cwork_args_set_float64(a, "x", INFINITY), CWORK_EJSON);
     CHECK_INT(cwork_args_set_float64(a, "x", -INFINITY), CWORK_EJSON);
-    CHECK(gj_object_get(args_object(a), "x", 1) == NULL);
+    CHECK(cw_gj_object_get(cw_args_object(a), "x", 1) == NULL);
     cwork_args_free(a);
 }
 
@@ -106,22 +106,22 @@ static void spec_18_2_string_escaping(void)
     /* Parsed back, the same except that the escaped U+FFFD is now a valid character,
      * which Go writes raw. */
     gj_value *v = NULL;
-    CHECK_INT(gj_parse(spec_s_json, strlen(spec_s_json), &v, NULL), 0);
+    CHECK_INT(cw_gj_parse(spec_s_json, strlen(spec_s_json), &v, NULL), 0);
     got = encode_value(v);
     CHECK_STR(got + 11, spec_s_json + 14);
     CHECK_MEM(got, 11, "{\"bad\":\"\xef\xbf\xbd", 11);
-    gj_value *s = gj_object_get(v, "s", 1);
+    gj_value *s = cw_gj_object_get(v, "s", 1);
     CHECK(s && s->type == GJ_STRING);
     if (s) CHECK_MEM(s->as.s.ptr, s->as.s.len, spec_s, sizeof spec_s - 1);
     cw_free(got);
-    gj_free(v);
+    cw_gj_free(v);
 }
 
 static void spec_18_3_unique_suffixes(void)
 {
     cwork_args *a = cwork_args_new();
     CHECK_INT(cwork_args_set_string(a, "object_id_", "123"), 0);
-    char *s = suffix_of(args_object(a));
+    char *s = suffix_of(cw_args_object(a));
     CHECK_STR(s, "{\"object_id_\":\"123\"}\n");
     cw_free(s);
     cwork_args_free(a);
@@ -131,20 +131,20 @@ static void spec_18_3_unique_suffixes(void)
     cw_free(s);
 
     a = cwork_args_new();
-    s = suffix_of(args_object(a));
+    s = suffix_of(cw_args_object(a));
     CHECK_STR(s, "{}\n");
     cw_free(s);
     CHECK_INT(cwork_args_set_int64(a, "b", 2), 0);
     CHECK_INT(cwork_args_set_string(a, "a", "<&>"), 0);
     CHECK_INT(cwork_args_set_json(a, "c", "[1,\"z\"]", 7, NULL), 0);
-    s = suffix_of(args_object(a));
+    s = suffix_of(cw_args_object(a));
     CHECK_STR(s, "{\"a\":\"\\u003c\\u0026\\u003e\",\"b\":2,\"c\":[1,\"z\"]}\n");
     cw_free(s);
     cwork_args_free(a);
 
     const char *in = "{\"n\":9007199254740993,\"u\":12345678901234567890,\"f\":1.0,\"e\":1e3}";
     CHECK_INT(cwork_args_parse(in, strlen(in), &a, NULL), 0);
-    s = suffix_of(args_object(a));
+    s = suffix_of(cw_args_object(a));
     CHECK_STR(s, "{\"e\":1000,\"f\":1,\"n\":9007199254740992,\"u\":12345678901234567000}\n");
     cw_free(s);
     cwork_args_free(a);
@@ -221,14 +221,14 @@ static void float_round_trips(void)
         if (!isfinite(d)) continue;
         cw_buf b;
         cw_buf_init(&b);
-        gj_format_float(&b, d);
+        cw_gj_format_float(&b, d);
         gj_value *v = NULL;
-        if (gj_parse(b.data, b.len, &v, NULL) != 0 || v->type != GJ_FLOAT ||
+        if (cw_gj_parse(b.data, b.len, &v, NULL) != 0 || v->type != GJ_FLOAT ||
             memcmp(&v->as.f, &d, sizeof d) != 0) {
             tl_fail(__FILE__, __LINE__, "%a printed as %s does not read back", d, b.data);
             bad++;
         }
-        gj_free(v);
+        cw_gj_free(v);
         cw_buf_free(&b);
     }
 }
@@ -237,15 +237,15 @@ static void non_finite_refused(void)
 {
     double bad[] = {NAN, INFINITY, -INFINITY};
     for (int i = 0; i < 3; i++) {
-        gj_value *obj = gj_new_object();
-        CHECK_INT(gj_object_set(obj, "x", 1, gj_new_float(bad[i])), 0);
+        gj_value *obj = cw_gj_new_object();
+        CHECK_INT(cw_gj_object_set(obj, "x", 1, cw_gj_new_float(bad[i])), 0);
         cw_buf b;
         cw_buf_init(&b);
         cwork_error err = {0};
-        CHECK_INT(gj_encode(&b, obj, &err), CWORK_EJSON);
+        CHECK_INT(cw_gj_encode(&b, obj, &err), CWORK_EJSON);
         CHECK(strstr(err.message, "unsupported value") != NULL);
         cw_buf_free(&b);
-        gj_free(obj);
+        cw_gj_free(obj);
     }
 }
 
@@ -288,7 +288,7 @@ static void escape_every_ascii_byte(void)
         }
         cw_buf b;
         cw_buf_init(&b);
-        gj_encode_string(&b, &in, 1);
+        cw_gj_encode_string(&b, &in, 1);
         CHECK_MEM(b.data, b.len, want, strlen(want));
         cw_buf_free(&b);
     }
@@ -322,14 +322,14 @@ static void escape_utf8(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         cw_buf b;
         cw_buf_init(&b);
-        gj_encode_string(&b, cases[i].in, strlen(cases[i].in));
+        cw_gj_encode_string(&b, cases[i].in, strlen(cases[i].in));
         CHECK_MEM(b.data, b.len, cases[i].want, strlen(cases[i].want));
         cw_buf_free(&b);
     }
     /* NUL inside a string. */
     cw_buf b;
     cw_buf_init(&b);
-    gj_encode_string(&b, "a\0b", 3);
+    cw_gj_encode_string(&b, "a\0b", 3);
     CHECK_STR(b.data, "\"a\\u0000b\"");
     cw_buf_free(&b);
 }
@@ -343,14 +343,14 @@ static void long_string_escaping(void)
         s[i] = (char)(i % 3 == 0 ? '<' : i % 3 == 1 ? '\xff' : 'a');
     cw_buf b;
     cw_buf_init(&b);
-    gj_encode_string(&b, s, n);
+    cw_gj_encode_string(&b, s, n);
     CHECK(!b.oom);
     CHECK_INT(b.len, 2 + (n / 3) * (6 + 6 + 1) + (n % 3 >= 1 ? 6 : 0) + (n % 3 >= 2 ? 6 : 0));
     /* Three-byte sequences straddling a chunk border. */
     for (size_t i = 0; i + 3 <= n; i += 3)
         memcpy(s + i, "\xe2\x80\xa8", 3);
     cw_buf_reset(&b);
-    gj_encode_string(&b, s, n - n % 3);
+    cw_gj_encode_string(&b, s, n - n % 3);
     CHECK_INT(b.len, 2 + (n / 3) * 6);
     cw_buf_free(&b);
     free(s);
@@ -380,16 +380,16 @@ static void nested_values_and_sorting(void)
     snprintf(in + a, sizeof in - a, "}");
     snprintf(want + b, sizeof want - b, "}");
     gj_value *v = NULL;
-    CHECK_INT(gj_parse(in, strlen(in), &v, NULL), 0);
+    CHECK_INT(cw_gj_parse(in, strlen(in), &v, NULL), 0);
     char *got = encode_value(v);
     CHECK_STR(got, want);
     cw_free(got);
-    gj_value *d = gj_dup(v);
+    gj_value *d = cw_gj_dup(v);
     got = encode_value(d);
     CHECK_STR(got, want);
     cw_free(got);
-    gj_free(d);
-    gj_free(v);
+    cw_gj_free(d);
+    cw_gj_free(v);
 }
 
 /* ---------------------------------------------------------------- locale */
@@ -448,7 +448,7 @@ static void encode_speed(void)
     int n = 200000;
     for (int i = 0; i < n; i++) {
         cw_buf_reset(&b);
-        gj_encode(&b, args_object(a), NULL);
+        cw_gj_encode(&b, cw_args_object(a), NULL);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;

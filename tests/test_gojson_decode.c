@@ -14,10 +14,10 @@ static void reject(const char *file, int line, const char *in, size_t len)
 {
     gj_value *v = NULL;
     cwork_error err = {0};
-    int rc = gj_parse(in, len, &v, &err);
+    int rc = cw_gj_parse(in, len, &v, &err);
     if (rc != CWORK_EJSON) {
         tl_fail(file, line, "accepted (rc %d), expected CWORK_EJSON: %.*s", rc, (int)len, in);
-        gj_free(v);
+        cw_gj_free(v);
         return;
     }
     if (err.code != CWORK_EJSON || strncmp(err.message, "json: ", 6) != 0)
@@ -153,11 +153,11 @@ static void decode_strings(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gj_value *v = NULL;
-        CHECK_INT(gj_parse(cases[i].in, strlen(cases[i].in), &v, NULL), 0);
+        CHECK_INT(cw_gj_parse(cases[i].in, strlen(cases[i].in), &v, NULL), 0);
         if (!v) continue;
         CHECK_INT(v->type, GJ_STRING);
         CHECK_MEM(v->as.s.ptr, v->as.s.len, cases[i].want, cases[i].want_len);
-        gj_free(v);
+        cw_gj_free(v);
     }
     /* Keys are repaired too, and keys that become equal collapse (the last wins). */
     ROUNDTRIP("{\"\xff\":1,\"\xfe\":2}", "{\"\xef\xbf\xbd\":2}");
@@ -167,38 +167,38 @@ static void duplicate_keys(void)
 {
     const char *in = "{\"a\":1,\"b\":2,\"a\":{\"x\":1},\"c\":3,\"a\":3}";
     gj_value *v = NULL;
-    CHECK_INT(gj_parse(in, strlen(in), &v, NULL), 0);
+    CHECK_INT(cw_gj_parse(in, strlen(in), &v, NULL), 0);
     CHECK_INT(v->as.obj.len, 3);
     CHECK_STR(v->as.obj.items[0].key.ptr, "a"); /* first position, last value */
     CHECK(v->as.obj.items[0].value->as.f == 3);
     CHECK_STR(v->as.obj.items[2].key.ptr, "c");
-    gj_free(v);
+    cw_gj_free(v);
     /* Same for a large object, which settles duplicates by sorting. */
     char big[2048];
     size_t n = (size_t)snprintf(big, sizeof big, "{");
     for (int i = 0; i < 50; i++)
         n += (size_t)snprintf(big + n, sizeof big - n, "\"k%d\":%d,", i, i);
     snprintf(big + n, sizeof big - n, "\"k5\":\"x\",\"k40\":[],\"k5\":\"y\"}");
-    CHECK_INT(gj_parse(big, strlen(big), &v, NULL), 0);
+    CHECK_INT(cw_gj_parse(big, strlen(big), &v, NULL), 0);
     CHECK_INT(v->as.obj.len, 50);
     CHECK_STR(v->as.obj.items[5].key.ptr, "k5");
     CHECK_STR(v->as.obj.items[5].value->as.s.ptr, "y");
     CHECK_INT(v->as.obj.items[40].value->type, GJ_ARRAY);
     CHECK_STR(v->as.obj.items[49].key.ptr, "k49");
-    gj_free(v);
+    cw_gj_free(v);
 }
 
 static void merge_objects(void)
 {
     gj_value *a = NULL, *b = NULL;
-    CHECK_INT(gj_parse("{\"a\":1,\"b\":2}", 13, &a, NULL), 0);
-    CHECK_INT(gj_parse("{\"b\":3,\"c\":4}", 13, &b, NULL), 0);
-    CHECK_INT(gj_object_merge(a, b), 0);
+    CHECK_INT(cw_gj_parse("{\"a\":1,\"b\":2}", 13, &a, NULL), 0);
+    CHECK_INT(cw_gj_parse("{\"b\":3,\"c\":4}", 13, &b, NULL), 0);
+    CHECK_INT(cw_gj_object_merge(a, b), 0);
     char *got = encode_value(a);
     CHECK_STR(got, "{\"a\":1,\"b\":3,\"c\":4}");
     CHECK_STR(a->as.obj.items[1].key.ptr, "b");
     cw_free(got);
-    gj_free(a);
+    cw_gj_free(a);
 }
 
 /* depth containers: open x depth, inner, close x depth. */
@@ -227,50 +227,50 @@ static void deep_nesting(void)
     for (int k = 0; k < 2; k++) {
         char *ok = nested3(opens[k], inner[k], closes[k], GJ_MAX_DEPTH);
         gj_value *v = NULL;
-        CHECK_INT(gj_parse(ok, strlen(ok), &v, NULL), 0);
+        CHECK_INT(cw_gj_parse(ok, strlen(ok), &v, NULL), 0);
         char *got = v ? encode_value(v) : NULL;
         CHECK(got && strcmp(got, ok) == 0);
-        gj_value *d = gj_dup(v);
+        gj_value *d = cw_gj_dup(v);
         char *got2 = d ? encode_value(d) : NULL;
         CHECK(got2 && strcmp(got2, ok) == 0);
         cw_free(got);
         cw_free(got2);
-        gj_free(d);
-        gj_free(v);
+        cw_gj_free(d);
+        cw_gj_free(v);
         /* The skip path (unknown job fields) has the same limit. */
         size_t pos = 0;
-        CHECK_INT(gj_skip_at(ok, strlen(ok), &pos, 0, NULL), 0);
+        CHECK_INT(cw_gj_skip_at(ok, strlen(ok), &pos, 0, NULL), 0);
         CHECK_INT(pos, strlen(ok));
         pos = 0;
-        CHECK_INT(gj_skip_at(ok, strlen(ok), &pos, 1, NULL), CWORK_EJSON);
+        CHECK_INT(cw_gj_skip_at(ok, strlen(ok), &pos, 1, NULL), CWORK_EJSON);
         free(ok);
 
         char *deep = nested3(opens[k], inner[k], closes[k], GJ_MAX_DEPTH + 1);
         cwork_error err = {0};
-        CHECK_INT(gj_parse(deep, strlen(deep), &v, &err), CWORK_EJSON);
+        CHECK_INT(cw_gj_parse(deep, strlen(deep), &v, &err), CWORK_EJSON);
         CHECK(strstr(err.message, "max depth") != NULL);
         free(deep);
     }
     /* Far deeper trees built in process are released, copied and encoded without
      * recursion. */
-    gj_value *root = gj_new_array(), *cur = root;
+    gj_value *root = cw_gj_new_array(), *cur = root;
     for (int i = 0; i < 200000; i++) {
-        gj_value *next = gj_new_array();
-        CHECK_INT(gj_array_push(cur, next), 0);
+        gj_value *next = cw_gj_new_array();
+        CHECK_INT(cw_gj_array_push(cur, next), 0);
         cur = next;
     }
     cw_buf b;
     cw_buf_init(&b);
-    CHECK_INT(gj_encode(&b, root, NULL), 0);
+    CHECK_INT(cw_gj_encode(&b, root, NULL), 0);
     CHECK_INT(b.len, 2 * 200001);
     cw_buf_free(&b);
-    gj_value *copy = gj_dup(root);
+    gj_value *copy = cw_gj_dup(root);
     CHECK(copy != NULL);
-    gj_free(copy);
-    gj_free(root);
+    cw_gj_free(copy);
+    cw_gj_free(root);
     /* Unterminated deep input fails cleanly. */
     char *open_only = nested("[", "", 5000);
-    CHECK_INT(gj_parse(open_only, strlen(open_only), &root, NULL), CWORK_EJSON);
+    CHECK_INT(cw_gj_parse(open_only, strlen(open_only), &root, NULL), CWORK_EJSON);
     free(open_only);
 }
 

@@ -106,7 +106,7 @@ static void failed_job_vector(void)
     CHECK(job != NULL);
     if (!job) return;
     job->fails++;
-    CHECK_INT(job_set_str(&job->err, "smtp: 550 <rejected>", 20), 0);
+    CHECK_INT(cw_job_set_str(&job->err, "smtp: 550 <rejected>", 20), 0);
     job->failed_at = 1700000005;
     char *got = encode(job);
     CHECK_STR(got, canonical_jobs[4]);
@@ -135,7 +135,7 @@ static void field_accessors(void)
     cwork_job_free(job);
 
     /* A new job: every string is "", args null. */
-    job = job_new();
+    job = cw_job_new();
     CHECK_STR(cwork_job_name(job), "");
     CHECK_STR(cwork_job_last_error(job), "");
     char *got = encode(job);
@@ -415,8 +415,8 @@ static void typed_accessors(void)
     cwork_args_set_int64(a, "i", INT64_MIN);
     cwork_args_set_uint64(a, "u", UINT64_MAX);
     cwork_args_set_uint64(a, "u2", (uint64_t)INT64_MAX);
-    job = job_new();
-    job->args = gj_dup(args_object(a));
+    job = cw_job_new();
+    job->args = cw_gj_dup(cw_args_object(a));
     cwork_args_free(a);
     CHECK(cwork_job_arg_int64(job, "i") == INT64_MIN);
     CHECK_INT(cwork_job_arg_int64(job, "u2"), INT64_MAX);
@@ -495,7 +495,7 @@ static void unique_suffix_of_decoded_args(void)
                             "\"f\":1.0,\"e\":1e3}}");
     cw_buf b;
     cw_buf_init(&b);
-    CHECK_INT(job_unique_args_suffix(&b, job->args, NULL), 0);
+    CHECK_INT(cw_job_unique_args_suffix(&b, job->args, NULL), 0);
     CHECK_STR(b.data, "{\"e\":1000,\"f\":1,\"n\":9007199254740992,\"u\":12345678901234567000}\n");
     cw_buf_free(&b);
     cwork_job_free(job);
@@ -503,9 +503,9 @@ static void unique_suffix_of_decoded_args(void)
 
 static void non_finite_args_refused(void)
 {
-    cwork_job *job = job_new();
-    job->args = gj_new_object();
-    gj_object_set(job->args, "x", 1, gj_new_float(NAN));
+    cwork_job *job = cw_job_new();
+    job->args = cw_gj_new_object();
+    cw_gj_object_set(job->args, "x", 1, cw_gj_new_float(NAN));
     char *out = NULL;
     cwork_error err = {0};
     CHECK_INT(cwork_job_encode(job, &out, NULL, &err), CWORK_EJSON);
@@ -568,9 +568,9 @@ static int oom_scenario(void)
     char *args = cwork_job_args_json(job);
     ok &= args != NULL;
     cw_free(args);
-    gj_value *copy = gj_dup(job->args);
+    gj_value *copy = cw_gj_dup(job->args);
     ok &= copy != NULL;
-    gj_free(copy);
+    cw_gj_free(copy);
     (void)cwork_job_arg_bool(job, "k2"); /* renders a map for the error text */
     ok &= cwork_job_arg_error(job) != NULL;
     ok &= strstr(cwork_job_arg_error(job), "map[m:[1.5 <nil>]]") != NULL;

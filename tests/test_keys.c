@@ -70,7 +70,7 @@ static void unique_keys_of_spec_18_3(void)
     cw_buf_init(&b);
     cwork_args *args = NULL;
     CHECK_INT(cwork_args_parse("{\"object_id_\":\"123\"}", 20, &args, NULL), 0);
-    CHECK_INT(cw_key_unique(&k, &b, "clear_cache", args_object(args), NULL), 0);
+    CHECK_INT(cw_key_unique(&k, &b, "clear_cache", cw_args_object(args), NULL), 0);
     CHECK_MEM(b.data, b.len, "work:unique:clear_cache:{\"object_id_\":\"123\"}\n", 45);
     cwork_args_free(args);
 
@@ -80,14 +80,14 @@ static void unique_keys_of_spec_18_3(void)
 
     cw_buf_reset(&b);
     args = cwork_args_new();
-    CHECK_INT(cw_key_unique(&k, &b, "clear_cache", args_object(args), NULL), 0);
+    CHECK_INT(cw_key_unique(&k, &b, "clear_cache", cw_args_object(args), NULL), 0);
     CHECK_STR(b.data, "work:unique:clear_cache:{}\n");
 
     cw_buf_reset(&b);
     cwork_args_set_int64(args, "b", 2);
     cwork_args_set_string(args, "a", "<&>");
     cwork_args_set_json(args, "c", "[1,\"z\"]", 7, NULL);
-    CHECK_INT(cw_key_unique(&k, &b, "x", args_object(args), NULL), 0);
+    CHECK_INT(cw_key_unique(&k, &b, "x", cw_args_object(args), NULL), 0);
     CHECK_STR(b.data, "work:unique:x:{\"a\":\"\\u003c\\u0026\\u003e\",\"b\":2,\"c\":[1,\"z\"]}\n");
     cwork_args_free(args);
     cw_buf_free(&b);

@@ -78,7 +78,7 @@ static cwork_job *job_from(const char *json)
 {
     cwork_job *job = NULL;
     cwork_error err = {0};
-    CHECK_INT(job_decode(json, strlen(json), &job, &err), 0);
+    CHECK_INT(cw_job_decode(json, strlen(json), &job, &err), 0);
     return job;
 }
 

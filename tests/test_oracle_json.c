@@ -2,8 +2,8 @@
  * style (escapes, invalid UTF-8, number spellings across the whole float64 range,
  * duplicate keys, odd white space, plus mutated copies that may or may not be valid)
  * go through `$CWORK_GO_ORACLE json` (json.Unmarshal into map[string]interface{}, then
- * json.Marshal and json.Encoder.Encode) and through gj_parse / gj_encode /
- * job_unique_args_suffix. Both sides must accept the same lines and produce the same
+ * json.Marshal and json.Encoder.Encode) and through cw_gj_parse / cw_gj_encode /
+ * cw_job_unique_args_suffix. Both sides must accept the same lines and produce the same
  * bytes for the encoding and the unique-key suffix.
  *
  * The one allowed difference: the oracle is built with Go 1.19, which writes 0x08 and
@@ -485,7 +485,7 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
     int go_error = go_len >= 7 && memcmp(go, "error: ", 7) == 0;
     gj_value *v = NULL;
     cwork_error err = {0};
-    int rc = gj_parse(in, in_len, &v, &err);
+    int rc = cw_gj_parse(in, in_len, &v, &err);
     if (rc == 0 && v->type != GJ_OBJECT) { /* Go decodes into a map */
         rc = CWORK_EJSON;
         snprintf(err.message, sizeof err.message, "not an object");
@@ -496,14 +496,14 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
         else
             report(rc ? "we reject, Go accepts" : "we accept, Go rejects", in, in_len, err.message,
                    strlen(err.message), go, go_len);
-        gj_free(v);
+        cw_gj_free(v);
         return;
     }
     gj_value *pair = NULL;
-    if (gj_parse(go, go_len, &pair, NULL) != 0 || pair->type != GJ_ARRAY || pair->as.arr.len != 2) {
+    if (cw_gj_parse(go, go_len, &pair, NULL) != 0 || pair->type != GJ_ARRAY || pair->as.arr.len != 2) {
         report("unreadable oracle line", in, in_len, "", 0, go, go_len);
-        gj_free(pair);
-        gj_free(v);
+        cw_gj_free(pair);
+        cw_gj_free(v);
         return;
     }
     both_accepted++;
@@ -513,8 +513,8 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
     cw_buf plain, suffix;
     cw_buf_init(&plain);
     cw_buf_init(&suffix);
-    CHECK_INT(gj_encode(&plain, v, NULL), 0);
-    CHECK_INT(job_unique_args_suffix(&suffix, v, NULL), 0);
+    CHECK_INT(cw_gj_encode(&plain, v, NULL), 0);
+    CHECK_INT(cw_job_unique_args_suffix(&suffix, v, NULL), 0);
     size_t pl, sl;
     char *p = to_go119(plain.data, plain.len, &pl);
     char *s = to_go119(suffix.data, suffix.len, &sl);
@@ -526,8 +526,8 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
     cw_free(s);
     cw_buf_free(&plain);
     cw_buf_free(&suffix);
-    gj_free(pair);
-    gj_free(v);
+    cw_gj_free(pair);
+    cw_gj_free(v);
 }
 
 /* ---------------------------------------------------------------- running Go */

@@ -92,6 +92,14 @@ static void vectors_of_spec_18_4(void)
 
     cw_buf want;
     cw_buf_init(&want);
+    /* Every pass publishes the pool's periodic jobs for dashboards (field order: bytes). */
+    cw_buf_printf(&want,
+                  "%s:cwork:periodic hash ttl=600 "
+                  "[\"calc\",\"0 * * * * *\"]={\"next_at\":1700000040,\"seen_at\":1700000000} | "
+                  "[\"five\",\"*/5 * * * *\"]={\"next_at\":1700000100,\"seen_at\":1700000000} | "
+                  "[\"tick\",\"*/20 * * * * *\"]={\"next_at\":1700000020,"
+                  "\"seen_at\":1700000000}\n",
+                  ns_);
     cw_buf_printf(&want, "%s:last_periodic_enqueue string 1700000000\n%s:scheduled zset", ns_, ns_);
     /* ZRANGE order: by score, then member bytes ("calc" < "five" < "tick"). */
     static const struct {
@@ -134,10 +142,12 @@ static void hourly_and_the_forks_own_vectors(void)
     CHECK_INT(run(p, 1700002700, 0), 1);
     char want[512];
     snprintf(want, sizeof want,
+             "%s:cwork:periodic hash ttl=600 "
+             "[\"hourly\",\"@hourly\"]={\"next_at\":1700002800,\"seen_at\":1700002700}\n"
              "%s:last_periodic_enqueue string 1700002700\n%s:scheduled zset "
              "{\"name\":\"hourly\",\"id\":\"periodic:hourly:@hourly:1700002800\","
              "\"t\":1700002800,\"args\":null,\"d\":1700006400}=1700002800\n",
-             ns_, ns_);
+             ns_, ns_, ns_);
     check_dump(want);
     cw_periodic_free(p);
     tl_ns_delete(rc_, ns_);
@@ -228,8 +238,12 @@ static void failed_pass_leaves_the_window_open(void)
     tl_capture_logs();
     CHECK_INT(run(p, 1700000000, CWORK_EREDIS), 0);
     cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
-    char want[256];
-    snprintf(want, sizeof want, "%s:scheduled string not-a-zset\n", ns_);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:cwork:periodic hash ttl=600 "
+             "[\"calc\",\"0 * * * * *\"]={\"next_at\":1700000040,\"seen_at\":1700000000}\n"
+             "%s:scheduled string not-a-zset\n",
+             ns_, ns_);
     check_dump(want);
     const tl_log *r = tl_find_log("periodic_enqueuer.loop.enqueue");
     CHECK(r != NULL && r->level == CWORK_LOG_ERROR && strstr(r->fields, "WRONGTYPE"));
@@ -246,6 +260,29 @@ static void failed_pass_leaves_the_window_open(void)
     redisReply *g = tl_cmd(rc_, "GET %s:last_periodic_enqueue", ns_);
     CHECK(g->type == REDIS_REPLY_STRING && !strcmp(g->str, "1700000000"));
     freeReplyObject(g);
+    cw_periodic_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Publishing is best effort: a published key of another type (someone else's) is
+ * left exactly as it was — no TTL put on it — and the pass goes on. */
+static void publishing_leaves_a_foreign_key_alone(void)
+{
+    fresh("pp");
+    freeReplyObject(tl_cmd(rc_, "RPUSH %s:cwork:periodic mine", ns_));
+    const char *pairs[] = {"0 * * * * *", "calc"};
+    cw_periodic *p = with(pairs, 2);
+    tl_capture_logs();
+    CHECK_INT(run(p, 1700000000, 0), 4);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
+    const tl_log *r = tl_find_log("periodic_enqueuer.publish");
+    CHECK(r != NULL && r->level == CWORK_LOG_WARN && strstr(r->fields, "WRONGTYPE"));
+    redisReply *t = tl_cmd(rc_, "TTL %s:cwork:periodic", ns_);
+    CHECK_INT(t->integer, -1);
+    freeReplyObject(t);
+    redisReply *z = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
+    CHECK_INT(z->integer, 4);
+    freeReplyObject(z);
     cw_periodic_free(p);
     tl_ns_delete(rc_, ns_);
 }
@@ -323,6 +360,7 @@ int main(void)
     RUN(window_rule);
     RUN(no_periodic_jobs_no_traffic);
     RUN(failed_pass_leaves_the_window_open);
+    RUN(publishing_leaves_a_foreign_key_alone);
     RUN(log_records);
     RUN(specs_are_checked_when_added);
     RUN(every_specs_schedule_from_now);

@@ -337,13 +337,12 @@ static void middleware_order_and_per_job_context(void)
     static int magic = 42;
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 2;
     o.context_size = sizeof(test_ctx);
     o.context_init = ctx_init;
     o.context_free = ctx_free;
     o.userdata = &magic;
-    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.timeout_ms = 60000;
@@ -437,10 +436,9 @@ static void single_fetch_path_processes_everything(void)
     tl_unique_ns("single", ns_, sizeof ns_);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 5;
     o.single_fetch = true;
-    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
     atomic_store(&runs_, 0);
     CHECK_INT(cwork_pool_register(p, "send_email", record_handler, NULL, NULL), 0);
     CHECK_INT(cwork_pool_register(p, "other", record_handler, NULL, NULL), 0);

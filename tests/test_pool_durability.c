@@ -79,9 +79,8 @@ static void crash_redis_under_a_busy_pool(int sleep_ms)
 
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = 20;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cwork_pool_register(p, "odd", handler, NULL, NULL);
     cwork_pool_register(p, "even", handler, NULL, NULL);
     CHECK_INT(cwork_pool_start(p, NULL), 0);

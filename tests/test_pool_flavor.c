@@ -41,11 +41,10 @@ static cwork_pool *flavoured_pool(const char *tag, cwork_go_flavor flavor)
     tl_unique_ns(tag, ns_, sizeof ns_);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 2;
     o.go_flavor = flavor;
     cwork_error err = {0};
-    cwork_pool *p = cwork_pool_new(redis_, &o, &err);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, &err);
     if (!p) tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
     atomic_store(&runs_, 0);
     fail_with_ = NULL;
@@ -344,11 +343,14 @@ static void run_periodic_case(const char *tag, cwork_go_flavor pool_flavor,
     snprintf(last, sizeof last, "%s", r->type == REDIS_REPLY_STRING ? r->str : "?");
     freeReplyObject(r);
     drop_stat_days(rc_, ns_);
-    /* Members sort by score: one per fire time, the second in the flavour found. */
-    CHECK_DUMP("%s:jobs:calc:max_concurrency string 0\n%s:known_jobs set calc\n"
+    /* Members sort by score: one per fire time, the second in the flavour found. The
+     * pass that wrote them also published the schedule for dashboards. */
+    CHECK_DUMP("%s:cwork:periodic hash ttl=600 [\"calc\",\"%s\"]={\"next_at\":%lld,"
+               "\"seen_at\":%s}\n"
+               "%s:jobs:calc:max_concurrency string 0\n%s:known_jobs set calc\n"
                "%s:last_periodic_enqueue string %s\n"
                "%s:scheduled zset %s | %s | %s | %s\n",
-               ns_, ns_, ns_, last, ns_, instance(pool_flavor, spec, first),
+               ns_, spec, first, last, ns_, ns_, ns_, last, ns_, instance(pool_flavor, spec, first),
                instance(present_flavor, spec, first + 60),
                instance(pool_flavor, spec, first + 120),
                instance(pool_flavor, spec, first + 180));

@@ -110,9 +110,8 @@ static cwork_pool *limited_pool(unsigned limit)
 {
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 8;
-    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.max_concurrency = limit;
@@ -203,10 +202,9 @@ static void max_concurrency_comes_back_after_a_flush(void)
     tl_unique_ns("reassert", ns_, sizeof ns_);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 2;
     o.dead_check_ms = 100;
-    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.max_concurrency = 2;

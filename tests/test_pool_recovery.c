@@ -37,9 +37,8 @@ static void pool_keeps_working_after_script_flush(void)
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, "flush", NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = "flush";
     o.concurrency = 20; /* two dispatchers */
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, "flush", &o, NULL);
     cwork_pool_register(p, "j", count, NULL, NULL);
     atomic_store(&runs_, 0);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
@@ -120,9 +119,8 @@ static void a_job_a_reaper_took_back_is_not_counted_twice(void)
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns;
     o.concurrency = 2;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cwork_pool_register(p, "j", first_run_waits, NULL, NULL);
     atomic_store(&runs_, 0);
     atomic_store(&release_, 0);

@@ -62,9 +62,8 @@ static void overrun_and_eviction_policy_are_reported(void)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = "warn";
     o.concurrency = 2;
-    cwork_pool *p = cwork_pool_new(redis, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, "warn", &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.timeout_ms = 50;
@@ -84,7 +83,7 @@ static void overrun_and_eviction_policy_are_reported(void)
     seen_[0] = '\0';
     cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
     redis = cwork_redis_new(url, NULL, NULL);
-    p = cwork_pool_new(redis, &o, NULL);
+    p = cwork_pool_new(redis, "warn", &o, NULL);
     cwork_pool_register(p, "slow", slow, &jo, NULL);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
     CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);

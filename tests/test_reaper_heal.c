@@ -118,9 +118,8 @@ static int peak_of_a_pool(int jobs, unsigned limit)
     atomic_store(&running_, 0), atomic_store(&peak_, 0), atomic_store(&done_, 0);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
-    o.ns = ns_;
     o.concurrency = 8;
-    cwork_pool *p = cwork_pool_new(redis_, &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.max_concurrency = limit;

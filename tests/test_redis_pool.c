@@ -423,7 +423,9 @@ static void auth_with_acl_user(void)
     CHECK(strstr(err.message, "wrong-s3cr3t") == NULL);
     cwork_redis_free(r);
 
-    /* The options' password replaces the URL's; the URL's user stays. */
+    /* The options' password stands in for a URL without one ("user:"); the URL's user
+     * stays. */
+    snprintf(info, sizeof info, "%s:", user);
     r = shared_pool(info, NULL, 2, 3000, pw);
     CHECK_INT(cwork_redis_ping(r, &err), 0);
     cwork_redis_free(r);
@@ -466,22 +468,28 @@ static void auth_with_password(void)
     CHECK(strstr(err.message, addr) != NULL);
     cwork_redis_free(r);
 
-    /* Precedence: options, then the URL, then CWORK_REDIS_PASSWORD. */
+    /* The URL's password wins; the option's stands in when the URL has none. The
+     * environment is not read (CWORK_REDIS_PASSWORD is the cwork command's). */
     setenv("CWORK_REDIS_PASSWORD", pw, 1);
     r = port_pool(s.port, NULL, 1, NULL);
-    CHECK_INT(cwork_redis_ping(r, &err), 0);
-    cwork_redis_free(r);
-    r = port_pool(s.port, ":wrong-s3cr3t", 1, NULL);
-    CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
-    cwork_redis_free(r);
-    r = port_pool(s.port, ":wrong-s3cr3t", 1, pw);
-    CHECK_INT(cwork_redis_ping(r, &err), 0);
-    cwork_redis_free(r);
-    r = port_pool(s.port, NULL, 1, ""); /* "" in the options: no password at all */
     CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
     CHECK(strstr(err.message, "NOAUTH") != NULL);
     cwork_redis_free(r);
     unsetenv("CWORK_REDIS_PASSWORD");
+    r = port_pool(s.port, NULL, 1, pw);
+    CHECK_INT(cwork_redis_ping(r, &err), 0);
+    cwork_redis_free(r);
+    r = port_pool(s.port, ":pw-s3cr3t", 1, "wrong-s3cr3t");
+    CHECK_INT(cwork_redis_ping(r, &err), 0);
+    cwork_redis_free(r);
+    r = port_pool(s.port, ":wrong-s3cr3t", 1, pw);
+    CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
+    CHECK(strstr(err.message, "wrong-s3cr3t") == NULL);
+    cwork_redis_free(r);
+    r = port_pool(s.port, NULL, 1, ""); /* "": none */
+    CHECK_INT(cwork_redis_ping(r, &err), CWORK_EREDIS);
+    CHECK(strstr(err.message, "NOAUTH") != NULL);
+    cwork_redis_free(r);
     tl_server_destroy(&s);
 }
 

@@ -45,16 +45,16 @@ static int ask_go(const char *const *lines, size_t n, go_answer *answers)
         char *nl = memchr(out + pos, '\n', len - pos);
         size_t l = nl ? (size_t)(nl - (out + pos)) : len - pos;
         gj_value *pair = NULL;
-        if (gj_parse(out + pos, l, &pair, NULL) != 0 || pair->type != GJ_ARRAY ||
+        if (cw_gj_parse(out + pos, l, &pair, NULL) != 0 || pair->type != GJ_ARRAY ||
             pair->as.arr.len != 2) {
             tl_fail(__FILE__, __LINE__, "oracle answered %.*s", (int)l, out + pos);
-            gj_free(pair);
+            cw_gj_free(pair);
             free(out);
             return -1;
         }
         answers[i].compact = strdup(pair->as.arr.items[0]->as.s.ptr);
         answers[i].suffix = strdup(pair->as.arr.items[1]->as.s.ptr);
-        gj_free(pair);
+        cw_gj_free(pair);
         pos += l + 1;
     }
     free(out);
@@ -67,7 +67,7 @@ static char *string_line(const char *s)
     cw_buf b;
     cw_buf_init(&b);
     cw_buf_puts(&b, "{\"k\":");
-    gj_encode_string(&b, s, strlen(s));
+    cw_gj_encode_string(&b, s, strlen(s));
     cw_buf_putc(&b, '}');
     char *line = strdup(b.data);
     cw_buf_free(&b);
@@ -202,7 +202,7 @@ static void second_spelling_is_old_go(void)
     CHECK_INT(cw_keys_init(&k, "work"), 0);
     for (int i = 0; i < 2; i++) {
         gj_value *args = NULL;
-        CHECK_INT(gj_parse(lines[i], strlen(lines[i]), &args, NULL), 0);
+        CHECK_INT(cw_gj_parse(lines[i], strlen(lines[i]), &args, NULL), 0);
         cw_buf b;
         cw_buf_init(&b);
         size_t lens[2];
@@ -224,7 +224,7 @@ static void second_spelling_is_old_go(void)
             CHECK_MEM(b.data, lens[0], old, strlen(old));
         }
         cw_buf_free(&b);
-        gj_free(args);
+        cw_gj_free(args);
         free(a[i].compact);
         free(a[i].suffix);
     }

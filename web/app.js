@@ -1,133 +1,119 @@
-// The cwork web UI: one plain ES module, no build step, served from the binary.
+// The cwork web UI: plain ES modules, no build step, served from the library.
 // Every piece of job data reaches the page as text (textContent, text nodes or
 // attribute values), never as HTML: job names, ids, args and errors are whatever the
-// producers wrote. The page polls the server every 2 s, except while a confirmation
-// dialog is open or the tab is hidden.
+// producers wrote. The page polls the server every 2 s (not while a confirmation is
+// open or the tab is hidden) and patches the page in place, so that a refresh keeps
+// focus, selection, text selection and scroll. Where you are (tab, job, queue, page,
+// filter, order, page size, namespace) is in the URL's hash: links can be shared.
+import { el, $, patch, delegateEvents, plural } from './dom.js';
+import * as api from './api.js';
+import { renderDashboard } from './dashboard.js';
+import { renderQueues, renderProcesses, renderJob } from './views.js';
+import { renderSetList, renderQueueJobs } from './lists.js';
 
-const PAGE_SIZE = 20;
 const REFRESH_MS = 2000;
-const STALE_HEARTBEAT_S = 10;
-
-const LISTS = {
-  retry: { path: '/retry_jobs', at: 'retry_at', atLabel: 'Retry', del: '/delete_retry_job', empty: 'No jobs waiting for a retry.' },
-  scheduled: { path: '/scheduled_jobs', at: 'run_at', atLabel: 'Runs', del: '/delete_scheduled_job', empty: 'No scheduled jobs.' },
-  dead: { path: '/dead_jobs', at: 'died_at', atLabel: 'Died', del: '/delete_dead_job', retry: '/retry_dead_job', empty: 'No dead jobs.' },
-};
-const TABS = ['queues', 'processes', 'retry', 'scheduled', 'dead', 'job'];
+const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'job'];
+const TAB_OF = { queue: 'queues', job: null };
 
 const state = {
-  tab: 'queues',
-  page: { retry: 1, scheduled: 1, dead: 1 },
-  name: { retry: '', scheduled: '', dead: '' },
+  route: { view: 'dashboard', arg: '', params: new URLSearchParams() },
   summary: null,
   offset: 0, // server clock minus this browser's, in seconds
+  namespaces: [],
+  readOnly: false,
+  selection: new Map(), // the selected rows of the list shown: key → {at, id}
+  selectionScope: '', // the list (view, filter, page…) the selection belongs to
+  expanded: new Set(), // clamped cells shown whole
+  samples: [], // dashboard counters over time: {t, processed, failed}
   modal: false, // a confirmation is open: no refresh
-  busy: false, // a refresh is running
-  again: false, // refresh once more when the running one ends
-  findId: '',
-  found: null, // { job } or { error }
+  busy: false, // a refresh is under way
+  again: false, // another was asked for meanwhile
+  stale: false, // ... by a click: what is under way is not drawn
 };
 
-let view = null; // { tab, content, filter }
+// ------------------------------------------------------------------ URL
 
-// ------------------------------------------------------------------ DOM helpers
-
-function el(tag, props, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(props || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === 'class') e.className = v;
-    else if (k === 'text') e.textContent = String(v);
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : String(v));
+// "#/dead?page=2&name=x", "#/job/<id>", "#/queue/<name>?ns=other"; the old "#dead" too.
+function parseHash() {
+  let h = location.hash.replace(/^#\/?/, '');
+  const qi = h.indexOf('?');
+  const params = new URLSearchParams(qi >= 0 ? h.slice(qi + 1) : '');
+  if (qi >= 0) h = h.slice(0, qi);
+  const slash = h.indexOf('/');
+  let view = slash >= 0 ? h.slice(0, slash) : h;
+  let arg = '';
+  if (slash >= 0) {
+    try {
+      arg = decodeURIComponent(h.slice(slash + 1));
+    } catch {
+      arg = h.slice(slash + 1);
+    }
   }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    e.append(c instanceof Node ? c : String(c)); // strings become text nodes
+  // "#/job/" is the job with the empty id (a valid id); a queue needs a name.
+  if (!VIEWS.includes(view) || (view === 'job' && slash < 0) || (view === 'queue' && !arg)) view = 'dashboard';
+  return { view, arg, params };
+}
+
+// The hash of a place; params: an object (or URLSearchParams) of what to keep in it.
+export function href(view, arg, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of params instanceof URLSearchParams ? params : Object.entries(params || {})) {
+    if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   }
-  return e;
+  if (state.route.params.get('ns') && !q.has('ns')) q.set('ns', state.route.params.get('ns'));
+  const qs = q.toString();
+  return `#/${view}${arg || view === 'job' ? `/${encodeURIComponent(arg)}` : ''}${qs ? `?${qs}` : ''}`;
 }
 
-function $(id) {
-  return document.getElementById(id);
+export function go(view, arg, params) {
+  const h = href(view, arg, params);
+  if (location.hash !== h) location.hash = h;
+  else refresh();
 }
 
-// The status line: a failed refresh shows until a refresh succeeds; a failed action
-// (sticky) stays for 10 s whatever the refreshes do.
-let stickyUntil = 0;
-function setStatus(message, isError, sticky) {
-  if (!sticky && Date.now() < stickyUntil) return;
-  stickyUntil = sticky ? Date.now() + 10000 : 0;
-  const s = $('status');
-  s.textContent = message || '';
-  s.className = isError ? 'error' : '';
-}
+// ------------------------------------------------------------------ messages
 
-// headers: column titles; a leading '#' marks a numeric (right-aligned) column.
-function table(headers, rows, emptyText) {
-  if (rows.length === 0) return el('p', { class: 'empty', text: emptyText });
-  const th = (h) => el('th', { scope: 'col', class: h.startsWith('#') ? 'num' : null, text: h.replace(/^#/, '') });
-  return el('table', null,
-    el('thead', null, el('tr', null, headers.map(th))),
-    el('tbody', null, rows));
-}
-
-// ------------------------------------------------------------------ time
-
-function serverNow() {
-  return Date.now() / 1000 + state.offset;
-}
-
-function duration(s) {
-  s = Math.max(0, Math.round(s));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return `${h}h ${m % 60}m`;
-  const d = Math.floor(h / 24);
-  return `${d}d ${h % 24}h`;
-}
-
-// A Unix time as a relative age ("5m 2s ago", "in 3s"), the exact time on hover.
-function when(t) {
-  if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > 8e12) {
-    return el('span', { class: 'muted', text: '—' });
+// The message line under the header: the result of an action (kept 8 s, errors 15 s,
+// and only while the page it was said on shows: another tab or namespace drops it) or a
+// failing refresh (kept until a refresh works).
+let messageUntil = 0;
+let messagePage = '';
+export function say(text, kind = 'ok') {
+  messagePage = pageOf(parseHash());
+  const m = $('message');
+  if (text) {
+    m.replaceChildren(el('span', { text }),
+      el('button', { type: 'button', class: 'link dismiss', 'aria-label': 'Dismiss the message', onclick: () => say('', 'ok') }, '×'));
+  } else {
+    m.replaceChildren();
   }
-  const d = t - serverNow();
-  const date = new Date(t * 1000);
-  return el('time', { datetime: date.toISOString(), title: date.toLocaleString() },
-    d >= 1 ? `in ${duration(d)}` : `${duration(-d)} ago`);
+  m.className = text ? kind : '';
+  messageUntil = text ? Date.now() + (kind === 'error' ? 15000 : 8000) : 0;
 }
 
-// ------------------------------------------------------------------ server
-
-async function api(path, method = 'GET') {
-  const res = await fetch(path, { method, headers: { Accept: 'application/json' }, cache: 'no-store' });
-  const text = await res.text();
-  let body = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = null;
-  }
-  if (!res.ok) {
-    const msg = body && typeof body.error === 'string' ? body.error : `${res.status} ${res.statusText}`;
-    throw new Error(`${method} ${path.split('?')[0]}: ${msg}`);
-  }
-  return body;
+function refreshFailed(text) {
+  if (Date.now() < messageUntil && $('message').className !== 'stale') return;
+  const m = $('message');
+  m.replaceChildren(el('span', { text: `Not up to date: ${text}` }));
+  m.className = 'stale';
+  messageUntil = 0;
 }
 
-function enc(s) {
-  return encodeURIComponent(String(s));
+function refreshWorked() {
+  const m = $('message');
+  if (m.className === 'stale' || (m.className && Date.now() >= messageUntil)) {
+    m.replaceChildren();
+    m.className = '';
+  }
 }
 
 // ------------------------------------------------------------------ confirmation
 
-function confirmAction(question, okLabel) {
+export function confirmAction(question, okLabel, danger = true) {
   const dlg = $('confirm');
   $('confirm-text').textContent = question;
   $('confirm-ok').textContent = okLabel;
+  $('confirm-ok').className = danger ? 'danger' : 'primary';
   state.modal = true;
   dlg.returnValue = 'cancel';
   dlg.showModal();
@@ -139,260 +125,149 @@ function confirmAction(question, okLabel) {
   });
 }
 
-async function act(path, question, okLabel) {
-  if (question && !(await confirmAction(question, okLabel))) return;
+// Runs a change: asks first when there is a question, then says what happened (run
+// returns the sentence) and refreshes.
+export async function act({ question, okLabel, danger, run }) {
+  if (state.readOnly) return;
+  if (question && !(await confirmAction(question, okLabel, danger))) return;
   try {
-    await api(path, 'POST');
-    stickyUntil = 0;
-    setStatus('');
+    const msg = await run();
+    say(msg || 'Done.', 'ok');
   } catch (e) {
-    setStatus(e.message, true, true);
+    say(e.message, 'error');
   }
   refresh();
 }
 
-// ------------------------------------------------------------------ views
+// ------------------------------------------------------------------ header
 
 function renderHeader(sum) {
-  $('ns').textContent = `${sum.namespace} · v${sum.version}`;
+  const ns = sum.namespace;
+  document.title = `cwork · ${ns}`;
+  const current = $('ns-current');
+  current.textContent = ns;
+  current.title = `namespace ${ns} · cwork ${sum.version}`;
+  const pick = $('ns-pick');
+  const many = state.namespaces.length > 1;
+  pick.hidden = !many;
+  current.hidden = many;
+  if (many && document.activeElement !== pick) {
+    const next = el('select', { id: 'ns-pick', 'aria-label': 'Namespace', onchange: (ev) => switchNamespace(ev.target.value) },
+      state.namespaces.map((n) => el('option', { value: n, text: n })));
+    next.value = ns;
+    patch(pick, next);
+    pick.value = ns;
+  }
   const waiting = sum.queues.reduce((n, q) => n + q.count, 0);
-  $('badge-queues').textContent = String(waiting);
-  $('badge-processes').textContent = `${sum.busy_workers}/${sum.workers}`;
-  $('badge-processes').title = `${sum.busy_workers} busy of ${sum.workers} workers in ${sum.live_pools} live pools`;
-  $('badge-retry').textContent = String(sum.retry);
-  $('badge-scheduled').textContent = String(sum.scheduled);
-  $('badge-dead').textContent = String(sum.dead);
+  const badges = {
+    queues: String(waiting),
+    // busy of the live pools' workers; a stale pool's busy workers can make it more
+    processes: sum.busy_workers <= sum.workers ? `${sum.busy_workers}/${sum.workers}` : String(sum.busy_workers),
+    retry: String(sum.retry),
+    scheduled: String(sum.scheduled),
+    dead: String(sum.dead),
+  };
+  for (const [tab, text] of Object.entries(badges)) $(`badge-${tab}`).textContent = text;
+  $('badge-processes').title = `${sum.busy_workers} busy; ${plural(sum.workers, 'worker')} in ${plural(sum.live_pools, 'live pool')}${sum.stale_pools ? `, ${plural(sum.stale_pools, 'pool')} without a recent heartbeat` : ''}`;
   $('badge-dead').classList.toggle('alert', sum.dead > 0);
+  document.body.classList.toggle('read-only', state.readOnly);
+  $('read-only').hidden = !state.readOnly;
   $('updated').textContent = `updated ${new Date().toLocaleTimeString()}`;
 }
 
-function renderQueues(sum) {
-  const rows = sum.queues.map((q) => {
-    const toggle = el('input', {
-      type: 'checkbox', role: 'switch', checked: q.paused,
-      'aria-label': `Pause ${q.job_name}`,
-      onchange: () => act(`/${q.paused ? 'unpause' : 'pause'}?name=${enc(q.job_name)}`),
-    });
-    return el('tr', { class: q.paused ? 'paused' : null },
-      el('td', { class: 'name', text: q.job_name }),
-      el('td', { class: 'num', text: String(q.count) }),
-      el('td', { class: 'num', text: q.count > 0 ? duration(q.latency) : '—' }),
-      el('td', null, el('label', { class: 'switch' }, toggle, el('span', { text: q.paused ? 'paused' : 'running' }))));
-  });
-  return el('section', null,
-    el('h2', { text: 'Queues' }),
-    table(['Job name', '#Waiting', '#Latency', 'State'], rows, 'No job names known yet.'));
+function switchNamespace(ns) {
+  const params = new URLSearchParams();
+  if (ns !== state.namespaces[0]) params.set('ns', ns);
+  state.samples = [];
+  location.hash = `#/${state.route.view === 'job' || state.route.view === 'queue' ? 'dashboard' : state.route.view}${params.toString() ? `?${params}` : ''}`;
 }
 
-function renderProcesses(pools, busy) {
-  const now = serverNow();
-  const poolRows = pools.filter((p) => p.host !== '').map((p) => {
-    const age = now - p.heartbeat_at;
-    return el('tr', { class: age > STALE_HEARTBEAT_S ? 'stale' : null },
-      el('td', { class: 'mono', text: p.worker_pool_id }),
-      el('td', { text: p.host }),
-      el('td', { class: 'num', text: String(p.pid) }),
-      el('td', null, when(p.started_at)),
-      el('td', { class: age > STALE_HEARTBEAT_S ? 'warn' : null }, when(p.heartbeat_at)),
-      el('td', { class: 'names', text: (p.job_names || []).join(', ') }),
-      el('td', { class: 'num', text: String(p.concurrency) }));
-  });
-  const busyRows = busy.map((w) => el('tr', null,
-    el('td', { class: 'mono', text: w.worker_id }),
-    el('td', { class: 'name', text: w.job_name }),
-    el('td', { class: 'mono', text: w.job_id }),
-    el('td', null, el('code', { class: 'args', text: w.args_json })),
-    el('td', null, when(w.started_at)),
-    el('td', null, w.checkin ? el('span', { class: 'checkin', text: w.checkin }) : null,
-      w.checkin_at ? [' ', when(w.checkin_at)] : null)));
-  return el('section', null,
-    el('h2', { text: 'Worker pools' }),
-    table(['Pool', 'Host', '#PID', 'Started', 'Heartbeat', 'Job names', '#Concurrency'], poolRows, 'No worker pools.'),
-    el('h2', { text: 'Busy workers' }),
-    table(['Worker', 'Job', 'Job id', 'Args', 'Started', 'Check-in'], busyRows, 'Nobody is busy.'));
-}
-
-function argsText(args) {
-  return args === undefined ? '' : JSON.stringify(args);
-}
-
-function jobActions(kind, at, id, name) {
-  const l = LISTS[kind];
-  const buttons = [];
-  if (l.retry) {
-    buttons.push(el('button', {
-      type: 'button', class: 'retry', 'aria-label': `Retry job ${id}`,
-      onclick: () => act(`${l.retry}/${at}?id=${enc(id)}`),
-    }, 'Retry'));
-  }
-  buttons.push(el('button', {
-    type: 'button', class: 'danger', 'aria-label': `Delete job ${id}`,
-    onclick: () => act(`${l.del}/${at}?id=${enc(id)}`, `Delete the ${name} job ${id}?`, 'Delete'),
-  }, 'Delete'));
-  return el('td', { class: 'actions' }, buttons);
-}
-
-function renderList(kind, data) {
-  const l = LISTS[kind];
-  const jobs = data.jobs || [];
-  const rows = jobs.map((j) => el('tr', null,
-    el('td', null, when(j[l.at])),
-    el('td', { class: 'name', text: j.name }),
-    el('td', { class: 'mono', text: j.id }),
-    el('td', null, el('code', { class: 'args', text: argsText(j.args) })),
-    kind !== 'scheduled' ? el('td', { class: 'num', text: String(j.fails || 0) }) : null,
-    kind !== 'scheduled' ? el('td', { class: 'err', text: j.err || '' }) : null,
-    jobActions(kind, j[l.at], j.id, j.name)));
-  const headers = kind === 'scheduled'
-    ? [l.atLabel, 'Job', 'Id', 'Args', '']
-    : [l.atLabel, 'Job', 'Id', 'Args', '#Fails', 'Error', ''];
-  const pages = Math.max(1, Math.ceil(data.count / PAGE_SIZE));
-  const page = state.page[kind];
-  const pager = el('div', { class: 'pager' },
-    el('button', { type: 'button', disabled: page <= 1, onclick: () => gotoPage(kind, page - 1) }, '‹ Newer'),
-    el('span', { text: `Page ${page} of ${pages} · ${data.count} job${data.count === 1 ? '' : 's'}` }),
-    el('button', { type: 'button', disabled: page >= pages, onclick: () => gotoPage(kind, page + 1) }, 'Older ›'));
-  return el('div', null, table(headers, rows, l.empty), data.count > PAGE_SIZE ? pager : el('p', { class: 'muted small', text: `${data.count} job${data.count === 1 ? '' : 's'}` }));
-}
-
-function gotoPage(kind, page) {
-  state.page[kind] = Math.max(1, page);
-  refresh();
-}
-
-function listToolbar(kind) {
-  const filter = el('select', {
-    'aria-label': 'Filter by job name',
-    onchange: () => {
-      state.name[kind] = filter.value;
-      state.page[kind] = 1;
-      refresh();
-    },
-  });
-  fillFilter(filter, kind);
-  const bar = el('div', { class: 'toolbar' },
-    el('h2', { text: kind === 'retry' ? 'Retry' : kind === 'scheduled' ? 'Scheduled' : 'Dead' }),
-    el('label', null, 'Job name ', filter));
-  if (kind === 'dead') {
-    const scope = () => (state.name.dead ? `?name=${enc(state.name.dead)}` : '');
-    const what = () => (state.name.dead ? `every dead ${state.name.dead} job` : 'every dead job');
-    bar.append(
-      el('button', { type: 'button', class: 'retry', onclick: () => act(`/retry_all_dead_jobs${scope()}`, `Retry ${what()}?`, 'Retry all') }, 'Retry all'),
-      el('button', { type: 'button', class: 'danger', onclick: () => act(`/delete_all_dead_jobs${scope()}`, `Delete ${what()}?`, 'Delete all') }, 'Delete all'));
-  }
-  return { bar, filter };
-}
-
-// The filter's options: every known job name, plus the chosen one.
-function fillFilter(select, kind) {
-  if (document.activeElement === select) return;
-  const names = new Set((state.summary ? state.summary.queues : []).map((q) => q.job_name));
-  if (state.name[kind]) names.add(state.name[kind]);
-  const wanted = ['', ...[...names].sort()];
-  const have = [...select.options].map((o) => o.value);
-  if (wanted.length !== have.length || wanted.some((v, i) => v !== have[i])) {
-    select.replaceChildren(...wanted.map((v) => el('option', { value: v, text: v === '' ? 'all' : v })));
-  }
-  select.value = state.name[kind];
-}
-
-function renderFound() {
-  const f = state.found;
-  if (!f) return el('p', { class: 'muted', text: 'Type a job id above.' });
-  if (f.error) return el('p', { class: 'empty', text: `${state.findId}: ${f.error}` });
-  const j = f.job;
-  const kind = f.place === 'dead' ? 'dead' : f.place === 'retry' ? 'retry' : f.place === 'scheduled' ? 'scheduled' : null;
-  return el('section', null,
-    el('h2', { text: `Job ${j.id}` }),
-    el('dl', { class: 'facts' },
-      el('dt', { text: 'Name' }), el('dd', { text: j.name }),
-      el('dt', { text: 'Where' }), el('dd', { text: f.place.replace('_', ' ') }),
-      el('dt', { text: 'Enqueued' }), el('dd', null, when(j.t)),
-      f.at ? [el('dt', { text: kind ? LISTS[kind].atLabel : 'At' }), el('dd', null, when(f.at))] : null,
-      j.err ? [el('dt', { text: 'Error' }), el('dd', { class: 'err', text: j.err })] : null),
-    kind ? el('div', { class: 'toolbar' }, [...jobActions(kind, f.at, j.id, j.name).childNodes]) : null,
-    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
-}
-
-async function find(id) {
-  state.findId = id;
-  try {
-    state.found = await api(`/job?id=${enc(id)}`);
-  } catch (e) {
-    state.found = { error: e.message.replace(/^GET [^:]*: /, '') };
-  }
-}
-
-// ------------------------------------------------------------------ navigation
-
-function mount() {
-  const tab = state.tab;
-  const content = el('div', { class: 'content' });
-  let filter = null;
-  const parts = [];
-  if (LISTS[tab]) {
-    const t = listToolbar(tab);
-    filter = t.filter;
-    parts.push(t.bar);
-  }
-  parts.push(content);
-  $('main').replaceChildren(...parts);
-  view = { tab, content, filter };
+function markTab() {
+  const tab = TAB_OF[state.route.view] === undefined ? state.route.view : TAB_OF[state.route.view];
   for (const a of document.querySelectorAll('#tabs a')) {
-    a.classList.toggle('active', a.dataset.tab === tab);
-    if (a.dataset.tab === tab) a.setAttribute('aria-current', 'page');
+    a.href = href(a.dataset.tab, '', {});
+    const on = a.dataset.tab === tab;
+    a.classList.toggle('active', on);
+    if (on) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
+  $('metrics-link').href = api.url('metrics');
 }
 
-function route() {
-  const tab = location.hash.replace(/^#/, '');
-  state.tab = TABS.includes(tab) ? tab : 'queues';
-  mount();
-  refresh();
+// ------------------------------------------------------------------ refresh
+
+function context() {
+  const r = state.route;
+  return {
+    view: r.view,
+    arg: r.arg,
+    params: r.params,
+    sum: state.summary,
+    now: Date.now() / 1000 + state.offset,
+    readOnly: state.readOnly,
+    state,
+    href,
+    go,
+    act,
+    refresh,
+  };
 }
 
-async function refresh() {
+async function renderView(ctx) {
+  switch (ctx.view) {
+    case 'dashboard': return renderDashboard(ctx);
+    case 'queues': return renderQueues(ctx);
+    case 'queue': return renderQueueJobs(ctx);
+    case 'processes': return renderProcesses(ctx);
+    case 'retry':
+    case 'scheduled':
+    case 'dead': return renderSetList(ctx);
+    case 'job': return renderJob(ctx);
+    default: return el('p', { text: 'Nothing here.' });
+  }
+}
+
+function routeKey(r) {
+  return `${r.view}/${r.arg}?${r.params}`;
+}
+
+// The page a message belongs to: the tab (a queue's page and a job's count as their own)
+// and the namespace; pages, filters and order of the same list are the same page.
+function pageOf(r) {
+  return `${r.view}/${r.view === 'queue' || r.view === 'job' ? r.arg : ''}?${r.params.get('ns') || ''}`;
+}
+
+// reason: 'tick' for the timer; anything else is someone's click, after which the
+// page being drawn may show what was true before it (a box unticked, an old count):
+// that drawing is dropped and the page drawn again at once.
+export async function refresh(reason) {
   if (state.modal) return;
   if (state.busy) {
     state.again = true;
+    if (reason !== 'tick') state.stale = true;
     return;
   }
   state.busy = true;
-  const tab = state.tab;
+  state.stale = false;
+  const key = routeKey(state.route);
   try {
-    const sum = await api('/summary');
+    const sum = await api.get('summary');
+    if (!state.namespaces.length || !state.namespaces.includes(sum.namespace)) state.namespaces = sum.namespaces || [sum.namespace];
     state.summary = sum;
+    state.readOnly = !!sum.read_only;
     state.offset = sum.now - Date.now() / 1000;
     renderHeader(sum);
-    let node;
-    if (tab === 'queues') {
-      node = renderQueues(sum);
-    } else if (tab === 'processes') {
-      const [pools, busy] = await Promise.all([api('/worker_pools'), api('/busy_workers')]);
-      node = renderProcesses(pools || [], busy || []);
-    } else if (LISTS[tab]) {
-      const q = new URLSearchParams({ page: String(state.page[tab]) });
-      if (state.name[tab]) q.set('name', state.name[tab]);
-      let data = await api(`${LISTS[tab].path}?${q}`);
-      const last = Math.max(1, Math.ceil(data.count / PAGE_SIZE));
-      if (state.page[tab] > last) { // the page emptied under us: show the last one
-        state.page[tab] = last;
-        q.set('page', String(last));
-        data = await api(`${LISTS[tab].path}?${q}`);
-      }
-      node = renderList(tab, data);
-    } else if (tab === 'job') {
-      if (state.findId) await find(state.findId);
-      node = renderFound();
+    const node = await renderView(context());
+    if (key === routeKey(state.route) && !state.modal && !state.stale) {
+      const main = $('main');
+      const view = el('div', { class: `view view-${state.route.view}`, key: `${state.route.view}/${state.route.arg}` }, node);
+      const live = main.firstElementChild;
+      if (live && live.dataset.key === view.dataset.key) patch(live, view);
+      else main.replaceChildren(view);
     }
-    if (view && view.tab === tab && state.tab === tab && !state.modal) {
-      view.content.replaceChildren(node);
-      if (view.filter) fillFilter(view.filter, tab);
-    }
-    setStatus('');
+    refreshWorked();
   } catch (e) {
-    setStatus(e.message, true);
+    refreshFailed(e.message);
   } finally {
     state.busy = false;
     if (state.again) {
@@ -402,26 +277,38 @@ async function refresh() {
   }
 }
 
+function route() {
+  const before = state.route;
+  state.route = parseHash();
+  const ns = state.route.params.get('ns') || '';
+  if (ns !== (before.params.get('ns') || '')) state.samples = [];
+  api.setNamespace(ns);
+  if (before.view !== state.route.view || before.arg !== state.route.arg) window.scrollTo(0, 0);
+  if ($('message').className !== 'stale' && messagePage !== pageOf(state.route)) say('', 'ok');
+  markTab();
+  refresh();
+}
+
 function startFind() {
   const id = $('find-id').value.trim();
-  if (!id) return;
-  state.findId = id;
-  state.found = null;
-  if (location.hash !== '#job') location.hash = '#job';
-  else refresh();
+  if (id) go('job', id, {});
 }
 
 function init() {
+  delegateEvents();
   $('confirm-ok').addEventListener('click', () => $('confirm').close('ok'));
   $('confirm-cancel').addEventListener('click', () => $('confirm').close('cancel'));
-  $('find-go').addEventListener('click', startFind);
-  $('find-id').addEventListener('keydown', (e) => {
-    if (e.key === 'Enter') startFind();
+  $('find').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    startFind();
   });
   window.addEventListener('hashchange', route);
   setInterval(() => {
-    if (!document.hidden) refresh();
+    if (!document.hidden) refresh('tick');
   }, REFRESH_MS);
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) refresh('tick');
+  });
   route();
 }
 

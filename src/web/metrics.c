@@ -51,7 +51,7 @@ static int best_effort(int rc, cwork_error *err)
     return 0;
 }
 
-int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
+int cw_web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
 {
     memset(s, 0, sizeof *s);
     s->now = cw_now();
@@ -78,11 +78,11 @@ int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
         }
     }
     cwork_pool_heartbeats_free(pools, n_pools);
-    if (rc != 0) web_snapshot_clear(s);
+    if (rc != 0) cw_web_snapshot_clear(s);
     return rc;
 }
 
-void web_snapshot_clear(web_snapshot *s)
+void cw_web_snapshot_clear(web_snapshot *s)
 {
     cwork_queue_infos_free(s->queues, s->n_queues);
     s->queues = NULL;
@@ -112,7 +112,7 @@ static void label_value(cw_buf *b, const char *s)
         } else if (p[i] < 0x80) {
             cw_buf_putc(b, (char)p[i++]);
         } else {
-            size_t n = gj_utf8_len(p + i, len - i);
+            size_t n = cw_gj_utf8_len(p + i, len - i);
             if (n == 0) {
                 cw_buf_puts(b, "\xef\xbf\xbd");
                 i++;
@@ -188,11 +188,11 @@ static void render_pool(cw_buf *b, cwork_pool *pool)
     sample(b, "cwork_pool_jobs_in_flight", "pool_id", id, (int64_t)st.in_flight);
 }
 
-void web_route_metrics(const web_request *req, web_response *res)
+void cw_web_route_metrics(const web_request *req, web_response *res)
 {
     web_snapshot s;
     cwork_error err = {0};
-    int rc = web_snapshot_take(req->web, &s, &err);
+    int rc = cw_web_snapshot_take(req->web, &s, &err);
     cw_buf b;
     cw_buf_init(&b);
     /* A scrape answers even when Redis does not: cwork_up says so, and the counters
@@ -201,11 +201,11 @@ void web_route_metrics(const web_request *req, web_response *res)
     sample(&b, "cwork_up", NULL, NULL, rc == 0);
     if (rc == 0) render_snapshot(&b, &s);
     if (req->web->pool) render_pool(&b, req->web->pool);
-    web_snapshot_clear(&s);
+    cw_web_snapshot_clear(&s);
     size_t len = 0;
     char *body = cw_buf_take(&b, &len);
     if (!body) {
-        web_error(res, 500, "out of memory");
+        cw_web_error(res, 500, "out of memory");
         return;
     }
     res->status = 200;
@@ -216,47 +216,56 @@ void web_route_metrics(const web_request *req, web_response *res)
 
 /* ---------------------------------------------------------------- /summary */
 
-void web_route_summary(const web_request *req, web_response *res)
+void cw_web_route_summary(const web_request *req, web_response *res)
 {
     web_snapshot s;
     cwork_error err = {0};
-    int rc = web_snapshot_take(req->web, &s, &err);
+    int rc = cw_web_snapshot_take(req->web, &s, &err);
     if (rc != 0) {
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     cw_buf c; /* compact first, then indented like the other bodies */
     cw_buf_init(&c);
     cw_buf_puts(&c, "{\"namespace\":");
-    gj_encode_string(&c, req->web->ns, strlen(req->web->ns));
+    cw_gj_encode_string(&c, req->web->ns, strlen(req->web->ns));
     cw_buf_puts(&c, ",\"version\":");
-    gj_encode_string(&c, cwork_version(), strlen(cwork_version()));
+    cw_gj_encode_string(&c, cwork_version(), strlen(cwork_version()));
     cw_buf_puts(&c, ",\"now\":");
     cw_buf_put_int64(&c, s.now);
     cw_buf_puts(&c, ",\"queues\":[");
     for (size_t i = 0; i < s.n_queues; i++) {
         const cwork_queue_info *q = &s.queues[i];
         cw_buf_puts(&c, i ? ",{\"job_name\":" : "{\"job_name\":");
-        gj_encode_string(&c, q->job_name, strlen(q->job_name));
+        cw_gj_encode_string(&c, q->job_name, strlen(q->job_name));
         cw_buf_printf(&c, ",\"count\":%lld,\"latency\":%lld,\"paused\":%s}", (long long)q->count,
                       (long long)q->latency, q->paused ? "true" : "false");
     }
     cw_buf_printf(&c,
                   "],\"retry\":%lld,\"scheduled\":%lld,\"dead\":%lld,\"busy_workers\":%zu,"
-                  "\"live_pools\":%zu,\"stale_pools\":%zu,\"workers\":%llu}",
+                  "\"live_pools\":%zu,\"stale_pools\":%zu,\"workers\":%llu",
                   (long long)s.retry, (long long)s.scheduled, (long long)s.dead, s.busy_workers,
                   s.pools_live, s.pools_stale, (unsigned long long)s.workers_live);
-    web_snapshot_clear(&s);
+    /* What the UI needs to know of the server: the namespaces it may switch to (the
+     * first is the default), whether it may change anything. */
+    const cwork_web *web = req->web;
+    cw_buf_puts(&c, ",\"namespaces\":[");
+    for (size_t i = 0; i < web->n_views; i++) {
+        if (i) cw_buf_putc(&c, ',');
+        cw_gj_encode_string(&c, web->views[i]->ns, strlen(web->views[i]->ns));
+    }
+    cw_buf_printf(&c, "],\"read_only\":%s}", req->web->read_only ? "true" : "false");
+    cw_web_snapshot_clear(&s);
     cw_buf b;
     cw_buf_init(&b);
     int oom = c.oom;
-    if (!oom) web_json_indent(&b, c.data, c.len, 0);
+    if (!oom) cw_web_json_indent(&b, c.data, c.len, 0);
     cw_buf_free(&c);
     char *body = NULL;
     size_t len = 0;
     rc = cw_buf_give(&b, oom ? CWORK_ENOMEM : 0, &body, &len, &err);
     if (rc != 0)
-        web_error(res, 500, "out of memory");
+        cw_web_error(res, 500, "out of memory");
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }

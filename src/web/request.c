@@ -16,7 +16,7 @@ static int hex_value(char c)
     return -1;
 }
 
-int web_percent_decode(const char *s, size_t len, char **out)
+int cw_web_percent_decode(const char *s, size_t len, char **out)
 {
     char *d = cw_malloc(len + 1);
     if (!d) return CWORK_ENOMEM;
@@ -43,15 +43,15 @@ int web_percent_decode(const char *s, size_t len, char **out)
     return 0;
 }
 
-int web_query(const web_request *req, const char *key, char **out)
+int cw_web_query(const web_request *req, const char *key, char **out)
 {
     *out = NULL;
     const char *v = MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, key);
     if (!v) return 0;
-    return web_percent_decode(v, strlen(v), out);
+    return cw_web_percent_decode(v, strlen(v), out);
 }
 
-int web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out)
+int cw_web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out)
 {
     if (len == 0 || len > 20) return -1;
     uint64_t v = 0;
@@ -114,7 +114,7 @@ static int equal_constant_time(const unsigned char *a, size_t alen, const unsign
     return diff == 0;
 }
 
-int web_basic_auth_ok(const char *header, const char *expected)
+int cw_web_basic_auth_ok(const char *header, const char *expected)
 {
     if (!header || !expected) return 0;
     while (*header == ' ')
@@ -170,7 +170,7 @@ static int split_authority(const char *a, size_t len, char *host, size_t hcap, c
     return 0;
 }
 
-int web_host_is_loopback(const char *hostport)
+int cw_web_host_is_loopback(const char *hostport)
 {
     char host[256], port[16];
     if (!hostport ||
@@ -195,7 +195,7 @@ static const char *default_port(const char *scheme, size_t len)
     return "";
 }
 
-int web_origin_matches(const char *origin, const char *hostport)
+int cw_web_origin_matches(const char *origin, const char *hostport)
 {
     if (!origin || !hostport) return 0;
     const char *sep = strstr(origin, "://");

@@ -4,12 +4,18 @@
  * cwork adds:
  *
  *   GET  /retry_jobs, /scheduled_jobs, /dead_jobs ?name=N   only jobs of name N
+ *        ?per_page=S (1–1000, Go's 20) ?order=newest (highest score first; Go: oldest)
  *   POST /retry_all_dead_jobs?name=N, /delete_all_dead_jobs?name=N
  *   POST /delete_retry_job/<retry_at>/<id>, /delete_scheduled_job/<run_at>/<id>
  *   POST /pause/<name>, /unpause/<name>
  *   GET  /job/<id>        {"place": "dead", "at": S, "job": {...}}
  *   GET  /summary         what the UI polls: queues with their pause state, set sizes
  *   GET  /metrics         Prometheus text format
+ *   and the UI's own routes (routes_ui.c).
+ *
+ * Every route answers for the namespace of ?ns= (one of those the server was started
+ * with; the first by default). Under a base path, paths are also answered with it in
+ * front; POST routes answer 403 on a read-only server.
  *
  * A trailing parameter (<id>, <name>) is the rest of the path, percent-decoded: ids
  * with '/' (periodic ids of "*\/5" specs) work encoded or not, and an empty one is the
@@ -67,7 +73,7 @@ static void newline(cw_buf *out, int depth)
         cw_buf_putc(out, '\t');
 }
 
-void web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
+void cw_web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
 {
     for (size_t i = 0; i < len; i++) {
         char c = json[i];
@@ -117,12 +123,12 @@ void web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
 static int page_param(const web_request *req, web_response *res, unsigned *page)
 {
     char *v = NULL;
-    int rc = web_query(req, "page", &v);
+    int rc = cw_web_query(req, "page", &v);
     uint64_t n = 1;
-    if (rc == 0 && v && v[0] && web_parse_uint(v, strlen(v), 100000000, &n) != 0) rc = -1;
+    if (rc == 0 && v && v[0] && cw_web_parse_uint(v, strlen(v), 100000000, &n) != 0) rc = -1;
     cw_free(v);
     if (rc != 0) {
-        web_error(res, 400, "page must be a whole number from 1 to 100000000");
+        cw_web_error(res, 400, "page must be a whole number from 1 to 100000000");
         return -1;
     }
     *page = (unsigned)(n ? n : 1);
@@ -132,9 +138,9 @@ static int page_param(const web_request *req, web_response *res, unsigned *page)
 /* ?name=: NULL when absent or empty. */
 static int name_param(const web_request *req, web_response *res, char **name)
 {
-    int rc = web_query(req, "name", name);
+    int rc = cw_web_query(req, "name", name);
     if (rc != 0) {
-        web_error(res, 400, "name is not a valid percent-encoded value");
+        cw_web_error(res, 400, "name is not a valid percent-encoded value");
         return -1;
     }
     if (*name && !**name) {
@@ -153,9 +159,9 @@ static void route_queues(const web_request *req, const route_args *a, web_respon
     size_t len = 0;
     int rc = cwork_client_queues_json(req->web->client, &body, &len, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }
 
 static void route_worker_pools(const web_request *req, const route_args *a, web_response *res)
@@ -165,9 +171,9 @@ static void route_worker_pools(const web_request *req, const route_args *a, web_
     size_t len = 0;
     int rc = cwork_client_pools_json(req->web->client, &body, &len, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }
 
 static void route_busy_workers(const web_request *req, const route_args *a, web_response *res)
@@ -177,25 +183,30 @@ static void route_busy_workers(const web_request *req, const route_args *a, web_
     size_t len = 0;
     int rc = cwork_client_busy_workers_json(req->web->client, &body, &len, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }
 
 static void list_set(const web_request *req, cwork_job_set set, web_response *res)
 {
-    unsigned page;
+    unsigned page, per_page;
+    bool newest_first;
     char *name = NULL;
-    if (page_param(req, res, &page) != 0 || name_param(req, res, &name) != 0) return;
+    if (page_param(req, res, &page) != 0 ||
+        cw_web_list_options(req, res, &per_page, &newest_first) != 0 ||
+        name_param(req, res, &name) != 0)
+        return;
     cwork_error err = {0};
     char *body = NULL;
     size_t len = 0;
-    int rc = cwork_client_list_json(req->web->client, set, page, name, &body, &len, &err);
+    cwork_list_query q = {page, per_page, name, newest_first};
+    int rc = cwork_client_list_page_json(req->web->client, set, &q, &body, &len, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
-        web_ok_json(res, body, len);
+        cw_web_ok_json(res, body, len);
 }
 
 static void route_retry_jobs(const web_request *req, const route_args *a, web_response *res)
@@ -219,7 +230,7 @@ static void delete_one(const web_request *req, cwork_job_set set, const route_ar
     cwork_error err = {0};
     int rc = cwork_client_delete(req->web->client, set, a->at, a->rest, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -245,7 +256,7 @@ static void route_retry_dead_job(const web_request *req, const route_args *a, we
     cwork_error err = {0};
     int rc = cwork_client_retry_dead(req->web->client, a->at, a->rest, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -259,7 +270,7 @@ static void route_retry_all_dead(const web_request *req, const route_args *a, we
     int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -273,7 +284,7 @@ static void route_delete_all_dead(const web_request *req, const route_args *a, w
     int rc = cwork_client_delete_all_dead(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -285,7 +296,7 @@ static void route_pause(const web_request *req, const route_args *a, web_respons
     cwork_error err = {0};
     int rc = cwork_client_pause(req->web->client, a->rest, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -295,7 +306,7 @@ static void route_unpause(const web_request *req, const route_args *a, web_respo
     cwork_error err = {0};
     int rc = cwork_client_unpause(req->web->client, a->rest, &err);
     if (rc != 0)
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
     else
         ok_status(res);
 }
@@ -307,11 +318,11 @@ static void route_job(const web_request *req, const route_args *a, web_response 
     cwork_listed_job found = {0};
     int rc = cwork_client_find(req->web->client, a->rest, &place, &found, &err);
     if (rc == CWORK_ENOTFOUND) {
-        web_error(res, 404, "no job with this id");
+        cw_web_error(res, 404, "no job with this id");
         return;
     }
     if (rc != 0) {
-        web_client_error(res, rc, &err);
+        cw_web_client_error(res, rc, &err);
         return;
     }
     char *job = NULL;
@@ -325,26 +336,26 @@ static void route_job(const web_request *req, const route_args *a, web_response 
         cw_buf_puts(&b, "\",\n\t\"at\": ");
         cw_buf_put_int64(&b, found.at);
         cw_buf_puts(&b, ",\n\t\"job\": ");
-        web_json_indent(&b, job, job_len, 1);
+        cw_web_json_indent(&b, job, job_len, 1);
         cw_buf_puts(&b, "\n}");
         char *body = NULL;
         size_t len = 0;
         rc = cw_buf_give(&b, 0, &body, &len, &err);
-        if (rc == 0) web_ok_json(res, body, len);
+        if (rc == 0) cw_web_ok_json(res, body, len);
     }
     cwork_free(job);
     cwork_job_free(found.job);
-    if (rc != 0) web_client_error(res, rc, &err);
+    if (rc != 0) cw_web_client_error(res, rc, &err);
 }
 
 static void route_metrics(const web_request *req, const route_args *a, web_response *res)
 {
-    web_route_metrics(req, res);
+    cw_web_route_metrics(req, res);
 }
 
 static void route_summary(const web_request *req, const route_args *a, web_response *res)
 {
-    web_route_summary(req, res);
+    cw_web_route_summary(req, res);
 }
 
 static const route routes[] = {
@@ -400,7 +411,7 @@ static int parse_at(const char *s, size_t len, int64_t *out)
 {
     int neg = len > 0 && s[0] == '-';
     uint64_t v;
-    if (web_parse_uint(s + neg, len - (size_t)neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
+    if (cw_web_parse_uint(s + neg, len - (size_t)neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
                        &v) != 0)
         return -1;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
@@ -421,36 +432,69 @@ static int match_params(const route *r, const web_request *req, const char *tail
         const char *slash = strchr(tail, '/');
         size_t len = slash ? (size_t)(slash - tail) : strlen(tail);
         if (parse_at(tail, len, &a->at) != 0) {
-            web_error(res, 400, "the time in the path must be whole Unix seconds");
+            cw_web_error(res, 400, "the time in the path must be whole Unix seconds");
             return -1;
         }
         tail += len;
     }
     if (*tail == '/') {
-        rc = web_percent_decode(tail + 1, strlen(tail + 1), &a->rest);
+        rc = cw_web_percent_decode(tail + 1, strlen(tail + 1), &a->rest);
     } else if (*tail == '\0') {
-        rc = web_query(req, r->query, &a->rest);
+        rc = cw_web_query(req, r->query, &a->rest);
         if (rc == 0 && !a->rest) return 0; /* neither in the path nor in the query */
     } else {
         return 0;
     }
     if (rc == CWORK_ENOMEM) {
-        web_error(res, 500, "out of memory");
+        cw_web_error(res, 500, "out of memory");
         return -1;
     }
     if (rc != 0) {
-        web_error(res, 400, "the %s is not validly percent-encoded", *tail ? "path" : "query");
+        cw_web_error(res, 400, "the %s is not validly percent-encoded", *tail ? "path" : "query");
         return -1;
     }
     if (r->params == PARAMS_REST && !a->rest[0] && strcmp(r->query, "name") == 0) {
-        web_error(res, 400, "the job name is empty");
+        cw_web_error(res, 400, "the job name is empty");
         return -1;
     }
     return 1;
 }
 
-void web_route(const web_request *req, web_response *res)
+cwork_web *cw_web_pick_view(const web_request *req, web_response *res)
 {
+    char *ns = NULL;
+    if (cw_web_query(req, "ns", &ns) != 0) {
+        cw_web_error(res, 400, "ns is not a valid percent-encoded value");
+        return NULL;
+    }
+    cwork_web *web = req->web, *view = ns && *ns ? NULL : web;
+    for (size_t i = 0; !view && i < web->n_views; i++)
+        if (strcmp(web->views[i]->ns, ns) == 0) view = web->views[i];
+    if (!view) cw_web_error(res, 404, "this server does not serve namespace %s", ns);
+    cw_free(ns);
+    return view;
+}
+
+/* Under a base path, the part of path after it ("/jobs/dead_jobs" → "/dead_jobs"); other
+ * paths as they are (a proxy that strips the prefix). NULL when path is the base path
+ * itself without its '/' (res: a redirect to it with one). */
+static const char *strip_base(const cwork_web *web, const char *path, web_response *res)
+{
+    size_t n = web->base_path ? strlen(web->base_path) : 0;
+    if (!n || strncmp(path, web->base_path, n) != 0 || (path[n] != '/' && path[n] != '\0'))
+        return path;
+    if (path[n] == '/') return path + n;
+    cw_web_error(res, 308, "moved to %s/", web->base_path);
+    res->location = web->base_redirect;
+    return NULL;
+}
+
+void cw_web_route(const web_request *request, web_response *res)
+{
+    web_request routed = *request;
+    const web_request *req = &routed;
+    if (!(routed.path = strip_base(request->web, request->path, res))) return;
+    if (!(routed.web = cw_web_pick_view(request, res))) return;
     const char *path = req->path;
     int get = req->method == WEB_GET || req->method == WEB_HEAD;
     const cw_web_asset *asset = find_asset(path);
@@ -461,24 +505,26 @@ void web_route(const web_request *req, web_response *res)
         if (strlen(routes[i].name) == seg_len && memcmp(routes[i].name, seg, seg_len) == 0)
             r = &routes[i];
     if (!asset && !r) {
-        web_error(res, 404, "not found");
+        if (!cw_web_ui_route(req, res)) cw_web_error(res, 404, "not found");
         return;
     }
     const char *allow = asset || !r->post ? "GET, HEAD, OPTIONS" : "POST, OPTIONS";
     route_args a = {0, NULL};
     int shape = asset ? 1 : match_params(r, req, seg + seg_len, &a, res);
     if (shape == 0) {
-        web_error(res, 404, "not found");
+        cw_web_error(res, 404, "not found");
     } else if (shape > 0 && req->method == WEB_OPTIONS) {
         res->status = 204;
         res->allow = allow;
     } else if (shape > 0 && !(asset || !r->post ? get : req->method == WEB_POST)) {
-        web_error(res, 405, "method not allowed; allowed: %s", allow);
+        cw_web_error(res, 405, "method not allowed; allowed: %s", allow);
         res->allow = allow;
     } else if (shape > 0 && asset) {
         serve_asset(req, asset, res);
-    } else if (shape > 0 && r->post && !web_post_allowed(req)) {
-        web_error(res, 403, "cross-origin request refused");
+    } else if (shape > 0 && r->post && !cw_web_post_allowed(req)) {
+        cw_web_error(res, 403, "cross-origin request refused");
+    } else if (shape > 0 && r->post && req->web->read_only) {
+        cw_web_error(res, 403, "this server is read-only (cwork web --read-only)");
     } else if (shape > 0) {
         r->fn(req, &a, res);
     }

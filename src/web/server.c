@@ -50,7 +50,7 @@ void cwork_web_options_init(cwork_web_options *opts)
 
 /* ---------------------------------------------------------------- responses */
 
-void web_ok_json(web_response *res, char *body, size_t len)
+void cw_web_ok_json(web_response *res, char *body, size_t len)
 {
     res->status = 200;
     res->content_type = WEB_JSON_TYPE;
@@ -58,7 +58,7 @@ void web_ok_json(web_response *res, char *body, size_t len)
     res->len = len;
 }
 
-void web_error(web_response *res, unsigned status, const char *fmt, ...)
+void cw_web_error(web_response *res, unsigned status, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -68,7 +68,7 @@ void web_error(web_response *res, unsigned status, const char *fmt, ...)
     cw_buf b;
     cw_buf_init(&b);
     cw_buf_puts(&b, "{\"error\": ");
-    gj_encode_string(&b, msg, strlen(msg));
+    cw_gj_encode_string(&b, msg, strlen(msg));
     cw_buf_putc(&b, '}');
     size_t len = 0;
     char *body = cw_buf_take(&b, &len);
@@ -79,7 +79,7 @@ void web_error(web_response *res, unsigned status, const char *fmt, ...)
     res->body_static = 0;
 }
 
-void web_client_error(web_response *res, int rc, const cwork_error *err)
+void cw_web_client_error(web_response *res, int rc, const cwork_error *err)
 {
     unsigned status = 500;
     if (rc == CWORK_ENOTFOUND)
@@ -89,7 +89,7 @@ void web_client_error(web_response *res, int rc, const cwork_error *err)
     else if (rc == CWORK_EREDIS || rc == CWORK_ETIMEOUT)
         status = 503;
     const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
-    web_error(res, status, "%s", msg);
+    cw_web_error(res, status, "%s", msg);
 }
 
 static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *res)
@@ -117,6 +117,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *
     if (res->allow) MHD_add_response_header(r, "Allow", res->allow);
     if (res->www_authenticate)
         MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"cwork\", charset=\"UTF-8\"");
+    if (res->location) MHD_add_response_header(r, "Location", res->location);
     enum MHD_Result ok = MHD_queue_response(conn, res->status, r);
     MHD_destroy_response(r);
     return ok;
@@ -129,13 +130,13 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
-int web_post_allowed(const web_request *req)
+int cw_web_post_allowed(const web_request *req)
 {
     const char *origin = header(req->conn, "Origin");
     if (!origin) origin = header(req->conn, "Referer");
     if (!origin) return 1; /* not a browser: curl, scripts, the Go UI's tests */
     const char *host = header(req->conn, "Host");
-    if (web_origin_matches(origin, host ? host : req->web->bound)) return 1;
+    if (cw_web_origin_matches(origin, host ? host : req->web->bound)) return 1;
     /* Behind a reverse proxy that keeps its own Host: a cross-site page cannot add this
      * header without a CORS preflight, which this server never grants. */
     const char *fwd = header(req->conn, "X-Forwarded-Host");
@@ -145,7 +146,7 @@ int web_post_allowed(const web_request *req)
         if (n > 0 && n < sizeof first) {
             memcpy(first, fwd, n);
             first[n] = '\0';
-            return web_origin_matches(origin, first);
+            return cw_web_origin_matches(origin, first);
         }
     }
     return 0;
@@ -161,38 +162,39 @@ static web_method method_of(const char *m)
 }
 
 static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url, const char *method,
-                   size_t target_len, web_response *res)
+                   const cw_buf *body, size_t target_len, web_response *res)
 {
-    web_request req = {web, conn, method_of(method), url};
+    web_request req = {web, conn, method_of(method), url, body->len ? body->data : NULL, body->len};
     if (target_len > WEB_MAX_URL) {
-        web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
+        cw_web_error(res, 414, "request target longer than %d bytes", WEB_MAX_URL);
         return;
     }
     /* A page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
      * reaches a loopback server with its own name in Host: refuse it. */
     const char *host = header(conn, "Host");
-    if (web->loopback && host && !web_host_is_loopback(host)) {
-        web_error(res, 403, "host not allowed: this server listens on loopback only");
+    if (web->loopback && host && !cw_web_host_is_loopback(host)) {
+        cw_web_error(res, 403, "host not allowed: this server listens on loopback only");
         return;
     }
-    if (web->auth && !web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
-        web_error(res, 401, "authentication required");
+    if (web->auth && !cw_web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
+        cw_web_error(res, 401, "authentication required");
         res->www_authenticate = 1;
         return;
     }
     if (url[0] != '/') {
-        web_error(res, 400, "request target must be a path");
+        cw_web_error(res, 400, "request target must be a path");
         return;
     }
-    web_route(&req, res);
+    cw_web_route(&req, res);
 }
 
 /* Per request, from its request line on: the length of the whole target (path and
- * query), how much body arrived (none is needed; a big one is refused) and whether an
- * answer went out already. */
+ * query), how much body arrived (a big one is refused), what of it is kept (the bulk
+ * routes read a list of jobs) and whether an answer went out already. */
 typedef struct web_call {
     size_t target_len;
     size_t body_bytes;
+    cw_buf body;
     int started; /* the handler has seen the headers */
     int answered;
 } web_call;
@@ -227,20 +229,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!call) return MHD_NO; /* out of memory at the request line */
     if (!call->started) {
         call->started = 1;
-        /* No route reads a body: a big one announced is refused before it is read
-         * (an early answer, after which the connection closes); one sent without a
-         * length is cut off below. */
+        /* A big body announced is refused before it is read (an early answer, after
+         * which the connection closes); one sent without a length is cut off below. */
         const char *cl = header(conn, "Content-Length");
         uint64_t n = 0;
-        if (!cl || (web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
+        if (!cl || (cw_web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
             return MHD_YES;
-        web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
+        cw_web_error(&res, 413, "request body larger than %d bytes", WEB_MAX_BODY);
     } else if (call->answered || *upload_data_size > 0) {
         call->body_bytes += *upload_data_size;
+        if (!call->answered && call->body_bytes <= WEB_MAX_BODY)
+            cw_buf_append(&call->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return call->answered || call->body_bytes <= WEB_MAX_BODY ? MHD_YES : MHD_NO;
+    } else if (call->body.oom) {
+        cw_web_error(&res, 500, "out of memory");
     } else {
-        handle(web, conn, url, method, call->target_len, &res);
+        handle(web, conn, url, method, &call->body, call->target_len, &res);
     }
     call->answered = 1;
     if (cw_log_enabled(CWORK_LOG_DEBUG)) {
@@ -259,6 +264,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     web_call *call = *req_cls;
     if (!call) return;
     *req_cls = NULL;
+    cw_buf_free(&call->body);
     cw_free(call);
     pthread_mutex_lock(&web->mu);
     if (--web->inflight == 0) pthread_cond_broadcast(&web->idle);
@@ -380,6 +386,18 @@ static unsigned web_connection_limit(void)
 
 static void web_free(cwork_web *web)
 {
+    if (web->is_view) { /* a view owns only these */
+        cwork_client_free(web->client);
+        cw_keys_clear(&web->keys);
+        cw_free(web->ns);
+        cw_free(web);
+        return;
+    }
+    for (size_t i = 1; i < web->n_views; i++)
+        web_free(web->views[i]);
+    cw_free(web->views);
+    cw_free(web->base_path);
+    cw_free(web->base_redirect);
     if (web->listen_fd >= 0) close(web->listen_fd);
     cwork_client_free(web->client);
     cw_keys_clear(&web->keys);
@@ -391,6 +409,84 @@ static void web_free(cwork_web *web)
     pthread_cond_destroy(&web->idle);
     pthread_mutex_destroy(&web->mu);
     cw_free(web);
+}
+
+#define WEB_MAX_NAMESPACES 64
+
+/* A base path as given ("/jobs" or "/jobs/") in the form kept ("/jobs"); NULL for none
+ * ("" or "/"). 0, or CWORK_EINVAL / CWORK_ENOMEM. */
+static int copy_base_path(const char *in, char **out, cwork_error *err)
+{
+    *out = NULL;
+    if (!in || !*in || strcmp(in, "/") == 0) return 0;
+    size_t n = strlen(in);
+    while (n > 1 && in[n - 1] == '/')
+        n--;
+    if (in[0] != '/' || strpbrk(in, "?#%\\ \t\r\n") || strstr(in, "..") || strstr(in, "//") ||
+        n > 200)
+        return cw_error(err, CWORK_EINVAL,
+                        "base path \"%s\" must be a path like /jobs (no '?', '#', '%%', "
+                        "spaces, \"..\" or \"//\")",
+                        in);
+    if (!(*out = cw_strndup(in, n))) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* "/a/jobs" → "jobs/": the relative Location that takes "/a/jobs" to "/a/jobs/". */
+static char *base_redirect(const char *base)
+{
+    const char *last = strrchr(base, '/') + 1;
+    size_t n = strlen(last);
+    char *r = cw_malloc(n + 2);
+    if (r) {
+        memcpy(r, last, n);
+        memcpy(r + n, "/", 2);
+    }
+    return r;
+}
+
+/* The views of the namespaces after the first (see web.h): copies of web with a client,
+ * keys and name of their own. */
+static int add_views(cwork_web *web, const cwork_web_options *opts, cwork_error *err)
+{
+    if (opts->n_namespaces > WEB_MAX_NAMESPACES || (opts->n_namespaces && !opts->namespaces))
+        return cw_error(err, CWORK_EINVAL, "at most %d namespaces", WEB_MAX_NAMESPACES);
+    web->views = cw_calloc(1 + opts->n_namespaces, sizeof *web->views);
+    if (!web->views) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    web->views[0] = web;
+    web->n_views = 1;
+    for (size_t i = 0; i < opts->n_namespaces; i++) {
+        const char *ns = opts->namespaces[i];
+        int dup = !ns;
+        for (size_t j = 0; !dup && j < web->n_views; j++)
+            dup = strcmp(web->views[j]->ns, ns) == 0;
+        if (dup) continue; /* NULL or listed twice */
+        cwork_web *v = cw_malloc(sizeof *v);
+        if (!v) return cw_error(err, CWORK_ENOMEM, "out of memory");
+        *v = *web;
+        v->is_view = 1;
+        v->views = NULL;
+        v->n_views = 0;
+        v->pool = NULL; /* the pool works in the first namespace */
+        v->client = NULL;
+        v->keys.prefix = NULL;
+        v->ns = cw_strdup(ns);
+        if (!v->ns || cw_keys_init(&v->keys, ns) != 0) {
+            web_free(v);
+            return cw_error(err, CWORK_ENOMEM, "out of memory");
+        }
+        if (!(v->client = cwork_client_new(web->redis, ns, err))) {
+            web_free(v);
+            return err ? err->code : CWORK_ENOMEM;
+        }
+        cwork_client_set_go_flavor(v->client, web->flavor);
+        web->views[web->n_views++] = v;
+    }
+    for (size_t i = 1; i < web->n_views; i++) { /* borrowed: every view knows them all */
+        web->views[i]->views = web->views;
+        web->views[i]->n_views = web->n_views;
+    }
+    return 0;
 }
 
 cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_options *opts,
@@ -407,7 +503,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     }
     if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0)
         return NULL;
-    const char *auth = opts->auth ? opts->auth : getenv("CWORK_WEB_AUTH");
+    const char *auth = opts->auth;
     if (auth && *auth && !strchr(auth, ':')) {
         cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
         return NULL;
@@ -430,31 +526,38 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         return NULL;
     }
     web->flavor = opts->go_flavor;
+    web->read_only = opts->read_only;
     web->client = cwork_client_new(redis, ns, err);
     if (web->client)
         cwork_client_set_go_flavor(web->client, web->flavor);
-    if (!web->client ||
+    if (!web->client || copy_base_path(opts->base_path, &web->base_path, err) != 0 ||
+        (web->base_path && !(web->base_redirect = base_redirect(web->base_path)) &&
+         cw_error(err, CWORK_ENOMEM, "out of memory")) ||
+        add_views(web, opts, err) != 0 ||
         open_listener(web, opts->listen ? opts->listen : WEB_DEFAULT_LISTEN, err) != 0) {
         web_free(web);
         return NULL;
+    }
+    for (size_t i = 1; i < web->n_views; i++) { /* what open_listener found out */
+        web->views[i]->port = web->port;
+        web->views[i]->loopback = web->loopback;
+        memcpy(web->views[i]->bound, web->bound, sizeof web->bound);
     }
     /* Beyond loopback without a password, any page of any site a browser on the network
      * opens can drive this server (its Host check only protects loopback against DNS
      * rebinding): only when asked for. */
     if (!web->loopback && !web->auth && !opts->insecure) {
         cw_error(err, CWORK_EINVAL,
-                 "refusing to serve %s beyond loopback without a password: set "
-                 "CWORK_WEB_AUTH=user:password (--auth), listen on 127.0.0.1, or accept the "
-                 "risk with --insecure",
+                 "refusing to serve %s beyond loopback without a password: give auth "
+                 "(user:password), listen on 127.0.0.1, or accept the risk with insecure",
                  web->bound);
         web_free(web);
         return NULL;
     }
     /* libmicrohttpd's threads inherit this mask: no application signal handler runs on
      * them (cw_thread_create's rule for library threads). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    sigset_t old;
+    cw_block_async_signals(&old);
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
                      MHD_USE_ERROR_LOG;
     web->daemon = MHD_start_daemon(
@@ -476,7 +579,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     if (!web->loopback && !web->auth)
         cw_log(CWORK_LOG_WARN, "web.no_auth", "listen", web->bound, "message",
                "insecure: the web UI is reachable beyond this machine without a password; "
-               "set CWORK_WEB_AUTH=user:password or listen on 127.0.0.1",
+               "give it auth (user:password) or listen on 127.0.0.1",
                NULL);
     return web;
 }

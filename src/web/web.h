@@ -35,6 +35,16 @@ struct cwork_web {
     pthread_mutex_t mu;
     pthread_cond_t idle; /* signalled when inflight drops to 0 */
     int inflight;        /* requests between their first handler call and completion */
+    char *base_path;     /* "/jobs" (no trailing '/'), or NULL */
+    char *base_redirect; /* "jobs/": where "/jobs" redirects (relative), or NULL */
+    int read_only;
+    /* Every namespace served, the first being the server's: views[i] is a copy of the
+     * server whose client, keys and ns are those of namespace i (views[0] is the server
+     * itself; the views borrow its array). Routes see the view of the request's ?ns= as
+     * req->web. */
+    cwork_web **views;
+    size_t n_views;
+    int is_view; /* a view: owns only its client, keys and ns */
 };
 
 typedef enum web_method { WEB_GET, WEB_HEAD, WEB_POST, WEB_OPTIONS, WEB_OTHER } web_method;
@@ -44,6 +54,8 @@ typedef struct web_request {
     struct MHD_Connection *conn;
     web_method method;
     const char *path; /* raw (still percent-encoded), without the query; starts with '/' */
+    const char *body; /* the request body (POST), NUL-terminated, or NULL when none */
+    size_t body_len;
 } web_request;
 
 typedef struct web_response {
@@ -55,6 +67,7 @@ typedef struct web_response {
     const char *allow;    /* Allow header: 405 and OPTIONS */
     const char *etag;     /* embedded assets */
     int www_authenticate; /* 401: ask for basic auth */
+    const char *location; /* a redirect's Location (static or the server's) */
 } web_response;
 
 #define WEB_JSON_TYPE "application/json; charset=utf-8"
@@ -62,47 +75,47 @@ typedef struct web_response {
 /* ---- responses (server.c) */
 
 /* 200 with a JSON body taken over from the caller (cw_free'd later). */
-void web_ok_json(web_response *res, char *body, size_t len);
+void cw_web_ok_json(web_response *res, char *body, size_t len);
 /* A JSON error {"error": "<message>"} with Go's escaping. */
-void web_error(web_response *res, unsigned status, const char *fmt, ...)
+void cw_web_error(web_response *res, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The error of a failed client call: 404 for CWORK_ENOTFOUND, 400 for CWORK_EINVAL,
  * 503 when Redis is unreachable or too slow, 500 otherwise. */
-void web_client_error(web_response *res, int rc, const cwork_error *err);
+void cw_web_client_error(web_response *res, int rc, const cwork_error *err);
 /* Whether a POST may change something: its Origin (or, without one, its Referer) names
  * this server's own host:port, or it sends neither (scripts). */
-int web_post_allowed(const web_request *req);
+int cw_web_post_allowed(const web_request *req);
 
 /* ---- request parsing (request.c) */
 
 /* Decodes %XX escapes of s[0..len) into a fresh NUL-terminated string (cw_free).
  * 0; -1 for a malformed escape or an escaped NUL; CWORK_ENOMEM. */
-int web_percent_decode(const char *s, size_t len, char **out);
+int cw_web_percent_decode(const char *s, size_t len, char **out);
 /* The decoded value of query parameter key (the first when repeated), or *out = NULL
  * when absent. 0, -1 for bad encoding, CWORK_ENOMEM. */
-int web_query(const web_request *req, const char *key, char **out);
+int cw_web_query(const web_request *req, const char *key, char **out);
 /* A whole decimal number without sign, at most max. 0 or -1. */
-int web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
+int cw_web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out);
 /* Whether the Authorization header value carries basic credentials equal to expected
  * ("user:password"); the comparison takes the same time wherever they differ. */
-int web_basic_auth_ok(const char *header, const char *expected);
+int cw_web_basic_auth_ok(const char *header, const char *expected);
 /* Whether the host of a Host header value (port ignored) is a loopback name. */
-int web_host_is_loopback(const char *host);
+int cw_web_host_is_loopback(const char *host);
 /* Whether origin (an Origin value or a Referer URL) names the authority `host` (a Host
  * header value). Default ports of the origin's scheme are ignored on both sides. */
-int web_origin_matches(const char *origin, const char *host);
+int cw_web_origin_matches(const char *origin, const char *host);
 
 /* ---- JSON helpers (routes.c) */
 
 /* Appends compact JSON text re-indented with tabs the way Go's MarshalIndent does,
  * as if nested `depth` levels deep. The text must be valid JSON. */
-void web_json_indent(cw_buf *out, const char *json, size_t len, int depth);
+void cw_web_json_indent(cw_buf *out, const char *json, size_t len, int depth);
 
 /* ---- routing (routes.c) */
 
 /* Matches the request to a route and fills the response (404, 405, 403, or the
  * route's answer). */
-void web_route(const web_request *req, web_response *res);
+void cw_web_route(const web_request *req, web_response *res);
 
 /* ---- snapshot, /metrics and /summary (metrics.c) */
 
@@ -119,10 +132,27 @@ typedef struct web_snapshot {
 /* A pool whose heartbeat is older than this counts as stale (the reaper's dead time). */
 #define WEB_POOL_DEAD_S 10
 
-int web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err);
-void web_snapshot_clear(web_snapshot *s);
+int cw_web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err);
+void cw_web_snapshot_clear(web_snapshot *s);
 
-void web_route_metrics(const web_request *req, web_response *res);
-void web_route_summary(const web_request *req, web_response *res);
+void cw_web_route_metrics(const web_request *req, web_response *res);
+void cw_web_route_summary(const web_request *req, web_response *res);
+
+/* ---- the UI's own routes (routes_ui.c): dashboard, browsing, bulk changes */
+
+/* Answers req when its path is one of the UI's routes (1), else 0 (res untouched).
+ * Method checks, the origin check of changes and read-only are done here as for the
+ * other routes. */
+int cw_web_ui_route(const web_request *req, web_response *res);
+/* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
+ * list routes. 0, or -1 (res: 400). */
+int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
+                     bool *newest_first);
+
+/* ---- where a request goes (routes.c) */
+
+/* The view (namespace) a request asks for with ?ns=, or NULL with res filled (400 for a
+ * bad value, 404 for a namespace this server does not serve). */
+cwork_web *cw_web_pick_view(const web_request *req, web_response *res);
 
 #endif

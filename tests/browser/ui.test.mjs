@@ -1,17 +1,24 @@
-// The web UI in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core):
-// run by run.sh, which prepared the namespace (a queue of 2 send_email jobs, a dead job
-// whose error holds HTML) and started `cwork web`. This script checks what a person
-// sees and clicks; run.sh checks Redis afterwards.
+// The web UI in headless Chromium (Debian's /usr/bin/chromium driven by playwright-core),
+// at 1280 and at 400 px: every page and every action a person can take, checked on the
+// page and in Redis (the whole namespace: a bulk action changes exactly the jobs
+// selected). Starts its own `cwork web` servers (two namespaces; read-only; under a
+// base path) on free ports. Screenshots of every page at both widths go to
+// ARTIFACT_DIR as <page>-<width>.png.
 //
-//   node ui.test.mjs URL ARTIFACT_DIR DEAD_JOB_ID
+//   CWORK_CLI=… CWORK_TEST_REDIS_URL=… node ui.test.mjs ARTIFACT_DIR
 import { chromium } from 'playwright-core';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Redis } from './redis.mjs';
+import { seed, seedOther, statKey, id, DEAD_HTML_ID, LONG_NAME } from './seed.mjs';
 
-const [url, artifacts, deadId] = process.argv.slice(2);
-if (!url || !artifacts || !deadId) {
-  console.error('usage: node ui.test.mjs URL ARTIFACT_DIR DEAD_JOB_ID');
+const [artifacts] = process.argv.slice(2);
+const cli = process.env.CWORK_CLI;
+const redisUrl = process.env.CWORK_TEST_REDIS_URL;
+if (!artifacts || !cli || !redisUrl) {
+  console.error('usage: CWORK_CLI=… CWORK_TEST_REDIS_URL=… node ui.test.mjs ARTIFACT_DIR');
   process.exit(2);
 }
 mkdirSync(artifacts, { recursive: true });
@@ -22,82 +29,584 @@ function check(cond, what) {
   if (cond) passed++;
   else failed++;
   console.log(`${cond ? 'ok  ' : 'FAIL'} ${what}`);
+  return cond;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const nowS = () => Math.floor(Date.now() / 1000);
+
+// ------------------------------------------------------------------ cwork web
+
+const servers = [];
+async function startWeb(args) {
+  const proc = spawn(cli, ['web', '--redis', redisUrl, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  proc.stderr.on('data', (d) => { err += d; });
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.split('\n')[0]);
+    });
+    proc.on('exit', (code) => reject(new Error(`cwork web exited with ${code}: ${err}`)));
+  });
+  const w = { proc, url, stderr: () => err };
+  servers.push(w);
+  return w;
 }
 
-const userDataDir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
-const context = await chromium.launchPersistentContext(userDataDir, {
-  executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  viewport: { width: 1280, height: 800 },
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-});
-const dialogs = [];
-const problems = [];
+async function stopWeb(w) {
+  const code = await new Promise((resolve) => {
+    w.proc.on('exit', (c) => resolve(c));
+    w.proc.kill('SIGTERM');
+  });
+  servers.splice(servers.indexOf(w), 1);
+  return code;
+}
+
+// ------------------------------------------------------------------ Redis checks
+
+function same(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+// Compares the namespace with the expected dump; prints the keys that differ.
+function checkDump(got, want, what) {
+  const sorted = (d) => Object.keys(d).sort().map((k) => [k, d[k]]);
+  if (check(same(sorted(got), sorted(want)), what)) return;
+  for (const k of new Set([...Object.keys(got), ...Object.keys(want)])) {
+    if (!same(got[k], want[k])) console.log(`     ${k}\n       got:  ${JSON.stringify(got[k])}\n       want: ${JSON.stringify(want[k])}`);
+  }
+}
+
+function memberIds(zsetValue) {
+  return zsetValue.map(([m]) => JSON.parse(m).id);
+}
+
+// The expected dump after jobs moved from a set into their queues (pushed at the left
+// with new bytes): every other key as before, the set without them, each queue with the
+// moved jobs in front of what it held.
+function checkMoved(before, after, setKey, ids, ns, what) {
+  const want = structuredClone(before);
+  const moved = want[setKey].value.filter(([m]) => ids.includes(JSON.parse(m).id));
+  want[setKey].value = want[setKey].value.filter(([m]) => !ids.includes(JSON.parse(m).id));
+  if (!want[setKey].value.length) delete want[setKey];
+  const queues = new Set(moved.map(([m]) => `${ns}:jobs:${JSON.parse(m).name}`));
+  let ok = moved.length === ids.length;
+  for (const q of queues) {
+    const a = after[q] ? after[q].value : [];
+    const b = before[q] ? before[q].value : [];
+    const head = a.slice(0, a.length - b.length);
+    const wantIds = moved.filter(([m]) => `${ns}:jobs:${JSON.parse(m).name}` === q).map(([m]) => JSON.parse(m).id).sort();
+    ok = ok && same(a.slice(a.length - b.length), b) && same(head.map((m) => JSON.parse(m).id).sort(), wantIds);
+    want[q] = after[q];
+  }
+  checkDump(after, want, what);
+  check(ok, `${what}: each moved job is at its queue's head, the rest of the queue as it was`);
+}
+
+// ------------------------------------------------------------------ page helpers
+
+async function confirmWith(page, needle, ok = true) {
+  const dlg = page.locator('dialog#confirm[open]');
+  await dlg.waitFor();
+  const text = await page.locator('#confirm-text').textContent();
+  check(text.includes(needle), `the confirmation says "${needle}" (${text})`);
+  await page.click(ok ? '#confirm-ok' : '#confirm-cancel');
+  await page.locator('dialog#confirm[open]').waitFor({ state: 'detached' }).catch(() => {});
+  return text;
+}
+
+async function message(page, needle) {
+  const m = page.locator('#message.ok, #message.error');
+  await m.filter({ hasText: needle }).first().waitFor({ timeout: 10000 }).catch(() => {});
+  const text = (await m.count()) ? await m.first().textContent() : '';
+  check(text.includes(needle), `the result says "${needle}" (${text})`);
+}
+
+async function shot(page, name, width) {
+  await page.screenshot({ path: path.join(artifacts, `${name}-${width}.png`), fullPage: true });
+  if (width < 600) await page.screenshot({ path: path.join(artifacts, `${name}-${width}-top.png`) }); // what a phone shows first
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(wide <= width, `${name} at ${width} px: nothing wider than the window (${wide} px)`);
+}
+
+// Every text piece of a job name (between its break opportunities) on one line: the
+// name is not broken inside a word.
+async function nameUnbroken(locator) {
+  return locator.evaluate((node) => {
+    const walker = document.createTreeWalker(node, NodeFilter.SHOW_TEXT);
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const r = document.createRange();
+      r.selectNodeContents(t);
+      const lines = new Set([...r.getClientRects()].map((x) => Math.round(x.top)));
+      if (lines.size > 1) return false;
+    }
+    return true;
+  });
+}
+
+async function gotoView(page, base, hash) {
+  await page.goto(`${base}#/${hash}`);
+}
+
+function rowOf(page, jobId) {
+  return page.locator('main tr', { has: page.locator(`a.id:text-is("${jobId}")`) });
+}
+
+// ------------------------------------------------------------------ the suite
+
+async function suite(browser, redis, width) {
+  const ns = `cwt-browser-${process.pid}-${width}`;
+  const other = `${ns}-other`;
+  await redis.deleteNamespace(ns);
+  await redis.deleteNamespace(other);
+  const t0 = nowS();
+  await seed(redis, ns, t0);
+  await seedOther(redis, other, t0);
+  const web = await startWeb(['--ns', ns, '--ns', other]);
+  const base = web.url;
+  const userDataDir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  const dialogs = [];
+  const problems = [];
+  let before;
+  let want;
+  const expected404 = { n: 0 };
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(10000);
+    page.on('dialog', async (d) => {
+      dialogs.push(`${d.type()}: ${d.message()}`);
+      await d.dismiss();
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() !== 'error') return;
+      if (expected404.n > 0 && m.text().includes('404')) {
+        expected404.n--;
+        return;
+      }
+      problems.push(`console: ${m.text()}`);
+    });
+    const pool = 'a0b1c2d3e4f5a6b7c8d9e0f1';
+    const beat = () => redis.cmd('HSET', `${ns}:worker_pools:${pool}`, 'heartbeat_at', nowS());
+
+    // ---------------------------------------------------------------- dashboard
+    await beat();
+    await page.goto(base);
+    await page.locator('.cards').waitFor();
+    check((await page.title()) === `cwork · ${ns}`, `the title names the namespace (${await page.title()})`);
+    const todayCount = Number((await redis.cmd('HGET', statKey(ns, nowS()), 'processed')));
+    const processedCard = page.locator('.card', { hasText: 'Processed today' }).locator('.card-value');
+    check((await processedCard.textContent()).replace(/,/g, '') === String(todayCount), `the dashboard shows today's count (${todayCount})`);
+    check((await page.locator('svg.bars g.day').count()) === 30, 'the history has 30 days');
+    // pools finish jobs: the throughput shows it within a few polls
+    let tick = 0;
+    const bump = setInterval(() => {
+      tick++;
+      redis.cmd('HINCRBY', statKey(ns, nowS()), 'processed', 20 + 15 * Math.round(2 + 2 * Math.sin(tick / 4))).catch(() => {});
+      if (tick % 6 === 0) redis.cmd('HINCRBY', statKey(ns, nowS()), 'failed', 3).catch(() => {});
+      if (tick % 8 === 0) beat().catch(() => {}); // the pool stays live
+    }, 500);
+    await page.locator('.card', { hasText: 'Now' }).locator('.card-value').filter({ hasText: /[1-9].*\/s/ }).waitFor({ timeout: 15000 }).catch(() => {});
+    await sleep(12000); // a few more polls: a line to look at in the screenshot
+    const nowText = await page.locator('.card', { hasText: 'Now' }).locator('.card-value').textContent();
+    check(/[1-9]/.test(nowText), `the throughput is measured from the polled counters (${nowText})`);
+    check((await page.locator('svg.plot polyline.processed').count()) === 1, 'the throughput chart draws a line');
+    const longRow = page.locator('table.types tr', { has: page.locator('td.name', { hasText: LONG_NAME }) });
+    check((await longRow.locator('td[data-label="Dead"]').textContent()) === '9', 'the dashboard counts 9 dead jobs of the long-named type');
+    check(await nameUnbroken(longRow.locator('td.name')), 'the long job name is not broken inside a word');
+    const sendRow = page.locator('table.types tr', { has: page.locator('td.name a', { hasText: /^send_email$/ }) });
+    check((await sendRow.locator('td[data-label="Waiting"]').textContent()) === '25', 'send_email: 25 waiting');
+    check((await sendRow.locator('td[data-label="Last error"] .clamp-text').textContent()) === 'smtp timeout 29', 'send_email: its latest error');
+    const resizeRow = page.locator('table.types tr', { has: page.locator('td.name a', { hasText: /^resize_image$/ }) });
+    check((await resizeRow.locator('td[data-label="Running"]').textContent()) === '1', 'resize_image: 1 running');
+    await shot(page, 'dashboard', width);
+    clearInterval(bump);
+
+    // ---------------------------------------------------------------- queues
+    await page.click('#tabs a[data-tab="queues"]');
+    const resizeQ = page.locator('main tr', { has: page.locator('td.name a', { hasText: /^resize_image$/ }) });
+    await resizeQ.waitFor();
+    await resizeQ.getByRole('switch').click();
+    await resizeQ.locator('.switch span', { hasText: 'paused' }).waitFor();
+    check((await redis.cmd('EXISTS', `${ns}:jobs:resize_image:paused`)) === 1, 'the switch pauses resize_image (in Redis)');
+    await message(page, 'resize_image is paused');
+    await shot(page, 'queues', width);
+    await resizeQ.getByRole('switch').click();
+    await resizeQ.locator('.switch span', { hasText: 'running' }).waitFor();
+    check((await redis.cmd('EXISTS', `${ns}:jobs:resize_image:paused`)) === 0, 'the switch unpauses it');
+    before = await redis.dump(ns);
+    await resizeQ.getByRole('button', { name: 'Clear queue resize_image' }).click();
+    await confirmWith(page, '3 waiting jobs', false);
+    checkDump(await redis.dump(ns), before, 'Cancel clears nothing');
+    await resizeQ.getByRole('button', { name: 'Clear queue resize_image' }).click();
+    await confirmWith(page, 'Clear the queue resize_image? Its 3 waiting jobs will be deleted');
+    await message(page, 'Cleared resize_image: 3 jobs deleted.');
+    want = structuredClone(before);
+    delete want[`${ns}:jobs:resize_image`];
+    checkDump(await redis.dump(ns), want, 'clearing the queue deletes exactly its waiting jobs');
+
+    // ---------------------------------------------------------------- one queue
+    await page.locator('main td.name a', { hasText: /^send_email$/ }).click();
+    await page.waitForURL(/#\/queue\/send_email/);
+    await page.locator('main tr a.id').first().waitFor();
+    check((await page.locator('main tr a.id').first().textContent()) === id('q', 1), 'the queue lists the next job to run first');
+    await shot(page, 'queue', width);
+    await page.locator('.pager a', { hasText: /^2$/ }).click();
+    await page.waitForURL(/page=2/);
+    await page.locator('main tr td[data-label="Runs"]', { hasText: '#21' }).waitFor();
+    check((await page.locator('main tbody tr').count()) === 5, 'page 2 of the queue holds the last 5 jobs');
+    await page.selectOption('main select[aria-label="Jobs per page"]', '50');
+    await page.waitForURL(/size=50/);
+    await page.locator('main tbody tr').nth(24).waitFor();
+    check((await page.locator('main tbody tr').count()) === 25 && !(await page.locator('.pager').count()), 'with 50 per page the 25 jobs fit one page');
+
+    // ---------------------------------------------------------------- processes
+    await beat();
+    await page.click('#tabs a[data-tab="processes"]');
+    await page.locator('main td', { hasText: 'box-1' }).waitFor();
+    check(await page.locator('main td', { hasText: 'half done' }).isVisible(), 'the busy worker shows its check-in');
+    check((await page.locator('main a.id', { hasText: id('r', 9) }).count()) === 1, 'the busy worker links its job');
+    await shot(page, 'processes', width);
+
+    // ---------------------------------------------------------------- retry: order, pages, filter, clamp
+    await page.click('#tabs a[data-tab="retry"]');
+    await rowOf(page, id('t', 30)).waitFor();
+    const firstIds = await page.locator('main tbody a.id').allTextContents();
+    check(firstIds[0] === id('t', 30) && firstIds[19] === id('t', 11), 'retry lists the latest retry first');
+    check((await page.locator('.pager .step.disabled', { hasText: 'Newer' }).count()) === 1, 'page 1 has no newer page');
+    await page.locator('.pager a', { hasText: 'Older' }).click();
+    await page.waitForURL(/#\/retry\?page=2/);
+    await rowOf(page, id('t', 10)).waitFor();
+    const olderIds = await page.locator('main tbody a.id').allTextContents();
+    check(olderIds.length === 10 && olderIds[0] === id('t', 10) && olderIds[9] === id('t', 1), 'Older shows the older jobs, newest of them first');
+    await page.locator('.pager a', { hasText: 'Newer' }).click();
+    await rowOf(page, id('t', 30)).waitFor();
+    check(!page.url().includes('page='), 'Newer goes back to page 1');
+    const longErr = rowOf(page, id('t', 30)).locator('td.err');
+    await longErr.getByRole('button', { name: /Show all of the error/ }).click();
+    await longErr.locator('.clamp.open').waitFor();
+    await sleep(2600); // a refresh
+    check((await longErr.locator('.clamp.open').count()) === 1 && (await longErr.getByRole('button').getAttribute('aria-expanded')) === 'true', 'an expanded error stays expanded across refreshes');
+    check((await longErr.locator('.clamp-text').textContent()).includes('retries exhausted soon'), 'the whole error shows');
+    await shot(page, 'retry', width);
+    await page.selectOption('main select[aria-label="Filter by job name"]', 'resize_image');
+    await page.waitForURL(/name=resize_image/);
+    await page.locator('main .list-foot', { hasText: 'of 10 jobs' }).waitFor();
+    check((await page.locator('main tbody td.name').allTextContents()).every((n) => n === 'resize_image'), 'the filter lists resize_image jobs only');
+    await page.selectOption('main select[aria-label="Filter by job name"]', '');
+    await page.locator('main .list-foot', { hasText: 'of 30 jobs' }).waitFor();
+
+    // ---------------------------------------------------------------- refresh keeps focus, selection and scroll
+    const pick = async (jid) => {
+      await rowOf(page, jid).getByRole('checkbox').check();
+    };
+    await pick(id('t', 29));
+    await pick(id('t', 27));
+    await pick(id('t', 25));
+    await page.locator('.selection-bar', { hasText: '3 selected' }).waitFor();
+    await page.locator('#message .dismiss').click().catch(() => {}); // nothing moves the page meanwhile
+    const perPage = page.locator('main select[aria-label="Jobs per page"]');
+    await perPage.focus();
+    await perPage.evaluate((n) => { n.cworkMarked = true; }); // a property: the patch keeps the element
+    await page.evaluate(() => window.scrollTo(0, 240));
+    const anchor = rowOf(page, id('t', 20));
+    const top = async () => (await anchor.boundingBox()).y;
+    const scrolled = await page.evaluate(() => window.scrollY);
+    const topBefore = await top();
+    await sleep(4500); // two refreshes
+    check(await page.evaluate(() => document.activeElement && document.activeElement.cworkMarked === true), 'the refresh keeps the focus on the same control');
+    const scrolledAfter = await page.evaluate(() => window.scrollY);
+    check(scrolled > 0 && scrolledAfter === scrolled && Math.abs((await top()) - topBefore) < 1, `the refresh keeps the scroll position (${scrolled} → ${scrolledAfter})`);
+    check((await page.locator('main tbody input[type=checkbox]:checked').count()) === 3, 'the refresh keeps the 3 rows selected');
+
+    // ---------------------------------------------------------------- retry: bulk delete, bulk run now, single run now, delete all
+    before = await redis.dump(ns);
+    await page.locator('.selection-bar').getByRole('button', { name: 'Delete selected' }).click();
+    await confirmWith(page, 'Delete 3 selected retry jobs?');
+    await message(page, 'Deleted 3 retry jobs.');
+    want = structuredClone(before);
+    const gone = [id('t', 29), id('t', 27), id('t', 25)];
+    want[`${ns}:retry`].value = want[`${ns}:retry`].value.filter(([m]) => !gone.includes(JSON.parse(m).id));
+    checkDump(await redis.dump(ns), want, 'bulk delete removes exactly the 3 selected retry jobs');
+    await page.locator('.selection-bar').waitFor({ state: 'detached' }).catch(() => {});
+    check(!(await page.locator('.selection-bar').count()), 'the selection is empty afterwards');
+
+    await pick(id('t', 28));
+    await pick(id('t', 24));
+    before = await redis.dump(ns);
+    await page.locator('.selection-bar').getByRole('button', { name: 'Run now selected' }).click();
+    await confirmWith(page, 'Run now: 2 selected retry jobs?');
+    await message(page, 'Ran 2 retry jobs now');
+    checkMoved(before, await redis.dump(ns), `${ns}:retry`, [id('t', 28), id('t', 24)], ns, 'bulk run now moves exactly the 2 selected retry jobs');
+
+    before = await redis.dump(ns);
+    await rowOf(page, id('t', 30)).getByRole('button', { name: `Run now job ${id('t', 30)}` }).click();
+    await message(page, 'Ran 1 retry job now');
+    checkMoved(before, await redis.dump(ns), `${ns}:retry`, [id('t', 30)], ns, 'Run now moves that one retry job');
+
+    await page.selectOption('main select[aria-label="Filter by job name"]', 'resize_image');
+    await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
+    const resizeLeft = before[`${ns}:retry`].value.filter(([m]) => JSON.parse(m).name === 'resize_image' && JSON.parse(m).id !== id('t', 30)).length;
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: 'Delete all' }).click();
+    await confirmWith(page, `Delete all ${resizeLeft} retry jobs of resize_image?`);
+    await message(page, `Deleted ${resizeLeft} retry jobs.`);
+    want = structuredClone(before);
+    want[`${ns}:retry`].value = want[`${ns}:retry`].value.filter(([m]) => JSON.parse(m).name !== 'resize_image');
+    checkDump(await redis.dump(ns), want, 'Delete all with a filter deletes the retry jobs of that name only');
+    await page.locator('main p.empty', { hasText: 'No retry jobs of resize_image.' }).waitFor();
+
+    // ---------------------------------------------------------------- scheduled: bulk, periodic, run all
+    await page.click('#tabs a[data-tab="scheduled"]');
+    await rowOf(page, id('s', 1)).waitFor();
+    check((await page.locator('main tbody a.id').first().textContent()) === id('s', 1), 'scheduled lists the soonest first');
+    const periodic = page.locator('section.periodic tr', { hasText: '0 * * * *' });
+    await periodic.waitFor();
+    const nextText = await periodic.locator('td[data-label="Next"]').textContent();
+    check((await periodic.locator('td.name').textContent()) === 'report' && /^in \S.* · \d/.test(nextText), `the periodic job shows its spec and next fire time, relative and exact (${nextText})`);
+    await shot(page, 'scheduled', width);
+    // "select every job on this page": the table's header, or the toolbar's on a phone
+    const selectPage = page.locator('main input[aria-label="Select every job on this page"]:visible');
+    check((await selectPage.count()) === 1, 'one visible "select the page" checkbox');
+    await selectPage.check();
+    await page.locator('.selection-bar', { hasText: '6 selected' }).waitFor();
+    check((await page.locator('main tbody input[type=checkbox]:checked').count()) === 6, 'it selects the 6 jobs of the page');
+    await selectPage.uncheck();
+    await page.locator('.selection-bar').waitFor({ state: 'detached' });
+    check((await page.locator('main tbody input[type=checkbox]:checked').count()) === 0, 'and unselects them');
+    await pick(id('s', 2));
+    await pick(id('s', 5));
+    before = await redis.dump(ns);
+    await page.locator('.selection-bar').getByRole('button', { name: 'Delete selected' }).click();
+    await confirmWith(page, 'Delete 2 selected scheduled jobs?');
+    await message(page, 'Deleted 2 scheduled jobs.');
+    want = structuredClone(before);
+    want[`${ns}:scheduled`].value = want[`${ns}:scheduled`].value.filter(([m]) => ![id('s', 2), id('s', 5)].includes(JSON.parse(m).id));
+    checkDump(await redis.dump(ns), want, 'bulk delete removes exactly the 2 selected scheduled jobs');
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: 'Run all now' }).click();
+    await confirmWith(page, 'Run all 4 scheduled jobs now?');
+    await message(page, 'Ran 4 jobs now.');
+    checkMoved(before, await redis.dump(ns), `${ns}:scheduled`, memberIds(before[`${ns}:scheduled`].value), ns, 'Run all now moves every scheduled job to its queue');
+    await page.locator('main p.empty', { hasText: 'No scheduled jobs.' }).waitFor();
+
+    // ---------------------------------------------------------------- dead: markup stays text, pages, bulk retry, all
+    await page.click('#tabs a[data-tab="dead"]');
+    const htmlRow = rowOf(page, DEAD_HTML_ID);
+    await htmlRow.waitFor();
+    const errText = await htmlRow.locator('td.err').textContent();
+    check(errText.includes('<script>alert(1)</script>') && errText.includes('<img src=x onerror=alert(2)>'), 'the markup in an error shows as text');
+    const injected = await page.evaluate(() => ({
+      scripts: document.querySelectorAll('body script').length,
+      imgs: document.querySelectorAll('img').length,
+      bold: document.querySelectorAll('main b').length,
+    }));
+    check(injected.scripts === 0 && injected.imgs === 0 && injected.bold === 0, `no element was injected (${JSON.stringify(injected)})`);
+    const idRow = rowOf(page, id('d', 45));
+    check(await nameUnbroken(idRow.locator('a.id')), 'an id is not broken inside (it is one word)');
+    check(await nameUnbroken(idRow.locator('td.args .clamp-text')), 'args without a comma stay on one line');
+    check(await nameUnbroken(idRow.locator('td.name')), 'the long job name in the list is not broken inside a word');
+    await shot(page, 'dead', width);
+    await page.locator('.pager a[aria-label="Page 3"]').click();
+    await page.waitForURL(/page=3/);
+    await rowOf(page, id('d', 1)).waitFor();
+    check((await page.locator('main tbody tr').count()) === 6, 'page 3 of 46 dead jobs holds 6');
+    check((await page.locator('.pager .step.disabled', { hasText: 'Older' }).count()) === 1, 'the last page has no older page');
+    await page.locator('.pager a[aria-label="Page 1"]').click();
+    await htmlRow.waitFor();
+    await pick(DEAD_HTML_ID);
+    await page.locator('.selection-bar', { hasText: '1 selected' }).waitFor();
+    // The list answers slowly now: the bar still says "1 selected" when the button is
+    // clicked right after the second tick, and the action must take both.
+    const slowList = async (r) => {
+      await sleep(1500);
+      await r.continue().catch(() => {});
+    };
+    await page.route(/\/dead_jobs\?/, slowList);
+    await pick(id('d', 44));
+    before = await redis.dump(ns);
+    await page.locator('.selection-bar').getByRole('button', { name: 'Retry selected' }).click();
+    await confirmWith(page, 'Retry: 2 selected dead jobs?');
+    await page.unroute(/\/dead_jobs\?/, slowList);
+    await message(page, 'Retried 2 dead jobs (back in their queues).');
+    checkMoved(before, await redis.dump(ns), `${ns}:dead`, [DEAD_HTML_ID, id('d', 44)], ns, 'bulk retry moves exactly the 2 selected dead jobs');
+    await page.selectOption('main select[aria-label="Filter by job name"]', LONG_NAME);
+    await page.locator('main .list-foot', { hasText: 'of 9 jobs' }).waitFor();
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: 'Retry all' }).click();
+    await confirmWith(page, `Retry all 9 dead jobs of ${LONG_NAME} now?`);
+    await message(page, 'Retried 9 jobs (back in their queues).');
+    checkMoved(before, await redis.dump(ns), `${ns}:dead`, memberIds(before[`${ns}:dead`].value.filter(([m]) => JSON.parse(m).name === LONG_NAME)), ns, 'Retry all with a filter retries the dead jobs of that name only');
+
+    // ---------------------------------------------------------------- a job's page
+    const jid = id('d', 40 - 1); // a send_email dead job
+    await gotoView(page, base, `job/${jid}`); // a shared link
+    await page.locator('main h2', { hasText: jid }).waitFor();
+    check((await page.locator('dl.facts dd').first().textContent()) === 'send_email', 'the job page shows the job');
+    await shot(page, 'job', width);
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: 'Retry' }).click();
+    await confirmWith(page, `Retry the send_email job ${jid}?`);
+    await message(page, 'Retried 1 dead job');
+    checkMoved(before, await redis.dump(ns), `${ns}:dead`, [jid], ns, 'Retry on the job page retries that job');
+    await page.fill('#find-id', id('q', 7));
+    await page.press('#find-id', 'Enter');
+    await page.waitForURL(new RegExp(`#/job/${id('q', 7)}`));
+    await page.locator('dl.facts a', { hasText: 'waiting in its queue' }).waitFor();
+    check(true, 'Find opens the job page of a waiting job');
+    expected404.n = 6; // one per refresh while the page shows
+    await gotoView(page, base, 'job/no-such-job');
+    await page.locator('main p.empty', { hasText: 'No job with this id' }).waitFor();
+    check(true, 'an unknown id says so');
+    // Ids browsers would rewrite in a path ("..") and the empty id: their pages work, and
+    // so do their actions.
+    for (const odd of ['..', '']) {
+      const t = nowS();
+      await redis.cmd('ZADD', `${ns}:dead`, t, JSON.stringify({ name: 'send_email', id: odd, t: t - 60, args: { odd }, fails: 4, err: `odd id ${JSON.stringify(odd)}`, failed_at: t }));
+      await gotoView(page, base, `job/${odd}`);
+      await page.locator('dl.facts dd', { hasText: `odd id ${JSON.stringify(odd)}` }).waitFor();
+      check((await page.locator('main h2 .mono').textContent()) === odd, `the job page of the id ${JSON.stringify(odd)} shows that job`);
+      before = await redis.dump(ns);
+      await page.locator('main .toolbar').getByRole('button', { name: 'Retry' }).click();
+      await confirmWith(page, 'Retry the send_email job');
+      await message(page, 'Retried 1 dead job');
+      checkMoved(before, await redis.dump(ns), `${ns}:dead`, [odd], ns, `Retry on the job page of the id ${JSON.stringify(odd)} retries that job`);
+    }
+
+    // ---------------------------------------------------------------- dead: delete all
+    await page.click('#tabs a[data-tab="dead"]');
+    await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
+    const deadLeft = await redis.cmd('ZCARD', `${ns}:dead`);
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: 'Delete all' }).click();
+    await confirmWith(page, `Delete all ${deadLeft} dead jobs?`);
+    await message(page, `Deleted ${deadLeft} dead jobs.`);
+    want = structuredClone(before);
+    delete want[`${ns}:dead`];
+    checkDump(await redis.dump(ns), want, 'Delete all deletes the dead set and nothing else');
+    check((await page.locator('#badge-dead').textContent()) === '0', 'the Dead tab counts 0');
+    await page.click('#tabs a[data-tab="retry"]');
+    await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
+    check((await page.locator('#message.ok').count()) === 0, 'the result of an action on Dead is not shown on Retry');
+
+    // ---------------------------------------------------------------- the namespace switcher
+    await page.click('#tabs a[data-tab="queues"]');
+    await page.selectOption('#ns-pick', other);
+    await page.waitForURL(new RegExp(`ns=${other}`));
+    await page.locator('main td.name', { hasText: 'billing_sync' }).waitFor();
+    check((await page.title()) === `cwork · ${other}`, 'the title follows the namespace');
+    check((await page.locator('#tabs a[data-tab="dead"]').getAttribute('href')).includes(`ns=${other}`), 'the tabs keep the namespace in their links');
+    await shot(page, 'namespace', width);
+    await page.selectOption('#ns-pick', ns);
+    await page.locator('main td.name', { hasText: 'send_email' }).waitFor();
+    check(!page.url().includes('ns='), 'back on the default namespace');
+
+    check(dialogs.length === 0, `no alert or other dialog fired (${dialogs.join('; ')})`);
+    check(problems.length === 0, `no page errors or console errors (${problems.join('; ')})`);
+  } finally {
+    await context.close();
+    rmSync(userDataDir, { recursive: true, force: true });
+  }
+  check((await stopWeb(web)) === 0, 'cwork web stops on SIGTERM with status 0');
+
+  // ---------------------------------------------------------------- read-only
+  const ro = await startWeb(['--ns', ns, '--read-only']);
+  const roDir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
+  const roContext = await chromium.launchPersistentContext(roDir, {
+    executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  try {
+    const page = roContext.pages()[0] || (await roContext.newPage());
+    page.setDefaultTimeout(10000);
+    before = await redis.dump(ns);
+    for (const view of ['dashboard', 'queues', 'queue/send_email', 'retry', 'scheduled', 'dead', 'job/' + id('q', 7)]) {
+      await gotoView(page, ro.url, view);
+      await page.locator('main .view section').first().waitFor();
+      await page.locator('#read-only:not([hidden])').waitFor();
+      const controls = await page.locator('main button.danger, main button.primary, main input[type=checkbox]').count();
+      check(controls === 0, `read-only: no action on ${view} (${controls})`);
+    }
+    await gotoView(page, ro.url, 'queues');
+    await page.locator('main .state', { hasText: 'paused' }).waitFor();
+    check(true, 'read-only: the pause state shows as text');
+    await shot(page, 'read-only', width);
+    const status = await page.evaluate(async () => (await fetch('delete_all?set=retry', { method: 'POST' })).status);
+    check(status === 403, `read-only: a change is refused (${status})`);
+    const after = await redis.dump(ns);
+    checkDump(after, before, 'read-only: nothing changed in Redis');
+  } finally {
+    await roContext.close();
+    rmSync(roDir, { recursive: true, force: true });
+  }
+  check((await stopWeb(ro)) === 0, 'the read-only server stops with status 0');
+
+  // ---------------------------------------------------------------- under a base path
+  const bp = await startWeb(['--ns', ns, '--base-path', '/ops/jobs']);
+  const bpDir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
+  const bpContext = await chromium.launchPersistentContext(bpDir, {
+    executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width, height: 860 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+  });
+  try {
+    const page = bpContext.pages()[0] || (await bpContext.newPage());
+    page.setDefaultTimeout(10000);
+    check(bp.url.endsWith('/ops/jobs/'), `cwork web prints the URL with its base path (${bp.url})`);
+    await page.goto(bp.url.replace(/\/$/, '')); // without the '/': redirected
+    await page.locator('.cards').waitFor();
+    check(new URL(page.url()).pathname === '/ops/jobs/', `the base path without '/' redirects to it with one (${page.url()})`);
+    const requests = [];
+    page.on('request', (r) => {
+      const u = new URL(r.url());
+      if (u.protocol.startsWith('http')) requests.push(u.pathname);
+    });
+    await page.reload();
+    await page.locator('.cards').waitFor();
+    await page.click('#tabs a[data-tab="dead"]');
+    await page.locator('main .view section').first().waitFor();
+    const outside = requests.filter((p) => !p.startsWith('/ops/jobs/'));
+    check(requests.length > 3 && outside.length === 0, `every request stays under the base path (${outside.join(', ')})`);
+    await shot(page, 'base-path', width);
+  } finally {
+    await bpContext.close();
+    rmSync(bpDir, { recursive: true, force: true });
+  }
+  check((await stopWeb(bp)) === 0, 'the base-path server stops with status 0');
+  await redis.deleteNamespace(ns);
+  await redis.deleteNamespace(other);
+}
+
+// ------------------------------------------------------------------ main
+
+const redis = await Redis.connect(redisUrl);
 try {
-  const page = context.pages()[0] || (await context.newPage());
-  page.setDefaultTimeout(10000);
-  page.on('dialog', async (d) => {
-    dialogs.push(`${d.type()}: ${d.message()}`);
-    await d.dismiss();
-  });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-
-  // Queues: the name, its 2 waiting jobs and a pause switch.
-  await page.goto(url);
-  const row = page.locator('main tr', { has: page.locator('td.name', { hasText: 'send_email' }) });
-  await row.waitFor();
-  check((await row.locator('td.num').first().textContent()) === '2', 'queue send_email shows 2 waiting jobs');
-  check(await row.getByRole('switch').isVisible(), 'queue has a pause switch');
-  check((await page.locator('#badge-dead').textContent()) === '1', 'the Dead tab counts 1 job');
-
-  // Pause and unpause through the switch (POSTs with the page's own Origin).
-  await row.getByRole('switch').click();
-  await row.locator('.switch span', { hasText: 'paused' }).waitFor();
-  check(true, 'pause switch pauses the queue');
-  await page.screenshot({ path: path.join(artifacts, 'queues.png'), fullPage: true });
-  await row.getByRole('switch').click();
-  await row.locator('.switch span', { hasText: 'running' }).waitFor();
-  check(true, 'pause switch unpauses the queue');
-
-  // Dead: the error's HTML is shown as text, nothing of it runs or becomes an element.
-  await page.click('#tabs a[data-tab="dead"]');
-  const dead = page.locator('main tr', { has: page.locator('td.mono', { hasText: deadId }) });
-  await dead.waitFor();
-  const errText = await dead.locator('td.err').textContent();
-  check(errText.includes('<script>alert(1)</script>'), 'the <script> text of the error shows as text');
-  check(errText.includes('<img src=x onerror=alert(2)>'), 'the <img onerror> text of the error shows as text');
-  check(await dead.locator('td.err').isVisible(), 'the error cell is visible');
-  const injected = await page.evaluate(() => ({
-    scripts: document.querySelectorAll('body script').length,
-    imgs: document.querySelectorAll('img').length,
-    bold: document.querySelectorAll('main b').length,
-  }));
-  check(injected.scripts === 0 && injected.imgs === 0 && injected.bold === 0,
-    `no element was injected (${JSON.stringify(injected)})`);
-  await page.screenshot({ path: path.join(artifacts, 'ui.png'), fullPage: true });
-
-  // Retry it: the dead list empties (run.sh checks that it is back in its queue).
-  await dead.getByRole('button', { name: `Retry job ${deadId}` }).click();
-  await page.locator('main p.empty', { hasText: 'No dead jobs.' }).waitFor();
-  check(true, 'retry empties the dead list');
-  check((await page.locator('#badge-dead').textContent()) === '0', 'the Dead tab counts 0 jobs');
-
-  // Back on Queues, the retried job waits with the others.
-  await page.click('#tabs a[data-tab="queues"]');
-  await row.locator('td.num', { hasText: /^3$/ }).waitFor();
-  check(true, 'queue send_email shows 3 waiting jobs after the retry');
-
-  check(dialogs.length === 0, `no alert or other dialog fired (${dialogs.join('; ')})`);
-  check(problems.length === 0, `no page errors or console errors (${problems.join('; ')})`);
-} catch (e) {
-  check(false, `unexpected: ${e.message}`);
+  // CWORK_BROWSER_WIDTHS=1280 runs one width only (while working on the UI).
+  for (const width of (process.env.CWORK_BROWSER_WIDTHS || '1280,400').split(',').map(Number)) {
+    console.log(`---- ${width} px`);
+    try {
+      await suite(null, redis, width);
+    } catch (e) {
+      check(false, `unexpected at ${width} px: ${e.stack || e.message}`);
+    }
+  }
 } finally {
-  await context.close();
-  rmSync(userDataDir, { recursive: true, force: true });
+  for (const w of [...servers]) {
+    console.log(`cwork web said:\n${w.stderr()}`);
+    await stopWeb(w);
+  }
+  redis.close();
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -1,0 +1,312 @@
+/* cwork stats: the web dashboard's numbers on the command line — processed and failed
+ * today and per day (the per-day counters cwork pools keep), and per job name: waiting,
+ * running, retry, dead, paused, last error. --json for scripts; --watch repeats every
+ * few seconds and adds the live rate (from the difference of today's counters). */
+#include "cli.h"
+#include "cmd_admin.h"
+#include "table.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char help[] =
+    "Usage: cwork stats [--days N] [--json] [--watch [SECONDS]] [--redis URL] [--ns NS]\n"
+    "\n"
+    "What the web UI's dashboard shows: jobs processed and failed today and on each of\n"
+    "the last days (counted by cwork pools; Go pools do not count), and per job name the\n"
+    "jobs waiting, running, waiting for a retry and dead, whether the name is paused and\n"
+    "its last error.\n"
+    "\n"
+    "Options:\n"
+    "  --days N          days of history, today included (1-366, default 7)\n"
+    "  --json            one JSON object (with --watch: one per line)\n"
+    "  --watch [SECONDS] print again every SECONDS (a duration, default 2s) with the\n"
+    "                    rate since the last print, until Ctrl-C\n"
+    "  --sample N        retry and dead jobs read for the per-name counts (default\n"
+    "                    10000); above it the counts are of the newest N\n"
+    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
+    "\n"
+    "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
+
+typedef struct stats_opts {
+    cli_conn_opts conn;
+    unsigned days;
+    size_t sample;
+    int json;
+    int64_t watch_ms; /* 0: print once */
+} stats_opts;
+
+/* One reading: today's counters and history, and the per-name rows. */
+typedef struct reading {
+    cwork_day_stats *days;
+    size_t ndays;
+    cwork_job_types types;
+    int64_t at_ms; /* monotonic, for the rate */
+} reading;
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int parse_options(int argc, char **argv, stats_opts *o)
+{
+    static const char *const names[] = {"days", "json", "watch", "sample", CLI_COMMON_OPTIONS,
+                                        NULL};
+    memset(o, 0, sizeof *o);
+    o->conn.ns = "work";
+    o->days = 7;
+    o->sample = 10000;
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    for (int k; (k = cli_next(&a)) >= 0;) {
+        if (k == 0) {
+            fprintf(stderr, "cwork stats: unexpected argument \"%s\" (see cwork stats --help)\n",
+                    a.value);
+            return -1;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0)
+            return -1;
+        if (c)
+            continue;
+        if (cli_is(&a, "help")) {
+            fputs(help, stdout);
+            exit(CLI_OK);
+        } else if (cli_is(&a, "json")) {
+            if (cli_flag(&a) != 0)
+                return -1;
+            o->json = 1;
+        } else if (cli_is(&a, "days") || cli_is(&a, "sample")) {
+            int days = cli_is(&a, "days");
+            if (cli_take_value(&a) != 0)
+                return -1;
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(a.value, &end, 10);
+            unsigned long max = days ? 366 : 1000000;
+            if (errno || end == a.value || *end || a.value[0] == '-' || v < 1 || v > max) {
+                fprintf(stderr, "cwork stats: --%s takes a whole number from 1 to %lu, not \"%s\"\n",
+                        days ? "days" : "sample", max, a.value);
+                return -1;
+            }
+            if (days)
+                o->days = (unsigned)v;
+            else
+                o->sample = v;
+        } else if (cli_is(&a, "watch")) {
+            o->watch_ms = 2000;
+            /* An optional value: --watch=5s, or a next argument that reads as a duration. */
+            const char *v = a.inline_value;
+            int64_t ms;
+            if (!v && a.i < a.argc && cli_duration_ms(a.argv[a.i], &ms) == 0)
+                v = a.argv[a.i++];
+            if (v) {
+                if (cli_duration_ms(v, &ms) != 0 || ms < 100) {
+                    fprintf(stderr, "cwork stats: --watch takes a duration of at least 0.1s "
+                                    "(2, 5s, 1m), not \"%s\"\n", v);
+                    return -1;
+                }
+                o->watch_ms = ms;
+            }
+        } else {
+            cli_unknown_option("cwork stats", &a, names);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int read_stats(cwork_client *client, const stats_opts *o, reading *r)
+{
+    memset(r, 0, sizeof *r);
+    cwork_error err = {0};
+    if (cwork_client_daily_stats(client, o->days, &r->days, &r->ndays, &err) != 0 ||
+        cwork_client_job_types(client, o->sample, &r->types, &err) != 0) {
+        fprintf(stderr, "cwork stats: %s\n", err.message);
+        return -1;
+    }
+    r->at_ms = monotonic_ms();
+    return 0;
+}
+
+static void reading_clear(reading *r)
+{
+    cwork_free(r->days);
+    cwork_job_types_clear(&r->types);
+    memset(r, 0, sizeof *r);
+}
+
+/* Jobs per second processed between two readings, or -1 when it cannot be told (no
+ * earlier reading, or the day changed in between and the counter restarted). */
+static double rate(const reading *now, const reading *before)
+{
+    if (!before || !before->ndays || !now->ndays || now->at_ms <= before->at_ms)
+        return -1;
+    const cwork_day_stats *a = &before->days[before->ndays - 1], *b = &now->days[now->ndays - 1];
+    if (strcmp(a->date, b->date) != 0 || b->processed < a->processed)
+        return -1;
+    return (double)(b->processed - a->processed) * 1000.0 / (double)(now->at_ms - before->at_ms);
+}
+
+static void print_json(const stats_opts *o, const reading *r, double per_s)
+{
+    const cwork_day_stats *today = &r->days[r->ndays - 1];
+    printf("{\"ns\":");
+    admin_json_string(o->conn.ns, strlen(o->conn.ns));
+    printf(",\"today\":{\"date\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64 "}",
+           today->date, today->processed, today->failed);
+    if (per_s >= 0)
+        printf(",\"processed_per_second\":%.1f", per_s);
+    printf(",\"days\":[");
+    for (size_t i = 0; i < r->ndays; i++)
+        printf("%s{\"date\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64 "}",
+               i ? "," : "", r->days[i].date, r->days[i].processed, r->days[i].failed);
+    printf("],\"retry_total\":%" PRId64 ",\"dead_total\":%" PRId64
+           ",\"sampled\":%s,\"job_types\":[",
+           r->types.retry_total, r->types.dead_total,
+           r->types.retry_read < r->types.retry_total || r->types.dead_read < r->types.dead_total
+               ? "true"
+               : "false");
+    for (size_t i = 0; i < r->types.n; i++) {
+        const cwork_job_type_stats *t = &r->types.types[i];
+        printf("%s{\"name\":", i ? "," : "");
+        admin_json_string(t->job_name, strlen(t->job_name));
+        printf(",\"known\":%s,\"paused\":%s,\"waiting\":%" PRId64 ",\"latency\":%" PRId64
+               ",\"running\":%" PRId64 ",\"retry\":%" PRId64 ",\"dead\":%" PRId64
+               ",\"last_error\":",
+               t->known ? "true" : "false", t->paused ? "true" : "false", t->waiting,
+               t->latency, t->running, t->retry, t->dead);
+        if (t->last_error)
+            admin_json_string(t->last_error, strlen(t->last_error));
+        else
+            fputs("null", stdout);
+        printf(",\"last_failed_at\":%" PRId64 "}", t->last_failed_at);
+    }
+    printf("]}\n");
+}
+
+static void print_text(const stats_opts *o, const reading *r, double per_s)
+{
+    const cwork_day_stats *today = &r->days[r->ndays - 1];
+    printf("namespace %s, today %s (UTC): %" PRId64 " processed, %" PRId64 " failed",
+           o->conn.ns, today->date, today->processed, today->failed);
+    if (per_s >= 0)
+        printf(", now %.1f jobs/s", per_s);
+    printf("\n\n");
+    if (r->ndays > 1) {
+        static const char *const h[] = {"DAY", "PROCESSED", "FAILED"};
+        table *t = table_new(3, h);
+        if (!t)
+            return;
+        table_set_right(t, 1);
+        table_set_right(t, 2);
+        for (size_t i = r->ndays; i-- > 0;) {
+            table_cell(t, r->days[i].date);
+            table_cellf(t, "%" PRId64, r->days[i].processed);
+            table_cellf(t, "%" PRId64, r->days[i].failed);
+        }
+        table_print(t, stdout);
+        table_free(t);
+        printf("\n");
+    }
+    static const char *const h[] = {"JOB", "WAITING", "RUNNING", "RETRY", "DEAD", "PAUSED",
+                                    "LAST ERROR"};
+    table *t = table_new(7, h);
+    if (!t)
+        return;
+    for (size_t c = 1; c <= 4; c++)
+        table_set_right(t, c);
+    table_set_max_width(t, 0, 40);
+    table_set_max_width(t, 6, 60);
+    for (size_t i = 0; i < r->types.n; i++) {
+        const cwork_job_type_stats *ty = &r->types.types[i];
+        table_cell(t, ty->job_name);
+        table_cellf(t, "%" PRId64, ty->waiting);
+        table_cellf(t, "%" PRId64, ty->running);
+        table_cellf(t, "%" PRId64, ty->retry);
+        table_cellf(t, "%" PRId64, ty->dead);
+        table_cell(t, ty->paused ? "yes" : "no");
+        table_cell(t, ty->last_error ? ty->last_error : "-");
+    }
+    if (table_rows(t))
+        table_print(t, stdout);
+    else
+        printf("no job names yet (none known, waiting, running, retried or dead)\n");
+    table_free(t);
+    if (r->types.retry_read < r->types.retry_total || r->types.dead_read < r->types.dead_total)
+        printf("\nretry and dead per name: the newest %" PRId64 " of %" PRId64
+               " retry and %" PRId64 " of %" PRId64 " dead jobs (--sample)\n",
+               r->types.retry_read, r->types.retry_total, r->types.dead_read,
+               r->types.dead_total);
+}
+
+static volatile sig_atomic_t stop_;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_ = 1;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    stats_opts o;
+    if (parse_options(argc, argv, &o) != 0)
+        return CLI_USAGE;
+    int status;
+    cwork_redis *redis = cli_connect(&o.conn, &status);
+    if (!redis)
+        return status;
+    cwork_error err = {0};
+    cwork_client *client = cwork_client_new(redis, o.conn.ns, &err);
+    if (!client) {
+        fprintf(stderr, "cwork stats: %s\n", err.message);
+        cwork_redis_free(redis);
+        return CLI_FAILURE;
+    }
+    if (o.watch_ms) {
+        struct sigaction sa = {0};
+        sa.sa_handler = on_signal;
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+    }
+    int rc = CLI_OK, tty = isatty(STDOUT_FILENO);
+    reading prev = {0}, now;
+    for (int first = 1; !stop_; first = 0) {
+        if (read_stats(client, &o, &now) != 0) {
+            reading_clear(&now);
+            rc = CLI_FAILURE;
+            if (!o.watch_ms)
+                break;
+        } else {
+            double per_s = rate(&now, first ? NULL : &prev);
+            if (o.watch_ms && !o.json)
+                fputs(tty ? "\033[H\033[2J" : (first ? "" : "\n"), stdout);
+            if (o.json)
+                print_json(&o, &now, per_s);
+            else
+                print_text(&o, &now, per_s);
+            fflush(stdout);
+            reading_clear(&prev);
+            prev = now;
+            rc = CLI_OK;
+        }
+        if (!o.watch_ms)
+            break;
+        struct timespec ts = {(time_t)(o.watch_ms / 1000), (long)(o.watch_ms % 1000) * 1000000};
+        while (!stop_ && nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+    }
+    reading_clear(&prev);
+    cwork_client_free(client);
+    cwork_redis_free(redis);
+    return rc;
+}

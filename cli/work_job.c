@@ -1,0 +1,232 @@
+/* `cwork work`'s handler: one job, one command (child.c). It gives the command the job
+ * (stdin, CWORK_JOB_* and CWORK_ARG_* variables), turns how the command ended into the
+ * job's success or failure — exit status WORK_EXIT_NO_RETRY fails it without retry —
+ * and says so in one line per outcome on stderr (unless --quiet), counted for
+ * /metrics. Runs on the pool's executor threads, many at once. */
+#define _GNU_SOURCE
+#include "child.h"
+#include "work.h"
+#include "work_text.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ARGS_ENV_MAX (64 * 1024) /* larger args only on stdin: environments are limited */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t work_backoff(const cwork_job *job, void *userdata)
+{
+    (void)userdata;
+    return work_backoff_s(cwork_job_id(job), cwork_job_fails(job));
+}
+
+static void on_checkin(void *job, const char *line)
+{
+    cwork_job_checkin(job, line);
+}
+
+/* ---------------------------------------------------------------- the environment */
+
+typedef struct env_list {
+    char **items;
+    size_t n, cap;
+    int oom;
+} env_list;
+
+/* Adds "NAME=VALUE"; value_len may hold the whole value. */
+static void env_add(env_list *e, const char *name, const char *value)
+{
+    if (e->oom) return;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8;
+        char **items = realloc(e->items, cap * sizeof *items);
+        if (!items) {
+            e->oom = 1;
+            return;
+        }
+        e->items = items;
+        e->cap = cap;
+    }
+    char *s = NULL;
+    if (asprintf(&s, "%s=%s", name, value) < 0) {
+        e->oom = 1;
+        return;
+    }
+    e->items[e->n++] = s;
+}
+
+static void env_free(env_list *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        free(e->items[i]);
+    free(e->items);
+}
+
+/* CWORK_ARG_<NAME> for each top-level arg: strings as they are, anything else (and a
+ * string holding a NUL byte, which an environment cannot) as JSON. Keys come in Go's
+ * sorted order; of two keys with the same variable name the first wins. */
+static void add_arg_vars(env_list *e, const char *args_json)
+{
+    cwork_args *a = NULL;
+    if (cwork_args_parse(args_json, strlen(args_json), &a, NULL) != 0) return; /* "null" */
+    size_t count = cwork_args_count(a);
+    size_t first = e->n;
+    for (size_t i = 0; i < count && !e->oom; i++) {
+        const char *key = cwork_args_key_at(a, i);
+        char *json = NULL, *name = malloc(strlen(key) + 11);
+        if (!name || cwork_args_get_json(a, key, &json, NULL, NULL) != 0) {
+            free(name);
+            e->oom = 1;
+            break;
+        }
+        size_t nlen = work_arg_env_name(key, name);
+        int taken = 0;
+        for (size_t k = first; k < e->n && !taken; k++)
+            taken = strncmp(e->items[k], name, nlen) == 0 && e->items[k][nlen] == '=';
+        const char *s = NULL;
+        if (!taken) {
+            int plain = cwork_args_get_string(a, key, &s) == 0 && !strstr(json, "\\u0000");
+            env_add(e, name, plain ? s : json);
+        }
+        cwork_free(json);
+        free(name);
+    }
+    cwork_args_free(a);
+}
+
+/* ---------------------------------------------------------------- outcome lines */
+
+static void say(const work_opts *o, const cwork_job *job, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(const work_opts *o, const cwork_job *job, const char *fmt, ...)
+{
+    if (o->quiet) return;
+    char *text = NULL, *line = NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (asprintf(&line, "cwork work: [%s %s] %s", cwork_job_name(job), cwork_job_id(job),
+                 text) >= 0)
+        child_say(line);
+    free(line);
+    free(text);
+}
+
+static void report_failure(const work_opts *o, work_job *wj, const cwork_job *job,
+                           int64_t took_ms, const char *message, int no_retry)
+{
+    int64_t fails = cwork_job_fails(job);
+    work_outcome out = work_outcome_of(&wj->opts, fails, no_retry);
+    atomic_fetch_add(&wj->counts.processed, 1);
+    atomic_fetch_add(&wj->counts.failed, 1);
+    atomic_fetch_add(out == WORK_RETRY  ? &wj->counts.retried
+                     : out == WORK_DEAD ? &wj->counts.dead
+                                        : &wj->counts.dropped,
+                     1);
+    char took[32], then[96];
+    work_duration_text(took_ms, took, sizeof took);
+    if (out == WORK_RETRY)
+        snprintf(then, sizeof then, "retry in %" PRId64 " s", work_backoff_s(cwork_job_id(job),
+                                                                             fails + 1));
+    else if (no_retry)
+        snprintf(then, sizeof then, "%s (no retry: exit status %d)",
+                 out == WORK_DEAD ? "dead" : "dropped", WORK_EXIT_NO_RETRY);
+    else
+        snprintf(then, sizeof then, "%s", out == WORK_DEAD ? "dead" : "dropped (--skip-dead)");
+    size_t len;
+    const char *last = work_last_line(message, &len);
+    say(o, job, "failed in %s: %.*s -> %s", took, (int)len, last, then);
+}
+
+/* ---------------------------------------------------------------- the handler */
+
+int work_run_job(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    const work_opts *o = cwork_job_userdata(job);
+    work_job *wj = NULL;
+    for (size_t i = 0; i < o->njobs && !wj; i++)
+        if (strcmp(o->jobs[i].name, cwork_job_name(job)) == 0) wj = &o->jobs[i];
+    if (!wj) /* the pool only hands us registered names */
+        return cwork_job_fail(job, "no command for job %s", cwork_job_name(job));
+
+    int64_t t0 = mono_ms();
+    atomic_fetch_add(&wj->counts.running, 1);
+    if (cwork_job_fails(job) > 0)
+        say(o, job, "started (retry %" PRId64 ")", cwork_job_fails(job));
+    else
+        say(o, job, "started");
+
+    char fails[32];
+    snprintf(fails, sizeof fails, "%" PRId64, cwork_job_fails(job));
+    char *args = cwork_job_args_json(job);
+    env_list env = {0};
+    env_add(&env, "CWORK_JOB_ID", cwork_job_id(job));
+    env_add(&env, "CWORK_JOB_NAME", cwork_job_name(job));
+    env_add(&env, "CWORK_JOB_FAILS", fails);
+    if (args && strlen(args) <= ARGS_ENV_MAX) {
+        env_add(&env, "CWORK_JOB_ARGS", args);
+        add_arg_vars(&env, args);
+    }
+    char *prefix = NULL;
+    if (asprintf(&prefix, "[%s %s] ", cwork_job_name(job), cwork_job_id(job)) < 0) prefix = NULL;
+    int complete = args && prefix && !env.oom;
+
+    child_result res;
+    int rc = -1;
+    if (complete) {
+        size_t raw_len = 0;
+        const char *raw = cwork_job_raw(job, &raw_len);
+        child_spec spec = {
+            .command = wj->command,
+            .stdin_data = raw,
+            .stdin_len = raw_len,
+            .env_add = (const char *const *)env.items,
+            .env_count = env.n,
+            .prefix = prefix,
+            .timeout_ms = wj->timeout_ms,
+            .kill_grace_ms = wj->kill_grace_ms,
+            .on_checkin = on_checkin,
+            .userdata = job,
+        };
+        rc = child_run(&spec, &res);
+    }
+    cwork_free(args);
+    free(prefix);
+    env_free(&env);
+    if (complete && res.aborted) {
+        /* Stopping at once: the job must stay in progress for the reaper, so this
+         * handler never returns (a return would commit a failure); the process is about
+         * to exit. */
+        for (;;)
+            pause();
+    }
+    atomic_fetch_sub(&wj->counts.running, 1);
+    int64_t took = mono_ms() - t0;
+    if (complete && rc == 0 && res.ok) {
+        atomic_fetch_add(&wj->counts.processed, 1);
+        char t[32];
+        work_duration_text(took, t, sizeof t);
+        say(o, job, "done in %s", t);
+        return 0;
+    }
+    const char *message = complete ? res.message : "out of memory";
+    int no_retry = complete && rc == 0 && !res.timed_out &&
+                   res.exit_status == WORK_EXIT_NO_RETRY;
+    report_failure(o, wj, job, took, message, no_retry);
+    return no_retry ? cwork_job_fail_no_retry(job, "%s", message)
+                    : cwork_job_fail(job, "%s", message);
+}

@@ -1,0 +1,62 @@
+// The server's JSON API as the UI calls it: relative URLs only (the UI may sit under a
+// path prefix behind a proxy), the namespace as ?ns= when it is not the default one,
+// errors as exceptions that carry the server's message.
+
+let namespace = ''; // '' = the server's default
+
+export function setNamespace(ns) {
+  namespace = ns || '';
+}
+
+// path: a route without the leading '/', e.g. 'dead_jobs'; params: an object of query
+// parameters (undefined, null and '' are left out, except an empty id: it is a valid id).
+export function url(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v !== undefined && v !== null && (v !== '' || k === 'id')) q.set(k, String(v));
+  }
+  if (namespace) q.set('ns', namespace);
+  const s = q.toString();
+  return s ? `${path}?${s}` : path;
+}
+
+export class ApiError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function call(method, path, params, body) {
+  const init = { method, headers: { Accept: 'application/json' }, cache: 'no-store' };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(url(path, params), init);
+  } catch (e) {
+    throw new ApiError(`the server does not answer (${e.message})`, 0);
+  }
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const msg = data && typeof data.error === 'string' ? data.error : `${res.status} ${res.statusText}`;
+    throw new ApiError(msg, res.status);
+  }
+  return data;
+}
+
+export function get(path, params) {
+  return call('GET', path, params);
+}
+
+export function post(path, params, body) {
+  return call('POST', path, params, body);
+}

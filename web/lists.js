@@ -1,0 +1,287 @@
+// The lists people act on: the retry, scheduled and dead sets (filter, order, page
+// size, numbered pages, selection and bulk actions, run/retry/delete all), the
+// periodic schedules, and the jobs waiting in one queue.
+import { el, num, plural, when, whenExact, clamp, nameText } from './dom.js';
+import * as api from './api.js';
+import { SETS, PAGE_SIZES, table, jobLink, toggle, pager, pageSizeSelect, applyJobs } from './parts.js';
+import { pauseSwitch, clearQueueButton } from './views.js';
+
+function positive(v, dflt) {
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 1 ? n : dflt;
+}
+
+function argsText(args) {
+  return args === undefined ? '' : JSON.stringify(args);
+}
+
+// ------------------------------------------------------------------ the sets
+
+function listParams(ctx, set) {
+  const p = ctx.params;
+  const order = p.get('order') === 'newest' || p.get('order') === 'oldest' ? p.get('order') : SETS[set].order;
+  const size = PAGE_SIZES.includes(Number(p.get('size'))) ? Number(p.get('size')) : 20;
+  return { page: positive(p.get('page'), 1), size, order, name: p.get('name') || '' };
+}
+
+// The URL parameters of the list with some changed (the page goes back to 1 unless
+// given).
+function paramsWith(lp, set, change) {
+  const next = { ...lp, page: 1, ...change };
+  return {
+    name: next.name,
+    order: next.order === SETS[set].order ? '' : next.order,
+    size: next.size === 20 ? '' : next.size,
+    page: next.page === 1 ? '' : next.page,
+  };
+}
+
+function rowKey(j, at) {
+  return `${at}\u0000${j.id}`;
+}
+
+function selectionFor(ctx, scope) {
+  const st = ctx.state;
+  if (st.selectionScope !== scope) {
+    st.selection = new Map();
+    st.selectionScope = scope;
+  }
+  return st.selection;
+}
+
+function filterSelect(ctx, set, lp, jobs) {
+  const names = new Set((ctx.sum.queues || []).map((q) => q.job_name));
+  for (const j of jobs) names.add(j.name);
+  if (lp.name) names.add(lp.name);
+  return el('label', { class: 'inline' }, 'Job ',
+    el('select', {
+      'aria-label': 'Filter by job name',
+      onchange: (ev) => ctx.go(set, '', paramsWith(lp, set, { name: ev.target.value })),
+    }, ['', ...[...names].sort()].map((n) => el('option', { value: n, text: n === '' ? 'all' : n, selected: n === lp.name }))));
+}
+
+function orderSelect(ctx, set, lp) {
+  const orders = SETS[set].orders;
+  return el('label', { class: 'inline' }, 'Order ',
+    el('select', {
+      'aria-label': 'Order',
+      onchange: (ev) => ctx.go(set, '', paramsWith(lp, set, { order: ev.target.value })),
+    }, Object.entries(orders).map(([v, text]) => el('option', { value: v, text, selected: v === lp.order }))));
+}
+
+// "Run all now"/"Retry all" and "Delete all", for the jobs of the filter's name.
+function allButtons(ctx, set, lp, count) {
+  if (ctx.readOnly) return [];
+  const s = SETS[set];
+  const scope = lp.name ? `${plural(count, `${s.what} job`)} of ${lp.name}` : `${plural(count, `${s.what} job`)}`;
+  const primary = el('button', {
+    type: 'button', class: 'primary', disabled: count === 0,
+    onclick: () => ctx.act({
+      question: set === 'dead'
+        ? `Retry all ${scope} now? They go back to their queues.`
+        : `Run all ${scope} now? They go to their queues at once.`,
+      okLabel: s.primary.allLabel, danger: false,
+      run: async () => {
+        const r = await api.post(s.primary.all, { set: set === 'dead' ? null : set, name: lp.name });
+        let msg = `${set === 'dead' ? 'Retried' : 'Ran'} ${plural(r.count, 'job')}${set === 'dead' ? ' (back in their queues)' : ' now'}.`;
+        if (r.stayed) msg += ` ${plural(r.stayed, 'job')} stayed: no pool runs their name, or their queue is damaged.`;
+        return msg;
+      },
+    }),
+  }, s.primary.allLabel);
+  const del = el('button', {
+    type: 'button', class: 'danger', disabled: count === 0,
+    onclick: () => ctx.act({
+      question: `Delete all ${scope}? This cannot be undone.`,
+      okLabel: `Delete ${plural(count, 'job')}`,
+      run: async () => {
+        const r = await api.post('delete_all', { set, name: lp.name });
+        return `Deleted ${plural(r.count, `${s.what} job`)}.`;
+      },
+    }),
+  }, 'Delete all');
+  return [primary, del];
+}
+
+// The bar that acts on the selected rows. Its buttons read the selection when clicked,
+// not when the bar was drawn: a row ticked just before the click (the refresh that
+// redraws the bar still under way) is acted on too, and the question counts it.
+function selectionBar(ctx, set, selection) {
+  if (ctx.readOnly || selection.size === 0) return null;
+  const s = SETS[set];
+  const bulk = (action, question, okLabel, danger) => () => {
+    const jobs = [...selection.values()];
+    const n = jobs.length;
+    if (n === 0) return;
+    const what = plural(n, `selected ${s.what} job`);
+    ctx.act({
+      question: question(what), okLabel: okLabel(plural(n, 'job')), danger,
+      run: async () => {
+        const msg = await applyJobs(set, action, jobs);
+        selection.clear();
+        return msg;
+      },
+    });
+  };
+  return el('div', { class: 'selection-bar', role: 'region', 'aria-label': 'Selected jobs' },
+    el('strong', { text: `${num(selection.size)} selected` }),
+    el('button', {
+      type: 'button', class: 'primary',
+      onclick: bulk(s.primary.action, (what) => `${s.primary.label}: ${what}?`, (jobs) => `${s.primary.label} ${jobs}`, false),
+    }, `${s.primary.label} selected`),
+    el('button', {
+      type: 'button', class: 'danger',
+      onclick: bulk('delete', (what) => `Delete ${what}? This cannot be undone.`, (jobs) => `Delete ${jobs}`, true),
+    }, 'Delete selected'),
+    el('button', { type: 'button', class: 'link', onclick: () => { selection.clear(); ctx.refresh(); } }, 'Clear selection'));
+}
+
+function rowActions(ctx, set, j, at) {
+  if (ctx.readOnly) return null;
+  const s = SETS[set];
+  const ref = [{ at, id: j.id }];
+  return el('td', { class: 'actions' },
+    el('button', {
+      type: 'button', class: 'primary small', 'aria-label': `${s.primary.label} job ${j.id}`,
+      onclick: () => ctx.act({ run: () => applyJobs(set, s.primary.action, ref) }),
+    }, s.primary.label),
+    el('button', {
+      type: 'button', class: 'danger small', 'aria-label': `Delete job ${j.id}`,
+      onclick: () => ctx.act({
+        question: `Delete the ${j.name} job ${j.id}?`, okLabel: 'Delete',
+        run: () => applyJobs(set, 'delete', ref),
+      }),
+    }, 'Delete'));
+}
+
+export async function renderSetList(ctx) {
+  const set = ctx.view;
+  const s = SETS[set];
+  const lp = listParams(ctx, set);
+  const query = { page: lp.page, per_page: lp.size, order: lp.order, name: lp.name };
+  let data = await api.get(s.route, query);
+  const pages = Math.max(1, Math.ceil(data.count / lp.size));
+  if (lp.page > pages && data.count > 0) { // the page emptied under us: show the last one
+    lp.page = pages;
+    data = await api.get(s.route, { ...query, page: pages });
+  }
+  const jobs = data.jobs || [];
+  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.page}&${lp.size}&${lp.order}&${ctx.params.get('ns') || ''}`);
+  const onPage = new Set(jobs.map((j) => rowKey(j, j[s.at])));
+  for (const k of [...selection.keys()]) if (!onPage.has(k)) selection.delete(k); // gone meanwhile
+  const allSelected = jobs.length > 0 && jobs.every((j) => selection.has(rowKey(j, j[s.at])));
+  // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.
+  const selectAllBox = () => {
+    if (ctx.readOnly || jobs.length === 0) return null;
+    const box = el('input', {
+      type: 'checkbox', 'aria-label': 'Select every job on this page', checked: allSelected,
+      onchange: (ev) => {
+        for (const j of jobs) {
+          if (ev.target.checked) selection.set(rowKey(j, j[s.at]), { at: j[s.at], id: j.id });
+          else selection.delete(rowKey(j, j[s.at]));
+        }
+        ctx.refresh();
+      },
+    });
+    box.indeterminate = selection.size > 0 && !allSelected;
+    return box;
+  };
+  const selectAll = selectAllBox();
+  const narrowSelectAll = selectAllBox();
+  const rows = jobs.map((j) => {
+    const at = j[s.at];
+    const key = rowKey(j, at);
+    const argsKey = `${set}:args:${key}`;
+    const errKey = `${set}:err:${key}`;
+    return el('tr', { key, class: selection.has(key) ? 'selected' : null },
+      ctx.readOnly ? null : el('td', { class: 'pick' }, el('input', {
+        type: 'checkbox', 'aria-label': `Select job ${j.id}`, checked: selection.has(key),
+        onchange: (ev) => {
+          if (ev.target.checked) selection.set(key, { at, id: j.id });
+          else selection.delete(key);
+          ctx.refresh();
+        },
+      })),
+      el('td', { 'data-label': s.atLabel }, when(at, ctx.now)),
+      el('td', { class: 'name', 'data-label': 'Job' }, nameText(j.name)),
+      el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(argsKey), () => toggle(ctx, argsKey), `the args of job ${j.id}`, true)),
+      set !== 'scheduled' ? el('td', { class: 'num', 'data-label': 'Fails', text: String(j.fails || 0) }) : null,
+      set !== 'scheduled' ? el('td', { class: 'err', 'data-label': 'Error' }, j.err ? clamp(j.err, ctx.state.expanded.has(errKey), () => toggle(ctx, errKey), `the error of job ${j.id}`) : null) : null,
+      rowActions(ctx, set, j, at));
+  });
+  const headers = [selectAll, s.atLabel, 'Job', 'Id', 'Args',
+    set !== 'scheduled' ? '#Fails' : null, set !== 'scheduled' ? 'Error' : null, ctx.readOnly ? null : ''];
+  const labels = lp.order === 'newest' ? ['Newer', 'Older'] : ['Earlier', 'Later'];
+  const first = (lp.page - 1) * lp.size;
+  const counter = data.count === 0 ? '' : `${num(first + 1)}–${num(first + jobs.length)} of ${plural(data.count, 'job')}`;
+  const parts = [
+    el('div', { class: 'toolbar' },
+      el('h2', null, s.title, el('span', { class: 'count', text: lp.name ? ` · ${lp.name}` : '' })),
+      filterSelect(ctx, set, lp, jobs),
+      orderSelect(ctx, set, lp),
+      pageSizeSelect(ctx, lp.size, (size) => paramsWith(lp, set, { size })),
+      el('span', { class: 'spacer' }),
+      narrowSelectAll ? el('label', { class: 'select-page' }, narrowSelectAll, ' Select page') : null,
+      allButtons(ctx, set, lp, data.count)),
+    selectionBar(ctx, set, selection),
+    table(headers, rows, lp.name ? `No ${s.what} jobs of ${lp.name}.` : s.empty, 'jobs'),
+    el('div', { class: 'list-foot' },
+      el('span', { class: 'muted small', text: counter }),
+      pager(ctx, lp.page, pages, labels, (page) => paramsWith(lp, set, { page }))),
+  ];
+  if (set === 'scheduled') parts.push(await renderPeriodic(ctx));
+  return el('section', null, parts);
+}
+
+// ------------------------------------------------------------------ periodic schedules
+
+async function renderPeriodic(ctx) {
+  const list = (await api.get('periodic')) || [];
+  const rows = list.map((p) => el('tr', { key: `${p.job_name}\u0000${p.spec}` },
+    el('td', { class: 'name', 'data-label': 'Job' }, nameText(p.job_name)),
+    el('td', { class: 'mono', 'data-label': 'Schedule', text: p.spec }),
+    el('td', { 'data-label': 'Next' }, whenExact(p.next_at, ctx.now)),
+    el('td', { class: 'muted', 'data-label': 'Known from' }, p.seen_at
+      ? ['a cwork pool, ', when(p.seen_at, ctx.now)]
+      : 'its instance in the scheduled set')));
+  return el('section', { class: 'periodic' },
+    el('h2', { text: 'Periodic jobs' }),
+    el('p', { class: 'muted small', text: 'What pools schedule by cron spec. cwork pools say so every few minutes; Go pools\' schedules show while an instance waits in the scheduled set (up to 4 minutes ahead).' }),
+    table(['Job', 'Schedule', 'Next', 'Known from'], rows, 'No periodic jobs.'));
+}
+
+// ------------------------------------------------------------------ one queue
+
+export async function renderQueueJobs(ctx) {
+  const name = ctx.arg;
+  const page = positive(ctx.params.get('page'), 1);
+  const size = PAGE_SIZES.includes(Number(ctx.params.get('size'))) ? Number(ctx.params.get('size')) : 20;
+  const data = await api.get('queue_jobs', { name, page, per_page: size });
+  const q = (ctx.sum.queues || []).find((x) => x.job_name === name) || { job_name: name, count: data.count, paused: false, latency: 0 };
+  const first = (page - 1) * size;
+  const rows = (data.jobs || []).map((j, i) => {
+    const key = `queue:${name}:${j.id}:${first + i}`;
+    return el('tr', { key: `${j.id}\u0000${first + i}` },
+      el('td', { class: 'num', 'data-label': 'Runs', text: `#${num(first + i + 1)}` }),
+      el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
+      el('td', { 'data-label': 'Enqueued' }, when(j.t, ctx.now)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${j.id}`, true)),
+      el('td', { class: 'num', 'data-label': 'Fails', text: String(j.fails || 0) }));
+  });
+  const pages = Math.max(1, Math.ceil(data.count / size));
+  const paramsFor = (p, s = size) => ({ page: p === 1 ? '' : p, size: s === 20 ? '' : s });
+  return el('section', null,
+    el('p', { class: 'crumbs' }, el('a', { href: ctx.href('queues', '', {}), text: '‹ Queues' })),
+    el('div', { class: 'toolbar' },
+      el('h2', null, 'Queue ', el('span', { class: 'name' }, nameText(name))),
+      el('span', { class: 'muted', text: `${plural(data.count, 'job')} waiting` }),
+      pauseSwitch(ctx, q),
+      pageSizeSelect(ctx, size, (s) => paramsFor(1, s)),
+      el('span', { class: 'spacer' }),
+      clearQueueButton(ctx, name, data.count)),
+    table(['#Runs', 'Id', 'Enqueued', 'Args', '#Fails'], rows, `No ${name} jobs waiting.`, 'jobs'),
+    el('div', { class: 'list-foot' },
+      el('span', { class: 'muted small', text: data.count ? `next to run first · ${num(first + 1)}–${num(first + rows.length)} of ${num(data.count)}` : '' }),
+      pager(ctx, page, pages, ['Sooner', 'Later'], (p) => paramsFor(p))));
+}

@@ -1,0 +1,159 @@
+// The Queues, Processes and job pages.
+import { el, num, plural, duration, when, whenExact, clamp, nameText, jsonText } from './dom.js';
+import * as api from './api.js';
+import { table, applyJobs, SETS, jobLink, toggle } from './parts.js';
+
+const STALE_HEARTBEAT_S = 10;
+
+// Names and ids go in the query (?name=, ?id=), never in the path: browsers rewrite
+// paths ending in "." or "..", and such names and ids are valid.
+
+// ------------------------------------------------------------------ queues
+
+export function pauseSwitch(ctx, q) {
+  const state = q.paused ? 'paused' : 'running';
+  if (ctx.readOnly) return el('span', { class: `state ${state}`, text: state });
+  return el('label', { class: 'switch' },
+    el('input', {
+      type: 'checkbox', role: 'switch', checked: q.paused, 'aria-label': `Pause ${q.job_name}`,
+      onchange: () => ctx.act({
+        run: async () => {
+          await api.post(q.paused ? 'unpause' : 'pause', { name: q.job_name });
+          return `${q.job_name} is ${q.paused ? 'running again' : 'paused: no pool takes its jobs'}.`;
+        },
+      }),
+    }),
+    el('span', { text: state }));
+}
+
+export function clearQueueButton(ctx, name, count) {
+  if (ctx.readOnly) return null;
+  return el('button', {
+    type: 'button', class: 'danger small', disabled: count === 0, 'aria-label': `Clear queue ${name}`,
+    onclick: () => ctx.act({
+      question: `Clear the queue ${name}? Its ${plural(count, 'waiting job')} will be deleted (jobs running now, retries and scheduled jobs stay).`,
+      okLabel: 'Clear queue',
+      run: async () => {
+        const r = await api.post('clear_queue', { name });
+        return `Cleared ${name}: ${plural(r.count, 'job')} deleted.`;
+      },
+    }),
+  }, 'Clear');
+}
+
+export async function renderQueues(ctx) {
+  const rows = ctx.sum.queues.map((q) => el('tr', { key: q.job_name, class: q.paused ? 'paused' : null },
+    el('td', { class: 'name', 'data-label': 'Job' }, el('a', { href: ctx.href('queue', q.job_name, {}) }, nameText(q.job_name))),
+    el('td', { class: 'num', 'data-label': 'Waiting' }, el('a', { href: ctx.href('queue', q.job_name, {}), text: num(q.count) })),
+    el('td', { class: 'num', 'data-label': 'Latency', text: q.count > 0 ? duration(q.latency) : '—' }),
+    el('td', { 'data-label': 'State' }, pauseSwitch(ctx, q)),
+    ctx.readOnly ? null : el('td', { class: 'actions' }, clearQueueButton(ctx, q.job_name, q.count))));
+  return el('section', null,
+    el('h2', { text: 'Queues' }),
+    table(['Job', '#Waiting', '#Latency', 'State', ctx.readOnly ? null : ''], rows, 'No job names known yet.'));
+}
+
+// ------------------------------------------------------------------ processes
+
+export async function renderProcesses(ctx) {
+  const [pools, busy] = await Promise.all([api.get('worker_pools'), api.get('busy_workers')]);
+  const now = ctx.now;
+  const poolRows = (pools || []).filter((p) => p.host !== '').map((p) => {
+    const age = now - p.heartbeat_at;
+    return el('tr', { key: p.worker_pool_id, class: age > STALE_HEARTBEAT_S ? 'stale' : null },
+      el('td', { class: 'mono', 'data-label': 'Pool', text: p.worker_pool_id }),
+      el('td', { 'data-label': 'Host', text: p.host }),
+      el('td', { class: 'num', 'data-label': 'PID', text: String(p.pid) }),
+      el('td', { 'data-label': 'Started' }, when(p.started_at, now)),
+      el('td', { class: age > STALE_HEARTBEAT_S ? 'warn' : null, 'data-label': 'Heartbeat' }, when(p.heartbeat_at, now)),
+      el('td', { class: 'names', 'data-label': 'Job names', text: (p.job_names || []).join(', ') }),
+      el('td', { class: 'num', 'data-label': 'Concurrency', text: String(p.concurrency) }));
+  });
+  const busyRows = (busy || []).map((w) => {
+    const key = `busy:${w.worker_id}:${w.job_id}`;
+    return el('tr', { key: w.worker_id },
+      el('td', { class: 'mono', 'data-label': 'Worker', text: w.worker_id }),
+      el('td', { class: 'name', 'data-label': 'Job' }, nameText(w.job_name)),
+      el('td', { class: 'id', 'data-label': 'Job id' }, jobLink(ctx, w.job_id)),
+      el('td', { class: 'args', 'data-label': 'Args' }, clamp(w.args_json, ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${w.job_id}`, true)),
+      el('td', { 'data-label': 'Started' }, when(w.started_at, now)),
+      el('td', { 'data-label': 'Check-in' }, w.checkin ? el('span', { class: 'checkin', text: w.checkin }) : null,
+        w.checkin_at ? [' ', when(w.checkin_at, now)] : null));
+  });
+  return el('section', null,
+    el('h2', { text: 'Worker pools' }),
+    table(['Pool', 'Host', '#PID', 'Started', 'Heartbeat', 'Job names', '#Concurrency'], poolRows, 'No worker pools.'),
+    el('h2', { text: 'Busy workers' }),
+    table(['Worker', 'Job', 'Job id', 'Args', 'Started', 'Check-in'], busyRows, 'Nobody is busy.'));
+}
+
+// ------------------------------------------------------------------ one job
+
+const PLACES = {
+  queue: 'waiting in its queue',
+  in_progress: 'running (in a pool\'s in-progress list)',
+  retry: 'waiting for a retry',
+  scheduled: 'scheduled',
+  dead: 'dead',
+};
+
+function jobActions(ctx, set, at, job) {
+  if (ctx.readOnly || !SETS[set]) return null;
+  const s = SETS[set];
+  const ref = [{ at, id: job.id }];
+  const what = `the ${job.name} job ${job.id}`;
+  return el('div', { class: 'toolbar' },
+    s.primary ? el('button', {
+      type: 'button', class: 'primary',
+      onclick: () => ctx.act({
+        question: `${s.primary.label} ${what}?`, okLabel: s.primary.label, danger: false,
+        run: () => applyJobs(set, s.primary.action, ref),
+      }),
+    }, s.primary.label) : null,
+    el('button', {
+      type: 'button', class: 'danger',
+      onclick: () => ctx.act({
+        question: `Delete ${what}?`, okLabel: 'Delete',
+        run: async () => {
+          const msg = await applyJobs(set, 'delete', ref);
+          ctx.go(set, '', {});
+          return msg;
+        },
+      }),
+    }, 'Delete'));
+}
+
+export async function renderJob(ctx) {
+  const id = ctx.arg;
+  let found;
+  try {
+    found = await api.get('job', { id });
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    return el('section', null,
+      el('h2', null, 'Job ', el('span', { class: 'mono', text: id })),
+      el('p', { class: 'empty', text: 'No job with this id in the queues, in progress, or in the retry, scheduled or dead sets. It may have finished: successful jobs leave no trace.' }));
+  }
+  const j = found.job;
+  const set = SETS[found.place] ? found.place : null;
+  const facts = [
+    ['Name', el('span', { class: 'name' }, nameText(j.name))],
+    ['Where', found.place === 'queue'
+      ? el('a', { href: ctx.href('queue', j.name, {}), text: PLACES.queue })
+      : set ? el('a', { href: ctx.href(set, '', { name: j.name }), text: PLACES[found.place] })
+        : el('span', { text: PLACES[found.place] || found.place })],
+    ['Enqueued', whenExact(j.t, ctx.now)],
+    found.at ? [set ? SETS[set].atLabel : 'At', whenExact(found.at, ctx.now)] : null,
+    j.args !== undefined ? ['Args', el('code', { class: 'args' }, jsonText(JSON.stringify(j.args)))] : null,
+    j.fails ? ['Fails', el('span', { text: String(j.fails) })] : null,
+    j.failed_at ? ['Failed', whenExact(j.failed_at, ctx.now)] : null,
+    j.err ? ['Error', el('span', { class: 'err', text: j.err })] : null,
+    j.unique ? ['Unique', el('span', { text: 'yes' })] : null,
+  ].filter(Boolean);
+  return el('section', null,
+    el('h2', null, 'Job ', el('span', { class: 'mono', text: j.id })),
+    el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', null, v)])),
+    set ? jobActions(ctx, set, found.at, j) : null,
+    el('h3', { text: 'As stored' }),
+    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
+}

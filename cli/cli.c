@@ -92,8 +92,12 @@ static const char *keep_secrets_out_of_ps(char *arg)
     }
     if (strcmp(shown, arg) != 0) {
         size_t len = strlen(arg), n = strlen(shown);
-        for (size_t i = 0; i < len; i++)
-            arg[i] = i < n ? shown[i] : ' ';
+        for (size_t i = 0; i < len; i++) {
+            char c = ' ';
+            if (i < n)
+                c = shown[i];
+            arg[i] = c;
+        }
     }
     cwork_free(shown);
     free(redis_url_copy);

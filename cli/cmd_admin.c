@@ -105,6 +105,7 @@ static int parse_time(const char *s, int64_t *out)
         if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i]) return -1;
     struct tm tm = {0}, back;
     int n = 0;
+    /* NOLINTNEXTLINE(cert-err34-c): the shape check above leaves only bounded digits */
     if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2dZ%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
                &tm.tm_min, &tm.tm_sec, &n) != 6 ||
         n != 20 || s[n] != '\0')
@@ -298,14 +299,13 @@ static int check_options(const admin_opts *o)
             what = "--name goes with --all";
     } else if (o->action == ACT_TRIM && !(o->seen & (OPT_OLDER | OPT_KEEP))) {
         what = "give --older-than, --keep or both";
-    } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE) && (!o->arg || !*o->arg)) {
+    } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->action == ACT_CLEAR) &&
+               (!o->arg || !*o->arg)) {
         what = "no job name given";
     } else if (o->cmd == ADM_JOB && !o->arg) {
         what = "no job ID given";
     } else if (o->cmd == ADM_QUEUE && o->action == ACT_LIST) {
         what = "what should happen to the queue? (cwork queue clear NAME)";
-    } else if (o->action == ACT_CLEAR && (!o->arg || !*o->arg)) {
-        what = "no job name given";
     }
     /* An empty ID is an ID: Go, and older cwork versions, wrote dead records with "id":"". */
     if (what) {

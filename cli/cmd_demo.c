@@ -540,7 +540,7 @@ int cmd_demo(int argc, char **argv)
     cwork_pool_stats st;
     cwork_pool_get_stats(pool, &st);
     fprintf(stderr, "cwork demo: %llu jobs done, %llu failures (%llu retried, %llu dead)\n",
-            (unsigned long long)(st.succeeded + st.failed), (unsigned long long)st.failed,
+            (unsigned long long)st.succeeded + st.failed, (unsigned long long)st.failed,
             (unsigned long long)st.retried, (unsigned long long)st.dead);
 out:
     if (stopped || !started)

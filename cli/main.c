@@ -52,6 +52,19 @@ static const char usage[] =
     "  cwork COMMAND --help   shows a command's options\n"
     "  cwork --version        prints the version\n";
 
+#ifdef CWORK_CLI_NO_WEB
+/* Built with -DCWORK_WEB=OFF: there is no libcwork-web, so nothing to serve a web UI. */
+static int cmd_without_web(int argc, char **argv)
+{
+    (void)argc;
+    fprintf(stderr, "cwork %s: this cwork was built without the web UI (-DCWORK_WEB=OFF)\n",
+            argv[1]);
+    return CLI_FAILURE;
+}
+#define cmd_demo cmd_without_web
+#define cmd_web cmd_without_web
+#endif
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {

@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "drain: %s\n", err.message);
     cwork_pool_stats st;
     cwork_pool_get_stats(pool, &st);
-    printf("processed %llu, failed %llu\n", (unsigned long long)(st.succeeded + st.failed),
+    printf("processed %llu, failed %llu\n", (unsigned long long)st.succeeded + st.failed,
            (unsigned long long)st.failed);
     int rc = cwork_pool_stop(pool, 30000, &err);
     cwork_pool_free(pool);

@@ -1020,7 +1020,11 @@ void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n)
  * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
  * filters by name, /metrics in the Prometheus text format, and the single-page UI.
  * Requests are served on the server's own threads (asynchronous signals blocked).
- * cwork_web_port is thread-safe; cwork_web_stop needs the server to itself. */
+ * cwork_web_port is thread-safe; cwork_web_stop needs the server to itself.
+ *
+ * These functions are in a library of their own, libcwork-web (on libmicrohttpd), so
+ * that a program that does not serve the UI needs neither libmicrohttpd nor its TLS
+ * stack: link with `pkg-config --libs cwork-web` or CMake's cwork::cwork_web. */
 typedef struct cwork_web cwork_web;
 
 typedef struct cwork_web_options {

@@ -27,6 +27,11 @@ cwork_test_packages=(
     ca-certificates                         # npm ci fetches playwright-core over https
     prometheus                              # promtool checks the /metrics output
     abigail-tools                           # abidiff: the ABI check (scripts/abi.sh)
+    clang-tidy python3                      # scripts/tidy.sh
+    clang-format                            # scripts/format.sh --check
+    libunistring-dev                        # `pkg-config --static cwork-web` names
+                                            # -lunistring (gnutls's), which no -dev
+                                            # package pulls in: the install check
 )
 
 # Installs those of the given packages that are not installed yet: apt-get update,

@@ -67,7 +67,7 @@ void cw_score_range(int64_t at, char min[24], char max[24])
         snprintf(max, 24, "%lld", (long long)at);
     } else {
         snprintf(min, 24, "%lld", (long long)at);
-        snprintf(max, 24, "(%lld", (long long)(at + 1));
+        snprintf(max, 24, "(%lld", (long long)at + 1);
     }
 }
 

@@ -464,7 +464,7 @@ static int read_scalar(pctx *c, gj_value **out)
         rc = read_literal(c, "null", 4);
         if (rc == 0 && c->build && !(v = cw_gj_new_null())) return oom(c);
     } else if (ch == '-' || (ch >= '0' && ch <= '9')) {
-        double d;
+        double d = 0;
         rc = read_number(c, c->build ? &d : NULL);
         if (rc == 0 && c->build && !(v = cw_gj_new_float(d))) return oom(c);
     } else {
@@ -556,7 +556,7 @@ static int parse_value(pctx *c, int depth, gj_value **out)
                 goto fail;
             }
             c->pos++;
-            if (f->is_object && c->build && (rc = cw_gj_object_dedup(f->container)) != 0) {
+            if (f->is_object && c->build && cw_gj_object_dedup(f->container) != 0) {
                 rc = oom(c);
                 goto fail;
             }

@@ -13,6 +13,7 @@
  * idempotent, so the retry is harmless if the first attempt did reach Redis. */
 #include "heartbeat.h"
 
+#include "clock.h"
 #include "log.h"
 
 #include <errno.h>
@@ -282,7 +283,7 @@ unsigned cw_heartbeat_reaped(cw_heartbeat *hb)
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
 {
     pthread_mutex_lock(&hb->beat_mu);
-    int64_t now = cw_now();
+    int64_t now = cw_clock_now();
     if (hb->started_at == 0) hb->started_at = now;
     int rc = with_conn(hb, send_beat, now, err);
     pthread_mutex_unlock(&hb->beat_mu);
@@ -291,36 +292,20 @@ int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
 
 /* ---------------------------------------------------------------- the thread */
 
-static void add_ms(struct timespec *t, int64_t ms)
-{
-    t->tv_sec += (time_t)(ms / 1000);
-    t->tv_nsec += (long)(ms % 1000) * 1000000L;
-    if (t->tv_nsec >= 1000000000L) {
-        t->tv_sec++;
-        t->tv_nsec -= 1000000000L;
-    }
-}
-
-static int before(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 static void *beat_loop(void *arg)
 {
     cw_heartbeat *hb = arg;
-    struct timespec next;
-    clock_gettime(CLOCK_MONOTONIC, &next);
+    int64_t next = cw_clock_mono_ms();
     /* The pool beats synchronously before its first fetch (PROTOCOL §16.8); the
      * thread then waits a period. Started without that, it beats at once as Go does. */
     pthread_mutex_lock(&hb->beat_mu);
     int beaten = hb->started_at != 0;
     pthread_mutex_unlock(&hb->beat_mu);
-    if (beaten) add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
+    if (beaten) next += CW_HEARTBEAT_PERIOD_MS;
 
     pthread_mutex_lock(&hb->mu);
     for (;;) {
-        while (!hb->stop && pthread_cond_timedwait(&hb->cond, &hb->mu, &next) != ETIMEDOUT) {
+        while (!hb->stop && cw_clock_wait_until(&hb->cond, &hb->mu, next) != ETIMEDOUT) {
         }
         if (hb->stop) break;
         pthread_mutex_unlock(&hb->mu);
@@ -337,14 +322,12 @@ static void *beat_loop(void *arg)
          * pools dead after 10 s without one, waiting a whole period after a failure
          * (Redis restarting, paused or out of memory for a moment) would let reapers
          * take a live pool's jobs. */
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t now = cw_clock_mono_ms();
         if (failed) {
-            next = now;
-            add_ms(&next, CW_HEARTBEAT_RETRY_MS);
+            next = now + CW_HEARTBEAT_RETRY_MS;
         } else {
-            add_ms(&next, CW_HEARTBEAT_PERIOD_MS);
-            if (before(&next, &now)) next = now;
+            next += CW_HEARTBEAT_PERIOD_MS;
+            if (next < now) next = now;
         }
         pthread_mutex_lock(&hb->mu);
     }

@@ -3,6 +3,7 @@
  * reaper and its cheap check for stale heartbeats, periodic jobs and their watchdog,
  * re-asserting the job types' state in Redis, and the daily processed/failed counts. It runs until the pool has stopped
  * and nothing of it is in flight (flushes and warnings go on while it stops). */
+#include "clock.h"
 #include "log.h"
 #include "pool.h"
 #include "requeuer.h"
@@ -112,13 +113,14 @@ static int64_t reassert_types(maintenance *m)
 static int64_t periodic(maintenance *m)
 {
     size_t scheduled = 0;
-    cw_periodic_run(m->p->periodic, m->p->redis, &m->p->keys, cw_now(), &scheduled, NULL);
+    cw_periodic_run(m->p->periodic, m->p->redis, &m->p->keys, cw_clock_now(), &scheduled,
+                    NULL);
     return (CW_PERIODIC_INTERVAL_MIN + jitter_s(CW_PERIODIC_INTERVAL_JITTER)) * 1000;
 }
 
 static int64_t watchdog(maintenance *m)
 {
-    cw_watchdog_tick(m->p->watchdog, cw_now());
+    cw_watchdog_tick(m->p->watchdog, cw_clock_now());
     return 1000;
 }
 
@@ -134,7 +136,7 @@ static int64_t flush_daily_stats(maintenance *m)
     if (!dp && !df)
         return 1000;
     char date[16], np[24], nf[24], ttl[24];
-    time_t now = (time_t)cw_now();
+    time_t now = (time_t)cw_clock_now();
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d", &tm);
@@ -182,7 +184,7 @@ static void setup(maintenance *m, cwork_pool *p)
     m->names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *m->names);
     for (size_t i = 0; m->names && i < p->ntypes; i++)
         m->names[i] = p->types[i].name;
-    int64_t now = cw_monotonic_ms();
+    int64_t now = cw_clock_mono_ms();
     /* Pools without periodic jobs never touch their keys (PROTOCOL §16.12). */
     bool has_periodic = p->periodic && cw_periodic_count(p->periodic) > 0;
     m->timers[T_FLUSH] = (timer){true, true, now + CW_OBSERVER_FLUSH_MS, flush};
@@ -213,24 +215,21 @@ void *cw_maintenance_main(void *arg)
         bool stopping = atomic_load(&p->stopping);
         if (stopping && cw_pool_in_flight(p) == 0)
             break;
-        int64_t now = cw_monotonic_ms(), next = now + 1000;
+        int64_t now = cw_clock_mono_ms(), next = now + 1000;
         for (timer *t = m.timers; t < m.timers + T_N; t++) {
             if (!t->enabled || (stopping && !t->while_stopping))
                 continue;
             if (now >= t->next_ms) {
                 pthread_mutex_unlock(&p->mu);
-                t->next_ms = cw_monotonic_ms() + t->run(&m);
+                t->next_ms = cw_clock_mono_ms() + t->run(&m);
                 pthread_mutex_lock(&p->mu);
-                now = cw_monotonic_ms();
+                now = cw_clock_mono_ms();
             }
             if (t->next_ms < next)
                 next = t->next_ms;
         }
-        if (next > now) {
-            struct timespec ts;
-            cw_deadline_after_ms(&ts, next - now);
-            pthread_cond_timedwait(&p->idle_cond, &p->mu, &ts); /* stop wakes it early */
-        }
+        if (next > now) /* stop wakes it early */
+            cw_clock_wait_until(&p->idle_cond, &p->mu, next);
     }
     pthread_mutex_unlock(&p->mu);
     flush_daily_stats(&m); /* what the last commits added */

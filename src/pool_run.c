@@ -16,6 +16,7 @@ static int server_supports_rpop_count(const char *info)
     if (!v)
         return 0;
     int major = 0, minor = 0;
+    // NOLINTNEXTLINE(cert-err34-c): Redis' own version string
     if (sscanf(v + 14, "%d.%d", &major, &minor) < 2)
         return 0;
     return major > 6 || (major == 6 && minor >= 2);

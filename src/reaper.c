@@ -13,6 +13,7 @@
  * in known_jobs. */
 #include "reaper.h"
 
+#include "clock.h"
 #include "gojson.h"
 #include "log.h"
 #include "reaper_lock.h"
@@ -344,7 +345,7 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
     redisReply **beats = cw_calloc(pools->elements ? pools->elements : 1, sizeof *beats);
     for (size_t i = 0; i < pools->elements && rc == 0; i++)
         rc = beats ? cw_conn_read(c, &beats[i], err) : CWORK_ENOMEM;
-    double now = (double)cw_now_ms() / 1000.0;
+    double now = (double)cw_clock_now_ms() / 1000.0;
     cw_buf logged;
     cw_buf_init(&logged);
     for (size_t i = 0; i < pools->elements && rc == 0; i++) {
@@ -651,7 +652,7 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
         const char *hg[] = {"HGET", key.data, "heartbeat_at"};
         rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 3, hg, NULL, err);
     }
-    double now = (double)cw_now_ms() / 1000.0;
+    double now = (double)cw_clock_now_ms() / 1000.0;
     for (size_t i = 0; i < pools->elements && rc == 0; i++) {
         redisReply *b = NULL;
         if ((rc = cw_conn_read(c, &b, err)) != 0)

@@ -1,6 +1,7 @@
 /* The reaper lock as a renewed lease: see reaper_lock.h. */
 #include "reaper_lock.h"
 
+#include "clock.h"
 #include "log.h"
 #include "scripts.h"
 
@@ -125,7 +126,7 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     if (taken) {
         l->held = 1;
         l->lost = 0;
-        l->renewed_ms = cw_monotonic_ms();
+        l->renewed_ms = cw_clock_mono_ms();
         cw_free(l->blocked_by);
         l->blocked_by = NULL;
         *acquired = 1;
@@ -158,7 +159,7 @@ int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
     if (!l->held || l->lost)
         return cw_error(err, CWORK_ETIMEOUT,
                         "the reaper lock's lease ran out (another reaper may hold it)");
-    int64_t now = cw_monotonic_ms();
+    int64_t now = cw_clock_mono_ms();
     if (now - l->renewed_ms < CW_REAPER_RENEW_MS)
         return 0;
     char lease[24];

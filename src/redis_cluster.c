@@ -303,8 +303,10 @@ static redirect_kind parse_redirect(const char *msg, redirect *rd)
     if (hlen >= sizeof rd->host) return R_NONE;
     memcpy(rd->host, addr, hlen);
     rd->host[hlen] = '\0';
-    rd->port = atoi(colon + 1);
-    if (rd->port <= 0 || rd->port > 65535) return R_NONE;
+    char *digits_end = NULL;
+    long port = strtol(colon + 1, &digits_end, 10);
+    if (digits_end == colon + 1 || port <= 0 || port > 65535) return R_NONE;
+    rd->port = (int)port;
     rd->slot = (int)slot;
     return rd->kind = k;
 }

@@ -22,9 +22,11 @@
 static BIO_METHOD *bio_method;
 static pthread_once_t bio_once = PTHREAD_ONCE_INIT;
 
+/* The BIO's data is the cw_net it serves (cw_tls_moved follows a move). */
 static int bio_fd(BIO *b)
 {
-    return (int)(intptr_t)BIO_get_data(b);
+    const cw_net *n = BIO_get_data(b);
+    return n ? n->fd : -1;
 }
 
 static int bio_write(BIO *b, const char *p, int len)
@@ -264,7 +266,7 @@ int cw_tls_connect(cw_net *n, const cw_tls_config *t, const char *host, int conn
         ERR_clear_error();
         return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
     }
-    BIO_set_data(bio, (void *)(intptr_t)n->fd);
+    BIO_set_data(bio, n);
     SSL_set_bio(ssl, bio, bio);
     SSL_set_app_data(ssl, n);
     SSL_set_msg_callback(ssl, watch_handshake);
@@ -291,7 +293,11 @@ int cw_tls_connect(cw_net *n, const cw_tls_config *t, const char *host, int conn
         }
         int saved_errno = errno;
         int e = SSL_get_error(ssl, rc);
-        short want = e == SSL_ERROR_WANT_READ ? POLLIN : e == SSL_ERROR_WANT_WRITE ? POLLOUT : 0;
+        short want = 0;
+        if (e == SSL_ERROR_WANT_READ)
+            want = POLLIN;
+        else if (e == SSL_ERROR_WANT_WRITE)
+            want = POLLOUT;
         if (!want) {
             long v = SSL_get_verify_result(ssl);
             if (t->verify && v != X509_V_OK) {
@@ -320,7 +326,8 @@ ssize_t cw_tls_read(cw_net *n, char *p, size_t len, short *want)
     int saved_errno = errno;
     int e = SSL_get_error(n->ssl, r);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        *want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        *want = POLLOUT;
+        if (e == SSL_ERROR_WANT_READ) *want = POLLIN;
         return 0;
     }
     return ssl_failed(n, e, saved_errno, 0);
@@ -334,7 +341,8 @@ ssize_t cw_tls_write(cw_net *n, const char *p, size_t len, short *want)
     int saved_errno = errno;
     int e = SSL_get_error(n->ssl, w);
     if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-        *want = e == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT;
+        *want = POLLOUT;
+        if (e == SSL_ERROR_WANT_READ) *want = POLLIN;
         return 0;
     }
     return ssl_failed(n, e, saved_errno, 0);
@@ -343,6 +351,8 @@ ssize_t cw_tls_write(cw_net *n, const char *p, size_t len, short *want)
 void cw_tls_moved(cw_net *n)
 {
     SSL_set_app_data(n->ssl, n);
+    BIO *bio = SSL_get_rbio(n->ssl); /* read and write are the same BIO */
+    if (bio) BIO_set_data(bio, n);
 }
 
 int cw_tls_pending(cw_net *n)

@@ -1,6 +1,7 @@
 /* Requeuers for the scheduled and retry sets (PROTOCOL §8). */
 #include "requeuer.h"
 
+#include "clock.h"
 #include "log.h"
 #include "scripts.h"
 
@@ -52,7 +53,7 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
                         const queue_list *q, size_t *moved, cwork_error *err)
 {
     char now[24], seed[25];
-    snprintf(now, sizeof now, "%lld", (long long)cw_now());
+    snprintf(now, sizeof now, "%lld", (long long)cw_clock_now());
     if (cw_make_id(seed) != 0)
         return cw_error(err, CWORK_EINVAL, "cannot read the OS random source");
     size_t argc = 2 + q->n + 5;

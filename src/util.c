@@ -70,7 +70,8 @@ char *cw_strdup(const char *s)
     return cw_strndup(s, strlen(s));
 }
 
-int cw_error(cwork_error *err, int code, const char *fmt, ...)
+/* (the name in parentheses: util.h makes cw_error a macro for the static analyzer) */
+int (cw_error)(cwork_error *err, int code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -230,8 +231,9 @@ void cw_buf_put_base64(cw_buf *b, const void *p, size_t n)
         uint32_t v = (uint32_t)s[i] << 16;
         if (i + 1 < n) v |= (uint32_t)s[i + 1] << 8;
         if (i + 2 < n) v |= s[i + 2];
-        char q[4] = {digits[v >> 18], digits[(v >> 12) & 63], i + 1 < n ? digits[(v >> 6) & 63] : '=',
-                     i + 2 < n ? digits[v & 63] : '='};
+        char q[4] = {digits[v >> 18], digits[(v >> 12) & 63],
+                     (char)(i + 1 < n ? digits[(v >> 6) & 63] : '='),
+                     (char)(i + 2 < n ? digits[v & 63] : '=')};
         cw_buf_append(b, q, 4);
     }
 }

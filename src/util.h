@@ -22,6 +22,11 @@ char *cw_strndup(const char *s, size_t n); /* copies n bytes (may include NUL) +
  * callers can write `return cw_error(err, CWORK_EINVAL, "…")`. */
 int cw_error(cwork_error *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+#ifdef __clang_analyzer__
+/* clang-tidy's analyzer does not look into util.c: tell it that the result is `code`,
+ * or every `if ((rc = cw_error(...)))` path looks as if it could carry on with rc 0. */
+#define cw_error(err, code, ...) (cw_error((err), (code), __VA_ARGS__), (code))
+#endif
 
 /* A growable byte buffer. Appends never fail loudly: on OOM the buffer sets `oom`, and
  * the owner checks it once at the end. data is always NUL-terminated when cap > 0. */

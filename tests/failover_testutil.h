@@ -204,7 +204,7 @@ __attribute__((unused)) static int tf_run(const tf_plan *plan, tf_stats *st)
     st->dups = tf_dups;
     st->enqueue_errors = tf_errors;
     st->watched_logs = tf_logs;
-    st->max_gap_s = tf_max_gap_ms / 1000.0;
+    st->max_gap_s = (double)tf_max_gap_ms / 1000.0;
     snprintf(st->last_error, sizeof st->last_error, "%s", tf_last_error);
     return 0;
 }

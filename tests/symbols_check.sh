@@ -1,23 +1,24 @@
 #!/bin/sh
-# Every global symbol the library defines is public (cwork_*) or internal (cw_*), so a
-# program that links libcwork.a never clashes on a name like job_decode or web_route;
-# the shared library exports only cwork_* (src/cwork.map).
-#   symbols_check.sh BUILD_DIR
+# Every global symbol the libraries define is public (cwork_*) or internal (cw_*), so a
+# program that links libcwork.a or libcwork-web.a never clashes on a name like
+# job_decode or web_route; libcwork.so exports only cwork_* and the internal functions
+# src/cwork.map lists for libcwork-web, libcwork-web.so only cwork_web_*.
+#   symbols_check.sh BUILD_DIR [SOURCE_DIR]
 # Symbols a compiler adds for its sanitizers or profiling (names starting with "__",
 # e.g. ASan's __odr_asan_gen_*) follow their own reserved namespace and are ignored.
 set -eu
 build=$1
 status=0
 
-check() { # label, allowed-prefix regex, nm output
+check() { # label, allowed-prefix regex, nm output[, how to say the regex]
     bad=$(printf '%s\n' "$3" | awk -v ok="$2" 'NF == 3 && $3 !~ ok && $3 !~ /^__/ {print $3}' |
         sort -u)
     if [ -n "$bad" ]; then
-        echo "$1 defines global symbols outside $2:"
+        echo "$1 defines global symbols outside ${4:-$2}:"
         printf '  %s\n' $bad
         status=1
     else
-        echo "$1: $(printf '%s\n' "$3" | awk 'NF == 3' | wc -l) global symbols, all $2"
+        echo "$1: $(printf '%s\n' "$3" | awk 'NF == 3' | wc -l) global symbols, all ${4:-$2}"
     fi
 }
 
@@ -26,6 +27,17 @@ shared_lib=$(readlink -e "$build/libcwork.so" 2>/dev/null || true)
 test -f "$static_lib" || { echo "no $static_lib"; exit 1; }
 test -n "$shared_lib" || { echo "no libcwork.so in $build"; exit 1; }
 
+# The internal functions libcwork.so exports for libcwork-web (src/cwork.map, between
+# "for libcwork-web only" and "local:"), as one regex.
+map=${2:-$(dirname "$0")/..}/src/cwork.map
+private=$(sed -n '/for libcwork-web only/,/local:/p' "$map" | tr ' ;' '\n\n' |
+    grep -E '^cw_[a-z_0-9]+$' | paste -sd'|')
 check libcwork.a '^(cwork_|cw_)' "$(nm -g --defined-only "$static_lib")"
-check "$(basename "$shared_lib")" '^cwork_' "$(nm -D --defined-only "$shared_lib")"
+check "$(basename "$shared_lib")" "^(cwork_|($private)\$)" "$(nm -D --defined-only "$shared_lib")" \
+    "cwork_* and cwork.map's list for libcwork-web"
+if [ -f "$build/libcwork-web.a" ]; then # (built unless -DCWORK_WEB=OFF)
+    web_shared=$(readlink -e "$build/libcwork-web.so")
+    check libcwork-web.a '^(cwork_|cw_)' "$(nm -g --defined-only "$build/libcwork-web.a")"
+    check "$(basename "$web_shared")" '^cwork_web_' "$(nm -D --defined-only "$web_shared")"
+fi
 exit $status

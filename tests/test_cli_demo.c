@@ -25,6 +25,7 @@ static pid_t start_demo_env(const char *const *extra, char *path, const char *pa
         if (path_env)
             setenv("PATH", path_env, 1);
         const char *argv[16] = {getenv("CWORK_CLI"), "demo", "--rate", "200"};
+        if (!argv[0]) _exit(127);
         size_t n = 4;
         for (; extra && *extra && n < 15; extra++)
             argv[n++] = *extra;

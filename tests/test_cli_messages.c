@@ -139,6 +139,12 @@ static void passwords_leave_the_command_line(void)
     char url[128];
     snprintf(url, sizeof url, "redis://:Pa55word@127.0.0.1:%d/0?x=1", s.port);
     const char *cli = getenv("CWORK_CLI");
+    if (!cli) {
+        tl_fail(__FILE__, __LINE__, "CWORK_CLI is not set (ctest sets it)");
+        redisFree(c);
+        tl_server_destroy(&s);
+        return;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {

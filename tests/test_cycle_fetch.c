@@ -149,7 +149,7 @@ static void mixed_orders_match_the_per_draw_model(void)
     static const char *const locks[] = {NULL, NULL, "0", "1"};
     unsigned seed = 20240601u;
     for (int round = 0; round < 40 && !tl_case_failed; round++) {
-#define RND(n) ((seed = seed * 1103515245u + 12345u) >> 16) % (n)
+#define RND(n) (((seed = seed * 1103515245u + 12345u) >> 16) % (n))
         tstate st[3];
         for (int t = 0; t < 3; t++) {
             st[t].queued = (int)RND(7);

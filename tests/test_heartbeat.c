@@ -2,6 +2,7 @@
  * namespace: the hash and the pools set of a beat, started_at constant across beats,
  * the thread beating on its own and waking at once on stop, removal on stop (with this
  * pool's lock_info fields, PROTOCOL §16.8), and errors reported and logged. */
+#include "clock_testutil.h"
 #include "heartbeat.h"
 #include "testlib.h"
 
@@ -146,41 +147,66 @@ static void empty_lists_write_empty_strings(void)
     finish(hb);
 }
 
+/* On the manual clock (clock_testutil.h): heartbeat_at is the clock's time, started_at
+ * the first beat's. */
 static void started_at_stays_while_heartbeat_at_advances(void)
 {
+    int64_t t0 = clock_start_manual();
     cw_heartbeat *hb = fresh("hbtwo");
     CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
-    long long hat1 = hget("heartbeat_at"), sat1 = hget("started_at");
-    tl_sleep_ms(1100);
+    CHECK_INT(hget("heartbeat_at"), t0 / 1000);
+    CHECK_INT(hget("started_at"), t0 / 1000);
+    cw_clock_advance_ms(7500);
     CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
-    long long hat2 = hget("heartbeat_at"), sat2 = hget("started_at");
-    CHECK_INT(sat2, sat1);
-    CHECK(hat2 >= hat1 + 1);
-    check_dump(spec_dump(hat2, sat1));
+    CHECK_INT(hget("heartbeat_at"), t0 / 1000 + 7);
+    CHECK_INT(hget("started_at"), t0 / 1000);
+    check_dump(spec_dump(t0 / 1000 + 7, t0 / 1000));
     finish(hb);
+    cw_clock_system();
 }
 
-/* The slow case: the thread's own beat comes a period after the synchronous one, and
- * stop wakes the sleeping thread at once. */
+/* Waits up to 5 s of real time for heartbeat_at to differ from was; returns it. */
+static long long next_beat(long long was)
+{
+    long long t0 = tl_now_ms(), at = hget("heartbeat_at");
+    while (at == was && tl_now_ms() - t0 < 5000) {
+        tl_sleep_ms(5);
+        at = hget("heartbeat_at");
+    }
+    return at;
+}
+
+/* The thread's own beat comes a period after the synchronous one, not a millisecond
+ * sooner, then every period; stop wakes the sleeping thread at once. On the manual
+ * clock: the periods pass without waiting for them. */
 static void thread_beats_every_period(void)
 {
+    int64_t t0 = clock_start_manual();
+    long long sat = t0 / 1000;
     cw_heartbeat *hb = fresh("hbthread");
     CHECK_INT(cw_heartbeat_beat(hb, NULL), 0);
-    long long hat1 = hget("heartbeat_at"), sat = hget("started_at");
     CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
     cwork_error err = {0};
     CHECK_INT(cw_heartbeat_start(hb, &err), CWORK_EINVAL); /* only one thread */
-    tl_sleep_ms(3000);
-    CHECK_INT(hget("heartbeat_at"), hat1); /* no beat before the period is over */
-    tl_sleep_ms(2500);
-    long long hat2 = hget("heartbeat_at");
-    CHECK(hat2 >= hat1 + 4);
+    CLOCK_ADVANCE(1, CW_HEARTBEAT_PERIOD_MS - 1);
+    tl_sleep_ms(300); /* (time for a wrong beat to show) */
+    CHECK_INT(hget("heartbeat_at"), sat); /* no beat before the period is over */
+    cw_clock_advance_ms(1);
+    CHECK_INT(next_beat(sat), sat + 5);
+    /* The next period counts from the last one's end, not from the beat's. */
+    CLOCK_ADVANCE(1, CW_HEARTBEAT_PERIOD_MS - 1);
+    tl_sleep_ms(300);
+    CHECK_INT(hget("heartbeat_at"), sat + 5);
+    cw_clock_advance_ms(1);
+    CHECK_INT(next_beat(sat + 5), sat + 10);
     CHECK_INT(hget("started_at"), sat);
-    int64_t t0 = tl_now_ms();
+    CLOCK_SETTLE(1);
+    int64_t t1 = tl_now_ms();
     CHECK_INT(cw_heartbeat_stop(hb, 0, NULL), 0);
-    CHECK(tl_now_ms() - t0 < 500);
-    check_dump(spec_dump(hat2, sat));
+    CHECK(tl_now_ms() - t1 < 500);
+    check_dump(spec_dump(sat + 10, sat));
     finish(hb);
+    cw_clock_system();
 }
 
 /* Started without a synchronous beat, the thread beats at once. */
@@ -332,8 +358,9 @@ static void a_beat_after_being_reaped_says_so(void)
     finish(hb);
 }
 
-/* A failed beat (here: Redis out of memory) is tried again within a second, not after a
- * whole period: two missed beats would make the pool look dead to reapers. */
+/* A failed beat (here: Redis out of memory) is tried again after a second, not after a
+ * whole period: two missed beats would make the pool look dead to reapers. On the manual
+ * clock. */
 static void a_failed_beat_is_retried_soon(void)
 {
     tl_server srv;
@@ -349,24 +376,41 @@ static void a_failed_beat_is_retried_soon(void)
     cw_keys k;
     cw_keys_init(&k, ns_);
     log_reset();
+    int64_t t0 = clock_start_manual();
     cw_heartbeat *hb = cw_heartbeat_new(r, &k, "abcd", jobs_, 2, workers_, 2, 10);
     CHECK_INT(cw_heartbeat_start(hb, NULL), 0);
-    long long t0 = tl_now_ms();
-    while (logged("heartbeat") == 0 && tl_now_ms() - t0 < 5000)
-        tl_sleep_ms(20);
-    CHECK(logged("heartbeat") >= 1); /* the first beat was refused */
+    long long r0 = tl_now_ms();
+    while (logged("heartbeat") == 0 && tl_now_ms() - r0 < 5000)
+        tl_sleep_ms(5);
+    CHECK_INT(logged("heartbeat"), 1); /* the first beat was refused */
     freeReplyObject(redisCommand(c, "CONFIG SET maxmemory 0"));
-    long long t1 = tl_now_ms();
+    CLOCK_ADVANCE(1, CW_HEARTBEAT_RETRY_MS - 1);
+    tl_sleep_ms(300);
+    redisReply *x = redisCommand(c, "EXISTS %s:worker_pools:abcd", ns_);
+    CHECK_INT(x->integer, 0); /* not before the retry is due */
+    freeReplyObject(x);
+    cw_clock_advance_ms(1);
     long long exists = 0;
-    while (!exists && tl_now_ms() - t1 < 6000) {
-        redisReply *x = redisCommand(c, "EXISTS %s:worker_pools:abcd", ns_);
+    r0 = tl_now_ms();
+    while (!exists && tl_now_ms() - r0 < 5000) {
+        x = redisCommand(c, "EXISTS %s:worker_pools:abcd", ns_);
         exists = x->integer;
         freeReplyObject(x);
-        if (!exists) tl_sleep_ms(50);
+        if (!exists) tl_sleep_ms(5);
     }
     CHECK(exists);
-    CHECK(tl_now_ms() - t1 < 3000); /* within the retry, far from the 5 s period */
+    CHECK_INT(logged("heartbeat"), 1);
+    x = redisCommand(c, "HGET %s:worker_pools:abcd heartbeat_at", ns_);
+    CHECK(x->type == REDIS_REPLY_STRING && atoll(x->str) == t0 / 1000 + 1);
+    freeReplyObject(x);
+    /* Then a whole period, as usual. */
+    CLOCK_ADVANCE(1, CW_HEARTBEAT_PERIOD_MS - 1);
+    tl_sleep_ms(300);
+    x = redisCommand(c, "HGET %s:worker_pools:abcd heartbeat_at", ns_);
+    CHECK(x->type == REDIS_REPLY_STRING && atoll(x->str) == t0 / 1000 + 1);
+    freeReplyObject(x);
     cw_heartbeat_free(hb);
+    cw_clock_system();
     cw_keys_clear(&k);
     cwork_redis_free(r);
     redisFree(c);

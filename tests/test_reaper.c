@@ -1,5 +1,6 @@
 /* The dead pool reaper (PROTOCOL §9): for each pass, Redis set up as a crashed Go pool
  * leaves it, one cycle, then every key of the namespace checked. */
+#include "clock_testutil.h"
 #include "cwork.h"
 #include "keys.h"
 #include "reaper.h"
@@ -333,11 +334,16 @@ static void lock_done(const cwork_reap_result *res, void *ud)
     snprintf(hook_seen_, sizeof hook_seen_, "%s", res->error ? res->error : "-");
 }
 
+/* The cycle "takes" hook_sleep_ms_: on the manual clock (clock_testutil.h), which the
+ * lease's renewal follows, and in Redis, where the lock's TTL is cut by as much, as if
+ * that time had passed there too. */
 static cwork_reap_done lock_hook(void *ud)
 {
     (void)ud;
     read_lock(lock_seen_, sizeof lock_seen_, &ttl_seen_);
-    tl_sleep_ms(hook_sleep_ms_);
+    cw_clock_advance_ms(hook_sleep_ms_);
+    freeReplyObject(tl_cmd(rc_, "PEXPIRE %s:reaper_lock %lld", ns_,
+                           ttl_seen_ - hook_sleep_ms_ > 0 ? ttl_seen_ - hook_sleep_ms_ : 1));
     if (steal_in_hook_) /* as if the lease had run out and another reaper had taken it */
         freeReplyObject(tl_cmd(rc_, "SET %s:reaper_lock someone-else PX 60000", ns_));
     return lock_done;
@@ -357,12 +363,14 @@ static void lock_is_a_renewed_lease_naming_its_holder(void)
 {
     fresh("lease");
     hook_sleep_ms_ = 2000, steal_in_hook_ = 0;
+    clock_start_manual();
     cw_reaper *r = lock_reaper();
     CHECK_INT(cw_reaper_set_pool_id(r, "a:b"), CWORK_EINVAL);
     int ran = 0;
     CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
     CHECK_INT(ran, 1);
     cw_reaper_free(r);
+    cw_clock_system();
     CHECK(strncmp(lock_seen_, "cwork:" LIVE ":", 31) == 0 && strlen(lock_seen_) == 31 + 24);
     CHECK(ttl_seen_ > 0 && ttl_seen_ <= CW_REAPER_LEASE_MS);
     /* Without renewal 2 s of the lease would be gone by the end of the cycle. */
@@ -387,10 +395,12 @@ static void a_cycle_that_lost_its_lock_stops(void)
     cmd("SET %s:jobs:a:lock 1%s%s", "", "");
     cmd("HSET %s:jobs:a:lock_info " DEAD " 1%s%s", "", "");
     hook_sleep_ms_ = CW_REAPER_RENEW_MS + 200, steal_in_hook_ = 1;
+    clock_start_manual();
     cw_reaper *r = lock_reaper();
     int ran = 0;
     CHECK_INT(cw_reaper_cycle(r, &ran, NULL), 0);
     cw_reaper_free(r);
+    cw_clock_system();
     CHECK(strstr(hook_seen_, "lock: the reaper lock's lease ran out") != NULL);
     snprintf(want_, sizeof want_,
              "%s:jobs:a:" DEAD ":inprogress list j1\n"

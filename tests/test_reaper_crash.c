@@ -25,7 +25,9 @@ static pid_t start_worker(const char *command, const char *dead_check)
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
         dup2(null, 2);
-        execl(getenv("CWORK_CLI"), "cwork", "work", "--redis", tl_redis_url(), "--ns", ns_,
+        const char *cli = getenv("CWORK_CLI");
+        if (!cli) _exit(127);
+        execl(cli, "cwork", "work", "--redis", tl_redis_url(), "--ns", ns_,
               "--concurrency", "2", "--no-progress", "--dead-check", dead_check, "--job", job,
               (char *)NULL);
         _exit(127);

@@ -1041,9 +1041,11 @@ static void cli_serves_until_sigint(void)
         printf("     (CWORK_CLI is not set: run through ctest)\n");
         return;
     }
-    int fd;
+    int fd = -1;
     const char *help[] = {"--help", NULL};
     pid_t pid = spawn_cli(help, &fd);
+    CHECK(pid > 0);
+    if (pid <= 0) return;
     char out[4096] = "";
     ssize_t n = read(fd, out, sizeof out - 1);
     out[n > 0 ? n : 0] = '\0';

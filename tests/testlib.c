@@ -219,15 +219,33 @@ int tl_finish(void)
 
 /* ---------------------------------------------------------------- Redis helpers */
 
+/* CWORK_TEST_REDIS_URL, else the URL the CTest fixture wrote (tests/redis_fixture.sh) to
+ * CWORK_TEST_REDIS_FILE, a path CMake compiles in. */
+static char redis_url_from_file[256];
+
+static void read_redis_url_file(void)
+{
+    FILE *f = fopen(CWORK_TEST_REDIS_FILE, "r");
+    if (!f) return;
+    if (!fgets(redis_url_from_file, sizeof redis_url_from_file, f))
+        redis_url_from_file[0] = '\0';
+    fclose(f);
+    redis_url_from_file[strcspn(redis_url_from_file, "\r\n")] = '\0';
+}
+
 const char *tl_redis_url(void)
 {
     const char *url = getenv("CWORK_TEST_REDIS_URL");
-    if (!url || !*url) {
-        fprintf(stderr, "CWORK_TEST_REDIS_URL is not set: run the tests through "
-                        "scripts/test.sh, which starts a private redis-server\n");
+    if (url && *url) return url;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, read_redis_url_file);
+    if (!redis_url_from_file[0]) {
+        fprintf(stderr, "CWORK_TEST_REDIS_URL is not set and %s holds no URL: run the tests "
+                        "with ctest (its redis fixture starts a private redis-server) or "
+                        "scripts/test.sh\n", CWORK_TEST_REDIS_FILE);
         exit(1);
     }
-    return url;
+    return redis_url_from_file;
 }
 
 /* Only the forms the test script produces: redis://host:port[/db]. */

@@ -1,8 +1,9 @@
 /* A small test harness: CHECK macros, a runner that prints one line per case and a
  * closing "N passed, N failed" line, and helpers for tests against a real Redis.
  *
- * Redis tests read the server from CWORK_TEST_REDIS_URL (set by scripts/test.sh); they
- * fail, not skip, when it is missing. Each test works in its own namespace and checks
+ * Redis tests read the server from CWORK_TEST_REDIS_URL, else from the file the CTest
+ * fixture "redis" writes (tests/redis_fixture.sh); they fail, not skip, when neither
+ * names one. Each test works in its own namespace and checks
  * the whole namespace afterwards with tl_ns_dump. */
 #ifndef CWORK_TESTLIB_H
 #define CWORK_TESTLIB_H
@@ -87,7 +88,7 @@ int tl_finish(void);
 #define TL_SKIP 77
 
 /* ---- Redis helpers (hiredis directly, independent of the library under test) */
-const char *tl_redis_url(void);            /* exits 1 with a message when unset */
+const char *tl_redis_url(void);            /* exits 1 with a message when none */
 redisContext *tl_redis_connect(void);      /* to tl_redis_url(); exits on failure */
 redisReply *tl_cmd(redisContext *c, const char *fmt, ...); /* exits on I/O error */
 /* A set-up command whose reply is not needed: exits on an I/O error or an error reply. */

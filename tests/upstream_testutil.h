@@ -81,6 +81,6 @@
 
 /* snprintf of a template with the namespace; a static buffer per call site is the
  * caller's. */
-#define UP_FMT(buf, tmpl, ns) snprintf(buf, sizeof buf, tmpl, ns)
+#define UP_FMT(buf, tmpl, ns) snprintf((buf), sizeof(buf), (tmpl), (ns))
 
 #endif

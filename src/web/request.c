@@ -58,7 +58,7 @@ int cw_web_parse_uint(const char *s, size_t len, uint64_t max, uint64_t *out)
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9') return -1;
         uint64_t d = (uint64_t)(s[i] - '0');
-        if (v > (max - d) / 10) return -1;
+        if (d > max || v > (max - d) / 10) return -1; /* v * 10 + d > max */
         v = v * 10 + d;
     }
     *out = v;

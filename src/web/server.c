@@ -305,7 +305,7 @@ static int parse_listen(const char *addr, char *host, size_t hcap, char *port, s
     }
     size_t plen = strlen(colon + 1);
     if (hlen >= hcap || plen == 0 || plen >= pcap || strspn(colon + 1, "0123456789") != plen ||
-        atoi(colon + 1) > 65535)
+        strtol(colon + 1, NULL, 10) > 65535)
         return cw_error(err, CWORK_EINVAL, "listen address \"%s\" must be HOST:PORT", addr);
     memcpy(host, h, hlen);
     host[hlen] = '\0';

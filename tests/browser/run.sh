@@ -16,7 +16,12 @@ command -v node >/dev/null 2>&1 || skip "node is not installed (apt-get install 
 [ -x "$chromium" ] || skip "$chromium is not installed (apt-get install chromium)"
 [ -d "$here/node_modules/playwright-core" ] ||
     skip "playwright-core is not installed (cd tests/browser && npm ci)"
-: "${CWORK_TEST_REDIS_URL:?is not set: run the tests through scripts/test.sh}"
+command -v redis-cli >/dev/null 2>&1 || skip "redis-cli is not installed"
+# The server: CWORK_TEST_REDIS_URL, else the URL the CTest fixture wrote (redis_fixture.sh).
+if [ -z "${CWORK_TEST_REDIS_URL:-}" ] && [ -n "${CWORK_TEST_REDIS_FILE:-}" ]; then
+    CWORK_TEST_REDIS_URL=$(cat "$CWORK_TEST_REDIS_FILE" 2>/dev/null)
+fi
+: "${CWORK_TEST_REDIS_URL:?is not set and the CTest fixture wrote no URL: run ctest or scripts/test.sh}"
 : "${CWORK_CLI:?is not set (ctest sets it)}"
 artifacts=${CWORK_BINARY_DIR:-.}/tests/browser-artifacts
 mkdir -p "$artifacts"

@@ -223,8 +223,8 @@ int fw_pool_start(world *w)
         if (in >= 0) dup2(in, 0);
         setenv("FAULT_LOG", w->log_path, 1);
         setenv("FAULT_POOL", p->tag, 1);
-        setenv("CWORK_LOG_LEVEL", getenv("FAULT_LOG_LEVEL") ? getenv("FAULT_LOG_LEVEL") : "warn",
-               1);
+        const char *level = getenv("FAULT_LOG_LEVEL");
+        setenv("CWORK_LOG_LEVEL", level ? level : "warn", 1);
         setpgid(0, 0); /* a signal to the suite's group does not reach it */
         execl(w->cli, w->cli, "work", "--redis", w->redis.url, "--ns", w->ns, "--concurrency",
               FW_CONCURRENCY, "--no-progress", "--grace", "20", "--job", fast, "--job", limited,

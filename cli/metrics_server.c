@@ -302,7 +302,7 @@ static int bind_listen(metrics_server *s, const char *addr, char *err, size_t er
         snprintf(err, err_size, "cannot listen on %s: %s", addr, strerror(last_errno));
         return -1;
     }
-    struct sockaddr_storage ss;
+    struct sockaddr_storage ss = {0}; /* (AF_UNSPEC should getsockname fail) */
     socklen_t sl = sizeof ss;
     char numeric[INET6_ADDRSTRLEN + 2] = "", bound_port[8] = "";
     if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)

@@ -42,7 +42,7 @@ size_t work_arg_env_name(const char *key, char *out)
         if (*p >= 'a' && *p <= 'z')
             out[n++] = (char)(*p - 'a' + 'A');
         else
-            out[n++] = is_alnum(*p) ? (char)*p : '_';
+            out[n++] = (char)(is_alnum(*p) ? *p : '_');
     }
     out[n] = '\0';
     return n;

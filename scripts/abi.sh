@@ -1,9 +1,11 @@
 #!/bin/sh
-# The ABI of libcwork.so against the committed dump abi/libcwork.abi (libabigail's
-# abidw/abidiff, Debian package abigail-tools; scripts/test.sh installs it).
+# The ABI of libcwork.so and libcwork-web.so against the committed dumps
+# abi/libcwork.abi and abi/libcwork-web.abi (libabigail's abidw/abidiff, Debian package
+# abigail-tools; scripts/test.sh installs it). The internal cw_* functions libcwork.so
+# exports for libcwork-web (src/cwork.map) are no part of it (abi/internal.suppr).
 #
 #   scripts/abi.sh check BUILD_DIR    # fails on an incompatible change (CTest abi_check)
-#   scripts/abi.sh update BUILD_DIR   # rewrites abi/libcwork.abi from that build
+#   scripts/abi.sh update BUILD_DIR   # rewrites the dumps from that build
 #
 # The dump describes the ABI the version in include/cwork.h promises: the last release's,
 # or the one a deliberate break (with its version bump) set since. Removed or changed
@@ -19,58 +21,68 @@ usage() { echo "usage: $0 check|update BUILD_DIR" >&2; exit 2; }
 mode=$1
 build=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
-dump="$root/abi/libcwork.abi"
+suppr="$root/abi/internal.suppr"
 
 for tool in abidw abidiff readelf; do
     command -v "$tool" >/dev/null 2>&1 ||
         { echo "$tool not found: install Debian's abigail-tools (and binutils)" >&2; exit 1; }
 done
-lib=$(readlink -e "$build/libcwork.so" 2>/dev/null || true)
-[ -n "$lib" ] || { echo "no libcwork.so in $build" >&2; exit 1; }
-readelf -S "$lib" | grep -q '\.debug_info' ||
-    { echo "$lib has no debug information: build with -g (e.g. RelWithDebInfo)" >&2; exit 1; }
+one() { # NAME (libcwork, libcwork-web)
+    name=$1
+    lib=$(readlink -e "$build/$name.so" 2>/dev/null || true)
+    [ -n "$lib" ] || { echo "no $name.so in $build" >&2; return 1; }
+    dump="$root/abi/$name.abi"
+    readelf -S "$lib" | grep -q '\.debug_info' ||
+        { echo "$lib has no debug information: build with -g (e.g. RelWithDebInfo)" >&2; return 1; }
 
-case $mode in
-update)
-    # Locations are kept short and paths out, so that the dump does not depend on where
-    # the tree was built; types outside include/ are dropped.
-    abidw --headers-dir "$root/include" --drop-private-types --drop-undefined-syms \
-        --no-corpus-path --no-comp-dir-path --short-locs --no-elf-needed \
-        --type-id-style hash --out-file "$dump" "$lib"
-    echo "wrote $dump from $lib"
-    ;;
-check)
-    [ -f "$dump" ] || { echo "no $dump: run '$0 update' on the last release" >&2; exit 1; }
-    status=0
-    report=$(abidiff --headers-dir2 "$root/include" "$dump" "$lib") || status=$?
-    printf '%s\n' "$report"
-    # abidiff's exit status is a bit field: 1 error, 2 usage error, 4 some change,
-    # 8 a change it is sure breaks callers (a removed symbol). A changed public struct
-    # or parameter only sets 4, like an addition, so its summary lines decide: anything
-    # removed or changed (after abidiff's filter of harmless changes), or a new SONAME,
-    # breaks; additions alone do not.
-    if [ $((status & 3)) -ne 0 ]; then
-        echo "abidiff failed (status $status)" >&2
-        exit 1
-    fi
-    breaks=$(printf '%s\n' "$report" | awk '
-        /^ELF SONAME changed/ { n++ }
-        /changes summary:/ {
-            for (i = 2; i <= NF; i++)
-                if (($(i) ~ /^Removed/ || $(i) ~ /^Changed/) && $(i - 1) + 0 > 0) n++
-        }
-        END { print n + 0 }')
-    if [ $((status & 8)) -ne 0 ] || [ "$breaks" -gt 0 ]; then
-        echo "INCOMPATIBLE ABI change against abi/libcwork.abi (above). Undo it, or make it" \
-            "deliberately: bump the version in include/cwork.h (the minor while 0.x), then" \
-            "run scripts/abi.sh update and commit the dump with the change." >&2
-        exit 1
-    elif [ $((status & 4)) -ne 0 ]; then
-        echo "compatible ABI additions against abi/libcwork.abi (above): fine;" \
-            "the dump takes them at the next release"
-    else
-        echo "ABI identical to abi/libcwork.abi"
-    fi
-    ;;
-*) usage ;;
-esac
+    case $mode in
+    update)
+        # Locations are kept short and paths out, so that the dump does not depend on where
+        # the tree was built; types outside include/ are dropped.
+        abidw --headers-dir "$root/include" --drop-private-types --drop-undefined-syms --suppr "$suppr" \
+            --no-corpus-path --no-comp-dir-path --short-locs --no-elf-needed \
+            --type-id-style hash --out-file "$dump" "$lib"
+        echo "wrote $dump from $lib"
+        ;;
+    check)
+        [ -f "$dump" ] || { echo "no $dump: run '$0 update' on the last release" >&2; return 1; }
+        status=0
+        report=$(abidiff --suppr "$suppr" --headers-dir2 "$root/include" "$dump" "$lib") || status=$?
+        printf '%s\n' "$report"
+        # abidiff's exit status is a bit field: 1 error, 2 usage error, 4 some change,
+        # 8 a change it is sure breaks callers (a removed symbol). A changed public struct
+        # or parameter only sets 4, like an addition, so its summary lines decide: anything
+        # removed or changed (after abidiff's filter of harmless changes), or a new SONAME,
+        # breaks; additions alone do not.
+        if [ $((status & 3)) -ne 0 ]; then
+            echo "abidiff failed (status $status)" >&2
+            return 1
+        fi
+        breaks=$(printf '%s\n' "$report" | awk '
+            /^ELF SONAME changed/ { n++ }
+            /changes summary:/ {
+                for (i = 2; i <= NF; i++)
+                    if (($(i) ~ /^Removed/ || $(i) ~ /^Changed/) && $(i - 1) + 0 > 0) n++
+            }
+            END { print n + 0 }')
+        if [ $((status & 8)) -ne 0 ] || [ "$breaks" -gt 0 ]; then
+            echo "INCOMPATIBLE ABI change against abi/$name.abi (above). Undo it, or make it" \
+                "deliberately: bump the version in include/cwork.h (the minor while 0.x), then" \
+                "run scripts/abi.sh update and commit the dump with the change." >&2
+            return 1
+        elif [ $((status & 4)) -ne 0 ]; then
+            echo "compatible ABI additions against abi/$name.abi (above): fine;" \
+                "the dump takes them at the next release"
+        else
+            echo "ABI identical to abi/$name.abi"
+        fi
+        ;;
+    *) usage ;;
+    esac
+}
+
+rc=0
+one libcwork || rc=1
+# (libcwork-web is built unless -DCWORK_WEB=OFF)
+if [ -e "$build/libcwork-web.so" ]; then one libcwork-web || rc=1; fi
+exit $rc

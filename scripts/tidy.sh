@@ -85,6 +85,8 @@ todo=$(mktemp -d /tmp/cwork-tidy.XXXXXX)
 trap 'rm -rf "$todo"' EXIT
 ntotal=0
 nskip=0
+run_files=()
+run_keys=()
 while IFS=$'\t' read -r file cmdkey; do
     if [ ${#want[@]} -gt 0 ]; then
         match=0
@@ -98,6 +100,8 @@ while IFS=$'\t' read -r file cmdkey; do
         continue
     fi
     printf '%s\t%s\n' "$file" "$key" >>"$todo/list"
+    run_files+=("$file")
+    run_keys+=("$key")
 done <"$build/ours/files"
 if [ ${#want[@]} -gt 0 ] && [ $ntotal -ne ${#want[@]} ]; then
     echo "tidy.sh: some of the files given have no compile command (not built by cmake?)" >&2
@@ -129,13 +133,21 @@ if [ "$nrun" -gt 0 ]; then
         xargs -d '\n' -n 1 -P "$jobs" bash -c 'check_one "$1"' check_one
 fi
 
+# Every file checked is either remembered clean or has its output (findings, or
+# clang-tidy's failure) in $todo/out; anything else (say, the temporary directory gone)
+# is no result, and no result is no pass.
 status=0
-for out in "$todo"/out/*; do
-    [ -e "$out" ] || continue
-    status=1
-    # clang-tidy's "N warnings generated." and suppression notes are noise here.
-    grep -v -e 'warnings\? \(and [0-9]* errors\? \)\?generated\.$' -e '^Suppressed [0-9]* warnings' \
-        -e '^Use -header-filter' -e '^$' "$out" || true
+for i in "${!run_files[@]}"; do
+    out="$todo/out/$((i + 1))"
+    if [ -e "$out" ]; then
+        status=1
+        # clang-tidy's "N warnings generated." and suppression notes are noise here.
+        grep -v -e 'warnings\? \(and [0-9]* errors\? \)\?generated\.$' \
+            -e '^Suppressed [0-9]* warnings' -e '^Use -header-filter' -e '^$' "$out" || true
+    elif [ ! -e "$build/clean/${run_keys[$i]}" ]; then
+        status=1
+        echo "${run_files[$i]}: no result from clang-tidy"
+    fi
 done
 if [ $status -ne 0 ]; then
     echo "clang-tidy: findings above (see .clang-tidy for the checks and how to silence one)" >&2

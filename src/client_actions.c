@@ -23,16 +23,15 @@ static int delete_batch(cw_conn *c, const cw_keys *k, const char *key, int64_t f
     redisReply *r = cw_conn_eval(c, &cw_script_client_delete_all, 1, name ? 4 : 3, argv, lens, err);
     if (!r) return err->code;
     int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
-        r->element[0]->type != REDIS_REPLY_INTEGER)
-        rc = cw_error(err, CWORK_EPROTO, "delete-all script: unexpected reply");
-    else if (r->element[0]->integer < 0)
+    int head_ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
+                  r->element[0]->type == REDIS_REPLY_INTEGER;
+    if (head_ok && r->element[0]->integer < 0)
         rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a sorted set: left as it is", key,
                       r->element[1]->type == REDIS_REPLY_STATUS ||
                               r->element[1]->type == REDIS_REPLY_STRING
                           ? r->element[1]->str
                           : "value of another type");
-    else if (r->elements < 3 || r->element[1]->type != REDIS_REPLY_INTEGER ||
+    else if (!head_ok || r->elements < 3 || r->element[1]->type != REDIS_REPLY_INTEGER ||
              r->element[2]->type != REDIS_REPLY_INTEGER)
         rc = cw_error(err, CWORK_EPROTO, "delete-all script: unexpected reply");
     if (rc == 0) {

@@ -37,8 +37,8 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
     uint64_t skip = ((uint64_t)(page ? page : 1) - 1) * size;
     /* Workers take from the right end: the page counts from there, [skip, skip+size). */
     char start[24], stop[24];
-    snprintf(start, sizeof start, "-%llu", (unsigned long long)(skip + size));
-    snprintf(stop, sizeof stop, "-%llu", (unsigned long long)(skip + 1));
+    snprintf(start, sizeof start, "-%llu", (unsigned long long)skip + size);
+    snprintf(stop, sizeof stop, "-%llu", (unsigned long long)skip + 1);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_queue(&client->keys, &key, name);

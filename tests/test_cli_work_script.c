@@ -581,6 +581,7 @@ static void healthz_follows_the_heartbeat_and_redis(void)
         int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(out, 1), dup2(er, 2);
+        if (!cli) _exit(127);
         execl(cli, cli, "work", "--redis", srv.url, "--ns", ns_, "--metrics-listen",
               "127.0.0.1:0", "--job", "x=true", (char *)NULL);
         _exit(127);

@@ -140,7 +140,7 @@ static void put_pool(cw_buf *b, cwork_pool *pool)
     cw_buf_putc(b, '{');
     put_str(b, "id", cwork_pool_id(pool));
     cw_buf_printf(b, ",\"processed\":%llu,\"failed\":%llu,\"in_flight\":%llu}",
-                  (unsigned long long)(st.succeeded + st.failed), (unsigned long long)st.failed,
+                  (unsigned long long)st.succeeded + st.failed, (unsigned long long)st.failed,
                   (unsigned long long)st.in_flight);
 }
 

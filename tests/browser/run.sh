@@ -22,6 +22,7 @@ if [ -z "${CWORK_TEST_REDIS_URL:-}" ] && [ -n "${CWORK_TEST_REDIS_FILE:-}" ]; th
     CWORK_TEST_REDIS_URL=$(cat "$CWORK_TEST_REDIS_FILE" 2>/dev/null)
 fi
 : "${CWORK_TEST_REDIS_URL:?is not set and the CTest fixture wrote no URL: run ctest or scripts/test.sh}"
+export CWORK_TEST_REDIS_URL
 : "${CWORK_CLI:?is not set (ctest sets it)}"
 artifacts=${CWORK_BINARY_DIR:-.}/tests/browser-artifacts
 mkdir -p "$artifacts"

@@ -193,20 +193,20 @@ static size_t find_queue(const cwork_batch *b, const size_t *queue_entry, size_t
 }
 
 /* LPUSH queue jobs… (then a wake-up PUBLISH of the name), or ZADD scheduled run-at job…;
- * the reply as cw_conn_command gives it. */
-static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size_t *order,
-                                    size_t n, const char *queue, const char *sched,
-                                    size_t sched_len, const char *channel, size_t channel_len,
-                                    cwork_error *err)
+ * the return and reply as cw_conn_command gives them. */
+static int send_one_command(const cwork_batch *b, cw_conn *c, const size_t *order, size_t n,
+                            const char *queue, const char *sched, size_t sched_len,
+                            const char *channel, size_t channel_len, redisReply **out,
+                            cwork_error *err)
 {
+    *out = NULL;
     size_t cap = 2 + 2 * n;
     const char **argv = cw_malloc(cap * sizeof *argv);
     size_t *lens = cw_malloc(cap * sizeof *lens), argc = 0;
     if (!argv || !lens) {
         cw_free(argv);
         cw_free(lens);
-        cw_error(err, CWORK_ENOMEM, "out of memory");
-        return NULL;
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     argv[argc] = queue ? "LPUSH" : "ZADD", lens[argc++] = queue ? 5 : 4;
     argv[argc] = queue ? queue : sched, lens[argc++] = queue ? strlen(queue) : sched_len;
@@ -220,11 +220,12 @@ static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size
     const char *name = entry_name(b, order[0]);
     const char *pub[] = {"PUBLISH", channel, name};
     size_t pub_lens[] = {7, channel_len, strlen(name)};
-    if (cw_conn_append(c, (int)argc, argv, lens, err) == 0 &&
-        (!queue || cw_conn_append(c, 3, pub, pub_lens, err) == 0) &&
-        cw_conn_read(c, &r, err) == 0) {
+    int rc = cw_conn_append(c, (int)argc, argv, lens, err);
+    if (rc == 0 && queue) rc = cw_conn_append(c, 3, pub, pub_lens, err);
+    if (rc == 0) rc = cw_conn_read(c, &r, err);
+    if (rc == 0) {
         if (r->type == REDIS_REPLY_ERROR) {
-            cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
             freeReplyObject(r);
             r = NULL;
         }
@@ -235,7 +236,8 @@ static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size
     }
     cw_free(argv);
     cw_free(lens);
-    return r;
+    *out = r;
+    return rc;
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err);
@@ -415,25 +417,22 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
 
     if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
         goto done;
-    redisReply *r;
+    redisReply *r = NULL;
     if (nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
         /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
          * or ZADD, atomic on its own and cheaper than the script. */
-        r = send_one_command(b, c, order, n, q ? keys.data + queues_off : NULL,
-                             keys.data + sched_off, sched_len, keys.data + channel_off,
-                             channel_len, err);
+        rc = send_one_command(b, c, order, n, q ? keys.data + queues_off : NULL,
+                              keys.data + sched_off, sched_len, keys.data + channel_off,
+                              channel_len, &r, err);
     } else {
-        r = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
-                         a.lens, err);
+        rc = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
+                          a.lens, &r, err);
     }
     /* min_replicas: acknowledged means replicated (checked once the reply is read). */
-    int replicated = r ? cw_conn_wait_replicas(c, err) : 0;
+    int replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
     *redirected = c->redirected;
     cw_redis_checkin(enq->redis, c);
-    if (!r) {
-        rc = err ? err->code : CWORK_EREDIS; /* nothing written (or, on I/O, unknown) */
-        goto done;
-    }
+    if (rc) goto done; /* nothing written (or, on I/O, unknown) */
     if (r->type == REDIS_REPLY_INTEGER && nunique == 0) {
         /* the single command's count */
     } else if (r->type != REDIS_REPLY_STRING || r->len != nunique) {

@@ -61,9 +61,9 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error 
     if (key->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     const char *argv[] = {"SMEMBERS", key->data};
     size_t lens[] = {8, key->len};
-    redisReply *r = cw_conn_command(c, 2, argv, lens, err);
-    if (!r) return err->code;
-    int rc = 0;
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 2, argv, lens, &r, err);
+    if (rc) return rc;
     if (r->type != REDIS_REPLY_ARRAY) {
         rc = cw_error(err, CWORK_EPROTO, "SMEMBERS %s: not an array", key->data);
     } else {
@@ -592,10 +592,9 @@ static int pause_command(cwork_client *client, const char *name, int pause, cwor
     if (key.oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     const char *argv[] = {pause ? "SET" : "DEL", key.data, "1"};
     size_t lens[] = {3, key.len, 1};
-    redisReply *r = cw_redis_command(client->redis, pause ? 3 : 2, argv, lens, err);
+    int rc = cw_redis_command(client->redis, pause ? 3 : 2, argv, lens, NULL, err);
     cw_buf_free(&key);
-    if (!r) return cw_client_fail(pause ? "client.pause" : "client.unpause", err->code, err);
-    freeReplyObject(r);
+    if (rc) return cw_client_fail(pause ? "client.pause" : "client.unpause", rc, err);
     return 0;
 }
 

@@ -89,9 +89,11 @@ void cw_client_arg_set(cw_client_args *a, size_t i, char *buf, size_t size, int6
 /* The names in known_jobs, sorted. */
 int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err);
 
-/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it; a
- * NULL reply returns err->code. */
+/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it. */
 int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err);
+/* Runs one command (cw_conn_command) and reads its reply with cw_client_int_reply. */
+int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                           int64_t *v, size_t n, cwork_error *err);
 
 /* DEL of the unique guard of each unique job among the members r->element[first..]
  * (job bytes a script removed; Go does this for the last one only, and a script cannot

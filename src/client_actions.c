@@ -20,9 +20,9 @@ static int delete_batch(cw_conn *c, const cw_keys *k, const char *key, int64_t f
     snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
     const char *argv[] = {key, start, stop, unique ? "1" : "0", name};
     size_t lens[] = {strlen(key), strlen(start), strlen(stop), 1, name ? strlen(name) : 0};
-    redisReply *r = cw_conn_eval(c, &cw_script_client_delete_all, 1, name ? 4 : 3, argv, lens, err);
-    if (!r) return err->code;
-    int rc = 0;
+    redisReply *r = NULL;
+    int rc = cw_conn_eval(c, &cw_script_client_delete_all, 1, name ? 4 : 3, argv, lens, &r, err);
+    if (rc) return rc;
     int head_ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
                   r->element[0]->type == REDIS_REPLY_INTEGER;
     if (head_ok && r->element[0]->integer < 0)

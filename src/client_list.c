@@ -78,12 +78,12 @@ static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const
         const char *cmd = zset == SCAN_ZSET_DESC ? "ZREVRANGE" : zset ? "ZRANGE" : "LRANGE";
         const char *argv[] = {cmd, key, start, stop, "WITHSCORES"};
         size_t lens[] = {strlen(cmd), key_len, strlen(start), strlen(stop), 10};
-        redisReply *r = cw_conn_command(c, zset ? 5 : 4, argv, lens, err);
-        if (!r) return err->code;
+        redisReply *r = NULL;
+        int rc = cw_conn_command(c, zset ? 5 : 4, argv, lens, &r, err);
+        if (rc) return rc;
         size_t step = zset ? 2 : 1, got = r->elements / step;
-        int rc = r->type == REDIS_REPLY_ARRAY
-                     ? 0
-                     : cw_error(err, CWORK_EPROTO, "%s: not an array", argv[0]);
+        if (r->type != REDIS_REPLY_ARRAY)
+            rc = cw_error(err, CWORK_EPROTO, "%s: not an array", argv[0]);
         for (size_t i = 0; rc == 0 && i + step <= r->elements; i += step)
             rc = visit(s, r->element[i], zset ? r->element[i + 1] : NULL);
         freeReplyObject(r);
@@ -316,10 +316,9 @@ static void retry_keys(cw_client_args *a, const cw_keys *k, const cw_strv *names
 /* The retry script's reply: four counts, then the errors of jobs that stayed dead
  * because their queue could not take them. Returns 0, a negative code (the call
  * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
-static int retry_reply(redisReply *r, int64_t v[4], cwork_error *err)
+static int retry_reply(int rc, redisReply *r, int64_t v[4], cwork_error *err)
 {
-    if (!r) return err->code;
-    int rc = 0;
+    if (rc) return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
         rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
     for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
@@ -354,9 +353,10 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, err);
-        if (!r)
-            rc = err->code;
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, &r, err);
+        if (rc)
+            ; /* err says why */
         else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
                  r->element[0]->type != REDIS_REPLY_INTEGER)
             rc = cw_error(err, CWORK_EPROTO, "delete script: unexpected reply");
@@ -393,10 +393,12 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     cw_client_arg_str(&a, id);
     cw_client_arg_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6,
-                                      a.argv, a.lens, err),
-                         v, err);
+    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0) {
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6, a.argv, a.lens,
+                          &r, err);
+        rc = retry_reply(rc, r, v, err);
+    }
     if (rc == 1)
         rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
@@ -440,15 +442,17 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
     int stayed = 0;
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+        rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
+                                    (const size_t[]){5, a.lens[0]}, &total, 1, err);
     int nkeys = (int)(1 + names.n);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char off[24];
         cw_client_arg_set(&a, (size_t)nkeys + 4, off, sizeof off, offset);
         cwork_error e = {0};
-        int brc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
-                                           a.argv, a.lens, &e),
-                              v, &e);
+        redisReply *r = NULL;
+        int brc = cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv,
+                               a.lens, &r, &e);
+        brc = retry_reply(brc, r, v, &e);
         if (brc < 0) {
             rc = cw_error(err, brc, "%s", e.message);
             break;
@@ -471,15 +475,16 @@ static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t
                           cwork_error *err)
 {
     int64_t total = 0, from = 0, v[2] = {0, 0};
-    int rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
+    int rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", key}, NULL, &total, 1, err);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char start[24], stop[24];
         snprintf(start, sizeof start, "%lld", (long long)from);
         snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
         const char *argv[] = {key, name, start, stop};
         size_t lens[] = {strlen(key), strlen(name), strlen(start), strlen(stop)};
-        rc = cw_client_int_reply(
-            cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, err), v, 2, err);
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, &r, err);
+        if (rc == 0) rc = cw_client_int_reply(r, v, 2, err);
         if (rc) break;
         *count += v[0];
         from += v[1] - v[0];
@@ -532,8 +537,8 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
     if (rc == 0 && name)
         rc = delete_by_name(c, key.data, name, &n, err);
     else if (rc == 0) /* Go DELs the key; removing every rank does that and counts */
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 -1", key.data), &n,
-                                 1, err);
+        rc = cw_client_command_ints(c, 4, (const char *[]){"ZREMRANGEBYRANK", key.data, "0", "-1"},
+                                    NULL, &n, 1, err);
     if (count) *count = n;
     return dead_end(client, c, &key, rc, "client.delete_all_dead_jobs", err);
 }
@@ -547,14 +552,18 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
     cw_conn *c = NULL;
     cw_buf key;
     int rc = dead_begin(client, &c, &key, err);
-    if (rc == 0 && older_than != 0) /* died before older_than */
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYSCORE %s -inf (%lld",
-                                                  key.data, (long long)older_than),
-                                 &by_age, 1, err);
-    if (rc == 0 && keep >= 0) /* all but the newest keep */
-        rc = cw_client_int_reply(
-            cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 %lld", key.data, (long long)(-keep - 1)),
-            &by_count, 1, err);
+    char bound[32];
+    if (rc == 0 && older_than != 0) { /* died before older_than */
+        snprintf(bound, sizeof bound, "(%lld", (long long)older_than);
+        rc = cw_client_command_ints(
+            c, 4, (const char *[]){"ZREMRANGEBYSCORE", key.data, "-inf", bound}, NULL, &by_age,
+            1, err);
+    }
+    if (rc == 0 && keep >= 0) { /* all but the newest keep */
+        snprintf(bound, sizeof bound, "%lld", (long long)(-keep - 1));
+        rc = cw_client_command_ints(c, 4, (const char *[]){"ZREMRANGEBYRANK", key.data, "0", bound},
+                                    NULL, &by_count, 1, err);
+    }
     if (removed) *removed = by_age + by_count;
     return dead_end(client, c, &key, rc, "client.trim_dead_jobs", err);
 }

@@ -15,10 +15,10 @@ typedef struct run_result {
 } run_result;
 
 /* Reads {run, unknown, damaged, looked at, first error} and frees the reply. */
-static int read_run_reply(redisReply *r, run_result *res, cwork_error *err)
+/* The script's reply (consumed) when rc, the call's result, is 0. */
+static int read_run_reply(int rc, redisReply *r, run_result *res, cwork_error *err)
 {
-    if (!r) return err->code;
-    int rc = 0;
+    if (rc) return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
         r->element[4]->type != REDIS_REPLY_STRING)
         rc = cw_error(err, CWORK_EPROTO, "run script: unexpected reply");
@@ -71,9 +71,11 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
     cw_client_arg_int(&a, at);
     cw_client_arg_str(&a, id);
     run_result res = {0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = read_run_reply(
-            cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, err), &res, err);
+    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0) {
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, &r, err);
+        rc = read_run_reply(rc, r, &res, err);
+    }
     if (c) cw_redis_checkin(client->redis, c);
     cw_client_arg_free(&a);
     if (rc) return cw_client_fail("client.run_now", rc, err);
@@ -107,15 +109,17 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
     int64_t total = 0, from = 0;
     run_result res = {0}, batch = {0};
     if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+        rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
+                                    (const size_t[]){5, a.lens[0]}, &total, 1, err);
     /* Each batch moves what it runs out of the set and steps over what stays, so the
      * loop ends; the bound from the initial ZCARD guards against writers adding jobs. */
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char rank[24];
         cw_client_arg_set(&a, (size_t)nkeys + 4, rank, sizeof rank, from);
-        rc = read_run_reply(
-            cw_conn_eval(c, &cw_script_client_run_now, nkeys, name ? 6 : 5, a.argv, a.lens, err),
-            &batch, err);
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, name ? 6 : 5, a.argv, a.lens, &r,
+                          err);
+        rc = read_run_reply(rc, r, &batch, err);
         if (rc) break;
         res.run += batch.run;
         res.unknown += batch.unknown;
@@ -153,9 +157,10 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
     if (rc == 0) {
         const char *argv[] = {key.data, "1000"};
         size_t lens[] = {key.len, 4};
-        redisReply *r = cw_conn_eval(c, &cw_script_client_queue_clear, 1, 1, argv, lens, err);
-        if (!r)
-            rc = err->code;
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_queue_clear, 1, 1, argv, lens, &r, err);
+        if (rc)
+            ; /* err says why */
         else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
                  r->element[0]->type != REDIS_REPLY_INTEGER)
             rc = cw_error(err, CWORK_EPROTO, "clear script: unexpected reply");

@@ -78,7 +78,6 @@ int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_er
 
 int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
 {
-    if (!r) return err->code;
     int rc = 0;
     if (n == 1 && r->type == REDIS_REPLY_INTEGER)
         v[0] = r->integer;
@@ -92,6 +91,14 @@ int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
     }
     freeReplyObject(r);
     return rc;
+}
+
+int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                           int64_t *v, size_t n, cwork_error *err)
+{
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, argc, argv, lens, &r, err);
+    return rc ? rc : cw_client_int_reply(r, v, n, err);
 }
 
 int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, size_t first,
@@ -116,8 +123,7 @@ int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, s
         else if (nkeys > 0) {
             const char *argv[] = {"DEL", key.data, key.data + lens[0]};
             size_t dlens[] = {3, lens[0], lens[1]};
-            rc = cw_client_int_reply(cw_conn_command(c, 1 + nkeys, argv, dlens, err), &deleted,
-                                     1, err);
+            rc = cw_client_command_ints(c, 1 + nkeys, argv, dlens, &deleted, 1, err);
         }
         cwork_job_free(job);
     }

@@ -296,12 +296,11 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
                               k.channel.data};
         size_t lens[] = {k.target.len, k.known.len, json->len, strlen(k.score), strlen(name),
                          k.channel.len};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue, 2, 4, argv, lens, err);
-        if (!r)
-            rc = err ? err->code : CWORK_EREDIS;
-        else if (r->type != REDIS_REPLY_STRING)
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_enqueue, 2, 4, argv, lens, &r, err);
+        if (rc == 0 && r->type != REDIS_REPLY_STRING)
             rc = cw_error(err, CWORK_EPROTO, "enqueue script: unexpected reply");
-        else if (r->len > 0) /* the job is written; only the wake-up was refused */
+        else if (rc == 0 && r->len > 0) /* the job is written; only the wake-up was refused */
             cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", r->str, NULL);
         if (r)
             freeReplyObject(r);
@@ -353,10 +352,9 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
                          u->alt_len ? u->alt_len : u->guard_len, u->json_len, strlen(k.score),
                          sadd ? strlen(name) : 0, strlen(u->guard_value), strlen(u->rearm),
                          k.channel.len, strlen(name)};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, err);
-        if (!r) {
-            rc = err ? err->code : CWORK_EREDIS;
-        } else {
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, &r, err);
+        if (rc == 0) {
             if (r->type == REDIS_REPLY_STRING && r->len == 3 && memcmp(r->str, "dup", 3) == 0)
                 rc = CWORK_DUPLICATE;
             else if (!(r->type == REDIS_REPLY_STRING && r->len == 2 &&

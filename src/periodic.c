@@ -171,9 +171,10 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
     const char *argv[] = {"GET", key.data};
     const size_t lens[] = {3, key.len};
     cwork_error e = {0};
-    redisReply *r = cw_conn_command(c, 2, argv, lens, &e);
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 2, argv, lens, &r, &e);
     cw_buf_free(&key);
-    if (!r) {
+    if (rc) {
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", e.message, NULL);
         return 1;
     }
@@ -311,10 +312,11 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
                 argv[k + 1] = z.bytes.data + z.offs[k];
                 lens[k + 1] = z.lens[k];
             }
-            redisReply *r = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)z.n, argv,
-                                         lens, err);
-            if (!r)
-                rc = err->code ? err->code : CWORK_EREDIS;
+            redisReply *r = NULL;
+            rc = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)z.n, argv, lens, &r,
+                              err);
+            if (rc)
+                ; /* err says why */
             else if (r->type != REDIS_REPLY_ARRAY)
                 rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
             else
@@ -337,9 +339,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         int len = snprintf(num, sizeof num, "%lld", (long long)now);
         const char *sargv[] = {"SET", keys_buf.data + sched_len, num};
         const size_t slens[] = {3, keys_buf.len - sched_len, (size_t)len};
-        redisReply *r = cw_conn_command(c, 3, sargv, slens, err);
-        if (!r) rc = err->code ? err->code : CWORK_EREDIS;
-        freeReplyObject(r);
+        rc = cw_conn_command(c, 3, sargv, slens, NULL, err);
     }
     cw_redis_checkin(redis, c);
     if (rc != 0)

@@ -47,18 +47,12 @@ void cw_periodic_publish(cw_periodic *p, cw_conn *c, const cw_keys *keys, int64_
         }
         /* The EXPIRE only after the HSET worked: on a key of another type (someone
          * else's) it would set a TTL on their data. */
-        redisReply *r = cw_conn_command(c, (int)argc, argv, lens, &err);
-        if (!r) rc = err.code;
-        freeReplyObject(r);
+        rc = cw_conn_command(c, (int)argc, argv, lens, NULL, &err);
         char ttl[16];
         snprintf(ttl, sizeof ttl, "%d", CW_PERIODIC_PUBLISHED_TTL);
         const char *expire[] = {"EXPIRE", argv[1], ttl};
         size_t expire_lens[] = {6, lens[1], strlen(ttl)};
-        if (rc == 0) {
-            r = cw_conn_command(c, 3, expire, expire_lens, &err);
-            if (!r) rc = err.code;
-            freeReplyObject(r);
-        }
+        if (rc == 0) rc = cw_conn_command(c, 3, expire, expire_lens, NULL, &err);
     }
     if (rc) cw_log(CWORK_LOG_WARN, "periodic_enqueuer.publish", "error", err.message, NULL);
     cw_free(argv);

@@ -182,11 +182,13 @@ static void lock_keys(const cw_keys *k, cw_buf *out, const char *name, const cha
 }
 
 /* Calls script with the keys of every name (per_name keys each) and ARGV = [pool_id]
- * when pool_id is given. The reply is returned (free it) or NULL with err. */
-static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script,
-                                 name_keys_fn fn, int per_name, const strlist *names,
-                                 const char *pool_id, cwork_error *err)
+ * when pool_id is given: 0 with the reply in *out (free it), or the error. */
+static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
+                         int per_name, const strlist *names, const char *pool_id,
+                         redisReply **out, cwork_error *err)
 {
+    *out = NULL;
+    int rc;
     cw_buf keys;
     cw_buf_init(&keys);
     for (size_t i = 0; i < names->n; i++)
@@ -194,9 +196,8 @@ static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *scri
     size_t nkeys = names->n * (size_t)per_name;
     const char **argv = cw_malloc((nkeys + 1) * sizeof *argv);
     size_t *lens = cw_malloc((nkeys + 1) * sizeof *lens);
-    redisReply *reply = NULL;
     if (!argv || !lens || keys.oom) {
-        cw_error(err, CWORK_ENOMEM, "out of memory");
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     } else {
         const char *p = keys.data;
         for (size_t i = 0; i < nkeys; i++) {
@@ -210,12 +211,12 @@ static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *scri
             lens[nkeys] = strlen(pool_id);
             nargs = 1;
         }
-        reply = cw_conn_eval(c, script, (int)nkeys, nargs, argv, lens, err);
+        rc = cw_conn_eval(c, script, (int)nkeys, nargs, argv, lens, out, err);
     }
     cw_free(argv);
     cw_free(lens);
     cw_buf_free(&keys);
-    return reply;
+    return rc;
 }
 
 /* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
@@ -226,10 +227,10 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
 {
     if (names->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, 4, names,
-                                  pool_id, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    redisReply *x = NULL;
+    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, 4, names, pool_id, &x,
+                           err);
+    if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
         x->element[1]->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(x);
@@ -255,10 +256,10 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
         sl_free(&release);
         return 0;
     }
-    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, err);
+    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, &x,
+                       err);
     sl_free(&release);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
         freeReplyObject(x);
         return cw_error(err, CWORK_EPROTO, "stale locks: unexpected reply");
@@ -284,11 +285,7 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
 /* One command whose reply is not needed: 0 or its error. */
 static int command(cw_conn *c, int argc, const char **argv, cwork_error *err)
 {
-    redisReply *x = cw_conn_command(c, argc, argv, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    freeReplyObject(x);
-    return 0;
+    return cw_conn_command(c, argc, argv, NULL, NULL, err);
 }
 
 /* Splits "a,b" into names (an empty value gives one empty name, as Go). */
@@ -329,13 +326,14 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
     cw_buf_init(&key);
     cw_key_worker_pools(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
-    if (!pools) {
+    redisReply *pools = NULL;
+    int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : cw_conn_command(c, 2, sm, NULL, &pools, err);
+    if (rc) {
         cw_buf_free(&key);
-        return err ? err->code : CWORK_EREDIS;
+        return rc;
     }
     /* One pipelined round trip for every pool's heartbeat_at and job_names. */
-    int rc = 0;
     for (size_t i = 0; i < pools->elements && rc == 0; i++) {
         cw_buf_reset(&key);
         cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
@@ -434,6 +432,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
     const char **argv = cw_malloc((current->n + 1) * sizeof *argv);
     size_t *lens = cw_malloc((current->n + 1) * sizeof *lens);
     redisReply *x = NULL;
+    int rc;
     if (argv && lens && !keys.oom) {
         const char *p = keys.data;
         for (size_t i = 0; i <= current->n; i++) {
@@ -441,18 +440,17 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
             lens[i] = strlen(p);
             p += lens[i] + 1;
         }
-        x = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)current->n + 1, 0, argv, lens,
-                         err);
+        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)current->n + 1, 0, argv, lens,
+                          &x, err);
     } else {
-        cw_error(err, CWORK_ENOMEM, "out of memory");
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     cw_free(argv);
     cw_free(lens);
     cw_buf_free(&keys);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    if (rc) return rc;
     gj_value *map = NULL;
-    int rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
+    rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
                      x->element[0]->type == REDIS_REPLY_STRING
                  ? cw_gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
                  : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
@@ -496,10 +494,10 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cyc
 {
     if (current->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current,
-                                  NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    redisReply *x = NULL;
+    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current, NULL, &x,
+                           err);
+    if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
         freeReplyObject(x);
         return cw_error(err, CWORK_EPROTO, "heal locks: unexpected reply");
@@ -543,10 +541,11 @@ static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *er
     cw_buf_init(&key);
     cw_key_known_jobs(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *x = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
+    redisReply *x = NULL;
+    int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : cw_conn_command(c, 2, sm, NULL, &x, err);
     cw_buf_free(&key);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    if (rc) return rc;
     for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
         if (!memchr(x->element[i]->str, '\0', x->element[i]->len) &&
             !sl_has(out, x->element[i]->str))
@@ -641,11 +640,10 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
     cw_buf_init(&key);
     cw_key_worker_pools(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
-    if (!pools) {
-        rc = err ? err->code : CWORK_EREDIS;
-        goto out;
-    }
+    redisReply *pools = NULL;
+    rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                 : cw_conn_command(c, 2, sm, NULL, &pools, err);
+    if (rc) goto out;
     for (size_t i = 0; i < pools->elements && rc == 0; i++) {
         cw_buf_reset(&key);
         cw_key_worker_pool(r->keys, &key, pools->element[i]->str);

@@ -118,9 +118,9 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     if (!l->blocked_by) /* (not again and again while one lock blocks us) */
         cw_log(CWORK_LOG_INFO, "Reaper: trying to acquire lock...", NULL);
     const char *set[] = {"SET", l->key.data, l->value, "NX", "PX", lease};
-    redisReply *x = cw_conn_command(c, 6, set, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    redisReply *x = NULL;
+    int rc = cw_conn_command(c, 6, set, NULL, &x, err);
+    if (rc) return rc;
     int taken = x->type == REDIS_REPLY_STATUS;
     freeReplyObject(x);
     if (taken) {
@@ -137,7 +137,7 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     const char *get[] = {"GET", l->key.data};
     const char *pttl[] = {"PTTL", l->key.data};
     redisReply *v = NULL, *t = NULL;
-    int rc = cw_conn_append(c, 2, get, NULL, err);
+    rc = cw_conn_append(c, 2, get, NULL, err);
     if (rc == 0)
         rc = cw_conn_append(c, 2, pttl, NULL, err);
     if (rc == 0)
@@ -165,9 +165,9 @@ int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
     char lease[24];
     snprintf(lease, sizeof lease, "%d", CW_REAPER_LEASE_MS);
     const char *argv[] = {l->key.data, l->value, lease};
-    redisReply *x = cw_conn_eval(c, &cw_script_reaper_renew, 1, 2, argv, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    redisReply *x = NULL;
+    int rc = cw_conn_eval(c, &cw_script_reaper_renew, 1, 2, argv, NULL, &x, err);
+    if (rc) return rc;
     int renewed = x->type == REDIS_REPLY_INTEGER && x->integer == 1;
     freeReplyObject(x);
     if (!renewed) {
@@ -183,9 +183,5 @@ int cw_reaper_lock_release(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
 {
     l->held = 0;
     const char *rel[] = {l->key.data, l->value};
-    redisReply *x = cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    freeReplyObject(x);
-    return 0;
+    return cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, NULL, err);
 }

@@ -246,7 +246,8 @@ int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cw
     pthread_mutex_lock(&cl->mu);
     int refresh = cl->stale || !cl->have_map;
     pthread_mutex_unlock(&cl->mu);
-    if (refresh && refresh_map(r, transient, err) != 0) return err ? err->code : CWORK_EREDIS;
+    int rc = refresh ? refresh_map(r, transient, err) : 0;
+    if (rc) return rc;
     pthread_mutex_lock(&cl->mu);
     int slot = cl->bound_slot >= 0 ? cl->bound_slot : cl->learned_slot >= 0 ? cl->learned_slot : 0;
     node target = {{0}, 0};
@@ -258,7 +259,7 @@ int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cw
                         "cluster: no master serves slot %d (a failover in progress?)", slot);
     }
     cw_dial_auth auth = {r->addr.user, r->addr.password, 0};
-    int rc = cw_dial_node(r, target.host, target.port, NULL, &auth, out, transient, err);
+    rc = cw_dial_node(r, target.host, target.port, NULL, &auth, out, transient, err);
     if (rc == 0 && probe) {
         const char *ping[] = {"PING"};
         rc = cw_dial_setup(r, *out, 1, ping, "PING", NULL, transient, err);

@@ -38,8 +38,8 @@ int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const
                   redisReply **reply, int *transient, cwork_error *err)
 {
     cwork_error e;
-    redisReply *x = cw_conn_command(c, argc, argv, NULL, &e);
-    if (x) {
+    redisReply *x = NULL;
+    if (cw_conn_command(c, argc, argv, NULL, &x, &e) == 0) {
         if (reply)
             *reply = x;
         else

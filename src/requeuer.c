@@ -83,9 +83,10 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
     for (;;) {
         snprintf(skip, sizeof skip, "%lld", left);
         argv[skip_at] = skip, lens[skip_at] = strlen(skip);
-        redisReply *r = cw_conn_eval(c, &cw_script_requeue, (int)(2 + q->n), 5, argv, lens, err);
-        if (!r) {
-            rc = err->code ? err->code : CWORK_EREDIS;
+        redisReply *r = NULL;
+        int erc = cw_conn_eval(c, &cw_script_requeue, (int)(2 + q->n), 5, argv, lens, &r, err);
+        if (erc) {
+            rc = erc;
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
@@ -139,18 +140,17 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
     redisReply *members = NULL;
     const char *smembers[] = {"SMEMBERS", known_key.data};
     size_t smembers_lens[] = {8, known_key.len};
-    members = known_key.oom ? NULL : cw_conn_command(c, 2, smembers, smembers_lens, err);
-    if (!members && (known_key.oom || c->broken)) {
-        rc = known_key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : err->code;
+    rc = known_key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                       : cw_conn_command(c, 2, smembers, smembers_lens, &members, err);
+    if (rc && (known_key.oom || c->broken)) {
         cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
         goto done;
     }
-    if (!members) {
+    if (rc) {
         /* An error reply (a damaged known_jobs): the registered names' jobs still move;
          * the others wait (their own pools move them), and the error is reported. */
         cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, "key", known_key.data,
                NULL);
-        rc = err->code;
     }
     size_t cap = nknown + (members && members->type == REDIS_REPLY_ARRAY ? members->elements : 0);
     q.offs = cw_malloc((cap ? cap : 1) * sizeof *q.offs);

@@ -105,10 +105,10 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         off += lens[i];
     }
     cwork_error err = {0};
-    redisReply *r = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, argv, lens, &err);
-    if (!r) {
+    redisReply *r = NULL;
+    rc = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, argv, lens, &r, &err);
+    if (rc) {
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
-        rc = err.code ? err.code : CWORK_EREDIS;
         goto done;
     }
     if (r->type != REDIS_REPLY_ARRAY || r->elements != nk) {

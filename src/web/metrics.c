@@ -5,6 +5,7 @@
 #include "log.h"
 
 #include "redis.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -112,7 +113,7 @@ static void label_value(cw_buf *b, const char *s)
         } else if (p[i] < 0x80) {
             cw_buf_putc(b, (char)p[i++]);
         } else {
-            size_t n = cw_gj_utf8_len(p + i, len - i);
+            size_t n = cw_utf8_decode(p + i, len - i, NULL);
             if (n == 0) {
                 cw_buf_puts(b, "\xef\xbf\xbd");
                 i++;

@@ -12,42 +12,19 @@
 
 /* ---------------------------------------------------------------- shared helpers */
 
-void cw_strv_add(cw_strv *v, const char *s, size_t len)
+/* Owned copies of v's strings (each and the array: cw_free); 0 or CWORK_ENOMEM. */
+static int copy_strings(const cw_argv *v, char ***out)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 16;
-        char **items = cw_realloc(v->items, cap * sizeof *items);
-        if (!items) {
-            v->oom = 1;
-            return;
+    *out = cw_calloc(v->n ? v->n : 1, sizeof **out);
+    for (size_t i = 0; *out && i < v->n; i++) {
+        if (((*out)[i] = cw_argv_dup(v, i)) == NULL) {
+            for (size_t j = 0; j < i; j++)
+                cw_free((*out)[j]);
+            cw_free(*out);
+            *out = NULL;
         }
-        v->items = items;
-        v->cap = cap;
     }
-    char *copy = cw_strndup(s, len);
-    if (!copy) {
-        v->oom = 1;
-        return;
-    }
-    v->items[v->n++] = copy;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void cw_strv_sort(cw_strv *v)
-{
-    if (v->n > 1) qsort(v->items, v->n, sizeof *v->items, cmp_str);
-}
-
-void cw_strv_free(cw_strv *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        cw_free(v->items[i]);
-    cw_free(v->items);
-    memset(v, 0, sizeof *v);
+    return *out ? 0 : CWORK_ENOMEM;
 }
 
 int cw_client_fail(const char *step, int rc, const cwork_error *err)
@@ -56,7 +33,7 @@ int cw_client_fail(const char *step, int rc, const cwork_error *err)
     return rc;
 }
 
-int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error *err)
+int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error *err)
 {
     if (key->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     const char *argv[] = {"SMEMBERS", key->data};
@@ -70,12 +47,12 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error 
         for (size_t i = 0; i < r->elements; i++) {
             const redisReply *m = r->element[i];
             if (m->type == REDIS_REPLY_STRING && !memchr(m->str, '\0', m->len))
-                cw_strv_add(out, m->str, m->len);
+                cw_argv_add(out, m->str, m->len);
         }
-        if (out->oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        cw_argv_sort(out);
+        rc = cw_argv_check(out, err);
     }
     freeReplyObject(r);
-    cw_strv_sort(out);
     return rc;
 }
 
@@ -245,7 +222,7 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.queues.checkout", rc, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(&client->keys, &key);
@@ -255,15 +232,14 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
     if (rc == 0 && !(q = cw_calloc(names.n ? names.n : 1, sizeof *q)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
-        for (; count < names.n; count++) { /* the records take the names over */
-            q[count].job_name = names.items[count];
-            names.items[count] = NULL;
-        }
-        rc = read_queues(c, &client->keys, q, count, err);
+        for (; rc == 0 && count < names.n; count++)
+            if (!(q[count].job_name = cw_argv_dup(&names, count)))
+                rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc == 0) rc = read_queues(c, &client->keys, q, count, err);
     }
     cw_redis_checkin(client->redis, c);
     cw_buf_free(&key);
-    cw_strv_free(&names);
+    cw_argv_free(&names);
     if (rc) {
         cwork_queue_infos_free(q, count);
         return cw_client_fail("client.queues", rc, err);
@@ -325,26 +301,27 @@ static int parse_uint(const redisReply *v, uint64_t max, uint64_t *out, cwork_er
 /* strings.Split(value, ",") then sort.Strings: an empty value gives one empty string. */
 static int split_sorted(const redisReply *v, char ***items, size_t *n)
 {
-    cw_strv l = {0};
+    cw_argv l = {0};
     const char *p = v->str, *end = v->str + v->len;
     for (;;) {
         const char *comma = memchr(p, ',', (size_t)(end - p));
         const char *stop = comma ? comma : end;
-        cw_strv_add(&l, p, (size_t)(stop - p));
+        cw_argv_add_ref(&l, p, (size_t)(stop - p));
         if (!comma) break;
         p = comma + 1;
     }
-    if (l.oom) {
-        cw_strv_free(&l);
-        return CWORK_ENOMEM;
-    }
-    cw_strv_sort(&l);
+    cw_argv_sort(&l);
+    char **copies = NULL;
+    int rc = l.oom ? CWORK_ENOMEM : copy_strings(&l, &copies);
+    size_t count = l.n;
+    cw_argv_free(&l);
+    if (rc) return rc;
     /* a second value of the same field replaces the first, as in Go */
     for (size_t j = 0; j < *n; j++)
         cw_free((*items)[j]);
     cw_free(*items);
-    *items = l.items;
-    *n = l.n;
+    *items = copies;
+    *n = count;
     return 0;
 }
 
@@ -396,7 +373,7 @@ static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_
 static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, size_t *n,
                       cwork_error *err)
 {
-    cw_strv ids = {0};
+    cw_argv ids = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_worker_pools(k, &key);
@@ -407,16 +384,15 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < ids.n; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(k, &key, ids.items[i]);
+        cw_key_worker_pool(k, &key, ids.argv[i]);
         const char *argv[] = {"HGETALL", key.data};
         size_t lens[] = {7, key.len};
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : cw_conn_append(c, 2, argv, lens, err);
     }
     for (; rc == 0 && count < ids.n; count++) {
-        hb[count].worker_pool_id = ids.items[count];
-        ids.items[count] = NULL;
-        if (!(hb[count].host = cw_strdup(""))) {
+        hb[count].worker_pool_id = cw_argv_dup(&ids, count);
+        if (!hb[count].worker_pool_id || !(hb[count].host = cw_strdup(""))) {
             count++;
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;
@@ -436,7 +412,7 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
         }
     }
     cw_buf_free(&key);
-    cw_strv_free(&ids);
+    cw_argv_free(&ids);
     if (rc) {
         cwork_pool_heartbeats_free(hb, count);
         return rc;

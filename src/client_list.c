@@ -243,7 +243,7 @@ static int found_check(void *ctx, cwork_job *job, int64_t at)
 static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place *place,
                    cwork_error *err)
 {
-    cw_strv names = {0}, pools = {0};
+    cw_argv names = {0}, pools = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(k, &key);
@@ -253,14 +253,14 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
     if (rc == 0) rc = cw_client_smembers(c, &key, &pools, err);
     for (size_t i = 0; rc == 0 && i < names.n; i++) {
         cw_buf_reset(&key);
-        cw_key_queue(k, &key, names.items[i]);
+        cw_key_queue(k, &key, names.argv[i]);
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : scan_key(c, key.data, key.len, 0, s, err);
         *place = CWORK_PLACE_QUEUE;
     }
     for (size_t i = 0; rc == 0 && i < pools.n * names.n; i++) {
         cw_buf_reset(&key);
-        cw_key_inprogress(k, &key, names.items[i % names.n], pools.items[i / names.n]);
+        cw_key_inprogress(k, &key, names.argv[i % names.n], pools.argv[i / names.n]);
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : scan_key(c, key.data, key.len, 0, s, err);
         *place = CWORK_PLACE_IN_PROGRESS;
@@ -278,8 +278,8 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
         *place = sets[i].place;
     }
     cw_buf_free(&key);
-    cw_strv_free(&names);
-    cw_strv_free(&pools);
+    cw_argv_free(&names);
+    cw_argv_free(&pools);
     return rc;
 }
 
@@ -306,11 +306,14 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
 }
 
 /* KEYS = [<p>dead, the queue of each name], then ARGV[1] = <p>jobs: (the retry scripts). */
-static void retry_keys(cw_client_args *a, const cw_keys *k, const cw_strv *names)
+static void retry_keys(cw_argv *a, const cw_keys *k, const cw_argv *names)
 {
-    cw_key_dead(k, &a->buf);
-    cw_client_arg_end(a);
-    cw_client_arg_queues(a, k, names);
+    cw_buf dead;
+    cw_buf_init(&dead);
+    cw_key_dead(k, &dead);
+    cw_argv_add_buf(a, &dead);
+    cw_buf_free(&dead);
+    cw_client_add_queues(a, k, names);
 }
 
 /* The retry script's reply: four counts, then the errors of jobs that stayed dead
@@ -342,16 +345,15 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_delete: NULL argument");
-    cw_client_args a = {0};
-    int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
-    cw_client_arg_end(&a);
+    cw_argv a = {0};
+    int rc = cw_client_add_set_key(&a, &client->keys, set, err);
     char min[24], max[24];
     cw_score_range(at, min, max);
-    cw_client_arg_str(&a, id);
-    cw_client_arg_str(&a, min);
-    cw_client_arg_str(&a, max);
+    cw_argv_add_str(&a, id);
+    cw_argv_add_str(&a, min);
+    cw_argv_add_str(&a, max);
     cw_conn *c = NULL;
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0 &&
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, &r, err);
@@ -368,7 +370,7 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
         if (r) freeReplyObject(r);
         cw_redis_checkin(client->redis, c);
     }
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     return rc && rc != CWORK_ENOTFOUND ? cw_client_fail("client.delete_job", rc, err) : rc;
 }
 
@@ -381,19 +383,19 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     rc = cw_client_known_names(c, &client->keys, &names, err);
-    cw_client_args a = {0};
+    cw_argv a = {0};
     retry_keys(&a, &client->keys, &names);
     char min[24], max[24];
     cw_score_range(died_at, min, max);
-    cw_client_arg_int(&a, cw_now());
-    cw_client_arg_str(&a, "one");
-    cw_client_arg_str(&a, min);
-    cw_client_arg_str(&a, id);
-    cw_client_arg_str(&a, max);
+    cw_argv_add_int(&a, cw_now());
+    cw_argv_add_str(&a, "one");
+    cw_argv_add_str(&a, min);
+    cw_argv_add_str(&a, id);
+    cw_argv_add_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0) {
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0) {
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6, a.argv, a.lens,
                           &r, err);
@@ -402,8 +404,8 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     if (rc == 1)
         rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
-    cw_strv_free(&names);
+    cw_argv_free(&a);
+    cw_argv_free(&names);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
     if (v[0] == 0 && v[1] > 0)
         return cw_error(err, CWORK_ENOTFOUND,
@@ -420,34 +422,30 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
 static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *count,
                      cwork_error *err)
 {
-    cw_strv names = {0};
-    int rc = cw_client_known_names(c, k, &names, err);
+    cw_argv known = {0}, names = {0};
+    int rc = cw_client_known_names(c, k, &known, err);
     if (rc == 0 && name) { /* only the name's queue may receive jobs */
-        size_t keep = 0;
-        for (size_t i = 0; i < names.n; i++) {
-            if (!strcmp(names.items[i], name))
-                names.items[keep++] = names.items[i];
-            else
-                cw_free(names.items[i]);
-        }
-        names.n = keep;
+        if (cw_argv_find(&known, name, strlen(name)) >= 0) cw_argv_add_str(&names, name);
+    } else if (rc == 0) {
+        cw_argv_add_refs(&names, &known);
     }
-    cw_client_args a = {0};
+    if (rc == 0) rc = cw_argv_check(&names, err);
+    cw_argv a = {0};
     retry_keys(&a, k, &names);
-    cw_client_arg_int(&a, cw_now());
-    cw_client_arg_str(&a, "all");
-    cw_client_arg_int(&a, CW_CLIENT_BATCH);
-    cw_client_arg_int(&a, 0); /* the offset, replaced below */
-    if (name) cw_client_arg_str(&a, name);
+    cw_argv_add_int(&a, cw_now());
+    cw_argv_add_str(&a, "all");
+    cw_argv_add_int(&a, CW_CLIENT_BATCH);
+    cw_argv_add_int(&a, 0); /* the offset, replaced below */
+    if (name) cw_argv_add_str(&a, name);
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
     int stayed = 0;
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0)
         rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
                                     (const size_t[]){5, a.lens[0]}, &total, 1, err);
     int nkeys = (int)(1 + names.n);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
-        char off[24];
-        cw_client_arg_set(&a, (size_t)nkeys + 4, off, sizeof off, offset);
+        cw_argv_set_int(&a, (size_t)nkeys + 4, offset);
+        if ((rc = cw_argv_check(&a, err)) != 0) break;
         cwork_error e = {0};
         redisReply *r = NULL;
         int brc = cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv,
@@ -465,8 +463,9 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
     }
-    cw_client_arg_free(&a);
-    cw_strv_free(&names);
+    cw_argv_free(&a);
+    cw_argv_free(&names);
+    cw_argv_free(&known);
     return rc ? rc : stayed;
 }
 

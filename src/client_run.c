@@ -38,7 +38,7 @@ static int read_run_reply(int rc, redisReply *r, run_result *res, cwork_error *e
  * arguments: KEYS = [the set, the queue of every known name], ARGV = [<p>jobs:, now,
  * mode]. *nkeys receives the number of keys. */
 static int run_begin(cwork_client *client, cwork_job_set set, const char *mode, cw_conn **c,
-                     cw_client_args *a, int *nkeys, cwork_error *err)
+                     cw_argv *a, int *nkeys, cwork_error *err)
 {
     *c = NULL;
     if (set != CWORK_SET_RETRY && set != CWORK_SET_SCHEDULED)
@@ -46,15 +46,14 @@ static int run_begin(cwork_client *client, cwork_job_set set, const char *mode, 
             err, CWORK_EINVAL,
             "only retry and scheduled jobs run now (dead ones: cwork_client_retry_dead)");
     int rc = cw_redis_checkout(client->redis, c, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     if (rc == 0) rc = cw_client_known_names(*c, &client->keys, &names, err);
-    if (rc == 0) rc = cw_client_set_key(&client->keys, set, &a->buf, err);
-    cw_client_arg_end(a);
-    cw_client_arg_queues(a, &client->keys, &names);
-    cw_client_arg_int(a, cw_now());
-    cw_client_arg_str(a, mode);
+    if (rc == 0) rc = cw_client_add_set_key(a, &client->keys, set, err);
+    cw_client_add_queues(a, &client->keys, &names);
+    cw_argv_add_int(a, cw_now());
+    cw_argv_add_str(a, mode);
     *nkeys = (int)(1 + names.n);
-    cw_strv_free(&names);
+    cw_argv_free(&names);
     return rc;
 }
 
@@ -64,20 +63,20 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_run_now: NULL argument");
-    cw_client_args a = {0};
+    cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
     int rc = run_begin(client, set, "one", &c, &a, &nkeys, err);
-    cw_client_arg_int(&a, at);
-    cw_client_arg_str(&a, id);
+    cw_argv_add_int(&a, at);
+    cw_argv_add_str(&a, id);
     run_result res = {0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0) {
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0) {
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, &r, err);
         rc = read_run_reply(rc, r, &res, err);
     }
     if (c) cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     if (rc) return cw_client_fail("client.run_now", rc, err);
     if (res.damaged > 0)
         return cw_client_fail(
@@ -99,23 +98,23 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
     if (count) *count = 0;
     if (stayed) *stayed = 0;
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_run_all_now: NULL argument");
-    cw_client_args a = {0};
+    cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
     int rc = run_begin(client, set, "all", &c, &a, &nkeys, err);
-    cw_client_arg_int(&a, CW_CLIENT_BATCH);
-    cw_client_arg_int(&a, 0); /* the first rank, replaced below */
-    if (name) cw_client_arg_str(&a, name);
+    cw_argv_add_int(&a, CW_CLIENT_BATCH);
+    cw_argv_add_int(&a, 0); /* the first rank, replaced below */
+    if (name) cw_argv_add_str(&a, name);
     int64_t total = 0, from = 0;
     run_result res = {0}, batch = {0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0)
         rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
                                     (const size_t[]){5, a.lens[0]}, &total, 1, err);
     /* Each batch moves what it runs out of the set and steps over what stays, so the
      * loop ends; the bound from the initial ZCARD guards against writers adding jobs. */
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
-        char rank[24];
-        cw_client_arg_set(&a, (size_t)nkeys + 4, rank, sizeof rank, from);
+        cw_argv_set_int(&a, (size_t)nkeys + 4, from);
+        if ((rc = cw_argv_check(&a, err)) != 0) break;
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, name ? 6 : 5, a.argv, a.lens, &r,
                           err);
@@ -129,7 +128,7 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
         if (batch.looked_at < CW_CLIENT_BATCH) break;
     }
     if (c) cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     if (count) *count = res.run; /* what ran before a failure did run */
     if (stayed) *stayed = res.unknown + res.damaged;
     if (res.damaged > 0)

@@ -8,65 +8,32 @@
 #include <stdio.h>
 #include <string.h>
 
-void cw_client_arg_end(cw_client_args *a)
+int cw_client_add_set_key(cw_argv *a, const cw_keys *k, cwork_job_set set, cwork_error *err)
 {
-    cw_buf_putc(&a->buf, '\0');
-    a->n++;
+    cw_buf key;
+    cw_buf_init(&key);
+    int rc = cw_client_set_key(k, set, &key, err);
+    if (rc == 0) cw_argv_add_buf(a, &key);
+    cw_buf_free(&key);
+    return rc;
 }
 
-void cw_client_arg_str(cw_client_args *a, const char *s)
+void cw_client_add_queues(cw_argv *a, const cw_keys *k, const cw_argv *names)
 {
-    cw_buf_puts(&a->buf, s);
-    cw_client_arg_end(a);
-}
-
-void cw_client_arg_int(cw_client_args *a, int64_t v)
-{
-    cw_buf_put_int64(&a->buf, v);
-    cw_client_arg_end(a);
-}
-
-void cw_client_arg_queues(cw_client_args *a, const cw_keys *k, const cw_strv *names)
-{
+    cw_buf key;
+    cw_buf_init(&key);
     for (size_t i = 0; i < names->n; i++) {
-        cw_key_queue(k, &a->buf, names->items[i]);
-        cw_client_arg_end(a);
+        cw_buf_reset(&key);
+        cw_key_queue(k, &key, names->argv[i]);
+        cw_argv_add_buf(a, &key);
     }
-    cw_key_jobs_prefix(k, &a->buf);
-    cw_client_arg_end(a);
+    cw_buf_reset(&key);
+    cw_key_jobs_prefix(k, &key);
+    cw_argv_add_buf(a, &key);
+    cw_buf_free(&key);
 }
 
-int cw_client_arg_finish(cw_client_args *a, cwork_error *err)
-{
-    if (!a->buf.oom) {
-        a->argv = cw_malloc(a->n * sizeof *a->argv);
-        a->lens = cw_malloc(a->n * sizeof *a->lens);
-    }
-    if (a->buf.oom || !a->argv || !a->lens) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    const char *p = a->buf.data;
-    for (size_t i = 0; i < a->n; i++) {
-        a->argv[i] = p;
-        a->lens[i] = strlen(p);
-        p += a->lens[i] + 1;
-    }
-    return 0;
-}
-
-void cw_client_arg_free(cw_client_args *a)
-{
-    cw_buf_free(&a->buf);
-    cw_free(a->argv);
-    cw_free(a->lens);
-}
-
-void cw_client_arg_set(cw_client_args *a, size_t i, char *buf, size_t size, int64_t v)
-{
-    snprintf(buf, size, "%lld", (long long)v);
-    a->argv[i] = buf;
-    a->lens[i] = strlen(buf);
-}
-
-int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err)
+int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err)
 {
     cw_buf key;
     cw_buf_init(&key);

@@ -12,6 +12,7 @@
  * error stops the pass. The job names considered are the pool's own and every name
  * in known_jobs. */
 #include "reaper.h"
+#include "argv.h"
 
 #include "clock.h"
 #include "gojson.h"
@@ -31,49 +32,6 @@ struct cw_reaper {
     void *hook_userdata;
     cw_reaper_lock lock;
 };
-
-/* A growable list of owned strings (job names, pool ids). */
-typedef struct {
-    char **items;
-    size_t n, cap;
-    int oom;
-} strlist;
-
-static void sl_add(strlist *l, const char *s, size_t len)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        char **items = cw_realloc(l->items, cap * sizeof *items);
-        if (!items) {
-            l->oom = 1;
-            return;
-        }
-        l->items = items;
-        l->cap = cap;
-    }
-    char *copy = cw_strndup(s, len);
-    if (!copy) {
-        l->oom = 1;
-        return;
-    }
-    l->items[l->n++] = copy;
-}
-
-static int sl_has(const strlist *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i], s) == 0)
-            return 1;
-    return 0;
-}
-
-static void sl_free(strlist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        cw_free(l->items[i]);
-    cw_free(l->items);
-    memset(l, 0, sizeof *l);
-}
 
 cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
                          const char *const *registered, size_t nregistered, int64_t period_s,
@@ -123,7 +81,7 @@ int cw_reaper_set_pool_id(cw_reaper *r, const char *pool_id)
 }
 
 typedef struct {
-    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
+    cw_argv no_heartbeat, unknown, dangling; /* job names, for the hook */
     cw_buf errors;                           /* joined pass errors */
 } cycle_result;
 
@@ -156,80 +114,73 @@ static void note_damage(cycle_result *res, const char *pass, const redisReply *a
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Runs a reaper script whose keys are built per job name by add_keys. */
-typedef void (*name_keys_fn)(const cw_keys *k, cw_buf *out, const char *name,
+/* Appends the keys of one job name to a reaper script's KEYS (scratch: a buffer to
+ * build them in). */
+typedef void (*name_keys_fn)(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
                              const char *pool_id);
 
-static void requeue_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+/* Appends the key built in scratch to out, and empties scratch for the next one. */
+static void add_key(cw_argv *out, cw_buf *scratch)
 {
-    cw_key_inprogress(k, out, name, pool_id);
-    cw_buf_putc(out, '\0');
-    cw_key_queue(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock_info(k, out, name);
-    cw_buf_putc(out, '\0');
+    cw_argv_add_buf(out, scratch);
+    cw_buf_reset(scratch);
 }
 
-static void lock_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+static void requeue_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
+                         const char *pool_id)
+{
+    cw_key_inprogress(k, scratch, name, pool_id);
+    add_key(out, scratch);
+    cw_key_queue(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock_info(k, scratch, name);
+    add_key(out, scratch);
+}
+
+static void lock_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
+                      const char *pool_id)
 {
     (void)pool_id;
-    cw_key_lock(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock_info(k, out, name);
-    cw_buf_putc(out, '\0');
+    cw_key_lock(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock_info(k, scratch, name);
+    add_key(out, scratch);
 }
 
-/* Calls script with the keys of every name (per_name keys each) and ARGV = [pool_id]
- * when pool_id is given: 0 with the reply in *out (free it), or the error. */
+/* Calls script with the keys of every name (fn's keys each) and ARGV = [pool_id] when
+ * pool_id is given: 0 with the reply in *out (free it), or the error. */
 static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
-                         int per_name, const strlist *names, const char *pool_id,
-                         redisReply **out, cwork_error *err)
+                         const cw_argv *names, const char *pool_id, redisReply **out,
+                         cwork_error *err)
 {
     *out = NULL;
-    int rc;
-    cw_buf keys;
-    cw_buf_init(&keys);
+    cw_argv a = {0};
+    cw_buf scratch;
+    cw_buf_init(&scratch);
     for (size_t i = 0; i < names->n; i++)
-        fn(r->keys, &keys, names->items[i], pool_id ? pool_id : "");
-    size_t nkeys = names->n * (size_t)per_name;
-    const char **argv = cw_malloc((nkeys + 1) * sizeof *argv);
-    size_t *lens = cw_malloc((nkeys + 1) * sizeof *lens);
-    if (!argv || !lens || keys.oom) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    } else {
-        const char *p = keys.data;
-        for (size_t i = 0; i < nkeys; i++) {
-            argv[i] = p;
-            lens[i] = strlen(p);
-            p += lens[i] + 1;
-        }
-        int nargs = 0;
-        if (pool_id) {
-            argv[nkeys] = pool_id;
-            lens[nkeys] = strlen(pool_id);
-            nargs = 1;
-        }
-        rc = cw_conn_eval(c, script, (int)nkeys, nargs, argv, lens, out, err);
-    }
-    cw_free(argv);
-    cw_free(lens);
-    cw_buf_free(&keys);
+        fn(r->keys, &a, &scratch, names->argv[i], pool_id ? pool_id : "");
+    cw_buf_free(&scratch);
+    size_t nkeys = a.n;
+    if (pool_id) cw_argv_add_str(&a, pool_id);
+    int rc = cw_argv_check(&a, err);
+    if (rc == 0)
+        rc = cw_conn_eval(c, script, (int)nkeys, (int)(a.n - nkeys), a.argv, a.lens, out, err);
+    cw_argv_free(&a);
     return rc;
 }
 
 /* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
  * lock cleanup, once; negative locks are logged). Damaged keys are reported (pass is
  * the pass's name) and do not stop the other names. */
-static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlist *names,
+static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_argv *names,
                      const char *pass, cycle_result *res, cwork_error *err)
 {
     if (names->n == 0)
         return 0;
     redisReply *x = NULL;
-    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, 4, names, pool_id, &x,
-                           err);
+    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, names, pool_id, &x, err);
     if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
         x->element[1]->type != REDIS_REPLY_ARRAY) {
@@ -238,27 +189,22 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlis
     }
     /* A name whose jobs could not move keeps the pool's slot (its lock_info field), so
      * that the pool is found again as unknown and a later cycle tries again. */
-    strlist release = {0};
+    cw_argv release = {0};
     for (size_t i = 0; i < names->n; i++) {
         int stuck = 0;
         for (size_t k = 0; k < x->element[1]->elements; k++)
             stuck |= x->element[1]->element[k]->integer == (long long)i + 1;
         if (!stuck)
-            sl_add(&release, names->items[i], strlen(names->items[i]));
+            cw_argv_add(&release, names->argv[i], names->lens[i]);
     }
     note_damage(res, pass, x->element[2], 0);
     freeReplyObject(x);
-    if (release.oom) {
-        sl_free(&release);
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if ((rc = cw_argv_check(&release, err)) != 0 || release.n == 0) {
+        cw_argv_free(&release);
+        return rc;
     }
-    if (release.n == 0) {
-        sl_free(&release);
-        return 0;
-    }
-    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, &x,
-                       err);
-    sl_free(&release);
+    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, &release, pool_id, &x, err);
+    cw_argv_free(&release);
     if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
         freeReplyObject(x);
@@ -289,12 +235,12 @@ static int command(cw_conn *c, int argc, const char **argv, cwork_error *err)
 }
 
 /* Splits "a,b" into names (an empty value gives one empty name, as Go). */
-static void split_names(strlist *out, const char *s, size_t len)
+static void split_names(cw_argv *out, const char *s, size_t len)
 {
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i == len || s[i] == ',') {
-            sl_add(out, s + start, i - start);
+            cw_argv_add(out, s + start, i - start);
             start = i + 1;
         }
     }
@@ -302,7 +248,7 @@ static void split_names(strlist *out, const char *s, size_t len)
 
 /* Strips "<p>jobs:" and suffix from a key, giving the job name; 0 when it doesn't fit. */
 static int name_of_key(const cw_reaper *r, const char *key, size_t len, const char *suffix,
-                       strlist *out)
+                       cw_argv *out)
 {
     cw_buf prefix;
     cw_buf_init(&prefix);
@@ -311,7 +257,7 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
     int ok = !prefix.oom && len >= prefix.len + sl && memcmp(key, prefix.data, prefix.len) == 0 &&
              memcmp(key + len - sl, suffix, sl) == 0;
     if (ok)
-        sl_add(out, key + prefix.len, len - prefix.len - sl);
+        cw_argv_add(out, key + prefix.len, len - prefix.len - sl);
     cw_buf_free(&prefix);
     return ok;
 }
@@ -319,7 +265,7 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
 /* ---------------------------------------------------------------- the passes */
 
 /* Pass 1: pools whose heartbeat is missing or stale. */
-static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
                            cwork_error *err)
 {
     cw_buf key;
@@ -355,7 +301,7 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
         }
         redisReply *at = b->element[0], *names_r = b->element[1];
         int has_heartbeat = at->type == REDIS_REPLY_STRING;
-        strlist names = {0};
+        cw_argv names = {0};
         if (has_heartbeat) {
             int64_t hb;
             if (cw_parse_int64(at->str, at->len, &hb) != 0) {
@@ -370,14 +316,13 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
         } else {
             /* No heartbeat at all: Go only releases its slots for the current names and
              * leaves its in-progress jobs orphaned (PROTOCOL §16.11); we requeue them. */
-            for (size_t n = 0; n < current->n; n++)
-                sl_add(&names, current->items[n], strlen(current->items[n]));
+            cw_argv_add_refs(&names, current);
         }
         /* Each pool only while the lock is still ours: a cycle that lost it (its
          * lease ran out while it was frozen or stalled) must not act on what it read
          * before. */
         if ((rc = cw_reaper_lock_keep(&r->lock, c, err)) != 0) {
-            sl_free(&names);
+            cw_argv_free(&names);
             break;
         }
         rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
@@ -396,12 +341,12 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
         }
         /* Reported even when a step failed: Go reports every pool it found. */
         for (size_t n = 0; n < names.n; n++)
-            sl_add(&res->no_heartbeat, names.items[n], strlen(names.items[n]));
+            cw_argv_add(&res->no_heartbeat, names.argv[n], names.lens[n]);
         cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", id);
         for (size_t n = 0; n < names.n; n++)
-            cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+            cw_buf_printf(&logged, "%s%s", n ? "," : "", names.argv[n]);
         cw_buf_putc(&logged, ']');
-        sl_free(&names);
+        cw_argv_free(&names);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dead pools", "dead", logged.data, NULL);
@@ -416,38 +361,27 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
 }
 
 /* Pass 2: pools with lock_info fields that are not in worker_pools. */
-static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
+static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
                               cycle_result *res, cwork_error *err)
 {
     if (current->n == 0)
         return 0;
-    cw_buf keys;
-    cw_buf_init(&keys);
-    cw_key_worker_pools(r->keys, &keys);
-    cw_buf_putc(&keys, '\0');
+    cw_argv keys = {0};
+    cw_buf scratch;
+    cw_buf_init(&scratch);
+    cw_key_worker_pools(r->keys, &scratch);
+    add_key(&keys, &scratch);
     for (size_t i = 0; i < current->n; i++) {
-        cw_key_lock_info(r->keys, &keys, current->items[i]);
-        cw_buf_putc(&keys, '\0');
+        cw_key_lock_info(r->keys, &scratch, current->argv[i]);
+        add_key(&keys, &scratch);
     }
-    const char **argv = cw_malloc((current->n + 1) * sizeof *argv);
-    size_t *lens = cw_malloc((current->n + 1) * sizeof *lens);
+    cw_buf_free(&scratch);
     redisReply *x = NULL;
-    int rc;
-    if (argv && lens && !keys.oom) {
-        const char *p = keys.data;
-        for (size_t i = 0; i <= current->n; i++) {
-            argv[i] = p;
-            lens[i] = strlen(p);
-            p += lens[i] + 1;
-        }
-        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)current->n + 1, 0, argv, lens,
-                          &x, err);
-    } else {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    cw_free(argv);
-    cw_free(lens);
-    cw_buf_free(&keys);
+    int rc = cw_argv_check(&keys, err);
+    if (rc == 0)
+        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)keys.n, 0, keys.argv,
+                          keys.lens, &x, err);
+    cw_argv_free(&keys);
     if (rc) return rc;
     gj_value *map = NULL;
     rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
@@ -462,7 +396,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
         for (size_t i = 0; i < map->as.obj.len && rc == 0; i++) {
             const char *pool = map->as.obj.items[i].key.ptr;
             const gj_value *arr = map->as.obj.items[i].value;
-            strlist names = {0};
+            cw_argv names = {0};
             for (size_t j = 0; arr->type == GJ_ARRAY && j < arr->as.arr.len; j++) {
                 const gj_value *k = arr->as.arr.items[j];
                 if (k->type == GJ_STRING)
@@ -473,11 +407,11 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
                 rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
-                sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
-                cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+                cw_argv_add(&res->unknown, names.argv[n], names.lens[n]);
+                cw_buf_printf(&logged, "%s%s", n ? "," : "", names.argv[n]);
             }
             cw_buf_putc(&logged, ']');
-            sl_free(&names);
+            cw_argv_free(&names);
         }
         if (!logged.oom)
             cw_log(CWORK_LOG_INFO, "Reaper: unknown pools", "unknown", logged.data, NULL);
@@ -489,14 +423,13 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
 
 /* Pass 3: every lock_info field made equal to its pool's in-progress count, every lock
  * to the sum of its fields (reaper_heal_locks.lua says why). */
-static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
                            cwork_error *err)
 {
     if (current->n == 0)
         return 0;
     redisReply *x = NULL;
-    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current, NULL, &x,
-                           err);
+    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, current, NULL, &x, err);
     if (rc) return rc;
     if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
         freeReplyObject(x);
@@ -511,7 +444,7 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cyc
         if (name_of_key(r, k->str, k->len, ":lock", &res->dangling) &&
             res->dangling.n > before)
             cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
-                          res->dangling.items[res->dangling.n - 1]);
+                          res->dangling.argv[res->dangling.n - 1]);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
@@ -533,10 +466,10 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cyc
 /* ---------------------------------------------------------------- a cycle */
 
 /* The names every pass considers: the pool's own and known_jobs. */
-static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *err)
+static int current_names(cw_reaper *r, cw_conn *c, cw_argv *out, cwork_error *err)
 {
     for (size_t i = 0; i < r->nregistered; i++)
-        sl_add(out, r->registered[i], strlen(r->registered[i]));
+        cw_argv_add_str(out, r->registered[i]);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(r->keys, &key);
@@ -546,12 +479,13 @@ static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *er
                      : cw_conn_command(c, 2, sm, NULL, &x, err);
     cw_buf_free(&key);
     if (rc) return rc;
-    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
-        if (!memchr(x->element[i]->str, '\0', x->element[i]->len) &&
-            !sl_has(out, x->element[i]->str))
-            sl_add(out, x->element[i]->str, x->element[i]->len);
+    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
+        const redisReply *m = x->element[i];
+        if (!memchr(m->str, '\0', m->len) && cw_argv_find(out, m->str, m->len) < 0)
+            cw_argv_add(out, m->str, m->len);
+    }
     freeReplyObject(x);
-    return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+    return cw_argv_check(out, err);
 }
 
 /* Whether the cycle may take its next step: the connection works and the lock is
@@ -585,7 +519,7 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     cycle_result res;
     memset(&res, 0, sizeof res);
     cw_buf_init(&res.errors);
-    strlist current = {0};
+    cw_argv current = {0};
     cwork_error perr = {0};
     if (current_names(r, c, &current, &perr) != 0)
         note_error(&res, "known jobs", &perr);
@@ -600,16 +534,16 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     if (done) {
         cwork_reap_result result = {
             res.errors.len && !res.errors.oom ? res.errors.data : NULL,
-            (const char *const *)res.no_heartbeat.items, res.no_heartbeat.n,
-            (const char *const *)res.unknown.items,      res.unknown.n,
-            (const char *const *)res.dangling.items,     res.dangling.n,
+            res.no_heartbeat.argv, res.no_heartbeat.n,
+            res.unknown.argv,      res.unknown.n,
+            res.dangling.argv,     res.dangling.n,
         };
         done(&result, r->hook_userdata);
     }
-    sl_free(&current);
-    sl_free(&res.no_heartbeat);
-    sl_free(&res.unknown);
-    sl_free(&res.dangling);
+    cw_argv_free(&current);
+    cw_argv_free(&res.no_heartbeat);
+    cw_argv_free(&res.unknown);
+    cw_argv_free(&res.dangling);
     cw_buf_free(&res.errors);
 
     /* Release: compare-and-delete, on a fresh connection if this one broke. */

@@ -4,6 +4,7 @@
  * it, then the key set to now. */
 #include "periodic.h"
 
+#include "argv.h"
 #include "flavor.h"
 #include "job.h"
 #include "log.h"
@@ -196,49 +197,25 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
     return yes;
 }
 
-/* Where the pass keeps the ZADD arguments while it builds them. */
-typedef struct zadd_args {
-    cw_buf bytes; /* scores and members, back to back */
-    size_t *offs; /* 3 per instance: score, member, the other flavour's member */
-    size_t *lens;
-    size_t n, cap; /* entries in offs/lens */
-} zadd_args;
-
-static int zadd_push(zadd_args *z, size_t off, size_t len)
-{
-    if (z->n == z->cap) {
-        size_t cap = z->cap ? z->cap * 2 : 32;
-        size_t *o = cw_realloc(z->offs, cap * sizeof *o);
-        if (!o) return -1;
-        z->offs = o;
-        size_t *l = cw_realloc(z->lens, cap * sizeof *l);
-        if (!l) return -1;
-        z->lens = l;
-        z->cap = cap;
-    }
-    z->offs[z->n] = off;
-    z->lens[z->n++] = len;
-    return 0;
-}
-
 /* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … — each as a
  * triplet of the schedule script: score, this flavour's member, the other flavour's. */
 static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t now,
-                         int64_t horizon, zadd_args *z)
+                         int64_t horizon, cw_argv *z)
 {
     cwork_go_flavor other = flavor == CWORK_GO_FORK ? CWORK_GO_UPSTREAM : CWORK_GO_FORK;
+    cw_buf member;
+    cw_buf_init(&member);
     int64_t t = cw_cron_next(j->schedule, now);
     while (t != 0 && t < horizon) {
         int64_t next = cw_cron_next(j->schedule, t);
-        size_t off = z->bytes.len;
-        cw_buf_put_int64(&z->bytes, t);
-        if (zadd_push(z, off, z->bytes.len - off)) return -1;
-        off = z->bytes.len;
-        cw_periodic_instance_as(&z->bytes, flavor, j->name, j->spec, t, next);
-        if (zadd_push(z, off, z->bytes.len - off)) return -1;
-        off = z->bytes.len;
-        cw_periodic_instance_as(&z->bytes, other, j->name, j->spec, t, next);
-        if (zadd_push(z, off, z->bytes.len - off) || z->bytes.oom) return -1;
+        cw_argv_add_int(z, t);
+        cw_buf_reset(&member);
+        cw_periodic_instance_as(&member, flavor, j->name, j->spec, t, next);
+        cw_argv_add_buf(z, &member);
+        cw_buf_reset(&member);
+        cw_periodic_instance_as(&member, other, j->name, j->spec, t, next);
+        cw_argv_add_buf(z, &member);
+        if (z->oom) break;
         if (cw_log_enabled(CWORK_LOG_DEBUG)) {
             char when[40];
             cw_tz_format_utc(t, when);
@@ -254,7 +231,8 @@ static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t 
             break; /* never happens with robfig's Next; guards the loop all the same */
         t = next;
     }
-    return 0;
+    cw_buf_free(&member);
+    return z->oom ? -1 : 0;
 }
 
 int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,
@@ -284,45 +262,31 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         return 0;
     }
 
-    zadd_args z;
-    memset(&z, 0, sizeof z);
-    cw_buf_init(&z.bytes);
+    /* KEYS[1] = the scheduled set; ARGV: per instance score, member, the other flavour's
+     * member. */
+    cw_argv z = {0};
     cw_buf keys_buf;
     cw_buf_init(&keys_buf);
     cw_key_scheduled(keys, &keys_buf);
-    size_t sched_len = keys_buf.len;
+    cw_argv_add_buf(&z, &keys_buf);
+    cw_buf_reset(&keys_buf);
     cw_key_last_periodic_enqueue(keys, &keys_buf);
-    const char **argv = NULL;
-    size_t *lens = NULL;
     int64_t horizon = now + CW_PERIODIC_HORIZON;
     for (size_t i = 0; i < p->n && rc == 0; i++)
         if (add_instances(&p->jobs[i], p->flavor, now, horizon, &z))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0 && keys_buf.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    size_t ninst = z.n / 3, nskipped = 0;
+    if (rc == 0) rc = cw_argv_check(&z, err);
+    size_t ninst = z.n > 0 ? (z.n - 1) / 3 : 0, nskipped = 0;
     if (rc == 0 && ninst > 0) { /* one script call with every member */
-        argv = cw_calloc(z.n + 1, sizeof *argv);
-        lens = cw_calloc(z.n + 1, sizeof *lens);
-        if (!argv || !lens) {
-            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else {
-            argv[0] = keys_buf.data;
-            lens[0] = sched_len;
-            for (size_t k = 0; k < z.n; k++) {
-                argv[k + 1] = z.bytes.data + z.offs[k];
-                lens[k + 1] = z.lens[k];
-            }
-            redisReply *r = NULL;
-            rc = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)z.n, argv, lens, &r,
-                              err);
-            if (rc)
-                ; /* err says why */
-            else if (r->type != REDIS_REPLY_ARRAY)
-                rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
-            else
-                nskipped = r->elements;
-            freeReplyObject(r);
-        }
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)(z.n - 1), z.argv, z.lens, &r,
+                          err);
+        if (rc == 0 && r->type != REDIS_REPLY_ARRAY)
+            rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
+        else if (rc == 0)
+            nskipped = r->elements;
+        freeReplyObject(r);
     }
     if (nskipped) {
         char detail[200];
@@ -337,8 +301,8 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
     if (rc == 0) {
         char num[24];
         int len = snprintf(num, sizeof num, "%lld", (long long)now);
-        const char *sargv[] = {"SET", keys_buf.data + sched_len, num};
-        const size_t slens[] = {3, keys_buf.len - sched_len, (size_t)len};
+        const char *sargv[] = {"SET", keys_buf.data, num};
+        const size_t slens[] = {3, keys_buf.len, (size_t)len};
         rc = cw_conn_command(c, 3, sargv, slens, NULL, err);
     }
     cw_redis_checkin(redis, c);
@@ -346,11 +310,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
     else if (scheduled)
         *scheduled = ninst - nskipped;
-    cw_free(argv);
-    cw_free(lens);
-    cw_free(z.offs);
-    cw_free(z.lens);
-    cw_buf_free(&z.bytes);
+    cw_argv_free(&z);
     cw_buf_free(&keys_buf);
     return rc;
 }

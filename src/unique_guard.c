@@ -62,14 +62,14 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         ntasks += t->job && t->job->unique;
     if (ntasks == 0)
         return 0;
-    cw_buf keys;
-    cw_buf_init(&keys);
+    cw_buf scratch;
+    cw_buf_init(&scratch);
+    cw_argv keys = {0};
+    cw_argv_reserve(&keys, 2 * ntasks);
     task_keys *tk = cw_calloc(ntasks, sizeof *tk);
-    size_t *lens = cw_calloc(2 * ntasks, sizeof *lens);
-    const char **argv = cw_calloc(2 * ntasks, sizeof *argv);
-    size_t nk = 0, nt = 0;
+    size_t nt = 0;
     int rc = 0;
-    if (!tk || !lens || !argv) {
+    if (!tk || keys.oom) {
         rc = CWORK_ENOMEM;
         goto done;
     }
@@ -83,30 +83,31 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
                                     "(Go workers of the fork ignore it and leave its guard)");
         cwork_error kerr = {0};
         size_t l[2];
-        int n = cw_unique_guard_keys(&p->keys, t->job, &keys, l, &kerr);
+        cw_buf_reset(&scratch);
+        int n = cw_unique_guard_keys(&p->keys, t->job, &scratch, l, &kerr);
         if (n < 0) {
             cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error", kerr.message,
                    "job_id", t->job->id.ptr, NULL);
             continue;
         }
-        tk[nt++] = (task_keys){t, nk, (size_t)n};
-        for (int i = 0; i < n; i++)
-            lens[nk++] = l[i];
+        if (scratch.oom) break;
+        tk[nt++] = (task_keys){t, keys.n, (size_t)n};
+        size_t off = 0;
+        for (int i = 0; i < n; i++) {
+            cw_argv_add(&keys, scratch.data + off, l[i]);
+            off += l[i];
+        }
     }
-    if (keys.oom) {
+    if (scratch.oom || keys.oom) {
         rc = CWORK_ENOMEM;
         goto done;
     }
+    size_t nk = keys.n;
     if (nk == 0)
         goto done;
-    size_t off = 0; /* the buffer is complete: pointers into it stay valid */
-    for (size_t i = 0; i < nk; i++) {
-        argv[i] = keys.data + off;
-        off += lens[i];
-    }
     cwork_error err = {0};
     redisReply *r = NULL;
-    rc = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, argv, lens, &r, &err);
+    rc = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, keys.argv, keys.lens, &r, &err);
     if (rc) {
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
         goto done;
@@ -132,8 +133,7 @@ done:
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",
                "out of memory: guards left until their TTL", NULL);
     cw_free(tk);
-    cw_free(lens);
-    cw_free(argv);
-    cw_buf_free(&keys);
+    cw_argv_free(&keys);
+    cw_buf_free(&scratch);
     return rc;
 }

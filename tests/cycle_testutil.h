@@ -172,7 +172,7 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
         [CW_CYCLE_MAX_CONCURRENCY] = ":max_concurrency", [CW_CYCLE_QUEUE] = "",
         [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress", [CW_CYCLE_LOCK_INFO] = ":lock_info"};
     test_keys tk = {n, malloc((size_t)n * CW_CYCLE_KEY_KINDS * 128)};
-    cw_argv commit = {0};
+    cw_argv commit_args = {0};
     if (!tk.keys) abort();
     for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
         for (int t = 0; t < n; t++)
@@ -188,11 +188,12 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
     for (size_t d = 0; d < ndraws; d++)
         cw_cycle_call_add_draw(&call, orders + d * (size_t)n);
     if (groups) {
-        cw_argv_add_ref(&commit, groups, glen);
+        cw_argv_add_ref(&commit_args, groups, glen);
         for (int i = 0; i < nargs; i++)
-            cw_argv_add_str(&commit, args[i]);
+            cw_argv_add_str(&commit_args, args[i]);
     }
-    if (cw_argv_check(&commit, NULL) || cw_cycle_call_finish(&call, &keys, POOL, single, &commit))
+    if (cw_argv_check(&commit_args, NULL) ||
+        cw_cycle_call_finish(&call, &keys, POOL, single, &commit_args))
         abort();
     int argc = 3 + call.nkeys + call.nargs;
     const char **argv = malloc((size_t)argc * sizeof *argv);
@@ -208,7 +209,7 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
     redisReply *r = redisCommandArgv(rc_, argc, argv, lens);
     cw_cycle_call_clear(&call);
     free(tk.keys);
-    cw_argv_free(&commit);
+    cw_argv_free(&commit_args);
     free(argv);
     free(lens);
     if (!r) {

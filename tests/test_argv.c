@@ -51,7 +51,7 @@ static void kinds_of_argument(void)
     cw_buf_init(&b);
     cw_buf_puts(&b, "from a buf");
     cw_argv_add_buf(&a, &b);
-    cw_buf_free(&b);          /* the argument was copied */
+    cw_buf_free(&b);              /* the argument was copied */
     cw_argv_add_ref(&a, NULL, 0); /* an empty argument */
     CHECK_INT(cw_argv_check(&a, NULL), 0);
     CHECK_INT(a.n, 7);

@@ -39,27 +39,25 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error 
     const char *argv[] = {"SMEMBERS", key->data};
     size_t lens[] = {8, key->len};
     redisReply *r = NULL;
+    size_t n = 0;
     int rc = cw_conn_command(c, 2, argv, lens, &r, err);
-    if (rc) return rc;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        rc = cw_error(err, CWORK_EPROTO, "SMEMBERS %s: not an array", key->data);
-    } else {
-        for (size_t i = 0; i < r->elements; i++) {
-            const redisReply *m = r->element[i];
-            if (m->type == REDIS_REPLY_STRING && !memchr(m->str, '\0', m->len))
-                cw_argv_add(out, m->str, m->len);
-        }
-        cw_argv_sort(out);
-        rc = cw_argv_check(out, err);
+    if (rc == 0) rc = cw_reply_array(r, 0, &n, "SMEMBERS", err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *m;
+        size_t len;
+        if (cw_reply_at_str(r, i, &m, &len, NULL, NULL) == 0 && !memchr(m, '\0', len))
+            cw_argv_add(out, m, len);
     }
-    freeReplyObject(r);
-    return rc;
+    cw_reply_free(r);
+    if (rc) return rc;
+    cw_argv_sort(out);
+    return cw_argv_check(out, err);
 }
 
 void cw_client_free_replies(redisReply **replies, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (replies[i]) freeReplyObject(replies[i]);
+        cw_reply_free(replies[i]);
         replies[i] = NULL;
     }
 }
@@ -74,8 +72,8 @@ int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_err
             rc = io;
             break;
         }
-        if (replies[i]->type == REDIS_REPLY_ERROR && rc == 0)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", replies[i]->str);
+        const char *refused = cw_reply_error(replies[i]);
+        if (refused && rc == 0) rc = cw_error(err, CWORK_EREDIS, "redis: %s", refused);
     }
     if (rc) cw_client_free_replies(replies, n);
     return rc;
@@ -83,8 +81,10 @@ int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_err
 
 int cw_client_score(const redisReply *r, int64_t *out)
 {
-    if (r->type != REDIS_REPLY_STRING) return -1;
-    return cw_score_parse(r->str, r->len, out);
+    const char *s;
+    size_t len;
+    if (cw_reply_str(r, &s, &len, NULL, NULL) != 0) return -1;
+    return cw_score_parse(s, len, out);
 }
 
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err)
@@ -154,10 +154,12 @@ void cwork_queue_infos_free(cwork_queue_info *queues, size_t n)
  * emptied meanwhile or the job cannot be decoded (Go crashes there, PROTOCOL §16.13). */
 static int64_t queue_latency(const redisReply *head, int64_t now)
 {
-    if (head->type != REDIS_REPLY_STRING) return 0;
+    const char *bytes;
+    size_t len;
+    if (cw_reply_str(head, &bytes, &len, NULL, NULL) != 0) return 0;
     cwork_job *job = NULL;
     cwork_error e = {0};
-    if (cw_job_decode(head->str, head->len, &job, &e) != 0) {
+    if (cw_job_decode(bytes, len, &job, &e) != 0) {
         cw_client_fail("client.queues.new_job", e.code, &e);
         return 0;
     }
@@ -200,11 +202,12 @@ static int read_queues(cw_conn *c, const cw_keys *k, cwork_queue_info *q, size_t
     int64_t now = cw_now();
     for (size_t i = 0; i < n; i++) {
         if ((rc = cw_client_read_replies(c, 3, r, err)) != 0) return rc;
-        if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "queue %s: unexpected reply", q[i].job_name);
-        q[i].count = r[0]->integer;
-        q[i].paused = r[1]->integer > 0;
-        q[i].latency = q[i].count > 0 ? queue_latency(r[2], now) : 0;
+        int64_t paused = 0;
+        if ((rc = cw_reply_int(r[0], &q[i].count, "LLEN", err)) == 0 &&
+            (rc = cw_reply_int(r[1], &paused, "EXISTS", err)) == 0) {
+            q[i].paused = paused > 0;
+            q[i].latency = q[i].count > 0 ? queue_latency(r[2], now) : 0;
+        }
         cw_client_free_replies(r, 3);
         if (rc) return rc;
     }
@@ -269,40 +272,40 @@ void cwork_pool_heartbeats_free(cwork_pool_heartbeat *pools, size_t n)
 
 /* strconv.ParseInt(s, 10, 64) (an optional sign) and ParseUint (no sign), with Go's
  * error text. */
-static int parse_int(const redisReply *v, int64_t *out, cwork_error *err)
+static int parse_int(const char *v, size_t vlen, int64_t *out, cwork_error *err)
 {
-    const char *s = v->str;
-    size_t len = v->len;
+    const char *s = v;
+    size_t len = vlen;
     if (len > 1 && s[0] == '+' && s[1] != '-') {
         s++;
         len--;
     }
     if (cw_parse_int64(s, len, out) == 0) return 0;
     return cw_error(err, CWORK_EPROTO, "strconv.ParseInt: parsing \"%.*s\": invalid syntax",
-                    (int)(v->len > 64 ? 64 : v->len), v->str);
+                    (int)(vlen > 64 ? 64 : vlen), v);
 }
 
-static int parse_uint(const redisReply *v, uint64_t max, uint64_t *out, cwork_error *err)
+static int parse_uint(const char *v, size_t len, uint64_t max, uint64_t *out, cwork_error *err)
 {
     uint64_t n = 0;
     size_t i = 0;
-    for (; i < v->len && v->str[i] >= '0' && v->str[i] <= '9'; i++) {
-        unsigned d = (unsigned)(v->str[i] - '0');
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+        unsigned d = (unsigned)(v[i] - '0');
         if (n > (max - d) / 10) break;
         n = n * 10 + d;
     }
-    if (v->len == 0 || i != v->len)
+    if (len == 0 || i != len)
         return cw_error(err, CWORK_EPROTO, "strconv.ParseUint: parsing \"%.*s\": invalid syntax",
-                        (int)(v->len > 64 ? 64 : v->len), v->str);
+                        (int)(len > 64 ? 64 : len), v);
     *out = n;
     return 0;
 }
 
 /* strings.Split(value, ",") then sort.Strings: an empty value gives one empty string. */
-static int split_sorted(const redisReply *v, char ***items, size_t *n)
+static int split_sorted(const char *v, size_t len, char ***items, size_t *n)
 {
     cw_argv l = {0};
-    const char *p = v->str, *end = v->str + v->len;
+    const char *p = v, *end = v + len;
     for (;;) {
         const char *comma = memchr(p, ',', (size_t)(end - p));
         const char *stop = comma ? comma : end;
@@ -325,9 +328,9 @@ static int split_sorted(const redisReply *v, char ***items, size_t *n)
     return 0;
 }
 
-static int set_str(char **field, const redisReply *v)
+static int set_str(char **field, const char *v, size_t len)
 {
-    char *s = cw_strndup(v->str, v->len);
+    char *s = cw_strndup(v, len);
     if (!s) return CWORK_ENOMEM;
     cw_free(*field);
     *field = s;
@@ -335,38 +338,46 @@ static int set_str(char **field, const redisReply *v)
 }
 
 /* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
+/* Field and value i of an HGETALL reply r (n elements): 0, or CWORK_EPROTO. */
+static int hash_entry(const redisReply *r, size_t i, const char **f, const char **v,
+                      size_t *vlen, cwork_error *err)
+{
+    int rc = cw_reply_at_str(r, i, f, NULL, "HGETALL", err);
+    return rc ? rc : cw_reply_at_str(r, i + 1, v, vlen, "HGETALL", err);
+}
+
+/* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
 static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_error *err)
 {
-    if (r->type != REDIS_REPLY_ARRAY) return cw_error(err, CWORK_EPROTO, "HGETALL: not an array");
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-            return cw_error(err, CWORK_EPROTO, "HGETALL: not a string");
-        int rc = 0;
+    size_t n = 0;
+    int rc = cw_reply_array(r, 0, &n, "HGETALL", err);
+    for (size_t i = 0; rc == 0 && i + 1 < n; i += 2) {
+        const char *f, *v;
+        size_t len;
+        if ((rc = hash_entry(r, i, &f, &v, &len, err)) != 0) break;
         uint64_t u = 0;
         int64_t pid = 0;
-        if (!strcmp(f->str, "heartbeat_at")) {
-            rc = parse_int(v, &hb->heartbeat_at, err);
-        } else if (!strcmp(f->str, "started_at")) {
-            rc = parse_int(v, &hb->started_at, err);
-        } else if (!strcmp(f->str, "job_names")) {
-            if (split_sorted(v, &hb->job_names, &hb->n_job_names))
+        if (!strcmp(f, "heartbeat_at")) {
+            rc = parse_int(v, len, &hb->heartbeat_at, err);
+        } else if (!strcmp(f, "started_at")) {
+            rc = parse_int(v, len, &hb->started_at, err);
+        } else if (!strcmp(f, "job_names")) {
+            if (split_sorted(v, len, &hb->job_names, &hb->n_job_names))
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else if (!strcmp(f->str, "concurrency")) {
-            if ((rc = parse_uint(v, UINT_MAX, &u, err)) == 0) hb->concurrency = (unsigned)u;
-        } else if (!strcmp(f->str, "host")) {
-            if (set_str(&hb->host, v)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else if (!strcmp(f->str, "pid")) {
-            if ((rc = parse_int(v, &pid, err)) == 0 && (pid < INT_MIN || pid > INT_MAX))
+        } else if (!strcmp(f, "concurrency")) {
+            if ((rc = parse_uint(v, len, UINT_MAX, &u, err)) == 0) hb->concurrency = (unsigned)u;
+        } else if (!strcmp(f, "host")) {
+            if (set_str(&hb->host, v, len)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        } else if (!strcmp(f, "pid")) {
+            if ((rc = parse_int(v, len, &pid, err)) == 0 && (pid < INT_MIN || pid > INT_MAX))
                 rc = cw_error(err, CWORK_EPROTO, "pid %lld out of range", (long long)pid);
             if (rc == 0) hb->pid = (int)pid;
-        } else if (!strcmp(f->str, "worker_ids")) {
-            if (split_sorted(v, &hb->worker_ids, &hb->n_worker_ids))
+        } else if (!strcmp(f, "worker_ids")) {
+            if (split_sorted(v, len, &hb->worker_ids, &hb->n_worker_ids))
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         }
-        if (rc) return rc;
     }
-    return 0;
+    return rc;
 }
 
 /* SMEMBERS worker_pools, sorted, then one pipelined HGETALL per id (PROTOCOL §11). */
@@ -404,7 +415,7 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
             break;
         }
         rc = parse_heartbeat(r, &hb[count], err);
-        freeReplyObject(r);
+        cw_reply_free(r);
         if (rc) {
             cw_client_fail("worker_pool_statuses.parse", rc, err);
             count++;
@@ -458,27 +469,26 @@ void cwork_worker_observations_free(cwork_worker_observation *workers, size_t n)
 /* Fills ob from an HGETALL reply of <p>worker:<id>; any field makes the worker busy. */
 static int parse_observation(const redisReply *r, cwork_worker_observation *ob, cwork_error *err)
 {
-    if (r->type != REDIS_REPLY_ARRAY) return cw_error(err, CWORK_EPROTO, "HGETALL: not an array");
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-            return cw_error(err, CWORK_EPROTO, "HGETALL: not a string");
+    size_t n = 0;
+    int rc = cw_reply_array(r, 0, &n, "HGETALL", err);
+    for (size_t i = 0; rc == 0 && i + 1 < n; i += 2) {
+        const char *f, *v;
+        size_t len;
+        if ((rc = hash_entry(r, i, &f, &v, &len, err)) != 0) break;
         ob->is_busy = true;
-        int rc = 0;
-        char **s = !strcmp(f->str, "job_name")  ? &ob->job_name
-                   : !strcmp(f->str, "job_id")  ? &ob->job_id
-                   : !strcmp(f->str, "args")    ? &ob->args_json
-                   : !strcmp(f->str, "checkin") ? &ob->checkin
-                                                : NULL;
-        if (s && set_str(s, v))
+        char **s = !strcmp(f, "job_name")  ? &ob->job_name
+                   : !strcmp(f, "job_id")  ? &ob->job_id
+                   : !strcmp(f, "args")    ? &ob->args_json
+                   : !strcmp(f, "checkin") ? &ob->checkin
+                                           : NULL;
+        if (s && set_str(s, v, len))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        else if (!strcmp(f->str, "started_at"))
-            rc = parse_int(v, &ob->started_at, err);
-        else if (!strcmp(f->str, "checkin_at"))
-            rc = parse_int(v, &ob->checkin_at, err);
-        if (rc) return rc;
+        else if (!strcmp(f, "started_at"))
+            rc = parse_int(v, len, &ob->started_at, err);
+        else if (!strcmp(f, "checkin_at"))
+            rc = parse_int(v, len, &ob->checkin_at, err);
     }
-    return 0;
+    return rc;
 }
 
 static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat *hb, size_t npools,
@@ -520,7 +530,7 @@ static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat
             break;
         }
         rc = parse_observation(r, &ob[i], err);
-        freeReplyObject(r);
+        cw_reply_free(r);
         if (rc) cw_client_fail("worker_observations.parse", rc, err);
     }
     if (rc) {

@@ -8,6 +8,7 @@
 #include "job.h"
 #include "keys.h"
 #include "redis.h"
+#include "reply.h"
 
 #include <stdatomic.h>
 
@@ -64,9 +65,7 @@ void cw_client_add_queues(cw_argv *a, const cw_keys *k, const cw_argv *names);
 /* The names in known_jobs appended to names, sorted. */
 int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err);
 
-/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it. */
-int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err);
-/* Runs one command (cw_conn_command) and reads its reply with cw_client_int_reply. */
+/* Runs one command (cw_conn_command) whose reply is n integers (cw_reply_ints). */
 int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
                            int64_t *v, size_t n, cwork_error *err);
 

@@ -43,16 +43,17 @@ static int visit(const scan *s, const redisReply *m, const redisReply *score)
 {
     int64_t at = 0;
     cwork_error e = {0};
-    if (m->type != REDIS_REPLY_STRING) return 0;
+    const char *bytes;
+    size_t len;
+    if (cw_reply_str(m, &bytes, &len, NULL, NULL) != 0) return 0;
     if (score && cw_client_score(score, &at) != 0) {
         if (s->log_skip)
             cw_log(CWORK_LOG_ERROR, s->log_skip, "error", "score is not a whole number", NULL);
         return 0;
     }
-    if (s->needle && !memchr(m->str, '\\', m->len) && !contains(m->str, m->len, s->needle))
-        return 0;
+    if (s->needle && !memchr(bytes, '\\', len) && !contains(bytes, len, s->needle)) return 0;
     cwork_job *job = NULL;
-    int rc = cw_job_decode(m->str, m->len, &job, &e);
+    int rc = cw_job_decode(bytes, len, &job, &e);
     if (rc == CWORK_ENOMEM) return rc;
     if (rc) {
         if (s->log_skip) cw_client_fail(s->log_skip, rc, &e);
@@ -79,14 +80,13 @@ static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const
         const char *argv[] = {cmd, key, start, stop, "WITHSCORES"};
         size_t lens[] = {strlen(cmd), key_len, strlen(start), strlen(stop), 10};
         redisReply *r = NULL;
+        size_t n = 0, step = zset ? 2 : 1;
         int rc = cw_conn_command(c, zset ? 5 : 4, argv, lens, &r, err);
-        if (rc) return rc;
-        size_t step = zset ? 2 : 1, got = r->elements / step;
-        if (r->type != REDIS_REPLY_ARRAY)
-            rc = cw_error(err, CWORK_EPROTO, "%s: not an array", argv[0]);
-        for (size_t i = 0; rc == 0 && i + step <= r->elements; i += step)
-            rc = visit(s, r->element[i], zset ? r->element[i + 1] : NULL);
-        freeReplyObject(r);
+        if (rc == 0) rc = cw_reply_array(r, 0, &n, argv[0], err);
+        for (size_t i = 0; rc == 0 && i + step <= n; i += step)
+            rc = visit(s, cw_reply_at(r, i), zset ? cw_reply_at(r, i + 1) : NULL);
+        cw_reply_free(r);
+        size_t got = n / step;
         if (rc < 0 && rc != CWORK_ENOMEM) return rc;
         if (rc == CWORK_ENOMEM) return cw_error(err, CWORK_ENOMEM, "out of memory");
         if (rc > 0 || got < CW_CLIENT_BATCH) return rc;
@@ -155,13 +155,14 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
         (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0 ||
         (rc = cw_client_read_replies(c, 2, r, err)) != 0)
         return rc;
-    if (r[0]->type != REDIS_REPLY_ARRAY || r[1]->type != REDIS_REPLY_INTEGER)
-        rc = cw_error(err, CWORK_EPROTO, "ZRANGEBYSCORE/ZCARD: unexpected reply");
+    size_t n = 0;
+    int64_t total = 0;
+    rc = cw_reply_array(r[0], 0, &n, range[0], err);
+    if (rc == 0) rc = cw_reply_int(r[1], &total, "ZCARD", err);
     scan s = {NULL, page_add, p, "client.get_zset_page.new_job"};
-    for (size_t i = 0; rc == 0 && i + 2 <= r[0]->elements; i += 2)
-        if (visit(&s, r[0]->element[i], r[0]->element[i + 1]) == CWORK_ENOMEM)
+    for (size_t i = 0; rc == 0 && i + 2 <= n; i += 2)
+        if (visit(&s, cw_reply_at(r[0], i), cw_reply_at(r[0], i + 1)) == CWORK_ENOMEM)
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    int64_t total = r[1]->integer;
     cw_client_free_replies(r, 2);
     p->total = total;
     return rc;
@@ -321,19 +322,11 @@ static void retry_keys(cw_argv *a, const cw_keys *k, const cw_argv *names)
  * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
 static int retry_reply(int rc, redisReply *r, int64_t v[4], cwork_error *err)
 {
-    if (rc) return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
-        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (i < 4 && e->type == REDIS_REPLY_INTEGER)
-            v[i] = e->integer;
-        else if (i >= 4 && e->type == REDIS_REPLY_STRING)
-            rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", e->str), 1);
-        else
-            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    }
-    freeReplyObject(r);
+    const char *what = "retry script", *stayed = NULL;
+    if (rc == 0) rc = cw_reply_ints(r, v, 4, what, err);
+    if (rc == 0 && cw_reply_at(r, 4) && (rc = cw_reply_at_str(r, 4, &stayed, NULL, what, err)) == 0)
+        rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", stayed), 1);
+    cw_reply_free(r);
     return rc;
 }
 
@@ -356,18 +349,15 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
         redisReply *r = NULL;
+        int64_t deleted = 0;
         rc = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, &r, err);
-        if (rc)
-            ; /* err says why */
-        else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-                 r->element[0]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "delete script: unexpected reply");
-        else if (r->element[0]->integer == 0)
+        if (rc == 0) rc = cw_reply_at_int(r, 0, &deleted, "delete script", err);
+        if (rc == 0 && deleted == 0)
             rc = cw_error(err, CWORK_ENOTFOUND, "nothing deleted");
-        else if (set == CWORK_SET_SCHEDULED)
+        else if (rc == 0 && set == CWORK_SET_SCHEDULED)
             rc = cw_client_delete_guards(c, &client->keys, r, 1,
                                          "client.delete_scheduled_job.unique", err);
-        if (r) freeReplyObject(r);
+        cw_reply_free(r);
         cw_redis_checkin(client->redis, c);
     }
     cw_argv_free(&a);
@@ -483,7 +473,8 @@ static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t
         size_t lens[] = {strlen(key), strlen(name), strlen(start), strlen(stop)};
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, &r, err);
-        if (rc == 0) rc = cw_client_int_reply(r, v, 2, err);
+        if (rc == 0) rc = cw_reply_ints(r, v, 2, "delete-by-name script", err);
+        cw_reply_free(r);
         if (rc) break;
         *count += v[0];
         from += v[1] - v[0];

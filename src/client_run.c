@@ -14,23 +14,19 @@ typedef struct run_result {
     char first_error[160];
 } run_result;
 
-/* Reads {run, unknown, damaged, looked at, first error} and frees the reply. */
-/* The script's reply (consumed) when rc, the call's result, is 0. */
+/* Reads {run, unknown, damaged, looked at, first error} when rc, the call's result, is
+ * 0, and frees the reply. */
 static int read_run_reply(int rc, redisReply *r, run_result *res, cwork_error *err)
 {
-    if (rc) return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
-        r->element[4]->type != REDIS_REPLY_STRING)
-        rc = cw_error(err, CWORK_EPROTO, "run script: unexpected reply");
-    int64_t *fields[] = {&res->run, &res->unknown, &res->damaged, &res->looked_at};
-    for (size_t i = 0; rc == 0 && i < 4; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "run script: unexpected reply");
-        else
-            *fields[i] = r->element[i]->integer;
+    const char *what = "run script", *first_error = NULL;
+    int64_t v[4];
+    if (rc == 0) rc = cw_reply_ints(r, v, 4, what, err);
+    if (rc == 0) rc = cw_reply_at_str(r, 4, &first_error, NULL, what, err);
+    if (rc == 0) {
+        res->run = v[0], res->unknown = v[1], res->damaged = v[2], res->looked_at = v[3];
+        snprintf(res->first_error, sizeof res->first_error, "%s", first_error);
     }
-    if (rc == 0) snprintf(res->first_error, sizeof res->first_error, "%s", r->element[4]->str);
-    freeReplyObject(r);
+    cw_reply_free(r);
     return rc;
 }
 
@@ -157,22 +153,21 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
         const char *argv[] = {key.data, "1000"};
         size_t lens[] = {key.len, 4};
         redisReply *r = NULL;
+        int64_t cleared = 0;
         rc = cw_conn_eval(c, &cw_script_client_queue_clear, 1, 1, argv, lens, &r, err);
-        if (rc)
-            ; /* err says why */
-        else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-                 r->element[0]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "clear script: unexpected reply");
-        else if (r->element[0]->integer < 0)
+        /* {cleared, removed jobs…}, or {-1, the key's type} when it holds no list */
+        if (rc == 0) rc = cw_reply_at_int(r, 0, &cleared, "clear script", err);
+        if (rc == 0 && cleared < 0) {
+            const char *type = cw_reply_is_str(cw_reply_at(r, 1)) ? cw_reply_text(cw_reply_at(r, 1))
+                                                                   : "value of another type";
             rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a queue: left as it is", key.data,
-                          r->elements > 1 && r->element[1]->type == REDIS_REPLY_STRING
-                              ? r->element[1]->str
-                              : "value of another type");
-        else if (count)
-            *count = r->element[0]->integer;
+                          type);
+        } else if (rc == 0 && count) {
+            *count = cleared;
+        }
         if (rc == 0)
             rc = cw_client_delete_guards(c, &client->keys, r, 1, "client.clear_queue.unique", err);
-        if (r) freeReplyObject(r);
+        cw_reply_free(r);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);

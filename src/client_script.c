@@ -43,29 +43,14 @@ int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_er
     return rc;
 }
 
-int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err)
-{
-    int rc = 0;
-    if (n == 1 && r->type == REDIS_REPLY_INTEGER)
-        v[0] = r->integer;
-    else if (r->type != REDIS_REPLY_ARRAY || r->elements < n)
-        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    for (size_t i = 0; rc == 0 && r->type == REDIS_REPLY_ARRAY && i < n; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-        else
-            v[i] = r->element[i]->integer;
-    }
-    freeReplyObject(r);
-    return rc;
-}
-
 int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
                            int64_t *v, size_t n, cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_command(c, argc, argv, lens, &r, err);
-    return rc ? rc : cw_client_int_reply(r, v, n, err);
+    if (rc == 0) rc = cw_reply_ints(r, v, n, argv[0], err);
+    cw_reply_free(r);
+    return rc;
 }
 
 int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, size_t first,
@@ -74,11 +59,13 @@ int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, s
     int rc = 0;
     cw_buf key;
     cw_buf_init(&key);
-    for (size_t i = first; rc == 0 && i < r->elements; i++) {
+    for (const redisReply *m; rc == 0 && (m = cw_reply_at(r, first)) != NULL; first++) {
         cwork_job *job = NULL;
         int64_t deleted;
-        const redisReply *m = r->element[i];
-        if (m->type != REDIS_REPLY_STRING || (rc = cw_job_decode(m->str, m->len, &job, err)) != 0)
+        const char *bytes;
+        size_t len;
+        if (cw_reply_str(m, &bytes, &len, NULL, NULL) != 0 ||
+            (rc = cw_job_decode(bytes, len, &job, err)) != 0)
             break;
         cw_buf_reset(&key);
         size_t lens[2];

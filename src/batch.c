@@ -197,15 +197,14 @@ static int send_one_command(const cwork_batch *b, cw_conn *c, const size_t *orde
     if (rc == 0 && queue) rc = cw_conn_append(c, 3, pub, pub_lens, err);
     if (rc == 0) rc = cw_conn_read(c, &r, err);
     if (rc == 0) {
-        if (r->type == REDIS_REPLY_ERROR) {
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
-            freeReplyObject(r);
+        if (cw_reply_error(r)) {
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
+            cw_reply_free(r);
             r = NULL;
         }
         redisReply *p = NULL;
         /* the jobs are written whatever the wake-up's reply says */
-        if (queue && cw_conn_read(c, &p, NULL) == 0)
-            freeReplyObject(p);
+        if (queue && cw_conn_read(c, &p, NULL) == 0) cw_reply_free(p);
     }
     cw_argv_free(&a);
     *out = r;
@@ -387,19 +386,23 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     *redirected = c->redirected;
     cw_redis_checkin(enq->redis, c);
     if (rc) goto done; /* nothing written (or, on I/O, unknown) */
-    if (r->type == REDIS_REPLY_INTEGER && nunique == 0) {
-        /* the single command's count */
-    } else if (r->type != REDIS_REPLY_STRING || r->len != nunique) {
-        freeReplyObject(r);
-        rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: unexpected reply");
-        goto done;
+    /* The single command's count, or the script's one letter per unique job: 'd' for a
+     * duplicate. */
+    const char *marks = "";
+    size_t nmarks = 0;
+    if (!(nunique == 0 && cw_reply_is_int(r))) {
+        rc = cw_reply_str(r, &marks, &nmarks, "enqueue_batch script", err);
+        if (rc == 0 && nmarks != nunique)
+            rc = cw_error(err, CWORK_EPROTO,
+                          "enqueue_batch script: %zu marks for %zu unique jobs", nmarks, nunique);
     }
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; rc == 0 && k < n; k++) {
         size_t u = k - (nplain + ndelayed);
         b->e[order[k]].status =
-            k >= nplain + ndelayed && r->str[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
+            k >= nplain + ndelayed && marks[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
+    if (rc) goto done;
     for (size_t i = 0; i < n; i++)
         if (sadd_name[i])
             cw_enq_known_mark(enq, entry_name(b, i), now);

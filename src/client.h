@@ -8,7 +8,6 @@
 #include "job.h"
 #include "keys.h"
 #include "redis.h"
-#include "reply.h"
 
 #include <stdatomic.h>
 

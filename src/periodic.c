@@ -181,19 +181,21 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
     }
     int yes = 1;
     int64_t last;
-    if (r->type == REDIS_REPLY_NIL) {
+    const char *s;
+    size_t len;
+    if (cw_reply_is_nil(r)) {
         yes = 1;
-    } else if (r->type == REDIS_REPLY_STRING && parse_go_int64(r->str, r->len, &last) == 0) {
+    } else if (cw_reply_str(r, &s, &len, NULL, NULL) == 0 && parse_go_int64(s, len, &last) == 0) {
         yes = last < now - CW_PERIODIC_WINDOW;
-    } else if (r->type == REDIS_REPLY_INTEGER) {
-        yes = r->integer < now - CW_PERIODIC_WINDOW;
+    } else if (cw_reply_int(r, &last, NULL, NULL) == 0) {
+        yes = last < now - CW_PERIODIC_WINDOW;
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "strconv.ParseInt: parsing \"%.100s\": invalid syntax",
-                 r->type == REDIS_REPLY_STRING ? r->str : "");
+                 cw_reply_is_str(r) ? cw_reply_text(r) : "");
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", msg, NULL);
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
     return yes;
 }
 
@@ -282,11 +284,8 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)(z.n - 1), z.argv, z.lens, &r,
                           err);
-        if (rc == 0 && r->type != REDIS_REPLY_ARRAY)
-            rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
-        else if (rc == 0)
-            nskipped = r->elements;
-        freeReplyObject(r);
+        if (rc == 0) rc = cw_reply_array(r, 0, &nskipped, "periodic_schedule script", err);
+        cw_reply_free(r);
     }
     if (nskipped) {
         char detail[200];

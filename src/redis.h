@@ -11,6 +11,7 @@
 #include "util.h"
 
 #include "redis_net.h"
+#include "reply.h" /* the readers of the replies these calls return */
 
 #include <hiredis/hiredis.h>
 

@@ -39,15 +39,8 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error 
     const char *argv[] = {"SMEMBERS", key->data};
     size_t lens[] = {8, key->len};
     redisReply *r = NULL;
-    size_t n = 0;
     int rc = cw_conn_command(c, 2, argv, lens, &r, err);
-    if (rc == 0) rc = cw_reply_array(r, 0, &n, "SMEMBERS", err);
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        const char *m;
-        size_t len;
-        if (cw_reply_at_str(r, i, &m, &len, NULL, NULL) == 0 && !memchr(m, '\0', len))
-            cw_argv_add(out, m, len);
-    }
+    if (rc == 0) rc = cw_reply_strings(r, out, "SMEMBERS", err);
     cw_reply_free(r);
     if (rc) return rc;
     cw_argv_sort(out);

@@ -103,12 +103,24 @@ static void note_error(cycle_result *res, const char *pass, const cwork_error *e
  * script went on with the other names. */
 static void note_damage(cycle_result *res, const char *pass, const redisReply *arr, size_t from)
 {
-    for (size_t i = from; arr && arr->type == REDIS_REPLY_ARRAY && i < arr->elements; i++) {
-        const redisReply *e = arr->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            continue;
-        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", e->str, NULL);
-        note_text(res, pass, e->str, e->len);
+    for (const redisReply *e; (e = cw_reply_at(arr, from)) != NULL; from++) {
+        const char *text;
+        size_t len;
+        if (cw_reply_str(e, &text, &len, NULL, NULL) != 0) continue;
+        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", text, NULL);
+        note_text(res, pass, text, len);
+    }
+}
+
+/* Joins the string elements of an array reply with sep, for a log line. */
+static void join_strings(cw_buf *out, const redisReply *arr, const char *sep)
+{
+    const char *text;
+    size_t len;
+    for (size_t i = 0; cw_reply_at(arr, i); i++) {
+        if (cw_reply_at_str(arr, i, &text, &len, NULL, NULL) != 0) continue;
+        if (out->len) cw_buf_puts(out, sep);
+        cw_buf_append(out, text, len);
     }
 }
 
@@ -182,23 +194,29 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
     redisReply *x = NULL;
     int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, names, pool_id, &x, err);
     if (rc) return rc;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
-        x->element[1]->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "requeue: unexpected reply");
+    /* {requeued, the (1-based) names whose jobs could not move, damaged keys} */
+    size_t nstuck = 0;
+    if ((rc = cw_reply_array(x, 3, NULL, "requeue script", err)) != 0 ||
+        (rc = cw_reply_at_array(x, 1, 0, &nstuck, "requeue script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
     }
     /* A name whose jobs could not move keeps the pool's slot (its lock_info field), so
      * that the pool is found again as unknown and a later cycle tries again. */
+    const redisReply *stuck_names = cw_reply_at(x, 1);
     cw_argv release = {0};
     for (size_t i = 0; i < names->n; i++) {
         int stuck = 0;
-        for (size_t k = 0; k < x->element[1]->elements; k++)
-            stuck |= x->element[1]->element[k]->integer == (long long)i + 1;
+        for (size_t k = 0; k < nstuck; k++) {
+            int64_t at = 0;
+            stuck |= cw_reply_at_int(stuck_names, k, &at, NULL, NULL) == 0 &&
+                     at == (int64_t)i + 1;
+        }
         if (!stuck)
             cw_argv_add(&release, names->argv[i], names->lens[i]);
     }
-    note_damage(res, pass, x->element[2], 0);
-    freeReplyObject(x);
+    note_damage(res, pass, cw_reply_at(x, 2), 0);
+    cw_reply_free(x);
     if ((rc = cw_argv_check(&release, err)) != 0 || release.n == 0) {
         cw_argv_free(&release);
         return rc;
@@ -206,25 +224,19 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
     rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, &release, pool_id, &x, err);
     cw_argv_free(&release);
     if (rc) return rc;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "stale locks: unexpected reply");
+    /* {negative locks, damaged keys} */
+    if ((rc = cw_reply_array(x, 2, NULL, "stale locks script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
     }
-    const redisReply *neg = x->element[0];
-    if (neg->type == REDIS_REPLY_ARRAY && neg->elements > 0) {
-        cw_buf keys;
-        cw_buf_init(&keys);
-        for (size_t i = 0; i < neg->elements; i++) {
-            if (i)
-                cw_buf_putc(&keys, ',');
-            cw_buf_append(&keys, neg->element[i]->str, neg->element[i]->len);
-        }
-        cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data,
-               NULL);
-        cw_buf_free(&keys);
-    }
-    note_damage(res, pass, x->element[1], 0);
-    freeReplyObject(x);
+    cw_buf keys;
+    cw_buf_init(&keys);
+    join_strings(&keys, cw_reply_at(x, 0), ",");
+    if (keys.len)
+        cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data, NULL);
+    cw_buf_free(&keys);
+    note_damage(res, pass, cw_reply_at(x, 1), 0);
+    cw_reply_free(x);
     return 0;
 }
 
@@ -265,54 +277,72 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
 /* ---------------------------------------------------------------- the passes */
 
 /* Pass 1: pools whose heartbeat is missing or stale. */
-static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
-                           cwork_error *err)
+/* The ids in <p>worker_pools. */
+static int worker_pools(cw_reaper *r, cw_conn *c, cw_argv *ids, cwork_error *err)
 {
     cw_buf key;
     cw_buf_init(&key);
     cw_key_worker_pools(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = NULL;
+    redisReply *x = NULL;
     int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                     : cw_conn_command(c, 2, sm, NULL, &pools, err);
+                     : cw_conn_command(c, 2, sm, NULL, &x, err);
+    if (rc == 0) rc = cw_reply_strings(x, ids, "SMEMBERS", err);
+    cw_reply_free(x);
+    cw_buf_free(&key);
+    return rc;
+}
+
+static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
+                           cwork_error *err)
+{
+    cw_argv pools = {0};
+    int rc = worker_pools(r, c, &pools, err);
     if (rc) {
-        cw_buf_free(&key);
+        cw_argv_free(&pools);
         return rc;
     }
+    cw_buf key;
+    cw_buf_init(&key);
     /* One pipelined round trip for every pool's heartbeat_at and job_names. */
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        cw_key_worker_pool(r->keys, &key, pools.argv[i]);
         const char *hm[] = {"HMGET", key.data, "heartbeat_at", "job_names"};
         rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 4, hm, NULL, err);
     }
-    redisReply **beats = cw_calloc(pools->elements ? pools->elements : 1, sizeof *beats);
-    for (size_t i = 0; i < pools->elements && rc == 0; i++)
+    redisReply **beats = cw_calloc(pools.n ? pools.n : 1, sizeof *beats);
+    for (size_t i = 0; i < pools.n && rc == 0; i++)
         rc = beats ? cw_conn_read(c, &beats[i], err) : CWORK_ENOMEM;
     double now = (double)cw_clock_now_ms() / 1000.0;
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
-        const char *id = pools->element[i]->str;
-        redisReply *b = beats[i];
-        if (b->type != REDIS_REPLY_ARRAY || b->elements != 2) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
+        const char *id = pools.argv[i];
+        const redisReply *b = beats[i];
+        /* {heartbeat_at, job_names}: each a string or nil */
+        const char *at, *job_names;
+        size_t at_len, job_names_len;
+        size_t nfields = 0;
+        if (cw_reply_array(b, 2, &nfields, NULL, NULL) != 0 || nfields != 2 ||
+            cw_reply_at_str_or_nil(b, 0, &at, &at_len, NULL, NULL) != 0 ||
+            cw_reply_at_str_or_nil(b, 1, &job_names, &job_names_len, NULL, NULL) != 0) {
             rc = cw_error(err, CWORK_EPROTO, "unexpected heartbeat reply for pool %s", id);
             break;
         }
-        redisReply *at = b->element[0], *names_r = b->element[1];
-        int has_heartbeat = at->type == REDIS_REPLY_STRING;
+        int has_heartbeat = at != NULL;
         cw_argv names = {0};
         if (has_heartbeat) {
             int64_t hb;
-            if (cw_parse_int64(at->str, at->len, &hb) != 0) {
+            if (cw_parse_int64(at, at_len, &hb) != 0) {
                 rc = cw_error(err, CWORK_EPROTO, "pool %s: heartbeat_at is not an integer", id);
                 break;
             }
             if ((double)hb + CW_REAPER_DEAD_TIME > now)
                 continue; /* alive */
-            if (names_r->type != REDIS_REPLY_STRING)
+            if (!job_names)
                 continue; /* no job list: not treated as dead (Go) */
-            split_names(&names, names_r->str, names_r->len);
+            split_names(&names, job_names, job_names_len);
         } else {
             /* No heartbeat at all: Go only releases its slots for the current names and
              * leaves its in-progress jobs orphaned (PROTOCOL §16.11); we requeue them. */
@@ -351,11 +381,10 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dead pools", "dead", logged.data, NULL);
     cw_buf_free(&logged);
-    for (size_t i = 0; beats && i < pools->elements; i++)
-        if (beats[i])
-            freeReplyObject(beats[i]);
+    for (size_t i = 0; beats && i < pools.n; i++)
+        cw_reply_free(beats[i]);
     cw_free(beats);
-    freeReplyObject(pools);
+    cw_argv_free(&pools);
     cw_buf_free(&key);
     return rc;
 }
@@ -383,13 +412,14 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
                           keys.lens, &x, err);
     cw_argv_free(&keys);
     if (rc) return rc;
+    /* {JSON of pool → lock_info keys, damaged keys…} */
     gj_value *map = NULL;
-    rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
-                     x->element[0]->type == REDIS_REPLY_STRING
-                 ? cw_gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
-                 : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    const char *json;
+    size_t json_len;
+    rc = cw_reply_at_str(x, 0, &json, &json_len, "unknown pools script", err);
+    if (rc == 0) rc = cw_gj_parse(json, json_len, &map, err);
     note_damage(res, "unknown pools", x, 1);
-    freeReplyObject(x);
+    cw_reply_free(x);
     if (rc == 0 && map->type == GJ_OBJECT && map->as.obj.len > 0) {
         cw_buf logged;
         cw_buf_init(&logged);
@@ -431,18 +461,20 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
     redisReply *x = NULL;
     int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, current, NULL, &x, err);
     if (rc) return rc;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "heal locks: unexpected reply");
+    /* {lock keys adjusted, changes made, damaged keys} */
+    if ((rc = cw_reply_array(x, 3, NULL, "heal locks script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
     }
-    const redisReply *adjusted = x->element[0], *healed = x->element[1];
+    const redisReply *adjusted = cw_reply_at(x, 0);
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; adjusted->type == REDIS_REPLY_ARRAY && i < adjusted->elements; i++) {
+    for (size_t i = 0; cw_reply_at(adjusted, i); i++) {
         size_t before = res->dangling.n;
-        const redisReply *k = adjusted->element[i];
-        if (name_of_key(r, k->str, k->len, ":lock", &res->dangling) &&
-            res->dangling.n > before)
+        const char *k;
+        size_t len;
+        if (cw_reply_at_str(adjusted, i, &k, &len, NULL, NULL) == 0 &&
+            name_of_key(r, k, len, ":lock", &res->dangling) && res->dangling.n > before)
             cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
                           res->dangling.argv[res->dangling.n - 1]);
     }
@@ -450,16 +482,12 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
         cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
     /* Every value changed, for whoever wonders why a counter moved. */
     cw_buf_reset(&logged);
-    for (size_t i = 0; healed->type == REDIS_REPLY_ARRAY && i < healed->elements; i++) {
-        if (logged.len)
-            cw_buf_puts(&logged, "; ");
-        cw_buf_append(&logged, healed->element[i]->str, healed->element[i]->len);
-    }
+    join_strings(&logged, cw_reply_at(x, 1), "; ");
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_WARN, "Reaper: lock counters repaired", "changes", logged.data, NULL);
     cw_buf_free(&logged);
-    note_damage(res, "heal locks", x->element[2], 0);
-    freeReplyObject(x);
+    note_damage(res, "heal locks", cw_reply_at(x, 2), 0);
+    cw_reply_free(x);
     return 0;
 }
 
@@ -475,17 +503,17 @@ static int current_names(cw_reaper *r, cw_conn *c, cw_argv *out, cwork_error *er
     cw_key_known_jobs(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
     redisReply *x = NULL;
+    cw_argv known = {0};
     int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : cw_conn_command(c, 2, sm, NULL, &x, err);
     cw_buf_free(&key);
-    if (rc) return rc;
-    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++) {
-        const redisReply *m = x->element[i];
-        if (!memchr(m->str, '\0', m->len) && cw_argv_find(out, m->str, m->len) < 0)
-            cw_argv_add(out, m->str, m->len);
-    }
-    freeReplyObject(x);
-    return cw_argv_check(out, err);
+    if (rc == 0 && cw_reply_is_array(x)) rc = cw_reply_strings(x, &known, "SMEMBERS", err);
+    cw_reply_free(x);
+    for (size_t i = 0; rc == 0 && i < known.n; i++)
+        if (cw_argv_find(out, known.argv[i], known.lens[i]) < 0)
+            cw_argv_add(out, known.argv[i], known.lens[i]);
+    cw_argv_free(&known);
+    return rc ? rc : cw_argv_check(out, err);
 }
 
 /* Whether the cycle may take its next step: the connection works and the lock is
@@ -572,31 +600,28 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
         return rc;
     cw_buf key;
     cw_buf_init(&key);
-    cw_key_worker_pools(r->keys, &key);
-    const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = NULL;
-    rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                 : cw_conn_command(c, 2, sm, NULL, &pools, err);
-    if (rc) goto out;
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    cw_argv pools = {0};
+    rc = worker_pools(r, c, &pools, err);
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        cw_key_worker_pool(r->keys, &key, pools.argv[i]);
         const char *hg[] = {"HGET", key.data, "heartbeat_at"};
         rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 3, hg, NULL, err);
     }
     double now = (double)cw_clock_now_ms() / 1000.0;
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         redisReply *b = NULL;
         if ((rc = cw_conn_read(c, &b, err)) != 0)
             break;
         int64_t hb;
-        if (b->type != REDIS_REPLY_STRING || cw_parse_int64(b->str, b->len, &hb) != 0 ||
+        const char *at;
+        size_t len;
+        if (cw_reply_str(b, &at, &len, NULL, NULL) != 0 || cw_parse_int64(at, len, &hb) != 0 ||
             (double)hb + CW_REAPER_DEAD_TIME <= now)
             *seen = 1;
-        freeReplyObject(b);
+        cw_reply_free(b);
     }
-    freeReplyObject(pools);
-out:
+    cw_argv_free(&pools);
     cw_redis_checkin(r->redis, c);
     cw_buf_free(&key);
     return rc;

@@ -190,6 +190,17 @@ int cw_reply_at_array(const redisReply *r, size_t i, size_t min, size_t *n, cons
     return rc ? rc : read_array(e, min, n, (long)i, what, err);
 }
 
+int cw_reply_strings(const redisReply *r, cw_argv *out, const char *what, cwork_error *err)
+{
+    size_t n = 0;
+    int rc = read_array(r, 0, &n, -1, what, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const redisReply *m = r->element[i];
+        if (cw_reply_is_str(m) && !memchr(m->str, '\0', m->len)) cw_argv_add(out, m->str, m->len);
+    }
+    return rc ? rc : cw_argv_check(out, err);
+}
+
 const char *cw_reply_text(const redisReply *r)
 {
     if (!r || !r->str) return "";

@@ -16,6 +16,7 @@
 #ifndef CWORK_REPLY_H
 #define CWORK_REPLY_H
 
+#include "argv.h"
 #include "util.h"
 
 #include <hiredis/hiredis.h>
@@ -63,6 +64,11 @@ int cw_reply_at_str_or_nil(const redisReply *r, size_t i, const char **s, size_t
                            const char *what, cwork_error *err);
 int cw_reply_at_array(const redisReply *r, size_t i, size_t min, size_t *n, const char *what,
                       cwork_error *err);
+
+/* Appends every string element of an array reply (SMEMBERS, KEYS…) to out, leaving out
+ * those that hold a NUL (no key or name can be built from them) and elements of other
+ * types. CWORK_EPROTO when r is no array, CWORK_ENOMEM when out ran out of memory. */
+int cw_reply_strings(const redisReply *r, cw_argv *out, const char *what, cwork_error *err);
 
 /* The text of a string, status or error reply (for logs), else "". */
 const char *cw_reply_text(const redisReply *r);

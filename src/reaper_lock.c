@@ -121,8 +121,8 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     redisReply *x = NULL;
     int rc = cw_conn_command(c, 6, set, NULL, &x, err);
     if (rc) return rc;
-    int taken = x->type == REDIS_REPLY_STATUS;
-    freeReplyObject(x);
+    int taken = cw_reply_status(x, "OK", NULL, NULL) == 0; /* else nil: someone holds it */
+    cw_reply_free(x);
     if (taken) {
         l->held = 1;
         l->lost = 0;
@@ -144,13 +144,16 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
         rc = cw_conn_read(c, &v, err);
     if (rc == 0)
         rc = cw_conn_read(c, &t, err);
-    if (rc == 0 && v->type == REDIS_REPLY_STRING)
-        log_blocked(l, v->str, v->len, t->type == REDIS_REPLY_INTEGER ? t->integer : -1);
+    const char *holder;
+    size_t len;
+    int64_t ttl = -1;
+    if (rc == 0 && cw_reply_str(v, &holder, &len, NULL, NULL) == 0) {
+        if (cw_reply_int(t, &ttl, NULL, NULL) != 0) ttl = -1;
+        log_blocked(l, holder, len, ttl);
+    }
     /* (a lock gone meanwhile: the next attempt takes it) */
-    if (v)
-        freeReplyObject(v);
-    if (t)
-        freeReplyObject(t);
+    cw_reply_free(v);
+    cw_reply_free(t);
     return rc;
 }
 
@@ -168,9 +171,10 @@ int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
     redisReply *x = NULL;
     int rc = cw_conn_eval(c, &cw_script_reaper_renew, 1, 2, argv, NULL, &x, err);
     if (rc) return rc;
-    int renewed = x->type == REDIS_REPLY_INTEGER && x->integer == 1;
-    freeReplyObject(x);
-    if (!renewed) {
+    int64_t renewed = 0;
+    if (cw_reply_int(x, &renewed, NULL, NULL) != 0) renewed = 0;
+    cw_reply_free(x);
+    if (renewed != 1) {
         l->lost = 1;
         return cw_error(err, CWORK_ETIMEOUT,
                         "the reaper lock's lease ran out (another reaper may hold it)");

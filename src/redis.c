@@ -384,9 +384,9 @@ int cwork_redis_ping(cwork_redis *r, cwork_error *err)
     if (rc == 0) {
         redisReply *reply = NULL;
         rc = cw_conn_commandf(c, &reply, &e, "PING");
-        if (rc == 0 && (reply->type != REDIS_REPLY_STATUS || !reply->str || strcmp(reply->str, "PONG")))
+        if (rc == 0 && cw_reply_status(reply, "PONG", NULL, NULL) != 0)
             rc = cw_error(&e, CWORK_EPROTO, "redis %s: unexpected answer to PING", r->addr_text);
-        if (reply) freeReplyObject(reply);
+        cw_reply_free(reply);
         cw_redis_checkin(r, c);
     }
     if (rc && err) *err = e;

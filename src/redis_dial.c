@@ -43,7 +43,7 @@ int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const
         if (reply)
             *reply = x;
         else
-            freeReplyObject(x);
+            cw_reply_free(x);
         return 0;
     }
     char msg[sizeof e.message];

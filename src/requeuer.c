@@ -23,22 +23,23 @@ static void add_queue(cw_argv *queues, const cw_keys *keys, const char *name)
  * the errors of jobs it had to leave in place. The first error goes into err. */
 static int report(const redisReply *reasons, const redisReply *errors, cwork_error *err)
 {
-    for (size_t i = 0; reasons->type == REDIS_REPLY_ARRAY && i + 1 < reasons->elements; i += 2) {
-        const redisReply *why = reasons->element[i], *count = reasons->element[i + 1];
-        if (why->type != REDIS_REPLY_STRING || count->type != REDIS_REPLY_INTEGER)
+    for (size_t i = 0; cw_reply_at(reasons, i + 1); i += 2) {
+        const char *why;
+        int64_t count;
+        if (cw_reply_at_str(reasons, i, &why, NULL, NULL, NULL) != 0 ||
+            cw_reply_at_int(reasons, i + 1, &count, NULL, NULL) != 0)
             continue;
         char n[24];
-        snprintf(n, sizeof n, "%lld", count->integer);
-        cw_log(CWORK_LOG_ERROR, "requeuer.process.dead", "error", why->str, "jobs", n, NULL);
+        snprintf(n, sizeof n, "%lld", (long long)count);
+        cw_log(CWORK_LOG_ERROR, "requeuer.process.dead", "error", why, "jobs", n, NULL);
     }
     int rc = 0;
-    for (size_t i = 0; errors->type == REDIS_REPLY_ARRAY && i < errors->elements; i++) {
-        const redisReply *e = errors->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            continue;
-        cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", e->str, NULL);
+    for (size_t i = 0; cw_reply_at(errors, i); i++) {
+        const char *e;
+        if (cw_reply_at_str(errors, i, &e, NULL, NULL, NULL) != 0) continue;
+        cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", e, NULL);
         if (rc == 0)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", e->str);
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", e);
     }
     return rc;
 }
@@ -76,22 +77,20 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
-        long long n[4] = {0, 0, 0, 0};
-        int well_formed = r->type == REDIS_REPLY_ARRAY && r->elements == 6;
-        for (size_t i = 0; well_formed && i < 4; i++) {
-            well_formed = r->element[i]->type == REDIS_REPLY_INTEGER;
-            n[i] = well_formed ? r->element[i]->integer : 0;
-        }
-        if (!well_formed) {
-            freeReplyObject(r);
-            rc = cw_error(err, CWORK_EPROTO, "requeue script: unexpected reply");
+        /* {moved, to dead, left in place, stepped over, dead reasons, errors} */
+        int64_t n[4] = {0, 0, 0, 0};
+        if ((erc = cw_reply_ints(r, n, 4, "requeue script", err)) == 0)
+            erc = cw_reply_array(r, 6, NULL, "requeue script", err);
+        if (erc) {
+            cw_reply_free(r);
+            rc = erc;
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
-        int e = report(r->element[4], r->element[5], err);
+        int e = report(cw_reply_at(r, 4), cw_reply_at(r, 5), err);
         if (rc == 0)
             rc = e;
-        freeReplyObject(r);
+        cw_reply_free(r);
         *moved += (size_t)n[0];
         left += n[3];
         if (n[0] + n[1] + n[2] + n[3] < CW_REQUEUE_BATCH)
@@ -138,11 +137,12 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
     }
     for (size_t i = 0; i < nknown; i++)
         add_queue(&queues, keys, known_names[i]);
-    for (size_t i = 0; members && members->type == REDIS_REPLY_ARRAY && i < members->elements; i++) {
-        const redisReply *m = members->element[i];
-        if (m->type == REDIS_REPLY_STRING && memchr(m->str, '\0', m->len) == NULL)
-            add_queue(&queues, keys, m->str);
-    }
+    cw_argv known = {0};
+    if (cw_reply_is_array(members)) cw_reply_strings(members, &known, "SMEMBERS", NULL);
+    for (size_t i = 0; i < known.n; i++)
+        add_queue(&queues, keys, known.argv[i]);
+    if (known.oom) queues.oom = 1;
+    cw_argv_free(&known);
     if (queues.oom || dead.oom || prefix.oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
@@ -163,7 +163,7 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
     }
 done:
     if (members)
-        freeReplyObject(members);
+        cw_reply_free(members);
     cw_redis_checkin(redis, c);
     cw_argv_free(&queues);
     cw_buf_free(&known_key);

@@ -112,22 +112,23 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
         goto done;
     }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != nk) {
-        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error",
-               "unique_release script answered an unexpected reply", NULL);
-        rc = CWORK_EPROTO;
+    /* One value per key: nil when absent, "1" for a plain guard, else the job it holds. */
+    size_t nvalues = 0;
+    if ((rc = cw_reply_array(r, nk, &nvalues, "unique_release script", &err)) != 0) {
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
     } else {
         for (size_t i = 0; i < nt; i++) {
             for (size_t j = tk[i].first; j < tk[i].first + tk[i].n; j++) {
-                const redisReply *v = r->element[j];
-                if (v->type != REDIS_REPLY_STRING || (v->len == 1 && v->str[0] == '1'))
+                const char *v;
+                size_t len;
+                if (cw_reply_at_str(r, j, &v, &len, NULL, NULL) != 0 || (len == 1 && v[0] == '1'))
                     continue; /* absent, or a plain guard: the queued job runs */
-                replace_job(tk[i].task, v->str, v->len);
+                replace_job(tk[i].task, v, len);
                 break;
             }
         }
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
 done:
     if (rc == CWORK_ENOMEM)
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",

@@ -185,9 +185,8 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
     size_t len;
     if (cw_reply_is_nil(r)) {
         yes = 1;
-    } else if (cw_reply_str(r, &s, &len, NULL, NULL) == 0 && parse_go_int64(s, len, &last) == 0) {
-        yes = last < now - CW_PERIODIC_WINDOW;
-    } else if (cw_reply_int(r, &last, NULL, NULL) == 0) {
+    } else if ((cw_reply_str(r, &s, &len, NULL, NULL) == 0 && parse_go_int64(s, len, &last) == 0) ||
+               cw_reply_int(r, &last, NULL, NULL) == 0) {
         yes = last < now - CW_PERIODIC_WINDOW;
     } else {
         char msg[160];

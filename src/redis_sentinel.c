@@ -62,6 +62,19 @@ void cw_sentinel_free(cwork_redis *r)
     r->sentinel = NULL;
 }
 
+/* A TCP port in decimal, 1..65535, and nothing else: 1, else 0. */
+static int parse_port(const char *s, size_t len, int *port)
+{
+    int v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9' || v > 65535) return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (len == 0 || v < 1 || v > 65535) return 0;
+    *port = v;
+    return 1;
+}
+
 /* ---------------------------------------------------------------- asking */
 
 static int dial_sentinel(cwork_redis *r, int i, cw_conn **out, int *transient, cwork_error *err)
@@ -90,19 +103,19 @@ static int ask_sentinel(cwork_redis *r, int i, char *host, size_t host_size, int
     if (rc == 0) {
         /* {host, port}, or nil for a name it does not monitor */
         const char *h, *p;
-        size_t n = 0;
+        size_t n = 0, plen = 0;
         if (cw_reply_is_nil(x)) {
             *final = 1;
             rc = cw_error(err, CWORK_EREDIS, "sentinel %s monitors no master named \"%s\"", c->addr,
                           r->addr.master_name);
         } else if (cw_reply_array(x, 2, &n, NULL, NULL) != 0 || n != 2 ||
                    cw_reply_at_str(x, 0, &h, NULL, NULL, NULL) != 0 ||
-                   cw_reply_at_str(x, 1, &p, NULL, NULL, NULL) != 0) {
+                   cw_reply_at_str(x, 1, &p, &plen, NULL, NULL) != 0 ||
+                   !parse_port(p, plen, port)) {
             rc = cw_error(err, CWORK_EPROTO, "sentinel %s: unexpected answer for the master",
                           c->addr);
         } else {
             snprintf(host, host_size, "%s", h);
-            *port = atoi(p);
         }
         cw_reply_free(x);
     } else {
@@ -203,15 +216,22 @@ int cw_sentinel_parse_switch(const char *msg, size_t len, const char *master_nam
 {
     size_t nlen = strlen(master_name);
     if (len <= nlen || memcmp(msg, master_name, nlen) != 0 || msg[nlen] != ' ') return 0;
-    char buf[600];
-    if (len - nlen >= sizeof buf) return 0;
-    memcpy(buf, msg + nlen + 1, len - nlen - 1);
-    buf[len - nlen - 1] = '\0';
-    char old_host[256], new_host[256];
+    /* <old host> <old port> <new host> <new port>, separated by spaces */
+    const char *p = msg + nlen + 1, *end = msg + len, *field[4];
+    size_t flen[4];
+    for (int i = 0; i < 4; i++) {
+        while (p < end && *p == ' ')
+            p++;
+        field[i] = p;
+        while (p < end && *p != ' ')
+            p++;
+        flen[i] = (size_t)(p - field[i]);
+        if (flen[i] == 0 || flen[i] > 255) return 0;
+    }
     int old_port, new_port;
-    if (sscanf(buf, "%255s %d %255s %d", old_host, &old_port, new_host, &new_port) != 4) return 0;
-    if (new_port < 1 || new_port > 65535) return 0;
-    snprintf(host, host_size, "%s", new_host);
+    if (!parse_port(field[1], flen[1], &old_port) || !parse_port(field[3], flen[3], &new_port))
+        return 0;
+    snprintf(host, host_size, "%.*s", (int)flen[2], field[2]);
     *port = new_port;
     return 1;
 }

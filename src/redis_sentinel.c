@@ -2,6 +2,7 @@
  * redis_sentinel.h. */
 #include "redis_sentinel.h"
 #include "log.h"
+#include "util.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -98,8 +99,15 @@ static int ask_sentinel(cwork_redis *r, int i, char *host, size_t host_size, int
             rc = cw_error(err, CWORK_EPROTO, "sentinel %s: unexpected answer for the master",
                           c->addr);
         } else {
-            snprintf(host, host_size, "%s", x->element[0]->str);
-            *port = atoi(x->element[1]->str);
+            int64_t v = 0;
+            if (cw_parse_int64(x->element[1]->str, x->element[1]->len, &v) != 0 || v < 1 ||
+                v > 65535) {
+                rc = cw_error(err, CWORK_EPROTO, "sentinel %s: the master's port is not a port",
+                              c->addr);
+            } else {
+                snprintf(host, host_size, "%s", x->element[0]->str);
+                *port = (int)v;
+            }
         }
         freeReplyObject(x);
     } else {
@@ -205,12 +213,25 @@ int cw_sentinel_parse_switch(const char *msg, size_t len, const char *master_nam
     if (len - nlen >= sizeof buf) return 0;
     memcpy(buf, msg + nlen + 1, len - nlen - 1);
     buf[len - nlen - 1] = '\0';
-    char old_host[256], new_host[256];
-    int old_port, new_port;
-    if (sscanf(buf, "%255s %d %255s %d", old_host, &old_port, new_host, &new_port) != 4) return 0;
-    if (new_port < 1 || new_port > 65535) return 0;
-    snprintf(host, host_size, "%s", new_host);
-    *port = new_port;
+    /* "OLD_HOST OLD_PORT NEW_HOST NEW_PORT": four fields separated by single spaces. */
+    const char *field[4];
+    size_t flen[4];
+    const char *p = buf;
+    for (int i = 0; i < 4; i++) {
+        const char *end = strchr(p, ' ');
+        if (!end) end = p + strlen(p);
+        if (end == p || (i < 3) != (*end == ' ')) return 0;
+        field[i] = p;
+        flen[i] = (size_t)(end - p);
+        p = *end ? end + 1 : end;
+    }
+    int64_t new_port = 0;
+    if (flen[2] >= host_size || cw_parse_int64(field[3], flen[3], &new_port) != 0 ||
+        new_port < 1 || new_port > 65535)
+        return 0;
+    memcpy(host, field[2], flen[2]);
+    host[flen[2]] = '\0';
+    *port = (int)new_port;
     return 1;
 }
 

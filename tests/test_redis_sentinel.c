@@ -271,6 +271,14 @@ static void switch_master_messages(void)
     const char *v6 = "mymaster ::1 6379 ::2 6381";
     CHECK_INT(cw_sentinel_parse_switch(v6, strlen(v6), "mymaster", host, sizeof host, &port), 1);
     CHECK_STR(host, "::2");
+    const char *noport[] = {"mymaster 127.0.0.1 6379 127.0.0.2 x6380",
+                            "mymaster 127.0.0.1 6379 127.0.0.2 70000",
+                            "mymaster 127.0.0.1 6379 127.0.0.2 6380 extra",
+                            "mymaster 127.0.0.1 6379  127.0.0.2 6380"};
+    for (size_t i = 0; i < sizeof noport / sizeof *noport; i++)
+        CHECK_INT(cw_sentinel_parse_switch(noport[i], strlen(noport[i]), "mymaster", host,
+                                           sizeof host, &port),
+                  0);
 }
 
 /* ---------------------------------------------------------------- failover */

@@ -5,8 +5,11 @@
  * prints jobs/s for unpipelined LPUSH (one round trip per job), pipelined LPUSH,
  * cwork_enqueue (one job per call), and cwork_enqueue_batch (one name: one LPUSH per
  * batch; mixed names, delays and unique entries: the enqueue_batch script), with the
- * ratios that the README quotes. The LPUSH payload is a job-sized string so that the comparison is
- * about the client, not the bytes. Works in its own namespace and deletes it. */
+ * ratios that the README quotes. The LPUSH payload is a job-sized string so that the
+ * comparison is about the client, not the bytes. The baselines run over cwork's own
+ * connections, so any URL works (rediss://, redis+sentinel://, redis+cluster://) and
+ * both sides pay the same transport. Works in its own namespace ({cwork-bench} in a
+ * cluster) and deletes it. */
 #include "cwork.h"
 #include "redis.h"
 
@@ -22,40 +25,36 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static redisContext *dial(const char *url)
+/* A connection for the baselines, from a pool of its own on the same URL. */
+static cw_conn *dial(cwork_redis *r)
 {
-    cw_redis_addr a;
+    cw_conn *c;
     cwork_error err = {0};
-    if (cw_redis_addr_parse(url, &a, &err) != 0) {
+    if (cw_redis_checkout(r, &c, &err) != 0) {
         fprintf(stderr, "bench: %s\n", err.message);
         exit(1);
     }
-    struct timeval tv = {5, 0};
-    redisContext *c = a.unix_path ? redisConnectUnixWithTimeout(a.unix_path, tv)
-                                  : redisConnectWithTimeout(a.host, a.port, tv);
-    if (!c || c->err) {
-        fprintf(stderr, "bench: cannot connect\n");
-        exit(1);
-    }
-    if (a.password) {
-        redisReply *r = a.user ? redisCommand(c, "AUTH %s %s", a.user, a.password)
-                               : redisCommand(c, "AUTH %s", a.password);
-        freeReplyObject(r);
-    }
-    if (a.db) {
-        redisReply *r = redisCommand(c, "SELECT %d", a.db);
-        freeReplyObject(r);
-    }
-    cw_redis_addr_clear(&a);
     return c;
 }
 
-static void drop_namespace(redisContext *c, const char *ns)
+static void command(cw_conn *c, const char *fmt, const char *a, const char *b)
 {
-    redisReply *keys = redisCommand(c, "KEYS %s:*", ns);
+    cwork_error err = {0};
+    redisReply *r = cw_conn_commandf(c, &err, fmt, a, b);
+    if (!r) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        exit(1);
+    }
+    freeReplyObject(r);
+}
+
+static void drop_namespace(cw_conn *c, const char *ns)
+{
+    cwork_error err = {0};
+    redisReply *keys = cw_conn_commandf(c, &err, "KEYS %s:*", ns);
     for (size_t i = 0; keys && i < keys->elements; i++)
-        freeReplyObject(redisCommand(c, "UNLINK %s", keys->element[i]->str));
-    freeReplyObject(keys);
+        command(c, "UNLINK %s", keys->element[i]->str, NULL);
+    if (keys) freeReplyObject(keys);
 }
 
 int main(int argc, char **argv)
@@ -79,13 +78,18 @@ int main(int argc, char **argv)
     }
     if (!url)
         url = "redis://127.0.0.1:6379";
-    const char *ns = "cwork-bench";
-    redisContext *c = dial(url);
+    const char *ns = strstr(url, "+cluster://") ? "{cwork-bench}" : "cwork-bench";
+    cwork_error err = {0};
+    cwork_redis *base = cwork_redis_new(url, NULL, &err);
+    if (!base || cw_redis_use_namespace(base, ns, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
+        return 1;
+    }
+    cw_conn *c = dial(base);
     drop_namespace(c, ns);
     const char *payload = "{\"name\":\"bench\",\"id\":\"0123456789abcdef01234567\","
                           "\"t\":1700000000,\"args\":{\"i\":12345}}";
 
-    cwork_error err = {0};
     cwork_redis *redis = cwork_redis_new(url, NULL, &err);
     cwork_enqueuer *enq = redis ? cwork_enqueuer_new(redis, ns, &err) : NULL;
     if (!enq) {
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
     for (int round = 0; round < ROUNDS; round++) {
         double t0 = now_s();
         for (long i = 0; i < per_round; i++)
-            freeReplyObject(redisCommand(c, "LPUSH %s:baseline %s", ns, payload));
+            command(c, "LPUSH %s:baseline %s", ns, payload);
         t_lpush += now_s() - t0;
 
         t0 = now_s();
@@ -117,13 +121,17 @@ int main(int argc, char **argv)
         t_single += now_s() - t0;
 
         t0 = now_s();
+        char key[64];
+        snprintf(key, sizeof key, "%s:baseline", ns);
+        const char *lpush[] = {"LPUSH", key, payload};
         for (long done = 0; done < bulk_per_round; done += batch) {
             long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
             for (long i = 0; i < n; i++)
-                redisAppendCommand(c, "LPUSH %s:baseline %s", ns, payload);
+                if (cw_conn_append(c, 3, lpush, NULL, &err) != 0)
+                    return 1;
             for (long i = 0; i < n; i++) {
-                void *r;
-                if (redisGetReply(c, &r) != REDIS_OK)
+                redisReply *r;
+                if (cw_conn_read(c, &r, &err) != 0)
                     return 1;
                 freeReplyObject(r);
             }
@@ -171,8 +179,10 @@ int main(int argc, char **argv)
     double lpush_pipe = bulk_total / t_pipe, bulk = bulk_total / t_bulk;
     double mixed = bulk_total / t_mixed;
 
+    char *shown = cwork_redact_url(url);
     printf("server: %s (%ld single jobs, %ld bulk jobs, batches of %ld, %d rounds)\n",
-           url, jobs, bulk_jobs, batch, ROUNDS);
+           shown, jobs, bulk_jobs, batch, ROUNDS);
+    cwork_free(shown);
     printf("baseline LPUSH, one per round trip:   %10.0f ops/s\n", lpush);
     printf("baseline LPUSH, pipelined:            %10.0f ops/s\n", lpush_pipe);
     printf("cwork_enqueue, one job per call:      %10.0f jobs/s  (%.0f%% of unpipelined LPUSH)\n",
@@ -186,6 +196,7 @@ int main(int argc, char **argv)
     cwork_args_free(args);
     cwork_enqueuer_free(enq);
     cwork_redis_free(redis);
-    redisFree(c);
+    cw_redis_checkin(base, c);
+    cwork_redis_free(base);
     return 0;
 }

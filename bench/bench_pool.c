@@ -23,11 +23,13 @@
  *
  * Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
  * enqueue to handler start. --tune sets a scheduling tunable (src/dispatch_policy.h,
- * e.g. --tune wake_after_us=500). Works in its own namespaces and deletes them. */
+ * e.g. --tune wake_after_us=500). Works in its own namespaces and deletes them. --redis
+ * takes every URL form of cwork_redis_new (rediss:// included: its own connection goes
+ * through cwork's transport too); not Redis Cluster, whose namespaces need a tag. */
 #include "cwork.h"
 #include "pool.h"
+#include "redis.h"
 
-#include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,9 +71,22 @@ static int latency_handler(cwork_job *job, void *ctx)
     return 0;
 }
 
-static double redis_cpu_seconds(redisContext *c)
+/* The benchmark's own connection to the server (baselines, INFO, cleanup), over cwork's
+ * transport so that every URL form works, rediss:// included. */
+typedef struct raw_conn {
+    cwork_redis *pool;
+    cw_conn *c;
+} raw_conn;
+
+static redisReply *raw_command(raw_conn *raw, int argc, const char **argv)
 {
-    redisReply *r = redisCommand(c, "INFO cpu");
+    return cw_conn_command(raw->c, argc, argv, NULL, NULL);
+}
+
+static double redis_cpu_seconds(raw_conn *raw)
+{
+    const char *info[] = {"INFO", "cpu"};
+    redisReply *r = raw_command(raw, 2, info);
     double sys = 0, user = 0;
     if (r && r->type == REDIS_REPLY_STRING) {
         const char *s = strstr(r->str, "used_cpu_sys:");
@@ -81,75 +96,75 @@ static double redis_cpu_seconds(redisContext *c)
         if (u)
             user = atof(u + 14);
     }
-    freeReplyObject(r);
+    if (r)
+        freeReplyObject(r);
     return sys + user;
 }
 
-static void drop(redisContext *c, const char *ns)
+static void drop(raw_conn *raw, const char *ns)
 {
-    redisReply *keys = redisCommand(c, "KEYS %s:*", ns);
-    for (size_t i = 0; keys && i < keys->elements; i++)
-        freeReplyObject(redisCommand(c, "UNLINK %s", keys->element[i]->str));
-    freeReplyObject(keys);
+    char pattern[128];
+    snprintf(pattern, sizeof pattern, "%s:*", ns);
+    const char *argv[] = {"KEYS", pattern};
+    redisReply *keys = raw_command(raw, 2, argv);
+    for (size_t i = 0; keys && i < keys->elements; i++) {
+        const char *unlink[] = {"UNLINK", keys->element[i]->str};
+        redisReply *r = raw_command(raw, 2, unlink);
+        if (r)
+            freeReplyObject(r);
+    }
+    if (keys)
+        freeReplyObject(keys);
 }
 
-static redisContext *dial(const char *url)
+static raw_conn *dial(const char *url)
 {
-    /* The benchmark's own raw connection: host:port forms and unix:///path. */
-    struct timeval tv = {5, 0};
-    if (strncmp(url, "unix://", 7) == 0) {
-        char path[256];
-        snprintf(path, sizeof path, "%s", url + 7);
-        char *q = strchr(path, '?');
-        if (q)
-            *q = '\0';
-        redisContext *c = redisConnectUnixWithTimeout(path, tv);
-        if (!c || c->err) {
-            fprintf(stderr, "bench: cannot connect to %s\n", path);
-            exit(1);
-        }
-        return c;
-    }
-    const char *p = strstr(url, "://");
-    p = p ? p + 3 : url;
-    char host[128] = "127.0.0.1";
-    int port = 6379;
-    const char *colon = strrchr(p, ':');
-    if (colon) {
-        size_t n = (size_t)(colon - p) < sizeof host - 1 ? (size_t)(colon - p) : sizeof host - 1;
-        memcpy(host, p, n);
-        host[n] = '\0';
-        port = atoi(colon + 1);
-    }
-    redisContext *c = redisConnectWithTimeout(host, port, tv);
-    if (!c || c->err) {
-        fprintf(stderr, "bench: cannot connect to %s:%d\n", host, port);
+    cwork_error err = {0};
+    raw_conn *raw = calloc(1, sizeof *raw);
+    cwork_redis_options o;
+    cwork_redis_options_init(&o);
+    o.max_connections = 1;
+    raw->pool = cwork_redis_new(url, &o, &err);
+    if (!raw->pool || cw_redis_checkout(raw->pool, &raw->c, &err) != 0) {
+        fprintf(stderr, "bench: %s\n", err.message);
         exit(1);
     }
-    return c;
+    return raw;
+}
+
+static void raw_close(raw_conn *raw)
+{
+    cw_redis_checkin(raw->pool, raw->c);
+    cwork_redis_free(raw->pool);
+    free(raw);
 }
 
 /* Baselines on the same server, same run: round trips per second one at a time (the
  * ceiling of a worker that needs a round trip per job, as Go's does) and pipelined. */
 static double baseline_rtt, baseline_pipelined, baseline_ping_cpu_us;
 
-static void measure_baselines(redisContext *raw)
+static void measure_baselines(raw_conn *raw)
 {
     const int n = 20000;
+    const char *ping[] = {"PING"};
     double cpu0 = redis_cpu_seconds(raw);
     int64_t t0 = now_us();
-    for (int i = 0; i < n; i++)
-        freeReplyObject(redisCommand(raw, "PING"));
+    for (int i = 0; i < n; i++) {
+        redisReply *r = raw_command(raw, 1, ping);
+        if (!r)
+            exit(1);
+        freeReplyObject(r);
+    }
     baseline_rtt = n / ((double)(now_us() - t0) / 1e6);
     /* What one unpipelined command costs the server (syscalls, wake-ups): the unit the
      * pool's per-job cost is also given in, steadier than microseconds on a shared VM. */
     baseline_ping_cpu_us = (redis_cpu_seconds(raw) - cpu0) * 1e6 / n;
     t0 = now_us();
     for (int i = 0; i < n * 10; i++)
-        redisAppendCommand(raw, "PING");
+        cw_conn_append(raw->c, 1, ping, NULL, NULL);
     for (int i = 0; i < n * 10; i++) {
-        void *r;
-        if (redisGetReply(raw, &r) != REDIS_OK)
+        redisReply *r;
+        if (cw_conn_read(raw->c, &r, NULL) != 0)
             exit(1);
         freeReplyObject(r);
     }
@@ -159,7 +174,7 @@ static void measure_baselines(redisContext *raw)
            baseline_rtt, baseline_ping_cpu_us, baseline_pipelined);
 }
 
-static void throughput(cwork_redis *redis, redisContext *raw, long jobs, int queues,
+static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
                        unsigned concurrency)
 {
     const char *ns = "bench_test"; /* PROTOCOL §18 */
@@ -290,16 +305,19 @@ typedef struct {
 static void *floor_thread(void *arg)
 {
     floor_arg *a = arg;
-    redisContext *c = dial(a->url);
+    raw_conn *c = dial(a->url);
+    const char *ping[] = {"PING"};
     for (long i; (i = atomic_fetch_add(a->next, 1)) < a->n;) {
-        freeReplyObject(redisCommand(c, "PING"));
+        redisReply *r = raw_command(c, 1, ping);
+        if (r)
+            freeReplyObject(r);
         int64_t ms = workload_ms(a->w, i);
         atomic_store(&run_start_us_[i], now_us());
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
         nanosleep(&ts, NULL);
         atomic_store(&run_end_us_[i], now_us());
     }
-    redisFree(c);
+    raw_close(c);
     return NULL;
 }
 
@@ -316,7 +334,7 @@ static run_figures workload_floor(const char *url, const char *w, unsigned concu
     return figures_of_run(n, concurrency);
 }
 
-static void workload(cwork_redis *redis, redisContext *raw, const char *url, const char *w,
+static void workload(cwork_redis *redis, raw_conn *raw, const char *url, const char *w,
                      unsigned concurrency, double seconds)
 {
     const char *ns = "cwork-bench-workload";
@@ -400,7 +418,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void latency(cwork_redis *redis, redisContext *raw, long n, unsigned concurrency)
+static void latency(cwork_redis *redis, raw_conn *raw, long n, unsigned concurrency)
 {
     const char *ns = "cwork-bench-latency";
     drop(raw, ns);
@@ -477,7 +495,7 @@ int main(int argc, char **argv)
     }
     if (!url)
         url = "redis://127.0.0.1:6379";
-    redisContext *raw = dial(url);
+    raw_conn *raw = dial(url);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
     measure_baselines(raw);
@@ -499,6 +517,6 @@ int main(int argc, char **argv)
     if (latency_jobs > 0)
         latency(redis, raw, latency_jobs, concurrency);
     cwork_redis_free(redis);
-    redisFree(raw);
+    raw_close(raw);
     return 0;
 }

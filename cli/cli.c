@@ -75,12 +75,42 @@ int cli_is(const cli_args *a, const char *name)
     return strcmp(a->name, name) == 0;
 }
 
+/* --redis's URL is used from a copy, and the argument itself (argv memory, writable)
+ * is overwritten with the redacted URL, cut or padded with spaces to its length: the
+ * passwords leave the command line that `ps` and /proc/PID/cmdline show a moment after
+ * start. Better still is CWORK_REDIS_PASSWORD, never on a command line at all. The copy
+ * stays for the life of the process (the last --redis given wins). */
+static char *redis_url_copy;
+
+static const char *keep_secrets_out_of_ps(char *arg)
+{
+    char *copy = strdup(arg);
+    char *shown = copy ? cwork_redact_url(copy) : NULL;
+    if (!shown) {
+        free(copy);
+        return arg; /* out of memory: the URL still works, only ps still shows it */
+    }
+    if (strcmp(shown, arg) != 0) {
+        size_t len = strlen(arg), n = strlen(shown);
+        for (size_t i = 0; i < len; i++) {
+            char c = ' ';
+            if (i < n)
+                c = shown[i];
+            arg[i] = c;
+        }
+    }
+    cwork_free(shown);
+    free(redis_url_copy);
+    redis_url_copy = copy;
+    return copy;
+}
+
 int cli_conn_option(cli_args *a, cli_conn_opts *o)
 {
     if (cli_is(a, "redis")) {
         if (cli_take_value(a) < 0)
             return -1;
-        o->redis_url = a->value;
+        o->redis_url = keep_secrets_out_of_ps((char *)a->value);
         return 1;
     }
     if (cli_is(a, "ns")) {
@@ -122,6 +152,9 @@ void cli_redis_options(cwork_redis_options *ro)
     const char *pw = getenv("CWORK_REDIS_PASSWORD");
     if (pw && *pw)
         ro->password = pw; /* the library uses it when the URL carries none */
+    const char *spw = getenv("CWORK_REDIS_SENTINEL_PASSWORD");
+    if (spw && *spw)
+        ro->sentinel_password = spw; /* likewise, for a sentinel URL's sentinels */
 }
 
 /* The URL to use for o, and where it comes from. */

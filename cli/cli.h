@@ -69,8 +69,9 @@ cwork_redis *cli_connect(const cli_conn_opts *o, int *status);
  * o's URL answers (0, or -1 with the line printed). */
 cwork_redis *cli_redis_new(const cli_conn_opts *o);
 int cli_ping(const cli_conn_opts *o);
-/* The library's defaults, with the password of $CWORK_REDIS_PASSWORD (when set and not
- * empty; the library reads no environment): used when the URL carries none. */
+/* The library's defaults, with the passwords of $CWORK_REDIS_PASSWORD and
+ * $CWORK_REDIS_SENTINEL_PASSWORD (when set and not empty; the library reads no
+ * environment): used when the URL carries none. */
 void cli_redis_options(cwork_redis_options *ro);
 
 /* "LABEL: unknown option --NAME; did you mean --X? (see LABEL --help)", the suggestion

@@ -40,7 +40,7 @@ static const char usage[] =
     "  --no-web          don't serve the web UI\n";
 
 typedef struct demo {
-    char url[128];
+    char url[2048]; /* rediss:// URLs carry file paths */
     const char *ns;
     pid_t redis_pid;
     char redis_dir[64];
@@ -451,7 +451,10 @@ int cmd_demo(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-    if (conn.redis_url) {
+    if (conn.redis_url && strlen(conn.redis_url) >= sizeof d.url) {
+        fprintf(stderr, "cwork demo: --redis: the URL is longer than %zu bytes\n", sizeof d.url - 1);
+        return CLI_USAGE;
+    } else if (conn.redis_url) {
         snprintf(d.url, sizeof d.url, "%s", conn.redis_url);
     } else if (start_redis(&d) != 0) {
         stop_redis(&d);

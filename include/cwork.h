@@ -67,7 +67,7 @@ enum {
     CWORK_ETIMEOUT = -7,    /* no connection became free in time, or a deadline passed */
     CWORK_ENOTFOUND = -8,   /* no such job, key or argument */
     CWORK_ETYPE = -9,       /* an argument exists but has another type */
-    CWORK_EUNSUPPORTED = -10, /* a feature this build or this Redis lacks (e.g. rediss://) */
+    CWORK_EUNSUPPORTED = -10, /* a feature this build or this Redis lacks */
     CWORK_EJOBFAILED = -11  /* the handler failed the job (what cwork_job_fail returns) */
 };
 
@@ -148,16 +148,38 @@ typedef struct cwork_redis_options {
                                     password out of a URL that gets shown); NULL or "":
                                     none. The cwork command passes CWORK_REDIS_PASSWORD
                                     here. */
+    const char *sentinel_password; /* the same for the sentinels of a redis+sentinel://
+                                    URL, when it has no sentinel_password=. The cwork
+                                    command passes CWORK_REDIS_SENTINEL_PASSWORD here. */
 } cwork_redis_options;
 
 /* Fills *opts with the defaults above. */
 void cwork_redis_options_init(cwork_redis_options *opts);
 
-/* Creates a connection pool. url: `redis://[user:password@]host[:port][/db]` (a lone
- * user-info is a password), `host:port`, or `unix:///path[?db=N]`; NULL means
- * redis://127.0.0.1:6379. `rediss://` fails with CWORK_EUNSUPPORTED. opts (copied) may
- * be NULL. Connections are dialled on first use. Returns NULL on error (filling err).
- * Free with cwork_redis_free. Thread-safe. */
+/* Creates a connection pool. url:
+ *   redis://[user:password@]host[:port][/db]   (a lone user-info is a password)
+ *   rediss://… the same over TLS, with the query parameters ca=PATH (the CA file; else
+ *     the system's store), cert=PATH and key=PATH (a client certificate, PEM, key not
+ *     encrypted), sni=NAME (sent, and verified instead of the host), verify=0 (no
+ *     verification at all: logged as a warning once, at creation). The certificate and
+ *     the host name (or IP address) are verified by default.
+ *   redis+sentinel://[user:password@]host1:port1[,host2:port2…]/MASTER_NAME[/db]
+ *     (rediss+sentinel:// with TLS to sentinels and data nodes alike): the master the
+ *     sentinels name (default port 26379), followed through failovers;
+ *     sentinel_user= and sentinel_password= are the sentinels' own credentials
+ *   redis+cluster://[user:password@]host1:port1[,host2:port2…] (rediss+cluster:// with
+ *     TLS): Redis Cluster; the namespace of everything using the pool must carry a hash
+ *     tag ({myapp} or myapp{1}; enqueuers, pools, clients and web servers refuse any
+ *     other with CWORK_EINVAL), and one pool serves the slot of one namespace
+ *   host:port, or unix:///path[?db=N]
+ * and on any of them min_replicas=N (with min_replicas_timeout_ms=MS, default 1000):
+ * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise;
+ * a pool's commits wait too (a WAIT in the same round trip), and when the replicas do
+ * not answer in time the pool logs a warning (redis.min_replicas) and goes on.
+ * redis:// and unix: ignore query parameters they do not know, as Go does; the other
+ * schemes refuse them. NULL means redis://127.0.0.1:6379. opts (copied) may be NULL.
+ * TLS files are loaded here (errors name the file); connections are dialled on first
+ * use. Returns NULL on error (filling err). Free with cwork_redis_free. Thread-safe. */
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err);
 
 /* Closes every connection. Only once nothing uses the pool any more: enqueuers,

@@ -10,6 +10,7 @@ cwork_build_packages=(
     cmake
     pkg-config
     libhiredis-dev    # pkg-config module hiredis
+    libssl-dev        # pkg-config module openssl (rediss://)
     libmicrohttpd-dev # pkg-config module libmicrohttpd
     redis-server      # the demo's private Redis
 )
@@ -17,7 +18,9 @@ cwork_build_packages=(
 # What scripts/test.sh needs besides those.
 cwork_test_packages=(
     clang libclang-rt-14-dev                # ASan, UBSan, TSan, libFuzzer
-    redis-tools                             # redis-cli: test.sh waits for its Redis
+    redis-tools                             # redis-cli: test.sh waits for its Redis; cluster creation
+    redis-sentinel                          # the Sentinel failover tests
+    openssl                                 # certificates for the TLS tests
     golang-go golang-github-robfig-cron-dev # the Go oracle (tests/oracle)
     tzdata                                  # time-zone tests of the cron parser
     chromium                                # the browser test

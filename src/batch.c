@@ -238,7 +238,21 @@ static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size
     return r;
 }
 
+static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err);
+
 int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
+{
+    /* Redis Cluster: a single pipelined LPUSH/ZADD that meets a redirection (the slot
+     * moved) was refused before it wrote anything; one more try reaches the new node.
+     * The script follows redirections by itself. */
+    int redirected = 0;
+    int rc = enqueue_batch_once(b, &redirected, err);
+    if (rc < 0 && redirected)
+        rc = enqueue_batch_once(b, &redirected, err);
+    return rc;
+}
+
+static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
 {
     if (!b)
         return cw_error(err, CWORK_EINVAL, "batch is NULL");
@@ -412,6 +426,9 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         r = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
                          a.lens, err);
     }
+    /* min_replicas: acknowledged means replicated (checked once the reply is read). */
+    int replicated = r ? cw_conn_wait_replicas(c, err) : 0;
+    *redirected = c->redirected;
     cw_redis_checkin(enq->redis, c);
     if (!r) {
         rc = err ? err->code : CWORK_EREDIS; /* nothing written (or, on I/O, unknown) */
@@ -433,6 +450,7 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     for (size_t i = 0; i < n; i++)
         if (sadd_name[i])
             cw_enq_known_mark(enq, entry_name(b, i), now);
+    rc = replicated;
 
 done:
     cw_free(order);

@@ -136,6 +136,8 @@ cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *
         cw_error(err, CWORK_EINVAL, "cwork_client_new: redis and namespace are required");
         return NULL;
     }
+    if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
+        return NULL;
     cwork_client *cl = cw_calloc(1, sizeof *cl);
     if (!cl || cw_keys_init(&cl->keys, ns) != 0) {
         cw_free(cl);

@@ -328,8 +328,12 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
         rc = cw_commit_prepare(p, pending, &ca, &err);
     if (rc == 0)
         rc = append_cycle(sh, c, fetch, &ca, call, &err);
+    if (rc == 0 && npending) /* min_replicas: the commit waits for replicas, same trip */
+        rc = cw_conn_append_wait_replicas(c, &err);
     if (rc == 0)
         rc = read_cycle(p, c, &ca, &fetched, &incomplete, &err);
+    if (rc == 0 && npending)
+        rc = cw_conn_read_wait_replicas(c, &err);
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
                err.message, NULL);

@@ -22,6 +22,8 @@ cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_err
         cw_error(err, CWORK_EINVAL, "cwork_enqueuer_new: redis and namespace are required");
         return NULL;
     }
+    if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
+        return NULL;
     cwork_enqueuer *enq = cw_calloc(1, sizeof *enq);
     if (!enq || cw_keys_init(&enq->keys, ns) != 0) {
         cw_free(enq);
@@ -393,15 +395,25 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         goto done;
     if (!unique)
         u.json_len = data.len; /* the buffer holds the JSON only */
-    cw_conn *c;
-    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
-        goto done;
     int sadd = cw_enq_known_needs_sadd(enq, name, now);
-    if (unique)
-        rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
-    else
-        rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
-    cw_redis_checkin(enq->redis, c);
+    /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
+     * was refused before it wrote anything, and its connection goes; one more try
+     * reaches the new node. Scripts follow redirections by themselves. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        cw_conn *c;
+        if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
+            goto done;
+        if (unique)
+            rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
+        else
+            rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
+        if (rc == 0)
+            rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
+        int redirected = c->redirected;
+        cw_redis_checkin(enq->redis, c);
+        if (rc >= 0 || !redirected)
+            break;
+    }
     if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
         cw_enq_known_mark(enq, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */

@@ -191,6 +191,8 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
         o.watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
     if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0)
         return NULL;
+    if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
+        return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
     if (!p)
         goto oom;

@@ -1,5 +1,5 @@
-/* The connection pool: creation from a URL, dialling (timeouts, keepalive,
- * close-on-exec, AUTH, SELECT), checkout/checkin, and re-dialling with capped backoff
+/* The connection pool: creation from a URL, dialling (the transport of redis_net.c,
+ * then AUTH and SELECT), checkout/checkin, and re-dialling with capped backoff
  * while Redis is unreachable. Per-connection commands live in redis_conn.c, URL
  * parsing in redis_url.c.
  *
@@ -8,12 +8,13 @@
  * backoff (10 ms, doubling up to 1 s) since the previous failure; the other checkouts
  * wait for the probe or their deadline instead of hammering a dead server, and one
  * warning is logged per backoff step. The first successful dial ends the state. */
-#include "redis.h"
+#include "redis_impl.h"
 #include "log.h"
+#include "redis_cluster.h"
+#include "redis_sentinel.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,25 +24,6 @@
 #define BACKOFF_FIRST_MS 10
 #define BACKOFF_CAP_MS 1000
 
-struct cwork_redis {
-    cw_redis_addr addr;
-    char *url_shown; /* the URL with the password redacted */
-    char *addr_text; /* "host:port", "[v6]:port" or "unix:/path", for messages */
-    struct timeval connect_tv, command_tv;
-    int max_connections;
-    int64_t checkout_timeout_ms;
-
-    pthread_mutex_t mu;
-    pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the
-                             result of a dial appears */
-    cw_conn *idle;        /* LIFO: the warmest connection is reused first */
-    int live;             /* connections that exist or are being dialled */
-    int failing;          /* the last dial could not reach Redis; no success since */
-    int probing;          /* while failing, a dial is in flight */
-    int backoff_ms;       /* the current backoff step while failing */
-    int64_t next_dial_ms; /* while failing: no dial before this (monotonic ms) */
-    cwork_error last_error;
-};
 
 void cwork_redis_options_init(cwork_redis_options *opts)
 {
@@ -51,12 +33,6 @@ void cwork_redis_options_init(cwork_redis_options *opts)
     opts->max_connections = 16;
     opts->checkout_timeout_ms = 5000;
     opts->password = NULL;
-}
-
-static struct timeval ms_to_tv(int64_t ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    return tv;
 }
 
 const char *cw_redis_url_redacted(const cwork_redis *r)
@@ -79,12 +55,23 @@ static int check_options(const cwork_redis_options *o, cwork_error *err)
     return 0;
 }
 
-/* The URL's password wins; opts->password stands in when the URL carries none. */
-static int choose_password(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
+/* The URL's password wins; the option stands in when the URL carries none (the library
+ * reads no environment: the cwork command passes CWORK_REDIS_PASSWORD and
+ * CWORK_REDIS_SENTINEL_PASSWORD here). */
+static int choose_secret(char **field, const char *option, cwork_error *err)
 {
-    if (a->password || !o->password || !*o->password) return 0;
-    a->password = cw_strdup(o->password);
-    return a->password ? 0 : cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (*field || !option || !*option) return 0;
+    *field = cw_strdup(option);
+    return *field ? 0 : cw_error(err, CWORK_ENOMEM, "out of memory");
+}
+
+/* The same rule for the sentinels' password (sentinel URLs only). */
+static int choose_passwords(cw_redis_addr *a, const cwork_redis_options *o, cwork_error *err)
+{
+    int rc = choose_secret(&a->password, o->password, err);
+    if (rc == 0 && a->kind == CW_REDIS_SENTINEL)
+        rc = choose_secret(&a->sentinel_password, o->sentinel_password, err);
+    return rc;
 }
 
 static int init_sync(cwork_redis *r)
@@ -101,6 +88,24 @@ static int init_sync(cwork_redis *r)
         return -1;
     }
     return 0;
+}
+
+/* What messages about the pool as a whole call it. */
+static char *describe_pool(const cw_redis_addr *a)
+{
+    cw_buf b;
+    cw_buf_init(&b);
+    if (a->kind == CW_REDIS_SENTINEL)
+        cw_buf_printf(&b, "sentinel master %s", a->master_name);
+    else if (a->kind == CW_REDIS_CLUSTER)
+        cw_buf_puts(&b, "cluster");
+    else if (a->unix_path)
+        cw_buf_printf(&b, "unix:%s", a->unix_path);
+    else if (strchr(a->host, ':'))
+        cw_buf_printf(&b, "[%s]:%d", a->host, a->port);
+    else
+        cw_buf_printf(&b, "%s:%d", a->host, a->port);
+    return cw_buf_take(&b, NULL);
 }
 
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err)
@@ -122,23 +127,29 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
         cw_free(r);
         return NULL;
     }
-    if (choose_password(&r->addr, &o, err)) goto fail;
-    cw_buf b;
-    cw_buf_init(&b);
-    if (r->addr.unix_path)
-        cw_buf_printf(&b, "unix:%s", r->addr.unix_path);
-    else if (strchr(r->addr.host, ':'))
-        cw_buf_printf(&b, "[%s]:%d", r->addr.host, r->addr.port);
-    else
-        cw_buf_printf(&b, "%s:%d", r->addr.host, r->addr.port);
-    r->addr_text = cw_buf_take(&b, NULL);
+    if (choose_passwords(&r->addr, &o, err)) goto fail;
     r->url_shown = cwork_redact_url(url);
+    r->addr_text = describe_pool(&r->addr);
     if (!r->addr_text || !r->url_shown) {
         cw_error(err, CWORK_ENOMEM, "out of memory");
         goto fail;
     }
-    r->connect_tv = ms_to_tv(o.connect_timeout_ms);
-    r->command_tv = ms_to_tv(o.command_timeout_ms); /* {0, 0}: no timeout */
+    if (r->addr.kind == CW_REDIS_SENTINEL && cw_sentinel_new(r, err) != 0) goto fail;
+    if (r->addr.kind == CW_REDIS_CLUSTER && cw_cluster_new(r, err) != 0) goto fail;
+    const cw_redis_addr *a = &r->addr;
+    if (a->tls) {
+        if (cw_tls_config_init(&r->tls, a->tls_ca, a->tls_cert, a->tls_key, a->tls_sni,
+                               a->tls_verify, err) != 0)
+            goto fail;
+        if (!a->tls_verify)
+            cw_log(CWORK_LOG_WARN, "redis.tls.verify_off", "url", r->url_shown, "risk",
+                   "the server's certificate is not checked: anyone on the path can read and "
+                   "change the traffic",
+                   NULL);
+    }
+    /* The transport counts per-reply deadlines in int milliseconds. */
+    r->connect_timeout_ms = o.connect_timeout_ms > INT_MAX ? INT_MAX : (int)o.connect_timeout_ms;
+    r->command_timeout_ms = o.command_timeout_ms > INT_MAX ? INT_MAX : (int)o.command_timeout_ms;
     r->max_connections = o.max_connections;
     r->checkout_timeout_ms = o.checkout_timeout_ms;
     if (init_sync(r) != 0) {
@@ -147,6 +158,9 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     }
     return r;
 fail:
+    cw_sentinel_free(r);
+    cw_cluster_free(r);
+    cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
     cw_free(r->url_shown);
@@ -162,126 +176,15 @@ void cwork_redis_free(cwork_redis *r)
         r->idle = c->next_idle;
         cw_conn_close(c);
     }
+    cw_sentinel_free(r); /* its watcher may still use the pool's TLS and addresses */
+    cw_cluster_free(r);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
+    cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
     cw_free(r->addr_text);
     cw_free(r->url_shown);
     cw_free(r);
-}
-
-/* ---------------------------------------------------------------- dialling */
-
-/* Copies a server message into out with every occurrence of secret replaced: Redis does
- * not echo passwords, but a message that reaches a log must not be trusted to. */
-static void scrub(char *out, size_t size, const char *msg, const char *secret)
-{
-    size_t n = secret ? strlen(secret) : 0, j = 0;
-    for (const char *p = msg; *p && j + 1 < size;) {
-        if (n && strncmp(p, secret, n) == 0) {
-            for (const char *x = "xxxxx"; *x && j + 1 < size; x++)
-                out[j++] = *x;
-            p += n;
-        } else {
-            out[j++] = *p++;
-        }
-    }
-    out[j] = '\0';
-}
-
-/* Errors Redis gives while it cannot serve yet: worth another try after a backoff. */
-static int transient_reply(const char *msg)
-{
-    return strstr(msg, "LOADING") != NULL || strstr(msg, "BUSY") != NULL;
-}
-
-/* Runs AUTH or SELECT during the dial. On an error reply, *transient tells whether it
- * may go away by itself. */
-static int setup_command(cwork_redis *r, cw_conn *c, int argc, const char **argv, const char *what,
-                         int *transient, cwork_error *err)
-{
-    cwork_error e;
-    redisReply *reply = cw_conn_command(c, argc, argv, NULL, &e);
-    if (reply) {
-        freeReplyObject(reply);
-        return 0;
-    }
-    char msg[sizeof e.message];
-    scrub(msg, sizeof msg, e.message, r->addr.password);
-    *transient = c->ctx->err != 0 || transient_reply(msg);
-    if (c->ctx->err)
-        return cw_error(err, e.code, "%s", msg); /* io_error already names the address */
-    return cw_error(err, CWORK_EREDIS, "redis %s refused %s: %s", r->addr_text, what, msg);
-}
-
-/* Opens and prepares one connection. *transient is 1 when Redis could not be reached
- * (worth re-dialling), 0 when it answered with a refusal (wrong password, bad db).
- * probe: Redis was unreachable until now; a PING makes sure that it serves again and
- * is not still loading its data set (LOADING counts as unreachable). */
-static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err)
-{
-    *out = NULL;
-    *transient = 1;
-    redisContext *ctx = r->addr.unix_path
-                            ? redisConnectUnixWithTimeout(r->addr.unix_path, r->connect_tv)
-                            : redisConnectWithTimeout(r->addr.host, r->addr.port, r->connect_tv);
-    if (!ctx)
-        return cw_error(err, CWORK_ENOMEM, "out of memory connecting to redis %s", r->addr_text);
-    int rc = 0;
-    if (ctx->err) {
-        rc = cw_error(err, CWORK_EREDIS, "cannot connect to redis %s: %s", r->addr_text,
-                      ctx->errstr);
-        redisFree(ctx);
-        return rc;
-    }
-    /* hiredis 0.14 opens sockets without SOCK_CLOEXEC: mark it now so that child
-     * processes (cwork work --job) don't inherit it. A fork+exec in another thread in
-     * between can still inherit it; this hiredis leaves no way to close that window. */
-    int fl = fcntl(ctx->fd, F_GETFD);
-    if (fl < 0 || fcntl(ctx->fd, F_SETFD, fl | FD_CLOEXEC) < 0)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot set close-on-exec: %s", r->addr_text,
-                      strerror(errno));
-    /* Always set: {0, 0} clears any timeout, so "none" really means none. */
-    else if (redisSetTimeout(ctx, r->command_tv) != REDIS_OK)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot set timeouts: %s", r->addr_text,
-                      ctx->errstr);
-    else if (!r->addr.unix_path && redisEnableKeepAlive(ctx) != REDIS_OK)
-        rc = cw_error(err, CWORK_EREDIS, "redis %s: cannot enable keepalive: %s", r->addr_text,
-                      ctx->errstr);
-    if (rc) {
-        redisFree(ctx);
-        return rc;
-    }
-    cw_conn *c = cw_calloc(1, sizeof *c);
-    if (!c) {
-        redisFree(ctx);
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    c->ctx = ctx;
-    c->addr = r->addr_text;
-    if (r->addr.password) {
-        const char *argv[3] = {"AUTH"};
-        int argc = 1;
-        if (r->addr.user) argv[argc++] = r->addr.user;
-        argv[argc++] = r->addr.password;
-        rc = setup_command(r, c, argc, argv, "AUTH", transient, err);
-    }
-    if (rc == 0 && r->addr.db != 0) {
-        char db[16];
-        snprintf(db, sizeof db, "%d", r->addr.db);
-        const char *argv[2] = {"SELECT", db};
-        rc = setup_command(r, c, 2, argv, "SELECT", transient, err);
-    }
-    if (rc == 0 && probe) {
-        const char *argv[1] = {"PING"};
-        rc = setup_command(r, c, 1, argv, "PING", transient, err);
-    }
-    if (rc) {
-        cw_conn_close(c);
-        return rc;
-    }
-    *out = c;
-    return 0;
 }
 
 /* ---------------------------------------------------------------- checkout / checkin */
@@ -291,12 +194,7 @@ static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_
  * unusable, and finding out here saves the caller a failed command. */
 static int idle_usable(cw_conn *c)
 {
-    if (c->ctx->err) return 0;
-    struct pollfd p = {.fd = c->ctx->fd, .events = POLLIN};
-    int n;
-    while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
-    }
-    return n == 0;
+    return cw_net_idle_ok(&c->net);
 }
 
 static void wait_until(cwork_redis *r, int64_t until_ms)
@@ -333,7 +231,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             cw_conn *c = r->idle;
             r->idle = c->next_idle;
             c->next_idle = NULL;
-            if (idle_usable(c)) {
+            if (c->epoch == r->epoch && idle_usable(c)) {
                 pthread_mutex_unlock(&r->mu);
                 *out = c;
                 return 0;
@@ -356,7 +254,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             cw_conn *c;
             cwork_error e;
             int transient;
-            int rc = dial(r, probe, &c, &transient, &e);
+            int rc = cw_dial(r, probe, &c, &transient, &e);
 
             pthread_mutex_lock(&r->mu);
             if (probe) r->probing = 0;
@@ -414,8 +312,12 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
 void cw_redis_checkin(cwork_redis *r, cw_conn *c)
 {
     if (!c) return;
-    /* Unread replies would be read by the next user as answers to its own commands. */
-    if (c->broken || c->pending != 0 || c->ctx->err) {
+    /* Unread replies would be read by the next user as answers to its own commands; a
+     * connection of an older epoch goes to a server that is no longer the master. */
+    pthread_mutex_lock(&r->mu);
+    int drop = c->broken || c->pending != 0 || c->net.err || c->epoch != r->epoch;
+    pthread_mutex_unlock(&r->mu);
+    if (drop) {
         cw_conn_close(c);
         pthread_mutex_lock(&r->mu);
         r->live--;
@@ -426,6 +328,37 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
     }
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+}
+
+int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err)
+{
+    return r && r->cluster && ns ? cw_cluster_bind(r, ns, err) : 0;
+}
+
+unsigned cw_redis_epoch(cwork_redis *r)
+{
+    pthread_mutex_lock(&r->mu);
+    unsigned e = r->epoch;
+    pthread_mutex_unlock(&r->mu);
+    return e;
+}
+
+void cw_redis_next_epoch(cwork_redis *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->epoch++;
+    pthread_mutex_unlock(&r->mu);
+}
+
+int cw_redis_warn_due(cwork_redis *r)
+{
+    if (!r) return 1;
+    int64_t now = cw_monotonic_ms();
+    pthread_mutex_lock(&r->mu);
+    int due = r->warned_ms == 0 || now - r->warned_ms >= 1000;
+    if (due) r->warned_ms = now ? now : 1;
+    pthread_mutex_unlock(&r->mu);
+    return due;
 }
 
 /* ---------------------------------------------------------------- conveniences */

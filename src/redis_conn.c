@@ -1,82 +1,33 @@
-/* One Redis connection: commands, pipelining, scripts, and SIGPIPE safety.
+/* One Redis connection: commands, pipelining and scripts over the transport of
+ * redis_net.c (which never raises SIGPIPE: it writes with MSG_NOSIGNAL).
  *
  * Everything here runs on a connection the calling thread has checked out, so nothing
  * needs a lock. A connection that saw an I/O, protocol or out-of-memory error, or a
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
+#include "redis_cluster.h"
+#include "redis_impl.h"
+#include "log.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <signal.h>
+#include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-/* ---------------------------------------------------------------- SIGPIPE
- *
- * hiredis 0.14 writes with write(), not send(MSG_NOSIGNAL): when Redis has gone away, a
- * write raises SIGPIPE, whose default action kills the process. A library must not
- * change the process-wide disposition, so every call that may write runs with SIGPIPE
- * blocked in the calling thread only (the signal is thread-directed: it is raised in the
- * thread that wrote). If the write did raise it, the signal is now pending on this
- * thread; it is consumed with a zero-timeout sigtimedwait before the old mask comes
- * back, so it is never delivered. A SIGPIPE that was already pending before (someone
- * else's) is left alone. A thread that blocks SIGPIPE itself pays one pthread_sigmask
- * call and nothing else. */
-
-typedef struct sigpipe_guard {
-    sigset_t old;
-    int active;      /* we blocked it and must restore the mask */
-    int was_pending; /* a SIGPIPE was pending before we started */
-} sigpipe_guard;
-
-static void sigpipe_block(sigpipe_guard *g)
-{
-    sigset_t set, pending;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    g->active = 0;
-    g->was_pending = 0;
-    if (pthread_sigmask(SIG_BLOCK, &set, &g->old) != 0 || sigismember(&g->old, SIGPIPE)) return;
-    g->active = 1;
-    if (sigpending(&pending) == 0) g->was_pending = sigismember(&pending, SIGPIPE);
-}
-
-/* failed: the hiredis call reported an error. A successful call wrote everything it
- * had to, so it cannot have raised SIGPIPE and the check is skipped. */
-static void sigpipe_restore(sigpipe_guard *g, int failed)
-{
-    if (!g->active) return;
-    sigset_t pending;
-    if (failed && !g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGPIPE);
-        struct timespec zero = {0, 0};
-        int saved = errno;
-        while (sigtimedwait(&set, NULL, &zero) < 0 && errno == EINTR) {
-        }
-        errno = saved;
-    }
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-}
 
 /* ---------------------------------------------------------------- errors */
 
-/* Marks c broken and describes what hiredis saw. */
+/* Marks c broken and describes what the transport saw. */
 static int io_error(cw_conn *c, cwork_error *err)
 {
     c->broken = 1;
-    const redisContext *ctx = c->ctx;
-    const char *what = ctx->errstr[0] ? ctx->errstr : "unknown error";
+    const cw_net *n = &c->net;
+    const char *what = n->errstr[0] ? n->errstr : "unknown error";
     int code = CWORK_EREDIS;
-    if (ctx->err == REDIS_ERR_PROTOCOL)
+    if (n->err == CW_NET_EPROTO)
         code = CWORK_EPROTO;
-    else if (ctx->err == REDIS_ERR_OOM)
+    else if (n->err == CW_NET_ENOMEM)
         code = CWORK_ENOMEM;
-    else if (ctx->err == REDIS_ERR_IO && strstr(what, "temporarily unavailable"))
-        what = "timed out waiting for Redis"; /* SO_RCVTIMEO/SO_SNDTIMEO surface as EAGAIN */
     return cw_error(err, code, "redis %s: %s", c->addr ? c->addr : "", what);
 }
 
@@ -94,6 +45,7 @@ static void note_error(cw_conn *c, const redisReply *r)
      * of failing with NOSCRIPT forever. */
     if (strncmp(r->str, "NOSCRIPT", 8) == 0)
         c->nscripts = 0;
+    if (c->pool && c->pool->cluster) cw_cluster_note_error(c, r->str);
 }
 
 static void note_reply(cw_conn *c, const redisReply *r)
@@ -113,8 +65,12 @@ static redisReply *finish(cw_conn *c, redisReply *r, cwork_error *err)
     }
     if (r->type == REDIS_REPLY_ERROR) {
         note_reply(c, r);
-        cw_error(err, CWORK_EREDIS, "redis: %.*s", (int)(r->len > 200 ? 200 : r->len),
-                 r->str ? r->str : "");
+        /* An untagged namespace's keys spread over slots: say what to do about it. */
+        const char *hint = r->str && !strncmp(r->str, "CROSSSLOT", 9)
+                               ? " (in Redis Cluster a namespace needs a hash tag: {myapp})"
+                               : "";
+        cw_error(err, CWORK_EREDIS, "redis: %.*s%s", (int)(r->len > 180 ? 180 : r->len),
+                 r->str ? r->str : "", hint);
         freeReplyObject(r);
         return NULL;
     }
@@ -129,14 +85,35 @@ static int refuse_if_pending(cw_conn *c, cwork_error *err)
 
 /* ---------------------------------------------------------------- commands */
 
-/* One round trip; error replies come back as replies, NULL means an I/O error. */
+/* One round trip of what was appended; NULL means an I/O error. */
+static redisReply *round_trip(cw_conn *c)
+{
+    void *r = NULL;
+    return cw_net_read_reply(&c->net, &r) == 0 ? r : NULL;
+}
+
+/* One round trip of a formatted command (hiredis' malloc'd cmd, consumed), following
+ * a cluster's redirections; error replies come back as replies, NULL means an I/O
+ * error. */
+static redisReply *formatted_round_trip(cw_conn *c, char *cmd, int len)
+{
+    if (len < 0 || !cmd) {
+        cw_net_fail(&c->net, CW_NET_ENOMEM, "out of memory");
+        return NULL;
+    }
+    redisReply *r = NULL;
+    if (cw_net_append_raw(&c->net, cmd, (size_t)len) == 0) r = round_trip(c);
+    if (r && c->pool && c->pool->cluster) r = cw_cluster_follow(c, r, cmd, (size_t)len);
+    redisFreeCommand(cmd);
+    return r;
+}
+
 static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const size_t *lens)
 {
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    redisReply *r = redisCommandArgv(c->ctx, argc, argv, lens);
-    sigpipe_restore(&g, r == NULL);
-    return r;
+    if (c->net.err) return NULL;
+    char *cmd = NULL;
+    int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+    return formatted_round_trip(c, cmd, len);
 }
 
 redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
@@ -149,21 +126,19 @@ redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_
 redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
 {
     if (refuse_if_pending(c, err)) return NULL;
+    if (c->net.err) return finish(c, NULL, err);
     va_list ap;
     va_start(ap, fmt);
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    redisReply *r = redisvCommand(c->ctx, fmt, ap);
-    sigpipe_restore(&g, r == NULL);
+    char *cmd = NULL;
+    int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
-    return finish(c, r, err);
+    return finish(c, formatted_round_trip(c, cmd, len), err);
 }
 
 int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err)
 {
-    /* Appending only fills hiredis' output buffer; the write happens in cw_conn_read. */
-    if (c->ctx->err || redisAppendCommandArgv(c->ctx, argc, argv, lens) != REDIS_OK)
-        return io_error(c, err);
+    /* Appending only fills the output buffer; the write happens in cw_conn_read. */
+    if (cw_net_append_argv(&c->net, argc, argv, lens) != 0) return io_error(c, err);
     c->pending++;
     return 0;
 }
@@ -172,16 +147,104 @@ int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err)
 {
     *out = NULL;
     if (c->pending <= 0) return cw_error(err, CWORK_EINVAL, "redis: no pipelined reply to read");
-    void *reply = NULL;
-    sigpipe_guard g;
-    sigpipe_block(&g);
-    /* The first read flushes every appended command, then blocks for one reply. */
-    int rc = redisGetReply(c->ctx, &reply);
-    sigpipe_restore(&g, rc != REDIS_OK);
-    if (rc != REDIS_OK || !reply) return io_error(c, err);
+    /* The first read flushes every appended command, then waits for one reply. */
+    redisReply *reply = round_trip(c);
+    if (!reply) return io_error(c, err);
     c->pending--;
     note_reply(c, reply);
     *out = reply;
+    return 0;
+}
+
+int cw_conn_fd(const cw_conn *c)
+{
+    return c->net.fd;
+}
+
+int cw_conn_read_buffered(cw_conn *c, redisReply **out, cwork_error *err)
+{
+    void *reply = NULL;
+    *out = NULL;
+    if (cw_net_buffered_reply(&c->net, &reply) != 0) return io_error(c, err);
+    *out = reply;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- replicas */
+
+/* WAIT's arguments for c's min_replicas (n and ms are the caller's buffers). */
+static void wait_argv(const cw_conn *c, const char *argv[3], char n[16], char ms[16])
+{
+    snprintf(n, 16, "%d", c->min_replicas);
+    snprintf(ms, 16, "%d", c->min_replicas_timeout_ms);
+    argv[0] = "WAIT", argv[1] = n, argv[2] = ms;
+}
+
+/* What WAIT answered (r is consumed; NULL: err is already filled): 0 when enough
+ * replicas acknowledged, else the error. A shortfall does not break c. */
+static int judge_wait(cw_conn *c, redisReply *r, cwork_error *err)
+{
+    if (!r) return err ? err->code : CWORK_EREDIS;
+    long long acked = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
+    int was_error = r->type == REDIS_REPLY_ERROR;
+    if (was_error)
+        cw_error(err, CWORK_EREDIS, "redis %s: WAIT: %.*s", c->addr,
+                 (int)(r->len > 160 ? 160 : r->len), r->str ? r->str : "");
+    freeReplyObject(r);
+    if (was_error) return CWORK_EREDIS;
+    if (acked < 0) return cw_error(err, CWORK_EPROTO, "redis %s: WAIT answered no number", c->addr);
+    if (acked < c->min_replicas)
+        return cw_error(err, CWORK_EREDIS,
+                        "redis %s: written, but only %lld of %d replicas acknowledged it within "
+                        "%d ms (min_replicas): a failover now could lose it",
+                        c->addr, acked, c->min_replicas, c->min_replicas_timeout_ms);
+    return 0;
+}
+
+/* WAIT itself may take its whole timeout: the reply's deadline gets that on top. */
+static void stretch_deadline(cw_conn *c, int *saved)
+{
+    *saved = c->net.timeout_ms;
+    if (*saved > 0) c->net.timeout_ms = *saved + c->min_replicas_timeout_ms;
+}
+
+int cw_conn_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    const char *argv[3];
+    char n[16], ms[16];
+    wait_argv(c, argv, n, ms);
+    int saved;
+    stretch_deadline(c, &saved);
+    redisReply *r = cw_conn_command(c, 3, argv, NULL, err);
+    c->net.timeout_ms = saved;
+    return judge_wait(c, r, err);
+}
+
+int cw_conn_append_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    const char *argv[3];
+    char n[16], ms[16];
+    wait_argv(c, argv, n, ms);
+    return cw_conn_append(c, 3, argv, NULL, err);
+}
+
+int cw_conn_read_wait_replicas(cw_conn *c, cwork_error *err)
+{
+    if (c->min_replicas <= 0) return 0;
+    int saved;
+    stretch_deadline(c, &saved);
+    redisReply *r = NULL;
+    int rc = cw_conn_read(c, &r, err);
+    c->net.timeout_ms = saved;
+    if (rc) return rc;
+    cwork_error e = {0};
+    if (judge_wait(c, r, &e) == 0) return 0;
+    /* The write stands on the master; trying it again would not replicate it any
+     * sooner, and stopping would not either. Said once a second per pool at most. */
+    if (cw_redis_warn_due(c->pool))
+        cw_log(CWORK_LOG_WARN, "redis.min_replicas", "error", e.message, NULL);
     return 0;
 }
 
@@ -255,6 +318,42 @@ static int eval_args_build(eval_args *e, const cw_script *s, int use_sha, int nk
     return 0;
 }
 
+/* Redis 7.0 reports a command an ACL refuses inside a script by the script's line only
+ * ("… can't run this command or subcommand script: SHA, on @user_script:26."): that line
+ * of our own script names the command. */
+static int refused_call(const cw_script *s, const char *msg, char *cmd, size_t size)
+{
+    const char *at = strstr(msg, "@user_script:");
+    if (!at || !strstr(msg, "can't run this command")) return 0;
+    long line = strtol(at + 13, NULL, 10);
+    const char *p = s->body, *end = s->body + s->body_len;
+    for (long i = 1; i < line && p < end; i++) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    const char *eol = memchr(p, '\n', (size_t)(end - p));
+    if (!eol) eol = end;
+    for (const char *q = p; q + 6 < eol; q++) {
+        if (memcmp(q, "call(", 5) != 0 || (q[5] != '\'' && q[5] != '"')) continue;
+        size_t n = 0;
+        for (const char *w = q + 6; w < eol && n + 1 < size && *w != q[5]; w++)
+            cmd[n++] = (char)tolower((unsigned char)*w);
+        cmd[n] = '\0';
+        return n > 0;
+    }
+    return 0;
+}
+
+void cw_script_explain_error(const cw_script *s, const char *msg, char *out, size_t size)
+{
+    char cmd[32];
+    if (refused_call(s, msg, cmd, sizeof cmd))
+        snprintf(out, size, "the Redis user may not run '%s' (ACL +%s), which the %s script calls",
+                 cmd, cmd, s->name ? s->name : "cwork");
+    else
+        snprintf(out, size, "%s", msg);
+}
+
 redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
                          const size_t *lens, cwork_error *err)
 {
@@ -272,6 +371,15 @@ redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, c
     }
     cw_free(e.heap);
     if (r && r->type != REDIS_REPLY_ERROR) remember_script(c, s->sha);
+    if (r && r->type == REDIS_REPLY_ERROR && r->str) {
+        char explained[200];
+        cw_script_explain_error(s, r->str, explained, sizeof explained);
+        if (strcmp(explained, r->str) != 0) {
+            freeReplyObject(r);
+            cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);
+            return NULL;
+        }
+    }
     return finish(c, r, err);
 }
 
@@ -311,7 +419,7 @@ int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err)
 void cw_conn_close(cw_conn *c)
 {
     if (!c) return;
-    if (c->ctx) redisFree(c->ctx);
+    cw_net_close(&c->net);
     cw_free(c->scripts);
     cw_free(c);
 }

@@ -48,7 +48,7 @@ void *cw_subscriber_main(void *arg)
             c->pending = 1; /* a subscribed connection always has replies coming */
             backoff_ms = 0;
             while (!is_stopping(p) && !c->broken) {
-                struct pollfd pfd = {c->ctx->fd, POLLIN, 0};
+                struct pollfd pfd = {cw_conn_fd(c), POLLIN, 0};
                 int n = poll(&pfd, 1, 100);
                 if (n <= 0)
                     continue;
@@ -57,9 +57,9 @@ void *cw_subscriber_main(void *arg)
                     break;
                 c->pending = 1;
                 on_message(p, r);
-                /* hiredis may have more replies buffered than poll() can see. */
-                void *more = NULL;
-                while (redisGetReplyFromReader(c->ctx, &more) == REDIS_OK && more) {
+                /* More replies may be buffered than poll() can see. */
+                redisReply *more = NULL;
+                while (cw_conn_read_buffered(c, &more, NULL) == 0 && more) {
                     on_message(p, more);
                     more = NULL;
                 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Builds cwork with -DCWORK_WEB=OFF where pkg-config cannot see libmicrohttpd (only
-# hiredis): the configure and the build succeed, no libcwork-web is made, the cwork
+# hiredis and OpenSSL, which the core needs for rediss://): the configure and the build succeed, no libcwork-web is made, the cwork
 # command needs no libmicrohttpd and says what `cwork web` would need. First it checks
 # that this environment does hide libmicrohttpd: the default configure must fail there.
 #   noweb_check.sh SOURCE_DIR
@@ -13,8 +13,9 @@ fail() {
     exit 1
 }
 mkdir -p "$dir/pc"
-hiredis_pc=$(pkg-config --variable=pcfiledir hiredis)/hiredis.pc
-ln -s "$hiredis_pc" "$dir/pc/hiredis.pc"
+for m in hiredis openssl libssl libcrypto; do
+    ln -s "$(pkg-config --variable=pcfiledir "$m")/$m.pc" "$dir/pc/$m.pc"
+done
 export PKG_CONFIG_LIBDIR="$dir/pc" PKG_CONFIG_PATH=""
 # The sanitizer flags of the build under test must not leak into this separate build.
 unset CFLAGS LDFLAGS

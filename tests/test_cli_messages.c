@@ -4,9 +4,11 @@
  * are taken. Each case checks the exit status, stdout, stderr and the namespace. */
 #include "cli_testutil.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 
 static redisContext *rc_;
@@ -102,6 +104,77 @@ static void unreachable_redis_fails_in_one_line_within_2_s(void)
 }
 
 /* ---------------------------------------------------------------- passwords */
+
+/* /proc/PID/cmdline with its NULs as spaces, once it is cwork's (after the exec) and no
+ * longer holds `secret`, or after 5 s; "" when it cannot be read. */
+static void cmdline_without(pid_t pid, const char *secret, char *out, size_t size)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+    for (int i = 0; i < 500; i++) {
+        out[0] = '\0';
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(out, 1, size - 1, f) : 0;
+        if (f) fclose(f);
+        for (size_t k = 0; k < n; k++)
+            if (out[k] == '\0') out[k] = ' ';
+        out[n] = '\0';
+        if (n && strstr(out, " work ") && !strstr(out, secret)) return;
+        tl_sleep_ms(10);
+    }
+}
+
+/* A password given with --redis (the URL's, and a sentinel's in the query) leaves the
+ * command line that ps shows while cwork keeps using it. */
+static void passwords_leave_the_command_line(void)
+{
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start redis-server");
+        return;
+    }
+    tl_unique_ns("msgps", ns_, sizeof ns_);
+    redisContext *c = redisConnect("127.0.0.1", s.port);
+    tl_do(c, "CONFIG SET requirepass Pa55word");
+    char url[128];
+    snprintf(url, sizeof url, "redis://:Pa55word@127.0.0.1:%d/0?x=1", s.port);
+    const char *cli = getenv("CWORK_CLI");
+    if (!cli) {
+        tl_fail(__FILE__, __LINE__, "CWORK_CLI is not set (ctest sets it)");
+        redisFree(c);
+        tl_server_destroy(&s);
+        return;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0), dup2(null, 1), dup2(null, 2);
+        execl(cli, cli, "work", "--redis", url, "--ns", ns_, "--job", "ps_job=true", (char *)NULL);
+        _exit(127);
+    }
+    char line[1024];
+    cmdline_without(pid, "Pa55word", line, sizeof line);
+    if (!strstr(line, " --redis redis://:xxxxx@127.0.0.1:") || strstr(line, "Pa55word"))
+        tl_fail(__FILE__, __LINE__, "cmdline: %s", line);
+    /* And it still works with the password it was given: a job runs. */
+    tl_do(c, "AUTH Pa55word");
+    tl_do(c, "LPUSH %s:jobs:ps_job {\"name\":\"ps_job\",\"id\":\"ps1\",\"t\":1}", ns_);
+    long long left = 1;
+    for (int i = 0; i < 500 && left; i++) {
+        redisReply *r = tl_cmd(c, "EXISTS %s:jobs:ps_job", ns_);
+        left = r->integer;
+        freeReplyObject(r);
+        if (left) tl_sleep_ms(10);
+    }
+    CHECK_INT(left, 0);
+    kill(pid, SIGTERM);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    redisFree(c);
+    tl_server_destroy(&s);
+}
 
 static void auth_failures_name_the_password_options(void)
 {
@@ -325,6 +398,7 @@ int main(void)
     rc_ = tl_redis_connect();
     RUN(unreachable_redis_fails_in_one_line_within_2_s);
     RUN(auth_failures_name_the_password_options);
+    RUN(passwords_leave_the_command_line);
     RUN(typos_get_a_suggestion_and_exit_2);
     RUN(unknown_job_names_get_a_suggestion);
     RUN(durations_are_taken_where_seconds_are);

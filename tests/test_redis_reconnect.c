@@ -257,7 +257,7 @@ static void sockets_are_close_on_exec(void)
     cw_conn *c;
     cwork_error err = {0};
     CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
-    int fl = fcntl(c->ctx->fd, F_GETFD);
+    int fl = fcntl(cw_conn_fd(c), F_GETFD);
     CHECK(fl >= 0 && (fl & FD_CLOEXEC));
     cw_redis_checkin(r, c);
     cwork_redis_free(r);

@@ -99,8 +99,30 @@ typedef struct err_case {
 
 static const err_case err_cases[] = {
     {"", CWORK_EINVAL, "empty"},
-    {"rediss://:" SECRET "@h:6380", CWORK_EUNSUPPORTED, "TLS"},
-    {"rediss://h", CWORK_EUNSUPPORTED, "not supported"},
+    /* query parameters */
+    {"redis://h?ca=/x.crt", CWORK_EINVAL, "use rediss://"},
+    {"redis://h?verify=0", CWORK_EINVAL, "use rediss://"},
+    {"rediss://h?verify=maybe", CWORK_EINVAL, "verify= must be 0 or 1"},
+    {"rediss://h?cert=/c.crt", CWORK_EINVAL, "cert= and key="},
+    {"rediss://h?key=/c.key", CWORK_EINVAL, "cert= and key="},
+    {"rediss://h?ca=", CWORK_EINVAL, "ca= needs a value"},
+    {"rediss://h?ca", CWORK_EINVAL, "ca= needs a value"},
+    {"rediss://h?vrify=0", CWORK_EINVAL, "unknown parameter \"vrify\""},
+    {"rediss://h?db=2", CWORK_EINVAL, "the database is the path"},
+    {"rediss://:" SECRET "@h?sentinel_password=" SECRET, CWORK_EINVAL, "redis+sentinel://"},
+    {"redis://h?min_replicas=x", CWORK_EINVAL, "min_replicas="},
+    {"redis://h?min_replicas=1001", CWORK_EINVAL, "min_replicas="},
+    {"redis://h?min_replicas_timeout_ms=0", CWORK_EINVAL, "min_replicas_timeout_ms="},
+    /* sentinel and cluster */
+    {"redis+sentinel://h1:26379,h2:26380", CWORK_EINVAL, "names the master"},
+    {"redis+sentinel://h1:26379,h2:26380/", CWORK_EINVAL, "names the master"},
+    {"redis+sentinel://h1,,h2/m", CWORK_EINVAL, "empty host"},
+    {"redis+sentinel://h1:x/m", CWORK_EINVAL, "port"},
+    {"redis+sentinel://h/m/x", CWORK_EINVAL, "database"},
+    {"redis+sentinel://h/m?sentinel_password=" SECRET "&bogus=1", CWORK_EINVAL, "unknown parameter"},
+    {"redis+cluster://h1:7000,h2:7001/3", CWORK_EINVAL, "only database 0"},
+    {"redis+cluster://h1:7000,h2:7001?foo=1", CWORK_EINVAL, "unknown parameter \"foo\""},
+    {"rediss+cluster://h1:7000?verify=2", CWORK_EINVAL, "verify="},
     {"redis://h:abc", CWORK_EINVAL, "port"},
     {"redis://:" SECRET "@h:99999", CWORK_EINVAL, "port"},
     {"redis://:" SECRET "@h:0", CWORK_EINVAL, "port"},
@@ -171,6 +193,12 @@ static const char *redact_cases[][2] = {
     {"unix:///tmp/r.sock?db=1", "unix:///tmp/r.sock?db=1"},
     {"unix://:" SECRET "@/tmp/r.sock", "unix://:xxxxx@/tmp/r.sock"},
     {"rediss://:" SECRET "@h", "rediss://:xxxxx@h"},
+    {"rediss://:" SECRET "@h?ca=/etc/ca.crt&verify=0", "rediss://:xxxxx@h?ca=/etc/ca.crt&verify=0"},
+    {"redis+sentinel://u:" SECRET "@h1,h2/m?sentinel_password=" SECRET "&min_replicas=1",
+     "redis+sentinel://u:xxxxx@h1,h2/m?sentinel_password=xxxxx&min_replicas=1"},
+    {"redis+sentinel://h/m?sentinel_password=" SECRET "#f", "redis+sentinel://h/m?sentinel_password=xxxxx#f"},
+    {"redis+sentinel://h/m?SENTINEL_PASSWORD=" SECRET, "redis+sentinel://h/m?SENTINEL_PASSWORD=xxxxx"},
+    {"redis+cluster://:" SECRET "@h1:7000,h2:7001", "redis+cluster://:xxxxx@h1:7000,h2:7001"},
     {"redis://u:p@ss@h", "redis://u:xxxxx@h"},
     /* malformed: the password may hold '/', '?', '#' or ':' */
     {"redis://:s3/cr3t@h/1", "redis://:xxxxx@h/1"},
@@ -195,14 +223,92 @@ static void redaction(void)
     cwork_free(got);
 }
 
-static void rediss_refused_by_pool(void)
+/* The parts of the forms beyond one host: TLS parameters, sentinels, cluster seeds. */
+static void parse_tls_sentinel_cluster(void)
 {
+    cw_redis_addr a;
     cwork_error err = {0};
-    cwork_redis *r = cwork_redis_new("rediss://:" SECRET "@127.0.0.1:6380", NULL, &err);
-    CHECK(r == NULL);
-    CHECK_INT(err.code, CWORK_EUNSUPPORTED);
-    CHECK(strstr(err.message, "TLS") != NULL);
-    CHECK(strstr(err.message, SECRET) == NULL);
+    CHECK_INT(cw_redis_addr_parse("rediss://u:" SECRET "@h:6380/2?ca=/etc/c%20a.crt&cert=/c.crt"
+                                  "&key=/c.key&sni=redis.example&verify=0&min_replicas=2"
+                                  "&min_replicas_timeout_ms=250",
+                                  &a, &err),
+              0);
+    CHECK_INT(a.kind, CW_REDIS_DIRECT);
+    CHECK_INT(a.tls, 1);
+    CHECK_STR(a.host, "h");
+    CHECK_INT(a.port, 6380);
+    CHECK_INT(a.db, 2);
+    CHECK_STR(a.tls_ca, "/etc/c a.crt");
+    CHECK_STR(a.tls_cert, "/c.crt");
+    CHECK_STR(a.tls_key, "/c.key");
+    CHECK_STR(a.tls_sni, "redis.example");
+    CHECK_INT(a.tls_verify, 0);
+    CHECK_INT(a.min_replicas, 2);
+    CHECK_INT(a.min_replicas_timeout_ms, 250);
+    cw_redis_addr_clear(&a);
+
+    CHECK_INT(cw_redis_addr_parse("rediss://h", &a, &err), 0);
+    CHECK_INT(a.tls, 1);
+    CHECK_INT(a.tls_verify, 1);
+    CHECK_INT(a.port, 6379);
+    CHECK_INT(a.min_replicas, 0);
+    CHECK_INT(a.min_replicas_timeout_ms, CW_MIN_REPLICAS_DEFAULT_TIMEOUT_MS);
+    cw_redis_addr_clear(&a);
+
+    CHECK_INT(cw_redis_addr_parse("redis+sentinel://app:" SECRET "@s1,s2:26380,[::1]:26381/my%20master/3"
+                                  "?sentinel_user=sen&sentinel_password=" SECRET "2",
+                                  &a, &err),
+              0);
+    CHECK_INT(a.kind, CW_REDIS_SENTINEL);
+    CHECK_INT(a.tls, 0);
+    CHECK(a.host == NULL);
+    CHECK_INT(a.nnodes, 3);
+    if (a.nnodes == 3) {
+        CHECK_STR(a.nodes[0].host, "s1");
+        CHECK_INT(a.nodes[0].port, 26379);
+        CHECK_STR(a.nodes[1].host, "s2");
+        CHECK_INT(a.nodes[1].port, 26380);
+        CHECK_STR(a.nodes[2].host, "::1");
+        CHECK_INT(a.nodes[2].port, 26381);
+    }
+    CHECK_STR(a.master_name, "my master");
+    CHECK_INT(a.db, 3);
+    CHECK_STR(a.user, "app");
+    CHECK_STR(a.password, SECRET);
+    CHECK_STR(a.sentinel_user, "sen");
+    CHECK_STR(a.sentinel_password, SECRET "2");
+    cw_redis_addr_clear(&a);
+
+    CHECK_INT(cw_redis_addr_parse("rediss+sentinel://s1/m?ca=/ca.crt", &a, &err), 0);
+    CHECK_INT(a.kind, CW_REDIS_SENTINEL);
+    CHECK_INT(a.tls, 1);
+    CHECK_STR(a.tls_ca, "/ca.crt");
+    CHECK_INT(a.db, 0);
+    cw_redis_addr_clear(&a);
+
+    CHECK_INT(cw_redis_addr_parse("REDIS+CLUSTER://:" SECRET "@n1:7000,n2:7001,n3?min_replicas=1", &a, &err), 0);
+    CHECK_INT(a.kind, CW_REDIS_CLUSTER);
+    CHECK_INT(a.nnodes, 3);
+    if (a.nnodes == 3) {
+        CHECK_STR(a.nodes[2].host, "n3");
+        CHECK_INT(a.nodes[2].port, 6379);
+    }
+    CHECK(a.user == NULL);
+    CHECK_STR(a.password, SECRET);
+    CHECK_INT(a.min_replicas, 1);
+    cw_redis_addr_clear(&a);
+
+    CHECK_INT(cw_redis_addr_parse("rediss+cluster://n1:7000/0?sni=x", &a, &err), 0);
+    CHECK_INT(a.kind, CW_REDIS_CLUSTER);
+    CHECK_INT(a.tls, 1);
+    CHECK_STR(a.tls_sni, "x");
+    cw_redis_addr_clear(&a);
+
+    /* db= still belongs to unix sockets, and redis:// still ignores what it does not know. */
+    CHECK_INT(cw_redis_addr_parse("unix:///tmp/s.sock?db=4&min_replicas=1", &a, &err), 0);
+    CHECK_INT(a.db, 4);
+    CHECK_INT(a.min_replicas, 1);
+    cw_redis_addr_clear(&a);
 }
 
 static void pool_validates_at_creation(void)
@@ -245,6 +351,13 @@ static void null_is_the_default_whatever_the_environment(void)
     CHECK(r != NULL);
     if (r) CHECK_STR(cw_redis_url_redacted(r), "redis://127.0.0.1:6379");
     cwork_redis_free(r);
+
+    /* A URL whose TLS file is missing fails at creation, naming the file and no secret. */
+    CHECK(cwork_redis_new("rediss://:" SECRET "@h?ca=/nonexistent/ca.crt", NULL, &err) == NULL);
+    CHECK_INT(err.code, CWORK_EINVAL);
+    CHECK(strstr(err.message, "/nonexistent/ca.crt") != NULL);
+    CHECK(strstr(err.message, SECRET) == NULL);
+
     /* A bad value cannot fail a call that does not read it. */
     setenv("CWORK_REDIS_URL", "redis://h:bad", 1);
     r = cwork_redis_new(NULL, NULL, &err);
@@ -258,7 +371,7 @@ int main(void)
     RUN(parse_ok);
     RUN(parse_errors);
     RUN(redaction);
-    RUN(rediss_refused_by_pool);
+    RUN(parse_tls_sentinel_cluster);
     RUN(pool_validates_at_creation);
     RUN(null_is_the_default_whatever_the_environment);
     return tl_finish();

@@ -1,0 +1,226 @@
+/* The transport cwork owns (redis_net.c): command and connect deadlines, socket options
+ * (close-on-exec, keepalive, no Nagle), big values in and out, replies split across
+ * reads, and the subscriber's view of buffered replies. */
+#include "redis.h"
+#include "testlib.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static cw_redis_addr shared; /* the server of CWORK_TEST_REDIS_URL */
+
+static cwork_redis *pool_url(const char *url, int connect_ms, int command_ms)
+{
+    cwork_redis_options o;
+    cwork_redis_options_init(&o);
+    o.connect_timeout_ms = connect_ms;
+    o.command_timeout_ms = command_ms;
+    o.checkout_timeout_ms = connect_ms;
+    o.max_connections = 2;
+    cwork_error err = {0};
+    cwork_redis *r = cwork_redis_new(url, &o, &err);
+    if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new(%s): %s", url, err.message);
+    return r;
+}
+
+static cwork_redis *shared_pool(int command_ms)
+{
+    char url[128];
+    snprintf(url, sizeof url, "redis://%s:%d", shared.host, shared.port);
+    return pool_url(url, 3000, command_ms);
+}
+
+/* A listening loopback socket on a free port (backlog as given); returns the fd. */
+static int listen_loopback(int backlog, int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, backlog) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot listen on loopback");
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* A server that accepts but never answers: the command fails after its timeout, with a
+ * message that says so, instead of hanging. */
+static void command_times_out(void)
+{
+    int port;
+    int lfd = listen_loopback(8, &port);
+    if (lfd < 0) return;
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    cwork_redis *r = pool_url(url, 2000, 300);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
+    long long t0 = tl_now_ms();
+    redisReply *x = c ? cw_conn_commandf(c, &err, "PING") : NULL;
+    long long took = tl_now_ms() - t0;
+    CHECK(x == NULL);
+    CHECK_INT(err.code, CWORK_EREDIS);
+    CHECK(strstr(err.message, "timed out") != NULL);
+    CHECK(took >= 250 && took < 3000);
+    CHECK(c && c->broken);
+    cw_redis_checkin(r, c);
+    cwork_redis_free(r);
+    close(lfd);
+}
+
+/* A listener whose backlog is full drops further SYNs: the dial gives up at the connect
+ * timeout, not the kernel's minutes. */
+static void connect_times_out(void)
+{
+    int port;
+    int lfd = listen_loopback(0, &port);
+    if (lfd < 0) return;
+    /* Fill the backlog with connections nobody accepts. */
+    int fillers[8];
+    int nfill = 0;
+    for (int i = 0; i < 8; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        struct sockaddr_in sa = {.sin_family = AF_INET,
+                                 .sin_port = htons((uint16_t)port),
+                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        (void)connect(fd, (struct sockaddr *)&sa, sizeof sa);
+        fillers[nfill++] = fd;
+    }
+    tl_sleep_ms(100);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    cwork_redis *r = pool_url(url, 400, 1000);
+    cwork_error err = {0};
+    long long t0 = tl_now_ms();
+    int rc = cwork_redis_ping(r, &err);
+    long long took = tl_now_ms() - t0;
+    CHECK(rc != 0);
+    CHECK(took < 5000);
+    if (strstr(err.message, "timed out") == NULL)
+        tl_fail(__FILE__, __LINE__, "expected a timeout, got: %s", err.message);
+    cwork_redis_free(r);
+    for (int i = 0; i < nfill; i++)
+        close(fillers[i]);
+    close(lfd);
+}
+
+static int sockopt(int fd, int level, int name)
+{
+    int v = -1;
+    socklen_t len = sizeof v;
+    return getsockopt(fd, level, name, &v, &len) == 0 ? v : -1;
+}
+
+static void socket_options(void)
+{
+    cwork_redis *r = shared_pool(2000);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
+    if (c) {
+        int fd = cw_conn_fd(c);
+        CHECK(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+        CHECK(sockopt(fd, SOL_SOCKET, SO_KEEPALIVE) == 1);
+        CHECK(sockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE) == 15);
+        CHECK(sockopt(fd, IPPROTO_TCP, TCP_NODELAY) == 1);
+    }
+    cw_redis_checkin(r, c);
+    cwork_redis_free(r);
+}
+
+/* Values far larger than one read or one socket buffer, both ways, and a pipeline of
+ * them: every byte comes back in order. */
+static void big_values_round_trip(void)
+{
+    char key[64];
+    tl_unique_ns("big", key, sizeof key);
+    cwork_redis *r = shared_pool(10000);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
+    if (!c) return;
+    size_t n = 3u << 20;
+    char *v = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (char)('a' + i % 23);
+    const char *set[] = {"SET", key, v};
+    size_t set_lens[] = {3, strlen(key), n};
+    redisReply *x = cw_conn_command(c, 3, set, set_lens, &err);
+    CHECK(x && x->type == REDIS_REPLY_STATUS);
+    if (x) freeReplyObject(x);
+    const char *get[] = {"GET", key};
+    for (int i = 0; i < 4; i++)
+        CHECK_INT(cw_conn_append(c, 2, get, NULL, &err), 0);
+    for (int i = 0; i < 4; i++) {
+        x = NULL;
+        CHECK_INT(cw_conn_read(c, &x, &err), 0);
+        CHECK(x && x->type == REDIS_REPLY_STRING && x->len == n && memcmp(x->str, v, n) == 0);
+        if (x) freeReplyObject(x);
+    }
+    x = cw_conn_commandf(c, &err, "DEL %s", key);
+    if (x) freeReplyObject(x);
+    CHECK(!c->broken);
+    cw_redis_checkin(r, c);
+    cwork_redis_free(r);
+    free(v);
+}
+
+/* What the pool's wake-up subscriber relies on: after a read, further messages that
+ * arrived in the same chunk are handed out by cw_conn_read_buffered without I/O. */
+static void buffered_replies_after_a_read(void)
+{
+    cwork_redis *r = shared_pool(2000);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
+    if (!c) return;
+    const char *ping[] = {"PING"};
+    for (int i = 0; i < 5; i++)
+        CHECK_INT(cw_conn_append(c, 1, ping, NULL, &err), 0);
+    redisReply *x = NULL;
+    CHECK_INT(cw_conn_read(c, &x, &err), 0);
+    if (x) freeReplyObject(x);
+    tl_sleep_ms(100); /* the other four replies are on their way or already read */
+    int got = 0;
+    for (int tries = 0; tries < 50 && got < 4; tries++) {
+        redisReply *more = NULL;
+        CHECK_INT(cw_conn_read_buffered(c, &more, &err), 0);
+        if (more) {
+            got++;
+            freeReplyObject(more);
+        } else if (got < 4) {
+            /* Not read yet: one blocking read brings the rest into the buffer. */
+            CHECK_INT(cw_conn_read(c, &more, &err), 0);
+            if (more) got++, freeReplyObject(more);
+        }
+    }
+    CHECK_INT(got, 4);
+    c->pending = 0; /* read through read_buffered, which does not count them */
+    cw_redis_checkin(r, c);
+    cwork_redis_free(r);
+}
+
+int main(void)
+{
+    cwork_error err = {0};
+    if (cw_redis_addr_parse(tl_redis_url(), &shared, &err) != 0 || !shared.host) {
+        fprintf(stderr, "CWORK_TEST_REDIS_URL must be a redis:// URL: %s\n", err.message);
+        return 1;
+    }
+    RUN(command_times_out);
+    RUN(connect_times_out);
+    RUN(socket_options);
+    RUN(big_values_round_trip);
+    RUN(buffered_replies_after_a_read);
+    cw_redis_addr_clear(&shared);
+    return tl_finish();
+}

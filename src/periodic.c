@@ -1,10 +1,14 @@
 /* The periodic enqueuer's pass (PROTOCOL §10.2, §10.3): the window check on
  * <p>last_periodic_enqueue, then every instance of every registered periodic job with a
  * fire time in [now, now + 240 s), written to <p>scheduled byte for byte as Go writes
- * it, then the key set to now. */
+ * it, then the key set to now. Also the publishing of a pool's periodic jobs for
+ * dashboards (<p>cwork:periodic, cwork's own key): Go pools publish nothing, so a
+ * dashboard would otherwise only learn of a schedule from the instances written a few
+ * minutes ahead of their fire time. */
 #include "periodic.h"
 
 #include "flavor.h"
+#include "gojson.h"
 #include "job.h"
 #include "log.h"
 #include "scripts.h"
@@ -254,6 +258,63 @@ static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t 
         t = next;
     }
     return 0;
+}
+
+void cw_periodic_publish(cw_periodic *p, cw_conn *c, const cw_keys *keys, int64_t now)
+{
+    size_t n = cw_periodic_count(p);
+    if (n == 0) return;
+    cw_buf b; /* key, then field and value of each job, each followed by a NUL */
+    cw_buf_init(&b);
+    cw_key_periodic_published(keys, &b);
+    cw_buf_putc(&b, '\0');
+    for (size_t i = 0; i < n; i++) {
+        const char *name = cw_periodic_name(p, i), *spec = cw_periodic_spec(p, i);
+        cw_buf_putc(&b, '[');
+        cw_gj_encode_string(&b, name, strlen(name));
+        cw_buf_putc(&b, ',');
+        cw_gj_encode_string(&b, spec, strlen(spec));
+        cw_buf_puts(&b, "]");
+        cw_buf_putc(&b, '\0');
+        cw_buf_printf(&b, "{\"next_at\":%lld,\"seen_at\":%lld}",
+                      (long long)cw_cron_next(cw_periodic_schedule(p, i), now), (long long)now);
+        cw_buf_putc(&b, '\0');
+    }
+    size_t argc = 2 + 2 * n;
+    const char **argv = cw_calloc(argc, sizeof *argv);
+    size_t *lens = cw_calloc(argc, sizeof *lens);
+    cwork_error err = {0};
+    int rc = 0;
+    if (b.oom || !argv || !lens) {
+        rc = cw_error(&err, CWORK_ENOMEM, "out of memory");
+    } else {
+        argv[0] = "HSET";
+        lens[0] = 4;
+        const char *s = b.data;
+        for (size_t i = 1; i < argc; i++) {
+            argv[i] = s;
+            lens[i] = strlen(s);
+            s += lens[i] + 1;
+        }
+        /* The EXPIRE only after the HSET worked: on a key of another type (someone
+         * else's) it would set a TTL on their data. */
+        redisReply *r = cw_conn_command(c, (int)argc, argv, lens, &err);
+        if (!r) rc = err.code;
+        freeReplyObject(r);
+        char ttl[16];
+        snprintf(ttl, sizeof ttl, "%d", CW_PERIODIC_PUBLISHED_TTL);
+        const char *expire[] = {"EXPIRE", argv[1], ttl};
+        size_t expire_lens[] = {6, lens[1], strlen(ttl)};
+        if (rc == 0) {
+            r = cw_conn_command(c, 3, expire, expire_lens, &err);
+            if (!r) rc = err.code;
+            freeReplyObject(r);
+        }
+    }
+    if (rc) cw_log(CWORK_LOG_WARN, "periodic_enqueuer.publish", "error", err.message, NULL);
+    cw_free(argv);
+    cw_free(lens);
+    cw_buf_free(&b);
 }
 
 int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int64_t now,

@@ -11,19 +11,9 @@ static char ns_[64];
 
 #define cmd(...) tl_do(rc_, __VA_ARGS__)
 
-/* cwork ARGS --redis URL --ns NS, with stdin_text on stdin. */
 static int run_in_ns(const char *stdin_text, const char *const *argv)
 {
-    const char *args[24];
-    size_t n = 0;
-    for (; argv[n] && n < 18; n++)
-        args[n] = argv[n];
-    args[n++] = "--redis";
-    args[n++] = tl_redis_url();
-    args[n++] = "--ns";
-    args[n++] = ns_;
-    args[n] = NULL;
-    return cli_run(NULL, stdin_text, args);
+    return cli_run_in_ns(ns_, stdin_text, argv);
 }
 
 #define CLI(...) run_in_ns(NULL, (const char *const[]){__VA_ARGS__, NULL})

@@ -48,8 +48,8 @@ static int delete_in_part(waiting_call *w, int64_t start, int64_t stop, const pl
     int rc = cw_client_arg_finish(&a, err);
     redisReply *r = NULL;
     if (rc == 0)
-        r = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv,
-                         a.lens, err);
+        r = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv, a.lens,
+                         err);
     if (rc == 0 && !r) rc = err->code;
     int head_ok = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
                   r->element[0]->type == REDIS_REPLY_INTEGER;
@@ -59,8 +59,8 @@ static int delete_in_part(waiting_call *w, int64_t start, int64_t stop, const pl
                       kind->type == REDIS_REPLY_STRING || kind->type == REDIS_REPLY_STATUS
                           ? kind->str
                           : "value of another type");
-    } else if (rc == 0 && (!head_ok || r->elements < 2 + n ||
-                           r->element[1]->type != REDIS_REPLY_INTEGER)) {
+    } else if (rc == 0 &&
+               (!head_ok || r->elements < 2 + n || r->element[1]->type != REDIS_REPLY_INTEGER)) {
         rc = cw_error(err, CWORK_EPROTO, "queue delete script: unexpected reply");
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -75,8 +75,7 @@ static int delete_in_part(waiting_call *w, int64_t start, int64_t stop, const pl
     if (rc == 0) {
         if (looked) *looked = r->element[0]->integer;
         if (len) *len = r->element[1]->integer;
-        rc = cw_client_delete_guards(w->c, w->keys, r, 2 + n, "client.delete_waiting.unique",
-                                     err);
+        rc = cw_client_delete_guards(w->c, w->keys, r, 2 + n, "client.delete_waiting.unique", err);
     }
     if (r) freeReplyObject(r);
     cw_client_arg_free(&a);
@@ -105,8 +104,7 @@ static int delete_listed(waiting_call *w, const placed *order, size_t n, cwork_e
         int64_t to = high > INT64_MAX - CWORK_WAITING_LOOK_AHEAD - 1
                          ? INT64_MAX - 1
                          : high + CWORK_WAITING_LOOK_AHEAD;
-        rc = delete_in_part(w, -(to + 1), -(from + 1), order + first, end - first, NULL, NULL,
-                            err);
+        rc = delete_in_part(w, -(to + 1), -(from + 1), order + first, end - first, NULL, NULL, err);
         first = end;
     }
     return rc;
@@ -184,8 +182,8 @@ int cwork_client_delete_waiting(cwork_client *client, const char *name,
                             "job %s is no longer waiting in queue %s near where it was listed: "
                             "a pool may have taken it to run",
                             first_missed, name)
-                 : cw_error(err, CWORK_ENOTFOUND, "no job %s is waiting in queue %s",
-                            first_missed, name);
+                 : cw_error(err, CWORK_ENOTFOUND, "no job %s is waiting in queue %s", first_missed,
+                            name);
     if (done) *done = w.done;
     if (unchanged) *unchanged = rc == 0 || rc == CWORK_ENOTFOUND ? missed : 0;
     cw_free(order);

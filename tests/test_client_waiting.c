@@ -313,12 +313,10 @@ static void a_queue_key_of_another_type_is_left_alone(void)
     CHECK(strstr(err.message, ":jobs:h holds a hash, not a queue: left as it is") != NULL);
     CHECK_INT(deleted, 0);
     CHECK_INT(unchanged, 0);
-    CHECK_INT(cwork_client_delete_waiting(cl, "s", &j1_anywhere, 1, NULL, NULL, &err),
-              CWORK_ETYPE);
+    CHECK_INT(cwork_client_delete_waiting(cl, "s", &j1_anywhere, 1, NULL, NULL, &err), CWORK_ETYPE);
     CHECK(strstr(err.message, ":jobs:s holds a string, not a queue: left as it is") != NULL);
     /* a missing queue: nothing there */
-    CHECK_INT(cwork_client_delete_waiting(cl, "none", &j1, 1, NULL, NULL, &err),
-              CWORK_ENOTFOUND);
+    CHECK_INT(cwork_client_delete_waiting(cl, "none", &j1, 1, NULL, NULL, &err), CWORK_ENOTFOUND);
     CHECK_NOW(strdup(before));
     CHECK_INT(cwork_client_delete_waiting(cl, NULL, &j1, 1, NULL, NULL, &err), CWORK_EINVAL);
     CHECK_INT(cwork_client_delete_waiting(cl, "h", NULL, 1, NULL, NULL, &err), CWORK_EINVAL);

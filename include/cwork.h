@@ -978,11 +978,13 @@ typedef struct cwork_waiting_ref {
  * it; nothing else changes, and a unique job's guard is deleted with it (as
  * cwork_client_clear_queue does). Jobs only move towards the front of a queue (pools
  * take from there, new jobs join at the back), so a job listed at place p is looked for
- * at places p - CWORK_WAITING_LOOK_BACK to p + CWORK_WAITING_LOOK_AHEAD: one script per
- * group of nearby jobs, bounded however long the queue is. A job of unknown place (-1)
- * is looked for in the whole queue, from the back, 1000 entries per script; on a queue
- * of millions that takes a while but never blocks Redis for long. When several entries
- * carry the id, the one nearest the listed place goes.
+ * from place p + CWORK_WAITING_LOOK_AHEAD down to at most p - CWORK_WAITING_LOOK_BACK,
+ * stopping once found: one script per group of nearby jobs, its search bounded however
+ * long the queue is (taking the entry out is one LREM pass from the nearer end of the
+ * list). A job of unknown place (-1) is looked for in the whole queue, from the back,
+ * 1000 entries per script; on a queue of millions that takes a while but never blocks
+ * Redis for long. When several entries carry the id, the one nearest the listed place
+ * among those searched goes.
  * *done (may be NULL) counts the jobs deleted, *unchanged (may be NULL) those not found
  * (a pool took them to run, someone deleted them, or they moved out of reach). Returns
  * 0 when every job was deleted; CWORK_ENOTFOUND when some were not found (err says

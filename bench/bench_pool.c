@@ -403,13 +403,24 @@ static int tune(const char *spec)
     long long v = atoll(eq + 1);
     size_t n = (size_t)(eq - spec);
 #define TUNE(field)                                                                           \
-    if (n == strlen(#field) && !strncmp(spec, #field, n)) {                                  \
-        tuning_.field = (__typeof__(tuning_.field))v;                                         \
-        return 0;                                                                             \
-    }
-    TUNE(shard_executors) TUNE(max_shards) TUNE(max_fetch) TUNE(wake_target_us)
-    TUNE(wake_after_us) TUNE(gather_max_us) TUNE(gather_handler_us) TUNE(spin_max_us) TUNE(spin_handler_us)
-    TUNE(spin_wake_us) TUNE(idle_backoff_first_ms) TUNE(idle_backoff_factor)
+    do {                                                                                      \
+        if (n == strlen(#field) && !strncmp(spec, #field, n)) {                               \
+            tuning_.field = (__typeof__(tuning_.field))v;                                     \
+            return 0;                                                                         \
+        }                                                                                     \
+    } while (0)
+    TUNE(shard_executors);
+    TUNE(max_shards);
+    TUNE(max_fetch);
+    TUNE(wake_target_us);
+    TUNE(wake_after_us);
+    TUNE(gather_max_us);
+    TUNE(gather_handler_us);
+    TUNE(spin_max_us);
+    TUNE(spin_handler_us);
+    TUNE(spin_wake_us);
+    TUNE(idle_backoff_first_ms);
+    TUNE(idle_backoff_factor);
 #undef TUNE
     return -1;
 }

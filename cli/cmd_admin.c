@@ -134,6 +134,7 @@ static unsigned allowed_options(const admin_opts *o)
         return OPT_JSON;
     case ACT_RETRY:
     case ACT_DELETE:
+        if (o->cmd == ADM_QUEUE) return OPT_JSON;
         return OPT_JSON | OPT_AT | (o->cmd == ADM_DEAD ? OPT_ALL | OPT_NAME : 0u);
     case ACT_RUN:
         return OPT_JSON | OPT_AT | OPT_ALL | OPT_NAME;
@@ -237,7 +238,8 @@ static const action_word *actions_of(admin_cmd cmd)
     static const action_word dead[] = {
         {"retry", ACT_RETRY}, {"delete", ACT_DELETE}, {"trim", ACT_TRIM}, {NULL, ACT_LIST}};
     static const action_word sets[] = {{"run", ACT_RUN}, {"delete", ACT_DELETE}, {NULL, ACT_LIST}};
-    static const action_word queue[] = {{"clear", ACT_CLEAR}, {NULL, ACT_LIST}};
+    static const action_word queue[] = {
+        {"clear", ACT_CLEAR}, {"delete", ACT_DELETE}, {NULL, ACT_LIST}};
     static const action_word none[] = {{NULL, ACT_LIST}};
     return cmd == ADM_DEAD                            ? dead
            : cmd == ADM_RETRY || cmd == ADM_SCHEDULED ? sets
@@ -269,6 +271,10 @@ static int take_positional(admin_opts *o, const char *s)
     int wants_arg = o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->cmd == ADM_JOB ||
                     o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN ||
                     o->action == ACT_CLEAR;
+    if (o->cmd == ADM_QUEUE && o->action == ACT_DELETE && o->arg && !o->id) {
+        o->id = s; /* cwork queue delete NAME ID */
+        return 0;
+    }
     if (!wants_arg || o->arg) {
         fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", o->label, s, o->label);
         return -1;
@@ -287,7 +293,12 @@ static int check_options(const admin_opts *o)
         return -1;
     }
     const char *what = NULL;
-    if (o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN) {
+    if (o->cmd == ADM_QUEUE && o->action == ACT_DELETE) {
+        if (!o->arg || !*o->arg)
+            what = "no job name given (cwork queue delete NAME ID)";
+        else if (!o->id)
+            what = "no job ID given (cwork queue delete NAME ID)";
+    } else if (o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN) {
         int all = (o->seen & OPT_ALL) != 0;
         if (all && o->arg)
             what = "give a job ID or --all, not both";
@@ -305,7 +316,8 @@ static int check_options(const admin_opts *o)
     } else if (o->cmd == ADM_JOB && !o->arg) {
         what = "no job ID given";
     } else if (o->cmd == ADM_QUEUE && o->action == ACT_LIST) {
-        what = "what should happen to the queue? (cwork queue clear NAME)";
+        what = "what should happen to the queue? (cwork queue clear NAME, cwork queue delete "
+               "NAME ID)";
     }
     /* An empty ID is an ID: Go, and older cwork versions, wrote dead records with "id":"". */
     if (what) {
@@ -363,7 +375,7 @@ static int admin_main(int argc, char **argv, admin_cmd cmd)
     case ACT_RETRY:
         return admin_retry_dead(&o);
     case ACT_DELETE:
-        return admin_delete(&o);
+        return cmd == ADM_QUEUE ? admin_delete_waiting(&o) : admin_delete(&o);
     case ACT_TRIM:
         return admin_trim(&o);
     case ACT_RUN:

@@ -31,7 +31,7 @@ typedef enum admin_action {
     ACT_DELETE,
     ACT_TRIM,
     ACT_RUN,  /* retry run, scheduled run */
-    ACT_CLEAR /* queue clear */
+    ACT_CLEAR /* queue clear (queue delete is ACT_DELETE) */
 } admin_action;
 
 /* Options, as bits of admin_opts.seen. */
@@ -57,6 +57,7 @@ typedef struct admin_opts {
     int64_t older_than; /* --older-than, in seconds */
     int64_t keep;       /* --keep */
     const char *arg;    /* the ID or NAME argument */
+    const char *id;     /* cwork queue delete NAME ID: the ID */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
 
@@ -97,5 +98,6 @@ int admin_trim(const admin_opts *o);
 int admin_pause(const admin_opts *o);
 int admin_run_now(const admin_opts *o);
 int admin_clear_queue(const admin_opts *o);
+int admin_delete_waiting(const admin_opts *o);
 
 #endif

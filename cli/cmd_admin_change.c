@@ -1,5 +1,6 @@
 /* What the admin commands change: dead jobs retried, deleted or trimmed, retry and
- * scheduled entries run now or deleted, queues paused, unpaused and cleared. */
+ * scheduled entries run now or deleted, queues paused, unpaused and cleared, single
+ * waiting jobs deleted. */
 #include "cmd_admin.h"
 #include "table.h"
 
@@ -281,4 +282,33 @@ static int do_clear_queue(const admin_opts *o, cwork_client *client)
 int admin_clear_queue(const admin_opts *o)
 {
     return admin_run(o, do_clear_queue);
+}
+
+/* ---------------------------------------------------------------- queue delete */
+
+static int do_delete_waiting(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    cwork_waiting_ref job = {o->id, -1};
+    int rc = cwork_client_delete_waiting(client, o->arg, &job, 1, NULL, NULL, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    if (o->seen & OPT_JSON) {
+        printf("{\"deleted\":1,\"id\":");
+        admin_json_string(o->id, strlen(o->id));
+        printf(",\"name\":");
+        admin_json_string(o->arg, strlen(o->arg));
+        printf("}\n");
+    } else {
+        printf("Deleted waiting job ");
+        put(stdout, o->id);
+        printf(" from queue ");
+        put(stdout, o->arg);
+        printf(".\n");
+    }
+    return CLI_OK;
+}
+
+int admin_delete_waiting(const admin_opts *o)
+{
+    return admin_run(o, do_delete_waiting);
 }

@@ -183,16 +183,34 @@ static const char set_run_usage[] =
 
 static const char queue_usage[] =
     "Usage: cwork queue clear [--redis URL] [--ns NS] [--json] NAME\n"
+    "       cwork queue delete [--redis URL] [--ns NS] [--json] NAME ID\n"
     "\n"
-    "Deletes every job waiting in the queue of job NAME, in one step: the jobs\n"
-    "waiting at that moment go, jobs enqueued later stay; running, retry, scheduled\n"
-    "and dead jobs are not in the queue. Unique jobs among them lose their guards,\n"
-    "so they can be enqueued again. Warns when NAME is not in known_jobs.\n"
+    "  clear    delete every job waiting in the queue of job NAME (below)\n"
+    "  delete   delete the one waiting job ID (cwork queue delete --help)\n"
+    "\n"
+    "clear deletes every job waiting in the queue of job NAME, in one step: the\n"
+    "jobs waiting at that moment go, jobs enqueued later stay; running, retry,\n"
+    "scheduled and dead jobs are not in the queue. Unique jobs among them lose their\n"
+    "guards, so they can be enqueued again. Warns when NAME is not in known_jobs.\n"
     "\n"
     "  --json   print {\"deleted\":N,\"name\":\"NAME\"}\n" COMMON "\n"
     "Exit status: 0 cleared (also when the queue was empty), 1 Redis failure (or the\n"
     "key holds something other than a queue; it is left as it is), 2 bad command\n"
     "line.\n";
+
+static const char queue_delete_usage[] =
+    "Usage: cwork queue delete [--redis URL] [--ns NS] [--json] NAME ID\n"
+    "\n"
+    "Deletes job ID from the queue of job NAME before a pool takes it: exactly that\n"
+    "entry goes (found by its id, taken out by its bytes in one step), everything else\n"
+    "in the queue stays. A unique job loses its guard, so that it can be enqueued\n"
+    "again. The queue is searched from its back, 1000 entries per step, so a queue\n"
+    "of millions takes a moment but never blocks Redis for long.\n"
+    "\n"
+    "  --json   print {\"deleted\":1,\"id\":\"ID\",\"name\":\"NAME\"}\n" COMMON "\n"
+    "Exit status: 0 deleted, 1 Redis failure (or the key holds something other than\n"
+    "a queue; it is left as it is), 2 bad command line, 4 no job ID waiting in the\n"
+    "queue (a pool may have taken it to run: see cwork job ID).\n";
 
 static const char pause_usage[] =
     "Usage: cwork pause [--redis URL] [--ns NS] [--json] NAME\n"
@@ -237,6 +255,8 @@ void admin_usage(const admin_opts *o)
     else if (o->action == ACT_RUN)
         printf(set_run_usage, "scheduled", "scheduled", "run-at", "run time", "scheduled",
                "scheduled");
+    else if (o->action == ACT_DELETE && o->cmd == ADM_QUEUE)
+        fputs(queue_delete_usage, stdout);
     else if (o->action == ACT_DELETE && o->cmd == ADM_DEAD)
         fputs(dead_delete_usage, stdout);
     else if (o->action == ACT_DELETE && o->cmd == ADM_RETRY)

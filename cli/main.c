@@ -13,7 +13,7 @@ static const char usage[] =
     "  work      run jobs as shell commands in a worker pool (cwork work --help)\n"
     "  demo      run example jobs on a private Redis and watch them (Ctrl-C stops)\n"
     "  queues    list queues: jobs waiting, latency, paused or not\n"
-    "  queue     clear a queue: delete its waiting jobs (cwork queue clear NAME)\n"
+    "  queue     delete waiting jobs: queue clear NAME, queue delete NAME ID\n"
     "  pools     list worker pools (Go's and cwork's) and their heartbeats\n"
     "  busy      list the workers running a job now\n"
     "  retry     list failed jobs waiting to be retried; run them now or delete one\n"

@@ -960,6 +960,41 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
                             unsigned page_size, cwork_listed_job **out, size_t *n,
                             int64_t *total, cwork_error *err);
 
+/* A job waiting in a queue as a list showed it (the id is borrowed by the call). */
+typedef struct cwork_waiting_ref {
+    const char *id;
+    int64_t place; /* where it was listed: 0 is the next to run, as cwork_client_queue_jobs
+                      counts ((page - 1) * page_size + its index on the page); -1 when
+                      unknown */
+} cwork_waiting_ref;
+
+/* Places a listed job is looked for before and after its listed place, and the most a
+ * listed job can move towards the front (pools taking jobs) and still be found. */
+#define CWORK_WAITING_LOOK_BACK 10000
+#define CWORK_WAITING_LOOK_AHEAD 1000
+
+/* Deletes the n listed jobs from the queue of job type name, each by id: the entry
+ * whose decoded id it is goes, by its exact bytes, in an atomic script that also finds
+ * it; nothing else changes, and a unique job's guard is deleted with it (as
+ * cwork_client_clear_queue does). Jobs only move towards the front of a queue (pools
+ * take from there, new jobs join at the back), so a job listed at place p is looked for
+ * from place p + CWORK_WAITING_LOOK_AHEAD down to at most p - CWORK_WAITING_LOOK_BACK,
+ * stopping once found: one script per group of nearby jobs, its search bounded however
+ * long the queue is (taking the entry out is one LREM pass from the nearer end of the
+ * list). A job of unknown place (-1) is looked for in the whole queue, from the back,
+ * 1000 entries per script; on a queue of millions that takes a while but never blocks
+ * Redis for long. When several entries carry the id, the one nearest the listed place
+ * among those searched goes.
+ * *done (may be NULL) counts the jobs deleted, *unchanged (may be NULL) those not found
+ * (a pool took them to run, someone deleted them, or they moved out of reach). Returns
+ * 0 when every job was deleted; CWORK_ENOTFOUND when some were not found (err says
+ * which first); CWORK_ETYPE when the key holds something other than a list (left as it
+ * is); CWORK_EINVAL for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails
+ * (the counts say what happened before). Safe from several threads. */
+int cwork_client_delete_waiting(cwork_client *client, const char *name,
+                                const cwork_waiting_ref *jobs, size_t n, size_t *done,
+                                size_t *unchanged, cwork_error *err);
+
 /* Deletes every job of a set (only decodable jobs called name when name is non-NULL), in
  * batches of 1000, each batch one script: jobs added meanwhile may go too. Deleted unique
  * scheduled jobs lose their guards, as with cwork_client_delete. Without a name, members

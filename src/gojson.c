@@ -5,11 +5,12 @@
  * Trees can be as deep as the input allows, and pools run handlers on threads with
  * small stacks, so release, copy and encoding walk with an explicit stack on the heap
  * instead of recursion. Parsing is in gojson_parse.c, numbers in gojson_float.c, object
- * operations in gojson_object.c. */
+ * operations (which use the member order defined here) in gojson_object.c. */
 #include "gojson.h"
 #include "utf8.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- constructors */
@@ -286,6 +287,43 @@ fail:
 }
 
 /* ---------------------------------------------------------------- encoding */
+
+/* Go writes a map's keys in byte order. */
+static int member_cmp(const gj_member *a, const gj_member *b)
+{
+    size_t n = a->key.len < b->key.len ? a->key.len : b->key.len;
+    int c = memcmp(a->key.ptr, b->key.ptr, n);
+    if (c) return c;
+    return a->key.len < b->key.len ? -1 : a->key.len > b->key.len;
+}
+
+static int member_ptr_cmp(const void *a, const void *b)
+{
+    const gj_member *ma = *(const gj_member *const *)a, *mb = *(const gj_member *const *)b;
+    int c = member_cmp(ma, mb);
+    if (c) return c;
+    return ma < mb ? -1 : ma > mb; /* equal keys keep document order (for dedup) */
+}
+
+void cw_gj_sort_members(const gj_member *items, size_t n, const gj_member **order)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = &items[i];
+    if (n > 16) {
+        qsort(order, n, sizeof *order, member_ptr_cmp);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) { /* insertion sort: objects are usually small */
+        const gj_member *m = order[i];
+        size_t j = i;
+        while (j > 0 && member_ptr_cmp(&order[j - 1], &m) > 0) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = m;
+    }
+}
+
 
 /* Per byte below 0x80: 0 = written as is, 1 = needs an escape. */
 static const unsigned char needs_escape[128] = {

@@ -3,7 +3,6 @@
  * value). */
 #include "gojson.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 int cw_gj_array_push(gj_value *arr, gj_value *item)
@@ -72,41 +71,6 @@ int cw_gj_object_set(gj_value *obj, const char *key, size_t key_len, gj_value *v
     return 0;
 }
 
-static int member_cmp(const gj_member *a, const gj_member *b)
-{
-    size_t n = a->key.len < b->key.len ? a->key.len : b->key.len;
-    int c = memcmp(a->key.ptr, b->key.ptr, n);
-    if (c) return c;
-    return a->key.len < b->key.len ? -1 : a->key.len > b->key.len;
-}
-
-static int member_ptr_cmp(const void *a, const void *b)
-{
-    const gj_member *ma = *(const gj_member *const *)a, *mb = *(const gj_member *const *)b;
-    int c = member_cmp(ma, mb);
-    if (c) return c;
-    return ma < mb ? -1 : ma > mb; /* equal keys keep document order (for dedup) */
-}
-
-void cw_gj_sort_members(const gj_member *items, size_t n, const gj_member **order)
-{
-    for (size_t i = 0; i < n; i++)
-        order[i] = &items[i];
-    if (n > 16) {
-        qsort(order, n, sizeof *order, member_ptr_cmp);
-        return;
-    }
-    for (size_t i = 1; i < n; i++) { /* insertion sort: objects are usually small */
-        const gj_member *m = order[i];
-        size_t j = i;
-        while (j > 0 && member_ptr_cmp(&order[j - 1], &m) > 0) {
-            order[j] = order[j - 1];
-            j--;
-        }
-        order[j] = m;
-    }
-}
-
 int cw_gj_object_dedup(gj_value *obj)
 {
     size_t n = obj->as.obj.len;
@@ -137,7 +101,7 @@ int cw_gj_object_dedup(gj_value *obj)
     int any = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i + 1;
-        while (j < n && member_cmp(order[i], order[j]) == 0)
+        while (j < n && key_eq(&order[j]->key, order[i]->key.ptr, order[i]->key.len))
             j++;
         if (j - i > 1) {
             /* The first occurrence takes the last value; the others are dropped and

@@ -94,68 +94,13 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
 
 /* ---------------------------------------------------------------- creation */
 
-static int init_cond_monotonic(pthread_cond_t *c)
-{
-    pthread_condattr_t a;
-    pthread_condattr_init(&a);
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    int rc = pthread_cond_init(c, &a);
-    pthread_condattr_destroy(&a);
-    return rc;
-}
-
-/* Splits the executors into shards of about tuning.shard_executors (see cw_shard). */
-static void free_shards(cwork_pool *p)
-{
-    for (size_t i = 0; i < p->nshards; i++) {
-        cw_shard *sh = &p->shards[i];
-        cw_sampler_clear(&sh->sampler);
-        pthread_mutex_destroy(&sh->mu);
-        pthread_cond_destroy(&sh->disp_cond);
-    }
-    for (size_t e = 0; p->shards && e < p->opts.concurrency; e++)
-        pthread_cond_destroy(&p->executors[e].cond);
-    cw_free(p->shards);
-    p->shards = NULL;
-    p->nshards = 0;
-}
-
-static int build_shards(cwork_pool *p)
-{
-    size_t per = p->tuning.shard_executors ? p->tuning.shard_executors : 1;
-    size_t n = p->opts.concurrency / per;
-    if (n > p->tuning.max_shards)
-        n = p->tuning.max_shards;
-    if (n < 1)
-        n = 1;
-    cw_shard *shards = cw_calloc(n, sizeof *shards);
-    if (!shards)
-        return CWORK_ENOMEM;
-    p->shards = shards;
-    p->nshards = n;
-    for (size_t i = 0; i < n; i++) {
-        cw_shard *sh = &shards[i];
-        sh->pool = p;
-        sh->index = i;
-        sh->first_executor = p->opts.concurrency * i / n;
-        sh->nexecutors = p->opts.concurrency * (i + 1) / n - sh->first_executor;
-        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++) {
-            p->executors[e].shard = sh;
-            pthread_cond_init(&p->executors[e].cond, NULL);
-        }
-        pthread_mutex_init(&sh->mu, NULL);
-        init_cond_monotonic(&sh->disp_cond);
-    }
-    return 0;
-}
-
 int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t)
 {
     if (p->started)
         return CWORK_EINVAL;
-    free_shards(p);
+    cw_pool_free_shards(p);
     p->tuning = *t;
-    return build_shards(p);
+    return cw_pool_build_shards(p);
 }
 
 cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_options *opts,
@@ -215,7 +160,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
         }
     }
     cw_pool_tuning_init(&p->tuning);
-    if (build_shards(p) != 0)
+    if (cw_pool_build_shards(p) != 0)
         goto oom;
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->stop_mu, NULL);
@@ -225,7 +170,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     pthread_rwlockattr_setkind_np(&rwa, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
     pthread_rwlock_init(&p->fetch_lock, &rwa);
     pthread_rwlockattr_destroy(&rwa);
-    init_cond_monotonic(&p->idle_cond);
+    cw_cond_init_monotonic(&p->idle_cond);
     return p;
 oom:
     cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -238,40 +183,6 @@ fail:
         cw_free(p);
     }
     return NULL;
-}
-
-size_t cw_pool_in_flight(cwork_pool *p)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < p->nshards; i++) {
-        pthread_mutex_lock(&p->shards[i].mu);
-        n += p->shards[i].in_flight;
-        pthread_mutex_unlock(&p->shards[i].mu);
-    }
-    return n;
-}
-
-bool cw_pool_busy(cwork_pool *p)
-{
-    bool busy = false;
-    for (size_t i = 0; i < p->nshards && !busy; i++) {
-        pthread_mutex_lock(&p->shards[i].mu);
-        busy = p->shards[i].in_flight > 0 || p->shards[i].fetching > 0;
-        pthread_mutex_unlock(&p->shards[i].mu);
-    }
-    return busy;
-}
-
-void cw_pool_wake_dispatchers(cwork_pool *p)
-{
-    for (size_t i = 0; i < p->nshards; i++) {
-        cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
-        sh->wakeup = true;
-        if (sh->dispatcher_waiting)
-            pthread_cond_signal(&sh->disp_cond);
-        pthread_mutex_unlock(&sh->mu);
-    }
 }
 
 void cw_pool_notify_idle(cwork_pool *p)
@@ -444,7 +355,7 @@ void cwork_pool_free(cwork_pool *p)
         type_clear(&p->types[i]);
     cw_free(p->types);
     cw_free(p->middleware);
-    free_shards(p);
+    cw_pool_free_shards(p);
     cw_free(p->executors);
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);

@@ -196,9 +196,22 @@ void cw_pool_notify_idle(cwork_pool *p);
 /* Replaces the scheduling tunables (before start only): the shards are laid out again. */
 int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t);
 
+/* pool_type_state.c. Appends what the pool says about its job types to c's pipeline
+ * (SET max_concurrency per type, NX when only_missing; SADD known_jobs); returns how
+ * many replies follow. */
+size_t cw_pool_append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, cwork_error *err);
+/* Logs the i-th of those replies when it is an error. */
+void cw_pool_log_type_state_error(cwork_pool *p, size_t i, const redisReply *r);
 /* Writes what the pool says about its job types where it is missing (max_concurrency
  * after a flush or a failover; known_jobs): maintenance does it every dead_check_ms. */
 int cw_pool_reassert_types(cwork_pool *p, cwork_error *err);
+
+/* pool_shards.c. A condition variable on CLOCK_MONOTONIC (0 or an errno). */
+int cw_cond_init_monotonic(pthread_cond_t *c);
+/* Lays the executors out in shards (p->shards, p->nshards); 0 or CWORK_ENOMEM. */
+int cw_pool_build_shards(cwork_pool *p);
+/* Destroys the shards and the executors' condition variables. */
+void cw_pool_free_shards(cwork_pool *p);
 
 /* Thread bodies. */
 void *cw_executor_main(void *executor);

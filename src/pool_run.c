@@ -22,67 +22,8 @@ static int server_supports_rpop_count(const char *info)
     return major > 6 || (major == 6 && minor >= 2);
 }
 
-/* Appends what a pool says about its job types: SET max_concurrency per type (at start
- * every time, last writer wins, as Go; later only where missing — after a flush, a
- * restart without persistence or a failover — so that another pool's newer setting
- * stands) and SADD known_jobs. Returns how many replies follow. */
-static size_t append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, cwork_error *err)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < p->ntypes; i++) {
-        char v[24];
-        snprintf(v, sizeof v, "%u", p->types[i].opts.max_concurrency);
-        const char *set[] = {"SET", p->types[i].keys[CW_CYCLE_MAX_CONCURRENCY], v, "NX"};
-        size_t lens[] = {3, p->types[i].key_lens[CW_CYCLE_MAX_CONCURRENCY], strlen(v), 2};
-        if (cw_conn_append(c, only_missing ? 4 : 3, set, lens, err) == 0)
-            n++;
-    }
-    cw_buf known;
-    cw_buf_init(&known);
-    cw_key_known_jobs(&p->keys, &known);
-    const char **sadd = cw_malloc((p->ntypes + 2) * sizeof *sadd);
-    if (p->ntypes && sadd && !known.oom) {
-        sadd[0] = "SADD";
-        sadd[1] = known.data;
-        for (size_t i = 0; i < p->ntypes; i++)
-            sadd[i + 2] = p->types[i].name;
-        if (cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err) == 0)
-            n++;
-    }
-    cw_free(sadd);
-    cw_buf_free(&known);
-    return n;
-}
-
-/* Logs an error reply of append_type_state's i-th command. */
-static void log_type_state_error(cwork_pool *p, size_t i, const redisReply *r)
-{
-    if (r->type == REDIS_REPLY_ERROR)
-        cw_log(CWORK_LOG_ERROR, i < p->ntypes ? "write_concurrency_controls_max_concurrency"
-                                              : "write_known_jobs",
-               "error", r->str, NULL);
-}
-
-int cw_pool_reassert_types(cwork_pool *p, cwork_error *err)
-{
-    cw_conn *c;
-    int rc = cw_redis_checkout(p->redis, &c, err);
-    if (rc)
-        return rc;
-    size_t n = append_type_state(p, c, true, err);
-    for (size_t i = 0; i < n && rc == 0; i++) {
-        redisReply *r = NULL;
-        if ((rc = cw_conn_read(c, &r, err)) == 0) {
-            log_type_state_error(p, i, r);
-            freeReplyObject(r);
-        }
-    }
-    cw_redis_checkin(p->redis, c);
-    return rc;
-}
-
 /* One pipelined round trip: INFO server, CONFIG GET maxmemory-policy, and the types'
- * state (append_type_state). */
+ * state (cw_pool_append_type_state). */
 static int prepare_redis(cwork_pool *p, cwork_error *err)
 {
     cw_conn *c;
@@ -93,7 +34,7 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
     const char *cfg[] = {"CONFIG", "GET", "maxmemory-policy"};
     cw_conn_append(c, 2, info, NULL, err);
     cw_conn_append(c, 3, cfg, NULL, err);
-    size_t expect = 2 + append_type_state(p, c, false, err);
+    size_t expect = 2 + cw_pool_append_type_state(p, c, false, err);
     for (size_t i = 0; i < expect && rc == 0; i++) {
         redisReply *r = NULL;
         rc = cw_conn_read(c, &r, err);
@@ -116,7 +57,7 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
                                 "set maxmemory-policy noeviction",
                        NULL);
         } else {
-            log_type_state_error(p, i - 2, r);
+            cw_pool_log_type_state_error(p, i - 2, r);
         }
         freeReplyObject(r);
     }

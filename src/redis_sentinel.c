@@ -2,6 +2,7 @@
  * redis_sentinel.h. */
 #include "redis_sentinel.h"
 #include "log.h"
+#include "util.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -62,19 +63,6 @@ void cw_sentinel_free(cwork_redis *r)
     r->sentinel = NULL;
 }
 
-/* A TCP port in decimal, 1..65535, and nothing else: 1, else 0. */
-static int parse_port(const char *s, size_t len, int *port)
-{
-    int v = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9' || v > 65535) return 0;
-        v = v * 10 + (s[i] - '0');
-    }
-    if (len == 0 || v < 1 || v > 65535) return 0;
-    *port = v;
-    return 1;
-}
-
 /* ---------------------------------------------------------------- asking */
 
 static int dial_sentinel(cwork_redis *r, int i, cw_conn **out, int *transient, cwork_error *err)
@@ -110,12 +98,18 @@ static int ask_sentinel(cwork_redis *r, int i, char *host, size_t host_size, int
                           r->addr.master_name);
         } else if (cw_reply_array(x, 2, &n, NULL, NULL) != 0 || n != 2 ||
                    cw_reply_at_str(x, 0, &h, NULL, NULL, NULL) != 0 ||
-                   cw_reply_at_str(x, 1, &p, &plen, NULL, NULL) != 0 ||
-                   !parse_port(p, plen, port)) {
+                   cw_reply_at_str(x, 1, &p, &plen, NULL, NULL) != 0) {
             rc = cw_error(err, CWORK_EPROTO, "sentinel %s: unexpected answer for the master",
                           c->addr);
         } else {
-            snprintf(host, host_size, "%s", h);
+            int64_t v = 0;
+            if (cw_parse_int64(p, plen, &v) != 0 || v < 1 || v > 65535) {
+                rc = cw_error(err, CWORK_EPROTO, "sentinel %s: the master's port is not a port",
+                              c->addr);
+            } else {
+                snprintf(host, host_size, "%s", h);
+                *port = (int)v;
+            }
         }
         cw_reply_free(x);
     } else {
@@ -216,23 +210,29 @@ int cw_sentinel_parse_switch(const char *msg, size_t len, const char *master_nam
 {
     size_t nlen = strlen(master_name);
     if (len <= nlen || memcmp(msg, master_name, nlen) != 0 || msg[nlen] != ' ') return 0;
-    /* <old host> <old port> <new host> <new port>, separated by spaces */
-    const char *p = msg + nlen + 1, *end = msg + len, *field[4];
+    char buf[600];
+    if (len - nlen >= sizeof buf) return 0;
+    memcpy(buf, msg + nlen + 1, len - nlen - 1);
+    buf[len - nlen - 1] = '\0';
+    /* "OLD_HOST OLD_PORT NEW_HOST NEW_PORT": four fields separated by single spaces. */
+    const char *field[4];
     size_t flen[4];
+    const char *p = buf;
     for (int i = 0; i < 4; i++) {
-        while (p < end && *p == ' ')
-            p++;
+        const char *end = strchr(p, ' ');
+        if (!end) end = p + strlen(p);
+        if (end == p || (i < 3) != (*end == ' ')) return 0;
         field[i] = p;
-        while (p < end && *p != ' ')
-            p++;
-        flen[i] = (size_t)(p - field[i]);
-        if (flen[i] == 0 || flen[i] > 255) return 0;
+        flen[i] = (size_t)(end - p);
+        p = *end ? end + 1 : end;
     }
-    int old_port, new_port;
-    if (!parse_port(field[1], flen[1], &old_port) || !parse_port(field[3], flen[3], &new_port))
+    int64_t new_port = 0;
+    if (flen[2] >= host_size || cw_parse_int64(field[3], flen[3], &new_port) != 0 ||
+        new_port < 1 || new_port > 65535)
         return 0;
-    snprintf(host, host_size, "%.*s", (int)flen[2], field[2]);
-    *port = new_port;
+    memcpy(host, field[2], flen[2]);
+    host[flen[2]] = '\0';
+    *port = (int)new_port;
     return 1;
 }
 

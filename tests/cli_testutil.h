@@ -82,6 +82,22 @@ __attribute__((unused)) static int cli_run(const char *const *env, const char *s
 /* cwork with these arguments, the environment as it is and no stdin. */
 #define CLI_RUN(...) cli_run(NULL, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
+/* cwork ARGS --redis URL --ns NS (at most 18 ARGS), with stdin_text (NULL: none). */
+__attribute__((unused)) static int cli_run_in_ns(const char *ns, const char *stdin_text,
+                                                 const char *const *argv)
+{
+    const char *args[24];
+    size_t n = 0;
+    for (; argv[n] && n < 18; n++)
+        args[n] = argv[n];
+    args[n++] = "--redis";
+    args[n++] = tl_redis_url();
+    args[n++] = "--ns";
+    args[n++] = ns;
+    args[n] = NULL;
+    return cli_run(NULL, stdin_text, args);
+}
+
 __attribute__((unused)) static size_t cli_lines(const char *s)
 {
     size_t n = 0;

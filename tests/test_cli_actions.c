@@ -1,4 +1,5 @@
-/* cwork retry run, cwork scheduled run, cwork queue clear and cwork enqueue --bulk's ids,
+/* cwork retry run, cwork scheduled run, cwork queue clear and delete, and cwork enqueue
+ * --bulk's ids,
  * end to end: Redis state written by hand in Go's bytes, the binary run against it, its
  * stdout, stderr and exit status, and the whole namespace afterwards. */
 #include "cli_testutil.h"
@@ -11,19 +12,9 @@ static char ns_[64];
 
 #define cmd(...) tl_do(rc_, __VA_ARGS__)
 
-/* cwork ARGS --redis URL --ns NS, with stdin_text on stdin. */
 static int run_in_ns(const char *stdin_text, const char *const *argv)
 {
-    const char *args[24];
-    size_t n = 0;
-    for (; argv[n] && n < 18; n++)
-        args[n] = argv[n];
-    args[n++] = "--redis";
-    args[n++] = tl_redis_url();
-    args[n++] = "--ns";
-    args[n++] = ns_;
-    args[n] = NULL;
-    return cli_run(NULL, stdin_text, args);
+    return cli_run_in_ns(ns_, stdin_text, argv);
 }
 
 #define CLI(...) run_in_ns(NULL, (const char *const[]){__VA_ARGS__, NULL})
@@ -151,7 +142,7 @@ static void scheduled_run_by_id_name_and_json(void)
 
     /* Usage errors write nothing: exit 2. */
     char *before = dump();
-    static const char *const bad[][5] = {
+    static const char *const bad[][6] = {
         {"scheduled", "run"},
         {"scheduled", "run", "s2", "--all"},
         {"scheduled", "run", "s2", "--name", "b"},
@@ -163,11 +154,17 @@ static void scheduled_run_by_id_name_and_json(void)
         {"queue", "clear", "a", "b"},
         {"queue", "clear", "a", "--all"},
         {"queue", "empty", "a"},
+        {"queue", "delete"},
+        {"queue", "delete", "a"},
+        {"queue", "delete", "a", "s1", "s2"},
+        {"queue", "delete", "a", "s1", "--all"},
+        {"queue", "delete", "--at", "5", "a", "s1"},
+        {"queue", "delete", "", "s1"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         const char *argv[8];
         size_t n = 0;
-        for (; n < 5 && bad[i][n]; n++)
+        for (; n < 6 && bad[i][n]; n++)
             argv[n] = bad[i][n];
         argv[n] = NULL;
         int rc = run_in_ns(NULL, argv);
@@ -214,6 +211,57 @@ static void queue_clear_deletes_waiting_jobs_and_guards(void)
           strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is\n"));
     CHECK_INT(CLI("queue", "--help"), 0);
     CHECK(strncmp(cli_out_, "Usage: cwork queue clear", 24) == 0);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* ---------------------------------------------------------------- queue delete */
+
+static void queue_delete_deletes_one_waiting_job(void)
+{
+    tl_unique_ns("acd", ns_, sizeof ns_);
+    cmd("SADD %s:known_jobs clear_cache", ns_);
+    cmd("LPUSH %s:jobs:clear_cache %s", ns_,
+        "{\"name\":\"clear_cache\",\"id\":\"u1\",\"t\":1,\"args\":{\"object_id_\":\"123\"},"
+        "\"unique\":true}");
+    cmd("LPUSH %s:jobs:clear_cache %s", ns_, "{\"name\":\"clear_cache\",\"id\":\"p\",\"t\":1}");
+    cmd("LPUSH %s:jobs:clear_cache %s", ns_, "{\"name\":\"clear_cache\",\"id\":\"q\",\"t\":2}");
+    cmd("SET %s:unique:clear_cache:%s 1", ns_, "{\"object_id_\":\"123\"}\n");
+    cmd("ZADD %s:retry 5 %s", ns_, "{\"name\":\"clear_cache\",\"id\":\"p\",\"t\":1}");
+    CHECK_INT(CLI("queue", "delete", "clear_cache", "p"), 0);
+    CHECK_STR(cli_out_, "Deleted waiting job p from queue clear_cache.\n");
+    CHECK_STR(cli_err_, "");
+    char want[2048];
+    snprintf(want, sizeof want,
+             "%s:jobs:clear_cache list {\"name\":\"clear_cache\",\"id\":\"q\",\"t\":2} | "
+             "{\"name\":\"clear_cache\",\"id\":\"u1\",\"t\":1,\"args\":{\"object_id_\":\"123\"},"
+             "\"unique\":true}\n"
+             "%s:known_jobs set clear_cache\n"
+             "%s:retry zset {\"name\":\"clear_cache\",\"id\":\"p\",\"t\":1}=5\n"
+             "%s:unique:clear_cache:{\"object_id_\":\"123\"}\\x0a string 1\n",
+             ns_, ns_, ns_, ns_);
+    CHECK_DUMP(want);
+    /* Gone: exit 4, nothing else touched (the retry job with that id stays). */
+    CHECK_INT(CLI("queue", "delete", "clear_cache", "p"), 4);
+    CHECK_STR(cli_out_, "");
+    CHECK_STR(cli_err_, "cwork queue delete: no job p is waiting in queue clear_cache\n");
+    CHECK_DUMP(want);
+    /* A unique job loses its guard. */
+    CHECK_INT(CLI("queue", "delete", "--json", "clear_cache", "u1"), 0);
+    CHECK_STR(cli_out_, "{\"deleted\":1,\"id\":\"u1\",\"name\":\"clear_cache\"}\n");
+    snprintf(want, sizeof want,
+             "%s:jobs:clear_cache list {\"name\":\"clear_cache\",\"id\":\"q\",\"t\":2}\n"
+             "%s:known_jobs set clear_cache\n"
+             "%s:retry zset {\"name\":\"clear_cache\",\"id\":\"p\",\"t\":1}=5\n",
+             ns_, ns_, ns_);
+    CHECK_DUMP(want);
+    /* A key of another type is left alone: exit 1. */
+    cmd("HSET %s:jobs:odd f v", ns_);
+    CHECK_INT(CLI("queue", "delete", "odd", "q"), 1);
+    CHECK_STR(cli_out_, "");
+    CHECK(strstr(cli_err_, "\ncwork queue delete: ") &&
+          strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is\n"));
+    CHECK_INT(CLI("queue", "delete", "--help"), 0);
+    CHECK(strncmp(cli_out_, "Usage: cwork queue delete", 25) == 0);
     tl_ns_delete(rc_, ns_);
 }
 
@@ -275,6 +323,7 @@ int main(void)
     RUN(retry_run_by_id_and_all);
     RUN(scheduled_run_by_id_name_and_json);
     RUN(queue_clear_deletes_waiting_jobs_and_guards);
+    RUN(queue_delete_deletes_one_waiting_job);
     RUN(bulk_prints_the_ids_of_written_jobs_unless_quiet);
     redisFree(rc_);
     return tl_finish();

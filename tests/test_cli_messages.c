@@ -284,7 +284,11 @@ static void typos_get_a_suggestion_and_exit_2(void)
          "cwork scheduled: unexpected argument \"rnu\"; did you mean run?"},
         {"queue", "clera", "x", NULL,
          "cwork queue: unexpected argument \"clera\"; did you mean clear?"},
-        {"queue", NULL, "cwork queue: what should happen to the queue? (cwork queue clear NAME)"},
+        {"queue", "delte", "x", "y", NULL,
+         "cwork queue: unexpected argument \"delte\"; did you mean delete?"},
+        {"queue", NULL,
+         "cwork queue: what should happen to the queue? (cwork queue clear NAME, cwork queue "
+         "delete NAME ID)"},
         {"retry", "run", "--al", NULL, "cwork retry run: unknown option --al; did you mean --all?"},
         {"queues", "--redsi", "x", NULL,
          "cwork queues: unknown option --redsi; did you mean --redis?"},

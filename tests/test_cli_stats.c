@@ -14,20 +14,7 @@ static char ns_[64];
 
 #define cmd(...) tl_do(rc_, __VA_ARGS__)
 
-static int run_in_ns(const char *const *argv)
-{
-    const char *args[24];
-    size_t n = 0;
-    for (; argv[n] && n < 18; n++)
-        args[n] = argv[n];
-    args[n++] = "--redis";
-    args[n++] = tl_redis_url();
-    args[n++] = "--ns";
-    args[n++] = ns_;
-    args[n] = NULL;
-    return cli_run(NULL, NULL, args);
-}
-#define CLI(...) run_in_ns((const char *const[]){__VA_ARGS__, NULL})
+#define CLI(...) cli_run_in_ns(ns_, NULL, (const char *const[]){__VA_ARGS__, NULL})
 
 static void utc_date(char *buf, size_t size, int days_ago)
 {

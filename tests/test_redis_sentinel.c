@@ -271,27 +271,14 @@ static void switch_master_messages(void)
     const char *v6 = "mymaster ::1 6379 ::2 6381";
     CHECK_INT(cw_sentinel_parse_switch(v6, strlen(v6), "mymaster", host, sizeof host, &port), 1);
     CHECK_STR(host, "::2");
-    /* Ports that are none: out of range, not decimal; a host past 255 bytes. */
-    static const char *const refused[] = {
-        "mymaster 127.0.0.1 6379 127.0.0.2 0",     "mymaster 127.0.0.1 6379 127.0.0.2 65536",
-        "mymaster 127.0.0.1 6379 127.0.0.2 63x",   "mymaster 127.0.0.1 x 127.0.0.2 6380",
-        "mymaster 127.0.0.1 6379 127.0.0.2 -6380", "mymaster 127.0.0.1 6379 127.0.0.2 99999999999",
-    };
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        CHECK_INT(cw_sentinel_parse_switch(refused[i], strlen(refused[i]), "mymaster", host,
+    const char *noport[] = {"mymaster 127.0.0.1 6379 127.0.0.2 x6380",
+                            "mymaster 127.0.0.1 6379 127.0.0.2 70000",
+                            "mymaster 127.0.0.1 6379 127.0.0.2 6380 extra",
+                            "mymaster 127.0.0.1 6379  127.0.0.2 6380"};
+    for (size_t i = 0; i < sizeof noport / sizeof *noport; i++)
+        CHECK_INT(cw_sentinel_parse_switch(noport[i], strlen(noport[i]), "mymaster", host,
                                            sizeof host, &port),
                   0);
-    char long_host[400] = "mymaster 127.0.0.1 6379 ";
-    memset(long_host + strlen(long_host), 'h', 256);
-    strcat(long_host, " 6380");
-    CHECK_INT(cw_sentinel_parse_switch(long_host, strlen(long_host), "mymaster", host, sizeof host,
-                                       &port),
-              0);
-    const char *spaced = "mymaster  127.0.0.1 6379  127.0.0.3 6382";
-    CHECK_INT(cw_sentinel_parse_switch(spaced, strlen(spaced), "mymaster", host, sizeof host, &port),
-              1);
-    CHECK_STR(host, "127.0.0.3");
-    CHECK_INT(port, 6382);
 }
 
 /* ---------------------------------------------------------------- failover */

@@ -4,7 +4,7 @@
  * and JSON errors, security headers, the origin, host and auth checks, /metrics (with
  * promtool when installed) and that nonsense never stops the server. */
 #include "cwork.h"
-#include "testlib.h"
+#include "web_testutil.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,105 +30,14 @@ static char ns_[64];
 
 /* ---------------------------------------------------------------- HTTP on a socket */
 
-typedef struct http_res {
-    int status;
-    char head[8192]; /* status line and headers */
-    char body[65536];
-    size_t len;
-} http_res;
-
-static int connect_to(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Case-insensitive strstr (strcasestr is a GNU extension). */
-static const char *find_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++)
-        if (strncasecmp(hay, needle, n) == 0) return hay;
-    return NULL;
-}
-
-/* Sends raw bytes, reads the whole answer (the server closes or Content-Length says). */
-static int half_close_; /* poke(): say nothing more after the bytes */
-
-static int http_raw(int port, const char *raw, size_t rawlen, http_res *r)
-{
-    memset(r, 0, sizeof *r);
-    int fd = connect_to(port);
-    if (fd < 0) return -1;
-    if (rawlen && send(fd, raw, rawlen, MSG_NOSIGNAL) < 0) {
-        close(fd);
-        return -1;
-    }
-    if (half_close_) shutdown(fd, SHUT_WR);
-    enum { cap = sizeof r->head + sizeof r->body };
-    char *buf = malloc(cap); /* per call: the test's threads share this function */
-    size_t got = 0;
-    ssize_t n;
-    while (got < cap - 1 && (n = recv(fd, buf + got, cap - 1 - got, 0)) > 0) {
-        got += (size_t)n;
-        buf[got] = '\0';
-        char *end = strstr(buf, "\r\n\r\n");
-        const char *cl = end ? find_ci(buf, "\r\nContent-Length: ") : NULL;
-        if (end && cl && cl < end && got >= (size_t)(end + 4 - buf) + strtoul(cl + 18, NULL, 10))
-            break;
-    }
-    close(fd);
-    buf[got] = '\0';
-    char *end = strstr(buf, "\r\n\r\n");
-    if (!end || sscanf(buf, "HTTP/1.%*d %d", &r->status) != 1) {
-        free(buf);
-        return -1;
-    }
-    size_t hlen = (size_t)(end - buf) + 2;
-    memcpy(r->head, buf, hlen < sizeof r->head ? hlen : sizeof r->head - 1);
-    r->len = got - hlen - 2;
-    memcpy(r->body, end + 4, r->len < sizeof r->body ? r->len : sizeof r->body - 1);
-    free(buf);
-    return 0;
-}
-
-/* METHOD path with Host and optional extra header lines ("Name: value\r\n"…). */
 static int http_port(int port, const char *method, const char *path, const char *extra, http_res *r)
 {
-    char req[16384];
-    int n = snprintf(req, sizeof req,
-                     "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n%s\r\n", method,
-                     path, port, extra ? extra : "");
-    return http_raw(port, req, (size_t)n, r);
+    return wt_http(port, method, path, extra, NULL, r);
 }
 
 static int http(const char *method, const char *path, const char *extra, http_res *r)
 {
     return http_port(port_, method, path, extra, r);
-}
-
-/* A header's value (copied into a static buffer), or NULL. */
-static const char *header(const http_res *r, const char *name)
-{
-    static char val[1024];
-    char pat[128];
-    snprintf(pat, sizeof pat, "\r\n%s: ", name);
-    const char *p = find_ci(r->head, pat);
-    if (!p) return NULL;
-    p += strlen(pat);
-    size_t n = strcspn(p, "\r\n");
-    snprintf(val, sizeof val, "%.*s", (int)n, p);
-    return val;
 }
 
 /* One request; checks its status and, when want_body is not NULL, its body. */
@@ -223,7 +132,7 @@ static void queues_and_dead_bodies_of_spec_18_7(void)
         http_res r;
         CHECK_INT(http("GET", "/queues", NULL, &r), 0);
         CHECK_INT(r.status, 200);
-        CHECK_STR(header(&r, "Content-Type"), json_type);
+        CHECK_STR(wt_header(&r, "Content-Type"), json_type);
         const char want[] = "[\n\t{\n\t\t\"job_name\": \"send_email\",\n\t\t\"count\": 2,\n\t\t"
                             "\"latency\": 17\n\t}\n]";
         matched = r.len == strlen(want) && memcmp(r.body, want, r.len) == 0;
@@ -286,7 +195,7 @@ static void bad_parameters_are_400_with_json_errors(void)
         http_res r;
         CHECK_INT(http("GET", path, NULL, &r), 0);
         CHECK_INT(r.status, 400);
-        CHECK_STR(header(&r, "Content-Type"), json_type);
+        CHECK_STR(wt_header(&r, "Content-Type"), json_type);
         CHECK(strncmp(r.body, "{\"error\": \"", 11) == 0 && r.body[r.len - 1] == '}');
     }
     static const char *const paths[] = {"/delete_dead_job/99999999999999999999/x",
@@ -470,19 +379,19 @@ static void unknown_routes_404_and_wrong_methods_405(void)
     http_res r;
     CHECK_INT(http("POST", "/queues", NULL, &r), 0);
     CHECK_INT(r.status, 405);
-    CHECK_STR(header(&r, "Allow"), "GET, HEAD, OPTIONS");
-    CHECK_STR(header(&r, "Content-Type"), json_type);
+    CHECK_STR(wt_header(&r, "Allow"), "GET, HEAD, OPTIONS");
+    CHECK_STR(wt_header(&r, "Content-Type"), json_type);
     CHECK_INT(http("GET", "/retry_all_dead_jobs", NULL, &r), 0);
     CHECK_INT(r.status, 405);
-    CHECK_STR(header(&r, "Allow"), "POST, OPTIONS");
+    CHECK_STR(wt_header(&r, "Allow"), "POST, OPTIONS");
     CHECK_INT(http("DELETE", "/pause/x", NULL, &r), 0);
     CHECK_INT(r.status, 405);
     CHECK_INT(http("PUT", "/", NULL, &r), 0);
     CHECK_INT(r.status, 405);
     CHECK_INT(http("OPTIONS", "/dead_jobs", NULL, &r), 0);
     CHECK_INT(r.status, 204);
-    CHECK_STR(header(&r, "Allow"), "GET, HEAD, OPTIONS");
-    CHECK(header(&r, "Access-Control-Allow-Origin") == NULL);
+    CHECK_STR(wt_header(&r, "Allow"), "GET, HEAD, OPTIONS");
+    CHECK(wt_header(&r, "Access-Control-Allow-Origin") == NULL);
 }
 
 static void page_and_assets_with_security_headers(void)
@@ -498,14 +407,14 @@ static void page_and_assets_with_security_headers(void)
         http_res r;
         CHECK_INT(http("GET", assets[i].path, NULL, &r), 0);
         CHECK_INT(r.status, 200);
-        CHECK_STR(header(&r, "Content-Type"), assets[i].type);
+        CHECK_STR(wt_header(&r, "Content-Type"), assets[i].type);
         CHECK(strstr(r.body, assets[i].needle) != NULL);
-        const char *csp = header(&r, "Content-Security-Policy");
+        const char *csp = wt_header(&r, "Content-Security-Policy");
         CHECK(csp && strstr(csp, "script-src 'self'") && !strstr(csp, "unsafe-inline"));
-        CHECK_STR(header(&r, "X-Content-Type-Options"), "nosniff");
-        CHECK_STR(header(&r, "X-Frame-Options"), "DENY");
+        CHECK_STR(wt_header(&r, "X-Content-Type-Options"), "nosniff");
+        CHECK_STR(wt_header(&r, "X-Frame-Options"), "DENY");
         char etag[128], inm[200];
-        snprintf(etag, sizeof etag, "%s", header(&r, "ETag") ? header(&r, "ETag") : "");
+        snprintf(etag, sizeof etag, "%s", wt_header(&r, "ETag") ? wt_header(&r, "ETag") : "");
         snprintf(inm, sizeof inm, "If-None-Match: %s\r\n", etag);
         CHECK_INT(http("GET", assets[i].path, inm, &r), 0);
         CHECK_INT(r.status, 304);
@@ -520,8 +429,8 @@ static void page_and_assets_with_security_headers(void)
     CHECK_INT(r.status, 200);
     CHECK_INT(r.len, 0);
     CHECK_INT(http("GET", "/queues", NULL, &r), 0);
-    CHECK_STR(header(&r, "X-Frame-Options"), "DENY");
-    CHECK_STR(header(&r, "Cache-Control"), "no-store");
+    CHECK_STR(wt_header(&r, "X-Frame-Options"), "DENY");
+    CHECK_STR(wt_header(&r, "Cache-Control"), "no-store");
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -560,13 +469,13 @@ static void cross_site_posts_are_refused(void)
                      "GET /queues HTTP/1.1\r\nHost: evil.example:%d\r\n"
                      "Connection: close\r\n\r\n",
                      port_);
-    CHECK_INT(http_raw(port_, req, (size_t)n, &r), 0);
+    CHECK_INT(wt_raw(port_, req, (size_t)n, &r), 0);
     CHECK_INT(r.status, 403);
     n = snprintf(req, sizeof req,
                  "GET /queues HTTP/1.1\r\nHost: localhost:%d\r\n"
                  "Connection: close\r\n\r\n",
                  port_);
-    CHECK_INT(http_raw(port_, req, (size_t)n, &r), 0);
+    CHECK_INT(wt_raw(port_, req, (size_t)n, &r), 0);
     CHECK_INT(r.status, 200);
     tl_ns_delete(rc_, ns_);
 }
@@ -585,7 +494,7 @@ static void basic_auth_when_configured(void)
     http_res r;
     CHECK_INT(http_port(port, "GET", "/queues", NULL, &r), 0);
     CHECK_INT(r.status, 401);
-    const char *www = header(&r, "WWW-Authenticate");
+    const char *www = wt_header(&r, "WWW-Authenticate");
     CHECK(www && strncmp(www, "Basic realm=", 12) == 0);
     CHECK_INT(http_port(port, "GET", "/", NULL, &r), 0);
     CHECK_INT(r.status, 401);
@@ -626,9 +535,9 @@ static void basic_auth_when_configured(void)
 static void poke(const char *bytes, size_t len)
 {
     http_res r;
-    half_close_ = 1;
-    http_raw(port_, bytes, len, &r);
-    half_close_ = 0;
+    wt_half_close_ = 1;
+    wt_raw(port_, bytes, len, &r);
+    wt_half_close_ = 0;
 }
 
 static void nonsense_never_stops_the_server(void)
@@ -639,7 +548,7 @@ static void nonsense_never_stops_the_server(void)
     char req[7000];
     snprintf(req, sizeof req, "GET /%s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", big);
     http_res r;
-    CHECK_INT(http_raw(port_, req, strlen(req), &r), 0);
+    CHECK_INT(wt_raw(port_, req, strlen(req), &r), 0);
     CHECK_INT(r.status, 414);
     static const char *const junk[] = {
         "GARBAGE\r\n\r\n",
@@ -665,7 +574,7 @@ static void nonsense_never_stops_the_server(void)
     memset(hdr + 25, 'x', sizeof hdr - 30);
     memcpy(hdr + sizeof hdr - 5, "\r\n\r\n", 5);
     poke(hdr, sizeof hdr - 1);
-    int fd = connect_to(port_); /* a client that connects and says nothing */
+    int fd = wt_connect(port_); /* a client that connects and says nothing */
     CHECK_RES("GET", "/queues", NULL, 200, "[]");
     CHECK_RES("GET", "/dead_jobs?name=%C3%28", NULL, 200, NULL); /* invalid UTF-8 name */
     close(fd);
@@ -688,7 +597,7 @@ static void metrics_in_prometheus_format(void)
     http_res r;
     CHECK_INT(http("GET", "/metrics", NULL, &r), 0);
     CHECK_INT(r.status, 200);
-    CHECK_STR(header(&r, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+    CHECK_STR(wt_header(&r, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
     static const char *const lines[] = {"\ncwork_up 1\n",
                                         "\ncwork_queue_jobs{job_name=\"send_email\"} 1\n",
                                         "\ncwork_queue_jobs{job_name=\"we\\\"ird\\\\name\"} 0\n",
@@ -991,7 +900,7 @@ static void concurrent_requests(void)
     }
     CHECK_INT(bad, 0);
     /* a connection kept alive over two requests */
-    int fd = connect_to(port_);
+    int fd = wt_connect(port_);
     char req[200];
     int n = snprintf(req, sizeof req, "GET /queues HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", port_);
     char buf[4096];

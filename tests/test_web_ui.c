@@ -1,6 +1,6 @@
 /* The web UI's own routes over real HTTP (tests/test_web.c has workwebui's): the
  * dashboard, a queue's jobs, the periodic schedules, bulk apply, delete/run/retry all,
- * clearing a queue; the lists' page size and order; several namespaces, a base path,
+ * clearing a queue, deleting single waiting jobs; the lists' page size and order; several namespaces, a base path,
  * read-only. Bodies are checked exactly, bad input gets 400 with a JSON error, and
  * after every change the whole namespace is checked. */
 #include "client_testutil.h"
@@ -302,6 +302,77 @@ static void all_at_once_and_clearing_a_queue(void)
     tl_ns_delete(rc_, ns_);
 }
 
+static void delete_waiting_takes_exactly_the_listed_jobs(void)
+{
+    serve("wdelw");
+    cmd("SADD %s:known_jobs a b", ns_);
+    for (int i = 5; i >= 1; i--) /* left to right q5 … q1: q1 runs next (place 0) */
+        cmd("RPUSH %s:jobs:a {\"name\":\"a\",\"id\":\"q%d\",\"t\":%d}", ns_, i, i);
+    cmd("LPUSH %s:jobs:b {\"name\":\"b\",\"id\":\"q2\",\"t\":1}", ns_);
+    cmd("ZADD %s:retry 100 {\"name\":\"a\",\"id\":\"q4\",\"t\":1}", ns_);
+    /* a pool took q1 since the page was listed: q2 and q4 moved one place */
+    cmd("RPOPLPUSH %s:jobs:a %s:jobs:a:p1:inprogress", ns_, ns_);
+    REQ("POST", "/delete_waiting?name=a", "[{\"place\":1,\"id\":\"q2\"},{\"place\":3,\"id\":\"q4\"}]",
+        200, "{\n\t\"done\": 2,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
+    static const char after_two[] =
+        "NS:jobs:a list {\"name\":\"a\",\"id\":\"q5\",\"t\":5} | {\"name\":\"a\",\"id\":\"q3\",\"t\":3}\n"
+        "NS:jobs:a:p1:inprogress list {\"name\":\"a\",\"id\":\"q1\",\"t\":1}\n"
+        "NS:jobs:b list {\"name\":\"b\",\"id\":\"q2\",\"t\":1}\n"
+        "NS:known_jobs set a | b\n"
+        "NS:retry zset {\"name\":\"a\",\"id\":\"q4\",\"t\":1}=100\n";
+    CHECK_DUMP(after_two);
+    /* the one the pool took, and one already deleted: reported, nothing removed */
+    REQ("POST", "/delete_waiting?name=a", "[{\"place\":0,\"id\":\"q1\"},{\"place\":1,\"id\":\"q2\"}]",
+        200,
+        "{\n\t\"done\": 0,\n\t\"unchanged\": 2,\n\t\"message\": \"job q1 is no longer waiting in "
+        "queue a near where it was listed: a pool may have taken it to run\"\n}");
+    CHECK_DUMP(after_two);
+    REQ("POST", "/delete_waiting?name=a", "[]", 200,
+        "{\n\t\"done\": 0,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
+    /* a place below 0: unknown, the whole queue is searched */
+    REQ("POST", "/delete_waiting?name=a", "[{\"place\":-1,\"id\":\"q5\"}]", 200,
+        "{\n\t\"done\": 1,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
+    char *snap = dump_now();
+    static const struct {
+        const char *path, *body;
+    } bad[] = {
+        {"/delete_waiting", "[]"},
+        {"/delete_waiting?name=", "[]"},
+        {"/delete_waiting?name=a", NULL},
+        {"/delete_waiting?name=a", "{\"place\":1,\"id\":\"q3\"}"},
+        {"/delete_waiting?name=a", "[{\"at\":1,\"id\":\"q3\"}]"},
+        {"/delete_waiting?name=a", "[{\"place\":1.5,\"id\":\"q3\"}]"},
+        {"/delete_waiting?name=a", "[{\"place\":\"1\",\"id\":\"q3\"}]"},
+        {"/delete_waiting?name=a", "[{\"place\":1,\"id\":3}]"},
+        {"/delete_waiting?name=a", "[{\"place\":1}]"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        http_res r;
+        CHECK_INT(wt_http(port_, "POST", bad[i].path, NULL, bad[i].body, &r), 0);
+        if (r.status != 400 || !wt_is_json_error(&r))
+            tl_fail(__FILE__, __LINE__, "%s %s: %d %s", bad[i].path, bad[i].body ? bad[i].body : "",
+                    r.status, r.body);
+    }
+    REQ("POST", "/delete_waiting?name=a", "[{\"at\":1,\"id\":\"q3\"}]", 400,
+        "{\"error\": \"job 0: each job must be {\\\"place\\\": a whole number, \\\"id\\\": a string}\"}");
+    REQ("GET", "/delete_waiting?name=a", NULL, 405, NULL);
+    http_res r;
+    CHECK_INT(wt_http(port_, "POST", "/delete_waiting?name=a", "Origin: http://evil.example\r\n",
+                      "[{\"place\":0,\"id\":\"q3\"}]", &r),
+              0);
+    CHECK_INT(r.status, 403);
+    /* a queue key of another type: an error, the key as it was */
+    cmd("HSET %s:jobs:broken id q3", ns_);
+    REQ("POST", "/delete_waiting?name=broken", "[{\"place\":0,\"id\":\"q3\"}]", 500, NULL);
+    CHECK_INT(int_of("HLEN", ns_, ":jobs:broken"), 1);
+    cmd("DEL %s:jobs:broken", ns_);
+    char *after = dump_now();
+    CHECK_STR(after, snap);
+    free(after);
+    free(snap);
+    tl_ns_delete(rc_, ns_);
+}
+
 /* ---------------------------------------------------------------- where it runs */
 
 static void read_only_refuses_every_change(void)
@@ -322,7 +393,7 @@ static void read_only_refuses_every_change(void)
         "/retry_all_dead_jobs",    "/delete_retry_job/1/x",  "/delete_scheduled_job/1/x",
         "/pause/a",                "/unpause/a",             "/delete_all?set=dead",
         "/run_all?set=retry",      "/retry_all",             "/clear_queue?name=a",
-        "/apply?set=dead&action=delete"};
+        "/apply?set=dead&action=delete", "/delete_waiting?name=a"};
     for (size_t i = 0; i < sizeof posts / sizeof posts[0]; i++) {
         http_res r;
         CHECK_INT(wt_http(port_, "POST", posts[i], NULL, "[{\"at\":100,\"id\":\"d1\"}]", &r), 0);
@@ -500,6 +571,7 @@ int main(void)
     RUN(periodic_schedules);
     RUN(apply_changes_exactly_the_listed_jobs);
     RUN(all_at_once_and_clearing_a_queue);
+    RUN(delete_waiting_takes_exactly_the_listed_jobs);
     RUN(read_only_refuses_every_change);
     RUN(several_namespaces);
     RUN(under_a_base_path);

@@ -9,7 +9,8 @@ import { el, $, patch, delegateEvents, plural } from './dom.js';
 import * as api from './api.js';
 import { renderDashboard } from './dashboard.js';
 import { renderQueues, renderProcesses, renderJob } from './views.js';
-import { renderSetList, renderQueueJobs } from './lists.js';
+import { renderSetList } from './lists.js';
+import { renderQueueJobs } from './queue.js';
 
 const REFRESH_MS = 2000;
 const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'job'];

@@ -1,17 +1,19 @@
 // The lists people act on: the retry, scheduled and dead sets (filter, order, page
-// size, numbered pages, selection and bulk actions, run/retry/delete all), the
-// periodic schedules, and the jobs waiting in one queue.
+// size, numbered pages, selection and bulk actions, run/retry/delete all) and the
+// periodic schedules. (A queue's waiting jobs: queue.js.)
 import { el, num, plural, when, whenExact, clamp, nameText } from './dom.js';
 import * as api from './api.js';
-import { SETS, PAGE_SIZES, table, jobLink, toggle, pager, pageSizeSelect, applyJobs } from './parts.js';
-import { pauseSwitch, clearQueueButton } from './views.js';
+import {
+  SETS, PAGE_SIZES, table, jobLink, toggle, pager, pageSizeSelect, applyJobs,
+  selectionFor, keepOnPage, selectPageBox, pickCell, selectionBar,
+} from './parts.js';
 
-function positive(v, dflt) {
+export function positive(v, dflt) {
   const n = Number(v);
   return Number.isInteger(n) && n >= 1 ? n : dflt;
 }
 
-function argsText(args) {
+export function argsText(args) {
   return args === undefined ? '' : JSON.stringify(args);
 }
 
@@ -38,15 +40,6 @@ function paramsWith(lp, set, change) {
 
 function rowKey(j, at) {
   return `${at}\u0000${j.id}`;
-}
-
-function selectionFor(ctx, scope) {
-  const st = ctx.state;
-  if (st.selectionScope !== scope) {
-    st.selection = new Map();
-    st.selectionScope = scope;
-  }
-  return st.selection;
 }
 
 function filterSelect(ctx, set, lp, jobs) {
@@ -103,37 +96,21 @@ function allButtons(ctx, set, lp, count) {
   return [primary, del];
 }
 
-// The bar that acts on the selected rows. Its buttons read the selection when clicked,
-// not when the bar was drawn: a row ticked just before the click (the refresh that
-// redraws the bar still under way) is acted on too, and the question counts it.
-function selectionBar(ctx, set, selection) {
-  if (ctx.readOnly || selection.size === 0) return null;
+// The bar that acts on the selected rows of a set: its primary action and delete.
+function setSelectionBar(ctx, set, selection) {
   const s = SETS[set];
-  const bulk = (action, question, okLabel, danger) => () => {
-    const jobs = [...selection.values()];
-    const n = jobs.length;
-    if (n === 0) return;
-    const what = plural(n, `selected ${s.what} job`);
-    ctx.act({
-      question: question(what), okLabel: okLabel(plural(n, 'job')), danger,
-      run: async () => {
-        const msg = await applyJobs(set, action, jobs);
-        selection.clear();
-        return msg;
-      },
-    });
-  };
-  return el('div', { class: 'selection-bar', role: 'region', 'aria-label': 'Selected jobs' },
-    el('strong', { text: `${num(selection.size)} selected` }),
-    el('button', {
-      type: 'button', class: 'primary',
-      onclick: bulk(s.primary.action, (what) => `${s.primary.label}: ${what}?`, (jobs) => `${s.primary.label} ${jobs}`, false),
-    }, `${s.primary.label} selected`),
-    el('button', {
-      type: 'button', class: 'danger',
-      onclick: bulk('delete', (what) => `Delete ${what}? This cannot be undone.`, (jobs) => `Delete ${jobs}`, true),
-    }, 'Delete selected'),
-    el('button', { type: 'button', class: 'link', onclick: () => { selection.clear(); ctx.refresh(); } }, 'Clear selection'));
+  return selectionBar(ctx, selection, s.what, [
+    {
+      label: `${s.primary.label} selected`, danger: false,
+      question: (what) => `${s.primary.label}: ${what}?`, okLabel: (jobs) => `${s.primary.label} ${jobs}`,
+      run: (jobs) => applyJobs(set, s.primary.action, jobs),
+    },
+    {
+      label: 'Delete selected', danger: true,
+      question: (what) => `Delete ${what}? This cannot be undone.`, okLabel: (jobs) => `Delete ${jobs}`,
+      run: (jobs) => applyJobs(set, 'delete', jobs),
+    },
+  ]);
 }
 
 function rowActions(ctx, set, j, at) {
@@ -167,41 +144,18 @@ export async function renderSetList(ctx) {
   }
   const jobs = data.jobs || [];
   const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.page}&${lp.size}&${lp.order}&${ctx.params.get('ns') || ''}`);
-  const onPage = new Set(jobs.map((j) => rowKey(j, j[s.at])));
-  for (const k of [...selection.keys()]) if (!onPage.has(k)) selection.delete(k); // gone meanwhile
-  const allSelected = jobs.length > 0 && jobs.every((j) => selection.has(rowKey(j, j[s.at])));
+  const pageRows = jobs.map((j) => [rowKey(j, j[s.at]), { at: j[s.at], id: j.id }]);
+  keepOnPage(selection, pageRows);
   // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.
-  const selectAllBox = () => {
-    if (ctx.readOnly || jobs.length === 0) return null;
-    const box = el('input', {
-      type: 'checkbox', 'aria-label': 'Select every job on this page', checked: allSelected,
-      onchange: (ev) => {
-        for (const j of jobs) {
-          if (ev.target.checked) selection.set(rowKey(j, j[s.at]), { at: j[s.at], id: j.id });
-          else selection.delete(rowKey(j, j[s.at]));
-        }
-        ctx.refresh();
-      },
-    });
-    box.indeterminate = selection.size > 0 && !allSelected;
-    return box;
-  };
-  const selectAll = selectAllBox();
-  const narrowSelectAll = selectAllBox();
+  const selectAll = selectPageBox(ctx, selection, pageRows);
+  const narrowSelectAll = selectPageBox(ctx, selection, pageRows);
   const rows = jobs.map((j) => {
     const at = j[s.at];
     const key = rowKey(j, at);
     const argsKey = `${set}:args:${key}`;
     const errKey = `${set}:err:${key}`;
     return el('tr', { key, class: selection.has(key) ? 'selected' : null },
-      ctx.readOnly ? null : el('td', { class: 'pick' }, el('input', {
-        type: 'checkbox', 'aria-label': `Select job ${j.id}`, checked: selection.has(key),
-        onchange: (ev) => {
-          if (ev.target.checked) selection.set(key, { at, id: j.id });
-          else selection.delete(key);
-          ctx.refresh();
-        },
-      })),
+      pickCell(ctx, selection, key, { at, id: j.id }, `Select job ${j.id}`),
       el('td', { 'data-label': s.atLabel }, when(at, ctx.now)),
       el('td', { class: 'name', 'data-label': 'Job' }, nameText(j.name)),
       el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
@@ -224,7 +178,7 @@ export async function renderSetList(ctx) {
       el('span', { class: 'spacer' }),
       narrowSelectAll ? el('label', { class: 'select-page' }, narrowSelectAll, ' Select page') : null,
       allButtons(ctx, set, lp, data.count)),
-    selectionBar(ctx, set, selection),
+    setSelectionBar(ctx, set, selection),
     table(headers, rows, lp.name ? `No ${s.what} jobs of ${lp.name}.` : s.empty, 'jobs'),
     el('div', { class: 'list-foot' },
       el('span', { class: 'muted small', text: counter }),
@@ -249,39 +203,4 @@ async function renderPeriodic(ctx) {
     el('h2', { text: 'Periodic jobs' }),
     el('p', { class: 'muted small', text: 'What pools schedule by cron spec. cwork pools say so every few minutes; Go pools\' schedules show while an instance waits in the scheduled set (up to 4 minutes ahead).' }),
     table(['Job', 'Schedule', 'Next', 'Known from'], rows, 'No periodic jobs.'));
-}
-
-// ------------------------------------------------------------------ one queue
-
-export async function renderQueueJobs(ctx) {
-  const name = ctx.arg;
-  const page = positive(ctx.params.get('page'), 1);
-  const size = PAGE_SIZES.includes(Number(ctx.params.get('size'))) ? Number(ctx.params.get('size')) : 20;
-  const data = await api.get('queue_jobs', { name, page, per_page: size });
-  const q = (ctx.sum.queues || []).find((x) => x.job_name === name) || { job_name: name, count: data.count, paused: false, latency: 0 };
-  const first = (page - 1) * size;
-  const rows = (data.jobs || []).map((j, i) => {
-    const key = `queue:${name}:${j.id}:${first + i}`;
-    return el('tr', { key: `${j.id}\u0000${first + i}` },
-      el('td', { class: 'num', 'data-label': 'Runs', text: `#${num(first + i + 1)}` }),
-      el('td', { class: 'id', 'data-label': 'Id' }, jobLink(ctx, j.id)),
-      el('td', { 'data-label': 'Enqueued' }, when(j.t, ctx.now)),
-      el('td', { class: 'args', 'data-label': 'Args' }, clamp(argsText(j.args), ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${j.id}`, true)),
-      el('td', { class: 'num', 'data-label': 'Fails', text: String(j.fails || 0) }));
-  });
-  const pages = Math.max(1, Math.ceil(data.count / size));
-  const paramsFor = (p, s = size) => ({ page: p === 1 ? '' : p, size: s === 20 ? '' : s });
-  return el('section', null,
-    el('p', { class: 'crumbs' }, el('a', { href: ctx.href('queues', '', {}), text: '‹ Queues' })),
-    el('div', { class: 'toolbar' },
-      el('h2', null, 'Queue ', el('span', { class: 'name' }, nameText(name))),
-      el('span', { class: 'muted', text: `${plural(data.count, 'job')} waiting` }),
-      pauseSwitch(ctx, q),
-      pageSizeSelect(ctx, size, (s) => paramsFor(1, s)),
-      el('span', { class: 'spacer' }),
-      clearQueueButton(ctx, name, data.count)),
-    table(['#Runs', 'Id', 'Enqueued', 'Args', '#Fails'], rows, `No ${name} jobs waiting.`, 'jobs'),
-    el('div', { class: 'list-foot' },
-      el('span', { class: 'muted small', text: data.count ? `next to run first · ${num(first + 1)}–${num(first + rows.length)} of ${num(data.count)}` : '' }),
-      pager(ctx, page, pages, ['Sooner', 'Later'], (p) => paramsFor(p))));
 }

@@ -1,5 +1,6 @@
 // Pieces the pages share: tables, pagers, links to jobs, the three sets and the bulk
-// action on some of their jobs.
+// action on some of their jobs, and the selection of rows in a list (checkboxes, the
+// bar that acts on the selected rows).
 import { el, num, plural, nameText } from './dom.js';
 import * as api from './api.js';
 
@@ -96,4 +97,89 @@ export async function applyJobs(set, action, jobs) {
   let msg = `${verb} ${plural(r.done, `${SETS[set].what} job`)}${r.done ? where : ''}.`;
   if (r.unchanged) msg += ` ${plural(r.unchanged, 'job')} unchanged: ${r.message}.`;
   return msg;
+}
+
+// ------------------------------------------------------------------ selecting rows
+
+// The selection of the list shown (key → what an action needs of the row); a new list
+// (another view, filter, page…: another scope) starts with none selected.
+export function selectionFor(ctx, scope) {
+  const st = ctx.state;
+  if (st.selectionScope !== scope) {
+    st.selection = new Map();
+    st.selectionScope = scope;
+  }
+  return st.selection;
+}
+
+// Keeps only the selected rows still on the page (rows: [key, value] of the page's
+// rows; a row's value is renewed: a waiting job's place changes as the queue moves).
+export function keepOnPage(selection, rows) {
+  const onPage = new Map(rows);
+  for (const k of [...selection.keys()]) {
+    if (onPage.has(k)) selection.set(k, onPage.get(k));
+    else selection.delete(k); // gone meanwhile
+  }
+}
+
+// A checkbox that selects (or unselects) every row of the page: rows as keepOnPage
+// takes them. Made twice per page: in the table's header, and in the toolbar for
+// narrow screens (no header there: rows are cards).
+export function selectPageBox(ctx, selection, rows) {
+  if (ctx.readOnly || rows.length === 0) return null;
+  const all = rows.every(([k]) => selection.has(k));
+  const box = el('input', {
+    type: 'checkbox', 'aria-label': 'Select every job on this page', checked: all,
+    onchange: (ev) => {
+      for (const [k, v] of rows) {
+        if (ev.target.checked) selection.set(k, v);
+        else selection.delete(k);
+      }
+      ctx.refresh();
+    },
+  });
+  box.indeterminate = selection.size > 0 && !all;
+  return box;
+}
+
+// The cell with one row's checkbox.
+export function pickCell(ctx, selection, key, value, label) {
+  if (ctx.readOnly) return null;
+  return el('td', { class: 'pick' }, el('input', {
+    type: 'checkbox', 'aria-label': label, checked: selection.has(key),
+    onchange: (ev) => {
+      if (ev.target.checked) selection.set(key, value);
+      else selection.delete(key);
+      ctx.refresh();
+    },
+  }));
+}
+
+// The bar that acts on the selected rows. actions: [{label, danger, question(what),
+// okLabel(jobs), run(values)}], what and jobs being "3 selected … jobs" and "3 jobs".
+// Its buttons read the selection when clicked, not when the bar was drawn: a row ticked
+// just before the click (the refresh that redraws the bar still under way) is acted on
+// too, and the question counts it.
+export function selectionBar(ctx, selection, what, actions) {
+  if (ctx.readOnly || selection.size === 0) return null;
+  const button = (a) => el('button', {
+    type: 'button', class: a.danger ? 'danger' : 'primary',
+    onclick: () => {
+      const values = [...selection.values()];
+      const n = values.length;
+      if (n === 0) return;
+      ctx.act({
+        question: a.question(plural(n, `selected ${what} job`)), okLabel: a.okLabel(plural(n, 'job')), danger: a.danger,
+        run: async () => {
+          const msg = await a.run(values);
+          selection.clear();
+          return msg;
+        },
+      });
+    },
+  }, a.label);
+  return el('div', { class: 'selection-bar', role: 'region', 'aria-label': 'Selected jobs' },
+    el('strong', { text: `${num(selection.size)} selected` }),
+    actions.map(button),
+    el('button', { type: 'button', class: 'link', onclick: () => { selection.clear(); ctx.refresh(); } }, 'Clear selection'));
 }

@@ -64,59 +64,6 @@ static void ok_status(web_response *res)
     res->body_static = 1;
 }
 
-/* ---------------------------------------------------------------- JSON indenting */
-
-static void newline(cw_buf *out, int depth)
-{
-    cw_buf_putc(out, '\n');
-    for (int i = 0; i < depth; i++)
-        cw_buf_putc(out, '\t');
-}
-
-void cw_web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
-{
-    for (size_t i = 0; i < len; i++) {
-        char c = json[i];
-        switch (c) {
-        case '"': {
-            size_t start = i++;
-            while (i < len && json[i] != '"')
-                i += json[i] == '\\' ? 2 : 1;
-            cw_buf_append(out, json + start, (i < len ? i + 1 : len) - start);
-            break;
-        }
-        case '{':
-        case '[':
-            cw_buf_putc(out, c);
-            if (i + 1 < len && (json[i + 1] == '}' || json[i + 1] == ']')) {
-                cw_buf_putc(out, json[++i]);
-            } else {
-                newline(out, ++depth);
-            }
-            break;
-        case '}':
-        case ']':
-            newline(out, --depth);
-            cw_buf_putc(out, c);
-            break;
-        case ',':
-            cw_buf_putc(out, ',');
-            newline(out, depth);
-            break;
-        case ':':
-            cw_buf_puts(out, ": ");
-            break;
-        case ' ':
-        case '\t':
-        case '\n':
-        case '\r':
-            break;
-        default:
-            cw_buf_putc(out, c);
-        }
-    }
-}
-
 /* ---------------------------------------------------------------- parameters */
 
 /* ?page=: absent or empty is 1; else an unsigned decimal (0 counts as 1, as Go). */

@@ -15,6 +15,10 @@
  *   POST /run_all?set=S[&name=N]         retry or scheduled: {"count", "stayed"}
  *   POST /retry_all[?name=N]             the dead jobs back to their queues: {"count"}
  *   POST /clear_queue?name=N             {"count"}
+ *   POST /delete_waiting?name=N          body [{"place": P, "id": "…"}, …] (at most 1000):
+ *                                        the listed jobs waiting in queue N (place: as
+ *                                        listed by /queue_jobs, 0 the next to run, -1
+ *                                        unknown); {"done", "unchanged", "message"}
  *
  * Bad parameters answer 400 with a JSON error, changes on a read-only server 403. */
 #include "web.h"
@@ -265,10 +269,11 @@ static void route_periodic(const web_request *req, web_response *res)
 
 /* ---------------------------------------------------------------- changing */
 
-/* The body of /apply: [{"at": T, "id": "…"}, …]. *refs borrow from *doc (free both).
- * 0, or -1 (res: 400 or 500). */
-static int parse_selection(const web_request *req, web_response *res, gj_value **doc,
-                           cwork_job_ref **refs, size_t *n)
+/* The body of /apply and /delete_waiting: [{"<num>": N, "id": "…"}, …], num "at" (whole
+ * seconds) or "place" (as /queue_jobs lists it). (*refs)[i].at receives the number, .id
+ * borrows from *doc (free both). 0, or -1 (res: 400 or 500). */
+static int parse_selection(const web_request *req, web_response *res, const char *num,
+                           gj_value **doc, cwork_job_ref **refs, size_t *n)
 {
     *doc = NULL;
     *refs = NULL;
@@ -276,7 +281,8 @@ static int parse_selection(const web_request *req, web_response *res, gj_value *
     cwork_error e = {0};
     if (!req->body || cw_gj_parse(req->body, req->body_len, doc, &e) != 0 ||
         (*doc)->type != GJ_ARRAY) {
-        cw_web_error(res, 400, "the body must be a JSON array of {\"at\": seconds, \"id\": \"…\"}");
+        cw_web_error(res, 400, "the body must be a JSON array of {\"%s\": %s, \"id\": \"…\"}",
+                     num, strcmp(num, "at") == 0 ? "seconds" : "a place");
         return -1;
     }
     size_t len = (*doc)->as.arr.len;
@@ -290,14 +296,15 @@ static int parse_selection(const web_request *req, web_response *res, gj_value *
     }
     for (size_t i = 0; i < len; i++) {
         const gj_value *item = (*doc)->as.arr.items[i];
-        const gj_value *at = item->type == GJ_OBJECT ? cw_gj_object_get(item, "at", 2) : NULL;
+        const gj_value *at =
+            item->type == GJ_OBJECT ? cw_gj_object_get(item, num, strlen(num)) : NULL;
         const gj_value *id = item->type == GJ_OBJECT ? cw_gj_object_get(item, "id", 2) : NULL;
         /* whole seconds within ±2^53: what a JSON number carries exactly */
         if (!at || at->type != GJ_FLOAT || !(at->as.f <= 9007199254740992.0) ||
             !(at->as.f >= -9007199254740992.0) || at->as.f != (double)(int64_t)at->as.f || !id ||
             id->type != GJ_STRING || memchr(id->as.s.ptr, '\0', id->as.s.len)) {
-            cw_web_error(res, 400,
-                      "job %zu: each job must be {\"at\": whole seconds, \"id\": a string}", i);
+            cw_web_error(res, 400, "job %zu: each job must be {\"%s\": %s, \"id\": a string}", i,
+                         num, strcmp(num, "at") == 0 ? "whole seconds" : "a whole number");
             return -1;
         }
         (*refs)[i].at = (int64_t)at->as.f;
@@ -305,6 +312,22 @@ static int parse_selection(const web_request *req, web_response *res, gj_value *
     }
     *n = len;
     return 0;
+}
+
+/* {"done", "unchanged", "message"}: what a change of selected jobs did; rc its result. */
+static void reply_selection(web_response *res, int rc, size_t done, size_t unchanged,
+                            const cwork_error *err)
+{
+    if (rc != 0 && rc != CWORK_ENOTFOUND) {
+        cw_web_client_error(res, rc, err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_printf(&b, "{\"done\":%zu,\"unchanged\":%zu,", done, unchanged);
+    put_str(&b, "message", rc ? err->message : "");
+    cw_buf_putc(&b, '}');
+    reply_json(&b, res);
 }
 
 static void route_apply(const web_request *req, web_response *res)
@@ -324,23 +347,41 @@ static void route_apply(const web_request *req, web_response *res)
     gj_value *doc = NULL;
     cwork_job_ref *refs = NULL;
     size_t n = 0;
-    if (parse_selection(req, res, &doc, &refs, &n) == 0) {
+    if (parse_selection(req, res, "at", &doc, &refs, &n) == 0) {
         cwork_error err = {0};
         size_t done = 0, unchanged = 0;
         int rc = cwork_client_apply(req->web->client, set, act, refs, n, &done, &unchanged, &err);
-        if (rc != 0 && rc != CWORK_ENOTFOUND) {
-            cw_web_client_error(res, rc, &err);
-        } else {
-            cw_buf b;
-            cw_buf_init(&b);
-            cw_buf_printf(&b, "{\"done\":%zu,\"unchanged\":%zu,", done, unchanged);
-            put_str(&b, "message", rc ? err.message : "");
-            cw_buf_putc(&b, '}');
-            reply_json(&b, res);
-        }
+        reply_selection(res, rc, done, unchanged, &err);
     }
     cw_free(refs);
     cw_gj_free(doc);
+}
+
+static void route_delete_waiting(const web_request *req, web_response *res)
+{
+    char *name = NULL;
+    if (text_param(req, res, "name", 1, &name) != 0) return;
+    gj_value *doc = NULL;
+    cwork_job_ref *refs = NULL;
+    cwork_waiting_ref *jobs = NULL;
+    size_t n = 0;
+    if (parse_selection(req, res, "place", &doc, &refs, &n) == 0) {
+        if (n && !(jobs = cw_calloc(n, sizeof *jobs))) {
+            cw_web_error(res, 500, "out of memory");
+        } else {
+            for (size_t i = 0; i < n; i++)
+                jobs[i] = (cwork_waiting_ref){refs[i].id, refs[i].at < 0 ? -1 : refs[i].at};
+            cwork_error err = {0};
+            size_t done = 0, unchanged = 0;
+            int rc = cwork_client_delete_waiting(req->web->client, name, jobs, n, &done,
+                                                 &unchanged, &err);
+            reply_selection(res, rc, done, unchanged, &err);
+        }
+    }
+    cw_free(jobs);
+    cw_free(refs);
+    cw_gj_free(doc);
+    cw_free(name);
 }
 
 static void reply_count(web_response *res, int64_t count, const int64_t *stayed)
@@ -424,6 +465,7 @@ static const ui_route ui_routes[] = {
     {"/periodic", 0, route_periodic},       {"/apply", 1, route_apply},
     {"/delete_all", 1, route_delete_all},   {"/run_all", 1, route_run_all},
     {"/retry_all", 1, route_retry_all},     {"/clear_queue", 1, route_clear_queue},
+    {"/delete_waiting", 1, route_delete_waiting},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

@@ -48,50 +48,6 @@ void cwork_web_options_init(cwork_web_options *opts)
     opts->listen = WEB_DEFAULT_LISTEN;
 }
 
-/* ---------------------------------------------------------------- responses */
-
-void cw_web_ok_json(web_response *res, char *body, size_t len)
-{
-    res->status = 200;
-    res->content_type = WEB_JSON_TYPE;
-    res->body = body;
-    res->len = len;
-}
-
-void cw_web_error(web_response *res, unsigned status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    cw_buf b;
-    cw_buf_init(&b);
-    cw_buf_puts(&b, "{\"error\": ");
-    cw_gj_encode_string(&b, msg, strlen(msg));
-    cw_buf_putc(&b, '}');
-    size_t len = 0;
-    char *body = cw_buf_take(&b, &len);
-    res->status = status;
-    res->content_type = WEB_JSON_TYPE;
-    res->body = body; /* NULL when out of memory: an empty body, the status still says it */
-    res->len = body ? len : 0;
-    res->body_static = 0;
-}
-
-void cw_web_client_error(web_response *res, int rc, const cwork_error *err)
-{
-    unsigned status = 500;
-    if (rc == CWORK_ENOTFOUND)
-        status = 404;
-    else if (rc == CWORK_EINVAL)
-        status = 400;
-    else if (rc == CWORK_EREDIS || rc == CWORK_ETIMEOUT)
-        status = 503;
-    const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
-    cw_web_error(res, status, "%s", msg);
-}
-
 static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *res)
 {
     static const char empty[] = "";
@@ -125,33 +81,6 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *
 
 /* ---------------------------------------------------------------- checks */
 
-static const char *header(struct MHD_Connection *conn, const char *name)
-{
-    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
-}
-
-int cw_web_post_allowed(const web_request *req)
-{
-    const char *origin = header(req->conn, "Origin");
-    if (!origin) origin = header(req->conn, "Referer");
-    if (!origin) return 1; /* not a browser: curl, scripts, the Go UI's tests */
-    const char *host = header(req->conn, "Host");
-    if (cw_web_origin_matches(origin, host ? host : req->web->bound)) return 1;
-    /* Behind a reverse proxy that keeps its own Host: a cross-site page cannot add this
-     * header without a CORS preflight, which this server never grants. */
-    const char *fwd = header(req->conn, "X-Forwarded-Host");
-    if (fwd) {
-        char first[256];
-        size_t n = strcspn(fwd, ", ");
-        if (n > 0 && n < sizeof first) {
-            memcpy(first, fwd, n);
-            first[n] = '\0';
-            return cw_web_origin_matches(origin, first);
-        }
-    }
-    return 0;
-}
-
 static web_method method_of(const char *m)
 {
     if (strcmp(m, "GET") == 0) return WEB_GET;
@@ -171,12 +100,12 @@ static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url,
     }
     /* A page of another site whose name was re-pointed at 127.0.0.1 (DNS rebinding)
      * reaches a loopback server with its own name in Host: refuse it. */
-    const char *host = header(conn, "Host");
+    const char *host = cw_web_header(conn, "Host");
     if (web->loopback && host && !cw_web_host_is_loopback(host)) {
         cw_web_error(res, 403, "host not allowed: this server listens on loopback only");
         return;
     }
-    if (web->auth && !cw_web_basic_auth_ok(header(conn, "Authorization"), web->auth)) {
+    if (web->auth && !cw_web_basic_auth_ok(cw_web_header(conn, "Authorization"), web->auth)) {
         cw_web_error(res, 401, "authentication required");
         res->www_authenticate = 1;
         return;
@@ -231,7 +160,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         call->started = 1;
         /* A big body announced is refused before it is read (an early answer, after
          * which the connection closes); one sent without a length is cut off below. */
-        const char *cl = header(conn, "Content-Length");
+        const char *cl = cw_web_header(conn, "Content-Length");
         uint64_t n = 0;
         if (!cl || (cw_web_parse_uint(cl, strlen(cl), UINT64_MAX, &n) == 0 && n <= WEB_MAX_BODY))
             return MHD_YES;

@@ -72,7 +72,7 @@ typedef struct web_response {
 
 #define WEB_JSON_TYPE "application/json; charset=utf-8"
 
-/* ---- responses (server.c) */
+/* ---- responses (response.c) */
 
 /* 200 with a JSON body taken over from the caller (cw_free'd later). */
 void cw_web_ok_json(web_response *res, char *body, size_t len);
@@ -85,6 +85,8 @@ void cw_web_client_error(web_response *res, int rc, const cwork_error *err);
 /* Whether a POST may change something: its Origin (or, without one, its Referer) names
  * this server's own host:port, or it sends neither (scripts). */
 int cw_web_post_allowed(const web_request *req);
+/* A request header's value, or NULL. */
+const char *cw_web_header(struct MHD_Connection *conn, const char *name);
 
 /* ---- request parsing (request.c) */
 
@@ -105,7 +107,7 @@ int cw_web_host_is_loopback(const char *host);
  * header value). Default ports of the origin's scheme are ignored on both sides. */
 int cw_web_origin_matches(const char *origin, const char *host);
 
-/* ---- JSON helpers (routes.c) */
+/* ---- JSON helpers (response.c) */
 
 /* Appends compact JSON text re-indented with tabs the way Go's MarshalIndent does,
  * as if nested `depth` levels deep. The text must be valid JSON. */

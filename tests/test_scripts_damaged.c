@@ -178,6 +178,12 @@ static int op_clear_queue(void)
     return cwork_client_clear_queue(client_, "a", NULL, &err_);
 }
 
+static int op_delete_waiting(void)
+{
+    const cwork_waiting_ref job = {"queued0000000000000000001", -1};
+    return cwork_client_delete_waiting(client_, "a", &job, 1, NULL, NULL, &err_);
+}
+
 static int op_retry_dead(void)
 {
     return cwork_client_retry_all_dead(client_, NULL, NULL, &err_);
@@ -305,6 +311,7 @@ static const dcase cases[] = {
     {"client_delete_all", "retry", "string", op_delete_all, CWORK_ETYPE, NULL, 0},
     {"client_delete_by_name", "dead", "string", op_delete_by_name, CWORK_EREDIS, NULL, 0},
     {"client_queue_clear", "jobs:a", "string", op_clear_queue, CWORK_ETYPE, NULL, 0},
+    {"client_queue_delete", "jobs:a", "string", op_delete_waiting, CWORK_ETYPE, NULL, 0},
     {"client_retry_dead", "dead", "string", op_retry_dead, CWORK_EREDIS, NULL, 0},
     {"client_retry_dead", "jobs:a", "string", op_retry_dead, CWORK_EREDIS, NULL, 0},
     {"client_run_now", "retry", "string", op_run_now, CWORK_EREDIS, NULL, 0},
@@ -471,6 +478,7 @@ static void every_script_is_covered(void)
 {
     static const char *const scripts[] = {
         "client_delete",
+        "client_queue_delete",
         "client_delete_all",
         "client_delete_by_name",
         "client_queue_clear",

@@ -40,18 +40,17 @@ static cw_conn *dial(cwork_redis *r)
 static void command(cw_conn *c, const char *fmt, const char *a, const char *b)
 {
     cwork_error err = {0};
-    redisReply *r = cw_conn_commandf(c, &err, fmt, a, b);
-    if (!r) {
+    if (cw_conn_commandf(c, NULL, &err, fmt, a, b) != 0) {
         fprintf(stderr, "bench: %s\n", err.message);
         exit(1);
     }
-    freeReplyObject(r);
 }
 
 static void drop_namespace(cw_conn *c, const char *ns)
 {
     cwork_error err = {0};
-    redisReply *keys = cw_conn_commandf(c, &err, "KEYS %s:*", ns);
+    redisReply *keys = NULL;
+    cw_conn_commandf(c, &keys, &err, "KEYS %s:*", ns);
     for (size_t i = 0; keys && i < keys->elements; i++)
         command(c, "UNLINK %s", keys->element[i]->str, NULL);
     if (keys) freeReplyObject(keys);

@@ -80,7 +80,9 @@ typedef struct raw_conn {
 
 static redisReply *raw_command(raw_conn *raw, int argc, const char **argv)
 {
-    return cw_conn_command(raw->c, argc, argv, NULL, NULL);
+    redisReply *r = NULL;
+    cw_conn_command(raw->c, argc, argv, NULL, &r, NULL);
+    return r;
 }
 
 static double redis_cpu_seconds(raw_conn *raw)

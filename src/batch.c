@@ -8,6 +8,7 @@
  * added, so a bad entry never reaches Redis; the script checks every key's type before
  * its first write. */
 #include "enqueue.h"
+#include "argv.h"
 
 #include "args.h"
 #include "scripts.h"
@@ -160,28 +161,6 @@ static int sort_by_name(const cwork_batch *b, size_t *order, size_t count)
     return 0;
 }
 
-/* The script's arguments: keys and args in one argv (KEYS first), see enqueue_batch.lua. */
-typedef struct {
-    const char **argv;
-    size_t *lens;
-    size_t n, cap;
-    char (*nums)[24]; /* counts and queue indices, formatted */
-    size_t nnums, nums_cap;
-} script_args;
-
-static void sa_put(script_args *a, const char *p, size_t len)
-{
-    a->argv[a->n] = p;
-    a->lens[a->n++] = len;
-}
-
-static void sa_num(script_args *a, size_t v)
-{
-    char *s = a->nums[a->nnums++];
-    snprintf(s, 24, "%zu", v);
-    sa_put(a, s, strlen(s));
-}
-
 /* The index (1-based) of name's queue among the first q queue keys, or 0. */
 static size_t find_queue(const cwork_batch *b, const size_t *queue_entry, size_t q,
                          const char *name)
@@ -193,49 +172,43 @@ static size_t find_queue(const cwork_batch *b, const size_t *queue_entry, size_t
 }
 
 /* LPUSH queue jobs… (then a wake-up PUBLISH of the name), or ZADD scheduled run-at job…;
- * the reply as cw_conn_command gives it. */
-static redisReply *send_one_command(const cwork_batch *b, cw_conn *c, const size_t *order,
-                                    size_t n, const char *queue, const char *sched,
-                                    size_t sched_len, const char *channel, size_t channel_len,
-                                    cwork_error *err)
+ * the return and reply as cw_conn_command gives them. */
+static int send_one_command(const cwork_batch *b, cw_conn *c, const size_t *order, size_t n,
+                            const char *queue, const char *sched, size_t sched_len,
+                            const char *channel, size_t channel_len, redisReply **out,
+                            cwork_error *err)
 {
-    size_t cap = 2 + 2 * n;
-    const char **argv = cw_malloc(cap * sizeof *argv);
-    size_t *lens = cw_malloc(cap * sizeof *lens), argc = 0;
-    if (!argv || !lens) {
-        cw_free(argv);
-        cw_free(lens);
-        cw_error(err, CWORK_ENOMEM, "out of memory");
-        return NULL;
-    }
-    argv[argc] = queue ? "LPUSH" : "ZADD", lens[argc++] = queue ? 5 : 4;
-    argv[argc] = queue ? queue : sched, lens[argc++] = queue ? strlen(queue) : sched_len;
+    *out = NULL;
+    cw_argv a = {0};
+    cw_argv_reserve(&a, 2 + 2 * n);
+    cw_argv_add_str(&a, queue ? "LPUSH" : "ZADD");
+    cw_argv_add_ref(&a, queue ? queue : sched, queue ? strlen(queue) : sched_len);
     for (size_t k = 0; k < n; k++) {
         const batch_entry *e = &b->e[order[k]];
-        if (!queue)
-            argv[argc] = e->score, lens[argc++] = strlen(e->score);
-        argv[argc] = b->data.data + e->json_off, lens[argc++] = e->json_len;
+        if (!queue) cw_argv_add_ref(&a, e->score, strlen(e->score));
+        cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
     }
     redisReply *r = NULL;
     const char *name = entry_name(b, order[0]);
     const char *pub[] = {"PUBLISH", channel, name};
     size_t pub_lens[] = {7, channel_len, strlen(name)};
-    if (cw_conn_append(c, (int)argc, argv, lens, err) == 0 &&
-        (!queue || cw_conn_append(c, 3, pub, pub_lens, err) == 0) &&
-        cw_conn_read(c, &r, err) == 0) {
-        if (r->type == REDIS_REPLY_ERROR) {
-            cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
-            freeReplyObject(r);
+    int rc = cw_argv_check(&a, err);
+    if (rc == 0) rc = cw_conn_append(c, (int)a.n, a.argv, a.lens, err);
+    if (rc == 0 && queue) rc = cw_conn_append(c, 3, pub, pub_lens, err);
+    if (rc == 0) rc = cw_conn_read(c, &r, err);
+    if (rc == 0) {
+        if (cw_reply_error(r)) {
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
+            cw_reply_free(r);
             r = NULL;
         }
         redisReply *p = NULL;
         /* the jobs are written whatever the wake-up's reply says */
-        if (queue && cw_conn_read(c, &p, NULL) == 0)
-            freeReplyObject(p);
+        if (queue && cw_conn_read(c, &p, NULL) == 0) cw_reply_free(p);
     }
-    cw_free(argv);
-    cw_free(lens);
-    return r;
+    cw_argv_free(&a);
+    *out = r;
+    return rc;
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err);
@@ -267,19 +240,16 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     size_t *queue_entry = cw_malloc(n * sizeof *queue_entry); /* an entry of each queue */
     size_t *queue_of = cw_calloc(n, sizeof *queue_of);          /* by entry, 1-based */
     unsigned char *sadd_name = cw_calloc(n, 1);
-    /* Upper bound (loose): 2 fixed keys and 8 counts; per entry a queue key, two guard
-     * spellings, 5 args, a SADD name, a publish name and a group's 2 numbers. */
-    script_args a = {0};
-    a.cap = 12 * n + 16;
-    a.argv = cw_malloc(a.cap * sizeof *a.argv);
-    a.lens = cw_malloc(a.cap * sizeof *a.lens);
-    a.nums_cap = 3 * n + 8;
-    a.nums = cw_malloc(a.nums_cap * sizeof *a.nums);
-    cw_buf keys;
-    cw_buf_init(&keys);
+    /* The script's arguments, KEYS first (see enqueue_batch.lua). Upper bound (loose): 2
+     * fixed keys and 8 counts; per entry a queue key, two guard spellings, 5 args, a SADD
+     * name, a publish name and a group's 2 numbers. */
+    cw_argv a = {0};
+    cw_argv_reserve(&a, 12 * n + 16);
+    cw_buf scratch;
+    cw_buf_init(&scratch);
     int rc = 0;
     cw_conn *c = NULL;
-    if (!order || !queue_entry || !queue_of || !sadd_name || !a.argv || !a.lens || !a.nums) {
+    if (!order || !queue_entry || !queue_of || !sadd_name || a.oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -334,119 +304,105 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
         queue_of[i] = j;
     }
 
-    /* Key strings, referenced by offset until the buffer stops growing. */
-    size_t known_off = keys.len;
-    cw_key_known_jobs(&enq->keys, &keys);
-    size_t known_len = keys.len - known_off;
-    size_t channel_off = keys.len;
-    cw_key_wakeup_channel(&enq->keys, &keys);
-    size_t channel_len = keys.len - channel_off;
-    size_t sched_off = keys.len;
-    cw_key_scheduled(&enq->keys, &keys);
-    size_t sched_len = keys.len - sched_off;
-    size_t queues_off = keys.len;
+    /* KEYS: known_jobs, scheduled, the queues, the guards. The keys are copies; every
+     * other argument is borrowed from the batch. */
+    cw_key_known_jobs(&enq->keys, &scratch);
+    cw_argv_add_buf(&a, &scratch);
+    cw_buf_reset(&scratch);
+    cw_key_scheduled(&enq->keys, &scratch);
+    cw_argv_add_buf(&a, &scratch);
+    const size_t sched_at = 1, queues_at = 2;
     for (size_t j = 0; j < q; j++) {
-        cw_key_queue(&enq->keys, &keys, entry_name(b, queue_entry[j]));
-        cw_buf_putc(&keys, '\0');
-    }
-    if (keys.oom) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
-
-    /* KEYS: known_jobs, scheduled, the queues, the guards. */
-    sa_put(&a, keys.data + known_off, known_len);
-    sa_put(&a, keys.data + sched_off, sched_len);
-    for (size_t j = 0, off = queues_off; j < q; j++) {
-        size_t len = strlen(keys.data + off);
-        sa_put(&a, keys.data + off, len);
-        off += len + 1;
+        cw_buf_reset(&scratch);
+        cw_key_queue(&enq->keys, &scratch, entry_name(b, queue_entry[j]));
+        cw_argv_add_buf(&a, &scratch);
     }
     for (size_t k = nplain + ndelayed; k < n; k++) { /* each guard in both spellings */
         const batch_entry *e = &b->e[order[k]];
         const char *guard = b->data.data + e->guard_off;
-        sa_put(&a, guard, e->guard_len);
-        sa_put(&a, e->alt_len ? guard + e->guard_len : guard,
-               e->alt_len ? e->alt_len : e->guard_len);
+        cw_argv_add_ref(&a, guard, e->guard_len);
+        cw_argv_add_ref(&a, e->alt_len ? guard + e->guard_len : guard,
+                        e->alt_len ? e->alt_len : e->guard_len);
     }
     size_t nkeys = a.n;
     /* ARGV: channel, q; plain groups; delayed pairs; unique entries; SADD; PUBLISH. */
-    sa_put(&a, keys.data + channel_off, channel_len);
-    sa_num(&a, q);
-    size_t ngroups = 0, groups_at = a.n, groups_num = a.nnums;
-    sa_num(&a, 0); /* the number of groups, set below */
+    cw_buf_reset(&scratch);
+    cw_key_wakeup_channel(&enq->keys, &scratch);
+    const size_t channel_at = a.n;
+    cw_argv_add_buf(&a, &scratch);
+    cw_argv_add_int(&a, (int64_t)q);
+    size_t ngroups = 0, groups_at = a.n;
+    cw_argv_add_int(&a, 0); /* the number of groups, set below */
     for (size_t k = 0; k < nplain;) {
         size_t first = k, i = order[k];
-        sa_num(&a, queue_of[i]);
+        cw_argv_add_int(&a, (int64_t)queue_of[i]);
         size_t count_at = a.n;
-        sa_num(&a, 0);
+        cw_argv_add_int(&a, 0); /* the group's size, set below */
         while (k < nplain && queue_of[order[k]] == queue_of[i]) {
             const batch_entry *e = &b->e[order[k++]];
-            sa_put(&a, b->data.data + e->json_off, e->json_len);
+            cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
         }
-        snprintf(a.nums[a.nnums - 1], 24, "%zu", k - first);
-        a.lens[count_at] = strlen(a.nums[a.nnums - 1]);
+        cw_argv_set_int(&a, count_at, (int64_t)(k - first));
         ngroups++;
     }
-    snprintf(a.nums[groups_num], 24, "%zu", ngroups);
-    a.lens[groups_at] = strlen(a.nums[groups_num]);
-    sa_num(&a, ndelayed);
+    cw_argv_set_int(&a, groups_at, (int64_t)ngroups);
+    cw_argv_add_int(&a, (int64_t)ndelayed);
     for (size_t k = nplain; k < nplain + ndelayed; k++) {
         const batch_entry *e = &b->e[order[k]];
-        sa_put(&a, e->score, strlen(e->score));
-        sa_put(&a, b->data.data + e->json_off, e->json_len);
+        cw_argv_add_ref(&a, e->score, strlen(e->score));
+        cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
     }
-    sa_num(&a, nunique);
+    cw_argv_add_int(&a, (int64_t)nunique);
     for (size_t k = nplain + ndelayed; k < n; k++) {
         const batch_entry *e = &b->e[order[k]];
-        sa_num(&a, e->delayed ? 0 : queue_of[order[k]]);
-        sa_put(&a, e->delayed ? e->score : "", e->delayed ? strlen(e->score) : 0);
-        sa_put(&a, b->data.data + e->json_off, e->json_len);
-        sa_put(&a, e->guard_value, strlen(e->guard_value));
-        sa_put(&a, e->rearm, strlen(e->rearm));
+        cw_argv_add_int(&a, e->delayed ? 0 : (int64_t)queue_of[order[k]]);
+        cw_argv_add_ref(&a, e->delayed ? e->score : "", e->delayed ? strlen(e->score) : 0);
+        cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
+        cw_argv_add_ref(&a, e->guard_value, strlen(e->guard_value));
+        cw_argv_add_ref(&a, e->rearm, strlen(e->rearm));
     }
-    sa_num(&a, nsadd);
+    cw_argv_add_int(&a, (int64_t)nsadd);
     for (size_t i = 0; i < n; i++)
-        if (sadd_name[i])
-            sa_put(&a, entry_name(b, i), strlen(entry_name(b, i)));
-    sa_num(&a, q); /* one wake-up per distinct name of the immediate jobs */
+        if (sadd_name[i]) cw_argv_add_ref(&a, entry_name(b, i), strlen(entry_name(b, i)));
+    cw_argv_add_int(&a, (int64_t)q); /* one wake-up per distinct name of the immediate jobs */
     for (size_t j = 0; j < q; j++)
-        sa_put(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
+        cw_argv_add_ref(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
+    if ((rc = cw_argv_check(&a, err)) != 0) goto done;
 
     if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
         goto done;
-    redisReply *r;
+    redisReply *r = NULL;
     if (nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
         /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
          * or ZADD, atomic on its own and cheaper than the script. */
-        r = send_one_command(b, c, order, n, q ? keys.data + queues_off : NULL,
-                             keys.data + sched_off, sched_len, keys.data + channel_off,
-                             channel_len, err);
+        rc = send_one_command(b, c, order, n, q ? a.argv[queues_at] : NULL, a.argv[sched_at],
+                              a.lens[sched_at], a.argv[channel_at], a.lens[channel_at], &r, err);
     } else {
-        r = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
-                         a.lens, err);
+        rc = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
+                          a.lens, &r, err);
     }
     /* min_replicas: acknowledged means replicated (checked once the reply is read). */
-    int replicated = r ? cw_conn_wait_replicas(c, err) : 0;
+    int replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
     *redirected = c->redirected;
     cw_redis_checkin(enq->redis, c);
-    if (!r) {
-        rc = err ? err->code : CWORK_EREDIS; /* nothing written (or, on I/O, unknown) */
-        goto done;
+    if (rc) goto done; /* nothing written (or, on I/O, unknown) */
+    /* The single command's count, or the script's one letter per unique job: 'd' for a
+     * duplicate. */
+    const char *marks = "";
+    size_t nmarks = 0;
+    if (!(nunique == 0 && cw_reply_is_int(r))) {
+        rc = cw_reply_str(r, &marks, &nmarks, "enqueue_batch script", err);
+        if (rc == 0 && nmarks != nunique)
+            rc = cw_error(err, CWORK_EPROTO,
+                          "enqueue_batch script: %zu marks for %zu unique jobs", nmarks, nunique);
     }
-    if (r->type == REDIS_REPLY_INTEGER && nunique == 0) {
-        /* the single command's count */
-    } else if (r->type != REDIS_REPLY_STRING || r->len != nunique) {
-        freeReplyObject(r);
-        rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: unexpected reply");
-        goto done;
-    }
-    for (size_t k = 0; k < n; k++) {
+    for (size_t k = 0; rc == 0 && k < n; k++) {
         size_t u = k - (nplain + ndelayed);
         b->e[order[k]].status =
-            k >= nplain + ndelayed && r->str[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
+            k >= nplain + ndelayed && marks[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
+    if (rc) goto done;
     for (size_t i = 0; i < n; i++)
         if (sadd_name[i])
             cw_enq_known_mark(enq, entry_name(b, i), now);
@@ -457,9 +413,7 @@ done:
     cw_free(queue_entry);
     cw_free(queue_of);
     cw_free(sadd_name);
-    cw_free(a.argv);
-    cw_free(a.lens);
-    cw_free(a.nums);
-    cw_buf_free(&keys);
+    cw_argv_free(&a);
+    cw_buf_free(&scratch);
     return rc;
 }

@@ -12,42 +12,19 @@
 
 /* ---------------------------------------------------------------- shared helpers */
 
-void cw_strv_add(cw_strv *v, const char *s, size_t len)
+/* Owned copies of v's strings (each and the array: cw_free); 0 or CWORK_ENOMEM. */
+static int copy_strings(const cw_argv *v, char ***out)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 16;
-        char **items = cw_realloc(v->items, cap * sizeof *items);
-        if (!items) {
-            v->oom = 1;
-            return;
+    *out = cw_calloc(v->n ? v->n : 1, sizeof **out);
+    for (size_t i = 0; *out && i < v->n; i++) {
+        if (((*out)[i] = cw_argv_dup(v, i)) == NULL) {
+            for (size_t j = 0; j < i; j++)
+                cw_free((*out)[j]);
+            cw_free(*out);
+            *out = NULL;
         }
-        v->items = items;
-        v->cap = cap;
     }
-    char *copy = cw_strndup(s, len);
-    if (!copy) {
-        v->oom = 1;
-        return;
-    }
-    v->items[v->n++] = copy;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-void cw_strv_sort(cw_strv *v)
-{
-    if (v->n > 1) qsort(v->items, v->n, sizeof *v->items, cmp_str);
-}
-
-void cw_strv_free(cw_strv *v)
-{
-    for (size_t i = 0; i < v->n; i++)
-        cw_free(v->items[i]);
-    cw_free(v->items);
-    memset(v, 0, sizeof *v);
+    return *out ? 0 : CWORK_ENOMEM;
 }
 
 int cw_client_fail(const char *step, int rc, const cwork_error *err)
@@ -56,33 +33,24 @@ int cw_client_fail(const char *step, int rc, const cwork_error *err)
     return rc;
 }
 
-int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error *err)
+int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error *err)
 {
     if (key->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     const char *argv[] = {"SMEMBERS", key->data};
     size_t lens[] = {8, key->len};
-    redisReply *r = cw_conn_command(c, 2, argv, lens, err);
-    if (!r) return err->code;
-    int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        rc = cw_error(err, CWORK_EPROTO, "SMEMBERS %s: not an array", key->data);
-    } else {
-        for (size_t i = 0; i < r->elements; i++) {
-            const redisReply *m = r->element[i];
-            if (m->type == REDIS_REPLY_STRING && !memchr(m->str, '\0', m->len))
-                cw_strv_add(out, m->str, m->len);
-        }
-        if (out->oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    freeReplyObject(r);
-    cw_strv_sort(out);
-    return rc;
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 2, argv, lens, &r, err);
+    if (rc == 0) rc = cw_reply_strings(r, out, "SMEMBERS", err);
+    cw_reply_free(r);
+    if (rc) return rc;
+    cw_argv_sort(out);
+    return cw_argv_check(out, err);
 }
 
 void cw_client_free_replies(redisReply **replies, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (replies[i]) freeReplyObject(replies[i]);
+        cw_reply_free(replies[i]);
         replies[i] = NULL;
     }
 }
@@ -97,8 +65,8 @@ int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_err
             rc = io;
             break;
         }
-        if (replies[i]->type == REDIS_REPLY_ERROR && rc == 0)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", replies[i]->str);
+        const char *refused = cw_reply_error(replies[i]);
+        if (refused && rc == 0) rc = cw_error(err, CWORK_EREDIS, "redis: %s", refused);
     }
     if (rc) cw_client_free_replies(replies, n);
     return rc;
@@ -106,8 +74,10 @@ int cw_client_read_replies(cw_conn *c, size_t n, redisReply **replies, cwork_err
 
 int cw_client_score(const redisReply *r, int64_t *out)
 {
-    if (r->type != REDIS_REPLY_STRING) return -1;
-    return cw_score_parse(r->str, r->len, out);
+    const char *s;
+    size_t len;
+    if (cw_reply_str(r, &s, &len, NULL, NULL) != 0) return -1;
+    return cw_score_parse(s, len, out);
 }
 
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err)
@@ -177,10 +147,12 @@ void cwork_queue_infos_free(cwork_queue_info *queues, size_t n)
  * emptied meanwhile or the job cannot be decoded (Go crashes there, PROTOCOL §16.13). */
 static int64_t queue_latency(const redisReply *head, int64_t now)
 {
-    if (head->type != REDIS_REPLY_STRING) return 0;
+    const char *bytes;
+    size_t len;
+    if (cw_reply_str(head, &bytes, &len, NULL, NULL) != 0) return 0;
     cwork_job *job = NULL;
     cwork_error e = {0};
-    if (cw_job_decode(head->str, head->len, &job, &e) != 0) {
+    if (cw_job_decode(bytes, len, &job, &e) != 0) {
         cw_client_fail("client.queues.new_job", e.code, &e);
         return 0;
     }
@@ -223,11 +195,12 @@ static int read_queues(cw_conn *c, const cw_keys *k, cwork_queue_info *q, size_t
     int64_t now = cw_now();
     for (size_t i = 0; i < n; i++) {
         if ((rc = cw_client_read_replies(c, 3, r, err)) != 0) return rc;
-        if (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "queue %s: unexpected reply", q[i].job_name);
-        q[i].count = r[0]->integer;
-        q[i].paused = r[1]->integer > 0;
-        q[i].latency = q[i].count > 0 ? queue_latency(r[2], now) : 0;
+        int64_t paused = 0;
+        if ((rc = cw_reply_int(r[0], &q[i].count, "LLEN", err)) == 0 &&
+            (rc = cw_reply_int(r[1], &paused, "EXISTS", err)) == 0) {
+            q[i].paused = paused > 0;
+            q[i].latency = q[i].count > 0 ? queue_latency(r[2], now) : 0;
+        }
         cw_client_free_replies(r, 3);
         if (rc) return rc;
     }
@@ -245,7 +218,7 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.queues.checkout", rc, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(&client->keys, &key);
@@ -255,15 +228,14 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
     if (rc == 0 && !(q = cw_calloc(names.n ? names.n : 1, sizeof *q)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
-        for (; count < names.n; count++) { /* the records take the names over */
-            q[count].job_name = names.items[count];
-            names.items[count] = NULL;
-        }
-        rc = read_queues(c, &client->keys, q, count, err);
+        for (; rc == 0 && count < names.n; count++)
+            if (!(q[count].job_name = cw_argv_dup(&names, count)))
+                rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc == 0) rc = read_queues(c, &client->keys, q, count, err);
     }
     cw_redis_checkin(client->redis, c);
     cw_buf_free(&key);
-    cw_strv_free(&names);
+    cw_argv_free(&names);
     if (rc) {
         cwork_queue_infos_free(q, count);
         return cw_client_fail("client.queues", rc, err);
@@ -293,64 +265,65 @@ void cwork_pool_heartbeats_free(cwork_pool_heartbeat *pools, size_t n)
 
 /* strconv.ParseInt(s, 10, 64) (an optional sign) and ParseUint (no sign), with Go's
  * error text. */
-static int parse_int(const redisReply *v, int64_t *out, cwork_error *err)
+static int parse_int(const char *v, size_t vlen, int64_t *out, cwork_error *err)
 {
-    const char *s = v->str;
-    size_t len = v->len;
+    const char *s = v;
+    size_t len = vlen;
     if (len > 1 && s[0] == '+' && s[1] != '-') {
         s++;
         len--;
     }
     if (cw_parse_int64(s, len, out) == 0) return 0;
     return cw_error(err, CWORK_EPROTO, "strconv.ParseInt: parsing \"%.*s\": invalid syntax",
-                    (int)(v->len > 64 ? 64 : v->len), v->str);
+                    (int)(vlen > 64 ? 64 : vlen), v);
 }
 
-static int parse_uint(const redisReply *v, uint64_t max, uint64_t *out, cwork_error *err)
+static int parse_uint(const char *v, size_t len, uint64_t max, uint64_t *out, cwork_error *err)
 {
     uint64_t n = 0;
     size_t i = 0;
-    for (; i < v->len && v->str[i] >= '0' && v->str[i] <= '9'; i++) {
-        unsigned d = (unsigned)(v->str[i] - '0');
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++) {
+        unsigned d = (unsigned)(v[i] - '0');
         if (n > (max - d) / 10) break;
         n = n * 10 + d;
     }
-    if (v->len == 0 || i != v->len)
+    if (len == 0 || i != len)
         return cw_error(err, CWORK_EPROTO, "strconv.ParseUint: parsing \"%.*s\": invalid syntax",
-                        (int)(v->len > 64 ? 64 : v->len), v->str);
+                        (int)(len > 64 ? 64 : len), v);
     *out = n;
     return 0;
 }
 
 /* strings.Split(value, ",") then sort.Strings: an empty value gives one empty string. */
-static int split_sorted(const redisReply *v, char ***items, size_t *n)
+static int split_sorted(const char *v, size_t len, char ***items, size_t *n)
 {
-    cw_strv l = {0};
-    const char *p = v->str, *end = v->str + v->len;
+    cw_argv l = {0};
+    const char *p = v, *end = v + len;
     for (;;) {
         const char *comma = memchr(p, ',', (size_t)(end - p));
         const char *stop = comma ? comma : end;
-        cw_strv_add(&l, p, (size_t)(stop - p));
+        cw_argv_add_ref(&l, p, (size_t)(stop - p));
         if (!comma) break;
         p = comma + 1;
     }
-    if (l.oom) {
-        cw_strv_free(&l);
-        return CWORK_ENOMEM;
-    }
-    cw_strv_sort(&l);
+    cw_argv_sort(&l);
+    char **copies = NULL;
+    int rc = l.oom ? CWORK_ENOMEM : copy_strings(&l, &copies);
+    size_t count = l.n;
+    cw_argv_free(&l);
+    if (rc) return rc;
     /* a second value of the same field replaces the first, as in Go */
     for (size_t j = 0; j < *n; j++)
         cw_free((*items)[j]);
     cw_free(*items);
-    *items = l.items;
-    *n = l.n;
+    *items = copies;
+    *n = count;
     return 0;
 }
 
-static int set_str(char **field, const redisReply *v)
+static int set_str(char **field, const char *v, size_t len)
 {
-    char *s = cw_strndup(v->str, v->len);
+    char *s = cw_strndup(v, len);
     if (!s) return CWORK_ENOMEM;
     cw_free(*field);
     *field = s;
@@ -358,45 +331,53 @@ static int set_str(char **field, const redisReply *v)
 }
 
 /* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
+/* Field and value i of an HGETALL reply r (n elements): 0, or CWORK_EPROTO. */
+static int hash_entry(const redisReply *r, size_t i, const char **f, const char **v,
+                      size_t *vlen, cwork_error *err)
+{
+    int rc = cw_reply_at_str(r, i, f, NULL, "HGETALL", err);
+    return rc ? rc : cw_reply_at_str(r, i + 1, v, vlen, "HGETALL", err);
+}
+
+/* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
 static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_error *err)
 {
-    if (r->type != REDIS_REPLY_ARRAY) return cw_error(err, CWORK_EPROTO, "HGETALL: not an array");
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-            return cw_error(err, CWORK_EPROTO, "HGETALL: not a string");
-        int rc = 0;
+    size_t n = 0;
+    int rc = cw_reply_array(r, 0, &n, "HGETALL", err);
+    for (size_t i = 0; rc == 0 && i + 1 < n; i += 2) {
+        const char *f, *v;
+        size_t len;
+        if ((rc = hash_entry(r, i, &f, &v, &len, err)) != 0) break;
         uint64_t u = 0;
         int64_t pid = 0;
-        if (!strcmp(f->str, "heartbeat_at")) {
-            rc = parse_int(v, &hb->heartbeat_at, err);
-        } else if (!strcmp(f->str, "started_at")) {
-            rc = parse_int(v, &hb->started_at, err);
-        } else if (!strcmp(f->str, "job_names")) {
-            if (split_sorted(v, &hb->job_names, &hb->n_job_names))
+        if (!strcmp(f, "heartbeat_at")) {
+            rc = parse_int(v, len, &hb->heartbeat_at, err);
+        } else if (!strcmp(f, "started_at")) {
+            rc = parse_int(v, len, &hb->started_at, err);
+        } else if (!strcmp(f, "job_names")) {
+            if (split_sorted(v, len, &hb->job_names, &hb->n_job_names))
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else if (!strcmp(f->str, "concurrency")) {
-            if ((rc = parse_uint(v, UINT_MAX, &u, err)) == 0) hb->concurrency = (unsigned)u;
-        } else if (!strcmp(f->str, "host")) {
-            if (set_str(&hb->host, v)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else if (!strcmp(f->str, "pid")) {
-            if ((rc = parse_int(v, &pid, err)) == 0 && (pid < INT_MIN || pid > INT_MAX))
+        } else if (!strcmp(f, "concurrency")) {
+            if ((rc = parse_uint(v, len, UINT_MAX, &u, err)) == 0) hb->concurrency = (unsigned)u;
+        } else if (!strcmp(f, "host")) {
+            if (set_str(&hb->host, v, len)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        } else if (!strcmp(f, "pid")) {
+            if ((rc = parse_int(v, len, &pid, err)) == 0 && (pid < INT_MIN || pid > INT_MAX))
                 rc = cw_error(err, CWORK_EPROTO, "pid %lld out of range", (long long)pid);
             if (rc == 0) hb->pid = (int)pid;
-        } else if (!strcmp(f->str, "worker_ids")) {
-            if (split_sorted(v, &hb->worker_ids, &hb->n_worker_ids))
+        } else if (!strcmp(f, "worker_ids")) {
+            if (split_sorted(v, len, &hb->worker_ids, &hb->n_worker_ids))
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         }
-        if (rc) return rc;
     }
-    return 0;
+    return rc;
 }
 
 /* SMEMBERS worker_pools, sorted, then one pipelined HGETALL per id (PROTOCOL §11). */
 static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, size_t *n,
                       cwork_error *err)
 {
-    cw_strv ids = {0};
+    cw_argv ids = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_worker_pools(k, &key);
@@ -407,16 +388,15 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < ids.n; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(k, &key, ids.items[i]);
+        cw_key_worker_pool(k, &key, ids.argv[i]);
         const char *argv[] = {"HGETALL", key.data};
         size_t lens[] = {7, key.len};
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : cw_conn_append(c, 2, argv, lens, err);
     }
     for (; rc == 0 && count < ids.n; count++) {
-        hb[count].worker_pool_id = ids.items[count];
-        ids.items[count] = NULL;
-        if (!(hb[count].host = cw_strdup(""))) {
+        hb[count].worker_pool_id = cw_argv_dup(&ids, count);
+        if (!hb[count].worker_pool_id || !(hb[count].host = cw_strdup(""))) {
             count++;
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;
@@ -428,7 +408,7 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
             break;
         }
         rc = parse_heartbeat(r, &hb[count], err);
-        freeReplyObject(r);
+        cw_reply_free(r);
         if (rc) {
             cw_client_fail("worker_pool_statuses.parse", rc, err);
             count++;
@@ -436,7 +416,7 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
         }
     }
     cw_buf_free(&key);
-    cw_strv_free(&ids);
+    cw_argv_free(&ids);
     if (rc) {
         cwork_pool_heartbeats_free(hb, count);
         return rc;
@@ -482,27 +462,26 @@ void cwork_worker_observations_free(cwork_worker_observation *workers, size_t n)
 /* Fills ob from an HGETALL reply of <p>worker:<id>; any field makes the worker busy. */
 static int parse_observation(const redisReply *r, cwork_worker_observation *ob, cwork_error *err)
 {
-    if (r->type != REDIS_REPLY_ARRAY) return cw_error(err, CWORK_EPROTO, "HGETALL: not an array");
-    for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        const redisReply *f = r->element[i], *v = r->element[i + 1];
-        if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-            return cw_error(err, CWORK_EPROTO, "HGETALL: not a string");
+    size_t n = 0;
+    int rc = cw_reply_array(r, 0, &n, "HGETALL", err);
+    for (size_t i = 0; rc == 0 && i + 1 < n; i += 2) {
+        const char *f, *v;
+        size_t len;
+        if ((rc = hash_entry(r, i, &f, &v, &len, err)) != 0) break;
         ob->is_busy = true;
-        int rc = 0;
-        char **s = !strcmp(f->str, "job_name")  ? &ob->job_name
-                   : !strcmp(f->str, "job_id")  ? &ob->job_id
-                   : !strcmp(f->str, "args")    ? &ob->args_json
-                   : !strcmp(f->str, "checkin") ? &ob->checkin
-                                                : NULL;
-        if (s && set_str(s, v))
+        char **s = !strcmp(f, "job_name")  ? &ob->job_name
+                   : !strcmp(f, "job_id")  ? &ob->job_id
+                   : !strcmp(f, "args")    ? &ob->args_json
+                   : !strcmp(f, "checkin") ? &ob->checkin
+                                           : NULL;
+        if (s && set_str(s, v, len))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        else if (!strcmp(f->str, "started_at"))
-            rc = parse_int(v, &ob->started_at, err);
-        else if (!strcmp(f->str, "checkin_at"))
-            rc = parse_int(v, &ob->checkin_at, err);
-        if (rc) return rc;
+        else if (!strcmp(f, "started_at"))
+            rc = parse_int(v, len, &ob->started_at, err);
+        else if (!strcmp(f, "checkin_at"))
+            rc = parse_int(v, len, &ob->checkin_at, err);
     }
-    return 0;
+    return rc;
 }
 
 static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat *hb, size_t npools,
@@ -544,7 +523,7 @@ static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat
             break;
         }
         rc = parse_observation(r, &ob[i], err);
-        freeReplyObject(r);
+        cw_reply_free(r);
         if (rc) cw_client_fail("worker_observations.parse", rc, err);
     }
     if (rc) {
@@ -592,10 +571,9 @@ static int pause_command(cwork_client *client, const char *name, int pause, cwor
     if (key.oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     const char *argv[] = {pause ? "SET" : "DEL", key.data, "1"};
     size_t lens[] = {3, key.len, 1};
-    redisReply *r = cw_redis_command(client->redis, pause ? 3 : 2, argv, lens, err);
+    int rc = cw_redis_command(client->redis, pause ? 3 : 2, argv, lens, NULL, err);
     cw_buf_free(&key);
-    if (!r) return cw_client_fail(pause ? "client.pause" : "client.unpause", err->code, err);
-    freeReplyObject(r);
+    if (rc) return cw_client_fail(pause ? "client.pause" : "client.unpause", rc, err);
     return 0;
 }
 

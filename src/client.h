@@ -4,6 +4,7 @@
 #ifndef CWORK_CLIENT_H
 #define CWORK_CLIENT_H
 
+#include "argv.h"
 #include "job.h"
 #include "keys.h"
 #include "redis.h"
@@ -24,24 +25,13 @@ struct cwork_client {
 /* The largest page a list call returns. */
 #define CW_CLIENT_MAX_PAGE_SIZE 1000
 
-/* A growable list of owned NUL-terminated strings. */
-typedef struct cw_strv {
-    char **items;
-    size_t n, cap;
-    int oom;
-} cw_strv;
-
-void cw_strv_add(cw_strv *v, const char *s, size_t len);
-void cw_strv_sort(cw_strv *v); /* byte-wise, as Go's sort.Strings */
-void cw_strv_free(cw_strv *v);
-
 /* Logs a failed step under its "client.*" key (PROTOCOL §13) with the error's message and
  * returns rc. */
 int cw_client_fail(const char *step, int rc, const cwork_error *err);
 
-/* SMEMBERS of a set key, sorted; members containing NUL are left out (no key can be
- * built from them). */
-int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_strv *out, cwork_error *err);
+/* SMEMBERS of a set key appended to out, sorted (as Go's sort.Strings); members
+ * containing NUL are left out (no key can be built from them). */
+int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error *err);
 
 /* Reads n pipelined replies into replies[0..n). Every reply is read even when one is
  * an error reply, which then fails the call (CWORK_EREDIS, the server's message); an
@@ -65,33 +55,18 @@ void cw_score_range(int64_t at, char min[24], char max[24]);
 /* The key of a set; CWORK_EINVAL for an unknown enum value. */
 int cw_client_set_key(const cw_keys *k, cwork_job_set set, cw_buf *out, cwork_error *err);
 
-/* Script arguments (client_script.c), each written to one buffer followed by a NUL
- * (keys, ids and names hold no NUL), then pointed at by argv/lens. */
-typedef struct cw_client_args {
-    cw_buf buf;
-    size_t n;
-    const char **argv;
-    size_t *lens;
-} cw_client_args;
+/* Script arguments (client_script.c): the key of set appended to a (CWORK_EINVAL for an
+ * unknown set), and the queue <p>jobs:<name> of every name followed by <p>jobs: (the
+ * requeueing scripts' keys and first argument). */
+int cw_client_add_set_key(cw_argv *a, const cw_keys *k, cwork_job_set set, cwork_error *err);
+void cw_client_add_queues(cw_argv *a, const cw_keys *k, const cw_argv *names);
 
-void cw_client_arg_end(cw_client_args *a); /* ends the argument written into a->buf */
-void cw_client_arg_str(cw_client_args *a, const char *s);
-void cw_client_arg_int(cw_client_args *a, int64_t v);
-/* The queue <p>jobs:<name> of every name, then <p>jobs: (the requeueing scripts). */
-void cw_client_arg_queues(cw_client_args *a, const cw_keys *k, const cw_strv *names);
-/* Points argv/lens at the arguments; 0 or CWORK_ENOMEM. */
-int cw_client_arg_finish(cw_client_args *a, cwork_error *err);
-void cw_client_arg_free(cw_client_args *a);
-/* After cw_client_arg_finish: points argument i at v written into buf (the caller's,
- * alive while the arguments are used), for an argument that changes between calls. */
-void cw_client_arg_set(cw_client_args *a, size_t i, char *buf, size_t size, int64_t v);
+/* The names in known_jobs appended to names, sorted. */
+int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err);
 
-/* The names in known_jobs, sorted. */
-int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_strv *names, cwork_error *err);
-
-/* Reads a reply of n integers (an array, or one integer when n is 1) and frees it; a
- * NULL reply returns err->code. */
-int cw_client_int_reply(redisReply *r, int64_t *v, size_t n, cwork_error *err);
+/* Runs one command (cw_conn_command) whose reply is n integers (cw_reply_ints). */
+int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                           int64_t *v, size_t n, cwork_error *err);
 
 /* DEL of the unique guard of each unique job among the members r->element[first..]
  * (job bytes a script removed; Go does this for the last one only, and a script cannot

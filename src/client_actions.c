@@ -20,27 +20,24 @@ static int delete_batch(cw_conn *c, const cw_keys *k, const char *key, int64_t f
     snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
     const char *argv[] = {key, start, stop, unique ? "1" : "0", name};
     size_t lens[] = {strlen(key), strlen(start), strlen(stop), 1, name ? strlen(name) : 0};
-    redisReply *r = cw_conn_eval(c, &cw_script_client_delete_all, 1, name ? 4 : 3, argv, lens, err);
-    if (!r) return err->code;
-    int rc = 0;
-    int head_ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-                  r->element[0]->type == REDIS_REPLY_INTEGER;
-    if (head_ok && r->element[0]->integer < 0)
+    redisReply *r = NULL;
+    int rc = cw_conn_eval(c, &cw_script_client_delete_all, 1, name ? 4 : 3, argv, lens, &r, err);
+    if (rc) return rc;
+    /* {removed, looked at, members before, removed jobs…}, or {-1, the key's type} when
+     * the key holds no sorted set. */
+    const char *what = "delete-all script";
+    int64_t removed = 0;
+    rc = cw_reply_at_int(r, 0, &removed, what, err);
+    if (rc == 0 && removed < 0) {
+        const char *type = cw_reply_text(cw_reply_at(r, 1));
         rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a sorted set: left as it is", key,
-                      r->element[1]->type == REDIS_REPLY_STATUS ||
-                              r->element[1]->type == REDIS_REPLY_STRING
-                          ? r->element[1]->str
-                          : "value of another type");
-    else if (!head_ok || r->elements < 3 || r->element[1]->type != REDIS_REPLY_INTEGER ||
-             r->element[2]->type != REDIS_REPLY_INTEGER)
-        rc = cw_error(err, CWORK_EPROTO, "delete-all script: unexpected reply");
-    if (rc == 0) {
-        for (int i = 0; i < 3; i++)
-            v[i] = r->element[i]->integer;
-        if (unique)
-            rc = cw_client_delete_guards(c, k, r, 3, "client.delete_all.unique", err);
+                      *type ? type : "value of another type");
+    } else if (rc == 0) {
+        rc = cw_reply_ints(r, v, 3, what, err);
     }
-    freeReplyObject(r);
+    if (rc == 0 && unique)
+        rc = cw_client_delete_guards(c, k, r, 3, "client.delete_all.unique", err);
+    cw_reply_free(r);
     return rc;
 }
 

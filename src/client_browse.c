@@ -16,7 +16,8 @@
 /* Whether an error reply is Redis's WRONGTYPE. */
 static int wrong_type(const redisReply *r)
 {
-    return r->type == REDIS_REPLY_ERROR && strncmp(r->str, "WRONGTYPE", 9) == 0;
+    const char *refused = cw_reply_error(r);
+    return refused && strncmp(refused, "WRONGTYPE", 9) == 0;
 }
 
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
@@ -56,17 +57,19 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
     for (int i = 0; rc == 0 && i < 2; i++)
         rc = cw_conn_read(c, &r[i], err);
     if (c) cw_redis_checkin(client->redis, c);
-    size_t count = 0;
+    size_t count = 0, nrange = 0;
+    int64_t queued = 0;
     if (rc == 0 && (wrong_type(r[0]) || wrong_type(r[1])))
         rc = cw_error(err, CWORK_ETYPE, "%s is not a list", key.data);
-    else if (rc == 0 && (r[0]->type != REDIS_REPLY_INTEGER || r[1]->type != REDIS_REPLY_ARRAY))
-        rc = cw_error(err, CWORK_EPROTO, "LLEN/LRANGE: unexpected reply");
+    if (rc == 0) rc = cw_reply_int(r[0], &queued, "LLEN", err);
+    if (rc == 0) rc = cw_reply_array(r[1], 0, &nrange, "LRANGE", err);
     /* LRANGE gives left to right: the next job to run is its last element. */
-    for (size_t i = rc == 0 ? r[1]->elements : 0; rc == 0 && i-- > 0 && count < size;) {
-        const redisReply *m = r[1]->element[i];
+    for (size_t i = nrange; rc == 0 && i-- > 0 && count < size;) {
         cwork_error e = {0};
-        if (m->type != REDIS_REPLY_STRING) continue;
-        int drc = cw_job_decode(m->str, m->len, &jobs[count].job, &e);
+        const char *bytes;
+        size_t len;
+        if (cw_reply_at_str(r[1], i, &bytes, &len, NULL, NULL) != 0) continue;
+        int drc = cw_job_decode(bytes, len, &jobs[count].job, &e);
         if (drc == CWORK_ENOMEM)
             rc = cw_error(err, drc, "out of memory");
         else if (drc != 0)
@@ -74,9 +77,8 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
         else
             count++;
     }
-    if (rc == 0 && total) *total = r[0]->integer;
-    for (int i = 0; i < 2; i++)
-        if (r[i]) freeReplyObject(r[i]);
+    if (rc == 0 && total) *total = queued;
+    cw_client_free_replies(r, 2);
     cw_buf_free(&key);
     if (rc) {
         cwork_listed_jobs_free(jobs, count);
@@ -156,9 +158,12 @@ static int64_t json_int(const gj_value *obj, const char *key)
 static void add_published(schedules *s, const redisReply *f, const redisReply *v, int64_t now)
 {
     gj_value *field = NULL, *value = NULL;
-    if (f->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING ||
-        cw_gj_parse(f->str, f->len, &field, NULL) != 0 ||
-        cw_gj_parse(v->str, v->len, &value, NULL) != 0 || field->type != GJ_ARRAY ||
+    const char *fs, *vs;
+    size_t flen, vlen;
+    if (cw_reply_str(f, &fs, &flen, NULL, NULL) != 0 ||
+        cw_reply_str(v, &vs, &vlen, NULL, NULL) != 0 ||
+        cw_gj_parse(fs, flen, &field, NULL) != 0 || cw_gj_parse(vs, vlen, &value, NULL) != 0 ||
+        field->type != GJ_ARRAY ||
         field->as.arr.len != 2 || field->as.arr.items[0]->type != GJ_STRING ||
         field->as.arr.items[1]->type != GJ_STRING || value->type != GJ_OBJECT) {
         cw_gj_free(field);
@@ -187,8 +192,10 @@ static void add_instance(schedules *s, const redisReply *m, const redisReply *sc
 {
     int64_t at;
     cwork_job *job = NULL;
-    if (m->type != REDIS_REPLY_STRING || cw_client_score(score, &at) != 0 ||
-        cw_job_decode(m->str, m->len, &job, NULL) != 0)
+    const char *bytes;
+    size_t len;
+    if (cw_reply_str(m, &bytes, &len, NULL, NULL) != 0 || cw_client_score(score, &at) != 0 ||
+        cw_job_decode(bytes, len, &job, NULL) != 0)
         return;
     const char *id = job->id.ptr, *name = job->name.ptr;
     size_t id_len = job->id.len, name_len = job->name.len;
@@ -251,17 +258,17 @@ static int read_schedules(cwork_client *client, schedules *s, int64_t now, cwork
     for (int i = 0; rc == 0 && i < 2; i++)
         rc = cw_conn_read(c, &r[i], err);
     if (c) cw_redis_checkin(client->redis, c);
-    if (rc == 0 && r[1]->type == REDIS_REPLY_ERROR)
-        rc = cw_error(err, CWORK_EREDIS, "redis: %s", r[1]->str);
-    if (rc == 0 && r[0]->type == REDIS_REPLY_ERROR)
-        cw_log(CWORK_LOG_WARN, "client.periodic_schedules.damaged", "error", r[0]->str, NULL);
-    for (size_t i = 0; rc == 0 && r[0]->type == REDIS_REPLY_ARRAY && i + 1 < r[0]->elements; i += 2)
-        add_published(s, r[0]->element[i], r[0]->element[i + 1], now);
-    for (size_t i = 0; rc == 0 && r[1]->type == REDIS_REPLY_ARRAY && i + 1 < r[1]->elements; i += 2)
-        add_instance(s, r[1]->element[i], r[1]->element[i + 1]);
+    if (rc == 0 && cw_reply_error(r[1]))
+        rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r[1]));
+    if (rc == 0 && cw_reply_error(r[0])) /* a damaged <p>cwork:periodic: the instances still count */
+        cw_log(CWORK_LOG_WARN, "client.periodic_schedules.damaged", "error", cw_reply_error(r[0]),
+               NULL);
+    for (size_t i = 0; rc == 0 && cw_reply_at(r[0], i + 1); i += 2)
+        add_published(s, cw_reply_at(r[0], i), cw_reply_at(r[0], i + 1), now);
+    for (size_t i = 0; rc == 0 && cw_reply_at(r[1], i + 1); i += 2)
+        add_instance(s, cw_reply_at(r[1], i), cw_reply_at(r[1], i + 1));
     if (rc == 0 && s->oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    for (int i = 0; i < 2; i++)
-        if (r[i]) freeReplyObject(r[i]);
+    cw_client_free_replies(r, 2);
     cw_buf_free(&pub);
     cw_buf_free(&sch);
     return rc;

@@ -43,16 +43,17 @@ static int visit(const scan *s, const redisReply *m, const redisReply *score)
 {
     int64_t at = 0;
     cwork_error e = {0};
-    if (m->type != REDIS_REPLY_STRING) return 0;
+    const char *bytes;
+    size_t len;
+    if (cw_reply_str(m, &bytes, &len, NULL, NULL) != 0) return 0;
     if (score && cw_client_score(score, &at) != 0) {
         if (s->log_skip)
             cw_log(CWORK_LOG_ERROR, s->log_skip, "error", "score is not a whole number", NULL);
         return 0;
     }
-    if (s->needle && !memchr(m->str, '\\', m->len) && !contains(m->str, m->len, s->needle))
-        return 0;
+    if (s->needle && !memchr(bytes, '\\', len) && !contains(bytes, len, s->needle)) return 0;
     cwork_job *job = NULL;
-    int rc = cw_job_decode(m->str, m->len, &job, &e);
+    int rc = cw_job_decode(bytes, len, &job, &e);
     if (rc == CWORK_ENOMEM) return rc;
     if (rc) {
         if (s->log_skip) cw_client_fail(s->log_skip, rc, &e);
@@ -78,15 +79,14 @@ static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const
         const char *cmd = zset == SCAN_ZSET_DESC ? "ZREVRANGE" : zset ? "ZRANGE" : "LRANGE";
         const char *argv[] = {cmd, key, start, stop, "WITHSCORES"};
         size_t lens[] = {strlen(cmd), key_len, strlen(start), strlen(stop), 10};
-        redisReply *r = cw_conn_command(c, zset ? 5 : 4, argv, lens, err);
-        if (!r) return err->code;
-        size_t step = zset ? 2 : 1, got = r->elements / step;
-        int rc = r->type == REDIS_REPLY_ARRAY
-                     ? 0
-                     : cw_error(err, CWORK_EPROTO, "%s: not an array", argv[0]);
-        for (size_t i = 0; rc == 0 && i + step <= r->elements; i += step)
-            rc = visit(s, r->element[i], zset ? r->element[i + 1] : NULL);
-        freeReplyObject(r);
+        redisReply *r = NULL;
+        size_t n = 0, step = zset ? 2 : 1;
+        int rc = cw_conn_command(c, zset ? 5 : 4, argv, lens, &r, err);
+        if (rc == 0) rc = cw_reply_array(r, 0, &n, argv[0], err);
+        for (size_t i = 0; rc == 0 && i + step <= n; i += step)
+            rc = visit(s, cw_reply_at(r, i), zset ? cw_reply_at(r, i + 1) : NULL);
+        cw_reply_free(r);
+        size_t got = n / step;
         if (rc < 0 && rc != CWORK_ENOMEM) return rc;
         if (rc == CWORK_ENOMEM) return cw_error(err, CWORK_ENOMEM, "out of memory");
         if (rc > 0 || got < CW_CLIENT_BATCH) return rc;
@@ -155,13 +155,14 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
         (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0 ||
         (rc = cw_client_read_replies(c, 2, r, err)) != 0)
         return rc;
-    if (r[0]->type != REDIS_REPLY_ARRAY || r[1]->type != REDIS_REPLY_INTEGER)
-        rc = cw_error(err, CWORK_EPROTO, "ZRANGEBYSCORE/ZCARD: unexpected reply");
+    size_t n = 0;
+    int64_t total = 0;
+    rc = cw_reply_array(r[0], 0, &n, range[0], err);
+    if (rc == 0) rc = cw_reply_int(r[1], &total, "ZCARD", err);
     scan s = {NULL, page_add, p, "client.get_zset_page.new_job"};
-    for (size_t i = 0; rc == 0 && i + 2 <= r[0]->elements; i += 2)
-        if (visit(&s, r[0]->element[i], r[0]->element[i + 1]) == CWORK_ENOMEM)
+    for (size_t i = 0; rc == 0 && i + 2 <= n; i += 2)
+        if (visit(&s, cw_reply_at(r[0], i), cw_reply_at(r[0], i + 1)) == CWORK_ENOMEM)
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    int64_t total = r[1]->integer;
     cw_client_free_replies(r, 2);
     p->total = total;
     return rc;
@@ -243,7 +244,7 @@ static int found_check(void *ctx, cwork_job *job, int64_t at)
 static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place *place,
                    cwork_error *err)
 {
-    cw_strv names = {0}, pools = {0};
+    cw_argv names = {0}, pools = {0};
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(k, &key);
@@ -253,14 +254,14 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
     if (rc == 0) rc = cw_client_smembers(c, &key, &pools, err);
     for (size_t i = 0; rc == 0 && i < names.n; i++) {
         cw_buf_reset(&key);
-        cw_key_queue(k, &key, names.items[i]);
+        cw_key_queue(k, &key, names.argv[i]);
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : scan_key(c, key.data, key.len, 0, s, err);
         *place = CWORK_PLACE_QUEUE;
     }
     for (size_t i = 0; rc == 0 && i < pools.n * names.n; i++) {
         cw_buf_reset(&key);
-        cw_key_inprogress(k, &key, names.items[i % names.n], pools.items[i / names.n]);
+        cw_key_inprogress(k, &key, names.argv[i % names.n], pools.argv[i / names.n]);
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : scan_key(c, key.data, key.len, 0, s, err);
         *place = CWORK_PLACE_IN_PROGRESS;
@@ -278,8 +279,8 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
         *place = sets[i].place;
     }
     cw_buf_free(&key);
-    cw_strv_free(&names);
-    cw_strv_free(&pools);
+    cw_argv_free(&names);
+    cw_argv_free(&pools);
     return rc;
 }
 
@@ -306,32 +307,26 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
 }
 
 /* KEYS = [<p>dead, the queue of each name], then ARGV[1] = <p>jobs: (the retry scripts). */
-static void retry_keys(cw_client_args *a, const cw_keys *k, const cw_strv *names)
+static void retry_keys(cw_argv *a, const cw_keys *k, const cw_argv *names)
 {
-    cw_key_dead(k, &a->buf);
-    cw_client_arg_end(a);
-    cw_client_arg_queues(a, k, names);
+    cw_buf dead;
+    cw_buf_init(&dead);
+    cw_key_dead(k, &dead);
+    cw_argv_add_buf(a, &dead);
+    cw_buf_free(&dead);
+    cw_client_add_queues(a, k, names);
 }
 
 /* The retry script's reply: four counts, then the errors of jobs that stayed dead
  * because their queue could not take them. Returns 0, a negative code (the call
  * failed), or 1 when the counts are valid but some jobs stayed (err has the first). */
-static int retry_reply(redisReply *r, int64_t v[4], cwork_error *err)
+static int retry_reply(int rc, redisReply *r, int64_t v[4], cwork_error *err)
 {
-    if (!r) return err->code;
-    int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4)
-        rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    for (size_t i = 0; rc <= 0 && i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (i < 4 && e->type == REDIS_REPLY_INTEGER)
-            v[i] = e->integer;
-        else if (i >= 4 && e->type == REDIS_REPLY_STRING)
-            rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", e->str), 1);
-        else
-            rc = cw_error(err, CWORK_EPROTO, "unexpected reply from Redis");
-    }
-    freeReplyObject(r);
+    const char *what = "retry script", *stayed = NULL;
+    if (rc == 0) rc = cw_reply_ints(r, v, 4, what, err);
+    if (rc == 0 && cw_reply_at(r, 4) && (rc = cw_reply_at_str(r, 4, &stayed, NULL, what, err)) == 0)
+        rc = (cw_error(err, CWORK_EREDIS, "redis: %s; the job stays dead", stayed), 1);
+    cw_reply_free(r);
     return rc;
 }
 
@@ -343,32 +338,29 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_delete: NULL argument");
-    cw_client_args a = {0};
-    int rc = cw_client_set_key(&client->keys, set, &a.buf, err);
-    cw_client_arg_end(&a);
+    cw_argv a = {0};
+    int rc = cw_client_add_set_key(&a, &client->keys, set, err);
     char min[24], max[24];
     cw_score_range(at, min, max);
-    cw_client_arg_str(&a, id);
-    cw_client_arg_str(&a, min);
-    cw_client_arg_str(&a, max);
+    cw_argv_add_str(&a, id);
+    cw_argv_add_str(&a, min);
+    cw_argv_add_str(&a, max);
     cw_conn *c = NULL;
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0 &&
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0 &&
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        redisReply *r = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, err);
-        if (!r)
-            rc = err->code;
-        else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-                 r->element[0]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "delete script: unexpected reply");
-        else if (r->element[0]->integer == 0)
+        redisReply *r = NULL;
+        int64_t deleted = 0;
+        rc = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, &r, err);
+        if (rc == 0) rc = cw_reply_at_int(r, 0, &deleted, "delete script", err);
+        if (rc == 0 && deleted == 0)
             rc = cw_error(err, CWORK_ENOTFOUND, "nothing deleted");
-        else if (set == CWORK_SET_SCHEDULED)
+        else if (rc == 0 && set == CWORK_SET_SCHEDULED)
             rc = cw_client_delete_guards(c, &client->keys, r, 1,
                                          "client.delete_scheduled_job.unique", err);
-        if (r) freeReplyObject(r);
+        cw_reply_free(r);
         cw_redis_checkin(client->redis, c);
     }
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     return rc && rc != CWORK_ENOTFOUND ? cw_client_fail("client.delete_job", rc, err) : rc;
 }
 
@@ -381,27 +373,29 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     rc = cw_client_known_names(c, &client->keys, &names, err);
-    cw_client_args a = {0};
+    cw_argv a = {0};
     retry_keys(&a, &client->keys, &names);
     char min[24], max[24];
     cw_score_range(died_at, min, max);
-    cw_client_arg_int(&a, cw_now());
-    cw_client_arg_str(&a, "one");
-    cw_client_arg_str(&a, min);
-    cw_client_arg_str(&a, id);
-    cw_client_arg_str(&a, max);
+    cw_argv_add_int(&a, cw_now());
+    cw_argv_add_str(&a, "one");
+    cw_argv_add_str(&a, min);
+    cw_argv_add_str(&a, id);
+    cw_argv_add_str(&a, max);
     int64_t v[4] = {0, 0, 0, 0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6,
-                                      a.argv, a.lens, err),
-                         v, err);
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0) {
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_retry_dead, (int)(1 + names.n), 6, a.argv, a.lens,
+                          &r, err);
+        rc = retry_reply(rc, r, v, err);
+    }
     if (rc == 1)
         rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
-    cw_strv_free(&names);
+    cw_argv_free(&a);
+    cw_argv_free(&names);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
     if (v[0] == 0 && v[1] > 0)
         return cw_error(err, CWORK_ENOTFOUND,
@@ -418,37 +412,35 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
 static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *count,
                      cwork_error *err)
 {
-    cw_strv names = {0};
-    int rc = cw_client_known_names(c, k, &names, err);
+    cw_argv known = {0}, names = {0};
+    int rc = cw_client_known_names(c, k, &known, err);
     if (rc == 0 && name) { /* only the name's queue may receive jobs */
-        size_t keep = 0;
-        for (size_t i = 0; i < names.n; i++) {
-            if (!strcmp(names.items[i], name))
-                names.items[keep++] = names.items[i];
-            else
-                cw_free(names.items[i]);
-        }
-        names.n = keep;
+        if (cw_argv_find(&known, name, strlen(name)) >= 0) cw_argv_add_str(&names, name);
+    } else if (rc == 0) {
+        cw_argv_add_refs(&names, &known);
     }
-    cw_client_args a = {0};
+    if (rc == 0) rc = cw_argv_check(&names, err);
+    cw_argv a = {0};
     retry_keys(&a, k, &names);
-    cw_client_arg_int(&a, cw_now());
-    cw_client_arg_str(&a, "all");
-    cw_client_arg_int(&a, CW_CLIENT_BATCH);
-    cw_client_arg_int(&a, 0); /* the offset, replaced below */
-    if (name) cw_client_arg_str(&a, name);
+    cw_argv_add_int(&a, cw_now());
+    cw_argv_add_str(&a, "all");
+    cw_argv_add_int(&a, CW_CLIENT_BATCH);
+    cw_argv_add_int(&a, 0); /* the offset, replaced below */
+    if (name) cw_argv_add_str(&a, name);
     int64_t total = 0, offset = 0, v[4] = {0, 0, 0, 0};
     int stayed = 0;
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0)
+        rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
+                                    (const size_t[]){5, a.lens[0]}, &total, 1, err);
     int nkeys = (int)(1 + names.n);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
-        char off[24];
-        cw_client_arg_set(&a, (size_t)nkeys + 4, off, sizeof off, offset);
+        cw_argv_set_int(&a, (size_t)nkeys + 4, offset);
+        if ((rc = cw_argv_check(&a, err)) != 0) break;
         cwork_error e = {0};
-        int brc = retry_reply(cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5,
-                                           a.argv, a.lens, &e),
-                              v, &e);
+        redisReply *r = NULL;
+        int brc = cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv,
+                               a.lens, &r, &e);
+        brc = retry_reply(brc, r, v, &e);
         if (brc < 0) {
             rc = cw_error(err, brc, "%s", e.message);
             break;
@@ -461,8 +453,9 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
     }
-    cw_client_arg_free(&a);
-    cw_strv_free(&names);
+    cw_argv_free(&a);
+    cw_argv_free(&names);
+    cw_argv_free(&known);
     return rc ? rc : stayed;
 }
 
@@ -471,15 +464,17 @@ static int delete_by_name(cw_conn *c, const char *key, const char *name, int64_t
                           cwork_error *err)
 {
     int64_t total = 0, from = 0, v[2] = {0, 0};
-    int rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", key), &total, 1, err);
+    int rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", key}, NULL, &total, 1, err);
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
         char start[24], stop[24];
         snprintf(start, sizeof start, "%lld", (long long)from);
         snprintf(stop, sizeof stop, "%lld", (long long)(from + CW_CLIENT_BATCH - 1));
         const char *argv[] = {key, name, start, stop};
         size_t lens[] = {strlen(key), strlen(name), strlen(start), strlen(stop)};
-        rc = cw_client_int_reply(
-            cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, err), v, 2, err);
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_delete_by_name, 1, 3, argv, lens, &r, err);
+        if (rc == 0) rc = cw_reply_ints(r, v, 2, "delete-by-name script", err);
+        cw_reply_free(r);
         if (rc) break;
         *count += v[0];
         from += v[1] - v[0];
@@ -532,8 +527,8 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
     if (rc == 0 && name)
         rc = delete_by_name(c, key.data, name, &n, err);
     else if (rc == 0) /* Go DELs the key; removing every rank does that and counts */
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 -1", key.data), &n,
-                                 1, err);
+        rc = cw_client_command_ints(c, 4, (const char *[]){"ZREMRANGEBYRANK", key.data, "0", "-1"},
+                                    NULL, &n, 1, err);
     if (count) *count = n;
     return dead_end(client, c, &key, rc, "client.delete_all_dead_jobs", err);
 }
@@ -547,14 +542,18 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
     cw_conn *c = NULL;
     cw_buf key;
     int rc = dead_begin(client, &c, &key, err);
-    if (rc == 0 && older_than != 0) /* died before older_than */
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZREMRANGEBYSCORE %s -inf (%lld",
-                                                  key.data, (long long)older_than),
-                                 &by_age, 1, err);
-    if (rc == 0 && keep >= 0) /* all but the newest keep */
-        rc = cw_client_int_reply(
-            cw_conn_commandf(c, err, "ZREMRANGEBYRANK %s 0 %lld", key.data, (long long)(-keep - 1)),
-            &by_count, 1, err);
+    char bound[32];
+    if (rc == 0 && older_than != 0) { /* died before older_than */
+        snprintf(bound, sizeof bound, "(%lld", (long long)older_than);
+        rc = cw_client_command_ints(
+            c, 4, (const char *[]){"ZREMRANGEBYSCORE", key.data, "-inf", bound}, NULL, &by_age,
+            1, err);
+    }
+    if (rc == 0 && keep >= 0) { /* all but the newest keep */
+        snprintf(bound, sizeof bound, "%lld", (long long)(-keep - 1));
+        rc = cw_client_command_ints(c, 4, (const char *[]){"ZREMRANGEBYRANK", key.data, "0", bound},
+                                    NULL, &by_count, 1, err);
+    }
     if (removed) *removed = by_age + by_count;
     return dead_end(client, c, &key, rc, "client.trim_dead_jobs", err);
 }

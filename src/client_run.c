@@ -14,23 +14,19 @@ typedef struct run_result {
     char first_error[160];
 } run_result;
 
-/* Reads {run, unknown, damaged, looked at, first error} and frees the reply. */
-static int read_run_reply(redisReply *r, run_result *res, cwork_error *err)
+/* Reads {run, unknown, damaged, looked at, first error} when rc, the call's result, is
+ * 0, and frees the reply. */
+static int read_run_reply(int rc, redisReply *r, run_result *res, cwork_error *err)
 {
-    if (!r) return err->code;
-    int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 5 ||
-        r->element[4]->type != REDIS_REPLY_STRING)
-        rc = cw_error(err, CWORK_EPROTO, "run script: unexpected reply");
-    int64_t *fields[] = {&res->run, &res->unknown, &res->damaged, &res->looked_at};
-    for (size_t i = 0; rc == 0 && i < 4; i++) {
-        if (r->element[i]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "run script: unexpected reply");
-        else
-            *fields[i] = r->element[i]->integer;
+    const char *what = "run script", *first_error = NULL;
+    int64_t v[4];
+    if (rc == 0) rc = cw_reply_ints(r, v, 4, what, err);
+    if (rc == 0) rc = cw_reply_at_str(r, 4, &first_error, NULL, what, err);
+    if (rc == 0) {
+        res->run = v[0], res->unknown = v[1], res->damaged = v[2], res->looked_at = v[3];
+        snprintf(res->first_error, sizeof res->first_error, "%s", first_error);
     }
-    if (rc == 0) snprintf(res->first_error, sizeof res->first_error, "%s", r->element[4]->str);
-    freeReplyObject(r);
+    cw_reply_free(r);
     return rc;
 }
 
@@ -38,7 +34,7 @@ static int read_run_reply(redisReply *r, run_result *res, cwork_error *err)
  * arguments: KEYS = [the set, the queue of every known name], ARGV = [<p>jobs:, now,
  * mode]. *nkeys receives the number of keys. */
 static int run_begin(cwork_client *client, cwork_job_set set, const char *mode, cw_conn **c,
-                     cw_client_args *a, int *nkeys, cwork_error *err)
+                     cw_argv *a, int *nkeys, cwork_error *err)
 {
     *c = NULL;
     if (set != CWORK_SET_RETRY && set != CWORK_SET_SCHEDULED)
@@ -46,15 +42,14 @@ static int run_begin(cwork_client *client, cwork_job_set set, const char *mode, 
             err, CWORK_EINVAL,
             "only retry and scheduled jobs run now (dead ones: cwork_client_retry_dead)");
     int rc = cw_redis_checkout(client->redis, c, err);
-    cw_strv names = {0};
+    cw_argv names = {0};
     if (rc == 0) rc = cw_client_known_names(*c, &client->keys, &names, err);
-    if (rc == 0) rc = cw_client_set_key(&client->keys, set, &a->buf, err);
-    cw_client_arg_end(a);
-    cw_client_arg_queues(a, &client->keys, &names);
-    cw_client_arg_int(a, cw_now());
-    cw_client_arg_str(a, mode);
+    if (rc == 0) rc = cw_client_add_set_key(a, &client->keys, set, err);
+    cw_client_add_queues(a, &client->keys, &names);
+    cw_argv_add_int(a, cw_now());
+    cw_argv_add_str(a, mode);
     *nkeys = (int)(1 + names.n);
-    cw_strv_free(&names);
+    cw_argv_free(&names);
     return rc;
 }
 
@@ -64,18 +59,20 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_run_now: NULL argument");
-    cw_client_args a = {0};
+    cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
     int rc = run_begin(client, set, "one", &c, &a, &nkeys, err);
-    cw_client_arg_int(&a, at);
-    cw_client_arg_str(&a, id);
+    cw_argv_add_int(&a, at);
+    cw_argv_add_str(&a, id);
     run_result res = {0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = read_run_reply(
-            cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, err), &res, err);
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0) {
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, &r, err);
+        rc = read_run_reply(rc, r, &res, err);
+    }
     if (c) cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     if (rc) return cw_client_fail("client.run_now", rc, err);
     if (res.damaged > 0)
         return cw_client_fail(
@@ -97,25 +94,27 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
     if (count) *count = 0;
     if (stayed) *stayed = 0;
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_run_all_now: NULL argument");
-    cw_client_args a = {0};
+    cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
     int rc = run_begin(client, set, "all", &c, &a, &nkeys, err);
-    cw_client_arg_int(&a, CW_CLIENT_BATCH);
-    cw_client_arg_int(&a, 0); /* the first rank, replaced below */
-    if (name) cw_client_arg_str(&a, name);
+    cw_argv_add_int(&a, CW_CLIENT_BATCH);
+    cw_argv_add_int(&a, 0); /* the first rank, replaced below */
+    if (name) cw_argv_add_str(&a, name);
     int64_t total = 0, from = 0;
     run_result res = {0}, batch = {0};
-    if (rc == 0 && (rc = cw_client_arg_finish(&a, err)) == 0)
-        rc = cw_client_int_reply(cw_conn_commandf(c, err, "ZCARD %s", a.argv[0]), &total, 1, err);
+    if (rc == 0 && (rc = cw_argv_check(&a, err)) == 0)
+        rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", a.argv[0]},
+                                    (const size_t[]){5, a.lens[0]}, &total, 1, err);
     /* Each batch moves what it runs out of the set and steps over what stays, so the
      * loop ends; the bound from the initial ZCARD guards against writers adding jobs. */
     for (int64_t i = 0; rc == 0 && i <= total / CW_CLIENT_BATCH + 1; i++) {
-        char rank[24];
-        cw_client_arg_set(&a, (size_t)nkeys + 4, rank, sizeof rank, from);
-        rc = read_run_reply(
-            cw_conn_eval(c, &cw_script_client_run_now, nkeys, name ? 6 : 5, a.argv, a.lens, err),
-            &batch, err);
+        cw_argv_set_int(&a, (size_t)nkeys + 4, from);
+        if ((rc = cw_argv_check(&a, err)) != 0) break;
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, name ? 6 : 5, a.argv, a.lens, &r,
+                          err);
+        rc = read_run_reply(rc, r, &batch, err);
         if (rc) break;
         res.run += batch.run;
         res.unknown += batch.unknown;
@@ -125,7 +124,7 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
         if (batch.looked_at < CW_CLIENT_BATCH) break;
     }
     if (c) cw_redis_checkin(client->redis, c);
-    cw_client_arg_free(&a);
+    cw_argv_free(&a);
     if (count) *count = res.run; /* what ran before a failure did run */
     if (stayed) *stayed = res.unknown + res.damaged;
     if (res.damaged > 0)
@@ -153,22 +152,22 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
     if (rc == 0) {
         const char *argv[] = {key.data, "1000"};
         size_t lens[] = {key.len, 4};
-        redisReply *r = cw_conn_eval(c, &cw_script_client_queue_clear, 1, 1, argv, lens, err);
-        if (!r)
-            rc = err->code;
-        else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-                 r->element[0]->type != REDIS_REPLY_INTEGER)
-            rc = cw_error(err, CWORK_EPROTO, "clear script: unexpected reply");
-        else if (r->element[0]->integer < 0)
+        redisReply *r = NULL;
+        int64_t cleared = 0;
+        rc = cw_conn_eval(c, &cw_script_client_queue_clear, 1, 1, argv, lens, &r, err);
+        /* {cleared, removed jobs…}, or {-1, the key's type} when it holds no list */
+        if (rc == 0) rc = cw_reply_at_int(r, 0, &cleared, "clear script", err);
+        if (rc == 0 && cleared < 0) {
+            const char *type = cw_reply_is_str(cw_reply_at(r, 1)) ? cw_reply_text(cw_reply_at(r, 1))
+                                                                   : "value of another type";
             rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a queue: left as it is", key.data,
-                          r->elements > 1 && r->element[1]->type == REDIS_REPLY_STRING
-                              ? r->element[1]->str
-                              : "value of another type");
-        else if (count)
-            *count = r->element[0]->integer;
+                          type);
+        } else if (rc == 0 && count) {
+            *count = cleared;
+        }
         if (rc == 0)
             rc = cw_client_delete_guards(c, &client->keys, r, 1, "client.clear_queue.unique", err);
-        if (r) freeReplyObject(r);
+        cw_reply_free(r);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);

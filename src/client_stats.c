@@ -19,8 +19,10 @@
 static int64_t counter(const redisReply *v, int *damaged)
 {
     int64_t n = 0;
-    if (v->type == REDIS_REPLY_NIL) return 0;
-    if (v->type != REDIS_REPLY_STRING || cw_parse_int64(v->str, v->len, &n) != 0 || n < 0) {
+    const char *s;
+    size_t len;
+    if (cw_reply_str_or_nil(v, &s, &len, NULL, NULL) != 0 ||
+        (s && (cw_parse_int64(s, len, &n) != 0 || n < 0))) {
         *damaged = 1;
         return 0;
     }
@@ -64,13 +66,14 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
     for (unsigned i = 0; rc == 0 && i < days; i++) {
         redisReply *r = NULL;
         if ((rc = cw_conn_read(c, &r, err)) != 0) break;
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
-            d[i].processed = counter(r->element[0], &damaged);
-            d[i].failed = counter(r->element[1], &damaged);
+        size_t nfields = 0;
+        if (cw_reply_array(r, 2, &nfields, NULL, NULL) == 0 && nfields == 2) {
+            d[i].processed = counter(cw_reply_at(r, 0), &damaged);
+            d[i].failed = counter(cw_reply_at(r, 1), &damaged);
         } else {
             damaged = 1; /* WRONGTYPE: a key someone else wrote */
         }
-        freeReplyObject(r);
+        cw_reply_free(r);
     }
     if (c) cw_redis_checkin(client->redis, c);
     if (rc) {
@@ -143,12 +146,13 @@ static cwork_job_type_stats *row_of(rows *r, const char *name, size_t len)
  * keeps the error of the latest failure. */
 static int tally(rows *r, const redisReply *members, int dead, cwork_error *err)
 {
-    for (size_t i = 0; i < members->elements; i++) {
-        const redisReply *m = members->element[i];
+    for (size_t i = 0; cw_reply_at(members, i); i++) {
         cwork_job *job = NULL;
         cwork_error e = {0};
-        if (m->type != REDIS_REPLY_STRING) continue;
-        int rc = cw_job_decode(m->str, m->len, &job, &e);
+        const char *bytes;
+        size_t len;
+        if (cw_reply_at_str(members, i, &bytes, &len, NULL, NULL) != 0) continue;
+        int rc = cw_job_decode(bytes, len, &job, &e);
         if (rc == CWORK_ENOMEM) return cw_error(err, rc, "out of memory");
         if (rc != 0) continue;
         if (job->name.len == 0 || memchr(job->name.ptr, '\0', job->name.len)) {
@@ -204,14 +208,14 @@ static int read_sets(cwork_client *client, size_t sample, rows *r, cwork_job_typ
     redisReply *rep[4] = {NULL, NULL, NULL, NULL};
     if (rc == 0) rc = cw_client_read_replies(c, 4, rep, err);
     if (c) cw_redis_checkin(client->redis, c);
-    if (rc == 0 && (rep[0]->type != REDIS_REPLY_INTEGER || rep[1]->type != REDIS_REPLY_ARRAY ||
-                    rep[2]->type != REDIS_REPLY_INTEGER || rep[3]->type != REDIS_REPLY_ARRAY))
-        rc = cw_error(err, CWORK_EPROTO, "ZCARD/ZREVRANGE: unexpected reply");
+    size_t retry_read = 0, dead_read = 0;
+    if (rc == 0) rc = cw_reply_int(rep[0], &out->retry_total, "ZCARD", err);
+    if (rc == 0) rc = cw_reply_array(rep[1], 0, &retry_read, "ZREVRANGE", err);
+    if (rc == 0) rc = cw_reply_int(rep[2], &out->dead_total, "ZCARD", err);
+    if (rc == 0) rc = cw_reply_array(rep[3], 0, &dead_read, "ZREVRANGE", err);
     if (rc == 0) {
-        out->retry_total = rep[0]->integer;
-        out->retry_read = (int64_t)rep[1]->elements;
-        out->dead_total = rep[2]->integer;
-        out->dead_read = (int64_t)rep[3]->elements;
+        out->retry_read = (int64_t)retry_read;
+        out->dead_read = (int64_t)dead_read;
         rc = tally(r, rep[1], 0, err);
     }
     if (rc == 0) rc = tally(r, rep[3], 1, err);

@@ -37,48 +37,47 @@ typedef struct waiting_call {
 static int delete_in_part(waiting_call *w, int64_t start, int64_t stop, const placed *picked,
                           size_t n, int64_t *looked, int64_t *len, cwork_error *err)
 {
-    cw_client_args a = {0};
-    cw_client_arg_str(&a, w->key);
-    cw_client_arg_int(&a, start);
-    cw_client_arg_int(&a, stop);
+    cw_argv a = {0};
+    cw_argv_add_str(&a, w->key);
+    cw_argv_add_int(&a, start);
+    cw_argv_add_int(&a, stop);
     for (size_t i = 0; i < n; i++) {
-        cw_client_arg_int(&a, picked[i].place);
-        cw_client_arg_str(&a, w->jobs[picked[i].i].id);
+        cw_argv_add_int(&a, picked[i].place);
+        cw_argv_add_str(&a, w->jobs[picked[i].i].id);
     }
-    int rc = cw_client_arg_finish(&a, err);
+    int rc = cw_argv_check(&a, err);
     redisReply *r = NULL;
     if (rc == 0)
-        r = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv, a.lens,
-                         err);
-    if (rc == 0 && !r) rc = err->code;
-    int head_ok = r && r->type == REDIS_REPLY_ARRAY && r->elements >= 2 &&
-                  r->element[0]->type == REDIS_REPLY_INTEGER;
-    if (rc == 0 && head_ok && r->element[0]->integer < 0) {
-        const redisReply *kind = r->element[1];
+        rc = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv,
+                          a.lens, &r, err);
+    /* {entries looked at, the queue's length before, per job 1 when deleted, the bytes of
+     * deleted unique jobs…}, or {-1, the key's type} when it holds no list */
+    const char *what = "queue delete script";
+    int64_t head[2] = {0, 0};
+    if (rc == 0) rc = cw_reply_at_int(r, 0, &head[0], what, err);
+    if (rc == 0 && head[0] < 0) {
+        const char *kind = cw_reply_text(cw_reply_at(r, 1));
         rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a queue: left as it is", w->key,
-                      kind->type == REDIS_REPLY_STRING || kind->type == REDIS_REPLY_STATUS
-                          ? kind->str
-                          : "value of another type");
-    } else if (rc == 0 &&
-               (!head_ok || r->elements < 2 + n || r->element[1]->type != REDIS_REPLY_INTEGER)) {
-        rc = cw_error(err, CWORK_EPROTO, "queue delete script: unexpected reply");
+                      *kind ? kind : "value of another type");
+    } else if (rc == 0) {
+        rc = cw_reply_ints(r, head, 2, what, err);
     }
+    if (rc == 0) rc = cw_reply_array(r, 2 + n, NULL, what, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        const redisReply *flag = r->element[2 + i];
-        if (flag->type != REDIS_REPLY_INTEGER) {
-            rc = cw_error(err, CWORK_EPROTO, "queue delete script: unexpected reply");
-        } else if (flag->integer == 1) {
+        int64_t flag = 0;
+        rc = cw_reply_at_int(r, 2 + i, &flag, what, err);
+        if (rc == 0 && flag == 1) {
             w->deleted[picked[i].i] = 1;
             w->done++;
         }
     }
     if (rc == 0) {
-        if (looked) *looked = r->element[0]->integer;
-        if (len) *len = r->element[1]->integer;
+        if (looked) *looked = head[0];
+        if (len) *len = head[1];
         rc = cw_client_delete_guards(w->c, w->keys, r, 2 + n, "client.delete_waiting.unique", err);
     }
-    if (r) freeReplyObject(r);
-    cw_client_arg_free(&a);
+    cw_reply_free(r);
+    cw_argv_free(&a);
     return rc;
 }
 

@@ -118,12 +118,11 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
     out->raw_at = cw_calloc(n ? n : 1, sizeof *out->raw_at);
     out->not_removed = cw_calloc(n ? n : 1, 1);
-    size_t cap = 1 + 4 * n;
-    out->argv = cw_malloc(cap * sizeof *out->argv);
-    out->lens = cw_malloc(cap * sizeof *out->lens);
+    cw_argv *args = &out->args;
+    cw_argv_reserve(args, 1 + 4 * n);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail ||
-        !out->raw_at || !out->not_removed || !out->argv || !out->lens || prepare_failures(p, done, out->fail, &out->buf) != 0) {
+        !out->raw_at || !out->not_removed || args->oom || prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -150,14 +149,14 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
             out->groups[6 * g + 2 * j + 1] = (unsigned char)(v[j] & 0xff);
         }
     }
-    size_t k = 0;
-    out->argv[k] = (const char *)out->groups, out->lens[k++] = 6 * G;
+    /* (the reservation above makes every append below succeed) */
+    cw_argv_add_ref(args, out->groups, 6 * G);
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++)
             if (group_of[i] == g && !t->failed) {
-                out->raw_at[i] = k;
-                out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
+                out->raw_at[i] = args->n;
+                cw_argv_add_ref(args, t->raw, t->raw_len);
             }
     }
     for (size_t g = 0; g < G; g++) {
@@ -166,15 +165,13 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
             if (group_of[i] != g || !t->failed)
                 continue;
             commit_arg *a = &out->fail[i];
-            out->raw_at[i] = k;
-            out->argv[k] = t->raw, out->lens[k++] = t->raw_len;
-            out->argv[k] = a->target, out->lens[k++] = 1;
-            out->argv[k] = a->score, out->lens[k++] = strlen(a->score);
-            out->argv[k] = a->json_len ? out->buf.data + a->json_off : "",
-            out->lens[k++] = a->json_len;
+            out->raw_at[i] = args->n;
+            cw_argv_add_ref(args, t->raw, t->raw_len);
+            cw_argv_add_ref(args, a->target, 1);
+            cw_argv_add_ref(args, a->score, strlen(a->score));
+            cw_argv_add_ref(args, a->json_len ? out->buf.data + a->json_off : "", a->json_len);
         }
     }
-    out->n = k;
     out->ntasks = n;
 done:
     cw_free(group_type);
@@ -188,8 +185,7 @@ done:
 
 void cw_commit_args_free(cw_commit_args *a)
 {
-    cw_free(a->argv);
-    cw_free(a->lens);
+    cw_argv_free(&a->args);
     cw_free(a->groups);
     cw_free(a->fail);
     cw_free(a->raw_at);

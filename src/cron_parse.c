@@ -2,6 +2,7 @@
  * TrimSpace, robfig's field grammar with its error messages, and Go's
  * time.ParseDuration for @every. */
 #include "cron_impl.h"
+#include "utf8.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -80,33 +81,6 @@ size_t cw_cron_fields(const char *s, size_t n, cw_cron_span *out, size_t max)
 
 /* ---------------------------------------------------------------- Go's quoting */
 
-static size_t utf8_decode(const unsigned char *p, size_t n, uint32_t *r)
-{
-    if (p[0] < 0x80) {
-        *r = p[0];
-        return 1;
-    }
-    size_t len;
-    uint32_t v, min;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-        len = 2, v = p[0] & 0x1f, min = 0x80;
-    } else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-        len = 3, v = p[0] & 0x0f, min = 0x800;
-    } else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-        len = 4, v = p[0] & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    if (n < len) return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((p[i] & 0xc0) != 0x80) return 0;
-        v = v << 6 | (p[i] & 0x3f);
-    }
-    if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
-    *r = v;
-    return len;
-}
-
 /* An approximation of Go's unicode.IsPrint for non-ASCII: space separators, format
  * and control characters, private use and non-characters are not printable. */
 static int rune_printable(uint32_t r)
@@ -124,7 +98,7 @@ static void quote_strconv(cw_buf *b, const char *str, size_t n)
     cw_buf_putc(b, '"');
     for (size_t i = 0; i < n;) {
         uint32_t r;
-        size_t k = utf8_decode(s + i, n - i, &r);
+        size_t k = cw_utf8_decode(s + i, n - i, &r);
         if (k == 0) {
             cw_buf_printf(b, "\\x%02x", s[i]);
             i++;

@@ -22,48 +22,47 @@ void cw_cycle_call_add_draw(cw_cycle_call *c, const size_t *order)
 }
 
 int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
-                         bool single, const char *const *commit_argv, const size_t *commit_lens,
-                         size_t commit_n)
+                         bool single, const cw_argv *commit)
 {
+    size_t commit_n = commit ? commit->n : 0;
     size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 2, nargs = 4 + (commit_n ? commit_n : 1);
-    cw_free(c->argv);
-    cw_free(c->lens);
-    c->argv = cw_malloc((nkeys + nargs) * sizeof *c->argv);
-    c->lens = cw_malloc((nkeys + nargs) * sizeof *c->lens);
-    if (!c->argv || !c->lens || c->draws.oom)
-        return CWORK_ENOMEM;
-    size_t a = 0;
-    for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
-        for (size_t t = 0; t < c->ntypes; t++, a++)
-            c->argv[a] = keys->key(keys->ud, t, (cw_cycle_key)kind, &c->lens[a]);
-    c->argv[a] = keys->retry, c->lens[a++] = keys->retry_len;
-    c->argv[a] = keys->dead, c->lens[a++] = keys->dead_len;
-    c->argv[a] = pool_id, c->lens[a++] = strlen(pool_id);
-    c->argv[a] = single ? "1" : "0", c->lens[a++] = 1;
-    /* An empty draws buffer may have no data yet: "" then (no fetch). */
-    c->argv[a] = c->draws.len ? c->draws.data : "", c->lens[a++] = c->draws.len;
-    c->argv[a] = c->width == 2 ? "2" : "1", c->lens[a++] = 1;
-    if (commit_n) {
-        for (size_t i = 0; i < commit_n; i++)
-            c->argv[a] = commit_argv[i], c->lens[a++] = commit_lens[i];
-    } else {
-        c->argv[a] = "", c->lens[a++] = 0; /* no groups: nothing to commit */
+    cw_argv *a = &c->args;
+    cw_argv_reset(a);
+    cw_argv_reserve(a, nkeys + nargs);
+    if (a->oom || c->draws.oom) return CWORK_ENOMEM;
+    for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++) {
+        for (size_t t = 0; t < c->ntypes; t++) {
+            size_t len;
+            const char *key = keys->key(keys->ud, t, (cw_cycle_key)kind, &len);
+            cw_argv_add_ref(a, key, len);
+        }
     }
+    cw_argv_add_ref(a, keys->retry, keys->retry_len);
+    cw_argv_add_ref(a, keys->dead, keys->dead_len);
+    cw_argv_add_ref(a, pool_id, strlen(pool_id));
+    cw_argv_add_ref(a, single ? "1" : "0", 1);
+    cw_argv_add_ref(a, c->draws.data, c->draws.len); /* empty: no fetch */
+    cw_argv_add_ref(a, c->width == 2 ? "2" : "1", 1);
+    if (commit_n)
+        cw_argv_add_refs(a, commit);
+    else
+        cw_argv_add_ref(a, "", 0); /* no groups: nothing to commit */
+    if (a->oom) return CWORK_ENOMEM;
     c->nkeys = (int)nkeys;
-    c->nargs = (int)(a - nkeys);
+    c->nargs = (int)(a->n - nkeys);
     return 0;
 }
 
 void cw_cycle_call_reset(cw_cycle_call *c)
 {
     cw_buf_reset(&c->draws);
+    cw_argv_reset(&c->args);
     c->nkeys = c->nargs = 0;
 }
 
 void cw_cycle_call_clear(cw_cycle_call *c)
 {
     cw_buf_free(&c->draws);
-    cw_free(c->argv);
-    cw_free(c->lens);
+    cw_argv_free(&c->args);
     memset(c, 0, sizeof *c);
 }

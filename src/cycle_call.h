@@ -8,6 +8,7 @@
 #ifndef CWORK_CYCLE_CALL_H
 #define CWORK_CYCLE_CALL_H
 
+#include "argv.h"
 #include "util.h"
 
 #include <stdbool.h>
@@ -35,15 +36,14 @@ typedef struct cw_cycle_keys {
     size_t retry_len, dead_len;
 } cw_cycle_keys;
 
-/* One call being built. argv/lens hold KEYS then ARGV (nkeys, nargs); every pointer is
- * borrowed from the keys, the commit arguments or the call's own buffers, valid until
- * cw_cycle_call_clear. */
+/* One call being built. args holds KEYS then ARGV (nkeys, nargs); every argument is
+ * borrowed from the keys, the commit arguments or the call's draws, valid until the
+ * next reset or cw_cycle_call_clear. */
 typedef struct cw_cycle_call {
     size_t ntypes;
-    int width;        /* bytes per type index in the draws: 1, or 2 past 255 types */
+    int width; /* bytes per type index in the draws: 1, or 2 past 255 types */
     cw_buf draws;
-    const char **argv;
-    size_t *lens;
+    cw_argv args;
     int nkeys, nargs;
 } cw_cycle_call;
 
@@ -52,11 +52,10 @@ void cw_cycle_call_init(cw_cycle_call *c, size_t ntypes);
  * sampler drew them. */
 void cw_cycle_call_add_draw(cw_cycle_call *c, const size_t *order);
 /* Lays out KEYS and ARGV with the draws added so far and the commit's arguments
- * (commit_n = 0: nothing to commit). 0 or CWORK_ENOMEM. May be called again after
- * cw_cycle_call_reset for the next call. */
+ * (borrowed; NULL or empty: nothing to commit). 0 or CWORK_ENOMEM. May be called again
+ * after cw_cycle_call_reset for the next call. */
 int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
-                         bool single, const char *const *commit_argv, const size_t *commit_lens,
-                         size_t commit_n);
+                         bool single, const cw_argv *commit);
 /* Forgets the draws and the layout, keeping buffers for the next call. */
 void cw_cycle_call_reset(cw_cycle_call *c);
 void cw_cycle_call_clear(cw_cycle_call *c);

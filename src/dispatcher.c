@@ -41,10 +41,10 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
     }
     int rc = retry.oom || dead.oom ? CWORK_ENOMEM
                                    : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch,
-                                                          ca->argv, ca->lens, ca->n);
+                                                          &ca->args);
     if (rc == 0)
-        rc = cw_conn_append_eval(c, &cw_script_cycle, call->nkeys, call->nargs, call->argv,
-                                 call->lens, err);
+        rc = cw_conn_append_eval(c, &cw_script_cycle, call->nkeys, call->nargs, call->args.argv,
+                                 call->args.lens, err);
     else
         cw_error(err, rc, "out of memory");
     cw_buf_free(&retry);

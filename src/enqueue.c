@@ -227,9 +227,9 @@ static int read_replies(cw_conn *c, int n, cwork_error *err)
         int io = cw_conn_read(c, &r, rc ? NULL : err);
         if (io)
             return rc ? rc : io;
-        if (rc == 0 && r->type == REDIS_REPLY_ERROR)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", r->str);
-        freeReplyObject(r);
+        if (rc == 0 && cw_reply_error(r))
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
+        cw_reply_free(r);
     }
     return rc;
 }
@@ -243,9 +243,8 @@ static void read_wakeup_reply(cw_conn *c)
     redisReply *r = NULL;
     if (cw_conn_read(c, &r, NULL) != 0)
         return; /* the connection is broken and will be re-dialled */
-    if (r->type == REDIS_REPLY_ERROR)
-        cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", r->str, NULL);
-    freeReplyObject(r);
+    if (cw_reply_error(r)) cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", cw_reply_error(r), NULL);
+    cw_reply_free(r);
 }
 
 /* The keys and score one enqueue needs: the queue (or the scheduled set and the score
@@ -296,15 +295,14 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
                               k.channel.data};
         size_t lens[] = {k.target.len, k.known.len, json->len, strlen(k.score), strlen(name),
                          k.channel.len};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue, 2, 4, argv, lens, err);
-        if (!r)
-            rc = err ? err->code : CWORK_EREDIS;
-        else if (r->type != REDIS_REPLY_STRING)
-            rc = cw_error(err, CWORK_EPROTO, "enqueue script: unexpected reply");
-        else if (r->len > 0) /* the job is written; only the wake-up was refused */
-            cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", r->str, NULL);
-        if (r)
-            freeReplyObject(r);
+        redisReply *r = NULL;
+        const char *refused = NULL;
+        size_t len = 0;
+        rc = cw_conn_eval(c, &cw_script_enqueue, 2, 4, argv, lens, &r, err);
+        if (rc == 0) rc = cw_reply_str(r, &refused, &len, "enqueue script", err);
+        if (rc == 0 && len > 0) /* the job is written; only the wake-up was refused */
+            cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", refused, NULL);
+        cw_reply_free(r);
         goto done;
     }
     const char *argv[4];
@@ -353,17 +351,16 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
                          u->alt_len ? u->alt_len : u->guard_len, u->json_len, strlen(k.score),
                          sadd ? strlen(name) : 0, strlen(u->guard_value), strlen(u->rearm),
                          k.channel.len, strlen(name)};
-        redisReply *r = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, err);
-        if (!r) {
-            rc = err ? err->code : CWORK_EREDIS;
-        } else {
-            if (r->type == REDIS_REPLY_STRING && r->len == 3 && memcmp(r->str, "dup", 3) == 0)
-                rc = CWORK_DUPLICATE;
-            else if (!(r->type == REDIS_REPLY_STRING && r->len == 2 &&
-                       memcmp(r->str, "ok", 2) == 0))
-                rc = cw_error(err, CWORK_EPROTO, "enqueue_unique script answered no ok/dup");
-            freeReplyObject(r);
-        }
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, &r, err);
+        const char *answer = NULL;
+        size_t len = 0;
+        if (rc == 0) rc = cw_reply_str(r, &answer, &len, "enqueue_unique script", err);
+        if (rc == 0 && len == 3 && memcmp(answer, "dup", 3) == 0)
+            rc = CWORK_DUPLICATE;
+        else if (rc == 0 && !(len == 2 && memcmp(answer, "ok", 2) == 0))
+            rc = cw_error(err, CWORK_EPROTO, "enqueue_unique script answered no ok/dup");
+        cw_reply_free(r);
     }
     send_keys_free(&k);
     return rc;

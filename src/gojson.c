@@ -7,6 +7,7 @@
  * instead of recursion. Parsing is in gojson_parse.c, numbers in gojson_float.c, object
  * operations (which use the member order defined here) in gojson_object.c. */
 #include "gojson.h"
+#include "utf8.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -385,7 +386,7 @@ void cw_gj_encode_string(cw_buf *out, const char *str, size_t len)
                 i++;
                 continue;
             }
-            size_t n = cw_gj_utf8_len(s + i, len - i);
+            size_t n = cw_utf8_decode(s + i, len - i, NULL);
             if (n == 0) {
                 memcpy(o, "\\ufffd", 6);
                 o += 6;

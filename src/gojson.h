@@ -126,10 +126,6 @@ int cw_gj_object_dedup(gj_value *obj);
  * prefix first): Go's map key order for both encoding/json and fmt. */
 void cw_gj_sort_members(const gj_member *items, size_t n, const gj_member **order);
 
-/* Whether a valid UTF-8 sequence (as Go's utf8.DecodeRune accepts it: no overlongs, no
- * surrogates, at most U+10FFFF) starts at p; returns its length (1..4) or 0. */
-size_t cw_gj_utf8_len(const unsigned char *p, size_t avail);
-
 /* Converts a number token that passed JSON's grammar to the nearest double, as Go's
  * strconv.ParseFloat does (correctly rounded, whatever the locale). 0, CWORK_EJSON
  * when it overflows (1e400; underflow gives 0 quietly, as in Go) or CWORK_ENOMEM. */

@@ -16,6 +16,7 @@
  *
  * The parser is iterative, so deep input costs heap, never C stack. */
 #include "gojson.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -52,7 +53,7 @@ static int oom(pctx *c)
     return cw_error(c->err, CWORK_ENOMEM, "out of memory while parsing JSON");
 }
 
-/* ---------------------------------------------------------------- white space, UTF-8 */
+/* ---------------------------------------------------------------- white space */
 
 size_t cw_gj_skip_ws(const char *text, size_t len, size_t pos)
 {
@@ -67,37 +68,6 @@ size_t cw_gj_skip_ws(const char *text, size_t len, size_t pos)
 static void skip_ws(pctx *c)
 {
     c->pos = cw_gj_skip_ws((const char *)c->s, c->len, c->pos);
-}
-
-size_t cw_gj_utf8_len(const unsigned char *p, size_t avail)
-{
-    unsigned char b0 = p[0];
-    if (b0 < 0x80) return 1;
-    /* The accepted ranges of the second byte depend on the first (Unicode table 3-7);
-     * the others must be 80..BF. */
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (b0 >= 0xC2 && b0 <= 0xDF) {
-        n = 2;
-    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
-        n = 3;
-        if (b0 == 0xE0)
-            lo = 0xA0; /* overlong */
-        else if (b0 == 0xED)
-            hi = 0x9F; /* U+D800..DFFF */
-    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
-        n = 4;
-        if (b0 == 0xF0)
-            lo = 0x90; /* overlong */
-        else if (b0 == 0xF4)
-            hi = 0x8F; /* > U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (avail < n || p[1] < lo || p[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xBF) return 0;
-    return n;
 }
 
 /* ---------------------------------------------------------------- strings */
@@ -225,7 +195,7 @@ static int scan_string(pctx *c, size_t *end, size_t *out_len, int *verbatim)
             c->pos = i;
             return syntax_error(c, "in string literal");
         } else {
-            size_t u = cw_gj_utf8_len(s + i, c->len - i);
+            size_t u = cw_utf8_decode(s + i, c->len - i, NULL);
             if (u) {
                 n += u;
                 i += u;
@@ -280,7 +250,7 @@ static void decode_string(const unsigned char *s, size_t from, size_t to, unsign
             }
             i += 2;
         } else {
-            size_t u = cw_gj_utf8_len(s + i, to - i);
+            size_t u = cw_utf8_decode(s + i, to - i, NULL);
             if (u) {
                 memcpy(out, s + i, u);
                 out += u;

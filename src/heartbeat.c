@@ -176,9 +176,9 @@ static int read_replies(cw_conn *c, int n, cwork_error *err)
         cwork_error later;
         int io = cw_conn_read(c, &r, rc ? &later : err);
         if (io) return rc ? rc : io; /* the connection is broken: nothing more to read */
-        if (rc == 0 && r->type == REDIS_REPLY_ERROR)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", r->str ? r->str : "");
-        freeReplyObject(r);
+        if (rc == 0 && cw_reply_error(r))
+            rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", cw_reply_error(r));
+        cw_reply_free(r);
     }
     return rc;
 }
@@ -205,14 +205,16 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
      * (it judged the pool dead: stopped, frozen or too slow to beat) or Redis lost its
      * data. Either way jobs this pool was running may have gone back to their queues
      * and run again elsewhere: say so, once per occurrence. */
-    int added = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
-    if (r->type == REDIS_REPLY_ERROR)
-        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", r->str ? r->str : "");
-    freeReplyObject(r);
+    int64_t added = 0;
+    if (cw_reply_error(r))
+        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", cw_reply_error(r));
+    else if (cw_reply_int(r, &added, NULL, NULL) != 0)
+        added = 0;
+    cw_reply_free(r);
     int hrc = read_replies(c, 1, rc ? NULL : err);
     if (rc == 0)
         rc = hrc;
-    if (rc == 0 && added && hb->beaten) {
+    if (rc == 0 && added == 1 && hb->beaten) {
         hb->reaped++;
         cw_log(CWORK_LOG_WARN, "heartbeat.reaped", "pool_id", hb->pool_id, "message",
                "this pool was missing from worker_pools: a reaper judged it dead (stopped, "

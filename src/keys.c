@@ -2,6 +2,7 @@
 #include "keys.h"
 
 #include "job.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -172,42 +173,6 @@ static int is_lower_hex(const char *s, size_t n)
     return 1;
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates, ≤ U+10FFFF): a name Go would write with
- * U+FFFD in the job's JSON would not match its own queue key. */
-static int valid_utf8(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = s[i];
-        size_t len;
-        unsigned min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        } else if (c >= 0xc2 && c <= 0xdf) {
-            len = 2, min = 0x80;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            len = 3, min = 0x800;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            len = 4, min = 0x10000;
-        } else {
-            return 0;
-        }
-        if (i + len > n)
-            return 0;
-        unsigned cp = c & (0xff >> (len + 1));
-        for (size_t j = 1; j < len; j++) {
-            if ((s[i + j] & 0xc0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        i += len;
-    }
-    return 1;
-}
-
 int cwork_validate_job_name(const char *name, cwork_error *err)
 {
     if (!name || !*name)
@@ -216,7 +181,9 @@ int cwork_validate_job_name(const char *name, cwork_error *err)
     if (strchr(name, ','))
         return cw_error(err, CWORK_EINVAL,
                         "invalid job name \"%.64s\": ',' breaks the heartbeat's job list", name);
-    if (!valid_utf8((const unsigned char *)name, n))
+    /* Strict UTF-8 (no overlongs, no surrogates, ≤ U+10FFFF): a name Go would write with
+     * U+FFFD in the job's JSON would not match its own queue key. */
+    if (!cw_utf8_valid(name, n))
         return cw_error(err, CWORK_EINVAL, "invalid job name: not valid UTF-8");
     static const char *const reserved[] = {":lock", ":lock_info", ":paused", ":max_concurrency"};
     for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)

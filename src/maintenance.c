@@ -160,10 +160,9 @@ static int64_t flush_daily_stats(maintenance *m)
         for (int i = 0; i < 3 && rc == 0; i++) {
             redisReply *r = NULL;
             rc = cw_conn_read(c, &r, &err);
-            if (rc == 0 && r->type == REDIS_REPLY_ERROR)
-                rc = cw_error(&err, CWORK_EREDIS, "%s", r->str);
-            if (r)
-                freeReplyObject(r);
+            if (rc == 0 && cw_reply_error(r))
+                rc = cw_error(&err, CWORK_EREDIS, "%s", cw_reply_error(r));
+            cw_reply_free(r);
         }
         cw_redis_checkin(p->redis, c);
     }

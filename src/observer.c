@@ -282,19 +282,15 @@ static int read_one(cw_conn *c, int is_exec, int *ok, int *rc, cwork_error *err)
         if (*rc == 0) *rc = io;
         return io;
     }
-    const char *bad = NULL;
-    if (r->type == REDIS_REPLY_ERROR)
-        bad = r->str ? r->str : "";
-    else if (is_exec && r->type != REDIS_REPLY_ARRAY)
-        bad = "EXEC answered no array";
-    for (size_t i = 0; !bad && is_exec && i < r->elements; i++)
-        if (r->element[i]->type == REDIS_REPLY_ERROR)
-            bad = r->element[i]->str ? r->element[i]->str : "";
+    const char *bad = cw_reply_error(r);
+    if (!bad && is_exec && !cw_reply_is_array(r)) bad = "EXEC answered no array";
+    for (size_t i = 0; !bad && is_exec && cw_reply_at(r, i); i++) /* a queued command's error */
+        bad = cw_reply_error(cw_reply_at(r, i));
     if (bad) {
         *ok = 0;
         if (*rc == 0) *rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", bad);
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
     return 0;
 }
 

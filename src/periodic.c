@@ -7,6 +7,7 @@
  * minutes ahead of their fire time. */
 #include "periodic.h"
 
+#include "argv.h"
 #include "flavor.h"
 #include "gojson.h"
 #include "job.h"
@@ -175,73 +176,51 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
     const char *argv[] = {"GET", key.data};
     const size_t lens[] = {3, key.len};
     cwork_error e = {0};
-    redisReply *r = cw_conn_command(c, 2, argv, lens, &e);
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 2, argv, lens, &r, &e);
     cw_buf_free(&key);
-    if (!r) {
+    if (rc) {
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", e.message, NULL);
         return 1;
     }
     int yes = 1;
     int64_t last;
-    if (r->type == REDIS_REPLY_NIL) {
+    const char *s;
+    size_t len;
+    if (cw_reply_is_nil(r)) {
         yes = 1;
-    } else if (r->type == REDIS_REPLY_STRING && parse_go_int64(r->str, r->len, &last) == 0) {
+    } else if ((cw_reply_str(r, &s, &len, NULL, NULL) == 0 && parse_go_int64(s, len, &last) == 0) ||
+               cw_reply_int(r, &last, NULL, NULL) == 0) {
         yes = last < now - CW_PERIODIC_WINDOW;
-    } else if (r->type == REDIS_REPLY_INTEGER) {
-        yes = r->integer < now - CW_PERIODIC_WINDOW;
     } else {
         char msg[160];
         snprintf(msg, sizeof msg, "strconv.ParseInt: parsing \"%.100s\": invalid syntax",
-                 r->type == REDIS_REPLY_STRING ? r->str : "");
+                 cw_reply_is_str(r) ? cw_reply_text(r) : "");
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.should_enqueue", "error", msg, NULL);
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
     return yes;
-}
-
-/* Where the pass keeps the ZADD arguments while it builds them. */
-typedef struct zadd_args {
-    cw_buf bytes; /* scores and members, back to back */
-    size_t *offs; /* 3 per instance: score, member, the other flavour's member */
-    size_t *lens;
-    size_t n, cap; /* entries in offs/lens */
-} zadd_args;
-
-static int zadd_push(zadd_args *z, size_t off, size_t len)
-{
-    if (z->n == z->cap) {
-        size_t cap = z->cap ? z->cap * 2 : 32;
-        size_t *o = cw_realloc(z->offs, cap * sizeof *o);
-        if (!o) return -1;
-        z->offs = o;
-        size_t *l = cw_realloc(z->lens, cap * sizeof *l);
-        if (!l) return -1;
-        z->lens = l;
-        z->cap = cap;
-    }
-    z->offs[z->n] = off;
-    z->lens[z->n++] = len;
-    return 0;
 }
 
 /* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … — each as a
  * triplet of the schedule script: score, this flavour's member, the other flavour's. */
 static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t now,
-                         int64_t horizon, zadd_args *z)
+                         int64_t horizon, cw_argv *z)
 {
     cwork_go_flavor other = flavor == CWORK_GO_FORK ? CWORK_GO_UPSTREAM : CWORK_GO_FORK;
+    cw_buf member;
+    cw_buf_init(&member);
     int64_t t = cw_cron_next(j->schedule, now);
     while (t != 0 && t < horizon) {
         int64_t next = cw_cron_next(j->schedule, t);
-        size_t off = z->bytes.len;
-        cw_buf_put_int64(&z->bytes, t);
-        if (zadd_push(z, off, z->bytes.len - off)) return -1;
-        off = z->bytes.len;
-        cw_periodic_instance_as(&z->bytes, flavor, j->name, j->spec, t, next);
-        if (zadd_push(z, off, z->bytes.len - off)) return -1;
-        off = z->bytes.len;
-        cw_periodic_instance_as(&z->bytes, other, j->name, j->spec, t, next);
-        if (zadd_push(z, off, z->bytes.len - off) || z->bytes.oom) return -1;
+        cw_argv_add_int(z, t);
+        cw_buf_reset(&member);
+        cw_periodic_instance_as(&member, flavor, j->name, j->spec, t, next);
+        cw_argv_add_buf(z, &member);
+        cw_buf_reset(&member);
+        cw_periodic_instance_as(&member, other, j->name, j->spec, t, next);
+        cw_argv_add_buf(z, &member);
+        if (z->oom) break;
         if (cw_log_enabled(CWORK_LOG_DEBUG)) {
             char when[40];
             cw_tz_format_utc(t, when);
@@ -257,63 +236,49 @@ static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t 
             break; /* never happens with robfig's Next; guards the loop all the same */
         t = next;
     }
-    return 0;
+    cw_buf_free(&member);
+    return z->oom ? -1 : 0;
 }
 
 void cw_periodic_publish(cw_periodic *p, cw_conn *c, const cw_keys *keys, int64_t now)
 {
     size_t n = cw_periodic_count(p);
     if (n == 0) return;
-    cw_buf b; /* key, then field and value of each job, each followed by a NUL */
+    /* HSET key, then field and value of each job. */
+    cw_argv a = {0};
+    cw_argv_add_str(&a, "HSET");
+    cw_buf b;
     cw_buf_init(&b);
     cw_key_periodic_published(keys, &b);
-    cw_buf_putc(&b, '\0');
+    cw_argv_add_buf(&a, &b);
     for (size_t i = 0; i < n; i++) {
         const char *name = cw_periodic_name(p, i), *spec = cw_periodic_spec(p, i);
+        cw_buf_reset(&b);
         cw_buf_putc(&b, '[');
         cw_gj_encode_string(&b, name, strlen(name));
         cw_buf_putc(&b, ',');
         cw_gj_encode_string(&b, spec, strlen(spec));
         cw_buf_puts(&b, "]");
-        cw_buf_putc(&b, '\0');
+        cw_argv_add_buf(&a, &b);
+        cw_buf_reset(&b);
         cw_buf_printf(&b, "{\"next_at\":%lld,\"seen_at\":%lld}",
                       (long long)cw_cron_next(cw_periodic_schedule(p, i), now), (long long)now);
-        cw_buf_putc(&b, '\0');
+        cw_argv_add_buf(&a, &b);
     }
-    size_t argc = 2 + 2 * n;
-    const char **argv = cw_calloc(argc, sizeof *argv);
-    size_t *lens = cw_calloc(argc, sizeof *lens);
     cwork_error err = {0};
-    int rc = 0;
-    if (b.oom || !argv || !lens) {
-        rc = cw_error(&err, CWORK_ENOMEM, "out of memory");
-    } else {
-        argv[0] = "HSET";
-        lens[0] = 4;
-        const char *s = b.data;
-        for (size_t i = 1; i < argc; i++) {
-            argv[i] = s;
-            lens[i] = strlen(s);
-            s += lens[i] + 1;
-        }
+    int rc = cw_argv_check(&a, &err);
+    if (rc == 0) {
         /* The EXPIRE only after the HSET worked: on a key of another type (someone
          * else's) it would set a TTL on their data. */
-        redisReply *r = cw_conn_command(c, (int)argc, argv, lens, &err);
-        if (!r) rc = err.code;
-        freeReplyObject(r);
+        rc = cw_conn_command(c, (int)a.n, a.argv, a.lens, NULL, &err);
         char ttl[16];
         snprintf(ttl, sizeof ttl, "%d", CW_PERIODIC_PUBLISHED_TTL);
-        const char *expire[] = {"EXPIRE", argv[1], ttl};
-        size_t expire_lens[] = {6, lens[1], strlen(ttl)};
-        if (rc == 0) {
-            r = cw_conn_command(c, 3, expire, expire_lens, &err);
-            if (!r) rc = err.code;
-            freeReplyObject(r);
-        }
+        const char *expire[] = {"EXPIRE", a.argv[1], ttl};
+        size_t expire_lens[] = {6, a.lens[1], strlen(ttl)};
+        if (rc == 0) rc = cw_conn_command(c, 3, expire, expire_lens, NULL, &err);
     }
     if (rc) cw_log(CWORK_LOG_WARN, "periodic_enqueuer.publish", "error", err.message, NULL);
-    cw_free(argv);
-    cw_free(lens);
+    cw_argv_free(&a);
     cw_buf_free(&b);
 }
 
@@ -344,44 +309,28 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
         return 0;
     }
 
-    zadd_args z;
-    memset(&z, 0, sizeof z);
-    cw_buf_init(&z.bytes);
+    /* KEYS[1] = the scheduled set; ARGV: per instance score, member, the other flavour's
+     * member. */
+    cw_argv z = {0};
     cw_buf keys_buf;
     cw_buf_init(&keys_buf);
     cw_key_scheduled(keys, &keys_buf);
-    size_t sched_len = keys_buf.len;
+    cw_argv_add_buf(&z, &keys_buf);
+    cw_buf_reset(&keys_buf);
     cw_key_last_periodic_enqueue(keys, &keys_buf);
-    const char **argv = NULL;
-    size_t *lens = NULL;
     int64_t horizon = now + CW_PERIODIC_HORIZON;
     for (size_t i = 0; i < p->n && rc == 0; i++)
         if (add_instances(&p->jobs[i], p->flavor, now, horizon, &z))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0 && keys_buf.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    size_t ninst = z.n / 3, nskipped = 0;
+    if (rc == 0) rc = cw_argv_check(&z, err);
+    size_t ninst = z.n > 0 ? (z.n - 1) / 3 : 0, nskipped = 0;
     if (rc == 0 && ninst > 0) { /* one script call with every member */
-        argv = cw_calloc(z.n + 1, sizeof *argv);
-        lens = cw_calloc(z.n + 1, sizeof *lens);
-        if (!argv || !lens) {
-            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        } else {
-            argv[0] = keys_buf.data;
-            lens[0] = sched_len;
-            for (size_t k = 0; k < z.n; k++) {
-                argv[k + 1] = z.bytes.data + z.offs[k];
-                lens[k + 1] = z.lens[k];
-            }
-            redisReply *r = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)z.n, argv,
-                                         lens, err);
-            if (!r)
-                rc = err->code ? err->code : CWORK_EREDIS;
-            else if (r->type != REDIS_REPLY_ARRAY)
-                rc = cw_error(err, CWORK_EPROTO, "periodic_schedule script answered no array");
-            else
-                nskipped = r->elements;
-            freeReplyObject(r);
-        }
+        redisReply *r = NULL;
+        rc = cw_conn_eval(c, &cw_script_periodic_schedule, 1, (int)(z.n - 1), z.argv, z.lens, &r,
+                          err);
+        if (rc == 0) rc = cw_reply_array(r, 0, &nskipped, "periodic_schedule script", err);
+        cw_reply_free(r);
     }
     if (nskipped) {
         char detail[200];
@@ -396,22 +345,16 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
     if (rc == 0) {
         char num[24];
         int len = snprintf(num, sizeof num, "%lld", (long long)now);
-        const char *sargv[] = {"SET", keys_buf.data + sched_len, num};
-        const size_t slens[] = {3, keys_buf.len - sched_len, (size_t)len};
-        redisReply *r = cw_conn_command(c, 3, sargv, slens, err);
-        if (!r) rc = err->code ? err->code : CWORK_EREDIS;
-        freeReplyObject(r);
+        const char *sargv[] = {"SET", keys_buf.data, num};
+        const size_t slens[] = {3, keys_buf.len, (size_t)len};
+        rc = cw_conn_command(c, 3, sargv, slens, NULL, err);
     }
     cw_redis_checkin(redis, c);
     if (rc != 0)
         cw_log(CWORK_LOG_ERROR, "periodic_enqueuer.loop.enqueue", "error", err->message, NULL);
     else if (scheduled)
         *scheduled = ninst - nskipped;
-    cw_free(argv);
-    cw_free(lens);
-    cw_free(z.offs);
-    cw_free(z.lens);
-    cw_buf_free(&z.bytes);
+    cw_argv_free(&z);
     cw_buf_free(&keys_buf);
     return rc;
 }

@@ -239,12 +239,10 @@ typedef struct commit_arg {
 /* The commit part of the cycle script's ARGV (from ARGV[5] on) for a list of done tasks,
  * built by commit.c: failure outcomes decided, failed jobs re-encoded for retry/dead. */
 typedef struct cw_commit_args {
-    const char **argv;
-    size_t *lens;
-    size_t n;
+    cw_argv args;          /* borrowed from the tasks and the fields below */
     unsigned char *groups; /* per type with done tasks: index, succeeded, failed */
     commit_arg *fail;   /* by task position */
-    size_t *raw_at;     /* by task position: where its raw bytes are in argv */
+    size_t *raw_at;     /* by task position: where its raw bytes are in args */
     size_t ntasks;
     unsigned char *not_removed; /* by task position, from the reply: a reaper had
                                    taken the job back (it runs again elsewhere) */

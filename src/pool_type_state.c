@@ -41,10 +41,10 @@ size_t cw_pool_append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, c
 /* Logs an error reply of cw_pool_append_type_state's i-th command. */
 void cw_pool_log_type_state_error(cwork_pool *p, size_t i, const redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ERROR)
+    if (cw_reply_error(r))
         cw_log(CWORK_LOG_ERROR, i < p->ntypes ? "write_concurrency_controls_max_concurrency"
                                               : "write_known_jobs",
-               "error", r->str, NULL);
+               "error", cw_reply_error(r), NULL);
 }
 
 int cw_pool_reassert_types(cwork_pool *p, cwork_error *err)
@@ -58,7 +58,7 @@ int cw_pool_reassert_types(cwork_pool *p, cwork_error *err)
         redisReply *r = NULL;
         if ((rc = cw_conn_read(c, &r, err)) == 0) {
             cw_pool_log_type_state_error(p, i, r);
-            freeReplyObject(r);
+            cw_reply_free(r);
         }
     }
     cw_redis_checkin(p->redis, c);

@@ -12,6 +12,7 @@
  * error stops the pass. The job names considered are the pool's own and every name
  * in known_jobs. */
 #include "reaper.h"
+#include "argv.h"
 
 #include "clock.h"
 #include "gojson.h"
@@ -31,49 +32,6 @@ struct cw_reaper {
     void *hook_userdata;
     cw_reaper_lock lock;
 };
-
-/* A growable list of owned strings (job names, pool ids). */
-typedef struct {
-    char **items;
-    size_t n, cap;
-    int oom;
-} strlist;
-
-static void sl_add(strlist *l, const char *s, size_t len)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        char **items = cw_realloc(l->items, cap * sizeof *items);
-        if (!items) {
-            l->oom = 1;
-            return;
-        }
-        l->items = items;
-        l->cap = cap;
-    }
-    char *copy = cw_strndup(s, len);
-    if (!copy) {
-        l->oom = 1;
-        return;
-    }
-    l->items[l->n++] = copy;
-}
-
-static int sl_has(const strlist *l, const char *s)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i], s) == 0)
-            return 1;
-    return 0;
-}
-
-static void sl_free(strlist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        cw_free(l->items[i]);
-    cw_free(l->items);
-    memset(l, 0, sizeof *l);
-}
 
 cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
                          const char *const *registered, size_t nregistered, int64_t period_s,
@@ -123,7 +81,7 @@ int cw_reaper_set_pool_id(cw_reaper *r, const char *pool_id)
 }
 
 typedef struct {
-    strlist no_heartbeat, unknown, dangling; /* job names, for the hook */
+    cw_argv no_heartbeat, unknown, dangling; /* job names, for the hook */
     cw_buf errors;                           /* joined pass errors */
 } cycle_result;
 
@@ -145,159 +103,156 @@ static void note_error(cycle_result *res, const char *pass, const cwork_error *e
  * script went on with the other names. */
 static void note_damage(cycle_result *res, const char *pass, const redisReply *arr, size_t from)
 {
-    for (size_t i = from; arr && arr->type == REDIS_REPLY_ARRAY && i < arr->elements; i++) {
-        const redisReply *e = arr->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            continue;
-        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", e->str, NULL);
-        note_text(res, pass, e->str, e->len);
+    for (const redisReply *e; (e = cw_reply_at(arr, from)) != NULL; from++) {
+        const char *text;
+        size_t len;
+        if (cw_reply_str(e, &text, &len, NULL, NULL) != 0) continue;
+        cw_log(CWORK_LOG_ERROR, "Reaper: damaged key", "pass", pass, "error", text, NULL);
+        note_text(res, pass, text, len);
+    }
+}
+
+/* Joins the string elements of an array reply with sep, for a log line. */
+static void join_strings(cw_buf *out, const redisReply *arr, const char *sep)
+{
+    const char *text;
+    size_t len;
+    for (size_t i = 0; cw_reply_at(arr, i); i++) {
+        if (cw_reply_at_str(arr, i, &text, &len, NULL, NULL) != 0) continue;
+        if (out->len) cw_buf_puts(out, sep);
+        cw_buf_append(out, text, len);
     }
 }
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Runs a reaper script whose keys are built per job name by add_keys. */
-typedef void (*name_keys_fn)(const cw_keys *k, cw_buf *out, const char *name,
+/* Appends the keys of one job name to a reaper script's KEYS (scratch: a buffer to
+ * build them in). */
+typedef void (*name_keys_fn)(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
                              const char *pool_id);
 
-static void requeue_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+/* Appends the key built in scratch to out, and empties scratch for the next one. */
+static void add_key(cw_argv *out, cw_buf *scratch)
 {
-    cw_key_inprogress(k, out, name, pool_id);
-    cw_buf_putc(out, '\0');
-    cw_key_queue(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock_info(k, out, name);
-    cw_buf_putc(out, '\0');
+    cw_argv_add_buf(out, scratch);
+    cw_buf_reset(scratch);
 }
 
-static void lock_keys(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
+static void requeue_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
+                         const char *pool_id)
+{
+    cw_key_inprogress(k, scratch, name, pool_id);
+    add_key(out, scratch);
+    cw_key_queue(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock_info(k, scratch, name);
+    add_key(out, scratch);
+}
+
+static void lock_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const char *name,
+                      const char *pool_id)
 {
     (void)pool_id;
-    cw_key_lock(k, out, name);
-    cw_buf_putc(out, '\0');
-    cw_key_lock_info(k, out, name);
-    cw_buf_putc(out, '\0');
+    cw_key_lock(k, scratch, name);
+    add_key(out, scratch);
+    cw_key_lock_info(k, scratch, name);
+    add_key(out, scratch);
 }
 
-/* Calls script with the keys of every name (per_name keys each) and ARGV = [pool_id]
- * when pool_id is given. The reply is returned (free it) or NULL with err. */
-static redisReply *run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script,
-                                 name_keys_fn fn, int per_name, const strlist *names,
-                                 const char *pool_id, cwork_error *err)
+/* Calls script with the keys of every name (fn's keys each) and ARGV = [pool_id] when
+ * pool_id is given: 0 with the reply in *out (free it), or the error. */
+static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
+                         const cw_argv *names, const char *pool_id, redisReply **out,
+                         cwork_error *err)
 {
-    cw_buf keys;
-    cw_buf_init(&keys);
+    *out = NULL;
+    cw_argv a = {0};
+    cw_buf scratch;
+    cw_buf_init(&scratch);
     for (size_t i = 0; i < names->n; i++)
-        fn(r->keys, &keys, names->items[i], pool_id ? pool_id : "");
-    size_t nkeys = names->n * (size_t)per_name;
-    const char **argv = cw_malloc((nkeys + 1) * sizeof *argv);
-    size_t *lens = cw_malloc((nkeys + 1) * sizeof *lens);
-    redisReply *reply = NULL;
-    if (!argv || !lens || keys.oom) {
-        cw_error(err, CWORK_ENOMEM, "out of memory");
-    } else {
-        const char *p = keys.data;
-        for (size_t i = 0; i < nkeys; i++) {
-            argv[i] = p;
-            lens[i] = strlen(p);
-            p += lens[i] + 1;
-        }
-        int nargs = 0;
-        if (pool_id) {
-            argv[nkeys] = pool_id;
-            lens[nkeys] = strlen(pool_id);
-            nargs = 1;
-        }
-        reply = cw_conn_eval(c, script, (int)nkeys, nargs, argv, lens, err);
-    }
-    cw_free(argv);
-    cw_free(lens);
-    cw_buf_free(&keys);
-    return reply;
+        fn(r->keys, &a, &scratch, names->argv[i], pool_id ? pool_id : "");
+    cw_buf_free(&scratch);
+    size_t nkeys = a.n;
+    if (pool_id) cw_argv_add_str(&a, pool_id);
+    int rc = cw_argv_check(&a, err);
+    if (rc == 0)
+        rc = cw_conn_eval(c, script, (int)nkeys, (int)(a.n - nkeys), a.argv, a.lens, out, err);
+    cw_argv_free(&a);
+    return rc;
 }
 
 /* Requeues the pool's in-progress jobs of names, then releases its slots (the stale
  * lock cleanup, once; negative locks are logged). Damaged keys are reported (pass is
  * the pass's name) and do not stop the other names. */
-static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const strlist *names,
+static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_argv *names,
                      const char *pass, cycle_result *res, cwork_error *err)
 {
     if (names->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, 4, names,
-                                  pool_id, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3 ||
-        x->element[1]->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "requeue: unexpected reply");
+    redisReply *x = NULL;
+    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, names, pool_id, &x, err);
+    if (rc) return rc;
+    /* {requeued, the (1-based) names whose jobs could not move, damaged keys} */
+    size_t nstuck = 0;
+    if ((rc = cw_reply_array(x, 3, NULL, "requeue script", err)) != 0 ||
+        (rc = cw_reply_at_array(x, 1, 0, &nstuck, "requeue script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
     }
     /* A name whose jobs could not move keeps the pool's slot (its lock_info field), so
      * that the pool is found again as unknown and a later cycle tries again. */
-    strlist release = {0};
+    const redisReply *stuck_names = cw_reply_at(x, 1);
+    cw_argv release = {0};
     for (size_t i = 0; i < names->n; i++) {
         int stuck = 0;
-        for (size_t k = 0; k < x->element[1]->elements; k++)
-            stuck |= x->element[1]->element[k]->integer == (long long)i + 1;
-        if (!stuck)
-            sl_add(&release, names->items[i], strlen(names->items[i]));
-    }
-    note_damage(res, pass, x->element[2], 0);
-    freeReplyObject(x);
-    if (release.oom) {
-        sl_free(&release);
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    if (release.n == 0) {
-        sl_free(&release);
-        return 0;
-    }
-    x = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, 2, &release, pool_id, err);
-    sl_free(&release);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 2) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "stale locks: unexpected reply");
-    }
-    const redisReply *neg = x->element[0];
-    if (neg->type == REDIS_REPLY_ARRAY && neg->elements > 0) {
-        cw_buf keys;
-        cw_buf_init(&keys);
-        for (size_t i = 0; i < neg->elements; i++) {
-            if (i)
-                cw_buf_putc(&keys, ',');
-            cw_buf_append(&keys, neg->element[i]->str, neg->element[i]->len);
+        for (size_t k = 0; k < nstuck; k++) {
+            int64_t at = 0;
+            stuck |= cw_reply_at_int(stuck_names, k, &at, NULL, NULL) == 0 &&
+                     at == (int64_t)i + 1;
         }
-        cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data,
-               NULL);
-        cw_buf_free(&keys);
+        if (!stuck)
+            cw_argv_add(&release, names->argv[i], names->lens[i]);
     }
-    note_damage(res, pass, x->element[1], 0);
-    freeReplyObject(x);
+    note_damage(res, pass, cw_reply_at(x, 2), 0);
+    cw_reply_free(x);
+    if ((rc = cw_argv_check(&release, err)) != 0 || release.n == 0) {
+        cw_argv_free(&release);
+        return rc;
+    }
+    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, &release, pool_id, &x, err);
+    cw_argv_free(&release);
+    if (rc) return rc;
+    /* {negative locks, damaged keys} */
+    if ((rc = cw_reply_array(x, 2, NULL, "stale locks script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
+    }
+    cw_buf keys;
+    cw_buf_init(&keys);
+    join_strings(&keys, cw_reply_at(x, 0), ",");
+    if (keys.len)
+        cw_log(CWORK_LOG_INFO, "Reaper: negative locks", "keys", keys.oom ? "" : keys.data, NULL);
+    cw_buf_free(&keys);
+    note_damage(res, pass, cw_reply_at(x, 1), 0);
+    cw_reply_free(x);
     return 0;
 }
 
 /* One command whose reply is not needed: 0 or its error. */
 static int command(cw_conn *c, int argc, const char **argv, cwork_error *err)
 {
-    redisReply *x = cw_conn_command(c, argc, argv, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    freeReplyObject(x);
-    return 0;
+    return cw_conn_command(c, argc, argv, NULL, NULL, err);
 }
 
 /* Splits "a,b" into names (an empty value gives one empty name, as Go). */
-static void split_names(strlist *out, const char *s, size_t len)
+static void split_names(cw_argv *out, const char *s, size_t len)
 {
     size_t start = 0;
     for (size_t i = 0; i <= len; i++) {
         if (i == len || s[i] == ',') {
-            sl_add(out, s + start, i - start);
+            cw_argv_add(out, s + start, i - start);
             start = i + 1;
         }
     }
@@ -305,7 +260,7 @@ static void split_names(strlist *out, const char *s, size_t len)
 
 /* Strips "<p>jobs:" and suffix from a key, giving the job name; 0 when it doesn't fit. */
 static int name_of_key(const cw_reaper *r, const char *key, size_t len, const char *suffix,
-                       strlist *out)
+                       cw_argv *out)
 {
     cw_buf prefix;
     cw_buf_init(&prefix);
@@ -314,7 +269,7 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
     int ok = !prefix.oom && len >= prefix.len + sl && memcmp(key, prefix.data, prefix.len) == 0 &&
              memcmp(key + len - sl, suffix, sl) == 0;
     if (ok)
-        sl_add(out, key + prefix.len, len - prefix.len - sl);
+        cw_argv_add(out, key + prefix.len, len - prefix.len - sl);
     cw_buf_free(&prefix);
     return ok;
 }
@@ -322,64 +277,82 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
 /* ---------------------------------------------------------------- the passes */
 
 /* Pass 1: pools whose heartbeat is missing or stale. */
-static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
-                           cwork_error *err)
+/* The ids in <p>worker_pools. */
+static int worker_pools(cw_reaper *r, cw_conn *c, cw_argv *ids, cwork_error *err)
 {
     cw_buf key;
     cw_buf_init(&key);
     cw_key_worker_pools(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
-    if (!pools) {
-        cw_buf_free(&key);
-        return err ? err->code : CWORK_EREDIS;
+    redisReply *x = NULL;
+    int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : cw_conn_command(c, 2, sm, NULL, &x, err);
+    if (rc == 0) rc = cw_reply_strings(x, ids, "SMEMBERS", err);
+    cw_reply_free(x);
+    cw_buf_free(&key);
+    return rc;
+}
+
+static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
+                           cwork_error *err)
+{
+    cw_argv pools = {0};
+    int rc = worker_pools(r, c, &pools, err);
+    if (rc) {
+        cw_argv_free(&pools);
+        return rc;
     }
+    cw_buf key;
+    cw_buf_init(&key);
     /* One pipelined round trip for every pool's heartbeat_at and job_names. */
-    int rc = 0;
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        cw_key_worker_pool(r->keys, &key, pools.argv[i]);
         const char *hm[] = {"HMGET", key.data, "heartbeat_at", "job_names"};
         rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 4, hm, NULL, err);
     }
-    redisReply **beats = cw_calloc(pools->elements ? pools->elements : 1, sizeof *beats);
-    for (size_t i = 0; i < pools->elements && rc == 0; i++)
+    redisReply **beats = cw_calloc(pools.n ? pools.n : 1, sizeof *beats);
+    for (size_t i = 0; i < pools.n && rc == 0; i++)
         rc = beats ? cw_conn_read(c, &beats[i], err) : CWORK_ENOMEM;
     double now = (double)cw_clock_now_ms() / 1000.0;
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
-        const char *id = pools->element[i]->str;
-        redisReply *b = beats[i];
-        if (b->type != REDIS_REPLY_ARRAY || b->elements != 2) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
+        const char *id = pools.argv[i];
+        const redisReply *b = beats[i];
+        /* {heartbeat_at, job_names}: each a string or nil */
+        const char *at, *job_names;
+        size_t at_len, job_names_len;
+        size_t nfields = 0;
+        if (cw_reply_array(b, 2, &nfields, NULL, NULL) != 0 || nfields != 2 ||
+            cw_reply_at_str_or_nil(b, 0, &at, &at_len, NULL, NULL) != 0 ||
+            cw_reply_at_str_or_nil(b, 1, &job_names, &job_names_len, NULL, NULL) != 0) {
             rc = cw_error(err, CWORK_EPROTO, "unexpected heartbeat reply for pool %s", id);
             break;
         }
-        redisReply *at = b->element[0], *names_r = b->element[1];
-        int has_heartbeat = at->type == REDIS_REPLY_STRING;
-        strlist names = {0};
+        int has_heartbeat = at != NULL;
+        cw_argv names = {0};
         if (has_heartbeat) {
             int64_t hb;
-            if (cw_parse_int64(at->str, at->len, &hb) != 0) {
+            if (cw_parse_int64(at, at_len, &hb) != 0) {
                 rc = cw_error(err, CWORK_EPROTO, "pool %s: heartbeat_at is not an integer", id);
                 break;
             }
             if ((double)hb + CW_REAPER_DEAD_TIME > now)
                 continue; /* alive */
-            if (names_r->type != REDIS_REPLY_STRING)
+            if (!job_names)
                 continue; /* no job list: not treated as dead (Go) */
-            split_names(&names, names_r->str, names_r->len);
+            split_names(&names, job_names, job_names_len);
         } else {
             /* No heartbeat at all: Go only releases its slots for the current names and
              * leaves its in-progress jobs orphaned (PROTOCOL §16.11); we requeue them. */
-            for (size_t n = 0; n < current->n; n++)
-                sl_add(&names, current->items[n], strlen(current->items[n]));
+            cw_argv_add_refs(&names, current);
         }
         /* Each pool only while the lock is still ours: a cycle that lost it (its
          * lease ran out while it was frozen or stalled) must not act on what it read
          * before. */
         if ((rc = cw_reaper_lock_keep(&r->lock, c, err)) != 0) {
-            sl_free(&names);
+            cw_argv_free(&names);
             break;
         }
         rc = names.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
@@ -398,73 +371,62 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const strlist *current, cyc
         }
         /* Reported even when a step failed: Go reports every pool it found. */
         for (size_t n = 0; n < names.n; n++)
-            sl_add(&res->no_heartbeat, names.items[n], strlen(names.items[n]));
+            cw_argv_add(&res->no_heartbeat, names.argv[n], names.lens[n]);
         cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", id);
         for (size_t n = 0; n < names.n; n++)
-            cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+            cw_buf_printf(&logged, "%s%s", n ? "," : "", names.argv[n]);
         cw_buf_putc(&logged, ']');
-        sl_free(&names);
+        cw_argv_free(&names);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dead pools", "dead", logged.data, NULL);
     cw_buf_free(&logged);
-    for (size_t i = 0; beats && i < pools->elements; i++)
-        if (beats[i])
-            freeReplyObject(beats[i]);
+    for (size_t i = 0; beats && i < pools.n; i++)
+        cw_reply_free(beats[i]);
     cw_free(beats);
-    freeReplyObject(pools);
+    cw_argv_free(&pools);
     cw_buf_free(&key);
     return rc;
 }
 
 /* Pass 2: pools with lock_info fields that are not in worker_pools. */
-static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
+static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
                               cycle_result *res, cwork_error *err)
 {
     if (current->n == 0)
         return 0;
-    cw_buf keys;
-    cw_buf_init(&keys);
-    cw_key_worker_pools(r->keys, &keys);
-    cw_buf_putc(&keys, '\0');
+    cw_argv keys = {0};
+    cw_buf scratch;
+    cw_buf_init(&scratch);
+    cw_key_worker_pools(r->keys, &scratch);
+    add_key(&keys, &scratch);
     for (size_t i = 0; i < current->n; i++) {
-        cw_key_lock_info(r->keys, &keys, current->items[i]);
-        cw_buf_putc(&keys, '\0');
+        cw_key_lock_info(r->keys, &scratch, current->argv[i]);
+        add_key(&keys, &scratch);
     }
-    const char **argv = cw_malloc((current->n + 1) * sizeof *argv);
-    size_t *lens = cw_malloc((current->n + 1) * sizeof *lens);
+    cw_buf_free(&scratch);
     redisReply *x = NULL;
-    if (argv && lens && !keys.oom) {
-        const char *p = keys.data;
-        for (size_t i = 0; i <= current->n; i++) {
-            argv[i] = p;
-            lens[i] = strlen(p);
-            p += lens[i] + 1;
-        }
-        x = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)current->n + 1, 0, argv, lens,
-                         err);
-    } else {
-        cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    cw_free(argv);
-    cw_free(lens);
-    cw_buf_free(&keys);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
+    int rc = cw_argv_check(&keys, err);
+    if (rc == 0)
+        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)keys.n, 0, keys.argv,
+                          keys.lens, &x, err);
+    cw_argv_free(&keys);
+    if (rc) return rc;
+    /* {JSON of pool → lock_info keys, damaged keys…} */
     gj_value *map = NULL;
-    int rc = x->type == REDIS_REPLY_ARRAY && x->elements >= 1 &&
-                     x->element[0]->type == REDIS_REPLY_STRING
-                 ? cw_gj_parse(x->element[0]->str, x->element[0]->len, &map, err)
-                 : cw_error(err, CWORK_EPROTO, "unknown pools: no JSON");
+    const char *json;
+    size_t json_len;
+    rc = cw_reply_at_str(x, 0, &json, &json_len, "unknown pools script", err);
+    if (rc == 0) rc = cw_gj_parse(json, json_len, &map, err);
     note_damage(res, "unknown pools", x, 1);
-    freeReplyObject(x);
+    cw_reply_free(x);
     if (rc == 0 && map->type == GJ_OBJECT && map->as.obj.len > 0) {
         cw_buf logged;
         cw_buf_init(&logged);
         for (size_t i = 0; i < map->as.obj.len && rc == 0; i++) {
             const char *pool = map->as.obj.items[i].key.ptr;
             const gj_value *arr = map->as.obj.items[i].value;
-            strlist names = {0};
+            cw_argv names = {0};
             for (size_t j = 0; arr->type == GJ_ARRAY && j < arr->as.arr.len; j++) {
                 const gj_value *k = arr->as.arr.items[j];
                 if (k->type == GJ_STRING)
@@ -475,11 +437,11 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
                 rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
-                sl_add(&res->unknown, names.items[n], strlen(names.items[n]));
-                cw_buf_printf(&logged, "%s%s", n ? "," : "", names.items[n]);
+                cw_argv_add(&res->unknown, names.argv[n], names.lens[n]);
+                cw_buf_printf(&logged, "%s%s", n ? "," : "", names.argv[n]);
             }
             cw_buf_putc(&logged, ']');
-            sl_free(&names);
+            cw_argv_free(&names);
         }
         if (!logged.oom)
             cw_log(CWORK_LOG_INFO, "Reaper: unknown pools", "unknown", logged.data, NULL);
@@ -491,68 +453,67 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const strlist *current,
 
 /* Pass 3: every lock_info field made equal to its pool's in-progress count, every lock
  * to the sum of its fields (reaper_heal_locks.lua says why). */
-static int pass_heal_locks(cw_reaper *r, cw_conn *c, const strlist *current, cycle_result *res,
+static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
                            cwork_error *err)
 {
     if (current->n == 0)
         return 0;
-    redisReply *x = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, 2, current,
-                                  NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    if (x->type != REDIS_REPLY_ARRAY || x->elements != 3) {
-        freeReplyObject(x);
-        return cw_error(err, CWORK_EPROTO, "heal locks: unexpected reply");
+    redisReply *x = NULL;
+    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, current, NULL, &x, err);
+    if (rc) return rc;
+    /* {lock keys adjusted, changes made, damaged keys} */
+    if ((rc = cw_reply_array(x, 3, NULL, "heal locks script", err)) != 0) {
+        cw_reply_free(x);
+        return rc;
     }
-    const redisReply *adjusted = x->element[0], *healed = x->element[1];
+    const redisReply *adjusted = cw_reply_at(x, 0);
     cw_buf logged;
     cw_buf_init(&logged);
-    for (size_t i = 0; adjusted->type == REDIS_REPLY_ARRAY && i < adjusted->elements; i++) {
+    for (size_t i = 0; cw_reply_at(adjusted, i); i++) {
         size_t before = res->dangling.n;
-        const redisReply *k = adjusted->element[i];
-        if (name_of_key(r, k->str, k->len, ":lock", &res->dangling) &&
-            res->dangling.n > before)
+        const char *k;
+        size_t len;
+        if (cw_reply_at_str(adjusted, i, &k, &len, NULL, NULL) == 0 &&
+            name_of_key(r, k, len, ":lock", &res->dangling) && res->dangling.n > before)
             cw_buf_printf(&logged, "%s%s", logged.len ? "," : "",
-                          res->dangling.items[res->dangling.n - 1]);
+                          res->dangling.argv[res->dangling.n - 1]);
     }
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_INFO, "Reaper: dangling locks", "dangling", logged.data, NULL);
     /* Every value changed, for whoever wonders why a counter moved. */
     cw_buf_reset(&logged);
-    for (size_t i = 0; healed->type == REDIS_REPLY_ARRAY && i < healed->elements; i++) {
-        if (logged.len)
-            cw_buf_puts(&logged, "; ");
-        cw_buf_append(&logged, healed->element[i]->str, healed->element[i]->len);
-    }
+    join_strings(&logged, cw_reply_at(x, 1), "; ");
     if (logged.len && !logged.oom)
         cw_log(CWORK_LOG_WARN, "Reaper: lock counters repaired", "changes", logged.data, NULL);
     cw_buf_free(&logged);
-    note_damage(res, "heal locks", x->element[2], 0);
-    freeReplyObject(x);
+    note_damage(res, "heal locks", cw_reply_at(x, 2), 0);
+    cw_reply_free(x);
     return 0;
 }
 
 /* ---------------------------------------------------------------- a cycle */
 
 /* The names every pass considers: the pool's own and known_jobs. */
-static int current_names(cw_reaper *r, cw_conn *c, strlist *out, cwork_error *err)
+static int current_names(cw_reaper *r, cw_conn *c, cw_argv *out, cwork_error *err)
 {
     for (size_t i = 0; i < r->nregistered; i++)
-        sl_add(out, r->registered[i], strlen(r->registered[i]));
+        cw_argv_add_str(out, r->registered[i]);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_known_jobs(r->keys, &key);
     const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *x = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
+    redisReply *x = NULL;
+    cw_argv known = {0};
+    int rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : cw_conn_command(c, 2, sm, NULL, &x, err);
     cw_buf_free(&key);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
-        if (!memchr(x->element[i]->str, '\0', x->element[i]->len) &&
-            !sl_has(out, x->element[i]->str))
-            sl_add(out, x->element[i]->str, x->element[i]->len);
-    freeReplyObject(x);
-    return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+    if (rc == 0 && cw_reply_is_array(x)) rc = cw_reply_strings(x, &known, "SMEMBERS", err);
+    cw_reply_free(x);
+    for (size_t i = 0; rc == 0 && i < known.n; i++)
+        if (cw_argv_find(out, known.argv[i], known.lens[i]) < 0)
+            cw_argv_add(out, known.argv[i], known.lens[i]);
+    cw_argv_free(&known);
+    return rc ? rc : cw_argv_check(out, err);
 }
 
 /* Whether the cycle may take its next step: the connection works and the lock is
@@ -586,7 +547,7 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     cycle_result res;
     memset(&res, 0, sizeof res);
     cw_buf_init(&res.errors);
-    strlist current = {0};
+    cw_argv current = {0};
     cwork_error perr = {0};
     if (current_names(r, c, &current, &perr) != 0)
         note_error(&res, "known jobs", &perr);
@@ -601,16 +562,16 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     if (done) {
         cwork_reap_result result = {
             res.errors.len && !res.errors.oom ? res.errors.data : NULL,
-            (const char *const *)res.no_heartbeat.items, res.no_heartbeat.n,
-            (const char *const *)res.unknown.items,      res.unknown.n,
-            (const char *const *)res.dangling.items,     res.dangling.n,
+            res.no_heartbeat.argv, res.no_heartbeat.n,
+            res.unknown.argv,      res.unknown.n,
+            res.dangling.argv,     res.dangling.n,
         };
         done(&result, r->hook_userdata);
     }
-    sl_free(&current);
-    sl_free(&res.no_heartbeat);
-    sl_free(&res.unknown);
-    sl_free(&res.dangling);
+    cw_argv_free(&current);
+    cw_argv_free(&res.no_heartbeat);
+    cw_argv_free(&res.unknown);
+    cw_argv_free(&res.dangling);
     cw_buf_free(&res.errors);
 
     /* Release: compare-and-delete, on a fresh connection if this one broke. */
@@ -639,32 +600,28 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
         return rc;
     cw_buf key;
     cw_buf_init(&key);
-    cw_key_worker_pools(r->keys, &key);
-    const char *sm[] = {"SMEMBERS", key.data};
-    redisReply *pools = key.oom ? NULL : cw_conn_command(c, 2, sm, NULL, err);
-    if (!pools) {
-        rc = err ? err->code : CWORK_EREDIS;
-        goto out;
-    }
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    cw_argv pools = {0};
+    rc = worker_pools(r, c, &pools, err);
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         cw_buf_reset(&key);
-        cw_key_worker_pool(r->keys, &key, pools->element[i]->str);
+        cw_key_worker_pool(r->keys, &key, pools.argv[i]);
         const char *hg[] = {"HGET", key.data, "heartbeat_at"};
         rc = key.oom ? CWORK_ENOMEM : cw_conn_append(c, 3, hg, NULL, err);
     }
     double now = (double)cw_clock_now_ms() / 1000.0;
-    for (size_t i = 0; i < pools->elements && rc == 0; i++) {
+    for (size_t i = 0; i < pools.n && rc == 0; i++) {
         redisReply *b = NULL;
         if ((rc = cw_conn_read(c, &b, err)) != 0)
             break;
         int64_t hb;
-        if (b->type != REDIS_REPLY_STRING || cw_parse_int64(b->str, b->len, &hb) != 0 ||
+        const char *at;
+        size_t len;
+        if (cw_reply_str(b, &at, &len, NULL, NULL) != 0 || cw_parse_int64(at, len, &hb) != 0 ||
             (double)hb + CW_REAPER_DEAD_TIME <= now)
             *seen = 1;
-        freeReplyObject(b);
+        cw_reply_free(b);
     }
-    freeReplyObject(pools);
-out:
+    cw_argv_free(&pools);
     cw_redis_checkin(r->redis, c);
     cw_buf_free(&key);
     return rc;

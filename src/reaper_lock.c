@@ -118,11 +118,11 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     if (!l->blocked_by) /* (not again and again while one lock blocks us) */
         cw_log(CWORK_LOG_INFO, "Reaper: trying to acquire lock...", NULL);
     const char *set[] = {"SET", l->key.data, l->value, "NX", "PX", lease};
-    redisReply *x = cw_conn_command(c, 6, set, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    int taken = x->type == REDIS_REPLY_STATUS;
-    freeReplyObject(x);
+    redisReply *x = NULL;
+    int rc = cw_conn_command(c, 6, set, NULL, &x, err);
+    if (rc) return rc;
+    int taken = cw_reply_status(x, "OK", NULL, NULL) == 0; /* else nil: someone holds it */
+    cw_reply_free(x);
     if (taken) {
         l->held = 1;
         l->lost = 0;
@@ -137,20 +137,23 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     const char *get[] = {"GET", l->key.data};
     const char *pttl[] = {"PTTL", l->key.data};
     redisReply *v = NULL, *t = NULL;
-    int rc = cw_conn_append(c, 2, get, NULL, err);
+    rc = cw_conn_append(c, 2, get, NULL, err);
     if (rc == 0)
         rc = cw_conn_append(c, 2, pttl, NULL, err);
     if (rc == 0)
         rc = cw_conn_read(c, &v, err);
     if (rc == 0)
         rc = cw_conn_read(c, &t, err);
-    if (rc == 0 && v->type == REDIS_REPLY_STRING)
-        log_blocked(l, v->str, v->len, t->type == REDIS_REPLY_INTEGER ? t->integer : -1);
+    const char *holder;
+    size_t len;
+    int64_t ttl = -1;
+    if (rc == 0 && cw_reply_str(v, &holder, &len, NULL, NULL) == 0) {
+        if (cw_reply_int(t, &ttl, NULL, NULL) != 0) ttl = -1;
+        log_blocked(l, holder, len, ttl);
+    }
     /* (a lock gone meanwhile: the next attempt takes it) */
-    if (v)
-        freeReplyObject(v);
-    if (t)
-        freeReplyObject(t);
+    cw_reply_free(v);
+    cw_reply_free(t);
     return rc;
 }
 
@@ -165,12 +168,13 @@ int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
     char lease[24];
     snprintf(lease, sizeof lease, "%d", CW_REAPER_LEASE_MS);
     const char *argv[] = {l->key.data, l->value, lease};
-    redisReply *x = cw_conn_eval(c, &cw_script_reaper_renew, 1, 2, argv, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    int renewed = x->type == REDIS_REPLY_INTEGER && x->integer == 1;
-    freeReplyObject(x);
-    if (!renewed) {
+    redisReply *x = NULL;
+    int rc = cw_conn_eval(c, &cw_script_reaper_renew, 1, 2, argv, NULL, &x, err);
+    if (rc) return rc;
+    int64_t renewed = 0;
+    if (cw_reply_int(x, &renewed, NULL, NULL) != 0) renewed = 0;
+    cw_reply_free(x);
+    if (renewed != 1) {
         l->lost = 1;
         return cw_error(err, CWORK_ETIMEOUT,
                         "the reaper lock's lease ran out (another reaper may hold it)");
@@ -183,9 +187,5 @@ int cw_reaper_lock_release(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
 {
     l->held = 0;
     const char *rel[] = {l->key.data, l->value};
-    redisReply *x = cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, err);
-    if (!x)
-        return err ? err->code : CWORK_EREDIS;
-    freeReplyObject(x);
-    return 0;
+    return cw_conn_eval(c, &cw_script_reaper_release, 1, 1, rel, NULL, NULL, err);
 }

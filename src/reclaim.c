@@ -69,17 +69,20 @@ int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *in
     if (rc == 0 && (!known || !used))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->ntypes; i++) {
-        redisReply *r = replies[i];
-        if (!r || r->type != REDIS_REPLY_ARRAY) {
+        const redisReply *r = replies[i];
+        size_t n = 0;
+        if (cw_reply_array(r, 0, &n, NULL, NULL) != 0) {
             *incomplete = 1; /* an error reply: look again next time */
             continue;
         }
         /* Oldest last: walk from the right so that order is kept. */
-        for (size_t j = r->elements; j-- > 0;) {
-            redisReply *b = r->element[j];
-            if (b->type != REDIS_REPLY_STRING || claim_known(b->str, b->len, known, nknown, used))
+        for (size_t j = n; j-- > 0;) {
+            const char *bytes;
+            size_t len;
+            if (cw_reply_at_str(r, j, &bytes, &len, NULL, NULL) != 0 ||
+                claim_known(bytes, len, known, nknown, used))
                 continue;
-            cw_task *t = cw_task_new(&p->types[i], b->str, b->len);
+            cw_task *t = cw_task_new(&p->types[i], bytes, len);
             if (t)
                 cw_tq_push(out, t);
             else
@@ -87,8 +90,7 @@ int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *in
         }
     }
     for (size_t i = 0; i < p->ntypes; i++)
-        if (replies[i])
-            freeReplyObject(replies[i]);
+        cw_reply_free(replies[i]);
     cw_free(replies);
     cw_free(known);
     cw_free(used);

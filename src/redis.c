@@ -363,14 +363,16 @@ int cw_redis_warn_due(cwork_redis *r)
 
 /* ---------------------------------------------------------------- conveniences */
 
-redisReply *cw_redis_command(cwork_redis *r, int argc, const char **argv, const size_t *lens,
-                             cwork_error *err)
+int cw_redis_command(cwork_redis *r, int argc, const char **argv, const size_t *lens,
+                     redisReply **out, cwork_error *err)
 {
+    if (out) *out = NULL;
     cw_conn *c;
-    if (cw_redis_checkout(r, &c, err) != 0) return NULL;
-    redisReply *reply = cw_conn_command(c, argc, argv, lens, err);
+    int rc = cw_redis_checkout(r, &c, err);
+    if (rc) return rc;
+    rc = cw_conn_command(c, argc, argv, lens, out, err);
     cw_redis_checkin(r, c);
-    return reply;
+    return rc;
 }
 
 int cwork_redis_ping(cwork_redis *r, cwork_error *err)
@@ -380,12 +382,11 @@ int cwork_redis_ping(cwork_redis *r, cwork_error *err)
     cwork_error e;
     int rc = cw_redis_checkout(r, &c, &e);
     if (rc == 0) {
-        redisReply *reply = cw_conn_commandf(c, &e, "PING");
-        if (!reply)
-            rc = e.code;
-        else if (reply->type != REDIS_REPLY_STATUS || !reply->str || strcmp(reply->str, "PONG"))
+        redisReply *reply = NULL;
+        rc = cw_conn_commandf(c, &reply, &e, "PING");
+        if (rc == 0 && cw_reply_status(reply, "PONG", NULL, NULL) != 0)
             rc = cw_error(&e, CWORK_EPROTO, "redis %s: unexpected answer to PING", r->addr_text);
-        if (reply) freeReplyObject(reply);
+        cw_reply_free(reply);
         cw_redis_checkin(r, c);
     }
     if (rc && err) *err = e;

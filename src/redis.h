@@ -11,6 +11,7 @@
 #include "util.h"
 
 #include "redis_net.h"
+#include "reply.h" /* the readers of the replies these calls return */
 
 #include <hiredis/hiredis.h>
 
@@ -87,15 +88,17 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err);
 /* Returns c to the pool (closing it if broken or if replies are still pending). */
 void cw_redis_checkin(cwork_redis *r, cw_conn *c);
 
-/* One command, argv with explicit lengths (lens NULL: strlen). Returns the reply (free
- * with freeReplyObject) or NULL with err filled: I/O errors mark c broken (CWORK_EREDIS;
- * CWORK_EPROTO for a protocol error); an error reply becomes CWORK_EREDIS with the
- * server's message (a READONLY one also marks c broken). CWORK_EINVAL while pipelined
- * replies are unread. */
-redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                            cwork_error *err);
-/* printf-style convenience over redisvCommand, same error rules. */
-redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...);
+/* One command, argv with explicit lengths (lens NULL: strlen). Returns 0 with the reply
+ * in *out (free with freeReplyObject; out NULL: the reply is freed here), or the error
+ * code with *out NULL: the code is returned whether err is NULL or not, and err (when
+ * not NULL) gets the message. I/O errors mark c broken (CWORK_EREDIS; CWORK_EPROTO for a
+ * protocol error, CWORK_ENOMEM); an error reply becomes CWORK_EREDIS with the server's
+ * message (a READONLY one also marks c broken). CWORK_EINVAL while pipelined replies are
+ * unread. */
+int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                    redisReply **out, cwork_error *err);
+/* printf-style convenience over redisvFormatCommand, same rules. */
+int cw_conn_commandf(cw_conn *c, redisReply **out, cwork_error *err, const char *fmt, ...);
 
 /* Pipelining: append any number of commands, then read the replies in order. An
  * error *reply* is returned as a reply (type REDIS_REPLY_ERROR), so that callers can
@@ -129,10 +132,10 @@ typedef struct cw_script {
 } cw_script;
 
 /* EVALSHA sha nkeys keys… args…, falling back to EVAL on NOSCRIPT. argv holds the keys
- * followed by the args (nkeys + nargs entries). Reply and error rules of
+ * followed by the args (nkeys + nargs entries). Return, reply and error rules of
  * cw_conn_command. */
-redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
-                         const char **argv, const size_t *lens, cwork_error *err);
+int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
+                 const size_t *lens, redisReply **out, cwork_error *err);
 /* The same as a pipelined append: EVALSHA when this connection has loaded the script
  * (cw_conn_load_script, or an earlier EVAL), else EVAL with the body, which loads it;
  * so NOSCRIPT cannot happen within the pipeline unless someone runs SCRIPT FLUSH. */
@@ -169,8 +172,9 @@ const char *cw_redis_url_redacted(const cwork_redis *r);
  * wrong. */
 int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err);
 
-/* Convenience: check out, run one command, check in. */
-redisReply *cw_redis_command(cwork_redis *r, int argc, const char **argv,
-                             const size_t *lens, cwork_error *err);
+/* Convenience: check out, run one command, check in. The rules of cw_conn_command (and
+ * cw_redis_checkout's CWORK_ETIMEOUT). */
+int cw_redis_command(cwork_redis *r, int argc, const char **argv, const size_t *lens,
+                     redisReply **out, cwork_error *err);
 
 #endif

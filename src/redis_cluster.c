@@ -135,33 +135,38 @@ static int find_or_add(node **nodes, int *n, const char *host, int port)
 /* One [host, port, id, …] of CLUSTER SLOTS; an empty host means "the one you asked". */
 static int entry_node(const redisReply *e, const char *asked, node **nodes, int *n)
 {
-    if (e->type != REDIS_REPLY_ARRAY || e->elements < 2 ||
-        e->element[0]->type != REDIS_REPLY_STRING || e->element[1]->type != REDIS_REPLY_INTEGER)
+    const char *host;
+    size_t len;
+    int64_t port;
+    if (cw_reply_at_str(e, 0, &host, &len, NULL, NULL) != 0 ||
+        cw_reply_at_int(e, 1, &port, NULL, NULL) != 0)
         return -1;
-    const char *host = e->element[0]->len ? e->element[0]->str : asked;
-    return find_or_add(nodes, n, host, (int)e->element[1]->integer);
+    return find_or_add(nodes, n, len ? host : asked, (int)port);
 }
 
 /* Installs a CLUSTER SLOTS answer; 0, or -1 when it is not one. */
 static int install_map(cwork_redis *r, const redisReply *x, const char *asked)
 {
-    if (x->type != REDIS_REPLY_ARRAY) return -1;
+    size_t nranges = 0;
+    if (cw_reply_array(x, 0, &nranges, NULL, NULL) != 0) return -1;
     uint16_t *map = cw_malloc(sizeof r->cluster->master_of);
     node *nodes = NULL;
     int n = 0, ok = map != NULL;
     if (map) memset(map, 0xFF, sizeof r->cluster->master_of);
-    for (size_t i = 0; ok && i < x->elements; i++) {
-        const redisReply *range = x->element[i];
-        if (range->type != REDIS_REPLY_ARRAY || range->elements < 3 ||
-            range->element[0]->type != REDIS_REPLY_INTEGER ||
-            range->element[1]->type != REDIS_REPLY_INTEGER) {
+    for (size_t i = 0; ok && i < nranges; i++) {
+        /* {from, to, master, replicas…} */
+        const redisReply *range = cw_reply_at(x, i);
+        int64_t from, to;
+        size_t nentries = 0;
+        if (cw_reply_array(range, 3, &nentries, NULL, NULL) != 0 ||
+            cw_reply_at_int(range, 0, &from, NULL, NULL) != 0 ||
+            cw_reply_at_int(range, 1, &to, NULL, NULL) != 0) {
             ok = 0;
             break;
         }
-        long long from = range->element[0]->integer, to = range->element[1]->integer;
-        int master = entry_node(range->element[2], asked, &nodes, &n);
-        for (size_t k = 3; k < range->elements; k++)
-            entry_node(range->element[k], asked, &nodes, &n); /* replicas: refresh sources */
+        int master = entry_node(cw_reply_at(range, 2), asked, &nodes, &n);
+        for (size_t k = 3; k < nentries; k++) /* replicas: refresh sources */
+            entry_node(cw_reply_at(range, k), asked, &nodes, &n);
         if (master < 0 || from < 0 || to >= CW_CLUSTER_SLOTS || from > to) {
             ok = 0;
             break;
@@ -224,7 +229,7 @@ static int refresh_map(cwork_redis *r, int *transient, cwork_error *err)
             rc = cw_error(&last, CWORK_EPROTO, "redis %s: unexpected answer to CLUSTER SLOTS",
                           c->addr);
         refusals += rc != 0 && !t;
-        if (x) freeReplyObject(x);
+        cw_reply_free(x);
         cw_conn_close(c);
         if (rc == 0) {
             cw_free(sources);
@@ -246,7 +251,8 @@ int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cw
     pthread_mutex_lock(&cl->mu);
     int refresh = cl->stale || !cl->have_map;
     pthread_mutex_unlock(&cl->mu);
-    if (refresh && refresh_map(r, transient, err) != 0) return err ? err->code : CWORK_EREDIS;
+    int rc = refresh ? refresh_map(r, transient, err) : 0;
+    if (rc) return rc;
     pthread_mutex_lock(&cl->mu);
     int slot = cl->bound_slot >= 0 ? cl->bound_slot : cl->learned_slot >= 0 ? cl->learned_slot : 0;
     node target = {{0}, 0};
@@ -258,7 +264,7 @@ int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cw
                         "cluster: no master serves slot %d (a failover in progress?)", slot);
     }
     cw_dial_auth auth = {r->addr.user, r->addr.password, 0};
-    int rc = cw_dial_node(r, target.host, target.port, NULL, &auth, out, transient, err);
+    rc = cw_dial_node(r, target.host, target.port, NULL, &auth, out, transient, err);
     if (rc == 0 && probe) {
         const char *ping[] = {"PING"};
         rc = cw_dial_setup(r, *out, 1, ping, "PING", NULL, transient, err);

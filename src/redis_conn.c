@@ -56,13 +56,13 @@ static void note_reply(cw_conn *c, const redisReply *r)
             note_error(c, r->element[i]);
 }
 
-/* Turns an error reply into err and NULL; passes other replies through. */
-static redisReply *finish(cw_conn *c, redisReply *r, cwork_error *err)
+/* The end of every command call: an error reply becomes CWORK_EREDIS (err filled, the
+ * reply freed), a missing one the transport's error; any other reply goes to *out, or
+ * is freed when the caller does not want it (out NULL). The code is returned whether or
+ * not err is NULL. */
+static int finish(cw_conn *c, redisReply *r, redisReply **out, cwork_error *err)
 {
-    if (!r) {
-        io_error(c, err);
-        return NULL;
-    }
+    if (!r) return io_error(c, err);
     if (r->type == REDIS_REPLY_ERROR) {
         note_reply(c, r);
         /* An untagged namespace's keys spread over slots: say what to do about it. */
@@ -72,9 +72,20 @@ static redisReply *finish(cw_conn *c, redisReply *r, cwork_error *err)
         cw_error(err, CWORK_EREDIS, "redis: %.*s%s", (int)(r->len > 180 ? 180 : r->len),
                  r->str ? r->str : "", hint);
         freeReplyObject(r);
-        return NULL;
+        return CWORK_EREDIS;
     }
-    return r;
+    if (out)
+        *out = r;
+    else
+        freeReplyObject(r);
+    return 0;
+}
+
+/* Every command call starts by clearing *out, so that a caller may free it
+ * unconditionally. */
+static void clear_out(redisReply **out)
+{
+    if (out) *out = NULL;
 }
 
 static int refuse_if_pending(cw_conn *c, cwork_error *err)
@@ -116,23 +127,27 @@ static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const si
     return formatted_round_trip(c, cmd, len);
 }
 
-redisReply *cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                            cwork_error *err)
+int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                    redisReply **out, cwork_error *err)
 {
-    if (refuse_if_pending(c, err)) return NULL;
-    return finish(c, raw_command(c, argc, argv, lens), err);
+    clear_out(out);
+    int rc = refuse_if_pending(c, err);
+    if (rc) return rc;
+    return finish(c, raw_command(c, argc, argv, lens), out, err);
 }
 
-redisReply *cw_conn_commandf(cw_conn *c, cwork_error *err, const char *fmt, ...)
+int cw_conn_commandf(cw_conn *c, redisReply **out, cwork_error *err, const char *fmt, ...)
 {
-    if (refuse_if_pending(c, err)) return NULL;
-    if (c->net.err) return finish(c, NULL, err);
+    clear_out(out);
+    int rc = refuse_if_pending(c, err);
+    if (rc) return rc;
+    if (c->net.err) return finish(c, NULL, out, err);
     va_list ap;
     va_start(ap, fmt);
     char *cmd = NULL;
     int len = redisvFormatCommand(&cmd, fmt, ap);
     va_end(ap);
-    return finish(c, formatted_round_trip(c, cmd, len), err);
+    return finish(c, formatted_round_trip(c, cmd, len), out, err);
 }
 
 int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err)
@@ -180,11 +195,10 @@ static void wait_argv(const cw_conn *c, const char *argv[3], char n[16], char ms
     argv[0] = "WAIT", argv[1] = n, argv[2] = ms;
 }
 
-/* What WAIT answered (r is consumed; NULL: err is already filled): 0 when enough
- * replicas acknowledged, else the error. A shortfall does not break c. */
+/* What WAIT answered (r is consumed): 0 when enough replicas acknowledged, else the
+ * error. A shortfall does not break c. */
 static int judge_wait(cw_conn *c, redisReply *r, cwork_error *err)
 {
-    if (!r) return err ? err->code : CWORK_EREDIS;
     long long acked = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
     int was_error = r->type == REDIS_REPLY_ERROR;
     if (was_error)
@@ -216,9 +230,10 @@ int cw_conn_wait_replicas(cw_conn *c, cwork_error *err)
     wait_argv(c, argv, n, ms);
     int saved;
     stretch_deadline(c, &saved);
-    redisReply *r = cw_conn_command(c, 3, argv, NULL, err);
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 3, argv, NULL, &r, err);
     c->net.timeout_ms = saved;
-    return judge_wait(c, r, err);
+    return rc ? rc : judge_wait(c, r, err);
 }
 
 int cw_conn_append_wait_replicas(cw_conn *c, cwork_error *err)
@@ -354,12 +369,15 @@ void cw_script_explain_error(const cw_script *s, const char *msg, char *out, siz
         snprintf(out, size, "%s", msg);
 }
 
-redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
-                         const size_t *lens, cwork_error *err)
+int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
+                 const size_t *lens, redisReply **out, cwork_error *err)
 {
-    if (refuse_if_pending(c, err)) return NULL;
+    clear_out(out);
+    int rc = refuse_if_pending(c, err);
+    if (rc) return rc;
     eval_args e;
-    if (eval_args_build(&e, s, 1, nkeys, nargs, argv, lens, err)) return NULL;
+    rc = eval_args_build(&e, s, 1, nkeys, nargs, argv, lens, err);
+    if (rc) return rc;
     redisReply *r = raw_command(c, e.argc, e.pargv, e.plens);
     if (r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0) {
         /* Not in the server's script cache (a restart, SCRIPT FLUSH, another server
@@ -376,11 +394,10 @@ redisReply *cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, c
         cw_script_explain_error(s, r->str, explained, sizeof explained);
         if (strcmp(explained, r->str) != 0) {
             freeReplyObject(r);
-            cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);
-            return NULL;
+            return cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);
         }
     }
-    return finish(c, r, err);
+    return finish(c, r, out, err);
 }
 
 int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
@@ -404,8 +421,9 @@ int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err)
     if (script_loaded(c, s->sha)) return 0;
     const char *argv[] = {"SCRIPT", "LOAD", s->body};
     size_t lens[] = {6, 4, s->body_len};
-    redisReply *r = cw_conn_command(c, 3, argv, lens, err);
-    if (!r) return err ? err->code : CWORK_EREDIS;
+    redisReply *r = NULL;
+    int rc = cw_conn_command(c, 3, argv, lens, &r, err);
+    if (rc) return rc;
     /* The embedded SHA must be the server's, or every EVALSHA would miss. */
     int ok = r->type == REDIS_REPLY_STRING && r->len == 40 && memcmp(r->str, s->sha, 40) == 0;
     freeReplyObject(r);

@@ -38,12 +38,12 @@ int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const
                   redisReply **reply, int *transient, cwork_error *err)
 {
     cwork_error e;
-    redisReply *x = cw_conn_command(c, argc, argv, NULL, &e);
-    if (x) {
+    redisReply *x = NULL;
+    if (cw_conn_command(c, argc, argv, NULL, &x, &e) == 0) {
         if (reply)
             *reply = x;
         else
-            freeReplyObject(x);
+            cw_reply_free(x);
         return 0;
     }
     char msg[sizeof e.message];

@@ -89,27 +89,29 @@ static int ask_sentinel(cwork_redis *r, int i, char *host, size_t host_size, int
     redisReply *x = NULL;
     rc = cw_dial_setup(r, c, 3, argv, "SENTINEL get-master-addr-by-name", &x, &transient, err);
     if (rc == 0) {
-        if (x->type == REDIS_REPLY_NIL) {
+        /* {host, port}, or nil for a name it does not monitor */
+        const char *h, *p;
+        size_t n = 0, plen = 0;
+        if (cw_reply_is_nil(x)) {
             *final = 1;
             rc = cw_error(err, CWORK_EREDIS, "sentinel %s monitors no master named \"%s\"", c->addr,
                           r->addr.master_name);
-        } else if (x->type != REDIS_REPLY_ARRAY || x->elements != 2 ||
-                   x->element[0]->type != REDIS_REPLY_STRING ||
-                   x->element[1]->type != REDIS_REPLY_STRING) {
+        } else if (cw_reply_array(x, 2, &n, NULL, NULL) != 0 || n != 2 ||
+                   cw_reply_at_str(x, 0, &h, NULL, NULL, NULL) != 0 ||
+                   cw_reply_at_str(x, 1, &p, &plen, NULL, NULL) != 0) {
             rc = cw_error(err, CWORK_EPROTO, "sentinel %s: unexpected answer for the master",
                           c->addr);
         } else {
             int64_t v = 0;
-            if (cw_parse_int64(x->element[1]->str, x->element[1]->len, &v) != 0 || v < 1 ||
-                v > 65535) {
+            if (cw_parse_int64(p, plen, &v) != 0 || v < 1 || v > 65535) {
                 rc = cw_error(err, CWORK_EPROTO, "sentinel %s: the master's port is not a port",
                               c->addr);
             } else {
-                snprintf(host, host_size, "%s", x->element[0]->str);
+                snprintf(host, host_size, "%s", h);
                 *port = (int)v;
             }
         }
-        freeReplyObject(x);
+        cw_reply_free(x);
     } else {
         *final = !transient;
     }
@@ -125,10 +127,9 @@ static int check_master(cwork_redis *r, cw_conn *c, int *transient, cwork_error 
     redisReply *x = NULL;
     int rc = cw_dial_setup(r, c, 1, argv, "ROLE", &x, transient, err);
     if (rc) return rc;
-    int master = x->type == REDIS_REPLY_ARRAY && x->elements > 0 &&
-                 x->element[0]->type == REDIS_REPLY_STRING &&
-                 strcmp(x->element[0]->str, "master") == 0;
-    freeReplyObject(x);
+    const char *role;
+    int master = cw_reply_at_str(x, 0, &role, NULL, NULL, NULL) == 0 && strcmp(role, "master") == 0;
+    cw_reply_free(x);
     if (master) return 0;
     *transient = 1;
     return cw_error(err, CWORK_EREDIS,
@@ -249,13 +250,15 @@ static int watcher_sleep(cw_sentinel *s, int ms)
 
 static void on_switch(cwork_redis *r, const redisReply *m)
 {
-    if (m->type != REDIS_REPLY_ARRAY || m->elements != 3 ||
-        m->element[2]->type != REDIS_REPLY_STRING)
+    /* {"message", "+switch-master", payload} */
+    const char *payload;
+    size_t len, n = 0;
+    if (cw_reply_array(m, 3, &n, NULL, NULL) != 0 || n != 3 ||
+        cw_reply_at_str(m, 2, &payload, &len, NULL, NULL) != 0)
         return;
     char host[256];
     int port;
-    if (!cw_sentinel_parse_switch(m->element[2]->str, m->element[2]->len, r->addr.master_name, host,
-                                  sizeof host, &port))
+    if (!cw_sentinel_parse_switch(payload, len, r->addr.master_name, host, sizeof host, &port))
         return;
     char addr[300];
     snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
@@ -275,7 +278,7 @@ static void watch_one(cwork_redis *r, cw_conn *c, int *backoff_ms)
     const char *sub[] = {"SUBSCRIBE", "+switch-master"};
     redisReply *x = NULL;
     if (cw_conn_append(c, 2, sub, NULL, &e) != 0 || cw_conn_read(c, &x, &e) != 0) return;
-    freeReplyObject(x);
+    cw_reply_free(x);
     *backoff_ms = 0;
     for (;;) {
         pthread_mutex_lock(&r->sentinel->mu);
@@ -289,10 +292,10 @@ static void watch_one(cwork_redis *r, cw_conn *c, int *backoff_ms)
         c->pending = 1; /* a subscribed connection always has messages coming */
         if (cw_conn_read(c, &x, &e) != 0) return;
         on_switch(r, x);
-        freeReplyObject(x);
+        cw_reply_free(x);
         while (cw_conn_read_buffered(c, &x, &e) == 0 && x) {
             on_switch(r, x);
-            freeReplyObject(x);
+            cw_reply_free(x);
         }
     }
 }

@@ -1,6 +1,7 @@
 /* Requeuers for the scheduled and retry sets (PROTOCOL §8). */
 #include "requeuer.h"
 
+#include "argv.h"
 #include "clock.h"
 #include "log.h"
 #include "scripts.h"
@@ -8,110 +9,94 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Queue keys of the registered names and of every name in known_jobs, as one
- * NUL-separated buffer with offsets. */
-typedef struct {
-    cw_buf keys;
-    size_t *offs;
-    size_t n;
-} queue_list;
-
-static void add_queue(queue_list *q, const cw_keys *keys, const char *name, size_t cap)
+/* Appends the queue key of name to queues. */
+static void add_queue(cw_argv *queues, const cw_keys *keys, const char *name)
 {
-    if (q->n == cap)
-        return;
-    q->offs[q->n++] = q->keys.len;
-    cw_key_queue(keys, &q->keys, name);
-    cw_buf_putc(&q->keys, '\0');
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_queue(keys, &key, name);
+    cw_argv_add_buf(queues, &key);
+    cw_buf_free(&key);
 }
 
 /* Logs what one script call reports: the reasons jobs went to dead (with counts) and
  * the errors of jobs it had to leave in place. The first error goes into err. */
 static int report(const redisReply *reasons, const redisReply *errors, cwork_error *err)
 {
-    for (size_t i = 0; reasons->type == REDIS_REPLY_ARRAY && i + 1 < reasons->elements; i += 2) {
-        const redisReply *why = reasons->element[i], *count = reasons->element[i + 1];
-        if (why->type != REDIS_REPLY_STRING || count->type != REDIS_REPLY_INTEGER)
+    for (size_t i = 0; cw_reply_at(reasons, i + 1); i += 2) {
+        const char *why;
+        int64_t count;
+        if (cw_reply_at_str(reasons, i, &why, NULL, NULL, NULL) != 0 ||
+            cw_reply_at_int(reasons, i + 1, &count, NULL, NULL) != 0)
             continue;
         char n[24];
-        snprintf(n, sizeof n, "%lld", count->integer);
-        cw_log(CWORK_LOG_ERROR, "requeuer.process.dead", "error", why->str, "jobs", n, NULL);
+        snprintf(n, sizeof n, "%lld", (long long)count);
+        cw_log(CWORK_LOG_ERROR, "requeuer.process.dead", "error", why, "jobs", n, NULL);
     }
     int rc = 0;
-    for (size_t i = 0; errors->type == REDIS_REPLY_ARRAY && i < errors->elements; i++) {
-        const redisReply *e = errors->element[i];
-        if (e->type != REDIS_REPLY_STRING)
-            continue;
-        cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", e->str, NULL);
+    for (size_t i = 0; cw_reply_at(errors, i); i++) {
+        const char *e;
+        if (cw_reply_at_str(errors, i, &e, NULL, NULL, NULL) != 0) continue;
+        cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", e, NULL);
         if (rc == 0)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", e->str);
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", e);
     }
     return rc;
 }
 
 static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, const cw_buf *prefix,
-                        const queue_list *q, size_t *moved, cwork_error *err)
+                        const cw_argv *queues, size_t *moved, cwork_error *err)
 {
-    char now[24], seed[25];
-    snprintf(now, sizeof now, "%lld", (long long)cw_clock_now());
+    char seed[25];
     if (cw_make_id(seed) != 0)
         return cw_error(err, CWORK_EINVAL, "cannot read the OS random source");
-    size_t argc = 2 + q->n + 5;
-    const char **argv = cw_malloc(argc * sizeof *argv);
-    size_t *lens = cw_malloc(argc * sizeof *lens);
-    if (!argv || !lens) {
-        cw_free(argv);
-        cw_free(lens);
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
-    }
-    size_t a = 0;
-    argv[a] = zset->data, lens[a++] = zset->len;
-    argv[a] = dead->data, lens[a++] = dead->len;
-    for (size_t i = 0; i < q->n; i++, a++) {
-        argv[a] = q->keys.data + q->offs[i];
-        lens[a] = strlen(argv[a]);
-    }
-    char batch[16], skip[24];
-    snprintf(batch, sizeof batch, "%d", CW_REQUEUE_BATCH);
-    argv[a] = prefix->data, lens[a++] = prefix->len;
-    argv[a] = now, lens[a++] = strlen(now);
-    argv[a] = batch, lens[a++] = strlen(batch);
-    size_t skip_at = a++;
-    argv[a] = seed, lens[a++] = 24;
+    cw_argv a = {0};
+    cw_argv_add_ref(&a, zset->data, zset->len);
+    cw_argv_add_ref(&a, dead->data, dead->len);
+    cw_argv_add_refs(&a, queues);
+    size_t nkeys = a.n;
+    cw_argv_add_ref(&a, prefix->data, prefix->len);
+    cw_argv_add_int(&a, cw_clock_now());
+    cw_argv_add_int(&a, CW_REQUEUE_BATCH);
+    size_t skip_at = a.n;
+    cw_argv_add_int(&a, 0); /* how many due jobs to step over, set below */
+    cw_argv_add_ref(&a, seed, 24);
     long long left = 0;
     int rc = 0;
     for (;;) {
-        snprintf(skip, sizeof skip, "%lld", left);
-        argv[skip_at] = skip, lens[skip_at] = strlen(skip);
-        redisReply *r = cw_conn_eval(c, &cw_script_requeue, (int)(2 + q->n), 5, argv, lens, err);
-        if (!r) {
-            rc = err->code ? err->code : CWORK_EREDIS;
+        cw_argv_set_int(&a, skip_at, left);
+        if (a.oom) {
+            rc = cw_argv_check(&a, err);
+            break;
+        }
+        redisReply *r = NULL;
+        int erc = cw_conn_eval(c, &cw_script_requeue, (int)nkeys, (int)(a.n - nkeys), a.argv,
+                               a.lens, &r, err);
+        if (erc) {
+            rc = erc;
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
-        long long n[4] = {0, 0, 0, 0};
-        int well_formed = r->type == REDIS_REPLY_ARRAY && r->elements == 6;
-        for (size_t i = 0; well_formed && i < 4; i++) {
-            well_formed = r->element[i]->type == REDIS_REPLY_INTEGER;
-            n[i] = well_formed ? r->element[i]->integer : 0;
-        }
-        if (!well_formed) {
-            freeReplyObject(r);
-            rc = cw_error(err, CWORK_EPROTO, "requeue script: unexpected reply");
+        /* {moved, to dead, left in place, stepped over, dead reasons, errors} */
+        int64_t n[4] = {0, 0, 0, 0};
+        if ((erc = cw_reply_ints(r, n, 4, "requeue script", err)) == 0)
+            erc = cw_reply_array(r, 6, NULL, "requeue script", err);
+        if (erc) {
+            cw_reply_free(r);
+            rc = erc;
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
-        int e = report(r->element[4], r->element[5], err);
+        int e = report(cw_reply_at(r, 4), cw_reply_at(r, 5), err);
         if (rc == 0)
             rc = e;
-        freeReplyObject(r);
+        cw_reply_free(r);
         *moved += (size_t)n[0];
         left += n[3];
         if (n[0] + n[1] + n[2] + n[3] < CW_REQUEUE_BATCH)
             break; /* nothing more is due */
     }
-    cw_free(argv);
-    cw_free(lens);
+    cw_argv_free(&a);
     return rc;
 }
 
@@ -134,38 +119,31 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
     cw_key_known_jobs(keys, &known_key);
     cw_key_dead(keys, &dead);
     cw_key_jobs_prefix(keys, &prefix);
-    queue_list q = {0};
-    cw_buf_init(&q.keys);
+    cw_argv queues = {0};
     redisReply *members = NULL;
     const char *smembers[] = {"SMEMBERS", known_key.data};
     size_t smembers_lens[] = {8, known_key.len};
-    members = known_key.oom ? NULL : cw_conn_command(c, 2, smembers, smembers_lens, err);
-    if (!members && (known_key.oom || c->broken)) {
-        rc = known_key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : err->code;
+    rc = known_key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                       : cw_conn_command(c, 2, smembers, smembers_lens, &members, err);
+    if (rc && (known_key.oom || c->broken)) {
         cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
         goto done;
     }
-    if (!members) {
+    if (rc) {
         /* An error reply (a damaged known_jobs): the registered names' jobs still move;
          * the others wait (their own pools move them), and the error is reported. */
         cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, "key", known_key.data,
                NULL);
-        rc = err->code;
-    }
-    size_t cap = nknown + (members && members->type == REDIS_REPLY_ARRAY ? members->elements : 0);
-    q.offs = cw_malloc((cap ? cap : 1) * sizeof *q.offs);
-    if (!q.offs) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
     }
     for (size_t i = 0; i < nknown; i++)
-        add_queue(&q, keys, known_names[i], cap);
-    for (size_t i = 0; members && members->type == REDIS_REPLY_ARRAY && i < members->elements; i++) {
-        const redisReply *m = members->element[i];
-        if (m->type == REDIS_REPLY_STRING && memchr(m->str, '\0', m->len) == NULL)
-            add_queue(&q, keys, m->str, cap);
-    }
-    if (q.keys.oom || dead.oom || prefix.oom) {
+        add_queue(&queues, keys, known_names[i]);
+    cw_argv known = {0};
+    if (cw_reply_is_array(members)) cw_reply_strings(members, &known, "SMEMBERS", NULL);
+    for (size_t i = 0; i < known.n; i++)
+        add_queue(&queues, keys, known.argv[i]);
+    if (known.oom) queues.oom = 1;
+    cw_argv_free(&known);
+    if (queues.oom || dead.oom || prefix.oom) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -179,16 +157,15 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
             cw_key_retry(keys, &zset);
         cwork_error e = {0};
         int src = zset.oom ? cw_error(&e, CWORK_ENOMEM, "out of memory")
-                           : requeue_zset(c, &zset, &dead, &prefix, &q, moved, &e);
+                           : requeue_zset(c, &zset, &dead, &prefix, &queues, moved, &e);
         if (src && rc == 0)
             rc = cw_error(err, src, "%s", e.message[0] ? e.message : cwork_strerror(src));
     }
 done:
     if (members)
-        freeReplyObject(members);
+        cw_reply_free(members);
     cw_redis_checkin(redis, c);
-    cw_free(q.offs);
-    cw_buf_free(&q.keys);
+    cw_argv_free(&queues);
     cw_buf_free(&known_key);
     cw_buf_free(&zset);
     cw_buf_free(&dead);

@@ -62,14 +62,14 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         ntasks += t->job && t->job->unique;
     if (ntasks == 0)
         return 0;
-    cw_buf keys;
-    cw_buf_init(&keys);
+    cw_buf scratch;
+    cw_buf_init(&scratch);
+    cw_argv keys = {0};
+    cw_argv_reserve(&keys, 2 * ntasks);
     task_keys *tk = cw_calloc(ntasks, sizeof *tk);
-    size_t *lens = cw_calloc(2 * ntasks, sizeof *lens);
-    const char **argv = cw_calloc(2 * ntasks, sizeof *argv);
-    size_t nk = 0, nt = 0;
+    size_t nt = 0;
     int rc = 0;
-    if (!tk || !lens || !argv) {
+    if (!tk || keys.oom) {
         rc = CWORK_ENOMEM;
         goto done;
     }
@@ -83,57 +83,58 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
                                     "(Go workers of the fork ignore it and leave its guard)");
         cwork_error kerr = {0};
         size_t l[2];
-        int n = cw_unique_guard_keys(&p->keys, t->job, &keys, l, &kerr);
+        cw_buf_reset(&scratch);
+        int n = cw_unique_guard_keys(&p->keys, t->job, &scratch, l, &kerr);
         if (n < 0) {
             cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error", kerr.message,
                    "job_id", t->job->id.ptr, NULL);
             continue;
         }
-        tk[nt++] = (task_keys){t, nk, (size_t)n};
-        for (int i = 0; i < n; i++)
-            lens[nk++] = l[i];
+        if (scratch.oom) break;
+        tk[nt++] = (task_keys){t, keys.n, (size_t)n};
+        size_t off = 0;
+        for (int i = 0; i < n; i++) {
+            cw_argv_add(&keys, scratch.data + off, l[i]);
+            off += l[i];
+        }
     }
-    if (keys.oom) {
+    if (scratch.oom || keys.oom) {
         rc = CWORK_ENOMEM;
         goto done;
     }
+    size_t nk = keys.n;
     if (nk == 0)
         goto done;
-    size_t off = 0; /* the buffer is complete: pointers into it stay valid */
-    for (size_t i = 0; i < nk; i++) {
-        argv[i] = keys.data + off;
-        off += lens[i];
-    }
     cwork_error err = {0};
-    redisReply *r = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, argv, lens, &err);
-    if (!r) {
+    redisReply *r = NULL;
+    rc = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, keys.argv, keys.lens, &r, &err);
+    if (rc) {
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
-        rc = err.code ? err.code : CWORK_EREDIS;
         goto done;
     }
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != nk) {
-        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error",
-               "unique_release script answered an unexpected reply", NULL);
-        rc = CWORK_EPROTO;
+    /* One value per key: nil when absent, "1" for a plain guard, else the job it holds. */
+    size_t nvalues = 0;
+    if ((rc = cw_reply_array(r, nk, &nvalues, "unique_release script", &err)) != 0) {
+        cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.del", "error", err.message, NULL);
     } else {
         for (size_t i = 0; i < nt; i++) {
             for (size_t j = tk[i].first; j < tk[i].first + tk[i].n; j++) {
-                const redisReply *v = r->element[j];
-                if (v->type != REDIS_REPLY_STRING || (v->len == 1 && v->str[0] == '1'))
+                const char *v;
+                size_t len;
+                if (cw_reply_at_str(r, j, &v, &len, NULL, NULL) != 0 || (len == 1 && v[0] == '1'))
                     continue; /* absent, or a plain guard: the queued job runs */
-                replace_job(tk[i].task, v->str, v->len);
+                replace_job(tk[i].task, v, len);
                 break;
             }
         }
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
 done:
     if (rc == CWORK_ENOMEM)
         cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error",
                "out of memory: guards left until their TTL", NULL);
     cw_free(tk);
-    cw_free(lens);
-    cw_free(argv);
-    cw_buf_free(&keys);
+    cw_argv_free(&keys);
+    cw_buf_free(&scratch);
     return rc;
 }

@@ -16,12 +16,13 @@ static int is_stopping(cwork_pool *p)
 /* A published job name: wake the dispatcher if this pool runs that type. */
 static void on_message(cwork_pool *p, redisReply *r)
 {
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-        r->element[2]->type == REDIS_REPLY_STRING &&
-        cw_pool_find_type(p, r->element[2]->str, r->element[2]->len)) {
+    /* {"message", channel, payload} */
+    const char *name;
+    size_t len, n = 0;
+    if (cw_reply_array(r, 3, &n, NULL, NULL) == 0 && n == 3 &&
+        cw_reply_at_str(r, 2, &name, &len, NULL, NULL) == 0 && cw_pool_find_type(p, name, len))
         cw_pool_wake_dispatchers(p);
-    }
-    freeReplyObject(r);
+    cw_reply_free(r);
 }
 
 /* Subscribes to the namespace's wake-up channel and wakes the dispatcher when a job of
@@ -44,7 +45,7 @@ void *cw_subscriber_main(void *arg)
         /* The append is only written by the first read: read the confirmation first. */
         if (cw_redis_checkout(p->redis, &c, &err) == 0 &&
             cw_conn_append(c, 2, sub, lens, &err) == 0 && cw_conn_read(c, &confirm, &err) == 0) {
-            freeReplyObject(confirm);
+            cw_reply_free(confirm);
             c->pending = 1; /* a subscribed connection always has replies coming */
             backoff_ms = 0;
             while (!is_stopping(p) && !c->broken) {

@@ -172,9 +172,8 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
         [CW_CYCLE_MAX_CONCURRENCY] = ":max_concurrency", [CW_CYCLE_QUEUE] = "",
         [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress", [CW_CYCLE_LOCK_INFO] = ":lock_info"};
     test_keys tk = {n, malloc((size_t)n * CW_CYCLE_KEY_KINDS * 128)};
-    const char **cargs = malloc((size_t)(nargs + 1) * sizeof *cargs);
-    size_t *clens = malloc((size_t)(nargs + 1) * sizeof *clens);
-    if (!tk.keys || !cargs || !clens) abort();
+    cw_argv commit_args = {0};
+    if (!tk.keys) abort();
     for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
         for (int t = 0; t < n; t++)
             snprintf(tk.keys[kind * n + t], 128, "%s:jobs:%s%s", ns_, name(t), suffix[kind]);
@@ -188,13 +187,14 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
         call.width = 2;
     for (size_t d = 0; d < ndraws; d++)
         cw_cycle_call_add_draw(&call, orders + d * (size_t)n);
-    size_t ncommit = 0;
     if (groups) {
-        cargs[ncommit] = (const char *)groups, clens[ncommit++] = glen;
+        cw_argv_add_ref(&commit_args, groups, glen);
         for (int i = 0; i < nargs; i++)
-            cargs[ncommit] = args[i], clens[ncommit++] = strlen(args[i]);
+            cw_argv_add_str(&commit_args, args[i]);
     }
-    if (cw_cycle_call_finish(&call, &keys, POOL, single, cargs, clens, ncommit) != 0) abort();
+    if (cw_argv_check(&commit_args, NULL) ||
+        cw_cycle_call_finish(&call, &keys, POOL, single, &commit_args))
+        abort();
     int argc = 3 + call.nkeys + call.nargs;
     const char **argv = malloc((size_t)argc * sizeof *argv);
     size_t *lens = malloc((size_t)argc * sizeof *lens);
@@ -204,13 +204,12 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
     argv[0] = "EVAL", lens[0] = 4;
     argv[1] = cw_script_cycle.body, lens[1] = cw_script_cycle.body_len;
     argv[2] = count, lens[2] = strlen(count);
-    memcpy(argv + 3, call.argv, (size_t)(argc - 3) * sizeof *argv);
-    memcpy(lens + 3, call.lens, (size_t)(argc - 3) * sizeof *lens);
+    memcpy(argv + 3, call.args.argv, (size_t)(argc - 3) * sizeof *argv);
+    memcpy(lens + 3, call.args.lens, (size_t)(argc - 3) * sizeof *lens);
     redisReply *r = redisCommandArgv(rc_, argc, argv, lens);
     cw_cycle_call_clear(&call);
     free(tk.keys);
-    free(cargs);
-    free(clens);
+    cw_argv_free(&commit_args);
     free(argv);
     free(lens);
     if (!r) {

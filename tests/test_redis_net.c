@@ -65,7 +65,8 @@ static void command_times_out(void)
     cwork_error err = {0};
     CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
     long long t0 = tl_now_ms();
-    redisReply *x = c ? cw_conn_commandf(c, &err, "PING") : NULL;
+    redisReply *x = NULL;
+    if (c) CHECK_INT(cw_conn_commandf(c, &x, &err, "PING"), CWORK_EREDIS);
     long long took = tl_now_ms() - t0;
     CHECK(x == NULL);
     CHECK_INT(err.code, CWORK_EREDIS);
@@ -154,7 +155,8 @@ static void big_values_round_trip(void)
         v[i] = (char)('a' + i % 23);
     const char *set[] = {"SET", key, v};
     size_t set_lens[] = {3, strlen(key), n};
-    redisReply *x = cw_conn_command(c, 3, set, set_lens, &err);
+    redisReply *x = NULL;
+    CHECK_INT(cw_conn_command(c, 3, set, set_lens, &x, &err), 0);
     CHECK(x && x->type == REDIS_REPLY_STATUS);
     if (x) freeReplyObject(x);
     const char *get[] = {"GET", key};
@@ -166,8 +168,7 @@ static void big_values_round_trip(void)
         CHECK(x && x->type == REDIS_REPLY_STRING && x->len == n && memcmp(x->str, v, n) == 0);
         if (x) freeReplyObject(x);
     }
-    x = cw_conn_commandf(c, &err, "DEL %s", key);
-    if (x) freeReplyObject(x);
+    CHECK_INT(cw_conn_commandf(c, NULL, &err, "DEL %s", key), 0);
     CHECK(!c->broken);
     cw_redis_checkin(r, c);
     cwork_redis_free(r);

@@ -35,7 +35,8 @@ static cwork_redis *pool_at(const char *host, int port, const char *userinfo, co
 static long long conn_client_id(cw_conn *c)
 {
     cwork_error err = {0};
-    redisReply *r = cw_conn_commandf(c, &err, "CLIENT ID");
+    redisReply *r = NULL;
+    cw_conn_commandf(c, &r, &err, "CLIENT ID");
     if (!r || r->type != REDIS_REPLY_INTEGER) {
         tl_fail(__FILE__, __LINE__, "CLIENT ID: %s", r ? "not an integer" : err.message);
         if (r) freeReplyObject(r);
@@ -82,13 +83,14 @@ static void *incr_worker(void *p)
         cwork_error err = {0};
         redisReply *reply = NULL;
         if (w->mode == 0) {
-            reply = cw_redis_command(w->r, 2, argv, lens, &err);
+            cw_redis_command(w->r, 2, argv, lens, &reply, &err);
         } else {
             cw_conn *c;
             if (cw_redis_checkout(w->r, &c, &err) == 0) {
-                reply = cw_conn_command(c, 2, argv, lens, &err);
+                cw_conn_command(c, 2, argv, lens, &reply, &err);
                 if (i % 100 == 0 && w->nids < MAX_IDS) {
-                    redisReply *id = cw_conn_commandf(c, &err, "CLIENT ID");
+                    redisReply *id = NULL;
+                    cw_conn_commandf(c, &id, &err, "CLIENT ID");
                     if (id && id->type == REDIS_REPLY_INTEGER) w->ids[w->nids++] = id->integer;
                     if (id) freeReplyObject(id);
                 }
@@ -174,6 +176,11 @@ static void checkout_times_out_when_all_are_held(void)
     CHECK(waited >= 200 && waited < 10000); /* ~300 ms; loosely */
     CHECK_INT(err.code, CWORK_ETIMEOUT);
     CHECK(strstr(err.message, "no free connection") != NULL);
+    /* A command call says so too, with or without an error to fill. */
+    const char *ping[] = {"PING"};
+    redisReply *none = NULL;
+    CHECK_INT(cw_redis_command(r, 1, ping, NULL, &none, NULL), CWORK_ETIMEOUT);
+    CHECK(none == NULL);
 
     /* A connection given back goes to the next checkout (LIFO: the same one). */
     cw_redis_checkin(r, a);
@@ -230,7 +237,8 @@ static void killed_connection_is_redialled(void)
 
     /* Killed while checked out: the command fails, the connection is dropped at checkin. */
     kill_client(id2);
-    redisReply *rep = cw_conn_commandf(c, &err, "PING");
+    redisReply *rep = NULL;
+    CHECK_INT(cw_conn_commandf(c, &rep, &err, "PING"), CWORK_EREDIS);
     CHECK(rep == NULL);
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(c->broken);
@@ -274,7 +282,8 @@ static void eval_falls_back_on_noscript(void)
     CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
     const char *argv[] = {"k", "5"};
     size_t lens[] = {1, 1};
-    redisReply *rep = cw_conn_eval(c, &sc, 1, 1, argv, lens, &err);
+    redisReply *rep = NULL;
+    CHECK_INT(cw_conn_eval(c, &sc, 1, 1, argv, lens, &rep, &err), 0);
     CHECK(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 5);
     if (rep) freeReplyObject(rep);
     redisReply *ex = tl_cmd(raw, "SCRIPT EXISTS %s", sha);
@@ -282,7 +291,7 @@ static void eval_falls_back_on_noscript(void)
     freeReplyObject(ex);
 
     freeReplyObject(tl_cmd(raw, "SCRIPT FLUSH"));
-    rep = cw_conn_eval(c, &sc, 1, 1, argv, lens, &err);
+    CHECK_INT(cw_conn_eval(c, &sc, 1, 1, argv, lens, &rep, &err), 0);
     CHECK(rep && rep->type == REDIS_REPLY_INTEGER && rep->integer == 10);
     if (rep) freeReplyObject(rep);
 
@@ -304,8 +313,11 @@ static void eval_falls_back_on_noscript(void)
     CHECK_INT(cw_conn_load_script(c, &bad, &err), CWORK_EPROTO);
 
     /* A script error is an error reply, not a broken connection. */
-    CHECK(cw_conn_eval(c, &esc, 0, 0, NULL, NULL, &err) == NULL);
+    rep = (redisReply *)&rep; /* not NULL: the call must clear it */
+    CHECK_INT(cw_conn_eval(c, &esc, 0, 0, NULL, NULL, &rep, &err), CWORK_EREDIS);
+    CHECK(rep == NULL);
     CHECK_INT(err.code, CWORK_EREDIS);
+    CHECK_INT(cw_conn_eval(c, &esc, 0, 0, NULL, NULL, NULL, NULL), CWORK_EREDIS);
     CHECK(!c->broken);
     cw_redis_checkin(r, c);
     cwork_redis_free(r);
@@ -377,8 +389,12 @@ static void pipeline_of_1000(void)
         CHECK_INT(cw_conn_append(c, 1, ping, NULL, &err), 0);
     CHECK_INT(cw_conn_read(c, &x, &err), 0);
     freeReplyObject(x);
-    CHECK(cw_conn_commandf(c, &err, "PING") == NULL); /* would read a pipelined reply */
+    redisReply *no = NULL;
+    CHECK_INT(cw_conn_commandf(c, &no, &err, "PING"), CWORK_EINVAL); /* would read a pipelined reply */
+    CHECK(no == NULL);
     CHECK_INT(err.code, CWORK_EINVAL);
+    /* The code is the same without an error to fill. */
+    CHECK_INT(cw_conn_commandf(c, NULL, NULL, "PING"), CWORK_EINVAL);
     cw_redis_checkin(r, c);
     CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
     long long id2 = conn_client_id(c);
@@ -407,7 +423,8 @@ static void auth_with_acl_user(void)
     cwork_redis *r = shared_pool(info, NULL, 2, 3000, NULL);
     cwork_error err = {0};
     const char *whoami[] = {"ACL", "WHOAMI"};
-    redisReply *who = r ? cw_redis_command(r, 2, whoami, NULL, &err) : NULL;
+    redisReply *who = NULL;
+    if (r) cw_redis_command(r, 2, whoami, NULL, &who, &err);
     CHECK(who && who->type == REDIS_REPLY_STRING);
     if (who && who->type == REDIS_REPLY_STRING) CHECK_STR(who->str, user);
     if (who) freeReplyObject(who);
@@ -503,9 +520,7 @@ static void select_db(void)
     if (!r) return;
     cwork_error err = {0};
     const char *argv[] = {"SET", key, "in-three"};
-    redisReply *ok = cw_redis_command(r, 3, argv, NULL, &err);
-    CHECK(ok != NULL);
-    if (ok) freeReplyObject(ok);
+    CHECK_INT(cw_redis_command(r, 3, argv, NULL, NULL, &err), 0);
     cwork_redis_free(r);
 
     redisContext *raw = tl_redis_connect();
@@ -544,9 +559,9 @@ static void readonly_reply_marks_broken(void)
     cwork_error err = {0};
     CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
     long long id1 = conn_client_id(c);
-    CHECK(cw_conn_command(c, 3, other, NULL, &err) == NULL);
+    CHECK_INT(cw_conn_command(c, 3, other, NULL, NULL, &err), CWORK_EREDIS);
     CHECK(!c->broken); /* other errors keep the connection */
-    CHECK(cw_conn_command(c, 3, ro, NULL, &err) == NULL);
+    CHECK_INT(cw_conn_command(c, 3, ro, NULL, NULL, &err), CWORK_EREDIS);
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(strstr(err.message, "READONLY") != NULL);
     CHECK(c->broken);

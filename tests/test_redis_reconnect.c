@@ -110,9 +110,7 @@ static void kill_and_restart(void)
     cwork_error err = {0};
     const char *set[] = {"SET", "survivor", "still-here"};
     const char *get[] = {"GET", "survivor"};
-    redisReply *rep = cw_redis_command(r, 3, set, NULL, &err);
-    CHECK(rep != NULL);
-    if (rep) freeReplyObject(rep);
+    CHECK_INT(cw_redis_command(r, 3, set, NULL, NULL, &err), 0);
     cw_conn *held;
     CHECK_INT(cw_redis_checkout(r, &held, &err), 0);
 
@@ -120,12 +118,12 @@ static void kill_and_restart(void)
 
     /* A connection held across the crash fails its next command. */
     long long t0 = tl_now_ms();
-    CHECK(cw_conn_command(held, 2, get, NULL, &err) == NULL);
+    CHECK_INT(cw_conn_command(held, 2, get, NULL, NULL, &err), CWORK_EREDIS);
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(held->broken);
     cw_redis_checkin(r, held);
     /* A new command re-dials until the checkout timeout, then reports the dial error. */
-    CHECK(cw_redis_command(r, 2, get, NULL, &err) == NULL);
+    CHECK_INT(cw_redis_command(r, 2, get, NULL, NULL, &err), CWORK_EREDIS);
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(strstr(err.message, "connect") != NULL);
     CHECK(strstr(err.message, PASSWORD) == NULL);
@@ -137,7 +135,8 @@ static void kill_and_restart(void)
     freeReplyObject(tl_cmd(raw, "CONFIG SET requirepass %s", PASSWORD));
     redisFree(raw);
 
-    rep = cw_redis_command(r, 2, get, NULL, &err);
+    redisReply *rep = NULL;
+    CHECK_INT(cw_redis_command(r, 2, get, NULL, &rep, &err), 0);
     CHECK(rep && rep->type == REDIS_REPLY_STRING);
     if (rep && rep->type == REDIS_REPLY_STRING)
         CHECK_STR(rep->str, "still-here"); /* appendfsync always kept it */
@@ -188,7 +187,7 @@ static void no_death_by_sigpipe(void)
     CHECK_INT(err.code, CWORK_EREDIS);
     CHECK(c->broken);
     /* The same through the one-shot path. */
-    CHECK(cw_conn_command(c, 3, argv, lens, &err) == NULL);
+    CHECK(cw_conn_command(c, 3, argv, lens, NULL, &err) != 0);
     free(value);
 
     /* The thread's mask is as it was, and no SIGPIPE is left pending for later. */
@@ -299,9 +298,7 @@ static void unix_socket_with_db(void)
         cwork_redis *r = cwork_redis_new(url, NULL, &err);
         CHECK(r != NULL);
         const char *argv[] = {"SET", "k", "over-unix"};
-        redisReply *ok = r ? cw_redis_command(r, 3, argv, NULL, &err) : NULL;
-        CHECK(ok != NULL);
-        if (ok) freeReplyObject(ok);
+        CHECK(r && cw_redis_command(r, 3, argv, NULL, NULL, &err) == 0);
         cwork_redis_free(r);
         freeReplyObject(tl_cmd(raw, "SELECT 2"));
         redisReply *v = tl_cmd(raw, "GET k");

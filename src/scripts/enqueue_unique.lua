@@ -36,10 +36,12 @@ local value = ARGV[4] ~= '' and ARGV[4] or ARGV[1]
 local other = KEYS[4] ~= KEYS[2] and redis.call('EXISTS', KEYS[4]) == 1
 if other or not redis.call('SET', KEYS[2], value, 'NX', 'EX', 86400) then
   if ARGV[5] == '1' then
-    if other then
+    -- Only a guard that is a string is re-armed: one of another type (someone else's
+    -- data) counts as present but is left as it is (PROTOCOL §16.15).
+    if other and redis.call('TYPE', KEYS[4]).ok == 'string' then
       redis.call('SET', KEYS[4], value, 'EX', 86400)
     end
-    if redis.call('EXISTS', KEYS[2]) == 1 then
+    if redis.call('TYPE', KEYS[2]).ok == 'string' then
       redis.call('SET', KEYS[2], value, 'EX', 86400)
     end
   end

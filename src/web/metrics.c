@@ -5,6 +5,7 @@
 #include "log.h"
 
 #include "redis.h"
+#include "utf8.h"
 
 #include <string.h>
 
@@ -30,12 +31,11 @@ static int set_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
     for (int i = 0; rc == 0 && i < 3; i++) {
         redisReply *r = NULL;
         rc = cw_conn_read(c, &r, err);
-        if (rc == 0 && r->type == REDIS_REPLY_INTEGER)
-            *dst[i] = r->integer;
+        if (rc == 0 && cw_reply_error(r))
+            rc = cw_error(err, CWORK_EREDIS, "ZCARD: %s", cw_reply_error(r));
         else if (rc == 0)
-            rc = cw_error(err, r->type == REDIS_REPLY_ERROR ? CWORK_EREDIS : CWORK_EPROTO,
-                          "ZCARD: %s", r->type == REDIS_REPLY_ERROR ? r->str : "not a number");
-        if (r) freeReplyObject(r);
+            rc = cw_reply_int(r, dst[i], "ZCARD", err);
+        cw_reply_free(r);
     }
     if (c) cw_redis_checkin(web->redis, c);
     for (int i = 0; i < 3; i++)
@@ -112,7 +112,7 @@ static void label_value(cw_buf *b, const char *s)
         } else if (p[i] < 0x80) {
             cw_buf_putc(b, (char)p[i++]);
         } else {
-            size_t n = cw_gj_utf8_len(p + i, len - i);
+            size_t n = cw_utf8_decode(p + i, len - i, NULL);
             if (n == 0) {
                 cw_buf_puts(b, "\xef\xbf\xbd");
                 i++;

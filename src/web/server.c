@@ -404,9 +404,11 @@ static int add_views(cwork_web *web, const cwork_web_options *opts, cwork_error 
             web_free(v);
             return cw_error(err, CWORK_ENOMEM, "out of memory");
         }
-        if (!(v->client = cwork_client_new(web->redis, ns, err))) {
+        cwork_error e = {0};
+        if (!(v->client = cwork_client_new(web->redis, ns, &e))) {
             web_free(v);
-            return err ? err->code : CWORK_ENOMEM;
+            if (err) *err = e;
+            return e.code ? e.code : CWORK_ENOMEM;
         }
         cwork_client_set_go_flavor(v->client, web->flavor);
         web->views[web->n_views++] = v;

@@ -75,8 +75,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!url)
-        url = "redis://127.0.0.1:6379";
+    if (!url) url = "redis://127.0.0.1:6379";
     const char *ns = strstr(url, "+cluster://") ? "{cwork-bench}" : "cwork-bench";
     cwork_error err = {0};
     cwork_redis *base = cwork_redis_new(url, NULL, &err);
@@ -126,12 +125,10 @@ int main(int argc, char **argv)
         for (long done = 0; done < bulk_per_round; done += batch) {
             long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
             for (long i = 0; i < n; i++)
-                if (cw_conn_append(c, 3, lpush, NULL, &err) != 0)
-                    return 1;
+                if (cw_conn_append(c, 3, lpush, NULL, &err) != 0) return 1;
             for (long i = 0; i < n; i++) {
                 redisReply *r;
-                if (cw_conn_read(c, &r, &err) != 0)
-                    return 1;
+                if (cw_conn_read(c, &r, &err) != 0) return 1;
                 freeReplyObject(r);
             }
         }
@@ -160,8 +157,9 @@ int main(int argc, char **argv)
             long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
             for (long i = 0; i < n; i++) {
                 cwork_args_set_int64(args, "i", done + i);
-                int flags = (done + i) % 100 == 0 ? CWORK_BATCH_IN
-                            : (done + i) % 100 == 50 ? CWORK_BATCH_UNIQUE : 0;
+                int flags = (done + i) % 100 == 0    ? CWORK_BATCH_IN
+                            : (done + i) % 100 == 50 ? CWORK_BATCH_UNIQUE
+                                                     : 0;
                 cwork_batch_add(b, names[i % 4], args, 3600, flags, NULL);
             }
             if (cwork_enqueue_batch(b, &err) != 0) {
@@ -179,8 +177,8 @@ int main(int argc, char **argv)
     double mixed = bulk_total / t_mixed;
 
     char *shown = cwork_redact_url(url);
-    printf("server: %s (%ld single jobs, %ld bulk jobs, batches of %ld, %d rounds)\n",
-           shown, jobs, bulk_jobs, batch, ROUNDS);
+    printf("server: %s (%ld single jobs, %ld bulk jobs, batches of %ld, %d rounds)\n", shown, jobs,
+           bulk_jobs, batch, ROUNDS);
     cwork_free(shown);
     printf("baseline LPUSH, one per round trip:   %10.0f ops/s\n", lpush);
     printf("baseline LPUSH, pipelined:            %10.0f ops/s\n", lpush_pipe);

@@ -93,13 +93,10 @@ static double redis_cpu_seconds(raw_conn *raw)
     if (r && r->type == REDIS_REPLY_STRING) {
         const char *s = strstr(r->str, "used_cpu_sys:");
         const char *u = strstr(r->str, "used_cpu_user:");
-        if (s)
-            sys = atof(s + 13);
-        if (u)
-            user = atof(u + 14);
+        if (s) sys = atof(s + 13);
+        if (u) user = atof(u + 14);
     }
-    if (r)
-        freeReplyObject(r);
+    if (r) freeReplyObject(r);
     return sys + user;
 }
 
@@ -112,11 +109,9 @@ static void drop(raw_conn *raw, const char *ns)
     for (size_t i = 0; keys && i < keys->elements; i++) {
         const char *unlink[] = {"UNLINK", keys->element[i]->str};
         redisReply *r = raw_command(raw, 2, unlink);
-        if (r)
-            freeReplyObject(r);
+        if (r) freeReplyObject(r);
     }
-    if (keys)
-        freeReplyObject(keys);
+    if (keys) freeReplyObject(keys);
 }
 
 static raw_conn *dial(const char *url)
@@ -153,8 +148,7 @@ static void measure_baselines(raw_conn *raw)
     int64_t t0 = now_us();
     for (int i = 0; i < n; i++) {
         redisReply *r = raw_command(raw, 1, ping);
-        if (!r)
-            exit(1);
+        if (!r) exit(1);
         freeReplyObject(r);
     }
     baseline_rtt = n / ((double)(now_us() - t0) / 1e6);
@@ -166,8 +160,7 @@ static void measure_baselines(raw_conn *raw)
         cw_conn_append(raw->c, 1, ping, NULL, NULL);
     for (int i = 0; i < n * 10; i++) {
         redisReply *r;
-        if (cw_conn_read(raw->c, &r, NULL) != 0)
-            exit(1);
+        if (cw_conn_read(raw->c, &r, NULL) != 0) exit(1);
         freeReplyObject(r);
     }
     baseline_pipelined = n * 10 / ((double)(now_us() - t0) / 1e6);
@@ -231,8 +224,8 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
     printf("%2d queues, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
            "jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job (%.2fx one "
            "PING round trip)\n",
-           queues, concurrency, total, (double)total / enqueue_s, rate, rate / baseline_rtt,
-           cpu_us, cpu_us / baseline_ping_cpu_us);
+           queues, concurrency, total, (double)total / enqueue_s, rate, rate / baseline_rtt, cpu_us,
+           cpu_us / baseline_ping_cpu_us);
     cwork_pool_free(p);
     cwork_args_free(args);
     cwork_batch_free(b);
@@ -285,8 +278,7 @@ static run_figures figures_of_run(long n, unsigned concurrency)
         int64_t s0 = run_start_us_[i], e0 = run_end_us_[i];
         busy += (double)(e0 - s0);
         int64_t e1 = e0 < last_start ? e0 : last_start;
-        if (e1 > s0)
-            busy_waiting += (double)(e1 - s0);
+        if (e1 > s0) busy_waiting += (double)(e1 - s0);
     }
     double wall = (double)(last_end - first), waiting = (double)(last_start - first);
     return (run_figures){(double)n / (wall / 1e6), busy / (wall * concurrency),
@@ -311,8 +303,7 @@ static void *floor_thread(void *arg)
     const char *ping[] = {"PING"};
     for (long i; (i = atomic_fetch_add(a->next, 1)) < a->n;) {
         redisReply *r = raw_command(c, 1, ping);
-        if (r)
-            freeReplyObject(r);
+        if (r) freeReplyObject(r);
         int64_t ms = workload_ms(a->w, i);
         atomic_store(&run_start_us_[i], now_us());
         struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
@@ -398,16 +389,15 @@ static void workload(cwork_redis *redis, raw_conn *raw, const char *url, const c
 static int tune(const char *spec)
 {
     const char *eq = strchr(spec, '=');
-    if (!eq)
-        return -1;
+    if (!eq) return -1;
     long long v = atoll(eq + 1);
     size_t n = (size_t)(eq - spec);
-#define TUNE(field)                                                                           \
-    do {                                                                                      \
-        if (n == strlen(#field) && !strncmp(spec, #field, n)) {                               \
-            tuning_.field = (__typeof__(tuning_.field))v;                                     \
-            return 0;                                                                         \
-        }                                                                                     \
+#define TUNE(field)                                                                                \
+    do {                                                                                           \
+        if (n == strlen(#field) && !strncmp(spec, #field, n)) {                                    \
+            tuning_.field = (__typeof__(tuning_.field))v;                                          \
+            return 0;                                                                              \
+        }                                                                                          \
     } while (0)
     TUNE(shard_executors);
     TUNE(max_shards);
@@ -506,8 +496,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!url)
-        url = "redis://127.0.0.1:6379";
+    if (!url) url = "redis://127.0.0.1:6379";
     raw_conn *raw = dial(url);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
@@ -527,8 +516,7 @@ int main(int argc, char **argv)
                 workload(redis, raw, url, w, (unsigned)atoi(c), wseconds);
         }
     }
-    if (latency_jobs > 0)
-        latency(redis, raw, latency_jobs, concurrency);
+    if (latency_jobs > 0) latency(redis, raw, latency_jobs, concurrency);
     cwork_redis_free(redis);
     raw_close(raw);
     return 0;

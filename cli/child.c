@@ -204,7 +204,6 @@ static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static running *reg_head;
 static int aborting;
 
-
 void child_abort_all(void)
 {
     pthread_mutex_lock(&reg_mu);
@@ -248,8 +247,8 @@ static int reg_remove(running *r)
 
 /* ---------------------------------------------------------------- spawning */
 
-/* The environment: ours without CWORK_JOB_* and CWORK_ARG_*, then the job's. NULL when out of memory;
- * free the array only (the strings are borrowed). */
+/* The environment: ours without CWORK_JOB_* and CWORK_ARG_*, then the job's. NULL when out of
+ * memory; free the array only (the strings are borrowed). */
 static char **build_env(const child_spec *spec)
 {
     size_t n = 0;
@@ -259,8 +258,7 @@ static char **build_env(const child_spec *spec)
     if (!env) return NULL;
     size_t k = 0;
     for (char **e = environ; e && *e; e++)
-        if (strncmp(*e, "CWORK_JOB_", 10) != 0 && strncmp(*e, "CWORK_ARG_", 10) != 0)
-            env[k++] = *e;
+        if (strncmp(*e, "CWORK_JOB_", 10) != 0 && strncmp(*e, "CWORK_ARG_", 10) != 0) env[k++] = *e;
     for (size_t i = 0; i < spec->env_count; i++)
         env[k++] = (char *)spec->env_add[i];
     env[k] = NULL;
@@ -310,8 +308,8 @@ static int spawn(tracker *s, child_result *res)
         rl.rlim_cur < (rlim_t)max_fd)
         max_fd = (int)rl.rlim_cur;
     char *argv[] = {"sh", "-c", (char *)s->spec->command, NULL};
-    supervisor_launch launch = {{in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid(),
-                                NULL, NULL};
+    supervisor_launch launch = {
+        {in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid(), NULL, NULL};
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     int prep = supervisor_prepare(&launch, &actions, &attr);
@@ -414,7 +412,7 @@ static void follow(tracker *s, child_result *res)
         si.si_pid = 0;
         int w = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT);
         if ((w == 0 && si.si_pid == s->pid) || (w < 0 && errno == ECHILD))
-            exited = 1; /* (ECHILD cannot happen: only this thread waits for this pid) */
+            exited = 1;    /* (ECHILD cannot happen: only this thread waits for this pid) */
         if (exited) break; /* and with the supervisor, every process of the tree */
         int64_t now = now_ms();
         if (deadline && step < 3 && now >= next_at) {
@@ -498,8 +496,8 @@ int child_run(const child_spec *spec, child_result *res)
     if (res->timed_out) {
         /* What it said before, then why it ended: the last line is the reason. */
         char why[64];
-        int wn = snprintf(why, sizeof why, "timed out after %g s",
-                          (double)spec->timeout_ms / 1000.0);
+        int wn =
+            snprintf(why, sizeof why, "timed out after %g s", (double)spec->timeout_ms / 1000.0);
         size_t n = work_stderr_tail(s.tail.data, s.tail.len, s.tail.lost_front, res->message,
                                     CHILD_MESSAGE_MAX - (size_t)wn - 1, CHILD_TAIL_LINES - 1);
         snprintf(res->message + n, sizeof res->message - n, "%s%s", n ? "\n" : "", why);

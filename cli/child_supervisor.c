@@ -46,10 +46,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PID_LIMIT (1 << 22)  /* Linux's PID_MAX_LIMIT: every pid is below it */
-#define TABLE_MAX (1 << 16)  /* processes looked at per /proc scan */
-#define WAKE_MS 100          /* how often it looks whether cwork still lives */
-#define RESCAN_MS 10         /* between kill rounds while children remain */
+#define PID_LIMIT (1 << 22) /* Linux's PID_MAX_LIMIT: every pid is below it */
+#define TABLE_MAX (1 << 16) /* processes looked at per /proc scan */
+#define WAKE_MS 100         /* how often it looks whether cwork still lives */
+#define RESCAN_MS 10        /* between kill rounds while children remain */
 
 /* One /proc scan: every process and its parent, and the tree marked in a bitmap
  * indexed by pid. All of it mapped once, at start. */

@@ -17,13 +17,11 @@ int cli_next(cli_args *a)
     a->value = NULL;
     a->inline_value = NULL;
     a->name[0] = '\0';
-    if (a->i >= a->argc)
-        return -1;
+    if (a->i >= a->argc) return -1;
     const char *s = a->argv[a->i++];
     if (!a->only_positional && strcmp(s, "--") == 0) { /* everything after is positional */
         a->only_positional = 1;
-        if (a->i >= a->argc)
-            return -1;
+        if (a->i >= a->argc) return -1;
         s = a->argv[a->i++];
     }
     if (a->only_positional) {
@@ -39,8 +37,7 @@ int cli_next(cli_args *a)
     s += (s[1] == '-') ? 2 : 1;
     const char *eq = strchr(s, '=');
     size_t n = eq ? (size_t)(eq - s) : strlen(s);
-    if (n >= sizeof a->name)
-        n = sizeof a->name - 1;
+    if (n >= sizeof a->name) n = sizeof a->name - 1;
     memcpy(a->name, s, n);
     a->name[n] = '\0';
     a->inline_value = eq ? eq + 1 : NULL;
@@ -63,10 +60,8 @@ int cli_take_value(cli_args *a)
 
 int cli_flag(const cli_args *a)
 {
-    if (!a->inline_value)
-        return 0;
-    fprintf(stderr, "cwork: option --%s takes no value (got \"%s\")\n", a->name,
-            a->inline_value);
+    if (!a->inline_value) return 0;
+    fprintf(stderr, "cwork: option --%s takes no value (got \"%s\")\n", a->name, a->inline_value);
     return -1;
 }
 
@@ -94,8 +89,7 @@ static const char *keep_secrets_out_of_ps(char *arg)
         size_t len = strlen(arg), n = strlen(shown);
         for (size_t i = 0; i < len; i++) {
             char c = ' ';
-            if (i < n)
-                c = shown[i];
+            if (i < n) c = shown[i];
             arg[i] = c;
         }
     }
@@ -108,20 +102,17 @@ static const char *keep_secrets_out_of_ps(char *arg)
 int cli_conn_option(cli_args *a, cli_conn_opts *o)
 {
     if (cli_is(a, "redis")) {
-        if (cli_take_value(a) < 0)
-            return -1;
+        if (cli_take_value(a) < 0) return -1;
         o->redis_url = keep_secrets_out_of_ps((char *)a->value);
         return 1;
     }
     if (cli_is(a, "ns")) {
-        if (cli_take_value(a) < 0)
-            return -1;
+        if (cli_take_value(a) < 0) return -1;
         o->ns = a->value;
         return 1;
     }
     if (cli_is(a, "go-flavor")) {
-        if (cli_take_value(a) < 0)
-            return -1;
+        if (cli_take_value(a) < 0) return -1;
         o->go_flavor = a->value;
         return 1;
     }
@@ -139,10 +130,8 @@ int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)
             return 0;
         }
     }
-    if (cwork_go_flavor_parse(text, out, NULL) == 0)
-        return 0;
-    fprintf(stderr, "cwork: %s: unknown Go flavour \"%s\" (want fork or upstream)\n", from,
-            text);
+    if (cwork_go_flavor_parse(text, out, NULL) == 0) return 0;
+    fprintf(stderr, "cwork: %s: unknown Go flavour \"%s\" (want fork or upstream)\n", from, text);
     return -1;
 }
 
@@ -150,11 +139,9 @@ void cli_redis_options(cwork_redis_options *ro)
 {
     cwork_redis_options_init(ro);
     const char *pw = getenv("CWORK_REDIS_PASSWORD");
-    if (pw && *pw)
-        ro->password = pw; /* the library uses it when the URL carries none */
+    if (pw && *pw) ro->password = pw; /* the library uses it when the URL carries none */
     const char *spw = getenv("CWORK_REDIS_SENTINEL_PASSWORD");
-    if (spw && *spw)
-        ro->sentinel_password = spw; /* likewise, for a sentinel URL's sentinels */
+    if (spw && *spw) ro->sentinel_password = spw; /* likewise, for a sentinel URL's sentinels */
 }
 
 /* The URL to use for o, and where it comes from. */
@@ -222,8 +209,7 @@ cwork_redis *cli_redis_new(const cli_conn_opts *o)
     cwork_redis_options ro;
     cli_redis_options(&ro);
     cwork_redis *r = redis_new(o, &ro, &err);
-    if (!r)
-        print_connect_failure(o, &err);
+    if (!r) print_connect_failure(o, &err);
     return r;
 }
 
@@ -243,8 +229,7 @@ int cli_ping(const cli_conn_opts *o)
     int ok = probe && cwork_redis_ping(probe, &err) == 0;
     cwork_redis_free(probe);
     cli_setup_logging();
-    if (!ok)
-        print_connect_failure(o, &err);
+    if (!ok) print_connect_failure(o, &err);
     return ok ? 0 : -1;
 }
 

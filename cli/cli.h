@@ -21,11 +21,11 @@ enum {
 typedef struct cli_args {
     int argc;
     char **argv;
-    int i;              /* next index */
-    const char *value;  /* the option's value after cli_take_value */
+    int i;                    /* next index */
+    const char *value;        /* the option's value after cli_take_value */
     const char *inline_value; /* from --opt=value */
-    char name[64];      /* current option name without dashes */
-    int only_positional; /* after "--" */
+    char name[64];            /* current option name without dashes */
+    int only_positional;      /* after "--" */
 } cli_args;
 
 void cli_args_init(cli_args *a, int argc, char **argv, int first);

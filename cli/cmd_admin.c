@@ -9,12 +9,21 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const cmd_names[] = {"queues", "pools",   "busy", "retry", "scheduled",
-                                        "dead",   "pause",   "unpause", "job", "queue"};
+static const char *const cmd_names[] = {"queues", "pools", "busy",    "retry", "scheduled",
+                                        "dead",   "pause", "unpause", "job",   "queue"};
 
-const char *const admin_option_names[] = {
-    "json", "page", "name", "all", "at", "retry-at", "run-at", "died-at", "older-than", "keep",
-    CLI_COMMON_OPTIONS, NULL};
+const char *const admin_option_names[] = {"json",
+                                          "page",
+                                          "name",
+                                          "all",
+                                          "at",
+                                          "retry-at",
+                                          "run-at",
+                                          "died-at",
+                                          "older-than",
+                                          "keep",
+                                          CLI_COMMON_OPTIONS,
+                                          NULL};
 
 /* ---------------------------------------------------------------- helpers */
 

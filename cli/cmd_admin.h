@@ -49,15 +49,15 @@ typedef struct admin_opts {
     cli_conn_opts conn;
     admin_cmd cmd;
     admin_action action;
-    char label[32];     /* "cwork dead retry", for messages */
-    unsigned seen;      /* OPT_* given on the command line */
-    unsigned page;      /* --page, 0 when absent */
-    const char *name;   /* --name */
-    int64_t at;         /* --at / --died-at / --retry-at / --run-at */
-    int64_t older_than; /* --older-than, in seconds */
-    int64_t keep;       /* --keep */
-    const char *arg;    /* the ID or NAME argument */
-    const char *id;     /* cwork queue delete NAME ID: the ID */
+    char label[32];         /* "cwork dead retry", for messages */
+    unsigned seen;          /* OPT_* given on the command line */
+    unsigned page;          /* --page, 0 when absent */
+    const char *name;       /* --name */
+    int64_t at;             /* --at / --died-at / --retry-at / --run-at */
+    int64_t older_than;     /* --older-than, in seconds */
+    int64_t keep;           /* --keep */
+    const char *arg;        /* the ID or NAME argument */
+    const char *id;         /* cwork queue delete NAME ID: the ID */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
 

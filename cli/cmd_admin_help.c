@@ -1,8 +1,8 @@
 /* The --help texts of the admin commands (cmd_admin.c). */
 #include "cmd_admin.h"
 
-#define COMMON                                                                          \
-    "  --redis URL, --ns NS, --go-flavor fork|upstream (what --json bodies of jobs hold):\n" \
+#define COMMON                                                                                     \
+    "  --redis URL, --ns NS, --go-flavor fork|upstream (what --json bodies of jobs hold):\n"       \
     "  see cwork --help\n"
 
 static const char queues_usage[] =

@@ -63,8 +63,7 @@ static void sleep_ms(long ms)
 static int dial_loopback(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
+    if (fd < 0) return -1;
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
@@ -80,8 +79,7 @@ static int dial_loopback(int port)
 static int port_taken(int port)
 {
     int fd = dial_loopback(port);
-    if (fd >= 0)
-        close(fd);
+    if (fd >= 0) close(fd);
     return fd >= 0;
 }
 
@@ -91,8 +89,7 @@ static int port_taken(int port)
 static int our_redis_answers(int port, pid_t pid, int timeout_ms)
 {
     int fd = dial_loopback(port);
-    if (fd < 0)
-        return 0;
+    if (fd < 0) return 0;
     char reply[8192], want[48];
     snprintf(want, sizeof want, "\r\nprocess_id:%d\r\n", (int)pid);
     size_t got = 0;
@@ -101,8 +98,7 @@ static int our_redis_answers(int port, pid_t pid, int timeout_ms)
         struct pollfd p = {fd, POLLIN, 0};
         while (!found && got < sizeof reply - 1 && poll(&p, 1, timeout_ms) > 0) {
             ssize_t n = read(fd, reply + got, sizeof reply - 1 - got);
-            if (n <= 0)
-                break;
+            if (n <= 0) break;
             got += (size_t)n;
             reply[got] = '\0';
             found = strstr(reply, want) != NULL;
@@ -119,8 +115,7 @@ static void read_redis_log(const demo *d, char *buf, size_t size)
     snprintf(path, sizeof path, "%s/redis.log", d->redis_dir);
     buf[0] = '\0';
     FILE *f = fopen(path, "r");
-    if (!f)
-        return;
+    if (!f) return;
     if (fseek(f, 0, SEEK_END) == 0 && ftell(f) > (long)size - 1)
         fseek(f, -(long)(size - 1), SEEK_END);
     else
@@ -136,8 +131,7 @@ static void read_redis_log(const demo *d, char *buf, size_t size)
 static void print_redis_log_tail(const char *log)
 {
     const char *last = strrchr(log, '\n');
-    if (*log)
-        fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : log);
+    if (*log) fprintf(stderr, "cwork demo: redis-server said: %s\n", last ? last + 1 : log);
 }
 
 enum { REDIS_UP, REDIS_PORT_TAKEN, REDIS_FAILED };
@@ -149,8 +143,7 @@ static int wait_for_redis(demo *d, int port)
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     do {
-        if (our_redis_answers(port, d->redis_pid, 500))
-            return REDIS_UP;
+        if (our_redis_answers(port, d->redis_pid, 500)) return REDIS_UP;
         int status;
         if (waitpid(d->redis_pid, &status, WNOHANG) == d->redis_pid) {
             d->redis_pid = 0;
@@ -190,14 +183,12 @@ static int start_redis(demo *d)
         /* Below Linux's ephemeral ports (32768 and up by default), which the local ends
          * of connections hold without listening. */
         int port = 20000 + (int)(rand_r(&seed) % 12768);
-        if (port_taken(port))
-            continue;
+        if (port_taken(port)) continue;
         char port_s[16], log[96];
         snprintf(port_s, sizeof port_s, "%d", port);
         snprintf(log, sizeof log, "%s/redis.log", d->redis_dir);
         pid_t pid = fork();
-        if (pid < 0)
-            return -1;
+        if (pid < 0) return -1;
         if (pid == 0) {
             int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
             if (fd >= 0) {
@@ -209,11 +200,9 @@ static int start_redis(demo *d)
             sigprocmask(SIG_SETMASK, &none, NULL);
             setpgid(0, 0); /* Ctrl-C goes to us; we stop it ourselves, after the pool */
             prctl(PR_SET_PDEATHSIG, SIGTERM); /* and it never outlives us */
-            if (getppid() == 1)
-                _exit(1);
-            execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1",
-                   "--dir", d->redis_dir, "--save", "", "--appendonly", "no",
-                   (char *)NULL);
+            if (getppid() == 1) _exit(1);
+            execlp("redis-server", "redis-server", "--port", port_s, "--bind", "127.0.0.1", "--dir",
+                   d->redis_dir, "--save", "", "--appendonly", "no", (char *)NULL);
             _exit(127);
         }
         d->redis_pid = pid;
@@ -259,8 +248,7 @@ static int send_welcome_email(cwork_job *job, void *ctx)
 {
     (void)ctx;
     unsigned s = job_seed(job);
-    if (!*cwork_job_arg_string(job, "to"))
-        return cwork_job_fail(job, "no address");
+    if (!*cwork_job_arg_string(job, "to")) return cwork_job_fail(job, "no address");
     sleep_ms(5 + rand_r(&s) % 25);
     return 0;
 }
@@ -285,8 +273,7 @@ static int generate_report(cwork_job *job, void *ctx)
         sleep_ms(60 + rand_r(&s) % 100);
         cwork_job_checkin(job, steps[i]);
     }
-    if (rand_r(&s) % 10 == 0)
-        return cwork_job_fail(job, "report query was cancelled");
+    if (rand_r(&s) % 10 == 0) return cwork_job_fail(job, "report query was cancelled");
     return 0;
 }
 
@@ -319,7 +306,10 @@ static void *feeder(void *arg)
             snprintf(value, sizeof value, "2026-%02u", 1 + rand_r(&seed) % 12);
             cwork_args_set_string(args, "month", value);
             break;
-        case 1: case 2: case 3: case 4:
+        case 1:
+        case 2:
+        case 3:
+        case 4:
             name = "resize_image";
             snprintf(value, sizeof value, "photo-%ld.jpg", n);
             cwork_args_set_string(args, "image", value);
@@ -331,8 +321,7 @@ static void *feeder(void *arg)
             cwork_args_set_string(args, "to", value);
             break;
         }
-        if (cwork_enqueue(enq, name, args, NULL, NULL) == 0)
-            atomic_fetch_add(&d->enqueued, 1);
+        if (cwork_enqueue(enq, name, args, NULL, NULL) == 0) atomic_fetch_add(&d->enqueued, 1);
         n++;
         struct timespec ts = {interval_us / 1000000, (interval_us % 1000000) * 1000};
         nanosleep(&ts, NULL);
@@ -358,8 +347,7 @@ static int register_jobs(cwork_pool *p)
     jo.priority = 5;
     jo.max_concurrency = 3;
     jo.timeout_ms = 2000;
-    if (cwork_pool_register(p, "generate_report", generate_report, &jo, &err))
-        goto fail;
+    if (cwork_pool_register(p, "generate_report", generate_report, &jo, &err)) goto fail;
     return 0;
 fail:
     fprintf(stderr, "cwork demo: %s\n", err.message);
@@ -381,34 +369,29 @@ int cmd_demo(int argc, char **argv)
     int kind;
     while ((kind = cli_next(&a)) >= 0) {
         int c = kind == 1 ? cli_conn_option(&a, &conn) : 0;
-        if (c < 0)
-            return CLI_USAGE;
+        if (c < 0) return CLI_USAGE;
         if (c > 0 && conn.go_flavor) { /* the demo's namespace is its own: no Go shares it */
             fprintf(stderr, "cwork demo: --go-flavor does not apply to the demo\n");
             return CLI_USAGE;
         }
-        if (c > 0)
-            continue;
+        if (c > 0) continue;
         if (kind == 1 && (cli_is(&a, "help") || cli_is(&a, "h"))) {
             fputs(usage, stdout);
             return CLI_OK;
         }
         if (kind == 1 && cli_is(&a, "no-web")) {
-            if (cli_flag(&a) < 0)
-                return CLI_USAGE;
+            if (cli_flag(&a) < 0) return CLI_USAGE;
             web_enabled = 0;
             continue;
         }
         if (kind == 1 && cli_is(&a, "listen")) {
-            if (cli_take_value(&a) < 0)
-                return CLI_USAGE;
+            if (cli_take_value(&a) < 0) return CLI_USAGE;
             listen = a.value;
             continue;
         }
         if (kind == 1 && cli_is(&a, "duration")) {
             int64_t secs;
-            if (cli_take_value(&a) < 0)
-                return CLI_USAGE;
+            if (cli_take_value(&a) < 0) return CLI_USAGE;
             if (cli_duration_s(a.value, &secs) < 0 || secs <= 0) {
                 fprintf(stderr, "cwork demo: --duration needs whole seconds or a duration like "
                                 "90s or 15m\n");
@@ -420,8 +403,7 @@ int cmd_demo(int argc, char **argv)
         if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency"))) {
             const char *opt = cli_is(&a, "rate") ? "rate" : "concurrency";
             char *end;
-            if (cli_take_value(&a) < 0)
-                return CLI_USAGE;
+            if (cli_take_value(&a) < 0) return CLI_USAGE;
             double v = strtod(a.value, &end);
             if (*end || v <= 0 || v > 1e6) {
                 fprintf(stderr, "cwork demo: --%s needs a positive number\n", opt);
@@ -452,7 +434,8 @@ int cmd_demo(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
     if (conn.redis_url && strlen(conn.redis_url) >= sizeof d.url) {
-        fprintf(stderr, "cwork demo: --redis: the URL is longer than %zu bytes\n", sizeof d.url - 1);
+        fprintf(stderr, "cwork demo: --redis: the URL is longer than %zu bytes\n",
+                sizeof d.url - 1);
         return CLI_USAGE;
     } else if (conn.redis_url) {
         snprintf(d.url, sizeof d.url, "%s", conn.redis_url);
@@ -480,8 +463,7 @@ int cmd_demo(int argc, char **argv)
     cwork_pool *pool = cwork_pool_new(redis, conn.ns, &po, &err);
     int status = CLI_FAILURE, started = 0, stopped = 0;
     if (!pool || register_jobs(pool) != 0 || cwork_pool_start(pool, &err) != 0) {
-        if (err.message[0])
-            fprintf(stderr, "cwork demo: %s\n", err.message);
+        if (err.message[0]) fprintf(stderr, "cwork demo: %s\n", err.message);
         goto out;
     }
     started = 1;
@@ -522,8 +504,7 @@ int cmd_demo(int argc, char **argv)
                 (unsigned long long)st.dead, (unsigned long long)(done - last_done),
                 (unsigned long long)st.in_flight, tty ? "   " : "\n");
         last_done = done;
-        if (sig > 0 || (duration > 0 && second >= duration))
-            break;
+        if (sig > 0 || (duration > 0 && second >= duration)) break;
     }
     fprintf(stderr, "%scwork demo: stopping (Ctrl-C again to quit at once)\n", tty ? "\n" : "");
     /* A second signal now ends the process at once; running jobs stay in Redis for a
@@ -534,8 +515,7 @@ int cmd_demo(int argc, char **argv)
     cwork_web_stop(web); /* before the pool it reports on */
     int rc = cwork_pool_stop(pool, 10000, &err);
     stopped = rc == 0;
-    if (rc != 0)
-        fprintf(stderr, "cwork demo: %s\n", err.message);
+    if (rc != 0) fprintf(stderr, "cwork demo: %s\n", err.message);
     status = rc == 0 ? CLI_OK : CLI_FAILURE;
     cwork_pool_stats st;
     cwork_pool_get_stats(pool, &st);

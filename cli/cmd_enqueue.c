@@ -63,8 +63,7 @@ static int parse_int64(const char *s, int64_t *out)
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
+    if (errno || end == s || *end) return -1;
     *out = v;
     return 0;
 }
@@ -88,29 +87,23 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             continue;
         }
         int c = cli_conn_option(&a, &o->conn);
-        if (c < 0)
-            return -1;
-        if (c > 0)
-            continue;
+        if (c < 0) return -1;
+        if (c > 0) continue;
         int64_t n;
         if (cli_is(&a, "help") || cli_is(&a, "h")) {
             fputs(usage, stdout);
             exit(CLI_OK);
         } else if (cli_is(&a, "unique")) {
-            if (cli_flag(&a) < 0)
-                return -1;
+            if (cli_flag(&a) < 0) return -1;
             o->unique = 1;
         } else if (cli_is(&a, "unique-key")) {
-            if (cli_take_value(&a) < 0)
-                return -1;
+            if (cli_take_value(&a) < 0) return -1;
             o->unique_key = a.value;
         } else if (cli_is(&a, "bulk")) {
-            if (cli_flag(&a) < 0)
-                return -1;
+            if (cli_flag(&a) < 0) return -1;
             o->bulk = 1;
         } else if (cli_is(&a, "quiet")) {
-            if (cli_flag(&a) < 0)
-                return -1;
+            if (cli_flag(&a) < 0) return -1;
             o->quiet = 1;
         } else if (cli_is(&a, "in")) {
             if (cli_take_value(&a) < 0 ||
@@ -132,9 +125,9 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             else
                 o->max_job_bytes = (size_t)n;
         } else {
-            static const char *const names[] = {"unique", "unique-key", "bulk", "quiet", "in",
-                                                "batch-size", "max-job-bytes", CLI_COMMON_OPTIONS,
-                                                NULL};
+            static const char *const names[] = {
+                "unique",        "unique-key",       "bulk", "quiet", "in", "batch-size",
+                "max-job-bytes", CLI_COMMON_OPTIONS, NULL};
             cli_unknown_option("cwork enqueue", &a, names);
             return -1;
         }
@@ -213,18 +206,21 @@ static int enqueue_single(const enqueue_opts *o)
         } else if (rc == CWORK_DUPLICATE && key) {
             /* The waiting entry now runs this job: its id is the one to follow. */
             printf("%s\n", cwork_job_id(job));
-            fprintf(stderr, "cwork enqueue: a unique %s job with this key is already "
-                            "waiting; it will run with these args (job %s)\n", o->name,
-                    cwork_job_id(job));
+            fprintf(stderr,
+                    "cwork enqueue: a unique %s job with this key is already "
+                    "waiting; it will run with these args (job %s)\n",
+                    o->name, cwork_job_id(job));
             status = CLI_DUPLICATE;
         } else if (rc == CWORK_DUPLICATE) {
-            fprintf(stderr, "cwork enqueue: a unique %s job with these args is already "
-                            "waiting; nothing enqueued\n", o->name);
+            fprintf(stderr,
+                    "cwork enqueue: a unique %s job with these args is already "
+                    "waiting; nothing enqueued\n",
+                    o->name);
             status = CLI_DUPLICATE;
         } else {
             fprintf(stderr, "cwork enqueue: %s\n", err.message);
-            status = (rc == CWORK_EINVAL || rc == CWORK_EJSON || rc == CWORK_ETOOBIG)
-                         ? CLI_USAGE : CLI_FAILURE;
+            status = (rc == CWORK_EINVAL || rc == CWORK_EJSON || rc == CWORK_ETOOBIG) ? CLI_USAGE
+                                                                                      : CLI_FAILURE;
         }
         cwork_job_free(job);
         cwork_enqueuer_free(enq);
@@ -243,7 +239,6 @@ typedef struct bulk_stats {
     uint64_t written, duplicates, bad;
 } bulk_stats;
 
-
 /* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
 static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
 {
@@ -257,8 +252,10 @@ static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t l
     for (size_t i = 0; i < cwork_args_count(obj); i++) {
         const char *k = cwork_args_key_at(obj, i);
         if (strcmp(k, "name") && strcmp(k, "args") && strcmp(k, "in") && strcmp(k, "unique")) {
-            fprintf(stderr, "cwork enqueue: line %" PRIu64 ": unknown field \"%s\" (fields: "
-                            "name, args, in, unique)\n", lineno, k);
+            fprintf(stderr,
+                    "cwork enqueue: line %" PRIu64 ": unknown field \"%s\" (fields: "
+                    "name, args, in, unique)\n",
+                    lineno, k);
             goto done;
         }
     }
@@ -302,8 +299,7 @@ static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t l
                 lineno);
         goto done;
     }
-    if (unique)
-        flags |= CWORK_BATCH_UNIQUE;
+    if (unique) flags |= CWORK_BATCH_UNIQUE;
     if (cwork_batch_add(batch, name, args, (int64_t)in, flags, &err) != 0) {
         fprintf(stderr, "cwork enqueue: line %" PRIu64 ": %s\n", lineno, err.message);
         goto done;
@@ -316,11 +312,10 @@ done:
 }
 
 /* Sends the batch; on failure nothing of it was written (the message names its lines). */
-static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
-                       uint64_t last_line, int print_ids)
+static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line, uint64_t last_line,
+                       int print_ids)
 {
-    if (cwork_batch_count(batch) == 0)
-        return 0;
+    if (cwork_batch_count(batch) == 0) return 0;
     cwork_error err = {0};
     int rc = cwork_enqueue_batch(batch, &err);
     for (size_t i = 0; rc == 0 && i < cwork_batch_count(batch); i++) {
@@ -328,8 +323,7 @@ static int flush_batch(cwork_batch *batch, bulk_stats *st, uint64_t first_line,
         int s = cwork_batch_status(batch, i, &id);
         st->written += s == CWORK_OK;
         st->duplicates += s == CWORK_DUPLICATE;
-        if (s == CWORK_OK && print_ids)
-            printf("%s\n", id);
+        if (s == CWORK_OK && print_ids) printf("%s\n", id);
     }
     cwork_batch_reset(batch);
     if (rc != 0) {
@@ -378,30 +372,28 @@ static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
             bad = -1;
             break;
         }
-        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
-            bad++;
-        if (cwork_batch_count(batch) >= batch_size)
-            cwork_batch_reset(batch);
+        if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0) bad++;
+        if (cwork_batch_count(batch) >= batch_size) cwork_batch_reset(batch);
     }
     cwork_batch_reset(batch);
     free(line);
-    if (bad >= 0 && (fflush(spool) != 0 || ferror(stdin)))
-        bad = -1;
+    if (bad >= 0 && (fflush(spool) != 0 || ferror(stdin))) bad = -1;
     return bad;
 }
 
 static int enqueue_bulk(const enqueue_opts *o)
 {
     cwork_redis *redis = cli_redis_new(&o->conn);
-    if (!redis)
-        return CLI_USAGE;
+    if (!redis) return CLI_USAGE;
     cwork_error err = {0};
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
     cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
     FILE *spool = batch ? tmpfile() : NULL;
     if (!spool) {
         fprintf(stderr, "cwork enqueue: %s\n",
-                !enq ? err.message : batch ? "cannot create a temporary file" : "out of memory");
+                !enq    ? err.message
+                : batch ? "cannot create a temporary file"
+                        : "out of memory");
         cwork_batch_free(batch);
         cwork_enqueuer_free(enq);
         cwork_redis_free(redis);
@@ -445,23 +437,22 @@ static int enqueue_bulk(const enqueue_opts *o)
             st.bad++; /* cannot happen: checked in pass 1 */
         if (cwork_batch_count(batch) >= o->batch_size) {
             failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
-            if (!failed)
-                written_to = lineno;
+            if (!failed) written_to = lineno;
             batch_first = lineno + 1;
         }
     }
     if (!failed) {
         failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
-        if (!failed)
-            written_to = lineno;
+        if (!failed) written_to = lineno;
     }
     free(line);
     fclose(spool);
     double secs = seconds_since(&t0);
     char stop[96] = "";
     if (failed)
-        snprintf(stop, sizeof stop, "; stopped at a Redis failure: lines 1-%" PRIu64
-                 " were written, the rest not", written_to);
+        snprintf(stop, sizeof stop,
+                 "; stopped at a Redis failure: lines 1-%" PRIu64 " were written, the rest not",
+                 written_to);
     fprintf(stderr,
             "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates in %.3f s "
             "(%.0f jobs/s)%s\n",
@@ -482,7 +473,6 @@ int cmd_enqueue(int argc, char **argv)
     o.conn.ns = "work";
     o.batch_size = 1000;
     o.max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
-    if (parse_options(argc, argv, &o) != 0)
-        return CLI_USAGE;
+    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
     return o.bulk ? enqueue_bulk(&o) : enqueue_single(&o);
 }

@@ -73,27 +73,24 @@ static int parse_options(int argc, char **argv, stats_opts *o)
             return -1;
         }
         int c = cli_conn_option(&a, &o->conn);
-        if (c < 0)
-            return -1;
-        if (c)
-            continue;
+        if (c < 0) return -1;
+        if (c) continue;
         if (cli_is(&a, "help")) {
             fputs(help, stdout);
             exit(CLI_OK);
         } else if (cli_is(&a, "json")) {
-            if (cli_flag(&a) != 0)
-                return -1;
+            if (cli_flag(&a) != 0) return -1;
             o->json = 1;
         } else if (cli_is(&a, "days") || cli_is(&a, "sample")) {
             int days = cli_is(&a, "days");
-            if (cli_take_value(&a) != 0)
-                return -1;
+            if (cli_take_value(&a) != 0) return -1;
             char *end;
             errno = 0;
             unsigned long v = strtoul(a.value, &end, 10);
             unsigned long max = days ? 366 : 1000000;
             if (errno || end == a.value || *end || a.value[0] == '-' || v < 1 || v > max) {
-                fprintf(stderr, "cwork stats: --%s takes a whole number from 1 to %lu, not \"%s\"\n",
+                fprintf(stderr,
+                        "cwork stats: --%s takes a whole number from 1 to %lu, not \"%s\"\n",
                         days ? "days" : "sample", max, a.value);
                 return -1;
             }
@@ -106,12 +103,13 @@ static int parse_options(int argc, char **argv, stats_opts *o)
             /* An optional value: --watch=5s, or a next argument that reads as a duration. */
             const char *v = a.inline_value;
             int64_t ms;
-            if (!v && a.i < a.argc && cli_duration_ms(a.argv[a.i], &ms) == 0)
-                v = a.argv[a.i++];
+            if (!v && a.i < a.argc && cli_duration_ms(a.argv[a.i], &ms) == 0) v = a.argv[a.i++];
             if (v) {
                 if (cli_duration_ms(v, &ms) != 0 || ms < 100) {
-                    fprintf(stderr, "cwork stats: --watch takes a duration of at least 0.1s "
-                                    "(2, 5s, 1m), not \"%s\"\n", v);
+                    fprintf(stderr,
+                            "cwork stats: --watch takes a duration of at least 0.1s "
+                            "(2, 5s, 1m), not \"%s\"\n",
+                            v);
                     return -1;
                 }
                 o->watch_ms = ms;
@@ -148,11 +146,9 @@ static void reading_clear(reading *r)
  * earlier reading, or the day changed in between and the counter restarted). */
 static double rate(const reading *now, const reading *before)
 {
-    if (!before || !before->ndays || !now->ndays || now->at_ms <= before->at_ms)
-        return -1;
+    if (!before || !before->ndays || !now->ndays || now->at_ms <= before->at_ms) return -1;
     const cwork_day_stats *a = &before->days[before->ndays - 1], *b = &now->days[now->ndays - 1];
-    if (strcmp(a->date, b->date) != 0 || b->processed < a->processed)
-        return -1;
+    if (strcmp(a->date, b->date) != 0 || b->processed < a->processed) return -1;
     return (double)(b->processed - a->processed) * 1000.0 / (double)(now->at_ms - before->at_ms);
 }
 
@@ -163,12 +159,11 @@ static void print_json(const stats_opts *o, const reading *r, double per_s)
     admin_json_string(o->conn.ns, strlen(o->conn.ns));
     printf(",\"today\":{\"date\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64 "}",
            today->date, today->processed, today->failed);
-    if (per_s >= 0)
-        printf(",\"processed_per_second\":%.1f", per_s);
+    if (per_s >= 0) printf(",\"processed_per_second\":%.1f", per_s);
     printf(",\"days\":[");
     for (size_t i = 0; i < r->ndays; i++)
-        printf("%s{\"date\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64 "}",
-               i ? "," : "", r->days[i].date, r->days[i].processed, r->days[i].failed);
+        printf("%s{\"date\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64 "}", i ? "," : "",
+               r->days[i].date, r->days[i].processed, r->days[i].failed);
     printf("],\"retry_total\":%" PRId64 ",\"dead_total\":%" PRId64
            ",\"sampled\":%s,\"job_types\":[",
            r->types.retry_total, r->types.dead_total,
@@ -182,8 +177,8 @@ static void print_json(const stats_opts *o, const reading *r, double per_s)
         printf(",\"known\":%s,\"paused\":%s,\"waiting\":%" PRId64 ",\"latency\":%" PRId64
                ",\"running\":%" PRId64 ",\"retry\":%" PRId64 ",\"dead\":%" PRId64
                ",\"last_error\":",
-               t->known ? "true" : "false", t->paused ? "true" : "false", t->waiting,
-               t->latency, t->running, t->retry, t->dead);
+               t->known ? "true" : "false", t->paused ? "true" : "false", t->waiting, t->latency,
+               t->running, t->retry, t->dead);
         if (t->last_error)
             admin_json_string(t->last_error, strlen(t->last_error));
         else
@@ -196,16 +191,14 @@ static void print_json(const stats_opts *o, const reading *r, double per_s)
 static void print_text(const stats_opts *o, const reading *r, double per_s)
 {
     const cwork_day_stats *today = &r->days[r->ndays - 1];
-    printf("namespace %s, today %s (UTC): %" PRId64 " processed, %" PRId64 " failed",
-           o->conn.ns, today->date, today->processed, today->failed);
-    if (per_s >= 0)
-        printf(", now %.1f jobs/s", per_s);
+    printf("namespace %s, today %s (UTC): %" PRId64 " processed, %" PRId64 " failed", o->conn.ns,
+           today->date, today->processed, today->failed);
+    if (per_s >= 0) printf(", now %.1f jobs/s", per_s);
     printf("\n\n");
     if (r->ndays > 1) {
         static const char *const h[] = {"DAY", "PROCESSED", "FAILED"};
         table *t = table_new(3, h);
-        if (!t)
-            return;
+        if (!t) return;
         table_set_right(t, 1);
         table_set_right(t, 2);
         for (size_t i = r->ndays; i-- > 0;) {
@@ -217,11 +210,10 @@ static void print_text(const stats_opts *o, const reading *r, double per_s)
         table_free(t);
         printf("\n");
     }
-    static const char *const h[] = {"JOB", "WAITING", "RUNNING", "RETRY", "DEAD", "PAUSED",
-                                    "LAST ERROR"};
+    static const char *const h[] = {"JOB",  "WAITING", "RUNNING",   "RETRY",
+                                    "DEAD", "PAUSED",  "LAST ERROR"};
     table *t = table_new(7, h);
-    if (!t)
-        return;
+    if (!t) return;
     for (size_t c = 1; c <= 4; c++)
         table_set_right(t, c);
     table_set_max_width(t, 0, 40);
@@ -242,10 +234,9 @@ static void print_text(const stats_opts *o, const reading *r, double per_s)
         printf("no job names yet (none known, waiting, running, retried or dead)\n");
     table_free(t);
     if (r->types.retry_read < r->types.retry_total || r->types.dead_read < r->types.dead_total)
-        printf("\nretry and dead per name: the newest %" PRId64 " of %" PRId64
-               " retry and %" PRId64 " of %" PRId64 " dead jobs (--sample)\n",
-               r->types.retry_read, r->types.retry_total, r->types.dead_read,
-               r->types.dead_total);
+        printf("\nretry and dead per name: the newest %" PRId64 " of %" PRId64 " retry and %" PRId64
+               " of %" PRId64 " dead jobs (--sample)\n",
+               r->types.retry_read, r->types.retry_total, r->types.dead_read, r->types.dead_total);
 }
 
 static volatile sig_atomic_t stop_;
@@ -259,12 +250,10 @@ static void on_signal(int sig)
 int cmd_stats(int argc, char **argv)
 {
     stats_opts o;
-    if (parse_options(argc, argv, &o) != 0)
-        return CLI_USAGE;
+    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
     int status;
     cwork_redis *redis = cli_connect(&o.conn, &status);
-    if (!redis)
-        return status;
+    if (!redis) return status;
     cwork_error err = {0};
     cwork_client *client = cwork_client_new(redis, o.conn.ns, &err);
     if (!client) {
@@ -284,12 +273,10 @@ int cmd_stats(int argc, char **argv)
         if (read_stats(client, &o, &now) != 0) {
             reading_clear(&now);
             rc = CLI_FAILURE;
-            if (!o.watch_ms)
-                break;
+            if (!o.watch_ms) break;
         } else {
             double per_s = rate(&now, first ? NULL : &prev);
-            if (o.watch_ms && !o.json)
-                fputs(tty ? "\033[H\033[2J" : (first ? "" : "\n"), stdout);
+            if (o.watch_ms && !o.json) fputs(tty ? "\033[H\033[2J" : (first ? "" : "\n"), stdout);
             if (o.json)
                 print_json(&o, &now, per_s);
             else
@@ -299,8 +286,7 @@ int cmd_stats(int argc, char **argv)
             prev = now;
             rc = CLI_OK;
         }
-        if (!o.watch_ms)
-            break;
+        if (!o.watch_ms) break;
         struct timespec ts = {(time_t)(o.watch_ms / 1000), (long)(o.watch_ms % 1000) * 1000000};
         while (!stop_ && nanosleep(&ts, &ts) != 0 && errno == EINTR)
             ;

@@ -100,8 +100,8 @@ static int parse_options(int argc, char **argv, web_opts *o)
             }
             o->auth = a.value;
         } else {
-            static const char *const names[] = {"listen", "auth", "base-path", "read-only",
-                                                CLI_COMMON_OPTIONS, NULL};
+            static const char *const names[] = {
+                "listen", "auth", "base-path", "read-only", CLI_COMMON_OPTIONS, NULL};
             cli_unknown_option("cwork web", &a, names);
             return -1;
         }
@@ -168,9 +168,8 @@ int cmd_web(int argc, char **argv)
     cwork_web *web = cwork_web_start(redis, o.conn.ns, &opts, &err);
     if (!web) {
         /* The library names its options; say what they are called here. */
-        const char *source = !o.auth && env_auth && *env_auth && !strchr(env_auth, ':')
-                                 ? "CWORK_WEB_AUTH: "
-                                 : "";
+        const char *source =
+            !o.auth && env_auth && *env_auth && !strchr(env_auth, ':') ? "CWORK_WEB_AUTH: " : "";
         const char *hint = strstr(err.message, "without a password")
                                ? " (here: CWORK_WEB_AUTH=USER:PASS or --auth, --listen "
                                  "127.0.0.1:PORT, or --insecure)"

@@ -283,8 +283,7 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
         } else if (cli_is(&a, "periodic")) {
-            if (cli_take_value(&a) < 0)
-                return -1;
+            if (cli_take_value(&a) < 0) return -1;
             if (o->nperiodic == sizeof o->periodic / sizeof o->periodic[0]) {
                 fprintf(stderr, "cwork work: too many --periodic\n");
                 return -1;
@@ -296,9 +295,11 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
             if (is_cron_field(last + 1)) {
-                fprintf(stderr, "cwork work: --periodic '%s': the last word \"%s\" is part of "
-                                "a schedule, not a job name; give 'SPEC NAME', e.g. "
-                                "'%s report'\n", a.value, last + 1, a.value);
+                fprintf(stderr,
+                        "cwork work: --periodic '%s': the last word \"%s\" is part of "
+                        "a schedule, not a job name; give 'SPEC NAME', e.g. "
+                        "'%s report'\n",
+                        a.value, last + 1, a.value);
                 return -1;
             }
             o->periodic[o->nperiodic++] = a.value;
@@ -335,11 +336,24 @@ static int parse_options(int argc, char **argv, work_opts *o)
             }
             o->metrics_listen = a.value;
         } else {
-            static const char *const names[] = {
-                "job",        "concurrency", "grace",           "periodic",   "reap-period",
-                "dead-check", "progress",    "no-progress",     "priority",   "max-fails",
-                "skip-dead",  "timeout",     "max-concurrency", "kill-grace", "quiet",
-                "metrics-listen", CLI_COMMON_OPTIONS, NULL};
+            static const char *const names[] = {"job",
+                                                "concurrency",
+                                                "grace",
+                                                "periodic",
+                                                "reap-period",
+                                                "dead-check",
+                                                "progress",
+                                                "no-progress",
+                                                "priority",
+                                                "max-fails",
+                                                "skip-dead",
+                                                "timeout",
+                                                "max-concurrency",
+                                                "kill-grace",
+                                                "quiet",
+                                                "metrics-listen",
+                                                CLI_COMMON_OPTIONS,
+                                                NULL};
             cli_unknown_option("cwork work", &a, names);
             return -1;
         }
@@ -479,8 +493,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     po.userdata = o;
     if (o->reap_period_s) /* the command takes seconds; the library milliseconds */
         po.reap_period_ms = (int64_t)o->reap_period_s * 1000;
-    if (o->dead_check_s)
-        po.dead_check_ms = (int64_t)o->dead_check_s * 1000;
+    if (o->dead_check_s) po.dead_check_ms = (int64_t)o->dead_check_s * 1000;
     cwork_pool *pool = cwork_pool_new(redis, o->conn.ns, &po, &err);
     if (!pool) {
         fprintf(stderr, "cwork work: %s\n", err.message);

@@ -85,28 +85,17 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int argc, char **argv);
     } commands[] = {
-        {"enqueue", cmd_enqueue},
-        {"work", cmd_work},
-        {"demo", cmd_demo},
-        {"queues", cmd_queues},
-        {"pools", cmd_pools},
-        {"busy", cmd_busy},
-        {"retry", cmd_retry},
-        {"scheduled", cmd_scheduled},
-        {"dead", cmd_dead},
-        {"pause", cmd_pause},
-        {"unpause", cmd_unpause},
-        {"job", cmd_job},
-        {"web", cmd_web},
-        {"queue", cmd_queue},
-        {"stats", cmd_stats},
+        {"enqueue", cmd_enqueue}, {"work", cmd_work},           {"demo", cmd_demo},
+        {"queues", cmd_queues},   {"pools", cmd_pools},         {"busy", cmd_busy},
+        {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
+        {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
+        {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
     const char *names[NCOMMANDS + 3];
     for (size_t i = 0; i < NCOMMANDS; i++) {
-        if (!strcmp(cmd, commands[i].name))
-            return commands[i].run(argc, argv);
+        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc, argv);
         names[i] = commands[i].name;
     }
     names[NCOMMANDS] = "help";

@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define HEAD_MAX 8192      /* request line and headers */
-#define CONN_MS 5000       /* a connection's whole life */
+#define HEAD_MAX 8192 /* request line and headers */
+#define CONN_MS 5000  /* a connection's whole life */
 #define ACCEPTS_PER_ROUND 32
-#define DRAIN_MS 1000      /* reading what follows a response, at most */
+#define DRAIN_MS 1000 /* reading what follows a response, at most */
 
 enum { READING, WRITING, DRAINING };
 
@@ -66,13 +66,20 @@ static void conn_close(metrics_server *s, conn *c)
 static const char *reason(int status)
 {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 431: return "Request Header Fields Too Large";
-    case 503: return "Service Unavailable";
-    default: return "Error";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return "Error";
     }
 }
 
@@ -202,8 +209,7 @@ static conn *free_slot(metrics_server *s)
     for (size_t i = 0; i < METRICS_MAX_CONNS; i++) {
         conn *c = &s->conns[i];
         if (c->fd < 0) return c;
-        if (c->state != WRITING && (!oldest || c->accepted_ms < oldest->accepted_ms))
-            oldest = c;
+        if (c->state != WRITING && (!oldest || c->accepted_ms < oldest->accepted_ms)) oldest = c;
     }
     if (oldest) conn_close(s, oldest);
     return oldest;
@@ -283,8 +289,7 @@ static int bind_listen(metrics_server *s, const char *addr, char *err, size_t er
     }
     int fd = -1, last_errno = 0;
     for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                    ai->ai_protocol);
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
         if (fd < 0) {
             last_errno = errno;
             continue;

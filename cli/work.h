@@ -31,8 +31,8 @@ typedef struct work_opts {
     int64_t grace_ms;
     unsigned reap_period_s; /* 0: the library's default */
     unsigned dead_check_s;
-    int progress; /* -1: never, 0: on a terminal, 1: also as plain lines */
-    int quiet;    /* no outcome lines */
+    int progress;               /* -1: never, 0: on a terminal, 1: also as plain lines */
+    int quiet;                  /* no outcome lines */
     const char *metrics_listen; /* --metrics-listen ADDR, or NULL */
     work_job *jobs;
     size_t njobs;

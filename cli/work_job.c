@@ -118,15 +118,15 @@ static void say(const work_opts *o, const cwork_job *job, const char *fmt, ...)
     int n = vasprintf(&text, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if (asprintf(&line, "cwork work: [%s %s] %s", cwork_job_name(job), cwork_job_id(job),
-                 text) >= 0)
+    if (asprintf(&line, "cwork work: [%s %s] %s", cwork_job_name(job), cwork_job_id(job), text) >=
+        0)
         child_say(line);
     free(line);
     free(text);
 }
 
-static void report_failure(const work_opts *o, work_job *wj, const cwork_job *job,
-                           int64_t took_ms, const char *message, int no_retry)
+static void report_failure(const work_opts *o, work_job *wj, const cwork_job *job, int64_t took_ms,
+                           const char *message, int no_retry)
 {
     int64_t fails = cwork_job_fails(job);
     work_outcome out = work_outcome_of(&wj->opts, fails, no_retry);
@@ -139,8 +139,8 @@ static void report_failure(const work_opts *o, work_job *wj, const cwork_job *jo
     char took[32], then[96];
     work_duration_text(took_ms, took, sizeof took);
     if (out == WORK_RETRY)
-        snprintf(then, sizeof then, "retry in %" PRId64 " s", work_backoff_s(cwork_job_id(job),
-                                                                             fails + 1));
+        snprintf(then, sizeof then, "retry in %" PRId64 " s",
+                 work_backoff_s(cwork_job_id(job), fails + 1));
     else if (no_retry)
         snprintf(then, sizeof then, "%s (no retry: exit status %d)",
                  out == WORK_DEAD ? "dead" : "dropped", WORK_EXIT_NO_RETRY);
@@ -224,8 +224,7 @@ int work_run_job(cwork_job *job, void *ctx)
         return 0;
     }
     const char *message = complete ? res.message : "out of memory";
-    int no_retry = complete && rc == 0 && !res.timed_out &&
-                   res.exit_status == WORK_EXIT_NO_RETRY;
+    int no_retry = complete && rc == 0 && !res.timed_out && res.exit_status == WORK_EXIT_NO_RETRY;
     report_failure(o, wj, job, took, message, no_retry);
     return no_retry ? cwork_job_fail_no_retry(job, "%s", message)
                     : cwork_job_fail(job, "%s", message);

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #define HEALTH_PERIOD_MS 2000
-#define HEARTBEAT_FRESH_S 10 /* other pools' reapers take a pool's jobs after 10 s */
+#define HEARTBEAT_FRESH_S 10    /* other pools' reapers take a pool's jobs after 10 s */
 #define HEALTH_MAX_AGE_MS 10000 /* a check older than this: Redis hangs */
 
 struct work_metrics {
@@ -63,8 +63,7 @@ static int check_health(work_metrics *m, char *why, size_t size)
     cwork_pool_heartbeats_free(pools, n);
     int64_t age = (int64_t)time(NULL) - at;
     if (at < 0) {
-        snprintf(why, size, "pool %s has no heartbeat in Redis (stopped, or reaped)",
-                 m->pool_id);
+        snprintf(why, size, "pool %s has no heartbeat in Redis (stopped, or reaped)", m->pool_id);
         return 0;
     }
     snprintf(why, size, "pool %s: heartbeat %" PRId64 " s ago", m->pool_id, age < 0 ? 0 : age);
@@ -141,12 +140,18 @@ static int64_t count_of(const work_job *j, int which)
 {
     const work_counts *c = &j->counts;
     switch (which) {
-    case C_PROCESSED: return (int64_t)atomic_load(&c->processed);
-    case C_FAILED: return (int64_t)atomic_load(&c->failed);
-    case C_RETRIED: return (int64_t)atomic_load(&c->retried);
-    case C_DEAD: return (int64_t)atomic_load(&c->dead);
-    case C_DROPPED: return (int64_t)atomic_load(&c->dropped);
-    default: return (int64_t)atomic_load(&c->running);
+    case C_PROCESSED:
+        return (int64_t)atomic_load(&c->processed);
+    case C_FAILED:
+        return (int64_t)atomic_load(&c->failed);
+    case C_RETRIED:
+        return (int64_t)atomic_load(&c->retried);
+    case C_DEAD:
+        return (int64_t)atomic_load(&c->dead);
+    case C_DROPPED:
+        return (int64_t)atomic_load(&c->dropped);
+    default:
+        return (int64_t)atomic_load(&c->running);
     }
 }
 
@@ -171,7 +176,8 @@ static void render_metrics(work_metrics *m, FILE *f)
            "1 while /healthz answers 200: the pool's heartbeat in Redis is fresh.");
     fprintf(f, "cwork_work_healthy %d\n", healthy);
     family(f, "cwork_work_uptime_seconds", "gauge", "Seconds since the pool started.");
-    fprintf(f, "cwork_work_uptime_seconds %.3f\n", (double)(mono_ms() - atomic_load(&m->started_ms)) / 1000.0);
+    fprintf(f, "cwork_work_uptime_seconds %.3f\n",
+            (double)(mono_ms() - atomic_load(&m->started_ms)) / 1000.0);
     family(f, "cwork_work_concurrency", "gauge", "Commands the pool runs at most at once.");
     fprintf(f, "cwork_work_concurrency %u\n", m->o->concurrency);
     family(f, "cwork_work_pool_info", "gauge", "The pool's id and namespace (value 1).");

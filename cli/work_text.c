@@ -62,8 +62,8 @@ static size_t utf8_cut(const char *p, size_t n, size_t max)
     return max;
 }
 
-size_t work_stderr_tail(const char *data, size_t len, int lost_front, char *out,
-                        size_t max_bytes, size_t max_lines)
+size_t work_stderr_tail(const char *data, size_t len, int lost_front, char *out, size_t max_bytes,
+                        size_t max_lines)
 {
     size_t start = 0;
     if (lost_front) {
@@ -125,15 +125,13 @@ void work_duration_text(int64_t ms, char *out, size_t size)
     else if (ms < 60000)
         snprintf(out, size, "%.1f s", (double)ms / 1000.0);
     else if (ms < 3600000)
-        snprintf(out, size, "%lldm%02llds", (long long)(ms / 60000),
-                 (long long)(ms / 1000 % 60));
+        snprintf(out, size, "%lldm%02llds", (long long)(ms / 60000), (long long)(ms / 1000 % 60));
     else
         snprintf(out, size, "%lldh%02lldm", (long long)(ms / 3600000),
                  (long long)(ms / 60000 % 60));
 }
 
-int work_listen_split(const char *addr, char *host, size_t host_size, char *port,
-                      size_t port_size)
+int work_listen_split(const char *addr, char *host, size_t host_size, char *port, size_t port_size)
 {
     if (!addr || !*addr) return -1;
     const char *h = "127.0.0.1", *p = addr;

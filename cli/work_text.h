@@ -39,8 +39,8 @@ size_t work_arg_env_name(const char *key, char *out);
  * '\n', whole lines from the end as long as they fit max_bytes (the last line alone
  * is cut to max_bytes, on a character boundary). out holds max_bytes + 1; returns the
  * length, 0 when stderr had nothing but blanks. */
-size_t work_stderr_tail(const char *data, size_t len, int lost_front, char *out,
-                        size_t max_bytes, size_t max_lines);
+size_t work_stderr_tail(const char *data, size_t len, int lost_front, char *out, size_t max_bytes,
+                        size_t max_lines);
 
 /* The last line of text (text itself when it has one line), its length in *len. */
 const char *work_last_line(const char *text, size_t *len);
@@ -50,7 +50,6 @@ void work_duration_text(int64_t ms, char *out, size_t size);
 
 /* Splits --metrics-listen's ADDR: "PORT", ":PORT" (loopback, 127.0.0.1), "HOST:PORT"
  * or "[V6]:PORT"; port 0-65535. 0, or -1 for anything else. */
-int work_listen_split(const char *addr, char *host, size_t host_size, char *port,
-                      size_t port_size);
+int work_listen_split(const char *addr, char *host, size_t host_size, char *port, size_t port_size);
 
 #endif

@@ -23,7 +23,7 @@ typedef struct {
 static int ctx_init(void *ctx, void *userdata)
 {
     (void)userdata;
-    snprintf(((email_ctx *)ctx)->trace, sizeof ((email_ctx *)ctx)->trace, "new");
+    snprintf(((email_ctx *)ctx)->trace, sizeof((email_ctx *)ctx)->trace, "new");
     return 0;
 }
 
@@ -43,8 +43,7 @@ static int send_email(cwork_job *job, void *ctx)
     const app *a = cwork_job_userdata(job);
     const char *addr = cwork_job_arg_string(job, "address");
     const char *subject = cwork_job_arg_string(job, "subject");
-    if (cwork_job_arg_error(job))
-        return cwork_job_fail(job, "%s", cwork_job_arg_error(job));
+    if (cwork_job_arg_error(job)) return cwork_job_fail(job, "%s", cwork_job_arg_error(job));
     cwork_job_checkin(job, "sending");
     if (c->customer_id == 13) /* some jobs fail: they go to the retry set */
         return cwork_job_fail(job, "mailbox of customer 13 is full");
@@ -80,8 +79,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "pool: %s\n", err.message);
         return 1;
     }
-    if (cwork_pool_drain(pool, 60000, &err) != 0)
-        fprintf(stderr, "drain: %s\n", err.message);
+    if (cwork_pool_drain(pool, 60000, &err) != 0) fprintf(stderr, "drain: %s\n", err.message);
     cwork_pool_stats st;
     cwork_pool_get_stats(pool, &st);
     printf("processed %llu, failed %llu\n", (unsigned long long)st.succeeded + st.failed,

@@ -46,8 +46,8 @@ extern "C" {
 /* "MAJOR.MINOR.PATCH" of the numbers above (the build reads them from here). */
 #define CWORK_VERSION_STR_(x) #x
 #define CWORK_VERSION_STR(x) CWORK_VERSION_STR_(x)
-#define CWORK_VERSION_STRING                                                                  \
-    CWORK_VERSION_STR(CWORK_VERSION_MAJOR)                                                    \
+#define CWORK_VERSION_STRING                                                                       \
+    CWORK_VERSION_STR(CWORK_VERSION_MAJOR)                                                         \
     "." CWORK_VERSION_STR(CWORK_VERSION_MINOR) "." CWORK_VERSION_STR(CWORK_VERSION_PATCH)
 
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
@@ -57,18 +57,18 @@ const char *cwork_version(void);
 
 enum {
     CWORK_OK = 0,
-    CWORK_DUPLICATE = 1,    /* not an error: a unique job with the same args is waiting */
-    CWORK_EINVAL = -1,      /* bad argument: invalid name, URL, option, non-object args */
-    CWORK_ENOMEM = -2,      /* out of memory */
-    CWORK_EREDIS = -3,      /* Redis unreachable, I/O error or error reply */
-    CWORK_EPROTO = -4,      /* Redis answered something unexpected */
-    CWORK_EJSON = -5,       /* malformed JSON, or a value JSON cannot hold (NaN, Inf) */
-    CWORK_ETOOBIG = -6,     /* a job beyond the configured size limit */
-    CWORK_ETIMEOUT = -7,    /* no connection became free in time, or a deadline passed */
-    CWORK_ENOTFOUND = -8,   /* no such job, key or argument */
-    CWORK_ETYPE = -9,       /* an argument exists but has another type */
+    CWORK_DUPLICATE = 1,      /* not an error: a unique job with the same args is waiting */
+    CWORK_EINVAL = -1,        /* bad argument: invalid name, URL, option, non-object args */
+    CWORK_ENOMEM = -2,        /* out of memory */
+    CWORK_EREDIS = -3,        /* Redis unreachable, I/O error or error reply */
+    CWORK_EPROTO = -4,        /* Redis answered something unexpected */
+    CWORK_EJSON = -5,         /* malformed JSON, or a value JSON cannot hold (NaN, Inf) */
+    CWORK_ETOOBIG = -6,       /* a job beyond the configured size limit */
+    CWORK_ETIMEOUT = -7,      /* no connection became free in time, or a deadline passed */
+    CWORK_ENOTFOUND = -8,     /* no such job, key or argument */
+    CWORK_ETYPE = -9,         /* an argument exists but has another type */
     CWORK_EUNSUPPORTED = -10, /* a feature this build or this Redis lacks */
-    CWORK_EJOBFAILED = -11  /* the handler failed the job (what cwork_job_fail returns) */
+    CWORK_EJOBFAILED = -11    /* the handler failed the job (what cwork_job_fail returns) */
 };
 
 /* Short static description of a code ("redis error", …; "unknown error" for a value
@@ -139,15 +139,15 @@ typedef struct cwork_redis cwork_redis;
 
 /* Durations in ms (int64_t), 0 to 100 years; outside that CWORK_EINVAL. */
 typedef struct cwork_redis_options {
-    int64_t connect_timeout_ms;  /* default 5000; must be > 0 */
-    int64_t command_timeout_ms;  /* default 5000; 0 = none */
-    int max_connections;         /* default 16 */
-    int64_t checkout_timeout_ms; /* how long to wait for a free connection, or for
-                                    Redis to come back while re-dialling; default 5000 */
-    const char *password;        /* used when the URL carries none (it keeps the
-                                    password out of a URL that gets shown); NULL or "":
-                                    none. The cwork command passes CWORK_REDIS_PASSWORD
-                                    here. */
+    int64_t connect_timeout_ms;    /* default 5000; must be > 0 */
+    int64_t command_timeout_ms;    /* default 5000; 0 = none */
+    int max_connections;           /* default 16 */
+    int64_t checkout_timeout_ms;   /* how long to wait for a free connection, or for
+                                      Redis to come back while re-dialling; default 5000 */
+    const char *password;          /* used when the URL carries none (it keeps the
+                                      password out of a URL that gets shown); NULL or "":
+                                      none. The cwork command passes CWORK_REDIS_PASSWORD
+                                      here. */
     const char *sentinel_password; /* the same for the sentinels of a redis+sentinel://
                                     URL, when it has no sentinel_password=. The cwork
                                     command passes CWORK_REDIS_SENTINEL_PASSWORD here. */
@@ -206,10 +206,7 @@ char *cwork_redact_url(const char *url);
  *    duplicate re-arms the guard (24 h), periodic instances have no `d`, and the JSON
  *    bodies of jobs (web UI, cwork_client_list_json, cwork_job_encode_flavor) leave out
  *    the fork's `d` and `trace` as upstream's workwebui does. */
-typedef enum cwork_go_flavor {
-    CWORK_GO_FORK = 0,
-    CWORK_GO_UPSTREAM = 1
-} cwork_go_flavor;
+typedef enum cwork_go_flavor { CWORK_GO_FORK = 0, CWORK_GO_UPSTREAM = 1 } cwork_go_flavor;
 
 /* "fork" or "upstream" (exactly) into *out; anything else (NULL included) is
  * CWORK_EINVAL with *out untouched. Thread-safe. */
@@ -300,8 +297,8 @@ int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error 
 /* The job as a Go process of that flavour renders it: CWORK_GO_FORK as
  * cwork_job_encode; CWORK_GO_UPSTREAM without the fork's `d` and `trace` (upstream's
  * Job has no such fields). CWORK_EINVAL for an unknown flavour. */
-int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out,
-                            size_t *len, cwork_error *err);
+int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out, size_t *len,
+                            cwork_error *err);
 
 void cwork_job_free(cwork_job *job);
 
@@ -379,8 +376,8 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
  * was sent (a timeout, Redis dying) is the outcome unknown, as with any Redis client;
  * CWORK_EREDIS either way. Needs EVALSHA/EVAL (the first enqueue of a name) and
  * LPUSH/ZADD; PUBLISH is optional (a refused wake-up is logged, the job is written). */
-int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                  cwork_job **out, cwork_error *err);
+int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args, cwork_job **out,
+                  cwork_error *err);
 
 /* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
  * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
@@ -390,8 +387,8 @@ int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
 /* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
  * scheduled set; cwork_job_run_at tells when. |seconds| > CWORK_MAX_DELAY_SECONDS:
  * CWORK_EINVAL, nothing written. */
-int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
-                     const cwork_args *args, cwork_job **out, cwork_error *err);
+int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds, const cwork_args *args,
+                     cwork_job **out, cwork_error *err);
 
 /* Like cwork_enqueue, but only if no job with this name and these args is waiting
  * (guard key <p>unique:<name>:<args JSON>\n with a 24 h TTL). Returns CWORK_DUPLICATE
@@ -419,8 +416,8 @@ int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t secon
 int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                                 const cwork_args *key, cwork_job **out, cwork_error *err);
 int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,
-                                   const cwork_args *args, const cwork_args *key,
-                                   cwork_job **out, cwork_error *err);
+                                   const cwork_args *args, const cwork_args *key, cwork_job **out,
+                                   cwork_error *err);
 
 /* A batch of jobs for one round trip; reusable after cwork_batch_reset. Not
  * synchronised: one thread at a time per batch (several batches of one enqueuer may be
@@ -428,8 +425,9 @@ int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_
 typedef struct cwork_batch cwork_batch;
 
 #define CWORK_BATCH_UNIQUE 1 /* entry flag: enqueue as a unique job */
-#define CWORK_BATCH_IN 2     /* entry flag: run delay_seconds from now (through the
-                                scheduled set; zero or negative: due at once) */
+#define CWORK_BATCH_IN                                                                             \
+    2 /* entry flag: run delay_seconds from now (through the                                       \
+         scheduled set; zero or negative: due at once) */
 
 /* A batch for enq (borrowed: keep it alive while the batch is used). NULL when out of
  * memory. */
@@ -549,30 +547,30 @@ void *cwork_job_userdata(const cwork_job *job);
 
 /* Durations in ms (int64_t), 0 to 100 years (else CWORK_EINVAL); 0 means the default. */
 typedef struct cwork_pool_options {
-    unsigned concurrency;    /* executor threads, 1–10000; default 10 */
-    size_t context_size;     /* bytes of zeroed per-job context; 0: ctx is NULL */
+    unsigned concurrency; /* executor threads, 1–10000; default 10 */
+    size_t context_size;  /* bytes of zeroed per-job context; 0: ctx is NULL */
     /* Called on each fresh context before the chain runs (optional); a non-zero return
      * fails the job without running it. */
     int (*context_init)(void *ctx, void *userdata);
     void (*context_free)(void *ctx, void *userdata); /* optional, after the chain */
-    void *userdata;          /* handed to the callbacks above and cwork_job_userdata */
-    int64_t idle_backoff_max_ms; /* cap of the idle poll backoff (0, 1, 10, 100 ms …);
-                                    default 100 */
-    bool single_fetch;       /* move one job per script step even on Redis ≥ 6.2 (the
-                                path older servers use; for tests) */
-    bool no_wakeups;         /* don't subscribe to enqueue wake-ups; poll only */
-    int64_t reap_period_ms;  /* full reaper cycle every period + rand(0..29) s; default
-                                300000 (Go's fork's 5 minutes, where it is also the
-                                reaper lock's TTL; cwork holds the lock as a 5 s lease
-                                renewed while a cycle runs) */
-    int64_t dead_check_ms;   /* how often the cheap check for stale heartbeats runs; it
-                                starts a reaper cycle at once when it sees one; default
-                                5000 */
+    void *userdata;                /* handed to the callbacks above and cwork_job_userdata */
+    int64_t idle_backoff_max_ms;   /* cap of the idle poll backoff (0, 1, 10, 100 ms …);
+                                      default 100 */
+    bool single_fetch;             /* move one job per script step even on Redis ≥ 6.2 (the
+                                      path older servers use; for tests) */
+    bool no_wakeups;               /* don't subscribe to enqueue wake-ups; poll only */
+    int64_t reap_period_ms;        /* full reaper cycle every period + rand(0..29) s; default
+                                      300000 (Go's fork's 5 minutes, where it is also the
+                                      reaper lock's TTL; cwork holds the lock as a 5 s lease
+                                      renewed while a cycle runs) */
+    int64_t dead_check_ms;         /* how often the cheap check for stale heartbeats runs; it
+                                      starts a reaper cycle at once when it sees one; default
+                                      5000 */
     cwork_reaper_hook reaper_hook; /* optional */
     void *reaper_hook_userdata;
-    int64_t watchdog_timeout_ms;   /* periodic fire times older than this count as
-                                      skipped (whole seconds: rounded up); default
-                                      60000 */
+    int64_t watchdog_timeout_ms; /* periodic fire times older than this count as
+                                    skipped (whole seconds: rounded up); default
+                                    60000 */
     /* What the pool writes: periodic instances in this flavour's bytes (upstream's have
      * no `d`). Whatever the setting, fetched unique jobs release their guard as both
      * flavours expect (unique_key, a replacement job in the guard, both escape
@@ -586,8 +584,8 @@ typedef struct cwork_pool_options {
 void cwork_pool_options_init(cwork_pool_options *opts);
 
 typedef struct cwork_job_options {
-    unsigned priority;        /* 1–100000, weight in queue selection; default 1 */
-    unsigned max_fails;       /* runs before the job goes to dead; default 4; 1 = no retry */
+    unsigned priority;  /* 1–100000, weight in queue selection; default 1 */
+    unsigned max_fails; /* runs before the job goes to dead; default 4; 1 = no retry */
     /* The Go fork's SkipDead: a failing job is dropped at once, never retried nor sent to
      * dead. With skip_dead_after_retries as well, upstream's meaning instead: retried as
      * usual, and dropped instead of going to dead when the retries are exhausted. */
@@ -600,7 +598,7 @@ typedef struct cwork_job_options {
      * ±CWORK_MAX_DELAY_SECONDS. Called on a library thread, possibly several at once. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
-    int64_t timeout_ms;       /* deadline for cwork_job_deadline_ms; 0 = none */
+    int64_t timeout_ms; /* deadline for cwork_job_deadline_ms; 0 = none */
 } cwork_job_options;
 
 void cwork_job_options_init(cwork_job_options *opts);
@@ -648,7 +646,7 @@ void cwork_pool_free(cwork_pool *pool);
 const char *cwork_pool_id(const cwork_pool *pool);
 
 typedef struct cwork_pool_stats {
-    uint64_t fetched;   /* jobs taken from queues */
+    uint64_t fetched; /* jobs taken from queues */
     uint64_t succeeded;
     uint64_t failed;    /* handler failures (retried, dead or dropped) */
     uint64_t retried;   /* failures sent to the retry set */
@@ -714,19 +712,18 @@ typedef struct cwork_queue_info {
 
 /* Every name in known_jobs, sorted (PROTOCOL §11.1). A job that cannot be decoded at a
  * queue's head gives latency 0 instead of failing the call (PROTOCOL §16.13). */
-int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
-                        cwork_error *err);
+int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n, cwork_error *err);
 void cwork_queue_infos_free(cwork_queue_info *queues, size_t n);
 
 typedef struct cwork_pool_heartbeat {
     char *worker_pool_id;
     int64_t started_at, heartbeat_at;
-    char **job_names;   /* sorted; NULL (n 0) when the field is absent */
+    char **job_names; /* sorted; NULL (n 0) when the field is absent */
     size_t n_job_names;
     unsigned concurrency;
     char *host;
     int pid;
-    char **worker_ids;  /* sorted; NULL when absent */
+    char **worker_ids; /* sorted; NULL when absent */
     size_t n_worker_ids;
 } cwork_pool_heartbeat;
 
@@ -801,8 +798,8 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
 /* Removes dead jobs that died before older_than (0: no age limit) and then the oldest
  * beyond the newest keep (< 0: no count limit). Never automatic: Go keeps the dead set
  * unbounded. *removed receives how many went. */
-int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep,
-                           int64_t *removed, cwork_error *err);
+int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep, int64_t *removed,
+                           cwork_error *err);
 
 /* Runs a retry or scheduled job now, whatever its time (Sidekiq's "Add to queue"; Go's
  * client has no such call): the members of set with exactly score at and this id go to
@@ -871,15 +868,14 @@ const char *cwork_job_place_name(cwork_job_place place);
  * the job's fields as cwork_job_encode_flavor renders them in the client's flavour. */
 int cwork_client_queues_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
 int cwork_client_pools_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
-int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len,
-                                   cwork_error *err);
-int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page,
-                           const char *name, char **out, size_t *len, cwork_error *err);
+int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len, cwork_error *err);
+int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
+                           char **out, size_t *len, cwork_error *err);
 
-/* ------------------------------------------------------------------ dashboard, browsing, bulk changes
- * What the web UI's dashboard and lists need beyond Go's client (and `cwork stats`).
- * Like the rest of the client: safe to call from several threads on one client; what
- * is returned is the caller's; every failure is also logged under a "client.*" key. */
+/* ------------------------------------------------------------------ dashboard, browsing, bulk
+ * changes What the web UI's dashboard and lists need beyond Go's client (and `cwork stats`). Like
+ * the rest of the client: safe to call from several threads on one client; what is returned is the
+ * caller's; every failure is also logged under a "client.*" key. */
 
 /* One UTC day of the counts cwork pools keep in <ns>:cwork:stat:<YYYY-MM-DD> (a hash
  * with fields processed and failed, kept 40 days; Go pools write none). */
@@ -895,13 +891,13 @@ typedef struct cwork_day_stats {
  * (logged as client.daily_stats.damaged) instead of failing the call. One round trip.
  * CWORK_EINVAL for days out of range or a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT
  * when Redis fails. */
-int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out,
-                             size_t *n, cwork_error *err);
+int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out, size_t *n,
+                             cwork_error *err);
 
 /* The dashboard's row of one job name. */
 typedef struct cwork_job_type_stats {
     char *job_name;
-    bool known;          /* in known_jobs; else seen only in retry, dead or on a worker */
+    bool known; /* in known_jobs; else seen only in retry, dead or on a worker */
     bool paused;
     int64_t waiting;     /* jobs in its queue */
     int64_t latency;     /* as cwork_queue_info */
@@ -944,12 +940,10 @@ typedef struct cwork_list_query {
 /* cwork_client_list with a page size and an order; q may be NULL (cwork_client_list's
  * page 1). CWORK_EINVAL for a page size above 1000. */
 int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
-                           cwork_listed_job **out, size_t *n, int64_t *total,
-                           cwork_error *err);
+                           cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
 /* Its body: {"count": N, "jobs": [...]} as cwork_client_list_json. */
-int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
-                                const cwork_list_query *q, char **out, size_t *len,
-                                cwork_error *err);
+int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                                char **out, size_t *len, cwork_error *err);
 
 /* The jobs waiting in the queue of job type name, next to run first: page (1-based, 0
  * counts as 1) of page_size (1–1000; 0 means CWORK_PAGE_SIZE) jobs, *total the queue's
@@ -957,8 +951,8 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
  * no scores: cwork_job_enqueued_at tells when). A key of another type gives CWORK_ETYPE.
  * Free *out with cwork_listed_jobs_free. */
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
-                            unsigned page_size, cwork_listed_job **out, size_t *n,
-                            int64_t *total, cwork_error *err);
+                            unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
+                            cwork_error *err);
 
 /* A job waiting in a queue as a list showed it (the id is borrowed by the call). */
 typedef struct cwork_waiting_ref {
@@ -1006,9 +1000,9 @@ int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char 
 
 /* What cwork_client_apply does to each job. */
 typedef enum cwork_job_action {
-    CWORK_ACTION_DELETE = 1,  /* any set, as cwork_client_delete */
-    CWORK_ACTION_RETRY = 2,   /* dead jobs, as cwork_client_retry_dead */
-    CWORK_ACTION_RUN_NOW = 3  /* retry and scheduled jobs, as cwork_client_run_now */
+    CWORK_ACTION_DELETE = 1, /* any set, as cwork_client_delete */
+    CWORK_ACTION_RETRY = 2,  /* dead jobs, as cwork_client_retry_dead */
+    CWORK_ACTION_RUN_NOW = 3 /* retry and scheduled jobs, as cwork_client_run_now */
 } cwork_job_action;
 
 /* A job of a set as listed: its score and id (borrowed by the call). */
@@ -1045,8 +1039,8 @@ typedef struct cwork_periodic_schedule {
  * next_at: the soonest waiting instance, else the publishing pool's own computation
  * when still ahead, else computed here from the spec (in this process's zone when the
  * spec names none). Free with cwork_periodic_schedules_free. */
-int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out,
-                                    size_t *n, cwork_error *err);
+int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out, size_t *n,
+                                    cwork_error *err);
 void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n);
 
 /* ------------------------------------------------------------------ web UI */
@@ -1063,27 +1057,27 @@ void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n)
 typedef struct cwork_web cwork_web;
 
 typedef struct cwork_web_options {
-    const char *listen;  /* "HOST:PORT", "[V6]:PORT" or ":PORT" (every interface, as Go);
-                            default "127.0.0.1:5040" */
-    const char *auth;    /* "user:password" for HTTP basic auth; NULL or "": none.
-                            (The cwork command passes CWORK_WEB_AUTH here.) */
-    cwork_pool *pool;    /* optional, borrowed (must outlive the server): its
-                            processed/failed counters go to /metrics and the dashboard */
-    cwork_go_flavor go_flavor; /* the JSON bodies' flavour (cwork_client_set_go_flavor);
-                                  default fork; unknown values fail the start */
-    const char *base_path; /* e.g. "/jobs": a path prefix a reverse proxy passes on; the
-                              server then answers under it too ("/jobs" redirects to
-                              "/jobs/"). NULL or "" for none. The UI uses relative URLs
-                              only, so a proxy that strips the prefix needs nothing. */
-    bool read_only;      /* refuse every change (403): no POST route works, the UI
-                            shows no action */
+    const char *listen;            /* "HOST:PORT", "[V6]:PORT" or ":PORT" (every interface, as Go);
+                                      default "127.0.0.1:5040" */
+    const char *auth;              /* "user:password" for HTTP basic auth; NULL or "": none.
+                                      (The cwork command passes CWORK_WEB_AUTH here.) */
+    cwork_pool *pool;              /* optional, borrowed (must outlive the server): its
+                                      processed/failed counters go to /metrics and the dashboard */
+    cwork_go_flavor go_flavor;     /* the JSON bodies' flavour (cwork_client_set_go_flavor);
+                                      default fork; unknown values fail the start */
+    const char *base_path;         /* e.g. "/jobs": a path prefix a reverse proxy passes on; the
+                                      server then answers under it too ("/jobs" redirects to
+                                      "/jobs/"). NULL or "" for none. The UI uses relative URLs
+                                      only, so a proxy that strips the prefix needs nothing. */
+    bool read_only;                /* refuse every change (403): no POST route works, the UI
+                                      shows no action */
     const char *const *namespaces; /* more namespaces the UI can switch to (?ns=), the
                                       ns of cwork_web_start being the first and the
                                       default; copied. No other namespace is served. */
     size_t n_namespaces;
-    int insecure;        /* non-zero: serve beyond loopback without auth (refused
-                            otherwise: any web page a browser there opens could drive
-                            the UI) */
+    int insecure; /* non-zero: serve beyond loopback without auth (refused
+                     otherwise: any web page a browser there opens could drive
+                     the UI) */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);

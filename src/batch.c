@@ -4,8 +4,8 @@
  * Immediate jobs are grouped by queue into one multi-value LPUSH each (same order in
  * the queue as one LPUSH per job), delayed jobs go into one ZADD, unique jobs each go
  * through the enqueue_unique script's logic (embedded in the batch script at build
- * time), and every name the known_jobs cache lacks goes into one SADD. Entries are validated and encoded when
- * added, so a bad entry never reaches Redis; the script checks every key's type before
+ * time), and every name the known_jobs cache lacks goes into one SADD. Entries are validated and
+ * encoded when added, so a bad entry never reaches Redis; the script checks every key's type before
  * its first write. */
 #include "enqueue.h"
 #include "argv.h"
@@ -39,15 +39,13 @@ struct cwork_batch {
 cwork_batch *cwork_batch_new(cwork_enqueuer *enq)
 {
     cwork_batch *b = cw_calloc(1, sizeof *b);
-    if (b)
-        b->enq = enq;
+    if (b) b->enq = enq;
     return b;
 }
 
 void cwork_batch_free(cwork_batch *b)
 {
-    if (!b)
-        return;
+    if (!b) return;
     cw_free(b->e);
     cw_buf_free(&b->data);
     cw_free(b);
@@ -66,25 +64,21 @@ size_t cwork_batch_count(const cwork_batch *b)
 
 int cwork_batch_status(const cwork_batch *b, size_t i, const char **id)
 {
-    if (i >= b->n)
-        return CWORK_EINVAL;
-    if (id)
-        *id = b->e[i].id;
+    if (i >= b->n) return CWORK_EINVAL;
+    if (id) *id = b->e[i].id;
     return b->e[i].status;
 }
 
-int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
-                    int64_t delay_seconds, int flags, cwork_error *err)
+int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, int64_t delay_seconds,
+                    int flags, cwork_error *err)
 {
-    if (!name)
-        return cw_error(err, CWORK_EINVAL, "batch: job name is required");
+    if (!name) return cw_error(err, CWORK_EINVAL, "batch: job name is required");
     if ((flags & CWORK_BATCH_IN) && cw_enq_check_delay(delay_seconds, err) != 0)
         return CWORK_EINVAL;
     if (b->n == b->cap) {
         size_t cap = b->cap ? b->cap * 2 : 64;
         batch_entry *e = cw_realloc(b->e, cap * sizeof *e);
-        if (!e)
-            return cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (!e) return cw_error(err, CWORK_ENOMEM, "out of memory");
         b->e = e;
         b->cap = cap;
     }
@@ -115,8 +109,7 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args,
         rc = cw_enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
         e->json_len = b->data.len - e->json_off;
     }
-    if (rc == 0 && b->data.oom)
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc == 0 && b->data.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc) {
         b->data.len = mark; /* drop the half-added entry */
         b->data.oom = 0;
@@ -150,8 +143,7 @@ static int cmp_by_name(const void *x, const void *y)
 static int sort_by_name(const cwork_batch *b, size_t *order, size_t count)
 {
     name_idx *tmp = cw_malloc((count ? count : 1) * sizeof *tmp);
-    if (!tmp)
-        return CWORK_ENOMEM;
+    if (!tmp) return CWORK_ENOMEM;
     for (size_t k = 0; k < count; k++)
         tmp[k] = (name_idx){entry_name(b, order[k]), order[k]};
     qsort(tmp, count, sizeof *tmp, cmp_by_name);
@@ -166,8 +158,7 @@ static size_t find_queue(const cwork_batch *b, const size_t *queue_entry, size_t
                          const char *name)
 {
     for (size_t j = 0; j < q; j++)
-        if (strcmp(entry_name(b, queue_entry[j]), name) == 0)
-            return j + 1;
+        if (strcmp(entry_name(b, queue_entry[j]), name) == 0) return j + 1;
     return 0;
 }
 
@@ -220,17 +211,14 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
      * The script follows redirections by itself. */
     int redirected = 0;
     int rc = enqueue_batch_once(b, &redirected, err);
-    if (rc < 0 && redirected)
-        rc = enqueue_batch_once(b, &redirected, err);
+    if (rc < 0 && redirected) rc = enqueue_batch_once(b, &redirected, err);
     return rc;
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
 {
-    if (!b)
-        return cw_error(err, CWORK_EINVAL, "batch is NULL");
-    if (b->n == 0)
-        return 0;
+    if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
+    if (b->n == 0) return 0;
     cwork_enqueuer *enq = b->enq;
     int64_t now = cw_now();
     size_t n = b->n;
@@ -238,7 +226,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
         b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
     size_t *order = cw_malloc(n * sizeof *order);
     size_t *queue_entry = cw_malloc(n * sizeof *queue_entry); /* an entry of each queue */
-    size_t *queue_of = cw_calloc(n, sizeof *queue_of);          /* by entry, 1-based */
+    size_t *queue_of = cw_calloc(n, sizeof *queue_of);        /* by entry, 1-based */
     unsigned char *sadd_name = cw_calloc(n, 1);
     /* The script's arguments, KEYS first (see enqueue_batch.lua). Upper bound (loose): 2
      * fixed keys and 8 counts; per entry a queue key, two guard spellings, 5 args, a SADD
@@ -257,14 +245,11 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     /* Partition: plain immediate (sorted by name), plain delayed, unique. */
     size_t nplain = 0, ndelayed = 0, nunique = 0;
     for (size_t i = 0; i < n; i++)
-        if (!b->e[i].unique && !b->e[i].delayed)
-            order[nplain++] = i;
+        if (!b->e[i].unique && !b->e[i].delayed) order[nplain++] = i;
     for (size_t i = 0; i < n; i++)
-        if (!b->e[i].unique && b->e[i].delayed)
-            order[nplain + ndelayed++] = i;
+        if (!b->e[i].unique && b->e[i].delayed) order[nplain + ndelayed++] = i;
     for (size_t i = 0; i < n; i++)
-        if (b->e[i].unique)
-            order[nplain + ndelayed + nunique++] = i;
+        if (b->e[i].unique) order[nplain + ndelayed + nunique++] = i;
     if (sort_by_name(b, order, nplain) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
@@ -274,8 +259,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     size_t nsadd = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        if (!cw_enq_known_needs_sadd(enq, entry_name(b, i), now))
-            continue;
+        if (!cw_enq_known_needs_sadd(enq, entry_name(b, i), now)) continue;
         int seen = 0;
         for (size_t m = 0; m < k && !seen; m++)
             seen = sadd_name[order[m]] && strcmp(entry_name(b, order[m]), entry_name(b, i)) == 0;
@@ -290,8 +274,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     size_t q = 0;
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        if (b->e[i].delayed)
-            continue;
+        if (b->e[i].delayed) continue;
         size_t j = 0;
         if (k < nplain) /* sorted: a new name starts a new queue */
             j = k > 0 && strcmp(entry_name(b, order[k - 1]), entry_name(b, i)) == 0 ? q : 0;
@@ -369,8 +352,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
         cw_argv_add_ref(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
     if ((rc = cw_argv_check(&a, err)) != 0) goto done;
 
-    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
-        goto done;
+    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) goto done;
     redisReply *r = NULL;
     if (nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
         /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
@@ -393,8 +375,8 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     if (!(nunique == 0 && cw_reply_is_int(r))) {
         rc = cw_reply_str(r, &marks, &nmarks, "enqueue_batch script", err);
         if (rc == 0 && nmarks != nunique)
-            rc = cw_error(err, CWORK_EPROTO,
-                          "enqueue_batch script: %zu marks for %zu unique jobs", nmarks, nunique);
+            rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: %zu marks for %zu unique jobs",
+                          nmarks, nunique);
     }
     for (size_t k = 0; rc == 0 && k < n; k++) {
         size_t u = k - (nplain + ndelayed);
@@ -404,8 +386,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     cw_reply_free(r);
     if (rc) goto done;
     for (size_t i = 0; i < n; i++)
-        if (sadd_name[i])
-            cw_enq_known_mark(enq, entry_name(b, i), now);
+        if (sadd_name[i]) cw_enq_known_mark(enq, entry_name(b, i), now);
     rc = replicated;
 
 done:

@@ -332,8 +332,8 @@ static int set_str(char **field, const char *v, size_t len)
 
 /* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
 /* Field and value i of an HGETALL reply r (n elements): 0, or CWORK_EPROTO. */
-static int hash_entry(const redisReply *r, size_t i, const char **f, const char **v,
-                      size_t *vlen, cwork_error *err)
+static int hash_entry(const redisReply *r, size_t i, const char **f, const char **v, size_t *vlen,
+                      cwork_error *err)
 {
     int rc = cw_reply_at_str(r, i, f, NULL, "HGETALL", err);
     return rc ? rc : cw_reply_at_str(r, i + 1, v, vlen, "HGETALL", err);

@@ -65,8 +65,8 @@ void cw_client_add_queues(cw_argv *a, const cw_keys *k, const cw_argv *names);
 int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err);
 
 /* Runs one command (cw_conn_command) whose reply is n integers (cw_reply_ints). */
-int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                           int64_t *v, size_t n, cwork_error *err);
+int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens, int64_t *v,
+                           size_t n, cwork_error *err);
 
 /* DEL of the unique guard of each unique job among the members r->element[first..]
  * (job bytes a script removed; Go does this for the last one only, and a script cannot

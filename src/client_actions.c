@@ -12,8 +12,8 @@
 
 /* One batch of client_delete_all.lua; v = {removed, looked at, members before} from its
  * reply, and the guards of the unique jobs it removed deleted. */
-static int delete_batch(cw_conn *c, const cw_keys *k, const char *key, int64_t from,
-                        int unique, const char *name, int64_t v[3], cwork_error *err)
+static int delete_batch(cw_conn *c, const cw_keys *k, const char *key, int64_t from, int unique,
+                        const char *name, int64_t v[3], cwork_error *err)
 {
     char start[24], stop[24];
     snprintf(start, sizeof start, "%lld", (long long)from);

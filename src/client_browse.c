@@ -21,8 +21,8 @@ static int wrong_type(const redisReply *r)
 }
 
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
-                            unsigned page_size, cwork_listed_job **out, size_t *n,
-                            int64_t *total, cwork_error *err)
+                            unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
+                            cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
@@ -161,9 +161,8 @@ static void add_published(schedules *s, const redisReply *f, const redisReply *v
     const char *fs, *vs;
     size_t flen, vlen;
     if (cw_reply_str(f, &fs, &flen, NULL, NULL) != 0 ||
-        cw_reply_str(v, &vs, &vlen, NULL, NULL) != 0 ||
-        cw_gj_parse(fs, flen, &field, NULL) != 0 || cw_gj_parse(vs, vlen, &value, NULL) != 0 ||
-        field->type != GJ_ARRAY ||
+        cw_reply_str(v, &vs, &vlen, NULL, NULL) != 0 || cw_gj_parse(fs, flen, &field, NULL) != 0 ||
+        cw_gj_parse(vs, vlen, &value, NULL) != 0 || field->type != GJ_ARRAY ||
         field->as.arr.len != 2 || field->as.arr.items[0]->type != GJ_STRING ||
         field->as.arr.items[1]->type != GJ_STRING || value->type != GJ_OBJECT) {
         cw_gj_free(field);
@@ -204,8 +203,7 @@ static void add_instance(schedules *s, const redisReply *m, const redisReply *sc
         if (id[i] == ':') colon = id + i;
     const char *spec = id + 10 + name_len;
     if (name_len > 0 && id_len > 10 + name_len && memcmp(id, "periodic:", 9) == 0 &&
-        memcmp(id + 9, name, name_len) == 0 && id[9 + name_len] == ':' && colon &&
-        colon > spec) {
+        memcmp(id + 9, name, name_len) == 0 && id[9 + name_len] == ':' && colon && colon > spec) {
         sched *e = entry(s, name, name_len, spec, (size_t)(colon - spec));
         if (!e)
             s->oom = 1;
@@ -260,7 +258,8 @@ static int read_schedules(cwork_client *client, schedules *s, int64_t now, cwork
     if (c) cw_redis_checkin(client->redis, c);
     if (rc == 0 && cw_reply_error(r[1]))
         rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r[1]));
-    if (rc == 0 && cw_reply_error(r[0])) /* a damaged <p>cwork:periodic: the instances still count */
+    if (rc == 0 &&
+        cw_reply_error(r[0])) /* a damaged <p>cwork:periodic: the instances still count */
         cw_log(CWORK_LOG_WARN, "client.periodic_schedules.damaged", "error", cw_reply_error(r[0]),
                NULL);
     for (size_t i = 0; rc == 0 && cw_reply_at(r[0], i + 1); i += 2)
@@ -274,8 +273,8 @@ static int read_schedules(cwork_client *client, schedules *s, int64_t now, cwork
     return rc;
 }
 
-int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out,
-                                    size_t *n, cwork_error *err)
+int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out, size_t *n,
+                                    cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);

@@ -220,9 +220,8 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
     return cwork_client_list_page_json(client, set, &q, out, len, err);
 }
 
-int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
-                                const cwork_list_query *q, char **out, size_t *len,
-                                cwork_error *err)
+int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                                char **out, size_t *len, cwork_error *err)
 {
     if (!out) return cw_error(err, CWORK_EINVAL, "cwork_client_list_json: NULL argument");
     const char *at_key = set == CWORK_SET_RETRY       ? "retry_at"
@@ -242,8 +241,7 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set,
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0)
-            break;
+        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0) break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;

@@ -195,8 +195,8 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
         if (q->name) {
             scan s = {ascii(q->name) ? q->name : NULL, page_add, &p,
                       "client.get_zset_page.new_job"};
-            rc = scan_key(c, key.data, key.len, q->newest_first ? SCAN_ZSET_DESC : SCAN_ZSET,
-                          &s, err);
+            rc = scan_key(c, key.data, key.len, q->newest_first ? SCAN_ZSET_DESC : SCAN_ZSET, &s,
+                          err);
         } else {
             rc = read_page(c, &key, &p, q->newest_first, err);
         }
@@ -391,8 +391,7 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
                           &r, err);
         rc = retry_reply(rc, r, v, err);
     }
-    if (rc == 1)
-        rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
+    if (rc == 1) rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
     cw_redis_checkin(client->redis, c);
     cw_argv_free(&a);
     cw_argv_free(&names);
@@ -438,8 +437,8 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         if ((rc = cw_argv_check(&a, err)) != 0) break;
         cwork_error e = {0};
         redisReply *r = NULL;
-        int brc = cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv,
-                               a.lens, &r, &e);
+        int brc = cw_conn_eval(c, &cw_script_client_retry_dead, nkeys, name ? 6 : 5, a.argv, a.lens,
+                               &r, &e);
         brc = retry_reply(brc, r, v, &e);
         if (brc < 0) {
             rc = cw_error(err, brc, "%s", e.message);
@@ -447,8 +446,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
         }
         /* Jobs whose queue is damaged stayed dead and were stepped over: the others
          * still go back, and the first such error is reported at the end. */
-        if (brc == 1 && !stayed)
-            stayed = cw_error(err, CWORK_EREDIS, "%s", e.message);
+        if (brc == 1 && !stayed) stayed = cw_error(err, CWORK_EREDIS, "%s", e.message);
         *count += v[0];
         offset += v[2];
         if (v[3] < CW_CLIENT_BATCH) break;
@@ -545,9 +543,9 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
     char bound[32];
     if (rc == 0 && older_than != 0) { /* died before older_than */
         snprintf(bound, sizeof bound, "(%lld", (long long)older_than);
-        rc = cw_client_command_ints(
-            c, 4, (const char *[]){"ZREMRANGEBYSCORE", key.data, "-inf", bound}, NULL, &by_age,
-            1, err);
+        rc = cw_client_command_ints(c, 4,
+                                    (const char *[]){"ZREMRANGEBYSCORE", key.data, "-inf", bound},
+                                    NULL, &by_age, 1, err);
     }
     if (rc == 0 && keep >= 0) { /* all but the newest keep */
         snprintf(bound, sizeof bound, "%lld", (long long)(-keep - 1));

@@ -159,7 +159,7 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
         if (rc == 0) rc = cw_reply_at_int(r, 0, &cleared, "clear script", err);
         if (rc == 0 && cleared < 0) {
             const char *type = cw_reply_is_str(cw_reply_at(r, 1)) ? cw_reply_text(cw_reply_at(r, 1))
-                                                                   : "value of another type";
+                                                                  : "value of another type";
             rc = cw_error(err, CWORK_ETYPE, "%s holds a %s, not a queue: left as it is", key.data,
                           type);
         } else if (rc == 0 && count) {

@@ -15,18 +15,21 @@ static int number_grammar(const char *s, size_t len)
 {
     size_t i = s[0] == '-';
     size_t d = i;
-    while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+    while (i < len && s[i] >= '0' && s[i] <= '9')
+        i++;
     if (i == d) return 0;
     if (i < len && s[i] == '.') {
         d = ++i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9')
+            i++;
         if (i == d) return 0;
     }
     if (i < len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         if (i < len && (s[i] == '+' || s[i] == '-')) i++;
         d = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9') i++;
+        while (i < len && s[i] >= '0' && s[i] <= '9')
+            i++;
         if (i == d) return 0;
     }
     return i == len;
@@ -70,4 +73,3 @@ void cw_score_range(int64_t at, char min[24], char max[24])
         snprintf(max, 24, "(%lld", (long long)at + 1);
     }
 }
-

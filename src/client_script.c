@@ -43,8 +43,8 @@ int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_er
     return rc;
 }
 
-int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                           int64_t *v, size_t n, cwork_error *err)
+int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens, int64_t *v,
+                           size_t n, cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_command(c, argc, argv, lens, &r, err);

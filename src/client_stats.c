@@ -29,8 +29,8 @@ static int64_t counter(const redisReply *v, int *damaged)
     return n;
 }
 
-int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out,
-                             size_t *n, cwork_error *err)
+int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out, size_t *n,
+                             cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);

@@ -48,8 +48,8 @@ static int delete_in_part(waiting_call *w, int64_t start, int64_t stop, const pl
     int rc = cw_argv_check(&a, err);
     redisReply *r = NULL;
     if (rc == 0)
-        rc = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv,
-                          a.lens, &r, err);
+        rc = cw_conn_eval(w->c, &cw_script_client_queue_delete, 1, (int)(2 + 2 * n), a.argv, a.lens,
+                          &r, err);
     /* {entries looked at, the queue's length before, per job 1 when deleted, the bytes of
      * deleted unique jobs…}, or {-1, the key's type} when it holds no list */
     const char *what = "queue delete script";

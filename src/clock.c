@@ -24,8 +24,7 @@ int64_t cw_clock_now_ms(void)
 
 int64_t cw_clock_now(void)
 {
-    if (!atomic_load(&manual))
-        return cw_now();
+    if (!atomic_load(&manual)) return cw_now();
     int64_t ms = atomic_load(&manual_wall_ms);
     return ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000); /* rounded down, as time() */
 }
@@ -38,8 +37,7 @@ int64_t cw_clock_mono_ms(void)
 int cw_clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadline_ms)
 {
     if (!atomic_load(&manual)) {
-        if (deadline_ms <= cw_monotonic_ms())
-            return ETIMEDOUT;
+        if (deadline_ms <= cw_monotonic_ms()) return ETIMEDOUT;
         struct timespec ts = {.tv_sec = (time_t)(deadline_ms / 1000),
                               .tv_nsec = (long)(deadline_ms % 1000) * 1000000L};
         return pthread_cond_timedwait(cond, mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
@@ -57,8 +55,7 @@ int cw_clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadl
         }
         struct timespec ts;
         cw_deadline_after_ms(&ts, MANUAL_POLL_MS);
-        if (pthread_cond_timedwait(cond, mu, &ts) != ETIMEDOUT)
-            break; /* signalled */
+        if (pthread_cond_timedwait(cond, mu, &ts) != ETIMEDOUT) break; /* signalled */
     }
     atomic_fetch_sub(&sleepers, 1);
     return rc;
@@ -73,8 +70,7 @@ void cw_clock_manual(int64_t wall_ms)
 
 void cw_clock_advance_ms(int64_t ms)
 {
-    if (!atomic_load(&manual) || ms <= 0)
-        return;
+    if (!atomic_load(&manual) || ms <= 0) return;
     /* The monotonic reading last: a waiter that sees its deadline reached also sees the
      * wall clock moved when it acts. */
     atomic_fetch_add(&manual_wall_ms, ms);

@@ -11,31 +11,26 @@
 static int64_t default_backoff(const cwork_job *job)
 {
     int64_t f = job->fails;
-    if (f < 0)
-        f = 0;
+    if (f < 0) f = 0;
     if (f > 1000) /* fails⁴ is past the bound anyway (and overflows from 55109 on) */
         return CWORK_MAX_DELAY_SECONDS;
     uint32_t r = 0;
-    if (cw_random_bytes(&r, sizeof r) != 0)
-        r = (uint32_t)cw_now_ms();
+    if (cw_random_bytes(&r, sizeof r) != 0) r = (uint32_t)cw_now_ms();
     return f * f * f * f + 15 + (int64_t)(r % 30) * (f + 1);
 }
-
 
 static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **type_out)
 {
     const cw_job_type *type =
         t->job ? cw_pool_find_type(p, t->job->name.ptr, t->job->name.len) : NULL;
     *type_out = type;
-    if (!type)
-        return OUTCOME_DEAD; /* stray or undecodable */
+    if (!type) return OUTCOME_DEAD; /* stray or undecodable */
     if (type->opts.skip_dead && !type->opts.skip_dead_after_retries)
         return OUTCOME_DROP; /* the fork's SkipDead: dropped on the first failure */
-    if (t->no_retry) /* cwork_job_fail_no_retry: as if the retries were exhausted */
+    if (t->no_retry)         /* cwork_job_fail_no_retry: as if the retries were exhausted */
         return type->opts.skip_dead ? OUTCOME_DROP : OUTCOME_DEAD;
     /* Decided with fails counting this failure, as Go does after fails += 1. */
-    if ((int64_t)type->opts.max_fails - (t->job->fails + 1) > 0)
-        return OUTCOME_RETRY;
+    if ((int64_t)type->opts.max_fails - (t->job->fails + 1) > 0) return OUTCOME_RETRY;
     return type->opts.skip_dead ? OUTCOME_DROP : OUTCOME_DEAD;
 }
 
@@ -45,7 +40,7 @@ static int failure_outcome(cwork_pool *p, const cw_task *t, const cw_job_type **
 static int encode_undecodable(cw_buf *out, const cw_task *t, int64_t now)
 {
     return cw_job_encode_undecodable(out, t->type->name, t->raw, t->raw_len, t->decode_error, now,
-                                  NULL);
+                                     NULL);
 }
 
 /* Builds the failure record of each failed task (retry, dead or drop). */
@@ -57,12 +52,10 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
         commit_arg *a = &ca[i];
         a->target = "-";
         strcpy(a->score, "0");
-        if (!t->failed)
-            continue;
+        if (!t->failed) continue;
         const cw_job_type *type;
         t->outcome = failure_outcome(p, t, &type);
-        if (t->outcome == OUTCOME_DROP)
-            continue;
+        if (t->outcome == OUTCOME_DROP) continue;
         a->json_off = buf->len;
         int erc;
         int64_t score = now;
@@ -121,8 +114,8 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     cw_argv *args = &out->args;
     cw_argv_reserve(args, 1 + 4 * n);
     int rc = 0;
-    if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail ||
-        !out->raw_at || !out->not_removed || args->oom || prepare_failures(p, done, out->fail, &out->buf) != 0) {
+    if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail || !out->raw_at ||
+        !out->not_removed || args->oom || prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -132,8 +125,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
         size_t g = 0;
         while (g < G && group_type[g] != type_index)
             g++;
-        if (g == G)
-            group_type[G++] = type_index;
+        if (g == G) group_type[G++] = type_index;
         group_of[i] = g;
         if (t->failed)
             nfail[g]++;
@@ -162,8 +154,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++) {
-            if (group_of[i] != g || !t->failed)
-                continue;
+            if (group_of[i] != g || !t->failed) continue;
             commit_arg *a = &out->fail[i];
             out->raw_at[i] = args->n;
             cw_argv_add_ref(args, t->raw, t->raw_len);
@@ -178,8 +169,7 @@ done:
     cw_free(nok);
     cw_free(nfail);
     cw_free(group_of);
-    if (rc)
-        cw_commit_args_free(out);
+    if (rc) cw_commit_args_free(out);
     return rc;
 }
 

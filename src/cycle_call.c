@@ -15,8 +15,7 @@ void cw_cycle_call_add_draw(cw_cycle_call *c, const size_t *order)
 {
     for (size_t i = 0; i < c->ntypes; i++) {
         size_t t = order[i] + 1; /* the script's indices are 1-based */
-        if (c->width == 2)
-            cw_buf_putc(&c->draws, (char)(unsigned char)(t >> 8));
+        if (c->width == 2) cw_buf_putc(&c->draws, (char)(unsigned char)(t >> 8));
         cw_buf_putc(&c->draws, (char)(unsigned char)(t & 0xff));
     }
 }

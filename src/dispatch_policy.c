@@ -31,26 +31,22 @@ static size_t min_size(size_t a, size_t b)
 /* The earlier of two deadlines, 0 meaning none. */
 static int64_t earlier(int64_t a, int64_t b)
 {
-    if (!a)
-        return b;
-    if (!b)
-        return a;
+    if (!a) return b;
+    if (!b) return a;
     return a < b ? a : b;
 }
 
 size_t cw_wake_count(size_t ready, size_t sleeping, int64_t handler_avg_us, int64_t waited_us,
                      const cw_pool_tuning *tu)
 {
-    if (!ready || !sleeping)
-        return 0;
+    if (!ready || !sleeping) return 0;
     size_t want = ready;
     if (waited_us < tu->wake_after_us && tu->wake_target_us > 0) {
         /* Enough executors that each has about wake_target_us of work. */
         int64_t avg = handler_avg_us > 0 ? handler_avg_us : 0;
         if (avg < INT64_MAX / (int64_t)(ready + 1)) {
             uint64_t enough = 1 + (uint64_t)((int64_t)ready * avg / tu->wake_target_us);
-            if (enough < want)
-                want = (size_t)enough;
+            if (enough < want) want = (size_t)enough;
         }
     }
     return min_size(want, sleeping);
@@ -82,8 +78,7 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
     /* A wake-up ends an idle backoff (not one for failures: Redis is not better for it). */
     if (v->wakeup && st->backoff != CW_BACKOFF_ERROR) {
         st->idle_ms = 0;
-        if (st->backoff == CW_BACKOFF_IDLE)
-            st->backoff = CW_BACKOFF_NONE;
+        if (st->backoff == CW_BACKOFF_IDLE) st->backoff = CW_BACKOFF_NONE;
     }
     if (st->backoff != CW_BACKOFF_NONE && v->now_us >= st->backoff_until_us)
         st->backoff = CW_BACKOFF_NONE;
@@ -122,8 +117,7 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
      * executors when it is (or after gather_max_us), not a few jobs now. (Nobody
      * signals the drain of a batch of long jobs: their executors are all woken.) */
     if (can_fetch && v->ready > 0 && v->handler_avg_us < tu->gather_handler_us) {
-        if (!st->gather_until_us)
-            st->gather_until_us = v->now_us + tu->gather_max_us;
+        if (!st->gather_until_us) st->gather_until_us = v->now_us + tu->gather_max_us;
         if (v->now_us < st->gather_until_us)
             return wait_until(d, earlier(st->gather_until_us, wake_deadline));
     }
@@ -136,8 +130,7 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
         if (!st->spun && busy > 0 && v->handler_avg_us < tu->spin_handler_us && !v->stopping) {
             st->spun = true;
             int64_t budget = tu->spin_wake_us + 2 * (int64_t)(v->ready + 1) * v->handler_avg_us;
-            if (budget > tu->spin_max_us)
-                budget = tu->spin_max_us;
+            if (budget > tu->spin_max_us) budget = tu->spin_max_us;
             d.what = CW_DO_SPIN;
             d.until_us = v->now_us + budget;
             d.busy = busy;
@@ -181,16 +174,15 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
         /* Commits (or a reclaim) are retried with capped backoff; nothing new is
          * fetched meanwhile. */
         st->commit_failing = r->committed;
-        st->commit_error_ms = grow(st->commit_error_ms, tu->commit_error_first_ms, 10,
-                                   tu->commit_error_max_ms);
+        st->commit_error_ms =
+            grow(st->commit_error_ms, tu->commit_error_first_ms, 10, tu->commit_error_max_ms);
         back_off(st, CW_BACKOFF_ERROR, st->commit_error_ms, now_us);
         return;
     }
-    if (r->reclaimed || !r->fetch)
-        return;
+    if (r->reclaimed || !r->fetch) return;
     if (!r->ok) {
-        st->fetch_error_ms = grow(st->fetch_error_ms, tu->fetch_error_first_ms, 2,
-                                  tu->fetch_error_max_ms);
+        st->fetch_error_ms =
+            grow(st->fetch_error_ms, tu->fetch_error_first_ms, 2, tu->fetch_error_max_ms);
         back_off(st, CW_BACKOFF_ERROR, st->fetch_error_ms, now_us);
     } else if (r->got) {
         st->idle_ms = st->fetch_error_ms = 0;

@@ -37,77 +37,77 @@ typedef struct cw_pool_tuning {
     /* Executors per dispatcher: each dispatcher's cycle (round trip, then its executors
      * run the batch) is serial, and several overlap where one cannot (2 × 10 executors
      * process ~35% more no-op jobs/s than 1 × 20, for ~25% more Redis CPU per job). */
-    unsigned shard_executors;      /* 10 */
-    unsigned max_shards;           /* 4 */
-    size_t max_fetch;              /* jobs per round trip, at most: 1000 */
+    unsigned shard_executors; /* 10 */
+    unsigned max_shards;      /* 4 */
+    size_t max_fetch;         /* jobs per round trip, at most: 1000 */
     /* Waking an executor costs a futex call and a context switch: for a batch of short
      * handlers, one executor running several in a row is faster. At delivery, enough
      * executors are woken that each has about wake_target_us of (estimated) work. */
-    int64_t wake_target_us;        /* 100 */
+    int64_t wake_target_us; /* 100 */
     /* A ready task never waits longer than this for an executor while one sleeps. */
-    int64_t wake_after_us;         /* 300 */
-    int64_t gather_max_us;         /* longest wait for a batch to drain: 1000 */
-    int64_t gather_handler_us;     /* gather only for handlers shorter on average: 100 */
-    int64_t spin_max_us;           /* longest spin for a batch's finishers: 100 */
-    int64_t spin_handler_us;       /* spin only for handlers shorter on average: 20 */
-    int64_t spin_wake_us;          /* an executor's wake-up, expected by a spin: 60 */
+    int64_t wake_after_us;     /* 300 */
+    int64_t gather_max_us;     /* longest wait for a batch to drain: 1000 */
+    int64_t gather_handler_us; /* gather only for handlers shorter on average: 100 */
+    int64_t spin_max_us;       /* longest spin for a batch's finishers: 100 */
+    int64_t spin_handler_us;   /* spin only for handlers shorter on average: 20 */
+    int64_t spin_wake_us;      /* an executor's wake-up, expected by a spin: 60 */
     /* Idle backoff: first, then ×idle_backoff_factor up to the pool's
      * idle_backoff_max_ms option (a wake-up ends it). */
-    int64_t idle_backoff_first_ms;     /* 1 */
-    int64_t idle_backoff_factor;       /* 10 */
-    int64_t fetch_error_first_ms;      /* 10, doubling */
-    int64_t fetch_error_max_ms;        /* 1000 */
-    int64_t commit_error_first_ms;     /* 10, ×10 */
-    int64_t commit_error_max_ms;       /* 5000 */
+    int64_t idle_backoff_first_ms; /* 1 */
+    int64_t idle_backoff_factor;   /* 10 */
+    int64_t fetch_error_first_ms;  /* 10, doubling */
+    int64_t fetch_error_max_ms;    /* 1000 */
+    int64_t commit_error_first_ms; /* 10, ×10 */
+    int64_t commit_error_max_ms;   /* 5000 */
 } cw_pool_tuning;
 
 void cw_pool_tuning_init(cw_pool_tuning *t);
 
 /* A snapshot of a shard, taken under its lock. */
 typedef struct cw_dispatch_view {
-    int64_t now_us;           /* monotonic clock */
+    int64_t now_us; /* monotonic clock */
     bool stopping;
-    bool wakeup;              /* a wake-up (enqueue, requeue, drain) since the last look */
-    size_t ntypes;            /* registered job types */
+    bool wakeup;   /* a wake-up (enqueue, requeue, drain) since the last look */
+    size_t ntypes; /* registered job types */
     size_t nexecutors;
-    size_t in_flight;         /* fetched and not yet committed: ready + running + done */
-    size_t ready;             /* waiting for an executor */
-    size_t done;              /* finished, not yet committed */
-    size_t sleeping;          /* executors asleep with no wake-up on its way */
-    int64_t ready_since_us;   /* when the oldest ready task was delivered (ready > 0) */
-    int64_t handler_avg_us;   /* moving average of handler run time */
+    size_t in_flight;       /* fetched and not yet committed: ready + running + done */
+    size_t ready;           /* waiting for an executor */
+    size_t done;            /* finished, not yet committed */
+    size_t sleeping;        /* executors asleep with no wake-up on its way */
+    int64_t ready_since_us; /* when the oldest ready task was delivered (ready > 0) */
+    int64_t handler_avg_us; /* moving average of handler run time */
 } cw_dispatch_view;
 
 typedef enum cw_backoff_kind { CW_BACKOFF_NONE, CW_BACKOFF_IDLE, CW_BACKOFF_ERROR } cw_backoff_kind;
 
 /* The dispatcher's memory between decisions (zeroed at start). */
 typedef struct cw_dispatch_state {
-    bool reclaim;              /* a fetch's outcome is unknown: look at in-progress */
-    bool no_more_tasks;        /* announced to the executors (stopping) */
-    bool commit_failing;       /* the last commit failed */
-    cw_backoff_kind backoff;   /* why fetches wait until backoff_until_us */
+    bool reclaim;            /* a fetch's outcome is unknown: look at in-progress */
+    bool no_more_tasks;      /* announced to the executors (stopping) */
+    bool commit_failing;     /* the last commit failed */
+    cw_backoff_kind backoff; /* why fetches wait until backoff_until_us */
     int64_t backoff_until_us;
     int64_t idle_ms, fetch_error_ms, commit_error_ms; /* current backoff steps */
-    int64_t gather_until_us;   /* 0: not gathering */
-    bool spun;                 /* spun once since the last round trip */
+    int64_t gather_until_us;                          /* 0: not gathering */
+    bool spun;                                        /* spun once since the last round trip */
 } cw_dispatch_state;
 
 typedef enum cw_dispatch_do {
-    CW_DO_EXIT,        /* stopping and nothing in flight: the dispatcher ends */
-    CW_DO_WAIT,        /* sleep until signalled or until_us (0: no limit) */
-    CW_DO_SPIN,        /* poll (yielding) for `busy` finishers until until_us */
-    CW_DO_RECLAIM,     /* take up in-progress entries no task accounts for */
-    CW_DO_ROUND_TRIP,  /* commit the done tasks (commit) and fetch `fetch` jobs */
+    CW_DO_EXIT,       /* stopping and nothing in flight: the dispatcher ends */
+    CW_DO_WAIT,       /* sleep until signalled or until_us (0: no limit) */
+    CW_DO_SPIN,       /* poll (yielding) for `busy` finishers until until_us */
+    CW_DO_RECLAIM,    /* take up in-progress entries no task accounts for */
+    CW_DO_ROUND_TRIP, /* commit the done tasks (commit) and fetch `fetch` jobs */
 } cw_dispatch_do;
 
 typedef struct cw_decision {
     cw_dispatch_do what;
     int64_t until_us;
-    size_t fetch;              /* round trip: jobs to fetch (0: commit only) */
-    bool commit;               /* round trip: commit the done tasks */
-    size_t busy;               /* spin: finishers to wait for */
-    size_t wake;               /* executors to wake before doing it */
-    bool announce_no_more;     /* tell executors nothing more will come (stopping) */
+    size_t fetch;          /* round trip: jobs to fetch (0: commit only) */
+    bool commit;           /* round trip: commit the done tasks */
+    size_t busy;           /* spin: finishers to wait for */
+    size_t wake;           /* executors to wake before doing it */
+    bool announce_no_more; /* tell executors nothing more will come (stopping) */
 } cw_decision;
 
 /* The next step for a shard in view v. Updates st's memory of gathering, spinning,
@@ -117,12 +117,12 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
 
 /* How a round trip (or a reclaim) went. */
 typedef struct cw_round_trip_result {
-    bool ok;          /* the reply was read and well-formed */
-    bool complete;    /* ok, and every job it moved is accounted for */
-    bool committed;   /* it carried commits */
-    bool reclaimed;   /* it was a reclaim */
-    size_t fetch;     /* jobs asked for */
-    size_t got;       /* jobs fetched (or reclaimed) */
+    bool ok;        /* the reply was read and well-formed */
+    bool complete;  /* ok, and every job it moved is accounted for */
+    bool committed; /* it carried commits */
+    bool reclaimed; /* it was a reclaim */
+    size_t fetch;   /* jobs asked for */
+    size_t got;     /* jobs fetched (or reclaimed) */
 } cw_round_trip_result;
 
 /* Updates the backoffs and the reclaim flag after a round trip or reclaim. idle_max_ms

@@ -39,9 +39,9 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         cw_sampler_draw(&sh->sampler);
         cw_cycle_call_add_draw(call, sh->sampler.order);
     }
-    int rc = retry.oom || dead.oom ? CWORK_ENOMEM
-                                   : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch,
-                                                          &ca->args);
+    int rc = retry.oom || dead.oom
+                 ? CWORK_ENOMEM
+                 : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch, &ca->args);
     if (rc == 0)
         rc = cw_conn_append_eval(c, &cw_script_cycle, call->nkeys, call->nargs, call->args.argv,
                                  call->args.lens, err);
@@ -59,8 +59,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
 static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
 {
     long long now = cw_monotonic_us() / 1000, last = atomic_load(&p->cycle_error_log_ms);
-    if (last && now - last < 1000)
-        return;
+    if (last && now - last < 1000) return;
     if (!atomic_compare_exchange_strong(&p->cycle_error_log_ms, &last, now ? now : 1))
         return; /* another shard logs them */
     for (size_t j = 0; j + 1 < n; j += 2) {
@@ -76,17 +75,13 @@ static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
  * cycle.lua): {removed, positions in the commit's arguments…}. */
 static int read_not_removed(const redisReply *first, cw_commit_args *ca)
 {
-    if (first->type == REDIS_REPLY_INTEGER)
-        return 0;
-    if (first->type != REDIS_REPLY_ARRAY || first->elements < 1)
-        return -1;
+    if (first->type == REDIS_REPLY_INTEGER) return 0;
+    if (first->type != REDIS_REPLY_ARRAY || first->elements < 1) return -1;
     for (size_t j = 1; j < first->elements; j++) {
         const redisReply *pos = first->element[j];
-        if (pos->type != REDIS_REPLY_INTEGER)
-            return -1;
+        if (pos->type != REDIS_REPLY_INTEGER) return -1;
         for (size_t i = 0; i < ca->ntasks; i++)
-            if ((long long)ca->raw_at[i] == pos->integer)
-                ca->not_removed[i] = 1;
+            if ((long long)ca->raw_at[i] == pos->integer) ca->not_removed[i] = 1;
     }
     return 0;
 }
@@ -100,8 +95,7 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
 {
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (r->type == REDIS_REPLY_ERROR) {
         rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", r->str);
     } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
@@ -120,9 +114,8 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
                 continue;
             }
             if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
-                (size_t)ti->integer > p->ntypes || !count ||
-                count->type != REDIS_REPLY_INTEGER || count->integer < 0 ||
-                (size_t)count->integer > r->elements - i - 2) {
+                (size_t)ti->integer > p->ntypes || !count || count->type != REDIS_REPLY_INTEGER ||
+                count->integer < 0 || (size_t)count->integer > r->elements - i - 2) {
                 rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
                 break;
             }
@@ -130,8 +123,7 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
             size_t end = i + 2 + (size_t)count->integer;
             for (i += 2; i < end; i++) {
                 redisReply *b = r->element[i];
-                if (b->type != REDIS_REPLY_STRING)
-                    continue;
+                if (b->type != REDIS_REPLY_STRING) continue;
                 cw_task *t = cw_task_new(type, b->str, b->len);
                 if (!t) {
                     cw_log(CWORK_LOG_ERROR, "worker.fetch", "error",
@@ -149,8 +141,8 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
 
 /* Counts the committed jobs by outcome. A job the commit did not find in in-progress
  * was taken back by a reaper (this pool was judged dead while it ran: frozen, stopped,
- * cut off) and runs again elsewhere — unless an earlier commit of it went unanswered: it is not counted here, and the pool says how
- * many, once per round trip that meets them. */
+ * cut off) and runs again elsewhere — unless an earlier commit of it went unanswered: it is not
+ * counted here, and the pool says how many, once per round trip that meets them. */
 static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *ca)
 {
     size_t i = 0, taken_back = 0;
@@ -221,8 +213,7 @@ static void deliver(cw_shard *sh, cw_task_queue *fetched)
     fetched->head = fetched->tail = NULL;
     fetched->len = 0;
     if (sh->ready.head)
-        cw_shard_wake_executors(sh, cw_wake_count(sh->ready.len, sh->nsleeping,
-                                                  sh->handler_avg_us,
+        cw_shard_wake_executors(sh, cw_wake_count(sh->ready.len, sh->nsleeping, sh->handler_avg_us,
                                                   now - sh->ready.head->delivered_us, &p->tuning));
 }
 
@@ -252,8 +243,7 @@ static void spin_for_batch(cw_shard *sh, size_t busy, int64_t until_us)
     pthread_mutex_unlock(&sh->mu);
     for (unsigned i = 1; atomic_load_explicit(&sh->done_seq, memory_order_acquire) - start < busy;
          i++) {
-        if ((i & 15) == 0 && cw_monotonic_us() >= until_us)
-            break;
+        if ((i & 15) == 0 && cw_monotonic_us() >= until_us) break;
         sched_yield(); /* two cores: let the executor (or Redis) have this one */
     }
     pthread_mutex_lock(&sh->mu);
@@ -274,22 +264,19 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         if (found.len && !(*cp)->broken)
             cw_unique_guards_release(p, *cp, &found); /* as for any fetched unique job */
         pthread_mutex_lock(&sh->mu);
-        if (found.len)
-            deliver(sh, &found);
+        if (found.len) deliver(sh, &found);
         pthread_mutex_unlock(&sh->mu);
         pthread_rwlock_unlock(&p->fetch_lock);
     }
-    if (rc)
-        cw_log(CWORK_LOG_ERROR, "worker.reclaim", "error", err.message, NULL);
+    if (rc) cw_log(CWORK_LOG_ERROR, "worker.reclaim", "error", err.message, NULL);
     if (*cp && (*cp)->broken) {
         cw_redis_checkin(p->redis, *cp);
         *cp = NULL;
     }
     pthread_mutex_lock(&sh->mu);
-    cw_round_trip_result res = {.ok = rc == 0, .complete = rc == 0 && !incomplete,
-                                .reclaimed = true, .got = found.len};
-    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning,
-                      p->opts.idle_backoff_max_ms);
+    cw_round_trip_result res = {
+        .ok = rc == 0, .complete = rc == 0 && !incomplete, .reclaimed = true, .got = found.len};
+    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
 }
 
 /* One round trip: commits every done task and fetches `fetch` jobs (caller holds mu,
@@ -320,32 +307,25 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
     int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
     cw_conn *c = *cp;
     int locked = rc == 0;
-    if (locked)
-        pthread_rwlock_rdlock(&p->fetch_lock);
+    if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
     cw_commit_args ca;
     memset(&ca, 0, sizeof ca);
-    if (rc == 0 && npending)
-        rc = cw_commit_prepare(p, pending, &ca, &err);
-    if (rc == 0)
-        rc = append_cycle(sh, c, fetch, &ca, call, &err);
+    if (rc == 0 && npending) rc = cw_commit_prepare(p, pending, &ca, &err);
+    if (rc == 0) rc = append_cycle(sh, c, fetch, &ca, call, &err);
     if (rc == 0 && npending) /* min_replicas: the commit waits for replicas, same trip */
         rc = cw_conn_append_wait_replicas(c, &err);
-    if (rc == 0)
-        rc = read_cycle(p, c, &ca, &fetched, &incomplete, &err);
-    if (rc == 0 && npending)
-        rc = cw_conn_read_wait_replicas(c, &err);
+    if (rc == 0) rc = read_cycle(p, c, &ca, &fetched, &incomplete, &err);
+    if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, &err);
     if (rc && npending)
-        cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error",
-               err.message, NULL);
-    if (rc && fetch)
-        cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
+        cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error", err.message,
+               NULL);
+    if (rc && fetch) cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
     if (c && (c->broken || c->pending)) {
         c->broken = 1;
         cw_redis_checkin(p->redis, c);
         *cp = c = NULL;
     }
-    if (fetched.len && c)
-        cw_unique_guards_release(p, c, &fetched);
+    if (fetched.len && c) cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;
     int committed = npending && rc == 0;
@@ -356,8 +336,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
             t->commit_unsure = 1;
     cw_commit_args_free(&ca);
     pthread_mutex_lock(&sh->mu);
-    if (got)
-        deliver(sh, &fetched);
+    if (got) deliver(sh, &fetched);
     sh->fetching = 0;
     if (committed) {
         sh->in_flight -= npending;
@@ -369,12 +348,13 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
             pending = next;
         }
     }
-    if (locked)
-        pthread_rwlock_unlock(&p->fetch_lock);
-    cw_round_trip_result res = {.ok = rc == 0, .complete = rc == 0 && !incomplete,
-                                .committed = npending > 0, .fetch = fetch, .got = got};
-    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning,
-                      p->opts.idle_backoff_max_ms);
+    if (locked) pthread_rwlock_unlock(&p->fetch_lock);
+    cw_round_trip_result res = {.ok = rc == 0,
+                                .complete = rc == 0 && !incomplete,
+                                .committed = npending > 0,
+                                .fetch = fetch,
+                                .got = got};
+    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
     if (committed && atomic_load(&p->stopping)) {
         pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
@@ -396,22 +376,26 @@ void *cw_dispatcher_main(void *arg)
     for (;;) {
         cw_dispatch_view v = shard_view(sh);
         cw_decision d = cw_dispatch_decide(&sh->state, &v, &p->tuning);
-        if (d.announce_no_more)
-            cw_shard_no_more_tasks(sh);
-        if (d.wake)
-            cw_shard_wake_executors(sh, d.wake);
-        if (d.what == CW_DO_EXIT)
-            break;
+        if (d.announce_no_more) cw_shard_no_more_tasks(sh);
+        if (d.wake) cw_shard_wake_executors(sh, d.wake);
+        if (d.what == CW_DO_EXIT) break;
         switch (d.what) {
-        case CW_DO_WAIT: wait_until(sh, d.until_us); break;
-        case CW_DO_SPIN: spin_for_batch(sh, d.busy, d.until_us); break;
-        case CW_DO_RECLAIM: reclaim(sh, &c); break;
-        default: round_trip(sh, &c, &call, d.fetch); break;
+        case CW_DO_WAIT:
+            wait_until(sh, d.until_us);
+            break;
+        case CW_DO_SPIN:
+            spin_for_batch(sh, d.busy, d.until_us);
+            break;
+        case CW_DO_RECLAIM:
+            reclaim(sh, &c);
+            break;
+        default:
+            round_trip(sh, &c, &call, d.fetch);
+            break;
         }
     }
     pthread_mutex_unlock(&sh->mu);
-    if (c)
-        cw_redis_checkin(p->redis, c);
+    if (c) cw_redis_checkin(p->redis, c);
     cw_cycle_call_clear(&call);
     return NULL;
 }

@@ -38,8 +38,7 @@ cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_err
 
 void cwork_enqueuer_free(cwork_enqueuer *enq)
 {
-    if (!enq)
-        return;
+    if (!enq) return;
     for (size_t i = 0; i < KNOWN_BUCKETS; i++) {
         known_entry *e = enq->known[i];
         while (e) {
@@ -55,17 +54,14 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
 
 void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes)
 {
-    if (enq)
-        atomic_store_explicit(&enq->max_job_bytes, max_bytes, memory_order_relaxed);
+    if (enq) atomic_store_explicit(&enq->max_job_bytes, max_bytes, memory_order_relaxed);
 }
 
 int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
 {
-    if (!enq)
-        return CWORK_EINVAL;
+    if (!enq) return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_enqueuer_set_go_flavor", NULL);
-    if (rc == 0)
-        atomic_store_explicit(&enq->flavor, flavor, memory_order_relaxed);
+    if (rc == 0) atomic_store_explicit(&enq->flavor, flavor, memory_order_relaxed);
     return rc;
 }
 
@@ -109,8 +105,7 @@ void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
             enq->known[b] = e;
         }
     }
-    if (e)
-        e->expiry = now + KNOWN_JOBS_TTL;
+    if (e) e->expiry = now + KNOWN_JOBS_TTL;
     pthread_mutex_unlock(&enq->mu);
 }
 
@@ -131,8 +126,7 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
                       char id[25], cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (cw_make_id(id) != 0)
         return cw_error(err, CWORK_EINVAL, "cannot read the OS random source for a job id");
     /* The encoder only reads the job: point its fields at the caller's data. */
@@ -150,39 +144,34 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     job.err.ptr = (char *)"";
     size_t start = out->len;
     rc = cw_job_encode(out, &job, err);
-    if (rc)
-        return rc;
-    if (out->oom)
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc) return rc;
+    if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
     if (out->len - start > max_bytes)
-        return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu",
-                        name, out->len - start, max_bytes);
+        return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu", name,
+                        out->len - start, max_bytes);
     return 0;
 }
 
 int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                   int64_t now, cw_buf *out, char id[25], cwork_error *err)
+                      int64_t now, cw_buf *out, char id[25], cwork_error *err)
 {
     return encode_job(enq, name, args, unique, NULL, 0, now, out, id, err);
 }
 
 int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                      const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
-                      char id[25], cwork_error *err)
+                         const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
+                         char id[25], cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     const cwork_args *by = key ? key : args;
     size_t lens[2];
     size_t mark = out->len;
     u->guard_off = out->len;
     rc = cw_key_unique_spellings(&enq->keys, out, name, by ? cw_args_object(by) : NULL, lens, err);
-    if (rc < 0)
-        return rc;
-    if (out->oom)
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc < 0) return rc;
+    if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     u->guard_len = lens[0];
     u->alt_len = lens[1];
     /* upstream writes unique_key on every unique job (its EnqueueUnique is ByKey with the
@@ -210,11 +199,9 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
 static int make_result(const char *json, size_t len, int64_t run_at, cwork_job **out,
                        cwork_error *err)
 {
-    if (!out)
-        return 0;
+    if (!out) return 0;
     int rc = cw_job_decode(json, len, out, err);
-    if (rc == 0)
-        (*out)->run_at = run_at;
+    if (rc == 0) (*out)->run_at = run_at;
     return rc;
 }
 
@@ -225,8 +212,7 @@ static int read_replies(cw_conn *c, int n, cwork_error *err)
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
         int io = cw_conn_read(c, &r, rc ? NULL : err);
-        if (io)
-            return rc ? rc : io;
+        if (io) return rc ? rc : io;
         if (rc == 0 && cw_reply_error(r))
             rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
         cw_reply_free(r);
@@ -243,7 +229,8 @@ static void read_wakeup_reply(cw_conn *c)
     redisReply *r = NULL;
     if (cw_conn_read(c, &r, NULL) != 0)
         return; /* the connection is broken and will be re-dialled */
-    if (cw_reply_error(r)) cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", cw_reply_error(r), NULL);
+    if (cw_reply_error(r))
+        cw_log(CWORK_LOG_WARN, "enqueue.wakeup", "error", cw_reply_error(r), NULL);
     cw_reply_free(r);
 }
 
@@ -288,13 +275,12 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
 {
     send_keys k;
     int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
-    if (rc)
-        goto done;
+    if (rc) goto done;
     if (sadd) {
-        const char *argv[] = {k.target.data, k.known.data, json->data, k.score, name,
-                              k.channel.data};
-        size_t lens[] = {k.target.len, k.known.len, json->len, strlen(k.score), strlen(name),
-                         k.channel.len};
+        const char *argv[] = {k.target.data, k.known.data, json->data,
+                              k.score,       name,         k.channel.data};
+        size_t lens[] = {k.target.len,    k.known.len,  json->len,
+                         strlen(k.score), strlen(name), k.channel.len};
         redisReply *r = NULL;
         const char *refused = NULL;
         size_t len = 0;
@@ -328,29 +314,42 @@ static int send_plain(cwork_enqueuer *enq, cw_conn *c, const char *name, const c
         (publish && (rc = cw_conn_append(c, 3, pub, pub_lens, err))))
         goto done;
     rc = read_replies(c, 1, err);
-    if (publish)
-        read_wakeup_reply(c);
+    if (publish) read_wakeup_reply(c);
 done:
     send_keys_free(&k);
     return rc;
 }
 
 static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const cw_buf *data,
-                       const enq_unique *u, int delayed, int64_t run_at, int sadd,
-                       cwork_error *err)
+                       const enq_unique *u, int delayed, int64_t run_at, int sadd, cwork_error *err)
 {
     send_keys k;
     int rc = send_keys_build(enq, name, delayed, run_at, &k, err);
     if (rc == 0) {
         const char *guard = data->data + u->guard_off;
         const char *alt = u->alt_len ? guard + u->guard_len : guard;
-        const char *argv[] = {k.target.data, guard, k.known.data, alt,
-                              data->data + u->json_off, k.score, sadd ? name : "",
-                              u->guard_value, u->rearm, k.channel.data, name};
-        size_t lens[] = {k.target.len, u->guard_len, k.known.len,
-                         u->alt_len ? u->alt_len : u->guard_len, u->json_len, strlen(k.score),
-                         sadd ? strlen(name) : 0, strlen(u->guard_value), strlen(u->rearm),
-                         k.channel.len, strlen(name)};
+        const char *argv[] = {k.target.data,
+                              guard,
+                              k.known.data,
+                              alt,
+                              data->data + u->json_off,
+                              k.score,
+                              sadd ? name : "",
+                              u->guard_value,
+                              u->rearm,
+                              k.channel.data,
+                              name};
+        size_t lens[] = {k.target.len,
+                         u->guard_len,
+                         k.known.len,
+                         u->alt_len ? u->alt_len : u->guard_len,
+                         u->json_len,
+                         strlen(k.score),
+                         sadd ? strlen(name) : 0,
+                         strlen(u->guard_value),
+                         strlen(u->rearm),
+                         k.channel.len,
+                         strlen(name)};
         redisReply *r = NULL;
         rc = cw_conn_eval(c, &cw_script_enqueue_unique, 4, 7, argv, lens, &r, err);
         const char *answer = NULL;
@@ -369,16 +368,14 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
 /* Every public variant. A delayed job's run-at may lie in the past (negative seconds):
  * it is still written to the scheduled set with that score, as Go does. key is only
  * used for unique jobs (ByKey). */
-static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                       int delayed, int64_t seconds, int unique, const cwork_args *key,
-                       cwork_job **out, cwork_error *err)
+static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *args, int delayed,
+                       int64_t seconds, int unique, const cwork_args *key, cwork_job **out,
+                       cwork_error *err)
 {
-    if (out)
-        *out = NULL;
+    if (out) *out = NULL;
     if (!enq || !name)
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
-    if (delayed && cw_enq_check_delay(seconds, err) != 0)
-        return CWORK_EINVAL;
+    if (delayed && cw_enq_check_delay(seconds, err) != 0) return CWORK_EINVAL;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
     cw_buf data;
@@ -388,18 +385,15 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     memset(&u, 0, sizeof u);
     int rc = unique ? cw_enq_encode_unique(enq, name, args, key, now, &data, &u, id, err)
                     : cw_enq_encode_job(enq, name, args, 0, now, &data, id, err);
-    if (rc)
-        goto done;
-    if (!unique)
-        u.json_len = data.len; /* the buffer holds the JSON only */
+    if (rc) goto done;
+    if (!unique) u.json_len = data.len; /* the buffer holds the JSON only */
     int sadd = cw_enq_known_needs_sadd(enq, name, now);
     /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
      * was refused before it wrote anything, and its connection goes; one more try
      * reaches the new node. Scripts follow redirections by themselves. */
     for (int attempt = 0; attempt < 2; attempt++) {
         cw_conn *c;
-        if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0)
-            goto done;
+        if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) goto done;
         if (unique)
             rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
         else
@@ -408,30 +402,27 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
             rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
         int redirected = c->redirected;
         cw_redis_checkin(enq->redis, c);
-        if (rc >= 0 || !redirected)
-            break;
+        if (rc >= 0 || !redirected) break;
     }
-    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE))
-        cw_enq_known_mark(enq, name, now);
+    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(enq, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */
     if (rc == 0 || (rc == CWORK_DUPLICATE && key)) {
         int drc = make_result(data.data + u.json_off, u.json_len, delayed ? run_at : 0, out, err);
-        if (drc)
-            rc = drc;
+        if (drc) rc = drc;
     }
 done:
     cw_buf_free(&data);
     return rc;
 }
 
-int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                  cwork_job **out, cwork_error *err)
+int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args, cwork_job **out,
+                  cwork_error *err)
 {
     return enqueue_one(enq, name, args, 0, 0, 0, NULL, out, err);
 }
 
-int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
-                     const cwork_args *args, cwork_job **out, cwork_error *err)
+int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds, const cwork_args *args,
+                     cwork_job **out, cwork_error *err)
 {
     return enqueue_one(enq, name, args, 1, seconds, 0, NULL, out, err);
 }
@@ -455,8 +446,8 @@ int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwo
 }
 
 int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,
-                                   const cwork_args *args, const cwork_args *key,
-                                   cwork_job **out, cwork_error *err)
+                                   const cwork_args *args, const cwork_args *key, cwork_job **out,
+                                   cwork_error *err)
 {
     return enqueue_one(enq, name, args, 1, seconds, 1, key, out, err);
 }

@@ -24,7 +24,7 @@ struct cwork_enqueuer {
     /* Setters may run while other threads enqueue: each enqueue reads them once. */
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
-    pthread_mutex_t mu; /* guards known */
+    pthread_mutex_t mu;             /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };
 
@@ -39,7 +39,7 @@ int cw_enq_check_delay(int64_t seconds, cwork_error *err);
 /* Builds and encodes a new job (fresh id, t = now) into out; checks the name and the
  * size limit. id receives the job id. */
 int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                   int64_t now, cw_buf *out, char id[25], cwork_error *err);
+                      int64_t now, cw_buf *out, char id[25], cwork_error *err);
 
 /* Where cw_enq_encode_unique put a unique job's parts in its buffer, and what its guard
  * takes (the enqueue_unique script's ARGV[4] and ARGV[5]). */
@@ -57,7 +57,7 @@ typedef struct enq_unique {
  * unique_key under the upstream flavour and for every ByKey job (key non-NULL), as
  * upstream writes it; the fork's plain unique job has none. */
 int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                      const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
-                      char id[25], cwork_error *err);
+                         const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
+                         char id[25], cwork_error *err);
 
 #endif

@@ -18,8 +18,7 @@ struct cwork_next {
 
 int cwork_next_call(cwork_next *next)
 {
-    if (next->index >= next->pool->nmiddleware)
-        return next->handler(next->job, next->ctx);
+    if (next->index >= next->pool->nmiddleware) return next->handler(next->job, next->ctx);
     cwork_next rest = *next;
     rest.index++;
     return next->pool->middleware[next->index](next->job, next->ctx, &rest);
@@ -35,15 +34,13 @@ static cw_task *task_of(const cwork_job *job)
 int cwork_job_fail(cwork_job *job, const char *fmt, ...)
 {
     cw_task *t = task_of(job);
-    if (!t)
-        return CWORK_EINVAL; /* no job being run by a pool */
+    if (!t) return CWORK_EINVAL; /* no job being run by a pool */
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     int n = fmt ? vsnprintf(msg, sizeof msg, fmt, ap) : 0;
     va_end(ap);
-    if (n < 0)
-        n = 0;
+    if (n < 0) n = 0;
     if ((size_t)n >= sizeof msg) {
         /* Cut on a character boundary: a half UTF-8 sequence would become U+FFFD. */
         size_t end = sizeof msg - 1, lead = end;
@@ -72,8 +69,8 @@ void cwork_job_checkin(cwork_job *job, const char *message)
 {
     cw_run *run = job ? job->run : NULL;
     if (run && run->pool->observer)
-        cw_observer_checkin(run->pool->observer, run->worker, job->id.ptr,
-                            message ? message : "", cw_now());
+        cw_observer_checkin(run->pool->observer, run->worker, job->id.ptr, message ? message : "",
+                            cw_now());
 }
 
 int64_t cwork_job_deadline_ms(const cwork_job *job)
@@ -94,8 +91,7 @@ static void set_failure(cw_task *t, const char *fmt, ...) __attribute__((format(
 static void set_failure(cw_task *t, const char *fmt, ...)
 {
     t->failed = 1;
-    if (t->fail_message)
-        return; /* the handler's own message wins */
+    if (t->fail_message) return; /* the handler's own message wins */
     char msg[256];
     va_list ap;
     va_start(ap, fmt);
@@ -113,22 +109,20 @@ static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
     if (!handler_type) {
         /* A job whose name has no handler here (its name differs from its queue's). */
         set_failure(t, "stray job: no handler");
-        cw_log(CWORK_LOG_ERROR, "process_job.stray", "error", "stray job: no handler",
-               "job_name", job->name.ptr, "job_id", job->id.ptr, NULL);
+        cw_log(CWORK_LOG_ERROR, "process_job.stray", "error", "stray job: no handler", "job_name",
+               job->name.ptr, "job_id", job->id.ptr, NULL);
         return;
     }
     job->run = &t->run;
     if (p->watchdog) /* picked up, whatever the handler then does (PROTOCOL §10.4) */
         cw_watchdog_picked(p->watchdog, job->name.ptr, job->t);
-    if (p->observer)
-        cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);
+    if (p->observer) cw_observer_started(p->observer, ex->index, job, t->started_ms / 1000);
 
     void *ctx = NULL;
     int rc = 0;
     if (p->opts.context_size) {
         ctx = cw_calloc(1, p->opts.context_size);
-        if (!ctx)
-            rc = -1, set_failure(t, "out of memory for the job's context");
+        if (!ctx) rc = -1, set_failure(t, "out of memory for the job's context");
     }
     int initialised = 0;
     if (rc == 0 && p->opts.context_init) {
@@ -143,23 +137,20 @@ static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
     if (rc == 0) {
         cwork_next chain = {p, 0, handler_type->handler, job, ctx};
         rc = cwork_next_call(&chain);
-        if (rc != 0)
-            set_failure(t, "handler returned %d", rc);
+        if (rc != 0) set_failure(t, "handler returned %d", rc);
     }
-    if (initialised && p->opts.context_free)
-        p->opts.context_free(ctx, p->opts.userdata);
+    if (initialised && p->opts.context_free) p->opts.context_free(ctx, p->opts.userdata);
     cw_free(ctx);
     job->run = NULL;
-    if (p->observer)
-        cw_observer_done(p->observer, ex->index);
+    if (p->observer) cw_observer_done(p->observer, ex->index);
 }
 
 static void log_overrun(const cw_task *t, int64_t end_ms)
 {
     char took[32];
     snprintf(took, sizeof took, "%lld", (long long)(end_ms - t->started_ms));
-    cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
-           t->job->id.ptr, "took_ms", took, NULL);
+    cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id", t->job->id.ptr,
+           "took_ms", took, NULL);
 }
 
 void cw_shard_wake_executors(cw_shard *s, size_t n)
@@ -203,8 +194,7 @@ void *cw_executor_main(void *arg)
          * only once their dispatcher says nothing more will come. */
         while (!s->ready.head && !s->no_more_tasks)
             sleep_until_woken(ex);
-        if (!s->ready.head)
-            break;
+        if (!s->ready.head) break;
         cw_task *t = cw_tq_pop(&s->ready);
         cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
         t->started_ms = cw_now_ms();
@@ -236,8 +226,7 @@ void *cw_executor_main(void *arg)
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
          * when it sleeps and the batch is drained (it gathers until then, and wakes by
          * itself for ready tasks that wait too long). */
-        if (s->dispatcher_waiting && s->ready.len == 0)
-            pthread_cond_signal(&s->disp_cond);
+        if (s->dispatcher_waiting && s->ready.len == 0) pthread_cond_signal(&s->disp_cond);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;

@@ -35,18 +35,17 @@ const char *cwork_go_flavor_name(cwork_go_flavor flavor)
 
 int cw_go_flavor_check(cwork_go_flavor flavor, const char *what, cwork_error *err)
 {
-    if (flavor == CWORK_GO_FORK || flavor == CWORK_GO_UPSTREAM)
-        return 0;
-    return cw_error(err, CWORK_EINVAL, "%s: unknown go_flavor %d (want CWORK_GO_FORK or "
-                                       "CWORK_GO_UPSTREAM)",
+    if (flavor == CWORK_GO_FORK || flavor == CWORK_GO_UPSTREAM) return 0;
+    return cw_error(err, CWORK_EINVAL,
+                    "%s: unknown go_flavor %d (want CWORK_GO_FORK or "
+                    "CWORK_GO_UPSTREAM)",
                     what, (int)flavor);
 }
 
 void cw_go_flavor_warn_mixed(atomic_int *warned, int kind, cwork_go_flavor flavor,
                              const char *detail)
 {
-    if (atomic_fetch_or(warned, kind) & kind)
-        return;
+    if (atomic_fetch_or(warned, kind) & kind) return;
     const char *other = flavor == CWORK_GO_UPSTREAM ? "fork" : "upstream";
     char hint[300];
     snprintf(hint, sizeof hint,

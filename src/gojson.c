@@ -324,7 +324,6 @@ void cw_gj_sort_members(const gj_member *items, size_t n, const gj_member **orde
     }
 }
 
-
 /* Per byte below 0x80: 0 = written as is, 1 = needs an escape. */
 static const unsigned char needs_escape[128] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,

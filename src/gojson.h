@@ -21,9 +21,9 @@
 typedef enum gj_type {
     GJ_NULL,
     GJ_BOOL,
-    GJ_FLOAT,  /* Go float64: every number read from JSON text */
-    GJ_INT,    /* Go int64, only from in-process builders */
-    GJ_UINT,   /* Go uint64, only from in-process builders */
+    GJ_FLOAT, /* Go float64: every number read from JSON text */
+    GJ_INT,   /* Go int64, only from in-process builders */
+    GJ_UINT,  /* Go uint64, only from in-process builders */
     GJ_STRING,
     GJ_ARRAY,
     GJ_OBJECT
@@ -105,7 +105,7 @@ size_t cw_gj_skip_ws(const char *text, size_t len, size_t pos);
  * `depth` enclosing containers, so that the whole document obeys GJ_MAX_DEPTH. On
  * success *pos is just past the value; text after it is not looked at. */
 int cw_gj_parse_at(const char *text, size_t len, size_t *pos, int depth, gj_value **out,
-                cwork_error *err);
+                   cwork_error *err);
 /* Checks the syntax of the value at *pos and steps over it without building anything.
  * Numbers are not converted: Go skips unknown struct fields this way, so `1e400` there
  * is not an error. */

@@ -547,7 +547,7 @@ fail:
 }
 
 int cw_gj_parse_at(const char *text, size_t len, size_t *pos, int depth, gj_value **out,
-                cwork_error *err)
+                   cwork_error *err)
 {
     pctx c = {(const unsigned char *)text, len, *pos, err, 1};
     gj_value *v = NULL;

@@ -199,8 +199,7 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
         (rc = cw_conn_append(c, (int)(sizeof hmset / sizeof hmset[0]), hmset, NULL, err)))
         return rc;
     redisReply *r = NULL;
-    if ((rc = cw_conn_read(c, &r, err)) != 0)
-        return rc;
+    if ((rc = cw_conn_read(c, &r, err)) != 0) return rc;
     /* SADD adds the pool only on its first beat — unless a reaper has removed it since
      * (it judged the pool dead: stopped, frozen or too slow to beat) or Redis lost its
      * data. Either way jobs this pool was running may have gone back to their queues
@@ -212,8 +211,7 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
         added = 0;
     cw_reply_free(r);
     int hrc = read_replies(c, 1, rc ? NULL : err);
-    if (rc == 0)
-        rc = hrc;
+    if (rc == 0) rc = hrc;
     if (rc == 0 && added == 1 && hb->beaten) {
         hb->reaped++;
         cw_log(CWORK_LOG_WARN, "heartbeat.reaped", "pool_id", hb->pool_id, "message",
@@ -222,8 +220,7 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
                "have been given back to their queues and run again elsewhere",
                NULL);
     }
-    if (rc == 0)
-        hb->beaten = 1;
+    if (rc == 0) hb->beaten = 1;
     return rc;
 }
 
@@ -314,8 +311,7 @@ static void *beat_loop(void *arg)
 
         cwork_error e = {0};
         int failed = cw_heartbeat_beat(hb, &e) != 0;
-        if (failed)
-            cw_log(CWORK_LOG_ERROR, "heartbeat", "error", e.message, NULL);
+        if (failed) cw_log(CWORK_LOG_ERROR, "heartbeat", "error", e.message, NULL);
 
         /* A fixed cadence, as Go's ticker: the beat's own duration doesn't add up. If a
          * beat overran the period (Redis slow or down), beat once more at once and

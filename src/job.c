@@ -72,9 +72,8 @@ enum field {
 };
 
 /* Upper-case JSON names in the order of enum field (from F_NAME). */
-static const char *const field_names[] = {"NAME", "ID",        "T",     "ARGS",
-                                          "UNIQUE", "UNIQUE_KEY", "FAILS", "ERR",
-                                          "FAILED_AT", "D",      "TRACE"};
+static const char *const field_names[] = {
+    "NAME", "ID", "T", "ARGS", "UNIQUE", "UNIQUE_KEY", "FAILS", "ERR", "FAILED_AT", "D", "TRACE"};
 
 /* Go matches an exact name first, then case-insensitively. Its fold (Go 1.21+:
  * foldName; Go 1.19: equalFoldRight and friends, same outcome for these names) is
@@ -114,9 +113,8 @@ static int match_field(const char *key, size_t len)
 
 static const char *json_name(int field)
 {
-    static const char *const names[] = {"name",      "id", "t",    "args",
-                                        "unique",    "unique_key", "fails", "err",
-                                        "failed_at", "d",  "trace"};
+    static const char *const names[] = {"name",  "id",  "t",         "args", "unique", "unique_key",
+                                        "fails", "err", "failed_at", "d",    "trace"};
     return names[field - F_NAME];
 }
 
@@ -219,10 +217,10 @@ static int decode_member(cwork_job *job, int field, const char *text, size_t len
             rc = type_error(err, field, v, "", 0, "string");
             break;
         }
-        steal_str(field == F_NAME       ? &job->name
-                  : field == F_ID       ? &job->id
-                  : field == F_ERR      ? &job->err
-                                        : &job->unique_key,
+        steal_str(field == F_NAME  ? &job->name
+                  : field == F_ID  ? &job->id
+                  : field == F_ERR ? &job->err
+                                   : &job->unique_key,
                   v);
         break;
     case F_UNIQUE:
@@ -397,8 +395,8 @@ int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error 
     return cwork_job_encode_flavor(job, CWORK_GO_FORK, out, len, err);
 }
 
-int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out,
-                            size_t *len, cwork_error *err)
+int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out, size_t *len,
+                            cwork_error *err)
 {
     if (!job || !out) return cw_error(err, CWORK_EINVAL, "job encode: NULL argument");
     if (flavor != CWORK_GO_FORK && flavor != CWORK_GO_UPSTREAM)

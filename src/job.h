@@ -8,7 +8,7 @@ struct cwork_job {
     gj_str name;
     gj_str id;
     int64_t t;
-    gj_value *args;   /* GJ_OBJECT, or NULL for JSON null / absent */
+    gj_value *args; /* GJ_OBJECT, or NULL for JSON null / absent */
     bool unique;
     gj_str unique_key; /* upstream's guard key; "" when absent (may be {NULL, 0} in a
                           job built on the stack for encoding) */
@@ -16,13 +16,13 @@ struct cwork_job {
     gj_str err;
     int64_t failed_at;
     int64_t d;
-    gj_value *trace;  /* GJ_OBJECT of strings, or NULL */
+    gj_value *trace; /* GJ_OBJECT of strings, or NULL */
 
-    char *raw;        /* bytes as read from / written to Redis */
+    char *raw; /* bytes as read from / written to Redis */
     size_t raw_len;
-    int64_t run_at;   /* for delayed enqueues */
-    char *arg_error;  /* sticky accessor error */
-    void *run;        /* the pool's cw_run while a handler runs it, else NULL (not owned) */
+    int64_t run_at;  /* for delayed enqueues */
+    char *arg_error; /* sticky accessor error */
+    void *run;       /* the pool's cw_run while a handler runs it, else NULL (not owned) */
 };
 
 /* A zeroed job with every string set to "" (never NULL); NULL on OOM. */
@@ -46,7 +46,7 @@ int cw_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *e
  * reason, and the bytes in args.raw_job (readable; invalid UTF-8 becomes U+FFFD as in
  * Go) and args.raw_job_base64 (exact). 0 or a CWORK_E… code. */
 int cw_job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
-                           const char *reason, int64_t now, cwork_error *err);
+                              const char *reason, int64_t now, cwork_error *err);
 
 /* The argument error stored when its text cannot be allocated; cwork_job_free must
  * not free it. */

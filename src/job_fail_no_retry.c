@@ -10,16 +10,14 @@
 int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
 {
     cw_task *t = job && job->run ? ((cw_run *)job->run)->task : NULL;
-    if (!t)
-        return CWORK_EINVAL; /* no job being run by a pool: nothing to fail */
+    if (!t) return CWORK_EINVAL; /* no job being run by a pool: nothing to fail */
     /* Longer than cwork_job_fail keeps, so that its cut decides where the text ends. */
     char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     int n = fmt ? vsnprintf(msg, sizeof msg, fmt, ap) : 0;
     va_end(ap);
-    if (n < 0)
-        msg[0] = '\0';
+    if (n < 0) msg[0] = '\0';
     cwork_job_fail(job, "%s", msg);
     t->no_retry = 1;
     return CWORK_EJOBFAILED;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 int cw_job_encode_undecodable(cw_buf *out, const char *name, const char *raw, size_t raw_len,
-                           const char *reason, int64_t now, cwork_error *err)
+                              const char *reason, int64_t now, cwork_error *err)
 {
     char id[25];
     if (cw_make_id(id) != 0)
@@ -35,8 +35,7 @@ int cw_job_encode_undecodable(cw_buf *out, const char *name, const char *raw, si
     cw_buf_put_base64(&b64, raw, raw_len);
     gj_value *args = cw_gj_new_object();
     int rc = b64.oom || !args ? CWORK_ENOMEM : 0;
-    if (rc == 0)
-        rc = cw_gj_object_set(args, "raw_job", 7, cw_gj_new_string(raw, raw_len));
+    if (rc == 0) rc = cw_gj_object_set(args, "raw_job", 7, cw_gj_new_string(raw, raw_len));
     if (rc == 0)
         rc = cw_gj_object_set(args, "raw_job_base64", 14, cw_gj_new_string(b64.data, b64.len));
     cw_buf_free(&b64);

@@ -12,11 +12,9 @@ int cw_keys_init(cw_keys *k, const char *ns)
     /* "work" and "work:" give the same keys; an empty namespace has no prefix. */
     int add_colon = n > 0 && ns[n - 1] != ':';
     k->prefix = cw_malloc(n + 2);
-    if (!k->prefix)
-        return CWORK_ENOMEM;
+    if (!k->prefix) return CWORK_ENOMEM;
     memcpy(k->prefix, ns, n);
-    if (add_colon)
-        k->prefix[n++] = ':';
+    if (add_colon) k->prefix[n++] = ':';
     k->prefix[n] = '\0';
     k->prefix_len = n;
     return 0;
@@ -43,7 +41,10 @@ static void put_job_key(const cw_keys *k, cw_buf *out, const char *name, const c
     cw_buf_puts(out, suffix);
 }
 
-void cw_key_known_jobs(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "known_jobs"); }
+void cw_key_known_jobs(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "known_jobs");
+}
 
 void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date)
 {
@@ -54,8 +55,14 @@ void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:periodic");
 }
-void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "jobs:"); }
-void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ""); }
+void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "jobs:");
+}
+void cw_key_queue(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_job_key(k, out, name, "");
+}
 
 void cw_key_inprogress(const cw_keys *k, cw_buf *out, const char *name, const char *pool_id)
 {
@@ -65,13 +72,34 @@ void cw_key_inprogress(const cw_keys *k, cw_buf *out, const char *name, const ch
     cw_buf_puts(out, ":inprogress");
 }
 
-void cw_key_paused(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":paused"); }
-void cw_key_lock(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":lock"); }
-void cw_key_lock_info(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":lock_info"); }
-void cw_key_max_concurrency(const cw_keys *k, cw_buf *out, const char *name) { put_job_key(k, out, name, ":max_concurrency"); }
-void cw_key_retry(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "retry"); }
-void cw_key_dead(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "dead"); }
-void cw_key_scheduled(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "scheduled"); }
+void cw_key_paused(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_job_key(k, out, name, ":paused");
+}
+void cw_key_lock(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_job_key(k, out, name, ":lock");
+}
+void cw_key_lock_info(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_job_key(k, out, name, ":lock_info");
+}
+void cw_key_max_concurrency(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_job_key(k, out, name, ":max_concurrency");
+}
+void cw_key_retry(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "retry");
+}
+void cw_key_dead(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "dead");
+}
+void cw_key_scheduled(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "scheduled");
+}
 
 void cw_key_worker(const cw_keys *k, cw_buf *out, const char *worker_id)
 {
@@ -79,7 +107,10 @@ void cw_key_worker(const cw_keys *k, cw_buf *out, const char *worker_id)
     cw_buf_puts(out, worker_id);
 }
 
-void cw_key_worker_pools(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "worker_pools"); }
+void cw_key_worker_pools(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "worker_pools");
+}
 
 void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id)
 {
@@ -87,10 +118,19 @@ void cw_key_worker_pool(const cw_keys *k, cw_buf *out, const char *pool_id)
     cw_buf_puts(out, pool_id);
 }
 
-void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "last_periodic_enqueue"); }
-void cw_key_reaper_lock(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "reaper_lock"); }
+void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "last_periodic_enqueue");
+}
+void cw_key_reaper_lock(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "reaper_lock");
+}
 
-void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out) { put_prefix(k, out, "cwork:wakeup"); }
+void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:wakeup");
+}
 
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                   cwork_error *err)
@@ -115,14 +155,13 @@ static int append_old_go_spelling(cw_buf *out, const char *json, size_t len)
             continue;
         }
         cw_buf_putc(out, json[i]);
-        if (json[i] == '\\' && i + 1 < len)
-            cw_buf_putc(out, json[++i]);
+        if (json[i] == '\\' && i + 1 < len) cw_buf_putc(out, json[++i]);
     }
     return changed;
 }
 
-int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
-                            const gj_value *args, size_t lens[2], cwork_error *err)
+int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
+                            size_t lens[2], cwork_error *err)
 {
     size_t start = out->len;
     put_prefix(k, out, "unique:");
@@ -137,8 +176,7 @@ int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
     size_t end = out->len;
     lens[0] = end - start;
     lens[1] = 0;
-    if (out->oom || !memchr(out->data + json_at, '\\', end - json_at))
-        return 1;
+    if (out->oom || !memchr(out->data + json_at, '\\', end - json_at)) return 1;
     /* The second spelling: the same head, then the rewritten JSON, read from a copy
      * because appending may move the buffer. */
     char *first = cw_strndup(out->data + start, end - start);
@@ -168,15 +206,13 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 static int is_lower_hex(const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
-            return 0;
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
     return 1;
 }
 
 int cwork_validate_job_name(const char *name, cwork_error *err)
 {
-    if (!name || !*name)
-        return cw_error(err, CWORK_EINVAL, "invalid job name: empty");
+    if (!name || !*name) return cw_error(err, CWORK_EINVAL, "invalid job name: empty");
     size_t n = strlen(name);
     if (strchr(name, ','))
         return cw_error(err, CWORK_EINVAL,
@@ -198,7 +234,6 @@ int cwork_validate_job_name(const char *name, cwork_error *err)
     if (ends_with(name, n, inprogress) && n > tail && name[n - tail] == ':' &&
         is_lower_hex(name + n - tail + 1, 24))
         return cw_error(err, CWORK_EINVAL,
-                        "invalid job name \"%.64s\": collides with an in-progress list key",
-                        name);
+                        "invalid job name \"%.64s\": collides with an in-progress list key", name);
     return 0;
 }

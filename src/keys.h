@@ -51,7 +51,7 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
  * write \b, \f), back to back. lens[0] and lens[1] receive their lengths (lens[1] = 0
  * with one spelling). Returns the number of keys (1 or 2) or a negative code; check
  * out->oom afterwards. */
-int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name,
-                            const gj_value *args, size_t lens[2], cwork_error *err);
+int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
+                            size_t lens[2], cwork_error *err);
 
 #endif

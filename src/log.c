@@ -43,8 +43,7 @@ int cwork_set_logger(cwork_logger_fn fn, void *userdata, cwork_log_level min_lev
         *c = (log_config){fn, userdata, min_level, log_kept};
         log_kept = c;
     }
-    if (c)
-        atomic_store_explicit(&log_current, c, memory_order_release);
+    if (c) atomic_store_explicit(&log_current, c, memory_order_release);
     pthread_mutex_unlock(&log_kept_mu);
     return c ? 0 : CWORK_ENOMEM;
 }
@@ -65,16 +64,14 @@ int cw_log_enabled(cwork_log_level level)
 void cw_log(cwork_log_level level, const char *message, ...)
 {
     const log_config *c = current_if_enabled(level);
-    if (!c)
-        return;
+    if (!c) return;
     cwork_log_field fields[CW_LOG_MAX_FIELDS];
     size_t n = 0;
     va_list ap;
     va_start(ap, message);
     for (;;) {
         const char *key = va_arg(ap, const char *);
-        if (!key)
-            break;
+        if (!key) break;
         const char *value = va_arg(ap, const char *);
         if (n < CW_LOG_MAX_FIELDS) {
             fields[n].key = key;
@@ -89,10 +86,14 @@ void cw_log(cwork_log_level level, const char *message, ...)
 static const char *level_name(cwork_log_level level)
 {
     switch (level) {
-    case CWORK_LOG_DEBUG: return "debug";
-    case CWORK_LOG_INFO: return "info";
-    case CWORK_LOG_WARN: return "warn";
-    default: return "error";
+    case CWORK_LOG_DEBUG:
+        return "debug";
+    case CWORK_LOG_INFO:
+        return "info";
+    case CWORK_LOG_WARN:
+        return "warn";
+    default:
+        return "error";
     }
 }
 

@@ -1,8 +1,9 @@
 /* The maintenance thread: a pool's periodic duties, each a timer of its own — observer
  * flushes, overrun warnings, the requeuers for scheduled and retry jobs, the dead pool
  * reaper and its cheap check for stale heartbeats, periodic jobs and their watchdog,
- * re-asserting the job types' state in Redis, and the daily processed/failed counts. It runs until the pool has stopped
- * and nothing of it is in flight (flushes and warnings go on while it stops). */
+ * re-asserting the job types' state in Redis, and the daily processed/failed counts. It runs until
+ * the pool has stopped and nothing of it is in flight (flushes and warnings go on while it stops).
+ */
 #include "clock.h"
 #include "log.h"
 #include "pool.h"
@@ -17,20 +18,28 @@
 typedef struct maintenance maintenance;
 typedef struct timer {
     bool enabled;
-    bool while_stopping;  /* also runs while the pool stops */
-    int64_t next_ms;      /* monotonic */
+    bool while_stopping; /* also runs while the pool stops */
+    int64_t next_ms;     /* monotonic */
     /* Does the duty; returns the milliseconds until its next run. */
     int64_t (*run)(maintenance *m);
 } timer;
 
 enum {
-    T_FLUSH, T_OVERRUN, T_REQUEUE, T_DEAD_CHECK, T_REAP, T_TYPES, T_PERIODIC, T_WATCHDOG,
-    T_STATS, T_N
+    T_FLUSH,
+    T_OVERRUN,
+    T_REQUEUE,
+    T_DEAD_CHECK,
+    T_REAP,
+    T_TYPES,
+    T_PERIODIC,
+    T_WATCHDOG,
+    T_STATS,
+    T_N
 };
 
 struct maintenance {
     cwork_pool *p;
-    const char **names; /* the pool's type names, for the requeuers */
+    const char **names;                   /* the pool's type names, for the requeuers */
     uint64_t stat_processed, stat_failed; /* counts already in the daily stats */
     timer timers[T_N];
 };
@@ -76,8 +85,7 @@ static int64_t warn_overruns(maintenance *m)
 static int64_t requeue(maintenance *m)
 {
     size_t moved = 0;
-    if (m->names)
-        cw_requeue_due(m->p->redis, &m->p->keys, m->names, m->p->ntypes, &moved, NULL);
+    if (m->names) cw_requeue_due(m->p->redis, &m->p->keys, m->names, m->p->ntypes, &moved, NULL);
     if (moved) /* they are likely ours to run: don't wait for the next poll */
         cw_pool_wake_dispatchers(m->p);
     return CW_REQUEUE_PERIOD_MS;
@@ -89,8 +97,7 @@ static int64_t dead_check(maintenance *m)
 {
     int seen = 0;
     cw_reaper_check(m->p->reaper, &seen, NULL);
-    if (seen)
-        m->timers[T_REAP].next_ms = 0; /* now */
+    if (seen) m->timers[T_REAP].next_ms = 0; /* now */
     return m->p->opts.dead_check_ms;
 }
 
@@ -113,8 +120,7 @@ static int64_t reassert_types(maintenance *m)
 static int64_t periodic(maintenance *m)
 {
     size_t scheduled = 0;
-    cw_periodic_run(m->p->periodic, m->p->redis, &m->p->keys, cw_clock_now(), &scheduled,
-                    NULL);
+    cw_periodic_run(m->p->periodic, m->p->redis, &m->p->keys, cw_clock_now(), &scheduled, NULL);
     return (CW_PERIODIC_INTERVAL_MIN + jitter_s(CW_PERIODIC_INTERVAL_JITTER)) * 1000;
 }
 
@@ -133,8 +139,7 @@ static int64_t flush_daily_stats(maintenance *m)
     uint64_t ok = atomic_load(&p->n_succeeded), failed = atomic_load(&p->n_failed);
     uint64_t processed = ok + failed;
     uint64_t dp = processed - m->stat_processed, df = failed - m->stat_failed;
-    if (!dp && !df)
-        return 1000;
+    if (!dp && !df) return 1000;
     char date[16], np[24], nf[24], ttl[24];
     time_t now = (time_t)cw_clock_now();
     struct tm tm;
@@ -189,12 +194,9 @@ static void setup(maintenance *m, cwork_pool *p)
     m->timers[T_FLUSH] = (timer){true, true, now + CW_OBSERVER_FLUSH_MS, flush};
     m->timers[T_OVERRUN] = (timer){true, true, now + 100, warn_overruns};
     m->timers[T_REQUEUE] = (timer){true, false, now + CW_REQUEUE_PERIOD_MS, requeue};
-    m->timers[T_DEAD_CHECK] =
-        (timer){true, false, now + p->opts.dead_check_ms, dead_check};
-    m->timers[T_REAP] =
-        (timer){true, false, now + CW_REAPER_FIRST_CYCLE * 1000, reap};
-    m->timers[T_TYPES] =
-        (timer){true, false, now + p->opts.dead_check_ms, reassert_types};
+    m->timers[T_DEAD_CHECK] = (timer){true, false, now + p->opts.dead_check_ms, dead_check};
+    m->timers[T_REAP] = (timer){true, false, now + CW_REAPER_FIRST_CYCLE * 1000, reap};
+    m->timers[T_TYPES] = (timer){true, false, now + p->opts.dead_check_ms, reassert_types};
     m->timers[T_PERIODIC] = (timer){has_periodic, false, now, periodic};
     m->timers[T_WATCHDOG] = (timer){p->watchdog != NULL, true, now + 1000, watchdog};
     m->timers[T_STATS] = (timer){true, true, now + 1000, flush_daily_stats};
@@ -212,20 +214,17 @@ void *cw_maintenance_main(void *arg)
     pthread_mutex_lock(&p->mu);
     for (;;) {
         bool stopping = atomic_load(&p->stopping);
-        if (stopping && cw_pool_in_flight(p) == 0)
-            break;
+        if (stopping && cw_pool_in_flight(p) == 0) break;
         int64_t now = cw_clock_mono_ms(), next = now + 1000;
         for (timer *t = m.timers; t < m.timers + T_N; t++) {
-            if (!t->enabled || (stopping && !t->while_stopping))
-                continue;
+            if (!t->enabled || (stopping && !t->while_stopping)) continue;
             if (now >= t->next_ms) {
                 pthread_mutex_unlock(&p->mu);
                 t->next_ms = cw_clock_mono_ms() + t->run(&m);
                 pthread_mutex_lock(&p->mu);
                 now = cw_clock_mono_ms();
             }
-            if (t->next_ms < next)
-                next = t->next_ms;
+            if (t->next_ms < next) next = t->next_ms;
         }
         if (next > now) /* stop wakes it early */
             cw_clock_wait_until(&p->idle_cond, &p->mu, next);

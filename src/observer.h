@@ -17,8 +17,8 @@
 typedef struct cw_observer cw_observer;
 
 /* One slot per worker id (copied). NULL when out of memory. */
-cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys,
-                             const char *const *worker_ids, size_t nworkers);
+cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys, const char *const *worker_ids,
+                             size_t nworkers);
 void cw_observer_free(cw_observer *obs);
 
 /* Thread-safe; called by executors. started copies name, id and the args' Go JSON
@@ -27,8 +27,8 @@ void cw_observer_started(cw_observer *obs, size_t worker, const cwork_job *job, 
 void cw_observer_done(cw_observer *obs, size_t worker);
 /* A check-in for job_id: ignored (and logged as "observer.checkin_mismatch") when that
  * worker is not running that job. */
-void cw_observer_checkin(cw_observer *obs, size_t worker, const char *job_id,
-                         const char *message, int64_t now);
+void cw_observer_checkin(cw_observer *obs, size_t worker, const char *job_id, const char *message,
+                         int64_t now);
 
 /* Writes every worker whose state changed since its last write (all of them with
  * force), in one pipelined round trip; errors logged as "observer.write" and returned

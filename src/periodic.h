@@ -9,9 +9,9 @@
 #include "keys.h"
 #include "redis.h"
 
-#define CW_PERIODIC_HORIZON 240       /* seconds scheduled ahead */
-#define CW_PERIODIC_WINDOW 120        /* a pass within this many seconds suffices */
-#define CW_PERIODIC_INTERVAL_MIN 120  /* seconds between checks: 120 + rand(0..29) */
+#define CW_PERIODIC_HORIZON 240      /* seconds scheduled ahead */
+#define CW_PERIODIC_WINDOW 120       /* a pass within this many seconds suffices */
+#define CW_PERIODIC_INTERVAL_MIN 120 /* seconds between checks: 120 + rand(0..29) */
 #define CW_PERIODIC_INTERVAL_JITTER 30
 
 typedef struct cw_periodic cw_periodic;

@@ -45,8 +45,7 @@ cw_task *cw_tq_pop(cw_task_queue *q)
     cw_task *t = q->head;
     if (t) {
         q->head = t->next;
-        if (!q->head)
-            q->tail = NULL;
+        if (!q->head) q->tail = NULL;
         q->len--;
         t->next = NULL;
     }
@@ -63,8 +62,7 @@ cw_task *cw_tq_take_all(cw_task_queue *q)
 
 void cw_task_free(cw_task *t)
 {
-    if (!t)
-        return;
+    if (!t) return;
     cwork_job_free(t->job);
     cw_free(t->raw);
     cw_free(t->fail_message);
@@ -74,8 +72,7 @@ void cw_task_free(cw_task *t)
 cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
 {
     cw_task *t = cw_calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
+    if (!t) return NULL;
     t->type = type;
     t->raw = cw_strndup(bytes, len);
     if (!t->raw) {
@@ -96,8 +93,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
 
 int cw_pool_set_tuning(cwork_pool *p, const cw_pool_tuning *t)
 {
-    if (p->started)
-        return CWORK_EINVAL;
+    if (p->started) return CWORK_EINVAL;
     cw_pool_free_shards(p);
     p->tuning = *t;
     return cw_pool_build_shards(p);
@@ -120,33 +116,25 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
         cw_check_duration_ms("dead_check_ms", o.dead_check_ms, err) ||
         cw_check_duration_ms("watchdog_timeout_ms", o.watchdog_timeout_ms, err))
         return NULL;
-    if (o.concurrency == 0)
-        o.concurrency = CW_DEFAULT_CONCURRENCY;
+    if (o.concurrency == 0) o.concurrency = CW_DEFAULT_CONCURRENCY;
     if (o.concurrency > 10000) {
         cw_error(err, CWORK_EINVAL, "concurrency %u is over the limit of 10000", o.concurrency);
         return NULL;
     }
-    if (o.idle_backoff_max_ms == 0)
-        o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
-    if (o.reap_period_ms == 0)
-        o.reap_period_ms = CW_REAPER_DEFAULT_PERIOD * 1000;
-    if (o.dead_check_ms == 0)
-        o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
-    if (o.watchdog_timeout_ms == 0)
-        o.watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
-    if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0)
-        return NULL;
+    if (o.idle_backoff_max_ms == 0) o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
+    if (o.reap_period_ms == 0) o.reap_period_ms = CW_REAPER_DEFAULT_PERIOD * 1000;
+    if (o.dead_check_ms == 0) o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
+    if (o.watchdog_timeout_ms == 0) o.watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
+    if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0) return NULL;
     if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
         return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
-    if (!p)
-        goto oom;
+    if (!p) goto oom;
     p->redis = redis;
     p->opts = o;
     p->ns = cw_strdup(ns);
     p->executors = cw_calloc(o.concurrency, sizeof *p->executors);
-    if (!p->ns || !p->executors || cw_keys_init(&p->keys, ns) != 0)
-        goto oom;
+    if (!p->ns || !p->executors || cw_keys_init(&p->keys, ns) != 0) goto oom;
     if (cw_make_id(p->id) != 0) {
         cw_error(err, CWORK_EINVAL, "cannot read the OS random source for the pool id");
         goto fail;
@@ -160,8 +148,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
         }
     }
     cw_pool_tuning_init(&p->tuning);
-    if (cw_pool_build_shards(p) != 0)
-        goto oom;
+    if (cw_pool_build_shards(p) != 0) goto oom;
     pthread_mutex_init(&p->mu, NULL);
     pthread_mutex_init(&p->stop_mu, NULL);
     /* Writer-preferring: a reclaim must not wait behind a stream of round trips. */
@@ -219,17 +206,28 @@ static int type_build_keys(cwork_pool *p, cw_job_type *t)
     for (int i = 0; i < CW_CYCLE_KEY_KINDS; i++) {
         cw_buf_init(&b);
         switch ((cw_cycle_key)i) {
-        case CW_CYCLE_QUEUE: cw_key_queue(&p->keys, &b, t->name); break;
-        case CW_CYCLE_INPROGRESS: cw_key_inprogress(&p->keys, &b, t->name, p->id); break;
-        case CW_CYCLE_PAUSED: cw_key_paused(&p->keys, &b, t->name); break;
-        case CW_CYCLE_LOCK: cw_key_lock(&p->keys, &b, t->name); break;
-        case CW_CYCLE_LOCK_INFO: cw_key_lock_info(&p->keys, &b, t->name); break;
+        case CW_CYCLE_QUEUE:
+            cw_key_queue(&p->keys, &b, t->name);
+            break;
+        case CW_CYCLE_INPROGRESS:
+            cw_key_inprogress(&p->keys, &b, t->name, p->id);
+            break;
+        case CW_CYCLE_PAUSED:
+            cw_key_paused(&p->keys, &b, t->name);
+            break;
+        case CW_CYCLE_LOCK:
+            cw_key_lock(&p->keys, &b, t->name);
+            break;
+        case CW_CYCLE_LOCK_INFO:
+            cw_key_lock_info(&p->keys, &b, t->name);
+            break;
         case CW_CYCLE_MAX_CONCURRENCY:
-        case CW_CYCLE_KEY_KINDS: cw_key_max_concurrency(&p->keys, &b, t->name); break;
+        case CW_CYCLE_KEY_KINDS:
+            cw_key_max_concurrency(&p->keys, &b, t->name);
+            break;
         }
         t->keys[i] = cw_buf_take(&b, &t->key_lens[i]);
-        if (!t->keys[i])
-            return CWORK_ENOMEM;
+        if (!t->keys[i]) return CWORK_ENOMEM;
     }
     return 0;
 }
@@ -239,24 +237,20 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
 {
     if (!p || !handler)
         return cw_error(err, CWORK_EINVAL, "register: pool and handler are required");
-    if (p->started)
-        return cw_error(err, CWORK_EINVAL, "register: the pool is already started");
+    if (p->started) return cw_error(err, CWORK_EINVAL, "register: the pool is already started");
     int rc = cwork_validate_job_name(name, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     cw_job_type t;
     memset(&t, 0, sizeof t);
     if (opts)
         t.opts = *opts;
     else
         cwork_job_options_init(&t.opts);
-    if (t.opts.priority == 0)
-        t.opts.priority = 1;
+    if (t.opts.priority == 0) t.opts.priority = 1;
     if (t.opts.priority > CW_MAX_PRIORITY)
         return cw_error(err, CWORK_EINVAL, "register %.64s: priority %u is over %d", name,
                         t.opts.priority, CW_MAX_PRIORITY);
-    if (t.opts.max_fails == 0)
-        t.opts.max_fails = CW_DEFAULT_MAX_FAILS;
+    if (t.opts.max_fails == 0) t.opts.max_fails = CW_DEFAULT_MAX_FAILS;
     t.handler = handler;
     t.name = cw_strdup(name);
     if (!t.name || type_build_keys(p, &t) != 0) {
@@ -288,13 +282,10 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
 
 int cwork_pool_use(cwork_pool *p, cwork_middleware mw, cwork_error *err)
 {
-    if (!p || !mw)
-        return cw_error(err, CWORK_EINVAL, "use: pool and middleware are required");
-    if (p->started)
-        return cw_error(err, CWORK_EINVAL, "use: the pool is already started");
+    if (!p || !mw) return cw_error(err, CWORK_EINVAL, "use: pool and middleware are required");
+    if (p->started) return cw_error(err, CWORK_EINVAL, "use: the pool is already started");
     cwork_middleware *m = cw_realloc(p->middleware, (p->nmiddleware + 1) * sizeof *m);
-    if (!m)
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (!m) return cw_error(err, CWORK_ENOMEM, "out of memory");
     p->middleware = m;
     p->middleware[p->nmiddleware++] = mw;
     return 0;
@@ -304,27 +295,24 @@ int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char 
                                     cwork_error *err)
 {
     if (!p || !spec || !name)
-        return cw_error(err, CWORK_EINVAL, "periodically_enqueue: pool, spec and name are required");
+        return cw_error(err, CWORK_EINVAL,
+                        "periodically_enqueue: pool, spec and name are required");
     if (p->started)
         return cw_error(err, CWORK_EINVAL, "periodically_enqueue: the pool is already started");
     int rc = cwork_validate_job_name(name, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     if (!p->periodic && !(p->periodic = cw_periodic_new()))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_periodic_set_flavor(p->periodic, p->opts.go_flavor);
     return cw_periodic_add(p->periodic, spec, name, err);
 }
 
-int cwork_pool_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *n,
-                              cwork_error *err)
+int cwork_pool_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *n, cwork_error *err)
 {
     *out = NULL;
     *n = 0;
-    if (!p)
-        return cw_error(err, CWORK_EINVAL, "watchdog_stats: pool is NULL");
-    if (!p->watchdog)
-        return 0;
+    if (!p) return cw_error(err, CWORK_EINVAL, "watchdog_stats: pool is NULL");
+    if (!p->watchdog) return 0;
     if (cw_watchdog_stats(p->watchdog, out, n) != 0)
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     return 0;
@@ -343,8 +331,7 @@ void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
 
 void cwork_pool_free(cwork_pool *p)
 {
-    if (!p)
-        return;
+    if (!p) return;
     if (p->started && cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL) != 0) {
         /* Handlers still run on our threads: freeing would pull memory from under them. */
         cw_log(CWORK_LOG_ERROR, "pool.free", "error",

@@ -58,19 +58,19 @@ typedef struct cw_run {
 /* One fetched job on its way through the pool. */
 typedef struct cw_task {
     struct cw_task *next;
-    cw_job_type *type;   /* the type whose queue it came from (its lock is released) */
-    cwork_job *job;      /* decoded, or NULL when the bytes are not a valid job */
-    char *raw;           /* exact bytes as fetched, for LREM */
+    cw_job_type *type; /* the type whose queue it came from (its lock is released) */
+    cwork_job *job;    /* decoded, or NULL when the bytes are not a valid job */
+    char *raw;         /* exact bytes as fetched, for LREM */
     size_t raw_len;
     char decode_error[256];
     int64_t delivered_us; /* monotonic: when it reached the ready queue */
-    int failed;          /* the handler failed (filled by the executor) */
-    int no_retry;        /* cwork_job_fail_no_retry: straight to dead (or dropped) */
-    int outcome;         /* for a failure: drop, retry or dead (filled by the commit) */
+    int failed;           /* the handler failed (filled by the executor) */
+    int no_retry;         /* cwork_job_fail_no_retry: straight to dead (or dropped) */
+    int outcome;          /* for a failure: drop, retry or dead (filled by the commit) */
     char *fail_message;
-    int64_t started_ms;  /* wall clock at handler start, for overrun warnings */
+    int64_t started_ms; /* wall clock at handler start, for overrun warnings */
     int overrun_logged;
-    int commit_unsure;   /* an earlier commit of it got no reply: it may have gone through */
+    int commit_unsure; /* an earlier commit of it got no reply: it may have gone through */
     cw_run run;
 } cw_task;
 
@@ -105,20 +105,20 @@ struct cw_shard {
     pthread_t dispatcher;
     int dispatcher_started;
     pthread_mutex_t mu;
-    pthread_cond_t disp_cond;  /* dispatcher: a batch drained, a wake-up, or stopping */
+    pthread_cond_t disp_cond; /* dispatcher: a batch drained, a wake-up, or stopping */
     cw_task_queue ready, done;
-    cw_task *pending;          /* done tasks taken by the dispatcher, not yet committed */
+    cw_task *pending; /* done tasks taken by the dispatcher, not yet committed */
     size_t npending;
-    size_t in_flight;          /* fetched and not yet committed */
-    size_t fetching;           /* jobs asked for by a round trip whose reply is not in */
-    cw_executor *sleepers;     /* executors asleep with no wake-up on its way */
+    size_t in_flight;      /* fetched and not yet committed */
+    size_t fetching;       /* jobs asked for by a round trip whose reply is not in */
+    cw_executor *sleepers; /* executors asleep with no wake-up on its way */
     size_t nsleeping;
-    bool wakeup;               /* a wake-up arrived since the dispatcher last looked */
-    bool dispatcher_waiting;   /* it sleeps on disp_cond: only then is a signal needed */
-    bool no_more_tasks;        /* stopping, and this dispatcher will fetch nothing more:
-                                  its executors may exit once ready is empty */
-    int64_t handler_avg_us;    /* moving average of handler run time, for wake-ups */
-    atomic_size_t done_seq;    /* tasks its executors finished, ever (read without mu) */
+    bool wakeup;             /* a wake-up arrived since the dispatcher last looked */
+    bool dispatcher_waiting; /* it sleeps on disp_cond: only then is a signal needed */
+    bool no_more_tasks;      /* stopping, and this dispatcher will fetch nothing more:
+                                its executors may exit once ready is empty */
+    int64_t handler_avg_us;  /* moving average of handler run time, for wake-ups */
+    atomic_size_t done_seq;  /* tasks its executors finished, ever (read without mu) */
     /* The dispatcher thread's own: */
     cw_sampler sampler;
     cw_dispatch_state state;
@@ -141,10 +141,10 @@ struct cwork_pool {
     cw_executor *executors;
     cw_shard *shards;
     size_t nshards;
-    bool single_fetch;         /* opts.single_fetch or a server < 6.2 */
+    bool single_fetch; /* opts.single_fetch or a server < 6.2 */
 
-    pthread_mutex_t mu;        /* life cycle: idle_cond waits */
-    pthread_cond_t idle_cond;  /* stop/drain/maintenance: in_flight fell while stopping */
+    pthread_mutex_t mu;       /* life cycle: idle_cond waits */
+    pthread_cond_t idle_cond; /* stop/drain/maintenance: in_flight fell while stopping */
     int started;
     atomic_int stopping;
     /* Round trips hold it shared (until their jobs are delivered and committed tasks
@@ -160,8 +160,8 @@ struct cwork_pool {
     cw_heartbeat *heartbeat;
     cw_observer *observer;
     cw_reaper *reaper;
-    cw_periodic *periodic;     /* NULL until a periodic job is registered */
-    cw_watchdog *watchdog;     /* with periodic jobs only */
+    cw_periodic *periodic; /* NULL until a periodic job is registered */
+    cw_watchdog *watchdog; /* with periodic jobs only */
 
     _Atomic uint64_t n_fetched, n_succeeded, n_failed, n_retried, n_dead;
     /* The counts at start, before any thread runs: the daily stats add what follows. */
@@ -241,12 +241,12 @@ typedef struct commit_arg {
 typedef struct cw_commit_args {
     cw_argv args;          /* borrowed from the tasks and the fields below */
     unsigned char *groups; /* per type with done tasks: index, succeeded, failed */
-    commit_arg *fail;   /* by task position */
-    size_t *raw_at;     /* by task position: where its raw bytes are in args */
+    commit_arg *fail;      /* by task position */
+    size_t *raw_at;        /* by task position: where its raw bytes are in args */
     size_t ntasks;
     unsigned char *not_removed; /* by task position, from the reply: a reaper had
                                    taken the job back (it runs again elsewhere) */
-    cw_buf buf;         /* re-encoded failed jobs */
+    cw_buf buf;                 /* re-encoded failed jobs */
 } cw_commit_args;
 
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err);

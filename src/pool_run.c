@@ -13,12 +13,10 @@
 static int server_supports_rpop_count(const char *info)
 {
     const char *v = strstr(info, "redis_version:");
-    if (!v)
-        return 0;
+    if (!v) return 0;
     int major = 0, minor = 0;
     // NOLINTNEXTLINE(cert-err34-c): Redis' own version string
-    if (sscanf(v + 14, "%d.%d", &major, &minor) < 2)
-        return 0;
+    if (sscanf(v + 14, "%d.%d", &major, &minor) < 2) return 0;
     return major > 6 || (major == 6 && minor >= 2);
 }
 
@@ -28,8 +26,7 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
 {
     cw_conn *c;
     int rc = cw_redis_checkout(p->redis, &c, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     const char *info[] = {"INFO", "server"};
     const char *cfg[] = {"CONFIG", "GET", "maxmemory-policy"};
     cw_conn_append(c, 2, info, NULL, err);
@@ -38,8 +35,7 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
     for (size_t i = 0; i < expect && rc == 0; i++) {
         redisReply *r = NULL;
         rc = cw_conn_read(c, &r, err);
-        if (rc)
-            break;
+        if (rc) break;
         if (i == 0) {
             int batch = r->type == REDIS_REPLY_STRING && server_supports_rpop_count(r->str);
             if (!batch && !p->single_fetch) {
@@ -53,8 +49,9 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
                 r->element[1]->type == REDIS_REPLY_STRING &&
                 strcmp(r->element[1]->str, "noeviction") != 0)
                 cw_log(CWORK_LOG_WARN, "pool.maxmemory_policy", "policy", r->element[1]->str,
-                       "error", "Redis may evict keys under memory pressure: jobs can be lost; "
-                                "set maxmemory-policy noeviction",
+                       "error",
+                       "Redis may evict keys under memory pressure: jobs can be lost; "
+                       "set maxmemory-policy noeviction",
                        NULL);
         } else {
             cw_pool_log_type_state_error(p, i - 2, r);
@@ -68,21 +65,17 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
 static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, cwork_error *err)
 {
     int rc = cw_thread_create(t, fn, arg);
-    if (rc)
-        return cw_error(err, CWORK_ENOMEM, "cannot start a thread: %s", strerror(rc));
+    if (rc) return cw_error(err, CWORK_ENOMEM, "cannot start a thread: %s", strerror(rc));
     return 0;
 }
 
 int cwork_pool_start(cwork_pool *p, cwork_error *err)
 {
-    if (!p)
-        return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
-    if (p->started)
-        return 0;
+    if (!p) return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
+    if (p->started) return 0;
     p->single_fetch = p->opts.single_fetch;
     int rc = prepare_redis(p, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
     const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
     const char **workers = cw_calloc(p->opts.concurrency, sizeof *workers);
@@ -131,8 +124,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         goto done;
     }
     /* In worker_pools with a heartbeat before the first fetch (PROTOCOL §16.8). */
-    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0)
-        goto done;
+    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0) goto done;
     if ((rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {
         cw_heartbeat_stop(p->heartbeat, 1, NULL); /* leave no heartbeat of a pool that never ran */
         goto done;
@@ -150,8 +142,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     }
     for (; p->executors_started < p->opts.concurrency && rc == 0; p->executors_started++) {
         cw_executor *ex = &p->executors[p->executors_started];
-        if ((rc = start_thread(&ex->thread, cw_executor_main, ex, err)) != 0)
-            break;
+        if ((rc = start_thread(&ex->thread, cw_executor_main, ex, err)) != 0) break;
     }
     for (size_t i = 0; i < p->nshards && rc == 0; i++) {
         cw_shard *sh = &p->shards[i];
@@ -169,8 +160,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         for (size_t i = 0; i < p->nshards; i++) {
             cw_shard *sh = &p->shards[i];
             pthread_mutex_lock(&sh->mu);
-            if (!sh->dispatcher_started)
-                cw_shard_no_more_tasks(sh); /* no dispatcher to say so */
+            if (!sh->dispatcher_started) cw_shard_no_more_tasks(sh); /* no dispatcher to say so */
             pthread_mutex_unlock(&sh->mu);
         }
         cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
@@ -197,12 +187,11 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
         pthread_mutex_unlock(&sh->mu);
     }
     struct timespec deadline;
-    cw_deadline_after_ms(&deadline, grace_ms < 0                     ? 0
+    cw_deadline_after_ms(&deadline, grace_ms < 0                    ? 0
                                     : grace_ms > CW_MAX_DURATION_MS ? CW_MAX_DURATION_MS
                                                                     : grace_ms);
     while (cw_pool_in_flight(p) > 0) {
-        if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT)
-            break;
+        if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT) break;
     }
     size_t left = 0, ready = 0, running = 0, done = 0;
     for (size_t i = 0; i < p->nshards; i++) {
@@ -226,17 +215,15 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
         cw_log(CWORK_LOG_WARN, "pool.stop_timeout", "in_flight", n, "where", where, NULL);
         return cw_error(err, CWORK_ETIMEOUT,
                         "stop: %zu jobs still running or uncommitted after %lld ms; left to "
-                        "the dead pool reaper", left, (long long)grace_ms);
+                        "the dead pool reaper",
+                        left, (long long)grace_ms);
     }
     for (size_t i = 0; i < p->nshards; i++)
-        if (p->shards[i].dispatcher_started)
-            pthread_join(p->shards[i].dispatcher, NULL);
+        if (p->shards[i].dispatcher_started) pthread_join(p->shards[i].dispatcher, NULL);
     for (size_t i = 0; i < p->executors_started; i++)
         pthread_join(p->executors[i].thread, NULL);
-    if (p->maintenance_started)
-        pthread_join(p->maintenance, NULL);
-    if (p->subscriber_started)
-        pthread_join(p->subscriber, NULL);
+    if (p->maintenance_started) pthread_join(p->maintenance, NULL);
+    if (p->subscriber_started) pthread_join(p->subscriber, NULL);
     p->started = 0;
     cw_observer_flush(p->observer, 1, NULL);
     return cw_heartbeat_stop(p->heartbeat, 1, err);
@@ -244,20 +231,17 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 
 int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
-    if (!p)
-        return 0;
+    if (!p) return 0;
     pthread_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
     int rc = 0;
-    if (p->started)
-        rc = stop_locked(p, grace_ms, err);
+    if (p->started) rc = stop_locked(p, grace_ms, err);
     pthread_mutex_unlock(&p->stop_mu);
     return rc;
 }
 
 int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
 {
-    if (!p || !p->started)
-        return cw_error(err, CWORK_EINVAL, "drain: the pool is not started");
+    if (!p || !p->started) return cw_error(err, CWORK_EINVAL, "drain: the pool is not started");
     int64_t end = timeout_ms < 0 || timeout_ms > CW_MAX_DURATION_MS
                       ? INT64_MAX
                       : cw_monotonic_ms() + timeout_ms;
@@ -265,8 +249,7 @@ int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
         int empty = 1;
         cw_conn *c;
         int rc = cw_redis_checkout(p->redis, &c, err);
-        if (rc)
-            return rc;
+        if (rc) return rc;
         for (size_t i = 0; i < p->ntypes; i++) {
             const char *argv[] = {"LLEN", p->types[i].keys[CW_CYCLE_QUEUE]};
             size_t lens[] = {4, p->types[i].key_lens[CW_CYCLE_QUEUE]};
@@ -275,16 +258,12 @@ int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
         for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
             redisReply *r = NULL;
             rc = cw_conn_read(c, &r, err);
-            if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
-                empty = 0;
-            if (r)
-                freeReplyObject(r);
+            if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer > 0) empty = 0;
+            if (r) freeReplyObject(r);
         }
         cw_redis_checkin(p->redis, c);
-        if (rc)
-            return rc;
-        if (empty && !cw_pool_busy(p))
-            return cw_observer_flush(p->observer, 1, err);
+        if (rc) return rc;
+        if (empty && !cw_pool_busy(p)) return cw_observer_flush(p->observer, 1, err);
         cw_pool_wake_dispatchers(p); /* keep them polling without idle backoff */
         if (cw_monotonic_ms() >= end)
             return cw_error(err, CWORK_ETIMEOUT, "drain: queues not empty after %lld ms",
@@ -293,4 +272,3 @@ int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
         nanosleep(&ts, NULL);
     }
 }
-

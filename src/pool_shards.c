@@ -36,13 +36,10 @@ int cw_pool_build_shards(cwork_pool *p)
 {
     size_t per = p->tuning.shard_executors ? p->tuning.shard_executors : 1;
     size_t n = p->opts.concurrency / per;
-    if (n > p->tuning.max_shards)
-        n = p->tuning.max_shards;
-    if (n < 1)
-        n = 1;
+    if (n > p->tuning.max_shards) n = p->tuning.max_shards;
+    if (n < 1) n = 1;
     cw_shard *shards = cw_calloc(n, sizeof *shards);
-    if (!shards)
-        return CWORK_ENOMEM;
+    if (!shards) return CWORK_ENOMEM;
     p->shards = shards;
     p->nshards = n;
     for (size_t i = 0; i < n; i++) {
@@ -89,8 +86,7 @@ void cw_pool_wake_dispatchers(cwork_pool *p)
         cw_shard *sh = &p->shards[i];
         pthread_mutex_lock(&sh->mu);
         sh->wakeup = true;
-        if (sh->dispatcher_waiting)
-            pthread_cond_signal(&sh->disp_cond);
+        if (sh->dispatcher_waiting) pthread_cond_signal(&sh->disp_cond);
         pthread_mutex_unlock(&sh->mu);
     }
 }

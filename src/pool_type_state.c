@@ -18,8 +18,7 @@ size_t cw_pool_append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, c
         snprintf(v, sizeof v, "%u", p->types[i].opts.max_concurrency);
         const char *set[] = {"SET", p->types[i].keys[CW_CYCLE_MAX_CONCURRENCY], v, "NX"};
         size_t lens[] = {3, p->types[i].key_lens[CW_CYCLE_MAX_CONCURRENCY], strlen(v), 2};
-        if (cw_conn_append(c, only_missing ? 4 : 3, set, lens, err) == 0)
-            n++;
+        if (cw_conn_append(c, only_missing ? 4 : 3, set, lens, err) == 0) n++;
     }
     cw_buf known;
     cw_buf_init(&known);
@@ -30,8 +29,7 @@ size_t cw_pool_append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, c
         sadd[1] = known.data;
         for (size_t i = 0; i < p->ntypes; i++)
             sadd[i + 2] = p->types[i].name;
-        if (cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err) == 0)
-            n++;
+        if (cw_conn_append(c, (int)p->ntypes + 2, sadd, NULL, err) == 0) n++;
     }
     cw_free(sadd);
     cw_buf_free(&known);
@@ -42,8 +40,8 @@ size_t cw_pool_append_type_state(cwork_pool *p, cw_conn *c, bool only_missing, c
 void cw_pool_log_type_state_error(cwork_pool *p, size_t i, const redisReply *r)
 {
     if (cw_reply_error(r))
-        cw_log(CWORK_LOG_ERROR, i < p->ntypes ? "write_concurrency_controls_max_concurrency"
-                                              : "write_known_jobs",
+        cw_log(CWORK_LOG_ERROR,
+               i < p->ntypes ? "write_concurrency_controls_max_concurrency" : "write_known_jobs",
                "error", cw_reply_error(r), NULL);
 }
 
@@ -51,8 +49,7 @@ int cw_pool_reassert_types(cwork_pool *p, cwork_error *err)
 {
     cw_conn *c;
     int rc = cw_redis_checkout(p->redis, &c, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     size_t n = cw_pool_append_type_state(p, c, true, err);
     for (size_t i = 0; i < n && rc == 0; i++) {
         redisReply *r = NULL;

@@ -33,13 +33,12 @@ struct cw_reaper {
     cw_reaper_lock lock;
 };
 
-cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
-                         const char *const *registered, size_t nregistered, int64_t period_s,
-                         cwork_reaper_hook hook, void *hook_userdata)
+cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys, const char *const *registered,
+                         size_t nregistered, int64_t period_s, cwork_reaper_hook hook,
+                         void *hook_userdata)
 {
     cw_reaper *r = cw_calloc(1, sizeof *r);
-    if (!r)
-        return NULL;
+    if (!r) return NULL;
     (void)period_s; /* the pool schedules the cycles; the lock is a lease of its own */
     r->redis = redis;
     r->keys = keys;
@@ -66,8 +65,7 @@ cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
 
 void cw_reaper_free(cw_reaper *r)
 {
-    if (!r)
-        return;
+    if (!r) return;
     for (size_t i = 0; i < r->nregistered; i++)
         cw_free(r->registered[i]);
     cw_free(r->registered);
@@ -87,8 +85,7 @@ typedef struct {
 
 static void note_text(cycle_result *res, const char *pass, const char *text, size_t len)
 {
-    if (res->errors.len)
-        cw_buf_puts(&res->errors, "; ");
+    if (res->errors.len) cw_buf_puts(&res->errors, "; ");
     cw_buf_printf(&res->errors, "%s: ", pass);
     cw_buf_append(&res->errors, text, len);
 }
@@ -189,8 +186,7 @@ static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name
 static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_argv *names,
                      const char *pass, cycle_result *res, cwork_error *err)
 {
-    if (names->n == 0)
-        return 0;
+    if (names->n == 0) return 0;
     redisReply *x = NULL;
     int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, names, pool_id, &x, err);
     if (rc) return rc;
@@ -209,11 +205,9 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
         int stuck = 0;
         for (size_t k = 0; k < nstuck; k++) {
             int64_t at = 0;
-            stuck |= cw_reply_at_int(stuck_names, k, &at, NULL, NULL) == 0 &&
-                     at == (int64_t)i + 1;
+            stuck |= cw_reply_at_int(stuck_names, k, &at, NULL, NULL) == 0 && at == (int64_t)i + 1;
         }
-        if (!stuck)
-            cw_argv_add(&release, names->argv[i], names->lens[i]);
+        if (!stuck) cw_argv_add(&release, names->argv[i], names->lens[i]);
     }
     note_damage(res, pass, cw_reply_at(x, 2), 0);
     cw_reply_free(x);
@@ -268,8 +262,7 @@ static int name_of_key(const cw_reaper *r, const char *key, size_t len, const ch
     size_t sl = strlen(suffix);
     int ok = !prefix.oom && len >= prefix.len + sl && memcmp(key, prefix.data, prefix.len) == 0 &&
              memcmp(key + len - sl, suffix, sl) == 0;
-    if (ok)
-        cw_argv_add(out, key + prefix.len, len - prefix.len - sl);
+    if (ok) cw_argv_add(out, key + prefix.len, len - prefix.len - sl);
     cw_buf_free(&prefix);
     return ok;
 }
@@ -338,10 +331,8 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
                 rc = cw_error(err, CWORK_EPROTO, "pool %s: heartbeat_at is not an integer", id);
                 break;
             }
-            if ((double)hb + CW_REAPER_DEAD_TIME > now)
-                continue; /* alive */
-            if (!job_names)
-                continue; /* no job list: not treated as dead (Go) */
+            if ((double)hb + CW_REAPER_DEAD_TIME > now) continue; /* alive */
+            if (!job_names) continue; /* no job list: not treated as dead (Go) */
             split_names(&names, job_names, job_names_len);
         } else {
             /* No heartbeat at all: Go only releases its slots for the current names and
@@ -390,11 +381,10 @@ static int pass_dead_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
 }
 
 /* Pass 2: pools with lock_info fields that are not in worker_pools. */
-static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
-                              cycle_result *res, cwork_error *err)
+static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
+                              cwork_error *err)
 {
-    if (current->n == 0)
-        return 0;
+    if (current->n == 0) return 0;
     cw_argv keys = {0};
     cw_buf scratch;
     cw_buf_init(&scratch);
@@ -408,8 +398,8 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
     redisReply *x = NULL;
     int rc = cw_argv_check(&keys, err);
     if (rc == 0)
-        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)keys.n, 0, keys.argv,
-                          keys.lens, &x, err);
+        rc = cw_conn_eval(c, &cw_script_reaper_unknown_pools, (int)keys.n, 0, keys.argv, keys.lens,
+                          &x, err);
     cw_argv_free(&keys);
     if (rc) return rc;
     /* {JSON of pool → lock_info keys, damaged keys…} */
@@ -433,8 +423,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
                     name_of_key(r, k->as.s.ptr, k->as.s.len, ":lock_info", &names);
             }
             rc = cw_reaper_lock_keep(&r->lock, c, err);
-            if (rc == 0)
-                rc = give_back(r, c, pool, &names, "unknown pools", res, err);
+            if (rc == 0) rc = give_back(r, c, pool, &names, "unknown pools", res, err);
             cw_buf_printf(&logged, "%s%s=[", logged.len ? " " : "", pool);
             for (size_t n = 0; n < names.n; n++) {
                 cw_argv_add(&res->unknown, names.argv[n], names.lens[n]);
@@ -456,8 +445,7 @@ static int pass_unknown_pools(cw_reaper *r, cw_conn *c, const cw_argv *current,
 static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cycle_result *res,
                            cwork_error *err)
 {
-    if (current->n == 0)
-        return 0;
+    if (current->n == 0) return 0;
     redisReply *x = NULL;
     int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, current, NULL, &x, err);
     if (rc) return rc;
@@ -520,14 +508,11 @@ static int current_names(cw_reaper *r, cw_conn *c, cw_argv *out, cwork_error *er
  * still ours (its lease renewed when due). A lost lock is noted once. */
 static int may_go_on(cw_reaper *r, cw_conn *c, cycle_result *res)
 {
-    if (c->broken)
-        return 0;
+    if (c->broken) return 0;
     int was_lost = r->lock.lost;
     cwork_error e = {0};
-    if (cw_reaper_lock_keep(&r->lock, c, &e) == 0)
-        return 1;
-    if (!was_lost)
-        note_error(res, "lock", &e);
+    if (cw_reaper_lock_keep(&r->lock, c, &e) == 0) return 1;
+    if (!was_lost) note_error(res, "lock", &e);
     return 0;
 }
 
@@ -536,11 +521,9 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     *ran = 0;
     cw_conn *c;
     int rc = cw_redis_checkout(r->redis, &c, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     int acquired = 0;
-    if ((rc = cw_reaper_lock_acquire(&r->lock, c, &acquired, err)) != 0 || !acquired)
-        goto out;
+    if ((rc = cw_reaper_lock_acquire(&r->lock, c, &acquired, err)) != 0 || !acquired) goto out;
     *ran = 1;
     cwork_reap_done done = r->hook ? r->hook(r->hook_userdata) : NULL;
 
@@ -549,8 +532,7 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     cw_buf_init(&res.errors);
     cw_argv current = {0};
     cwork_error perr = {0};
-    if (current_names(r, c, &current, &perr) != 0)
-        note_error(&res, "known jobs", &perr);
+    if (current_names(r, c, &current, &perr) != 0) note_error(&res, "known jobs", &perr);
     if (may_go_on(r, c, &res) && pass_dead_pools(r, c, &current, &res, &perr) != 0)
         note_error(&res, "dead pools", &perr);
     if (may_go_on(r, c, &res) && pass_unknown_pools(r, c, &current, &res, &perr) != 0)
@@ -562,9 +544,12 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
     if (done) {
         cwork_reap_result result = {
             res.errors.len && !res.errors.oom ? res.errors.data : NULL,
-            res.no_heartbeat.argv, res.no_heartbeat.n,
-            res.unknown.argv,      res.unknown.n,
-            res.dangling.argv,     res.dangling.n,
+            res.no_heartbeat.argv,
+            res.no_heartbeat.n,
+            res.unknown.argv,
+            res.unknown.n,
+            res.dangling.argv,
+            res.dangling.n,
         };
         done(&result, r->hook_userdata);
     }
@@ -586,8 +571,7 @@ int cw_reaper_cycle(cw_reaper *r, int *ran, cwork_error *err)
 out:
     if (rc)
         cw_log(CWORK_LOG_ERROR, "dead_pool_reaper.reap", "error", err ? err->message : "", NULL);
-    if (c)
-        cw_redis_checkin(r->redis, c);
+    if (c) cw_redis_checkin(r->redis, c);
     return rc;
 }
 
@@ -596,8 +580,7 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
     *seen = 0;
     cw_conn *c;
     int rc = cw_redis_checkout(r->redis, &c, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     cw_buf key;
     cw_buf_init(&key);
     cw_argv pools = {0};
@@ -611,8 +594,7 @@ int cw_reaper_check(cw_reaper *r, int *seen, cwork_error *err)
     double now = (double)cw_clock_now_ms() / 1000.0;
     for (size_t i = 0; i < pools.n && rc == 0; i++) {
         redisReply *b = NULL;
-        if ((rc = cw_conn_read(c, &b, err)) != 0)
-            break;
+        if ((rc = cw_conn_read(c, &b, err)) != 0) break;
         int64_t hb;
         const char *at;
         size_t len;

@@ -15,19 +15,19 @@
 #include "keys.h"
 #include "redis.h"
 
-#define CW_REAPER_DEAD_TIME 10            /* seconds without heartbeat: dead */
-#define CW_REAPER_DEFAULT_PERIOD 300      /* full cycle every period + rand(0..29) s */
+#define CW_REAPER_DEAD_TIME 10       /* seconds without heartbeat: dead */
+#define CW_REAPER_DEFAULT_PERIOD 300 /* full cycle every period + rand(0..29) s */
 /* (the reaper lock is not held for the period, as Go's is, but as a short lease
  * renewed while a cycle runs: reaper_lock.h) */
-#define CW_REAPER_FIRST_CYCLE 10          /* seconds after start */
-#define CW_REAPER_DEFAULT_CHECK_MS 5000   /* the cheap dead-pool check */
+#define CW_REAPER_FIRST_CYCLE 10        /* seconds after start */
+#define CW_REAPER_DEFAULT_CHECK_MS 5000 /* the cheap dead-pool check */
 
 typedef struct cw_reaper cw_reaper;
 
 /* Everything is copied except redis and keys (borrowed for the reaper's life). */
-cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys,
-                         const char *const *registered, size_t nregistered, int64_t period_s,
-                         cwork_reaper_hook hook, void *hook_userdata);
+cw_reaper *cw_reaper_new(cwork_redis *redis, const cw_keys *keys, const char *const *registered,
+                         size_t nregistered, int64_t period_s, cwork_reaper_hook hook,
+                         void *hook_userdata);
 void cw_reaper_free(cw_reaper *r);
 
 /* The pool the reaper runs in (its id, copied): named in the reaper lock's value, so

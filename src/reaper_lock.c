@@ -28,8 +28,7 @@ void cw_reaper_lock_clear(cw_reaper_lock *l)
 int cw_reaper_lock_set_pool(cw_reaper_lock *l, const char *pool_id)
 {
     size_t n = pool_id ? strlen(pool_id) : 0;
-    if (n > CW_REAPER_POOL_ID_MAX || (pool_id && strchr(pool_id, ':')))
-        return CWORK_EINVAL;
+    if (n > CW_REAPER_POOL_ID_MAX || (pool_id && strchr(pool_id, ':'))) return CWORK_EINVAL;
     memcpy(l->pool_id, pool_id ? pool_id : "", n);
     l->pool_id[n] = '\0';
     return 0;
@@ -38,18 +37,14 @@ int cw_reaper_lock_set_pool(cw_reaper_lock *l, const char *pool_id)
 int cw_reaper_lock_holder(const char *value, size_t len, char *pool, size_t size)
 {
     size_t plen = sizeof VALUE_PREFIX - 1;
-    if (size)
-        pool[0] = '\0';
-    if (len < plen || memcmp(value, VALUE_PREFIX, plen) != 0)
-        return 0;
+    if (size) pool[0] = '\0';
+    if (len < plen || memcmp(value, VALUE_PREFIX, plen) != 0) return 0;
     const char *id = value + plen;
     const char *colon = memchr(id, ':', len - plen);
-    if (!colon)
-        return 0;
+    if (!colon) return 0;
     size_t n = (size_t)(colon - id);
     if (size) {
-        if (n >= size)
-            n = size - 1;
+        if (n >= size) n = size - 1;
         memcpy(pool, id, n);
         pool[n] = '\0';
     }
@@ -80,10 +75,9 @@ static void make_token(char out[25])
  * per blocking (see reaper_lock.h). */
 static void log_blocked(cw_reaper_lock *l, const char *value, size_t len, long long ttl_ms)
 {
-    int same = l->blocked_by && strlen(l->blocked_by) == len &&
-               memcmp(l->blocked_by, value, len) == 0;
-    if (same && l->blocked_warned)
-        return;
+    int same =
+        l->blocked_by && strlen(l->blocked_by) == len && memcmp(l->blocked_by, value, len) == 0;
+    if (same && l->blocked_warned) return;
     char pool[CW_REAPER_POOL_ID_MAX + 1], holder[CW_REAPER_POOL_ID_MAX + 64], ttl[32];
     if (!cw_reaper_lock_holder(value, len, pool, sizeof pool))
         snprintf(holder, sizeof holder, "a Go reaper or cwork before leases");
@@ -99,12 +93,12 @@ static void log_blocked(cw_reaper_lock *l, const char *value, size_t len, long l
         cw_free(l->blocked_by);
         l->blocked_by = cw_strndup(value, len);
         l->blocked_warned = 0;
-        cw_log(CWORK_LOG_INFO, "Reaper: locked by another process", "holder", holder, "ttl_ms",
-               ttl, NULL);
+        cw_log(CWORK_LOG_INFO, "Reaper: locked by another process", "holder", holder, "ttl_ms", ttl,
+               NULL);
     } else {
         l->blocked_warned = 1;
-        cw_log(CWORK_LOG_WARN, "Reaper: still locked by another process, dead pools wait",
-               "holder", holder, "ttl_ms", ttl, NULL);
+        cw_log(CWORK_LOG_WARN, "Reaper: still locked by another process, dead pools wait", "holder",
+               holder, "ttl_ms", ttl, NULL);
     }
 }
 
@@ -138,12 +132,9 @@ int cw_reaper_lock_acquire(cw_reaper_lock *l, cw_conn *c, int *acquired, cwork_e
     const char *pttl[] = {"PTTL", l->key.data};
     redisReply *v = NULL, *t = NULL;
     rc = cw_conn_append(c, 2, get, NULL, err);
-    if (rc == 0)
-        rc = cw_conn_append(c, 2, pttl, NULL, err);
-    if (rc == 0)
-        rc = cw_conn_read(c, &v, err);
-    if (rc == 0)
-        rc = cw_conn_read(c, &t, err);
+    if (rc == 0) rc = cw_conn_append(c, 2, pttl, NULL, err);
+    if (rc == 0) rc = cw_conn_read(c, &v, err);
+    if (rc == 0) rc = cw_conn_read(c, &t, err);
     const char *holder;
     size_t len;
     int64_t ttl = -1;
@@ -163,8 +154,7 @@ int cw_reaper_lock_keep(cw_reaper_lock *l, cw_conn *c, cwork_error *err)
         return cw_error(err, CWORK_ETIMEOUT,
                         "the reaper lock's lease ran out (another reaper may hold it)");
     int64_t now = cw_clock_mono_ms();
-    if (now - l->renewed_ms < CW_REAPER_RENEW_MS)
-        return 0;
+    if (now - l->renewed_ms < CW_REAPER_RENEW_MS) return 0;
     char lease[24];
     snprintf(lease, sizeof lease, "%d", CW_REAPER_LEASE_MS);
     const char *argv[] = {l->key.data, l->value, lease};

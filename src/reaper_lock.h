@@ -29,12 +29,12 @@
 #define CW_REAPER_POOL_ID_MAX 64
 
 typedef struct cw_reaper_lock {
-    cw_buf key;                             /* <p>reaper_lock */
+    cw_buf key;                              /* <p>reaper_lock */
     char pool_id[CW_REAPER_POOL_ID_MAX + 1]; /* named in our value; may be empty */
-    char value[CW_REAPER_POOL_ID_MAX + 40]; /* while held: cwork:<pool id>:<token> */
+    char value[CW_REAPER_POOL_ID_MAX + 40];  /* while held: cwork:<pool id>:<token> */
     int held, lost;
-    int64_t renewed_ms;                     /* monotonic */
-    char *blocked_by;                       /* the value that blocked the last attempt */
+    int64_t renewed_ms; /* monotonic */
+    char *blocked_by;   /* the value that blocked the last attempt */
     int blocked_warned;
 } cw_reaper_lock;
 

@@ -40,8 +40,7 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
         for (cw_task *t = sh->pending; t && k < cap; t = t->next)
             known[k++] = t;
         for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors && k < cap; e++)
-            if (p->executors[e].current)
-                known[k++] = p->executors[e].current;
+            if (p->executors[e].current) known[k++] = p->executors[e].current;
         pthread_mutex_unlock(&sh->mu);
     }
     return k;
@@ -51,8 +50,7 @@ int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *in
                           cwork_error *err)
 {
     redisReply **replies = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *replies);
-    if (!replies)
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (!replies) return cw_error(err, CWORK_ENOMEM, "out of memory");
     int rc = 0;
     for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
         const cw_job_type *type = &p->types[i];
@@ -66,8 +64,7 @@ int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *in
     cw_task **known = cw_calloc(cap ? cap : 1, sizeof *known);
     size_t nknown = known ? collect_known(p, known, cap) : 0;
     unsigned char *used = cw_calloc(nknown ? nknown : 1, 1);
-    if (rc == 0 && (!known || !used))
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc == 0 && (!known || !used)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < p->ntypes; i++) {
         const redisReply *r = replies[i];
         size_t n = 0;

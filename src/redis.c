@@ -24,7 +24,6 @@
 #define BACKOFF_FIRST_MS 10
 #define BACKOFF_CAP_MS 1000
 
-
 void cwork_redis_options_init(cwork_redis_options *opts)
 {
     memset(opts, 0, sizeof *opts);

@@ -33,24 +33,24 @@ typedef struct cw_redis_node {
 /* Where and how to connect, parsed from a URL. Strings are owned (cw_free). */
 typedef struct cw_redis_addr {
     cw_redis_kind kind;
-    char *host;          /* DIRECT over TCP; NULL otherwise */
+    char *host; /* DIRECT over TCP; NULL otherwise */
     int port;
-    char *unix_path;     /* DIRECT over a unix socket, or NULL */
+    char *unix_path;      /* DIRECT over a unix socket, or NULL */
     cw_redis_node *nodes; /* SENTINEL: the sentinels; CLUSTER: the seed nodes */
     int nnodes;
-    char *master_name;   /* SENTINEL: the name the sentinels monitor */
+    char *master_name; /* SENTINEL: the name the sentinels monitor */
     int db;
     char *user;          /* ACL user, or NULL */
     char *password;      /* or NULL */
     char *sentinel_user; /* SENTINEL: the sentinels' own ACL user and password */
     char *sentinel_password;
-    int tls;             /* rediss… */
-    char *tls_ca;        /* ca=: CA file (else the system's store) */
-    char *tls_cert;      /* cert=, key=: a client certificate and its key */
+    int tls;        /* rediss… */
+    char *tls_ca;   /* ca=: CA file (else the system's store) */
+    char *tls_cert; /* cert=, key=: a client certificate and its key */
     char *tls_key;
-    char *tls_sni;       /* sni=: the name sent and verified instead of the host */
-    int tls_verify;      /* verify=0 turns verification off; default 1 */
-    int min_replicas;    /* min_replicas=N: enqueues and commits WAIT for N replicas */
+    char *tls_sni;               /* sni=: the name sent and verified instead of the host */
+    int tls_verify;              /* verify=0 turns verification off; default 1 */
+    int min_replicas;            /* min_replicas=N: enqueues and commits WAIT for N replicas */
     int min_replicas_timeout_ms; /* min_replicas_timeout_ms=, default 1000 */
 } cw_redis_addr;
 
@@ -65,20 +65,20 @@ void cw_redis_addr_clear(cw_redis_addr *a);
 /* One connection, owned by the pool while checked in. */
 typedef struct cw_conn {
     cw_net net;
-    int broken;        /* set on I/O or protocol error or a READONLY reply: closed at checkin */
-    int pending;       /* replies appended but not yet read */
+    int broken;  /* set on I/O or protocol error or a READONLY reply: closed at checkin */
+    int pending; /* replies appended but not yet read */
     struct cw_conn *next_idle;
-    const char *addr;  /* "host:port" (or unix:path) of the server, for messages */
-    char addr_buf[96]; /* where addr usually points */
+    const char *addr;    /* "host:port" (or unix:path) of the server, for messages */
+    char addr_buf[96];   /* where addr usually points */
     char (*scripts)[41]; /* SHAs this connection has loaded (SCRIPT LOAD or EVAL) */
     int nscripts, scripts_cap;
-    int min_replicas;  /* cw_conn_wait_replicas: WAIT for this many replicas… */
+    int min_replicas;            /* cw_conn_wait_replicas: WAIT for this many replicas… */
     int min_replicas_timeout_ms; /* …this long */
-    unsigned epoch;    /* the pool's epoch when dialled (see redis_impl.h) */
-    cwork_redis *pool; /* the pool it was dialled for (cluster redirections) */
-    int redirected;    /* a cluster redirection reached the caller (and c is broken):
-                          the command was refused before it ran, worth one more try on
-                          a fresh connection */
+    unsigned epoch;              /* the pool's epoch when dialled (see redis_impl.h) */
+    cwork_redis *pool;           /* the pool it was dialled for (cluster redirections) */
+    int redirected;              /* a cluster redirection reached the caller (and c is broken):
+                                    the command was refused before it ran, worth one more try on
+                                    a fresh connection */
 } cw_conn;
 
 /* Waits up to the checkout timeout for a connection, dialling (AUTH, SELECT,
@@ -95,16 +95,15 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c);
  * protocol error, CWORK_ENOMEM); an error reply becomes CWORK_EREDIS with the server's
  * message (a READONLY one also marks c broken). CWORK_EINVAL while pipelined replies are
  * unread. */
-int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                    redisReply **out, cwork_error *err);
+int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+                    cwork_error *err);
 /* printf-style convenience over redisvFormatCommand, same rules. */
 int cw_conn_commandf(cw_conn *c, redisReply **out, cwork_error *err, const char *fmt, ...);
 
 /* Pipelining: append any number of commands, then read the replies in order. An
  * error *reply* is returned as a reply (type REDIS_REPLY_ERROR), so that callers can
  * tell which command failed; only I/O errors return non-zero. */
-int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                   cwork_error *err);
+int cw_conn_append(cw_conn *c, int argc, const char **argv, const size_t *lens, cwork_error *err);
 int cw_conn_read(cw_conn *c, redisReply **out, cwork_error *err);
 
 /* With min_replicas=N in the URL: WAIT until N replicas have acknowledged every write
@@ -139,8 +138,8 @@ int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const cha
 /* The same as a pipelined append: EVALSHA when this connection has loaded the script
  * (cw_conn_load_script, or an earlier EVAL), else EVAL with the body, which loads it;
  * so NOSCRIPT cannot happen within the pipeline unless someone runs SCRIPT FLUSH. */
-int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs,
-                        const char **argv, const size_t *lens, cwork_error *err);
+int cw_conn_append_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
+                        const size_t *lens, cwork_error *err);
 /* An error reply of script s in words: an ACL refusal inside a script (which Redis 7.0
  * reports only as "@user_script:LINE") becomes "the Redis user may not run 'zadd' (ACL
  * +zadd), which the NAME script calls"; any other message is copied. cw_conn_eval does

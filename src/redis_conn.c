@@ -36,15 +36,12 @@ static int io_error(cw_conn *c, cwork_error *err)
  * on Redis < 7 wrap the error, hence the second test. */
 static void note_error(cw_conn *c, const redisReply *r)
 {
-    if (r->type != REDIS_REPLY_ERROR || !r->str)
-        return;
-    if (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL)
-        c->broken = 1;
+    if (r->type != REDIS_REPLY_ERROR || !r->str) return;
+    if (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL) c->broken = 1;
     /* The server lost its scripts (SCRIPT FLUSH, a restart behind a proxy, a failover):
      * forget what this connection loaded, so that the next use sends EVAL again instead
      * of failing with NOSCRIPT forever. */
-    if (strncmp(r->str, "NOSCRIPT", 8) == 0)
-        c->nscripts = 0;
+    if (strncmp(r->str, "NOSCRIPT", 8) == 0) c->nscripts = 0;
     if (c->pool && c->pool->cluster) cw_cluster_note_error(c, r->str);
 }
 
@@ -127,8 +124,8 @@ static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const si
     return formatted_round_trip(c, cmd, len);
 }
 
-int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
-                    redisReply **out, cwork_error *err)
+int cw_conn_command(cw_conn *c, int argc, const char **argv, const size_t *lens, redisReply **out,
+                    cwork_error *err)
 {
     clear_out(out);
     int rc = refuse_if_pending(c, err);

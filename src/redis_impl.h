@@ -36,7 +36,7 @@ struct cwork_redis {
     int64_t next_dial_ms; /* while failing: no dial before this (monotonic ms) */
     unsigned epoch;       /* connections of an older epoch are closed, not reused */
     cwork_error last_error;
-    int64_t warned_ms;    /* cw_redis_warn_due: the last warning (monotonic ms) */
+    int64_t warned_ms; /* cw_redis_warn_due: the last warning (monotonic ms) */
 };
 
 /* Who to be on a node: the data nodes' credentials and database, or the sentinels'. */

@@ -227,8 +227,8 @@ int cw_sentinel_parse_switch(const char *msg, size_t len, const char *master_nam
         p = *end ? end + 1 : end;
     }
     int64_t new_port = 0;
-    if (flen[2] >= host_size || cw_parse_int64(field[3], flen[3], &new_port) != 0 ||
-        new_port < 1 || new_port > 65535)
+    if (flen[2] >= host_size || cw_parse_int64(field[3], flen[3], &new_port) != 0 || new_port < 1 ||
+        new_port > 65535)
         return 0;
     memcpy(host, field[2], flen[2]);
     host[flen[2]] = '\0';

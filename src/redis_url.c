@@ -198,7 +198,8 @@ static int parse_hostport(parse_ctx *pc, const char *p, size_t n, int default_po
         hlen = (size_t)(close - host);
         const char *rest = close + 1;
         size_t rlen = n - (size_t)(rest - p);
-        if (rlen && rest[0] != ':') return cw_url_fail(pc, CWORK_EINVAL, "unexpected text after ']'");
+        if (rlen && rest[0] != ':')
+            return cw_url_fail(pc, CWORK_EINVAL, "unexpected text after ']'");
         if (rlen) port = rest + 1, plen = rlen - 1;
         if (hlen == 0) return cw_url_fail(pc, CWORK_EINVAL, "empty IPv6 address");
     } else {
@@ -208,8 +209,9 @@ static int parse_hostport(parse_ctx *pc, const char *p, size_t n, int default_po
             port = colon + 1;
             plen = n - hlen - 1;
             if (memchr(port, ':', plen))
-                return cw_url_fail(pc, CWORK_EINVAL,
-                                   "too many colons in the address (write IPv6 hosts as [::1]:6379)");
+                return cw_url_fail(
+                    pc, CWORK_EINVAL,
+                    "too many colons in the address (write IPv6 hosts as [::1]:6379)");
         }
         for (size_t i = 0; i < hlen; i++)
             if (p[i] == '[' || p[i] == ']' || p[i] == ' ')
@@ -264,7 +266,8 @@ static int parse_db_path(parse_ctx *pc, const char *p, size_t n)
     if (rc) return rc;
     long db = cw_url_number(path + 1, strlen(path + 1), 0, INT_MAX);
     cw_free(path);
-    if (db < 0) return cw_url_fail(pc, CWORK_EINVAL, "the path must be a database number, as in /3");
+    if (db < 0)
+        return cw_url_fail(pc, CWORK_EINVAL, "the path must be a database number, as in /3");
     pc->out->db = (int)db;
     return 0;
 }
@@ -288,8 +291,9 @@ static int split_authority(parse_ctx *pc, const char *rest, size_t *alen)
 {
     *alen = strcspn(rest, "/?#");
     if (strchr(rest + *alen, '@'))
-        return cw_url_fail(pc, CWORK_EINVAL,
-                           "'@' after the host (percent-encode '@', '/', '?' and '#' in passwords)");
+        return cw_url_fail(
+            pc, CWORK_EINVAL,
+            "'@' after the host (percent-encode '@', '/', '?' and '#' in passwords)");
     return 0;
 }
 

@@ -38,8 +38,7 @@ static int report(const redisReply *reasons, const redisReply *errors, cwork_err
         const char *e;
         if (cw_reply_at_str(errors, i, &e, NULL, NULL, NULL) != 0) continue;
         cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", e, NULL);
-        if (rc == 0)
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", e);
+        if (rc == 0) rc = cw_error(err, CWORK_EREDIS, "redis: %s", e);
     }
     return rc;
 }
@@ -88,13 +87,11 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
             break;
         }
         int e = report(cw_reply_at(r, 4), cw_reply_at(r, 5), err);
-        if (rc == 0)
-            rc = e;
+        if (rc == 0) rc = e;
         cw_reply_free(r);
         *moved += (size_t)n[0];
         left += n[3];
-        if (n[0] + n[1] + n[2] + n[3] < CW_REQUEUE_BATCH)
-            break; /* nothing more is due */
+        if (n[0] + n[1] + n[2] + n[3] < CW_REQUEUE_BATCH) break; /* nothing more is due */
     }
     cw_argv_free(&a);
     return rc;
@@ -105,12 +102,10 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
 {
     *moved = 0;
     cwork_error local = {0};
-    if (!err)
-        err = &local; /* the message is logged either way */
+    if (!err) err = &local; /* the message is logged either way */
     cw_conn *c;
     int rc = cw_redis_checkout(redis, &c, err);
-    if (rc)
-        return rc;
+    if (rc) return rc;
     cw_buf known_key, zset, dead, prefix;
     cw_buf_init(&known_key);
     cw_buf_init(&zset);
@@ -162,8 +157,7 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
             rc = cw_error(err, src, "%s", e.message[0] ? e.message : cwork_strerror(src));
     }
 done:
-    if (members)
-        cw_reply_free(members);
+    if (members) cw_reply_free(members);
     cw_redis_checkin(redis, c);
     cw_argv_free(&queues);
     cw_buf_free(&known_key);

@@ -244,7 +244,7 @@ static int64_t rule_time(int64_t year, const tz_rule *r, int64_t off)
 /* Go's tzset for the instant sec, given the last transition: the offset and the
  * interval Go reports (exact near a change, otherwise the calendar year). */
 int32_t cw_tz_extend_eval(const tz_extend *e, int64_t last_tx, int64_t sec, int64_t *start,
-                           int64_t *end)
+                          int64_t *end)
 {
     if (!e->has_dst) {
         *start = last_tx;

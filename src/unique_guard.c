@@ -25,8 +25,7 @@ int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, si
                          cwork_error *err)
 {
     lens[0] = lens[1] = 0;
-    if (!job || !job->unique)
-        return 0;
+    if (!job || !job->unique) return 0;
     if (job->unique_key.len) {
         cw_buf_append(out, job->unique_key.ptr, job->unique_key.len);
         lens[0] = job->unique_key.len;
@@ -60,8 +59,7 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
     size_t ntasks = 0;
     for (cw_task *t = fetched->head; t; t = t->next)
         ntasks += t->job && t->job->unique;
-    if (ntasks == 0)
-        return 0;
+    if (ntasks == 0) return 0;
     cw_buf scratch;
     cw_buf_init(&scratch);
     cw_argv keys = {0};
@@ -74,11 +72,9 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         goto done;
     }
     for (cw_task *t = fetched->head; t; t = t->next) {
-        if (!t->job || !t->job->unique)
-            continue;
+        if (!t->job || !t->job->unique) continue;
         if (t->job->unique_key.len && p->opts.go_flavor == CWORK_GO_FORK)
-            cw_go_flavor_warn_mixed(&p->go_flavor_warned, CW_MIXED_UNIQUE_KEY,
-                                    p->opts.go_flavor,
+            cw_go_flavor_warn_mixed(&p->go_flavor_warned, CW_MIXED_UNIQUE_KEY, p->opts.go_flavor,
                                     "a fetched job carries upstream gocraft/work's unique_key "
                                     "(Go workers of the fork ignore it and leave its guard)");
         cwork_error kerr = {0};
@@ -86,8 +82,8 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         cw_buf_reset(&scratch);
         int n = cw_unique_guard_keys(&p->keys, t->job, &scratch, l, &kerr);
         if (n < 0) {
-            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error", kerr.message,
-                   "job_id", t->job->id.ptr, NULL);
+            cw_log(CWORK_LOG_ERROR, "worker.delete_unique_job.key", "error", kerr.message, "job_id",
+                   t->job->id.ptr, NULL);
             continue;
         }
         if (scratch.oom) break;
@@ -103,8 +99,7 @@ int cw_unique_guards_release(cwork_pool *p, cw_conn *c, struct cw_task_queue *fe
         goto done;
     }
     size_t nk = keys.n;
-    if (nk == 0)
-        goto done;
+    if (nk == 0) goto done;
     cwork_error err = {0};
     redisReply *r = NULL;
     rc = cw_conn_eval(c, &cw_script_unique_release, (int)nk, 0, keys.argv, keys.lens, &r, &err);

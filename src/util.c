@@ -30,11 +30,9 @@ void *cw_malloc(size_t n)
 
 void *cw_calloc(size_t n, size_t size)
 {
-    if (size && n > SIZE_MAX / size)
-        return NULL;
+    if (size && n > SIZE_MAX / size) return NULL;
     void *p = cw_malloc(n * size);
-    if (p)
-        memset(p, 0, n * size);
+    if (p) memset(p, 0, n * size);
     return p;
 }
 
@@ -45,8 +43,7 @@ void *cw_realloc(void *p, size_t n)
 
 void cw_free(void *p)
 {
-    if (p)
-        alloc_free(p);
+    if (p) alloc_free(p);
 }
 
 void cwork_free(void *p)
@@ -57,10 +54,8 @@ void cwork_free(void *p)
 char *cw_strndup(const char *s, size_t n)
 {
     char *d = cw_malloc(n + 1);
-    if (!d)
-        return NULL;
-    if (n)
-        memcpy(d, s, n);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
     d[n] = '\0';
     return d;
 }
@@ -71,7 +66,7 @@ char *cw_strdup(const char *s)
 }
 
 /* (the name in parentheses: util.h makes cw_error a macro for the static analyzer) */
-int (cw_error)(cwork_error *err, int code, const char *fmt, ...)
+int(cw_error)(cwork_error *err, int code, const char *fmt, ...)
 {
     if (err) {
         va_list ap;
@@ -84,37 +79,43 @@ int (cw_error)(cwork_error *err, int code, const char *fmt, ...)
 }
 
 /* Every code once: its name and its description. */
-#define CW_ERROR_CODES(X)                                                                   \
-    X(CWORK_OK, "ok")                                                                       \
-    X(CWORK_DUPLICATE, "duplicate unique job")                                              \
-    X(CWORK_EINVAL, "invalid argument")                                                     \
-    X(CWORK_ENOMEM, "out of memory")                                                        \
-    X(CWORK_EREDIS, "redis error")                                                          \
-    X(CWORK_EPROTO, "unexpected redis reply")                                               \
-    X(CWORK_EJSON, "invalid json")                                                          \
-    X(CWORK_ETOOBIG, "job too large")                                                       \
-    X(CWORK_ETIMEOUT, "timed out")                                                          \
-    X(CWORK_ENOTFOUND, "not found")                                                         \
-    X(CWORK_ETYPE, "wrong type")                                                            \
-    X(CWORK_EUNSUPPORTED, "not supported")                                                  \
+#define CW_ERROR_CODES(X)                                                                          \
+    X(CWORK_OK, "ok")                                                                              \
+    X(CWORK_DUPLICATE, "duplicate unique job")                                                     \
+    X(CWORK_EINVAL, "invalid argument")                                                            \
+    X(CWORK_ENOMEM, "out of memory")                                                               \
+    X(CWORK_EREDIS, "redis error")                                                                 \
+    X(CWORK_EPROTO, "unexpected redis reply")                                                      \
+    X(CWORK_EJSON, "invalid json")                                                                 \
+    X(CWORK_ETOOBIG, "job too large")                                                              \
+    X(CWORK_ETIMEOUT, "timed out")                                                                 \
+    X(CWORK_ENOTFOUND, "not found")                                                                \
+    X(CWORK_ETYPE, "wrong type")                                                                   \
+    X(CWORK_EUNSUPPORTED, "not supported")                                                         \
     X(CWORK_EJOBFAILED, "job failed by its handler")
 
 const char *cwork_strerror(int code)
 {
-#define CW_ERROR_TEXT(c, text) case c: return text;
+#define CW_ERROR_TEXT(c, text)                                                                     \
+    case c:                                                                                        \
+        return text;
     switch (code) {
-    CW_ERROR_CODES(CW_ERROR_TEXT)
-    default: return "unknown error";
+        CW_ERROR_CODES(CW_ERROR_TEXT)
+    default:
+        return "unknown error";
     }
 #undef CW_ERROR_TEXT
 }
 
 const char *cwork_err_name(int code)
 {
-#define CW_ERROR_NAME(c, text) case c: return #c;
+#define CW_ERROR_NAME(c, text)                                                                     \
+    case c:                                                                                        \
+        return #c;
     switch (code) {
-    CW_ERROR_CODES(CW_ERROR_NAME)
-    default: return "unknown";
+        CW_ERROR_CODES(CW_ERROR_NAME)
+    default:
+        return "unknown";
     }
 #undef CW_ERROR_NAME
 }
@@ -141,21 +142,18 @@ void cw_buf_reset(cw_buf *b)
 {
     b->len = 0;
     b->oom = 0;
-    if (b->data)
-        b->data[0] = '\0';
+    if (b->data) b->data[0] = '\0';
 }
 
 int cw_buf_reserve(cw_buf *b, size_t extra)
 {
-    if (b->oom)
-        return -1;
+    if (b->oom) return -1;
     if (extra > SIZE_MAX / 2 - b->len) {
         b->oom = 1;
         return -1;
     }
     size_t need = b->len + extra + 1;
-    if (need <= b->cap)
-        return 0;
+    if (need <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 64;
     while (cap < need)
         cap *= 2;
@@ -172,10 +170,8 @@ int cw_buf_reserve(cw_buf *b, size_t extra)
 
 void cw_buf_append(cw_buf *b, const void *p, size_t n)
 {
-    if (cw_buf_reserve(b, n) < 0)
-        return;
-    if (n)
-        memcpy(b->data + b->len, p, n);
+    if (cw_buf_reserve(b, n) < 0) return;
+    if (n) memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = '\0';
 }
@@ -201,8 +197,7 @@ void cw_buf_printf(cw_buf *b, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0 || cw_buf_reserve(b, (size_t)n) < 0)
-        return;
+    if (n < 0 || cw_buf_reserve(b, (size_t)n) < 0) return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
@@ -222,11 +217,9 @@ void cw_buf_put_uint64(cw_buf *b, uint64_t v)
 
 void cw_buf_put_base64(cw_buf *b, const void *p, size_t n)
 {
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     const unsigned char *s = p;
-    if (n > (SIZE_MAX - 3) / 4 * 3 || cw_buf_reserve(b, (n + 2) / 3 * 4) != 0)
-        return;
+    if (n > (SIZE_MAX - 3) / 4 * 3 || cw_buf_reserve(b, (n + 2) / 3 * 4) != 0) return;
     for (size_t i = 0; i < n; i += 3) {
         uint32_t v = (uint32_t)s[i] << 16;
         if (i + 1 < n) v |= (uint32_t)s[i + 1] << 8;
@@ -255,8 +248,7 @@ char *cw_buf_take(cw_buf *b, size_t *len)
         return NULL;
     }
     char *d = b->data;
-    if (len)
-        *len = b->len;
+    if (len) *len = b->len;
     cw_buf_init(b);
     return d;
 }
@@ -268,8 +260,7 @@ int cw_buf_give(cw_buf *b, int rc, char **out, size_t *len, cwork_error *err)
         return rc;
     }
     char *s = cw_buf_take(b, len);
-    if (!s)
-        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (!s) return cw_error(err, CWORK_ENOMEM, "out of memory");
     *out = s;
     return 0;
 }
@@ -319,8 +310,7 @@ int cw_random_bytes(void *p, size_t n)
     while (n > 0) {
         ssize_t got = getrandom(out, n, 0);
         if (got < 0) {
-            if (errno == EINTR)
-                continue;
+            if (errno == EINTR) continue;
             return -1;
         }
         out += got;
@@ -358,8 +348,7 @@ int cw_make_id(char out[25])
     pthread_once(&id_once, id_register_atfork);
     unsigned gen = atomic_load(&id_generation);
     if (!id_pool.filled || id_pool.generation != gen || id_pool.used + 12 > ID_POOL_BYTES) {
-        if (cw_random_bytes(id_pool.bytes, ID_POOL_BYTES) < 0)
-            return -1;
+        if (cw_random_bytes(id_pool.bytes, ID_POOL_BYTES) < 0) return -1;
         id_pool.used = 0;
         id_pool.generation = gen;
         id_pool.filled = 1;
@@ -384,16 +373,13 @@ int cw_parse_int64(const char *s, size_t len, int64_t *out)
         neg = 1;
         i = 1;
     }
-    if (i == len)
-        return -1;
+    if (i == len) return -1;
     uint64_t v = 0;
     uint64_t limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
     for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
+        if (s[i] < '0' || s[i] > '9') return -1;
         unsigned d = (unsigned)(s[i] - '0');
-        if (v > (limit - d) / 10)
-            return -1;
+        if (v > (limit - d) / 10) return -1;
         v = v * 10 + d;
     }
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;

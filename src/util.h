@@ -39,13 +39,13 @@ typedef struct cw_buf {
 
 void cw_buf_init(cw_buf *b);
 void cw_buf_free(cw_buf *b);
-void cw_buf_reset(cw_buf *b);                  /* len = 0, memory kept */
-int cw_buf_reserve(cw_buf *b, size_t extra);   /* 0 or -1 (and oom set) */
+void cw_buf_reset(cw_buf *b);                /* len = 0, memory kept */
+int cw_buf_reserve(cw_buf *b, size_t extra); /* 0 or -1 (and oom set) */
 void cw_buf_append(cw_buf *b, const void *p, size_t n);
 void cw_buf_putc(cw_buf *b, char c);
 void cw_buf_puts(cw_buf *b, const char *s);
 void cw_buf_printf(cw_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void cw_buf_put_int64(cw_buf *b, int64_t v);   /* plain decimal, locale-independent */
+void cw_buf_put_int64(cw_buf *b, int64_t v); /* plain decimal, locale-independent */
 void cw_buf_put_uint64(cw_buf *b, uint64_t v);
 void cw_buf_put_base64(cw_buf *b, const void *p, size_t n); /* standard, padded */
 /* Hands the data over (NUL-terminated) and leaves the buffer empty; NULL if oom. */

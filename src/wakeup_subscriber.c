@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <time.h>
 
-
 static int is_stopping(cwork_pool *p)
 {
     return atomic_load(&p->stopping);
@@ -51,11 +50,9 @@ void *cw_subscriber_main(void *arg)
             while (!is_stopping(p) && !c->broken) {
                 struct pollfd pfd = {cw_conn_fd(c), POLLIN, 0};
                 int n = poll(&pfd, 1, 100);
-                if (n <= 0)
-                    continue;
+                if (n <= 0) continue;
                 redisReply *r = NULL;
-                if (cw_conn_read(c, &r, &err) != 0)
-                    break;
+                if (cw_conn_read(c, &r, &err) != 0) break;
                 c->pending = 1;
                 on_message(p, r);
                 /* More replies may be buffered than poll() can see. */
@@ -70,8 +67,7 @@ void *cw_subscriber_main(void *arg)
             c->broken = 1;
             cw_redis_checkin(p->redis, c);
         }
-        if (is_stopping(p))
-            break;
+        if (is_stopping(p)) break;
         backoff_ms = backoff_ms ? (backoff_ms * 2 > 1000 ? 1000 : backoff_ms * 2) : 50;
         struct timespec ts = {0, backoff_ms * 1000000L};
         nanosleep(&ts, NULL);

@@ -29,10 +29,10 @@ __attribute__((unused)) static void clock_settle(int n, const char *file, int li
 #define CLOCK_SETTLE(n) clock_settle((n), __FILE__, __LINE__)
 
 /* Once the n timer threads sleep, moves the clock forward by ms. */
-#define CLOCK_ADVANCE(n, ms)                                                           \
-    do {                                                                               \
-        CLOCK_SETTLE(n);                                                               \
-        cw_clock_advance_ms(ms);                                                       \
+#define CLOCK_ADVANCE(n, ms)                                                                       \
+    do {                                                                                           \
+        CLOCK_SETTLE(n);                                                                           \
+        cw_clock_advance_ms(ms);                                                                   \
     } while (0)
 
 #endif

@@ -22,7 +22,8 @@ static char ns_[64];
 
 /* ---------------------------------------------------------------- helpers */
 
-__attribute__((format(printf, 3, 4))) static inline void app(char *buf, size_t size, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static inline void app(char *buf, size_t size,
+                                                             const char *fmt, ...)
 {
     size_t len = strlen(buf);
     va_list ap;
@@ -106,8 +107,7 @@ static inline drawbuf draws(int width, const char *orders, int count)
     drawbuf d = {.width = width};
     for (int k = 0; k < count; k++)
         for (const char *p = orders; *p; p++)
-            if (*p != ' ')
-                d.idx[d.len++] = (size_t)(*p - 'a');
+            if (*p != ' ') d.idx[d.len++] = (size_t)(*p - 'a');
     return d;
 }
 
@@ -168,9 +168,12 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
                                      const char *const *args, int nargs)
 {
     static const char *const suffix[CW_CYCLE_KEY_KINDS] = {
-        [CW_CYCLE_PAUSED] = ":paused", [CW_CYCLE_LOCK] = ":lock",
-        [CW_CYCLE_MAX_CONCURRENCY] = ":max_concurrency", [CW_CYCLE_QUEUE] = "",
-        [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress", [CW_CYCLE_LOCK_INFO] = ":lock_info"};
+        [CW_CYCLE_PAUSED] = ":paused",
+        [CW_CYCLE_LOCK] = ":lock",
+        [CW_CYCLE_MAX_CONCURRENCY] = ":max_concurrency",
+        [CW_CYCLE_QUEUE] = "",
+        [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress",
+        [CW_CYCLE_LOCK_INFO] = ":lock_info"};
     test_keys tk = {n, malloc((size_t)n * CW_CYCLE_KEY_KINDS * 128)};
     cw_argv commit_args = {0};
     if (!tk.keys) abort();
@@ -183,8 +186,7 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
     cw_cycle_keys keys = {(size_t)n, test_key, &tk, retry, dead, strlen(retry), strlen(dead)};
     cw_cycle_call call;
     cw_cycle_call_init(&call, (size_t)n);
-    if (width == 2)
-        call.width = 2;
+    if (width == 2) call.width = 2;
     for (size_t d = 0; d < ndraws; d++)
         cw_cycle_call_add_draw(&call, orders + d * (size_t)n);
     if (groups) {
@@ -235,8 +237,8 @@ static inline redisReply *cycle(const char *types, int single, const drawbuf *d,
     cycle_types_ = types;
     size_t n = strlen(types);
     return cycle_eval((int)n, letter_name, single, d ? d->idx : NULL, d && n ? d->len / n : 0,
-                      d ? d->width : 1, c ? c->groups : NULL, c ? c->glen : 0,
-                      c ? c->args : NULL, c ? c->nargs : 0);
+                      d ? d->width : 1, c ? c->groups : NULL, c ? c->glen : 0, c ? c->args : NULL,
+                      c ? c->nargs : 0);
 }
 
 /* The jobs of type t (0: every type) in a cycle reply, over all its groups in reply order,

@@ -30,9 +30,8 @@ __attribute__((unused)) static const char *dumped(const char *s)
 /* A fixture template with the namespace filled in and its stand-in id and time replaced
  * by what cwork drew: UP_ID by id, UP_ID2 by id2, 1700000000 by t and 1700000005 by t2
  * (NULL / 0: left as they are). Static storage, a ring of eight. */
-__attribute__((unused)) static const char *fixture(const char *tmpl, const char *ns,
-                                                   const char *id, long long t,
-                                                   const char *id2, long long t2)
+__attribute__((unused)) static const char *fixture(const char *tmpl, const char *ns, const char *id,
+                                                   long long t, const char *id2, long long t2)
 {
     static char ring[8][4096];
     static int next;
@@ -76,9 +75,8 @@ __attribute__((unused)) static void drop_stat_days(redisContext *c, const char *
 }
 
 /* Compares the dump of the namespace ns with want (printf-style). */
-__attribute__((unused)) static void check_ns_dump(redisContext *c, const char *ns,
-                                                  const char *file, int line, const char *fmt,
-                                                  ...)
+__attribute__((unused)) static void check_ns_dump(redisContext *c, const char *ns, const char *file,
+                                                  int line, const char *fmt, ...)
 {
     char want[16384];
     va_list ap;

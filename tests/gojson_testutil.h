@@ -23,7 +23,8 @@ __attribute__((unused)) static char *encode_value(const gj_value *v)
 
 /* Parses in (len bytes) and checks the encoding. */
 #define ROUNDTRIP(in, want) roundtrip(__FILE__, __LINE__, in, sizeof(in) - 1, want)
-__attribute__((unused)) static void roundtrip(const char *file, int line, const char *in, size_t len, const char *want)
+__attribute__((unused)) static void roundtrip(const char *file, int line, const char *in,
+                                              size_t len, const char *want)
 {
     gj_value *v = NULL;
     cwork_error err = {0};

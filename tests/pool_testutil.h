@@ -21,8 +21,7 @@ __attribute__((unused)) static cwork_pool *new_pool(const char *tag, unsigned co
     o.concurrency = concurrency;
     cwork_error err = {0};
     cwork_pool *p = cwork_pool_new(redis_, ns_, &o, &err);
-    if (!p)
-        tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
+    if (!p) tl_fail(__FILE__, __LINE__, "cwork_pool_new: %s", err.message);
     return p;
 }
 
@@ -33,7 +32,8 @@ __attribute__((unused)) static void push_raw(const char *name, const char *bytes
 }
 
 /* Waits up to ms for `LLEN/ZCARD/EXISTS …` (fmt) to answer want; returns the last value. */
-__attribute__((unused)) static long long wait_for_int(long long want, long ms, const char *fmt, const char *arg)
+__attribute__((unused)) static long long wait_for_int(long long want, long ms, const char *fmt,
+                                                      const char *arg)
 {
     long long v = -1;
     for (long waited = 0; waited <= ms; waited += 10) {
@@ -42,8 +42,7 @@ __attribute__((unused)) static long long wait_for_int(long long want, long ms, c
         redisReply *r = tl_cmd(rc_, cmd);
         v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
         freeReplyObject(r);
-        if (v == want)
-            break;
+        if (v == want) break;
         tl_sleep_ms(10);
     }
     return v;

@@ -102,8 +102,8 @@ static void out_of_range_durations_are_refused_by_name(void)
         {offsetof(cwork_pool_options, dead_check_ms), "dead_check_ms"},
         {offsetof(cwork_pool_options, watchdog_timeout_ms), "watchdog_timeout_ms"},
     };
-    static const int64_t values[] = {-1, HUNDRED_YEARS_MS + 1, INT64_MIN, INT64_MAX, 0, 1,
-                                     HUNDRED_YEARS_MS};
+    static const int64_t values[] = {-1, HUNDRED_YEARS_MS + 1, INT64_MIN, INT64_MAX, 0,
+                                     1,  HUNDRED_YEARS_MS};
     for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++) {
         for (size_t v = 0; v < sizeof values / sizeof values[0]; v++) {
             cwork_pool_options po;
@@ -113,8 +113,8 @@ static void out_of_range_durations_are_refused_by_name(void)
             cwork_pool *p = cwork_pool_new(redis, "contract", &po, &err);
             int valid = values[v] >= 0 && values[v] <= HUNDRED_YEARS_MS;
             if (valid != (p != NULL))
-                tl_fail(__FILE__, __LINE__, "%s = %lld: %s", fields[f].name,
-                        (long long)values[v], p ? "accepted" : err.message);
+                tl_fail(__FILE__, __LINE__, "%s = %lld: %s", fields[f].name, (long long)values[v],
+                        p ? "accepted" : err.message);
             if (!valid) {
                 CHECK_INT(err.code, CWORK_EINVAL);
                 CHECK(strstr(err.message, fields[f].name) != NULL);

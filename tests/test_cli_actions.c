@@ -271,8 +271,8 @@ static void bulk_prints_the_ids_of_written_jobs_unless_quiet(void)
 {
     tl_unique_ns("acb", ns_, sizeof ns_);
     /* One bad line anywhere: nothing is written and no id is printed. */
-    int rc = run_in_ns("{\"name\":\"a\"}\nnot json\n",
-                       (const char *const[]){"enqueue", "--bulk", NULL});
+    int rc =
+        run_in_ns("{\"name\":\"a\"}\nnot json\n", (const char *const[]){"enqueue", "--bulk", NULL});
     CHECK_INT(rc, 2);
     CHECK_STR(cli_out_, "");
     CHECK(strstr(cli_err_, "line 2: ") != NULL);

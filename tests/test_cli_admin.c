@@ -707,14 +707,16 @@ static void json_bodies_follow_the_go_flavour(void)
     zadd("retry", 1700000200, job);
     char *before = dump();
     CHECK_INT(CLI("retry", "--json"), 0);
-    CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") && strstr(cli_out_, "\"d\": 1700000100"));
+    CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") &&
+          strstr(cli_out_, "\"d\": 1700000100"));
     CHECK_INT(CLI("retry", "--json", "--go-flavor", "upstream"), 0);
     CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") && !strstr(cli_out_, "\"d\""));
     CHECK_INT(CLI("job", "--json", "-go-flavor=upstream", "0123456789abcdef01234567"), 0);
-    CHECK_STR(cli_out_, "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
-                    "\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":null,\"unique\":true,"
-                    "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000099},"
-                    "\"place\":\"retry\"}\n");
+    CHECK_STR(cli_out_,
+              "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
+              "\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":null,\"unique\":true,"
+              "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000099},"
+              "\"place\":\"retry\"}\n");
     setenv("CWORK_GO_FLAVOR", "upstream", 1);
     CHECK_INT(CLI("job", "--json", "0123456789abcdef01234567"), 0);
     CHECK(strstr(cli_out_, "\"d\"") == NULL);
@@ -801,8 +803,10 @@ static void flags_refuse_values(void)
     freeReplyObject(tl_cmd(c, "ZADD %s:dead 1700000100 %s", ns_,
                            "{\"name\":\"a\",\"id\":\"keep\",\"t\":1,\"args\":null}"));
     static const char *const cases[][5] = {
-        {"dead", "delete", "--all=false"}, {"dead", "retry", "--all=0"},
-        {"dead", "delete", "-all=false"},  {"dead", "--json=no"},
+        {"dead", "delete", "--all=false"},
+        {"dead", "retry", "--all=0"},
+        {"dead", "delete", "-all=false"},
+        {"dead", "--json=no"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *argv[6] = {cases[i][0], cases[i][1], cases[i][2], NULL};

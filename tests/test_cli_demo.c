@@ -22,8 +22,7 @@ static pid_t start_demo_env(const char *const *extra, char *path, const char *pa
     if (pid == 0) {
         dup2(fd, 2);
         dup2(fd, 1);
-        if (path_env)
-            setenv("PATH", path_env, 1);
+        if (path_env) setenv("PATH", path_env, 1);
         const char *argv[16] = {getenv("CWORK_CLI"), "demo", "--rate", "200"};
         if (!argv[0]) _exit(127);
         size_t n = 4;
@@ -46,8 +45,7 @@ static int finish(pid_t pid, const char *path, int timeout_s)
 {
     int status = -1;
     for (int i = 0; i < timeout_s * 20; i++) {
-        if (waitpid(pid, &status, WNOHANG) == pid)
-            break;
+        if (waitpid(pid, &status, WNOHANG) == pid) break;
         struct timespec ts = {0, 50000000};
         nanosleep(&ts, NULL);
         if (i == timeout_s * 20 - 1) {
@@ -59,8 +57,7 @@ static int finish(pid_t pid, const char *path, int timeout_s)
     FILE *f = fopen(path, "r");
     size_t n = f ? fread(err_, 1, sizeof err_ - 1, f) : 0;
     err_[n] = '\0';
-    if (f)
-        fclose(f);
+    if (f) fclose(f);
     unlink(path);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -70,8 +67,7 @@ static long jobs_done(void)
     const char *s = strstr(err_, "cwork demo: ");
     long done = -1;
     for (; s; s = strstr(s + 1, "cwork demo: "))
-        if (sscanf(s, "cwork demo: %ld jobs done", &done) == 1)
-            break;
+        if (sscanf(s, "cwork demo: %ld jobs done", &done) == 1) break;
     return done;
 }
 
@@ -89,8 +85,7 @@ static void private_redis_and_sigint(void)
     CHECK(strstr(err_, "web UI at http://127.0.0.1:") != NULL);
     /* It waited for its redis-server to answer before connecting: no warning about a
      * refused connection while the server started, nor any other log line. */
-    if (strstr(err_, "level="))
-        tl_fail(__FILE__, __LINE__, "the demo logged:\n%s", err_);
+    if (strstr(err_, "level=")) tl_fail(__FILE__, __LINE__, "the demo logged:\n%s", err_);
     /* Its redis-server is gone: the port it printed refuses connections. */
     const char *u = strstr(err_, "redis://127.0.0.1:");
     int port = u ? atoi(u + strlen("redis://127.0.0.1:")) : 0;
@@ -98,16 +93,15 @@ static void private_redis_and_sigint(void)
     struct timeval tv = {1, 0};
     redisContext *c = port ? redisConnectWithTimeout("127.0.0.1", port, tv) : NULL;
     CHECK(c == NULL || c->err != 0);
-    if (c)
-        redisFree(c);
+    if (c) redisFree(c);
 }
 
 static void given_redis_and_duration(void)
 {
     char ns[64], path[64];
     tl_unique_ns("demo", ns, sizeof ns);
-    const char *extra[] = {"--redis", tl_redis_url(), "--ns", ns, "--duration", "3", "--no-web",
-                           NULL};
+    const char *extra[] = {"--redis", tl_redis_url(), "--ns", ns, "--duration",
+                           "3",       "--no-web",     NULL};
     pid_t pid = start_demo(extra, path);
     CHECK_INT(finish(pid, path, 30), 0);
     CHECK(jobs_done() > 0);

@@ -23,8 +23,7 @@ static int run_cli(const char *stdin_text, const char *const *argv)
     char in_path[] = "/tmp/cwt-cli-in-XXXXXX", out_path[] = "/tmp/cwt-cli-out-XXXXXX",
          err_path[] = "/tmp/cwt-cli-err-XXXXXX";
     int in = mkstemp(in_path), out = mkstemp(out_path), er = mkstemp(err_path);
-    if (stdin_text && write(in, stdin_text, strlen(stdin_text)) < 0)
-        abort();
+    if (stdin_text && write(in, stdin_text, strlen(stdin_text)) < 0) abort();
     lseek(in, 0, SEEK_SET);
     pid_t pid = fork();
     if (pid == 0) {
@@ -57,8 +56,14 @@ static int run_cli(const char *stdin_text, const char *const *argv)
 static void single_job_prints_its_id(void)
 {
     tl_unique_ns("cli", ns_, sizeof ns_);
-    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "send_email",
-                          "{\"to\":\"a@b.c\",\"n\":3}", NULL};
+    const char *argv[] = {"enqueue",
+                          "--redis",
+                          tl_redis_url(),
+                          "--ns",
+                          ns_,
+                          "send_email",
+                          "{\"to\":\"a@b.c\",\"n\":3}",
+                          NULL};
     CHECK_INT(run_cli(NULL, argv), 0);
     CHECK_INT(strlen(out_), 25); /* 24 hex + newline */
     redisReply *r = tl_cmd(rc_, "LINDEX %s:jobs:send_email 0", ns_);
@@ -78,8 +83,8 @@ static void single_job_prints_its_id(void)
 static void unique_duplicate_exits_3_and_delayed_goes_to_scheduled(void)
 {
     tl_unique_ns("cliu", ns_, sizeof ns_);
-    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
-                          "--in", "60", "u", "{\"k\":1}", NULL};
+    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique", "--in",
+                          "60",      "u",       "{\"k\":1}",    NULL};
     CHECK_INT(run_cli(NULL, argv), 0);
     CHECK_INT(run_cli(NULL, argv), 3);
     CHECK_STR(out_, "");
@@ -123,8 +128,9 @@ static char *read_key(const char *cmd_fmt, const char *suffix)
 static void go_flavor_and_unique_key(void)
 {
     tl_unique_ns("cliflv", ns_, sizeof ns_);
-    const char *up[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor",
-                        "upstream", "--unique", "a", "{\"k\":1}", NULL};
+    const char *up[] = {"enqueue",     "--redis",  tl_redis_url(), "--ns", ns_,
+                        "--go-flavor", "upstream", "--unique",     "a",    "{\"k\":1}",
+                        NULL};
     CHECK_INT(run_cli(NULL, up), 0);
     char *job = read_key("LINDEX %b 0", "jobs:a");
     char want[512];
@@ -133,14 +139,14 @@ static void go_flavor_and_unique_key(void)
     CHECK(strstr(job, want) != NULL);
     free(job);
     setenv("CWORK_GO_FLAVOR", "upstream", 1);
-    const char *env_up[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique", "b",
-                            NULL};
+    const char *env_up[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
+                            "b",       NULL};
     CHECK_INT(run_cli(NULL, env_up), 0);
     job = read_key("LINDEX %b 0", "jobs:b");
     CHECK(strstr(job, "\"unique_key\"") != NULL);
     free(job);
-    const char *opt_fork[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor",
-                              "fork", "--unique", "c", NULL};
+    const char *opt_fork[] = {"enqueue",     "--redis", tl_redis_url(), "--ns", ns_,
+                              "--go-flavor", "fork",    "--unique",     "c",    NULL};
     CHECK_INT(run_cli(NULL, opt_fork), 0); /* the option wins over the environment */
     job = read_key("LINDEX %b 0", "jobs:c");
     CHECK(strstr(job, "\"unique_key\"") == NULL && strstr(job, "\"unique\":true") != NULL);
@@ -150,15 +156,17 @@ static void go_flavor_and_unique_key(void)
     CHECK(strstr(errout_, "CWORK_GO_FLAVOR") != NULL);
     unsetenv("CWORK_GO_FLAVOR");
     const char *bad[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--go-flavor", "old",
-                         "d", NULL};
+                         "d",       NULL};
     CHECK_INT(run_cli(NULL, bad), 2);
     CHECK(strstr(errout_, "fork or upstream") != NULL);
 
     /* ByKey: the second enqueue prints the id that will run and exits 3. */
-    const char *first[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
-                           "{\"acct\":7}", "sync", "{\"v\":\"first\"}", NULL};
-    const char *second[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
-                            "{\"acct\":7}", "sync", "{\"v\":\"second\"}", NULL};
+    const char *first[] = {
+        "enqueue",      "--redis", tl_redis_url(),      "--ns", ns_, "--unique-key",
+        "{\"acct\":7}", "sync",    "{\"v\":\"first\"}", NULL};
+    const char *second[] = {
+        "enqueue",      "--redis", tl_redis_url(),       "--ns", ns_, "--unique-key",
+        "{\"acct\":7}", "sync",    "{\"v\":\"second\"}", NULL};
     CHECK_INT(run_cli(NULL, first), 0);
     char id1[32];
     snprintf(id1, sizeof id1, "%.24s", out_);
@@ -179,12 +187,12 @@ static void go_flavor_and_unique_key(void)
 
     /* Refused: both uniqueness options, a key that is no object, --bulk with a key. */
     char *before = dump_without_ttls();
-    const char *both[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
-                          "--unique-key", "{}", "x", NULL};
-    const char *notobj[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key",
-                            "[1]", "x", NULL};
-    const char *bulk[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk",
-                          "--unique-key", "{}", NULL};
+    const char *both[] = {"enqueue",  "--redis",      tl_redis_url(), "--ns", ns_,
+                          "--unique", "--unique-key", "{}",           "x",    NULL};
+    const char *notobj[] = {
+        "enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique-key", "[1]", "x", NULL};
+    const char *bulk[] = {"enqueue", "--redis",      tl_redis_url(), "--ns", ns_,
+                          "--bulk",  "--unique-key", "{}",           NULL};
     CHECK_INT(run_cli(NULL, both), 2);
     CHECK_INT(run_cli(NULL, notobj), 2);
     CHECK(strstr(errout_, "--unique-key") != NULL);
@@ -200,12 +208,11 @@ static void bad_input_exits_2_and_writes_nothing(void)
 {
     tl_unique_ns("clibad", ns_, sizeof ns_);
     const char *cases[][2] = {
-        {"ok", "{bad json"}, {"ok", "[1,2]"}, {"ok", "null"}, {"bad,name", "{}"},
-        {"x:lock", "{}"},
+        {"ok", "{bad json"}, {"ok", "[1,2]"}, {"ok", "null"}, {"bad,name", "{}"}, {"x:lock", "{}"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_,
-                              cases[i][0], cases[i][1], NULL};
+        const char *argv[] = {"enqueue", "--redis",   tl_redis_url(), "--ns",
+                              ns_,       cases[i][0], cases[i][1],    NULL};
         if (run_cli(NULL, argv) != 2)
             tl_fail(__FILE__, __LINE__, "case %zu did not exit 2: %s", i, errout_);
         CHECK(errout_[0] != '\0');
@@ -213,8 +220,8 @@ static void bad_input_exits_2_and_writes_nothing(void)
     const char *unknown[] = {"enqueue", "--bogus", "x", NULL};
     CHECK_INT(run_cli(NULL, unknown), 2);
     /* Go's flag package reads -unique=false as false: refuse rather than enable it. */
-    const char *valued[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique=false",
-                            "ok", "{}", NULL};
+    const char *valued[] = {"enqueue",        "--redis", tl_redis_url(), "--ns", ns_,
+                            "--unique=false", "ok",      "{}",           NULL};
     CHECK_INT(run_cli(NULL, valued), 2);
     char *dump = tl_ns_dump(rc_, ns_);
     CHECK_STR(dump, "");
@@ -227,27 +234,25 @@ static void bad_input_exits_2_and_writes_nothing(void)
 static void bulk_reads_ndjson_and_reports_bad_lines(void)
 {
     tl_unique_ns("clibulk", ns_, sizeof ns_);
-    const char *good =
-        "{\"name\":\"a\",\"args\":{\"i\":1}}\n"
-        "{\"name\":\"a\"}\n"
-        "\n"
-        "{\"name\":\"b\",\"in\":30}\n"
-        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
-        "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n";
-    const char *bad =
-        "not json\n"
-        "{\"args\":{}}\n"
-        "{\"name\":\"d\",\"args\":[1]}\n"
-        "{\"name\":\"bad,name\"}\n"
-        "{\"name\":\"e\",\"in\":1.5}\n"
-        "{\"name\":\"e\",\"extra\":1}\n";
+    const char *good = "{\"name\":\"a\",\"args\":{\"i\":1}}\n"
+                       "{\"name\":\"a\"}\n"
+                       "\n"
+                       "{\"name\":\"b\",\"in\":30}\n"
+                       "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n"
+                       "{\"name\":\"c\",\"unique\":true,\"args\":{\"x\":\"y\"}}\n";
+    const char *bad = "not json\n"
+                      "{\"args\":{}}\n"
+                      "{\"name\":\"d\",\"args\":[1]}\n"
+                      "{\"name\":\"bad,name\"}\n"
+                      "{\"name\":\"e\",\"in\":1.5}\n"
+                      "{\"name\":\"e\",\"extra\":1}\n";
     char input[2048];
     snprintf(input, sizeof input, "%s%s", good, bad);
-    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk",
-                          "--batch-size", "2", NULL};
+    const char *argv[] = {
+        "enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk", "--batch-size", "2", NULL};
     CHECK_INT(run_cli(input, argv), 2);
-    static const char *const bad_lines[] = {"line 7:", "line 8:", "line 9:", "line 10:",
-                                            "line 11:", "line 12:"};
+    static const char *const bad_lines[] = {
+        "line 7:", "line 8:", "line 9:", "line 10:", "line 11:", "line 12:"};
     for (size_t i = 0; i < sizeof bad_lines / sizeof bad_lines[0]; i++)
         if (!strstr(errout_, bad_lines[i]))
             tl_fail(__FILE__, __LINE__, "stderr lacks \"%s\": %s", bad_lines[i], errout_);

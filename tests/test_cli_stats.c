@@ -111,7 +111,8 @@ static void text_and_json_show_what_a_pool_did(void)
     CHECK(strstr(cli_out_, want) != NULL);
     snprintf(want, sizeof want, "%s         40       4\n", two_days_ago);
     CHECK(strstr(cli_out_, want) != NULL);
-    CHECK(strstr(cli_out_, "JOB         WAITING  RUNNING  RETRY  DEAD  PAUSED  LAST ERROR\n") != NULL);
+    CHECK(strstr(cli_out_, "JOB         WAITING  RUNNING  RETRY  DEAD  PAUSED  LAST ERROR\n") !=
+          NULL);
     CHECK(strstr(cli_out_, "idle_type         0        0      0     0  yes     -\n") != NULL);
     CHECK(strstr(cli_out_, "resize            0        0      0     0  no      -\n") != NULL);
     CHECK(strstr(cli_out_,
@@ -126,10 +127,10 @@ static void text_and_json_show_what_a_pool_did(void)
              ns_, today, today);
     CHECK(strncmp(cli_out_, want, strlen(want)) == 0);
     CHECK(strstr(cli_out_, "\"retry_total\":0,\"dead_total\":2,\"sampled\":false,") != NULL);
-    CHECK(strstr(cli_out_, "{\"name\":\"send_email\",\"known\":true,\"paused\":false,"
-                           "\"waiting\":0,\"latency\":0,\"running\":0,\"retry\":0,\"dead\":2,"
-                           "\"last_error\":\"smtp: connection refused\",\"last_failed_at\":") !=
-          NULL);
+    CHECK(strstr(cli_out_,
+                 "{\"name\":\"send_email\",\"known\":true,\"paused\":false,"
+                 "\"waiting\":0,\"latency\":0,\"running\":0,\"retry\":0,\"dead\":2,"
+                 "\"last_error\":\"smtp: connection refused\",\"last_failed_at\":") != NULL);
     CHECK_INT(cli_lines(cli_out_), 1);
 
     char *after = without_ttls(tl_ns_dump(rc_, ns_)); /* it only reads */
@@ -157,8 +158,8 @@ static void watch_prints_a_rate_until_interrupted(void)
         dup2(out, 1);
         const char *cli = getenv("CWORK_CLI");
         if (!cli) _exit(127);
-        execl(cli, "cwork", "stats", "--watch", "0.3", "--json", "--days", "1",
-              "--redis", tl_redis_url(), "--ns", ns_, (char *)NULL);
+        execl(cli, "cwork", "stats", "--watch", "0.3", "--json", "--days", "1", "--redis",
+              tl_redis_url(), "--ns", ns_, (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 10; i++) {

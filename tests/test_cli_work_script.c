@@ -39,8 +39,7 @@ static const char *find_line(const char *text, const char *prefix, char *line, s
 
 /* The score of the member of zset <ns>:which whose id is id, minus its failed_at; its
  * bytes in member. -1 when there is none. */
-static long long score_after_failure(const char *which, const char *id, char *member,
-                                     size_t size)
+static long long score_after_failure(const char *which, const char *id, char *member, size_t size)
 {
     redisReply *r = tl_cmd(rc_, "ZRANGE %s:%s 0 -1 WITHSCORES", ns_, which);
     long long d = -1;
@@ -68,18 +67,12 @@ static void start_outcome_jobs(int quiet)
     push("last", ID_LAST, ",\"fails\":3,\"err\":\"before\",\"failed_at\":1"); /* its 4th */
     push("drop", ID_DROP, "");
     push("again", ID_AGAIN, ",\"fails\":1,\"err\":\"before\",\"failed_at\":1");
-    const char *args[] = {"--job",
-                          "ok=sleep 0.1; echo out",
-                          "--job",
-                          "bad=sleep 0.1; echo boom >&2; exit 3",
-                          "--job",
-                          "last=echo never again >&2; exit 3",
-                          "--job",
-                          "drop=exit 5",
-                          "--skip-dead",
-                          "--job",
-                          "again=true",
-                          quiet ? "--quiet" : NULL,
+    const char *args[] = {"--job",       "ok=sleep 0.1; echo out",
+                          "--job",       "bad=sleep 0.1; echo boom >&2; exit 3",
+                          "--job",       "last=echo never again >&2; exit 3",
+                          "--job",       "drop=exit 5",
+                          "--skip-dead", "--job",
+                          "again=true",  quiet ? "--quiet" : NULL,
                           NULL};
     start_work(args);
     WAIT_UNTIL(settled(outcome_names) && redis_int("ZCARD %s:retry", ns_) == 1 &&
@@ -95,15 +88,18 @@ static void outcome_lines_say_what_became_of_each_job(void)
     setup("work-lines");
     start_outcome_jobs(0);
     char line[512];
-    static const char *const started[] = {
-        "cwork work: [ok " ID_OK "] started",        "cwork work: [bad " ID_BAD "] started",
-        "cwork work: [last " ID_LAST "] started (retry 3)", "cwork work: [drop " ID_DROP "] started",
-        "cwork work: [again " ID_AGAIN "] started (retry 1)"};
+    static const char *const started[] = {"cwork work: [ok " ID_OK "] started",
+                                          "cwork work: [bad " ID_BAD "] started",
+                                          "cwork work: [last " ID_LAST "] started (retry 3)",
+                                          "cwork work: [drop " ID_DROP "] started",
+                                          "cwork work: [again " ID_AGAIN "] started (retry 1)"};
     const char *at_start[5];
     for (int i = 0; i < 5; i++) {
         at_start[i] = find_line(err_, started[i], line, sizeof line);
-        if (!at_start[i]) tl_fail(__FILE__, __LINE__, "no line \"%s\" in:\n%s", started[i], err_);
-        else CHECK_STR(line, started[i]); /* nothing after it */
+        if (!at_start[i])
+            tl_fail(__FILE__, __LINE__, "no line \"%s\" in:\n%s", started[i], err_);
+        else
+            CHECK_STR(line, started[i]); /* nothing after it */
     }
 
     /* done in T, T at least the command's 100 ms */
@@ -155,9 +151,9 @@ static void quiet_leaves_the_commands_output(void)
     CHECK(strstr(err_, "] started") == NULL);
     CHECK(strstr(err_, "] done in") == NULL);
     CHECK(strstr(err_, "] failed in") == NULL);
-    CHECK(strstr(out_, "[ok " ID_OK "] out\n") != NULL);    /* the commands' own lines */
+    CHECK(strstr(out_, "[ok " ID_OK "] out\n") != NULL); /* the commands' own lines */
     CHECK(strstr(err_, "[bad " ID_BAD "] boom\n") != NULL);
-    CHECK(strstr(err_, "cwork work: pool ") != NULL);        /* and cwork's start and stop */
+    CHECK(strstr(err_, "cwork work: pool ") != NULL); /* and cwork's start and stop */
     CHECK(strstr(err_, "cwork work: stopped; 5 processed, 3 failed") != NULL);
     CHECK_INT(redis_int("ZCARD %s:retry", ns_), 1); /* the jobs fared the same */
     CHECK_INT(redis_int("ZCARD %s:dead", ns_), 1);
@@ -172,10 +168,11 @@ static void exit_100_sends_the_job_to_dead_at_once(void)
     push("nr", ID_OK, ""); /* max-fails 4: three retries left */
     push("nrdrop", ID_DROP, "");
     push("other", ID_BAD, ""); /* 99: an ordinary failure */
-    const char *args[] = {"--job",     "nr=sleep 0.1; echo 'bad input: no such file' >&2; exit 100",
-                          "--job",     "nrdrop=exit 100",
-                          "--skip-dead", "--job",
-                          "other=exit 99", NULL};
+    const char *args[] = {
+        "--job",         "nr=sleep 0.1; echo 'bad input: no such file' >&2; exit 100",
+        "--job",         "nrdrop=exit 100",
+        "--skip-dead",   "--job",
+        "other=exit 99", NULL};
     start_work(args);
     const char *names[] = {"nr", "nrdrop", "other", NULL};
     WAIT_UNTIL(settled(names) && redis_int("ZCARD %s:dead", ns_) == 1 &&
@@ -241,16 +238,17 @@ static void stderr_tail_is_kept_bounded_and_passed_through(void)
     snprintf(wide, sizeof wide,
              "wide=for i in $(seq 10 29); do printf \"$i%%0198d\\n\" 0 >&2; done; exit 1");
     snprintf(slow, sizeof slow, "slow=echo before the end >&2; sleep 30");
-    const char *args[] = {"--job", "many=for i in $(seq 1 30); do echo line $i >&2; done; exit 1",
-                          "--max-fails", "1",
-                          "--job", wide,
-                          "--max-fails", "1",
-                          "--job", "long=head -c 3000 /dev/zero | tr '\\0' y >&2; exit 1",
-                          "--max-fails", "1",
-                          "--job", slow,
-                          "--max-fails", "1",
-                          "--timeout", "1",
-                          NULL};
+    const char *args[] = {
+        "--job",       "many=for i in $(seq 1 30); do echo line $i >&2; done; exit 1",
+        "--max-fails", "1",
+        "--job",       wide,
+        "--max-fails", "1",
+        "--job",       "long=head -c 3000 /dev/zero | tr '\\0' y >&2; exit 1",
+        "--max-fails", "1",
+        "--job",       slow,
+        "--max-fails", "1",
+        "--timeout",   "1",
+        NULL};
     start_work(args);
     const char *names[] = {"many", "wide", "long", "slow", NULL};
     WAIT_UNTIL(settled(names) && redis_int("ZCARD %s:dead", ns_) == 4, 15000);
@@ -322,10 +320,11 @@ static void args_become_environment_variables(void)
     strcpy(big + n + 70000, "\"}}");
     redis_int("LPUSH %s:jobs:env %s", ns_, big);
     char cmd[512];
-    snprintf(cmd, sizeof cmd,
-             "env=sleep 0.1; env -0 | LC_ALL=C grep -z '^CWORK_\\(ARG\\|JOB\\)_' | LC_ALL=C sort -z > "
-             "%s/env-$CWORK_JOB_ID.tmp && mv %s/env-$CWORK_JOB_ID.tmp %s/env-$CWORK_JOB_ID",
-             dir_, dir_, dir_);
+    snprintf(
+        cmd, sizeof cmd,
+        "env=sleep 0.1; env -0 | LC_ALL=C grep -z '^CWORK_\\(ARG\\|JOB\\)_' | LC_ALL=C sort -z > "
+        "%s/env-$CWORK_JOB_ID.tmp && mv %s/env-$CWORK_JOB_ID.tmp %s/env-$CWORK_JOB_ID",
+        dir_, dir_, dir_);
     const char *args[] = {"--job", cmd, NULL};
     start_work(args);
     WAIT_UNTIL(file_exists("env-" ID_OK) && file_exists("env-" ID_BAD), 15000);
@@ -454,9 +453,19 @@ static void metrics_and_healthz_over_http(void)
     push("slow", ID_DROP, "");
     char slow[160];
     snprintf(slow, sizeof slow, "slow=touch %s/slow-started; sleep 30", dir_);
-    const char *args[] = {"--metrics-listen", "127.0.0.1:0", "--job", "ok=sleep 0.1",
-                          "--job", "bad=exit 3", "--job", "nr=exit 100", "--job", slow,
-                          "--job", "we\"ird\\name=true", NULL};
+    const char *args[] = {"--metrics-listen",
+                          "127.0.0.1:0",
+                          "--job",
+                          "ok=sleep 0.1",
+                          "--job",
+                          "bad=exit 3",
+                          "--job",
+                          "nr=exit 100",
+                          "--job",
+                          slow,
+                          "--job",
+                          "we\"ird\\name=true",
+                          NULL};
     start_work(args);
     int port = metrics_port();
     /* 503 until the first health check after the start (a moment) */
@@ -468,10 +477,10 @@ static void metrics_and_healthz_over_http(void)
                    redis_int("ZCARD %s:dead", ns_) == 1 && redis_int("LLEN %s:jobs:ok", ns_) == 0,
                15000);
     int ok_done = 0;
-    WAIT_UNTIL((http(port, "GET", "/metrics", resp, sizeof resp),
-                ok_done = metric_is(body_of(resp),
-                                    "cwork_work_jobs_processed_total{job_name=\"ok\"}", 3)),
-               10000);
+    WAIT_UNTIL(
+        (http(port, "GET", "/metrics", resp, sizeof resp),
+         ok_done = metric_is(body_of(resp), "cwork_work_jobs_processed_total{job_name=\"ok\"}", 3)),
+        10000);
     CHECK(ok_done);
 
     CHECK_INT(http(port, "GET", "/metrics", resp, sizeof resp), 200);
@@ -582,8 +591,8 @@ static void healthz_follows_the_heartbeat_and_redis(void)
         int er = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(out, 1), dup2(er, 2);
         if (!cli) _exit(127);
-        execl(cli, cli, "work", "--redis", srv.url, "--ns", ns_, "--metrics-listen",
-              "127.0.0.1:0", "--job", "x=true", (char *)NULL);
+        execl(cli, cli, "work", "--redis", srv.url, "--ns", ns_, "--metrics-listen", "127.0.0.1:0",
+              "--job", "x=true", (char *)NULL);
         _exit(127);
     }
     work_pid_ = pid;

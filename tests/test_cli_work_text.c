@@ -15,10 +15,10 @@ static void outcomes_follow_the_commit(void)
         int no_retry;
         work_outcome want;
     } cases[] = {
-        {4, 0, 0, 0, 0, WORK_RETRY}, {4, 0, 0, 2, 0, WORK_RETRY}, {4, 0, 0, 3, 0, WORK_DEAD},
-        {4, 0, 0, 9, 0, WORK_DEAD},  {1, 0, 0, 0, 0, WORK_DEAD},  {4, 0, 0, 0, 1, WORK_DEAD},
-        {4, 1, 0, 0, 0, WORK_DROP},  {4, 1, 0, 0, 1, WORK_DROP},  {4, 1, 1, 0, 0, WORK_RETRY},
-        {4, 1, 1, 3, 0, WORK_DROP},  {4, 1, 1, 0, 1, WORK_DROP},  {0, 0, 0, 0, 0, WORK_DEAD},
+        {4, 0, 0, 0, 0, WORK_RETRY},  {4, 0, 0, 2, 0, WORK_RETRY}, {4, 0, 0, 3, 0, WORK_DEAD},
+        {4, 0, 0, 9, 0, WORK_DEAD},   {1, 0, 0, 0, 0, WORK_DEAD},  {4, 0, 0, 0, 1, WORK_DEAD},
+        {4, 1, 0, 0, 0, WORK_DROP},   {4, 1, 0, 0, 1, WORK_DROP},  {4, 1, 1, 0, 0, WORK_RETRY},
+        {4, 1, 1, 3, 0, WORK_DROP},   {4, 1, 1, 0, 1, WORK_DROP},  {0, 0, 0, 0, 0, WORK_DEAD},
         {4, 0, 0, -5, 0, WORK_RETRY},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -67,11 +67,15 @@ static void arg_env_names(void)
         {"a.b c", "CWORK_ARG_A_B_C"},
         {"", "CWORK_ARG_"},
         {"9lives", "CWORK_ARG_9LIVES"},
-        {"caf\xc3\xa9", "CWORK_ARG_CAF_"},         /* one character, one _ */
-        {"\xe2\x82\xac" "x", "CWORK_ARG__X"},       /* a 3-byte character */
-        {"\xf0\x9f\x98\x80", "CWORK_ARG__"},        /* a 4-byte character */
-        {"a\x80" "b", "CWORK_ARG_A_B"},            /* a stray continuation byte */
-        {"=x=", "CWORK_ARG__X_"},                  /* '=' cannot end the name early */
+        {"caf\xc3\xa9", "CWORK_ARG_CAF_"}, /* one character, one _ */
+        {"\xe2\x82\xac"
+         "x",
+         "CWORK_ARG__X"},                    /* a 3-byte character */
+        {"\xf0\x9f\x98\x80", "CWORK_ARG__"}, /* a 4-byte character */
+        {"a\x80"
+         "b",
+         "CWORK_ARG_A_B"},        /* a stray continuation byte */
+        {"=x=", "CWORK_ARG__X_"}, /* '=' cannot end the name early */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char out[64];
@@ -90,7 +94,8 @@ static void check_tail(int line, const char *in, size_t in_len, int lost, size_t
         tl_fail(__FILE__, line, "tail of \"%s\": \"%s\" (%zu), want \"%s\"", in, out, n, want);
     if (n > max_bytes) tl_fail(__FILE__, line, "%zu bytes > %zu", n, max_bytes);
 }
-#define TAIL(in, lost, bytes, lines, want) check_tail(__LINE__, in, strlen(in), lost, bytes, lines, want)
+#define TAIL(in, lost, bytes, lines, want)                                                         \
+    check_tail(__LINE__, in, strlen(in), lost, bytes, lines, want)
 
 static void stderr_tails_are_bounded(void)
 {
@@ -99,15 +104,19 @@ static void stderr_tails_are_bounded(void)
     TAIL("oops\n", 0, 40, 10, "oops");
     TAIL("a\nb\nc\n", 0, 40, 10, "a\nb\nc");
     TAIL("a\r\nb  \r\n\n  \nc\n\n", 0, 40, 10, "a\nb\nc"); /* CR, trailing and blank lines */
-    TAIL("  indented\n", 0, 40, 10, "  indented");            /* leading space kept */
-    TAIL("1\n2\n3\n4\n5\n", 0, 40, 3, "3\n4\n5");            /* line count */
-    TAIL("aaaa\nbbbb\ncccc\n", 0, 9, 10, "bbbb\ncccc");      /* bytes: whole lines */
+    TAIL("  indented\n", 0, 40, 10, "  indented");         /* leading space kept */
+    TAIL("1\n2\n3\n4\n5\n", 0, 40, 3, "3\n4\n5");          /* line count */
+    TAIL("aaaa\nbbbb\ncccc\n", 0, 9, 10, "bbbb\ncccc");    /* bytes: whole lines */
     TAIL("aaaa\nbbbb\ncccc\n", 0, 8, 10, "cccc");
-    TAIL("0123456789\n", 0, 4, 10, "0123");                  /* one long line: its start */
-    TAIL("ab\xc3\xa9" "cd\n", 0, 3, 10, "ab");               /* never half a character */
-    TAIL("ab\xc3\xa9" "cd\n", 0, 4, 10, "ab\xc3\xa9");
-    TAIL("rtial\nwhole\n", 1, 40, 10, "whole");              /* the cut first line goes */
-    TAIL("\xa9tial only", 1, 40, 10, "tial only");          /* unless it is all there is */
+    TAIL("0123456789\n", 0, 4, 10, "0123"); /* one long line: its start */
+    TAIL("ab\xc3\xa9"
+         "cd\n",
+         0, 3, 10, "ab"); /* never half a character */
+    TAIL("ab\xc3\xa9"
+         "cd\n",
+         0, 4, 10, "ab\xc3\xa9");
+    TAIL("rtial\nwhole\n", 1, 40, 10, "whole");    /* the cut first line goes */
+    TAIL("\xa9tial only", 1, 40, 10, "tial only"); /* unless it is all there is */
     TAIL("rtial\n", 1, 40, 10, "rtial");
     TAIL("no newline at end", 0, 40, 10, "no newline at end");
     /* 64 lines kept at most whatever max_lines says */
@@ -130,8 +139,8 @@ static void last_lines_and_durations(void)
     static const struct {
         long long ms;
         const char *want;
-    } d[] = {{0, "0.00 s"},      {-5, "0.00 s"},      {104, "0.10 s"},      {9994, "9.99 s"},
-             {10000, "10.0 s"},  {59949, "59.9 s"},   {60000, "1m00s"},     {245000, "4m05s"},
+    } d[] = {{0, "0.00 s"},       {-5, "0.00 s"},     {104, "0.10 s"},   {9994, "9.99 s"},
+             {10000, "10.0 s"},   {59949, "59.9 s"},  {60000, "1m00s"},  {245000, "4m05s"},
              {3599999, "59m59s"}, {3600000, "1h00m"}, {7380000, "2h03m"}};
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
         char out[32];

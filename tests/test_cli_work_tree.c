@@ -162,8 +162,8 @@ static void timeout_kills_the_whole_tree(void)
              "(trap '' TERM; sh -c 'sleep %d; touch %s/F3' &); "
              "sleep %d; touch %s/F0",
              LATER_S, dir_, LATER_S, dir_, LATER_S, dir_);
-    const char *args[] = {"--job",       tree_job(body), "--timeout", "1", "--kill-grace", "1",
-                          "--max-fails", "1",            NULL};
+    const char *args[] = {"--job", tree_job(body), "--timeout", "1", "--kill-grace",
+                          "1",     "--max-fails",  "1",         NULL};
     start_work(args);
     int64_t started = wait_tree(3);
     WAIT_UNTIL(redis_int("ZCARD %s:dead", ns_) == 1, 10000);
@@ -182,8 +182,8 @@ static void leftovers_die_with_their_command(void)
 {
     setup("tree-left");
     char body[512];
-    snprintf(body, sizeof body, "sh -c 'sleep %d; touch %s/F0' & sleep 0.5; echo started",
-             LATER_S, dir_);
+    snprintf(body, sizeof body, "sh -c 'sleep %d; touch %s/F0' & sleep 0.5; echo started", LATER_S,
+             dir_);
     const char *args[] = {"--job", tree_job(body), NULL};
     start_work(args);
     int64_t started = now_ms();

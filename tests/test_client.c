@@ -432,7 +432,8 @@ static void retry_dead_onto_a_damaged_queue_keeps_the_job_dead(void)
     long long now = now_();
     cmd("SADD %s:known_jobs a b", ns_);
     cmd("SET %s:jobs:a oops", ns_);
-    cmd("ZADD %s:dead %lld %s", ns_, now - 10, "{\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"fails\":4}");
+    cmd("ZADD %s:dead %lld %s", ns_, now - 10,
+        "{\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"fails\":4}");
     cmd("ZADD %s:dead %lld %s", ns_, now - 9, "{\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"fails\":4}");
     cwork_error err = {0};
     CHECK_INT(cwork_client_retry_dead(cl, now - 10, "a1", &err), CWORK_EREDIS);

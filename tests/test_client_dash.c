@@ -29,9 +29,9 @@ static void daily_stats_read_30_days_oldest_first_and_damage_reads_as_zero(void)
         date_ago(10, ten);
         cmd("HSET %s:cwork:stat:%s processed 10 failed 3", ns_, today);
         cmd("HSET %s:cwork:stat:%s processed 5", ns_, yesterday);
-        cmd("SET %s:cwork:stat:%s 7", ns_, three);                         /* not a hash */
+        cmd("SET %s:cwork:stat:%s 7", ns_, three);                     /* not a hash */
         cmd("HSET %s:cwork:stat:%s processed x1 failed -2", ns_, ten); /* not counts */
-        cmd("HSET %s:cwork:stat:2001-01-01 processed 99", ns_);            /* long ago */
+        cmd("HSET %s:cwork:stat:2001-01-01 processed 99", ns_);        /* long ago */
         char *before = dump_now();
         cwork_day_stats *d = NULL;
         size_t n = 0;
@@ -213,7 +213,8 @@ static void list_pages_with_a_size_and_newest_first(void)
     size_t len = 0;
     q = (cwork_list_query){2, 4, NULL, true};
     CHECK_INT(cwork_client_list_page_json(cl, CWORK_SET_DEAD, &q, &body, &len, NULL), 0);
-    CHECK(body && strncmp(body, "{\n\t\"count\": 5,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"died_at\": 101,", 45) == 0);
+    CHECK(body && strncmp(body, "{\n\t\"count\": 5,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"died_at\": 101,",
+                          45) == 0);
     cwork_free(body);
     char *after = dump_now();
     CHECK_STR(after, before);
@@ -370,15 +371,17 @@ static void apply_changes_exactly_the_selected_jobs(void)
     CHECK_INT(q->elements, 2);
     if (q->elements == 2) {
         long long t = 0;
-        CHECK(strstr(q->element[0]->str, "\"id\":\"d4\"") && strstr(q->element[1]->str, "\"id\":\"d2\""));
+        CHECK(strstr(q->element[0]->str, "\"id\":\"d4\"") &&
+              strstr(q->element[1]->str, "\"id\":\"d2\""));
         const char *tp = strstr(q->element[0]->str, "\"t\":");
         CHECK(tp && sscanf(tp + 4, "%lld", &t) == 1 && t >= before && t <= after);
-        snprintf(want_, sizeof want_,
-                 "NS:dead zset "
-                 "{\"name\":\"a\",\"id\":\"d1\",\"t\":1,\"fails\":4,\"err\":\"x\",\"failed_at\":101}=101"
-                 " | {\"name\":\"a\",\"id\":\"d3\",\"t\":1,\"fails\":4,\"err\":\"x\",\"failed_at\":103}"
-                 "=103\nNS:jobs:a list %s | %s\nNS:known_jobs set a\n",
-                 q->element[0]->str, q->element[1]->str);
+        snprintf(
+            want_, sizeof want_,
+            "NS:dead zset "
+            "{\"name\":\"a\",\"id\":\"d1\",\"t\":1,\"fails\":4,\"err\":\"x\",\"failed_at\":101}=101"
+            " | {\"name\":\"a\",\"id\":\"d3\",\"t\":1,\"fails\":4,\"err\":\"x\",\"failed_at\":103}"
+            "=103\nNS:jobs:a list %s | %s\nNS:known_jobs set a\n",
+            q->element[0]->str, q->element[1]->str);
         CHECK_DUMP(want_);
     }
     freeReplyObject(q);

@@ -307,8 +307,7 @@ static uint64_t seed;
  * again (its midnight fallen into a daylight saving gap). */
 static int go_stops_before_today(const char *theirs, size_t l)
 {
-    if (l < 5 || memcmp(theirs + l - 5, "never", 5) != 0)
-        return 0;
+    if (l < 5 || memcmp(theirs + l - 5, "never", 5) != 0) return 0;
     const char *p = theirs, *end = theirs + l - 5;
     while (p < end) {
         char *next;
@@ -594,8 +593,7 @@ static void synthetic_zones_agree(void)
 
 int main(void)
 {
-    if (!(oracle_path = tl_oracle()))
-        return 1; /* fails, never skips: see tl_oracle */
+    if (!(oracle_path = tl_oracle())) return 1; /* fails, never skips: see tl_oracle */
     const char *seed_env = getenv("CWORK_CRON_SEED");
     seed =
         seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);

@@ -157,9 +157,9 @@ static void a_type_with_a_non_integer_lock_is_not_fetched(void)
                  "@:jobs:b:" POOL ":inprogress list <b1>\n"
                  "@:jobs:b:lock string 1\n"
                  "@:jobs:b:lock_info hash " POOL "=1\n",
-                 !bad[i]              ? "@:jobs:a:lock hash x=1\n@:jobs:a:max_concurrency string 5\n"
+                 !bad[i] ? "@:jobs:a:lock hash x=1\n@:jobs:a:max_concurrency string 5\n"
                  : strcmp(bad[i], "abc") == 0 ? "@:jobs:a:lock string abc\n"
-                                      : "@:jobs:a:lock string 9223372036854775807\n");
+                                              : "@:jobs:a:lock string 9223372036854775807\n");
         CHECK_NS(want);
         done(r);
     }

@@ -2,7 +2,8 @@
  * a plain batch, queues running short (the re-assignment path), mixed draw orders
  * against a model of Go's one-draw-per-call fetch (fixed cases and seeded random
  * rounds), pause, max concurrency, the lock counters, the single-job path, two-byte
- * draws (also with indices past 255) and the empty call. Each case checks the reply and the whole namespace. */
+ * draws (also with indices past 255) and the empty call. Each case checks the reply and the whole
+ * namespace. */
 #include "cycle_testutil.h"
 
 /* ---------------------------------------------------------------- fetch cases */

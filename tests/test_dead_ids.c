@@ -95,7 +95,7 @@ static void the_record_of_undecodable_bytes_has_an_id_and_the_exact_bytes(void)
     cw_buf out;
     cw_buf_init(&out);
     CHECK_INT(cw_job_encode_undecodable(&out, "a", (const char *)bad_bytes_, sizeof bad_bytes_ - 1,
-                                     "invalid character", 1700000000, NULL),
+                                        "invalid character", 1700000000, NULL),
               0);
     check_record(out.data, out.len, "a", bad_bytes_, sizeof bad_bytes_ - 1);
     /* Go's encoding: invalid UTF-8 is written as \ufffd in the readable form. */
@@ -156,8 +156,7 @@ static void odd_ids_are_addressable_from_the_command_line(void)
               1700000000 + i, ids[i]);
     for (int i = 0; i < 3; i++) {
         const char *find[] = {"job", "--redis", tl_redis_url(), "--ns", ns_, ids[i], NULL};
-        if (run_cli(find) != 0)
-            tl_fail(__FILE__, __LINE__, "cwork job '%s': %s", ids[i], errout_);
+        if (run_cli(find) != 0) tl_fail(__FILE__, __LINE__, "cwork job '%s': %s", ids[i], errout_);
         CHECK(strstr(out_, "dead") != NULL);
     }
     const char *retry[] = {"dead", "retry", "--redis", tl_redis_url(), "--ns", ns_, "..", NULL};
@@ -165,8 +164,7 @@ static void odd_ids_are_addressable_from_the_command_line(void)
     const char *del_dot[] = {"dead", "delete", "--redis", tl_redis_url(), "--ns", ns_, ".", NULL};
     CHECK_INT(run_cli(del_dot), 0);
     const char *del_empty[] = {"dead", "delete", "--redis", tl_redis_url(), "--ns", ns_, "", NULL};
-    if (run_cli(del_empty) != 0)
-        tl_fail(__FILE__, __LINE__, "cwork dead delete '': %s", errout_);
+    if (run_cli(del_empty) != 0) tl_fail(__FILE__, __LINE__, "cwork dead delete '': %s", errout_);
     redisReply *r = tl_cmd(rc_, "EXISTS %s:dead", ns_);
     CHECK_INT(r->integer, 0);
     freeReplyObject(r);

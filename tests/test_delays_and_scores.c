@@ -19,8 +19,7 @@ static char ns_[64];
 static void check_empty(int line)
 {
     char *dump = tl_ns_dump(rc_, ns_);
-    if (dump[0])
-        tl_fail(__FILE__, line, "namespace not empty:\n%s", dump);
+    if (dump[0]) tl_fail(__FILE__, line, "namespace not empty:\n%s", dump);
     free(dump);
 }
 
@@ -60,11 +59,10 @@ static void scores_parse_to_a_listed_at_and_back_to_a_range(void)
             tl_fail(__FILE__, __LINE__, "\"%s\": parse returned %d", cases[i].score, rc);
             continue;
         }
-        if (!cases[i].ok)
-            continue;
+        if (!cases[i].ok) continue;
         if (at != cases[i].at)
-            tl_fail(__FILE__, __LINE__, "\"%s\": at %lld, want %lld", cases[i].score,
-                    (long long)at, (long long)cases[i].at);
+            tl_fail(__FILE__, __LINE__, "\"%s\": at %lld, want %lld", cases[i].score, (long long)at,
+                    (long long)cases[i].at);
         char min[24], max[24];
         cw_score_range(at, min, max);
         CHECK_STR(min, cases[i].min);
@@ -140,8 +138,9 @@ static void retry_delays_are_kept_within_the_bound(void)
     CHECK_INT(cwork_pool_register(p, "a", failing, &a, NULL), 0);
     CHECK_INT(cwork_pool_register(p, "b", failing, &b, NULL), 0);
     tl_do(rc_, "LPUSH %s:jobs:a {\"name\":\"a\",\"id\":\"x\",\"t\":1,\"args\":null}", ns_);
-    tl_do(rc_, "LPUSH %s:jobs:b {\"name\":\"b\",\"id\":\"y\",\"t\":1,\"args\":null,"
-               "\"fails\":100000000}",
+    tl_do(rc_,
+          "LPUSH %s:jobs:b {\"name\":\"b\",\"id\":\"y\",\"t\":1,\"args\":null,"
+          "\"fails\":100000000}",
           ns_);
     long long t0 = (long long)time(NULL);
     CHECK_INT(cwork_pool_start(p, NULL), 0);
@@ -174,8 +173,7 @@ static int run_cli(const char *stdin_text, const char *const *args, char *errout
     }
     char in_path[] = "/tmp/cwt-delay-in-XXXXXX", err_path[] = "/tmp/cwt-delay-err-XXXXXX";
     int in = mkstemp(in_path), er = mkstemp(err_path);
-    if (stdin_text && write(in, stdin_text, strlen(stdin_text)) < 0)
-        abort();
+    if (stdin_text && write(in, stdin_text, strlen(stdin_text)) < 0) abort();
     lseek(in, 0, SEEK_SET);
     const char *argv[16] = {cli};
     size_t n = 1;
@@ -205,15 +203,15 @@ static void the_command_line_refuses_huge_delays_with_exit_2(void)
 {
     tl_unique_ns("delaycli", ns_, sizeof ns_);
     char errout[4096];
-    static const char *const ins[] = {"9223372036854775807", "-9223372036854775808",
-                                      "3155760001", "99999999999999999999"};
+    static const char *const ins[] = {"9223372036854775807", "-9223372036854775808", "3155760001",
+                                      "99999999999999999999"};
     for (size_t i = 0; i < sizeof ins / sizeof ins[0]; i++) {
         const char *args[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--in", ins[i],
-                              "a", NULL};
+                              "a",       NULL};
         CHECK_INT(run_cli(NULL, args, errout, sizeof errout), 2);
         CHECK(errout[0] != '\0');
-        const char *uniq[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--unique",
-                              "--in", ins[i], "a", NULL};
+        const char *uniq[] = {"enqueue",  "--redis", tl_redis_url(), "--ns", ns_,
+                              "--unique", "--in",    ins[i],         "a",    NULL};
         CHECK_INT(run_cli(NULL, uniq, errout, sizeof errout), 2);
     }
     const char *bulk[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk", NULL};
@@ -231,7 +229,7 @@ static void members_with_odd_scores_are_listed_and_addressable(void)
 {
     tl_unique_ns("odd", ns_, sizeof ns_);
     cwork_client *cl = cwork_client_new(redis_, ns_, NULL);
-    static const char *const scores[] = {"1.5", "1152921504606846976", "1e19", "+inf", "-inf",
+    static const char *const scores[] = {"1.5",   "1152921504606846976", "1e19", "+inf", "-inf",
                                          "-2.25", "1700000000"};
     size_t n = sizeof scores / sizeof scores[0];
     for (size_t i = 0; i < n; i++) {

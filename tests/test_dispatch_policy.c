@@ -38,7 +38,7 @@ static void fetch_is_capped_and_counts_only_free_executors(void)
     cw_dispatch_view v = idle_view();
     v.nexecutors = 5000, v.sleeping = 4000, v.in_flight = 1000, v.done = 0;
     CHECK_INT(decide(&st, v).fetch, 1000); /* 4000 free, max_fetch 1000 */
-    v.in_flight = 4999; /* running */
+    v.in_flight = 4999;                    /* running */
     CHECK_INT(decide(&st, v).fetch, 1);
     v.in_flight = 4999, v.done = 3; /* three of them finished: commit them, fetch four */
     cw_decision d = decide(&st, v);
@@ -227,13 +227,11 @@ static void failing_commits_back_off_and_hold_the_commit(void)
     /* The lost fetch of those calls is reclaimed first, then the commit goes through. */
     CHECK(st.reclaim);
     CHECK_INT(decide(&st, v).what, CW_DO_RECLAIM);
-    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true},
-          v.now_us);
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true}, v.now_us);
     CHECK(!st.reclaim);
     cw_decision d = decide(&st, v);
     CHECK_INT(d.what, CW_DO_ROUND_TRIP);
-    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .committed = true,
-                                      .fetch = 10},
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .committed = true, .fetch = 10},
           v.now_us);
     CHECK(!st.commit_failing);
     CHECK_INT(st.commit_error_ms, 0);
@@ -298,8 +296,7 @@ static void stop_waits_for_a_pending_reclaim(void)
     cw_decision d = decide(&st, v);
     CHECK(!d.announce_no_more); /* a reclaim may still deliver tasks */
     CHECK_INT(d.what, CW_DO_RECLAIM);
-    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true},
-          v.now_us);
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .reclaimed = true}, v.now_us);
     d = decide(&st, v);
     CHECK(d.announce_no_more);
     CHECK_INT(d.what, CW_DO_EXIT);
@@ -312,14 +309,21 @@ static void wake_count_follows_the_estimate_until_tasks_wait_too_long(void)
         int64_t avg, waited;
         size_t want;
     } rows[] = {
-        {0, 10, 0, 0, 0},       {10, 0, 1000, 0, 0},  {10, 10, 0, 0, 1},
-        {10, 10, 1, 0, 1},      {10, 10, 50, 0, 6},   {10, 10, 100, 0, 10},
-        {10, 10, 1000000, 0, 10}, {10, 3, 1000, 0, 3}, {10, 10, 1, 299, 1},
-        {10, 10, 1, 300, 10},   {1000, 9, INT64_MAX / 2, 0, 9},
+        {0, 10, 0, 0, 0},
+        {10, 0, 1000, 0, 0},
+        {10, 10, 0, 0, 1},
+        {10, 10, 1, 0, 1},
+        {10, 10, 50, 0, 6},
+        {10, 10, 100, 0, 10},
+        {10, 10, 1000000, 0, 10},
+        {10, 3, 1000, 0, 3},
+        {10, 10, 1, 299, 1},
+        {10, 10, 1, 300, 10},
+        {1000, 9, INT64_MAX / 2, 0, 9},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        size_t got = cw_wake_count(rows[i].ready, rows[i].sleeping, rows[i].avg,
-                                   rows[i].waited, &tu_);
+        size_t got =
+            cw_wake_count(rows[i].ready, rows[i].sleeping, rows[i].avg, rows[i].waited, &tu_);
         if (got != rows[i].want)
             tl_fail(__FILE__, __LINE__, "row %zu: %zu executors woken, want %zu", i, got,
                     rows[i].want);

@@ -225,9 +225,9 @@ static void batch_writes_everything_in_one_round_trip(void)
         CHECK_INT(cwork_batch_add(b, i == 1 ? "beta" : "alpha", args, 0, 0, &err), 0);
     }
     CHECK_INT(cwork_batch_add(b, "later", NULL, 100, CWORK_BATCH_IN, &err), 0);
-    CHECK_INT(cwork_batch_add(b, "u", NULL, 0, CWORK_BATCH_UNIQUE, &err), 0);   /* dup */
-    CHECK_INT(cwork_batch_add(b, "v", args, 0, CWORK_BATCH_UNIQUE, &err), 0);   /* new */
-    CHECK_INT(cwork_batch_add(b, "bad,name", NULL, 0, 0, &err), CWORK_EINVAL);  /* refused */
+    CHECK_INT(cwork_batch_add(b, "u", NULL, 0, CWORK_BATCH_UNIQUE, &err), 0);  /* dup */
+    CHECK_INT(cwork_batch_add(b, "v", args, 0, CWORK_BATCH_UNIQUE, &err), 0);  /* new */
+    CHECK_INT(cwork_batch_add(b, "bad,name", NULL, 0, 0, &err), CWORK_EINVAL); /* refused */
     CHECK_INT(cwork_batch_count(b), 6);
     CHECK_INT(cwork_enqueue_batch(b, &err), 0);
     const char *ids[6];

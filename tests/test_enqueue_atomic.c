@@ -45,8 +45,7 @@ static void enqueue_each_kind(cwork_redis *redis)
     CHECK_INT(cwork_batch_add(b, "bulk_later", args, 30, CWORK_BATCH_IN, &err), 0);
     CHECK_INT(cwork_batch_add(b, "bulk_uniq", args, 0, CWORK_BATCH_UNIQUE, &err), 0);
     CHECK_INT(cwork_enqueue_batch(b, &err), 0);
-    if (err.message[0])
-        printf("   error: %s\n", err.message);
+    if (err.message[0]) printf("   error: %s\n", err.message);
     for (size_t i = 0; i < 3; i++)
         CHECK_INT(cwork_batch_status(b, i, NULL), CWORK_OK);
     cwork_batch_free(b);
@@ -57,9 +56,10 @@ static void enqueue_each_kind(cwork_redis *redis)
     /* queues plain, uniq, bulk, bulk_uniq; known_jobs; scheduled; three guards */
     CHECK_INT(lines(dump), 9);
     char want[512];
-    snprintf(want, sizeof want,
-             "%s:known_jobs set bulk | bulk_later | bulk_uniq | later | plain | uniq | uniq_later\n",
-             ns_);
+    snprintf(
+        want, sizeof want,
+        "%s:known_jobs set bulk | bulk_later | bulk_uniq | later | plain | uniq | uniq_later\n",
+        ns_);
     CHECK(strstr(dump, want) != NULL);
     redisReply *r = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
     CHECK_INT(r->integer, 3);
@@ -80,8 +80,7 @@ static void a_user_without_multi_enqueues_every_kind(void)
     cwork_error err = {0};
     cwork_redis *redis = cwork_redis_new(url, NULL, &err);
     CHECK(redis != NULL);
-    if (redis)
-        enqueue_each_kind(redis);
+    if (redis) enqueue_each_kind(redis);
     cwork_redis_free(redis);
     tl_do(rc_, "ACL DELUSER %s", user);
     tl_ns_delete(rc_, ns_);
@@ -211,8 +210,7 @@ static void out_of_memory_refuses_every_kind_whole(void)
     redisReply *r = redisCommand(c, "MEMORY STATS");
     long long used = 0;
     for (size_t i = 0; r && i + 1 < r->elements; i += 2)
-        if (!strcmp(r->element[i]->str, "total.allocated"))
-            used = r->element[i + 1]->integer;
+        if (!strcmp(r->element[i]->str, "total.allocated")) used = r->element[i + 1]->integer;
     freeReplyObject(r);
     CHECK(used > 0);
     freeReplyObject(redisCommand(c, "CONFIG SET maxmemory-policy noeviction"));

@@ -27,8 +27,7 @@ static void *worker(void *arg)
             /* every third job goes through a small batch of its own */
             cwork_batch *b = cwork_batch_new(enq_);
             rc = cwork_batch_add(b, name, args, 0, 0, NULL);
-            if (rc == 0)
-                rc = cwork_enqueue_batch(b, NULL);
+            if (rc == 0) rc = cwork_enqueue_batch(b, NULL);
             cwork_batch_free(b);
         } else {
             rc = cwork_enqueue(enq_, name, args, NULL, NULL);

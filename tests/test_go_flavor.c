@@ -114,8 +114,8 @@ static void upstream_enqueues_write_upstream_bytes_and_rearm_the_guard(void)
     CHECK_INT(cwork_enqueue_unique(enq, "clear_cache", obj, &unique, NULL), CWORK_OK);
     const char *guard = fixture(UP_UNIQUE_GUARD, ns_, NULL, 0, NULL, 0);
     CHECK_STR(cwork_job_unique_key(unique), guard);
-    const char *want_unique = fixture(UP_UNIQUE, ns_, cwork_job_id(unique),
-                                      cwork_job_enqueued_at(unique), NULL, 0);
+    const char *want_unique =
+        fixture(UP_UNIQUE, ns_, cwork_job_id(unique), cwork_job_enqueued_at(unique), NULL, 0);
     size_t raw_len;
     CHECK_STR(cwork_job_raw(unique, &raw_len), want_unique);
     char want[8192];
@@ -148,12 +148,12 @@ static void upstream_enqueues_write_upstream_bytes_and_rearm_the_guard(void)
     cwork_job *later = NULL;
     CHECK_INT(cwork_enqueue_unique_in(enq, "clear_cache", 60, obj, &later, NULL), CWORK_OK);
     /* (no known_jobs: the enqueuer's cache has the name for 300 s, as Go's) */
-    CHECK_DUMP("%s:scheduled zset %s=%lld\n"
-               "%s string ttl=86400 1\n",
-               ns_,
-               dumped(fixture(UP_UNIQUE, ns_, cwork_job_id(later), cwork_job_enqueued_at(later),
-                              NULL, 0)),
-               (long long)cwork_job_run_at(later), dumped(guard));
+    CHECK_DUMP(
+        "%s:scheduled zset %s=%lld\n"
+        "%s string ttl=86400 1\n",
+        ns_,
+        dumped(fixture(UP_UNIQUE, ns_, cwork_job_id(later), cwork_job_enqueued_at(later), NULL, 0)),
+        (long long)cwork_job_run_at(later), dumped(guard));
     cwork_job_free(later);
     cwork_job_free(plain);
     cwork_job_free(unique);
@@ -189,8 +189,8 @@ static void bykey(cwork_go_flavor flavor)
     CHECK(b != NULL);
     if (b) {
         CHECK(strcmp(cwork_job_id(b), cwork_job_id(a)) != 0);
-        const char *now_guard = fixture(UP_BYKEY_GUARD_JOB, ns_, NULL, 0, cwork_job_id(b),
-                                        cwork_job_enqueued_at(b));
+        const char *now_guard =
+            fixture(UP_BYKEY_GUARD_JOB, ns_, NULL, 0, cwork_job_id(b), cwork_job_enqueued_at(b));
         /* the stand-in time of the second job is 1700000005 in the fixture */
         CHECK_STR(cwork_job_raw(b, NULL), now_guard);
         CHECK_DUMP("%s:jobs:sync list %s\n"
@@ -201,10 +201,10 @@ static void bykey(cwork_go_flavor flavor)
     /* key NULL: plain EnqueueUnique (unique_key only under upstream, guard "1"). */
     cwork_job *c = NULL;
     CHECK_INT(cwork_enqueue_unique_by_key(enq, "solo", first, NULL, &c, NULL), CWORK_OK);
-    CHECK_STR(cwork_job_unique_key(c), flavor == CWORK_GO_UPSTREAM
-                                           ? fixture("%s:unique:solo:{\"v\":\"first\"}\n", ns_,
-                                                     NULL, 0, NULL, 0)
-                                           : "");
+    CHECK_STR(cwork_job_unique_key(c),
+              flavor == CWORK_GO_UPSTREAM
+                  ? fixture("%s:unique:solo:{\"v\":\"first\"}\n", ns_, NULL, 0, NULL, 0)
+                  : "");
     char solo_guard[256];
     snprintf(solo_guard, sizeof solo_guard, "%s:unique:solo:{\"v\":\"first\"}\n", ns_);
     redisReply *r = tl_cmd(rc_, "GET %b", solo_guard, strlen(solo_guard));
@@ -307,8 +307,7 @@ static void batch_unique_entries_follow_the_flavour(void)
     const char *guard = fixture(UP_UNIQUE_GUARD, ns_, NULL, 0, NULL, 0);
     CHECK_DUMP("%s:jobs:clear_cache list %s\n%s:known_jobs set clear_cache\n"
                "%s string ttl=86400 1\n",
-               ns_,
-               dumped(fixture(UP_UNIQUE, ns_, id, cwork_job_enqueued_at(job), NULL, 0)), ns_,
+               ns_, dumped(fixture(UP_UNIQUE, ns_, id, cwork_job_enqueued_at(job), NULL, 0)), ns_,
                dumped(guard));
     cwork_job_free(job);
     freeReplyObject(r);
@@ -365,15 +364,16 @@ static void bodies_follow_the_client_flavour(void)
           "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000199,"
           "\"d\":1700000100,\"trace\":{\"traceparent\":\"00-ab-cd-01\"}}");
     char want[4096];
-    snprintf(want, sizeof want,
-             "{\n\t\"count\": 1,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"retry_at\": 1700000100,\n"
-             "\t\t\t\"name\": \"clear_cache\",\n\t\t\t\"id\": \"" UP_ID "\",\n"
-             "\t\t\t\"t\": 1700000000,\n\t\t\t\"args\": {\n\t\t\t\t\"object_id_\": \"123\"\n"
-             "\t\t\t},\n\t\t\t\"unique\": true,\n"
-             "\t\t\t\"unique_key\": \"%s:unique:clear_cache:{\\\"object_id_\\\":\\\"123\\\"}\\n\",\n"
-             "\t\t\t\"fails\": 1,\n\t\t\t\"err\": \"boom\",\n\t\t\t\"failed_at\": 1700000010\n"
-             "\t\t}\n\t]\n}",
-             ns_);
+    snprintf(
+        want, sizeof want,
+        "{\n\t\"count\": 1,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"retry_at\": 1700000100,\n"
+        "\t\t\t\"name\": \"clear_cache\",\n\t\t\t\"id\": \"" UP_ID "\",\n"
+        "\t\t\t\"t\": 1700000000,\n\t\t\t\"args\": {\n\t\t\t\t\"object_id_\": \"123\"\n"
+        "\t\t\t},\n\t\t\t\"unique\": true,\n"
+        "\t\t\t\"unique_key\": \"%s:unique:clear_cache:{\\\"object_id_\\\":\\\"123\\\"}\\n\",\n"
+        "\t\t\t\"fails\": 1,\n\t\t\t\"err\": \"boom\",\n\t\t\t\"failed_at\": 1700000010\n"
+        "\t\t}\n\t]\n}",
+        ns_);
     for (int flavor = 0; flavor < 2; flavor++) {
         CHECK_INT(cwork_client_set_go_flavor(cl, (cwork_go_flavor)flavor), 0);
         char *body = NULL;

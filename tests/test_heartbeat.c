@@ -189,7 +189,7 @@ static void thread_beats_every_period(void)
     cwork_error err = {0};
     CHECK_INT(cw_heartbeat_start(hb, &err), CWORK_EINVAL); /* only one thread */
     CLOCK_ADVANCE(1, CW_HEARTBEAT_PERIOD_MS - 1);
-    tl_sleep_ms(300); /* (time for a wrong beat to show) */
+    tl_sleep_ms(300);                     /* (time for a wrong beat to show) */
     CHECK_INT(hget("heartbeat_at"), sat); /* no beat before the period is over */
     cw_clock_advance_ms(1);
     CHECK_INT(next_beat(sat), sat + 5);

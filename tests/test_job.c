@@ -195,7 +195,8 @@ static void case_insensitive_names(void)
              "{\"name\":\"q\",\"id\":\"\",\"t\":0,\"args\":{\"k\":1},\"fails\":3}");
     /* unique_key folds like the others (U+212A KELVIN SIGN for its k); a non-string is
      * Go's type error; null leaves it empty. */
-    REENCODE("{\"UNIQUE_\xe2\x84\xaa" "EY\":\"g\",\"unique\":true,\"d\":9,\"fails\":1}",
+    REENCODE("{\"UNIQUE_\xe2\x84\xaa"
+             "EY\":\"g\",\"unique\":true,\"d\":9,\"fails\":1}",
              "{\"id\":\"\",\"t\":0,\"args\":null,\"unique\":true,\"unique_key\":\"g\","
              "\"fails\":1,\"d\":9}");
     REJECT("{\"unique_key\":1}");

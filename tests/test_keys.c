@@ -24,14 +24,38 @@ static const char *KEY(const char *ns, key_fn fn)
     return got;
 }
 
-static void QUEUE(const cw_keys *k, cw_buf *b) { cw_key_queue(k, b, "send_email"); }
-static void INPROGRESS(const cw_keys *k, cw_buf *b) { cw_key_inprogress(k, b, "send_email", POOL); }
-static void PAUSED(const cw_keys *k, cw_buf *b) { cw_key_paused(k, b, "send_email"); }
-static void LOCK(const cw_keys *k, cw_buf *b) { cw_key_lock(k, b, "send_email"); }
-static void LOCK_INFO(const cw_keys *k, cw_buf *b) { cw_key_lock_info(k, b, "send_email"); }
-static void MAXC(const cw_keys *k, cw_buf *b) { cw_key_max_concurrency(k, b, "send_email"); }
-static void WORKER_KEY(const cw_keys *k, cw_buf *b) { cw_key_worker(k, b, WORKER); }
-static void POOL_KEY(const cw_keys *k, cw_buf *b) { cw_key_worker_pool(k, b, POOL); }
+static void QUEUE(const cw_keys *k, cw_buf *b)
+{
+    cw_key_queue(k, b, "send_email");
+}
+static void INPROGRESS(const cw_keys *k, cw_buf *b)
+{
+    cw_key_inprogress(k, b, "send_email", POOL);
+}
+static void PAUSED(const cw_keys *k, cw_buf *b)
+{
+    cw_key_paused(k, b, "send_email");
+}
+static void LOCK(const cw_keys *k, cw_buf *b)
+{
+    cw_key_lock(k, b, "send_email");
+}
+static void LOCK_INFO(const cw_keys *k, cw_buf *b)
+{
+    cw_key_lock_info(k, b, "send_email");
+}
+static void MAXC(const cw_keys *k, cw_buf *b)
+{
+    cw_key_max_concurrency(k, b, "send_email");
+}
+static void WORKER_KEY(const cw_keys *k, cw_buf *b)
+{
+    cw_key_worker(k, b, WORKER);
+}
+static void POOL_KEY(const cw_keys *k, cw_buf *b)
+{
+    cw_key_worker_pool(k, b, POOL);
+}
 
 static void keys_of_spec_18_1(void)
 {
@@ -97,8 +121,15 @@ static void unique_keys_of_spec_18_3(void)
 static void job_names_that_collide_are_rejected(void)
 {
     static const char *const bad[] = {
-        "", "a,b", "x:lock", "x:lock_info", "x:paused", "x:max_concurrency",
-        "x:0123456789abcdef01234567:inprogress", "bad\xffutf8", "over\xc0\xaflong",
+        "",
+        "a,b",
+        "x:lock",
+        "x:lock_info",
+        "x:paused",
+        "x:max_concurrency",
+        "x:0123456789abcdef01234567:inprogress",
+        "bad\xffutf8",
+        "over\xc0\xaflong",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         cwork_error err = {0};
@@ -107,8 +138,8 @@ static void job_names_that_collide_are_rejected(void)
         CHECK(err.message[0] != '\0');
     }
     static const char *const good[] = {
-        "send_email", "a:b", "lock", "x:locked", "x:inprogress", "x:0123:inprogress",
-        "émail", "with space", "{app}job",
+        "send_email",        "a:b",   "lock",       "x:locked", "x:inprogress",
+        "x:0123:inprogress", "émail", "with space", "{app}job",
     };
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
         if (cwork_validate_job_name(good[i], NULL) != 0)

@@ -500,7 +500,8 @@ static void compare_line(const char *in, size_t in_len, const char *go, size_t g
         return;
     }
     gj_value *pair = NULL;
-    if (cw_gj_parse(go, go_len, &pair, NULL) != 0 || pair->type != GJ_ARRAY || pair->as.arr.len != 2) {
+    if (cw_gj_parse(go, go_len, &pair, NULL) != 0 || pair->type != GJ_ARRAY ||
+        pair->as.arr.len != 2) {
         report("unreadable oracle line", in, in_len, "", 0, go, go_len);
         cw_gj_free(pair);
         cw_gj_free(v);
@@ -626,8 +627,7 @@ static void oracle_agrees(void)
 
 int main(void)
 {
-    if (!(oracle_path = tl_oracle()))
-        return 1; /* fails, never skips: see tl_oracle */
+    if (!(oracle_path = tl_oracle())) return 1; /* fails, never skips: see tl_oracle */
     RUN(oracle_agrees);
     return tl_finish();
 }

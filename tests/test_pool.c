@@ -7,8 +7,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#define GO_JOB                                                                             \
-    "{\"name\":\"send_email\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,"      \
+#define GO_JOB                                                                                     \
+    "{\"name\":\"send_email\",\"id\":\"0123456789abcdef01234567\",\"t\":1700000000,"               \
     "\"args\":{\"address\":\"test@example.com\",\"customer_id\":4,\"subject\":\"hello world\"}}"
 
 static atomic_int runs_;

@@ -22,11 +22,9 @@ static int sleep_ms_;
 static int handler(cwork_job *job, void *ctx)
 {
     (void)ctx;
-    if (sleep_ms_)
-        tl_sleep_ms(sleep_ms_);
+    if (sleep_ms_) tl_sleep_ms(sleep_ms_);
     int64_t i = cwork_job_arg_int64(job, "i");
-    if (i >= 0 && i < JOBS)
-        atomic_fetch_add(&ran_[i], 1);
+    if (i >= 0 && i < JOBS) atomic_fetch_add(&ran_[i], 1);
     atomic_fetch_add(&total_, 1);
     return 0;
 }
@@ -107,8 +105,8 @@ static void crash_redis_under_a_busy_pool(int sleep_ms)
         missing += atomic_load(&ran_[i]) == 0;
         twice += atomic_load(&ran_[i]) > 1;
     }
-    printf("  %d jobs, %d runs, %d ran more than once (allowed: at least once), %d never\n",
-           JOBS, atomic_load(&total_), twice, missing);
+    printf("  %d jobs, %d runs, %d ran more than once (allowed: at least once), %d never\n", JOBS,
+           atomic_load(&total_), twice, missing);
     printf("  fetch errors %d, commit errors %d, reclaims after lost fetch replies %d\n",
            atomic_load(&fetch_errors_), atomic_load(&commit_errors_), atomic_load(&reclaims_));
     CHECK_INT(missing, 0);

@@ -56,7 +56,8 @@ static void run_until_drained(cwork_pool *p)
 {
     cwork_error err = {0};
     CHECK_INT(cwork_pool_start(p, &err), 0);
-    if (cwork_pool_drain(p, 10000, &err) != 0) tl_fail(__FILE__, __LINE__, "drain: %s", err.message);
+    if (cwork_pool_drain(p, 10000, &err) != 0)
+        tl_fail(__FILE__, __LINE__, "drain: %s", err.message);
     CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
 }
 
@@ -351,8 +352,7 @@ static void run_periodic_case(const char *tag, cwork_go_flavor pool_flavor,
                "%s:last_periodic_enqueue string %s\n"
                "%s:scheduled zset %s | %s | %s | %s\n",
                ns_, spec, first, last, ns_, ns_, ns_, last, ns_, instance(pool_flavor, spec, first),
-               instance(present_flavor, spec, first + 60),
-               instance(pool_flavor, spec, first + 120),
+               instance(present_flavor, spec, first + 60), instance(pool_flavor, spec, first + 120),
                instance(pool_flavor, spec, first + 180));
     CHECK_INT(tl_count_logs(MIXED), pool_flavor == present_flavor ? 0 : 1);
     if (pool_flavor != present_flavor) {

@@ -18,8 +18,7 @@ static int count_handler(cwork_job *job, void *ctx)
     (void)ctx;
     if (atomic_fetch_add(&counted_, 1) < DRAWS) {
         const char *n = cwork_job_name(job);
-        atomic_fetch_add(&per_queue_[strcmp(n, "p1") == 0 ? 0 : strcmp(n, "p10") == 0 ? 1 : 2],
-                         1);
+        atomic_fetch_add(&per_queue_[strcmp(n, "p1") == 0 ? 0 : strcmp(n, "p10") == 0 ? 1 : 2], 1);
     }
     return 0;
 }
@@ -139,8 +138,7 @@ static void max_concurrency_holds_across_two_processes(void)
             int done = x->type == REDIS_REPLY_STRING && atoi(x->str) >= JOBS;
             freeReplyObject(x);
             redisFree(c);
-            if (done)
-                break;
+            if (done) break;
             tl_sleep_ms(10);
         }
         rc = rc ? rc : cwork_pool_stop(p, 5000, NULL);

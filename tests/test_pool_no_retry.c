@@ -6,9 +6,9 @@
 
 #include <stdatomic.h>
 
-#define JOB(id, fails)                                                                     \
-    "{\"name\":\"import\",\"id\":\"" id "\",\"t\":1700000000,\"args\":{\"file\":\"a.csv\"}" \
-    fails "}"
+#define JOB(id, fails)                                                                             \
+    "{\"name\":\"import\",\"id\":\"" id "\",\"t\":1700000000,\"args\":{\"file\":\"a.csv\"}" fails  \
+    "}"
 
 static atomic_int runs_;
 
@@ -58,8 +58,8 @@ static char *dead_and_retry(void)
             long long fa = j ? cwork_job_failed_at(j) : 0;
             /* dead: died now; retry: later (Go's backoff) */
             const char *when = score == fa ? "now" : score > fa ? "later" : "earlier";
-            len += (size_t)snprintf(out + len, cap - len, "%s %s %s\n", sets[s],
-                                    r->element[i]->str, when);
+            len += (size_t)snprintf(out + len, cap - len, "%s %s %s\n", sets[s], r->element[i]->str,
+                                    when);
             CHECK(llabs(fa - (long long)time(NULL)) <= 5);
             cwork_job_free(j);
         }

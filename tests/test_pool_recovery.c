@@ -76,8 +76,8 @@ static void enqueue_succeeds_when_publish_is_refused(void)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     cwork_enqueuer *enq = cwork_enqueuer_new(redis, "nopub", NULL);
     cwork_error err = {0};
-    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0);  /* with SADD (MULTI) */
-    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0);  /* cached: plain LPUSH */
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0); /* with SADD (MULTI) */
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, &err), 0); /* cached: plain LPUSH */
     CHECK_INT(cwork_enqueue_unique(enq, "u", NULL, NULL, &err), 0);
     cwork_batch *b = cwork_batch_new(enq);
     cwork_batch_add(b, "j", NULL, 0, 0, NULL);

@@ -20,8 +20,7 @@ static void logger(void *ud, cwork_log_level level, const char *msg, const cwork
     len += (size_t)snprintf(seen_ + len, sizeof seen_ - len, "%d %s", (int)level, msg);
     for (size_t i = 0; i < n && len < sizeof seen_; i++)
         len += (size_t)snprintf(seen_ + len, sizeof seen_ - len, " %s=%s", f[i].key, f[i].value);
-    if (len < sizeof seen_ - 1)
-        strcat(seen_, "\n");
+    if (len < sizeof seen_ - 1) strcat(seen_, "\n");
     pthread_mutex_unlock(&mu_);
 }
 
@@ -56,7 +55,8 @@ static void overrun_and_eviction_policy_are_reported(void)
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
     freeReplyObject(tl_cmd(c, "CONFIG SET maxmemory-policy allkeys-lru"));
-    freeReplyObject(tl_cmd(c, "LPUSH warn:jobs:slow {\"name\":\"slow\",\"id\":\"o1\",\"t\":1,\"args\":null}"));
+    freeReplyObject(
+        tl_cmd(c, "LPUSH warn:jobs:slow {\"name\":\"slow\",\"id\":\"o1\",\"t\":1,\"args\":null}"));
     seen_[0] = '\0';
     cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);

@@ -39,15 +39,12 @@ static int timed_handler(cwork_job *job, void *ctx)
 {
     (void)ctx;
     long long n = cwork_job_arg_int64(job, "n"), ms = cwork_job_arg_int64(job, "ms");
-    if (cwork_job_arg_error(job) || n < 0 || n >= MAX_JOBS)
-        return cwork_job_fail(job, "bad args");
+    if (cwork_job_arg_error(job) || n < 0 || n >= MAX_JOBS) return cwork_job_fail(job, "bad args");
     atomic_store(&start_ms_[n], tl_now_ms());
     int now = atomic_fetch_add(&running_, 1) + 1;
     for (int m = atomic_load(&max_running_); now > m;)
-        if (atomic_compare_exchange_weak(&max_running_, &m, now))
-            break;
-    if (ms > 0)
-        tl_sleep_ms(ms);
+        if (atomic_compare_exchange_weak(&max_running_, &m, now)) break;
+    if (ms > 0) tl_sleep_ms(ms);
     atomic_fetch_sub(&running_, 1);
     atomic_store(&end_ms_[n], tl_now_ms());
     atomic_fetch_add(&done_, 1);
@@ -59,8 +56,9 @@ static int timed_handler(cwork_job *job, void *ctx)
 static void push_jobs(const char *name, int first, int count, int ms)
 {
     for (int i = first; i < first + count; i++)
-        redisAppendCommand(rc_, "LPUSH %s:jobs:%s {\"name\":\"%s\",\"id\":\"job%d\",\"t\":1,"
-                                "\"args\":{\"ms\":%d,\"n\":%d}}",
+        redisAppendCommand(rc_,
+                           "LPUSH %s:jobs:%s {\"name\":\"%s\",\"id\":\"job%d\",\"t\":1,"
+                           "\"args\":{\"ms\":%d,\"n\":%d}}",
                            ns_, name, name, i, ms, i);
     for (int i = 0; i < count; i++) {
         redisReply *r = NULL;
@@ -86,10 +84,8 @@ static long long start_spread(int first, int count)
     long long lo = 0, hi = 0;
     for (int i = first; i < first + count; i++) {
         long long s = atomic_load(&start_ms_[i]);
-        if (!lo || s < lo)
-            lo = s;
-        if (s > hi)
-            hi = s;
+        if (!lo || s < lo) lo = s;
+        if (s > hi) hi = s;
     }
     return hi - lo;
 }
@@ -104,8 +100,7 @@ static cwork_pool *started_pool(const char *tag, unsigned concurrency)
 static void start(cwork_pool *p)
 {
     cwork_error err = {0};
-    if (cwork_pool_start(p, &err) != 0)
-        tl_fail(__FILE__, __LINE__, "start: %s", err.message);
+    if (cwork_pool_start(p, &err) != 0) tl_fail(__FILE__, __LINE__, "start: %s", err.message);
 }
 
 /* Stops the pool and checks that it left only the type's counters behind, and n jobs
@@ -137,8 +132,7 @@ static void cold_pool_runs_a_backlog_of_slow_jobs_at_once(void)
     wait_done(8, 20000);
     CHECK_INT(atomic_load(&max_running_), 8);
     long long spread = start_spread(0, 8);
-    if (spread > 500)
-        tl_fail(__FILE__, __LINE__, "8 slow jobs started over %lld ms", spread);
+    if (spread > 500) tl_fail(__FILE__, __LINE__, "8 slow jobs started over %lld ms", spread);
     stop_and_check(p, 8);
 }
 
@@ -154,8 +148,7 @@ static void warm_pool_runs_slow_jobs_at_once(void)
     wait_done(3010, 20000);
     CHECK_INT(atomic_load(&max_running_), 10);
     long long spread = start_spread(3000, 10);
-    if (spread > 500)
-        tl_fail(__FILE__, __LINE__, "10 slow jobs started over %lld ms", spread);
+    if (spread > 500) tl_fail(__FILE__, __LINE__, "10 slow jobs started over %lld ms", spread);
     stop_and_check(p, 3010);
 }
 
@@ -163,7 +156,7 @@ static void fast_jobs_are_not_held_behind_slow_ones(void)
 {
     reset_record();
     cwork_pool *p = started_pool("mixed", 8);
-    push_jobs("timed", 0, 3, 3000);    /* out first: the first batch holds all three */
+    push_jobs("timed", 0, 3, 3000); /* out first: the first batch holds all three */
     push_jobs("timed", 3, 300, 1);
     start(p);
     wait_done(303, 30000);
@@ -172,12 +165,10 @@ static void fast_jobs_are_not_held_behind_slow_ones(void)
     long long first_slow_end = 0, last_fast_end = 0;
     for (int i = 0; i < 3; i++) {
         long long e = atomic_load(&end_ms_[i]);
-        if (!first_slow_end || e < first_slow_end)
-            first_slow_end = e;
+        if (!first_slow_end || e < first_slow_end) first_slow_end = e;
     }
     for (int i = 3; i < 303; i++)
-        if (atomic_load(&end_ms_[i]) > last_fast_end)
-            last_fast_end = atomic_load(&end_ms_[i]);
+        if (atomic_load(&end_ms_[i]) > last_fast_end) last_fast_end = atomic_load(&end_ms_[i]);
     if (last_fast_end > first_slow_end)
         tl_fail(__FILE__, __LINE__, "the last fast job ended %lld ms after the first slow one",
                 last_fast_end - first_slow_end);
@@ -195,8 +186,7 @@ static void several_shards_run_slow_jobs_at_once(void)
     wait_done(40, 30000);
     CHECK_INT(atomic_load(&max_running_), 40);
     long long spread = start_spread(0, 40);
-    if (spread > 800)
-        tl_fail(__FILE__, __LINE__, "40 slow jobs started over %lld ms", spread);
+    if (spread > 800) tl_fail(__FILE__, __LINE__, "40 slow jobs started over %lld ms", spread);
     stop_and_check(p, 40);
 }
 
@@ -205,17 +195,14 @@ static void several_shards_run_slow_jobs_at_once(void)
 static void cwork_work_runs_a_backlog_at_once(void)
 {
     const char *cli = getenv("CWORK_CLI");
-    if (!cli)
-        tl_fail(__FILE__, __LINE__, "CWORK_CLI is not set (ctest sets it)");
+    if (!cli) tl_fail(__FILE__, __LINE__, "CWORK_CLI is not set (ctest sets it)");
     tl_unique_ns("work", ns_, sizeof ns_);
     char dir[] = "/tmp/cwt-workloads-XXXXXX";
-    if (!mkdtemp(dir))
-        tl_fail(__FILE__, __LINE__, "mkdtemp");
+    if (!mkdtemp(dir)) tl_fail(__FILE__, __LINE__, "mkdtemp");
     for (int i = 0; i < 8; i++)
         tl_do(rc_, "LPUSH %s:jobs:s {\"name\":\"s\",\"id\":\"j%d\",\"t\":1,\"args\":{}}", ns_, i);
     char job[512];
-    snprintf(job, sizeof job,
-             "s=date +%%s%%N >> %s/starts; sleep 2; echo x >> %s/ends", dir, dir);
+    snprintf(job, sizeof job, "s=date +%%s%%N >> %s/starts; sleep 2; echo x >> %s/ends", dir, dir);
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
@@ -231,8 +218,7 @@ static void cwork_work_runs_a_backlog_at_once(void)
     for (long long end = tl_now_ms() + 30000; tl_now_ms() < end; tl_sleep_ms(50)) {
         char *e = tl_read_file(ends, &n);
         free(e);
-        if (e && n >= 16)
-            break;
+        if (e && n >= 16) break;
     }
     CHECK_INT(n, 16); /* eight "x\n" */
     size_t slen = 0;
@@ -248,16 +234,14 @@ static void cwork_work_runs_a_backlog_at_once(void)
     }
     free(s);
     CHECK_INT(count, 8);
-    if (hi - lo > 1000)
-        tl_fail(__FILE__, __LINE__, "8 commands started over %lld ms", hi - lo);
+    if (hi - lo > 1000) tl_fail(__FILE__, __LINE__, "8 commands started over %lld ms", hi - lo);
     kill(pid, SIGTERM);
     int status = 0;
     waitpid(pid, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "cannot remove %s\n", dir);
+    if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", dir);
     CHECK_INT(wait_for_int(0, 1000, "LLEN %s:jobs:%s", "s"), 0);
     tl_ns_delete(rc_, ns_);
 }

@@ -35,8 +35,7 @@ static void cmd(const char *fmt, const char *a, const char *b)
     redisReply *r = redisCommand(rc_, full);
     if (!r || r->type == REDIS_REPLY_ERROR)
         tl_fail(__FILE__, __LINE__, "setup command failed: %s", full);
-    if (r)
-        freeReplyObject(r);
+    if (r) freeReplyObject(r);
 }
 
 static int cycle(const char *const *registered, size_t n)
@@ -44,8 +43,7 @@ static int cycle(const char *const *registered, size_t n)
     cw_reaper *r = cw_reaper_new(redis_, &keys_, registered, n, 300, NULL, NULL);
     int ran = -1;
     cwork_error err = {0};
-    if (cw_reaper_cycle(r, &ran, &err) != 0)
-        tl_fail(__FILE__, __LINE__, "cycle: %s", err.message);
+    if (cw_reaper_cycle(r, &ran, &err) != 0) tl_fail(__FILE__, __LINE__, "cycle: %s", err.message);
     cw_reaper_free(r);
     return ran;
 }
@@ -214,8 +212,8 @@ static void on_done(const cwork_reap_result *res, void *ud)
 {
     (void)ud;
     size_t n = 0;
-    n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "err=%s dead=",
-                          res->error ? res->error : "-");
+    n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n,
+                          "err=%s dead=", res->error ? res->error : "-");
     for (size_t i = 0; i < res->n_no_heartbeat_jobs; i++)
         n += (size_t)snprintf(hook_seen_ + n, sizeof hook_seen_ - n, "%s;",
                               res->no_heartbeat_jobs[i]);
@@ -242,8 +240,8 @@ static void hook_reports_every_pass(void)
     cmd("SADD %s:worker_pools %s%s", DEAD, "");
     cmd("HSET %s:worker_pools:" DEAD " heartbeat_at %s job_names %s", hb, "a");
     cmd("SET %s:jobs:a:lock 0%s%s", "", "");
-    cmd("HSET %s:jobs:a:lock_info " DEAD " 2%s%s", "", ""); /* lock would go to -2 */
-    cmd("HSET %s:jobs:a:lock_info " GHOST " 0%s%s", "", "");  /* a stopped Go pool's 0 */
+    cmd("HSET %s:jobs:a:lock_info " DEAD " 2%s%s", "", "");  /* lock would go to -2 */
+    cmd("HSET %s:jobs:a:lock_info " GHOST " 0%s%s", "", ""); /* a stopped Go pool's 0 */
     cmd("SET %s:jobs:c:lock 3%s%s", "", "");
     cmd("SADD %s:known_jobs c%s%s", "", "");
     const char *mine[] = {"a"};
@@ -280,7 +278,6 @@ static void cheap_check_sees_stale_and_missing_heartbeats(void)
     tl_ns_delete(rc_, ns_);
 }
 
-
 /* ---- the reaper lock: a short lease naming its holder (issue 14 defect 3) */
 
 static void holder_of_a_lock_value(void)
@@ -293,7 +290,7 @@ static void holder_of_a_lock_value(void)
         {"cwork:" LIVE ":dGhpcyBpcyBhIHRva2VuIQ==", 1, LIVE},
         {"cwork::dGhpcyBpcyBhIHRva2VuIQ==", 1, ""},
         {"dGhpcyBpcyBhIHRva2VuIQ==", 0, ""}, /* Go's token (and cwork's before leases) */
-        {"cwork:" LIVE, 0, ""},               /* no token: someone else's value */
+        {"cwork:" LIVE, 0, ""},              /* no token: someone else's value */
         {"cwork", 0, ""},
         {"", 0, ""},
         {"CWORK:x:y", 0, ""},
@@ -302,8 +299,8 @@ static void holder_of_a_lock_value(void)
         char pool[65] = "junk";
         int got = cw_reaper_lock_holder(cases[i].value, strlen(cases[i].value), pool, sizeof pool);
         if (got != cases[i].cwork || strcmp(pool, cases[i].pool) != 0)
-            tl_fail(__FILE__, __LINE__, "%s: got %d '%s', want %d '%s'", cases[i].value, got,
-                    pool, cases[i].cwork, cases[i].pool);
+            tl_fail(__FILE__, __LINE__, "%s: got %d '%s', want %d '%s'", cases[i].value, got, pool,
+                    cases[i].cwork, cases[i].pool);
     }
     char small[4];
     CHECK_INT(cw_reaper_lock_holder("cwork:abcdef:t", 14, small, sizeof small), 1);

@@ -27,9 +27,8 @@ static pid_t start_worker(const char *command, const char *dead_check)
         dup2(null, 2);
         const char *cli = getenv("CWORK_CLI");
         if (!cli) _exit(127);
-        execl(cli, "cwork", "work", "--redis", tl_redis_url(), "--ns", ns_,
-              "--concurrency", "2", "--no-progress", "--dead-check", dead_check, "--job", job,
-              (char *)NULL);
+        execl(cli, "cwork", "work", "--redis", tl_redis_url(), "--ns", ns_, "--concurrency", "2",
+              "--no-progress", "--dead-check", dead_check, "--job", job, (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -90,7 +89,6 @@ static void killed_pool_job_is_recovered_within_30s(void)
     redisFree(c);
 }
 
-
 /* Waits up to ms for the marker file; the time it took from since_ms, or -1. */
 static long long wait_marker(const char *marker, long long since_ms, long ms)
 {
@@ -122,8 +120,7 @@ static void killed_reaper_lock_holder_stalls_no_recovery(void)
         redisReply *r = NULL;
         if (redisGetReply(c, (void **)&r) != REDIS_OK || !r || r->type == REDIS_REPLY_ERROR)
             tl_fail(__FILE__, __LINE__, "ghost set-up failed");
-        if (r)
-            freeReplyObject(r);
+        if (r) freeReplyObject(r);
     }
     freeReplyObject(tl_cmd(c, "LPUSH %s:jobs:slow %s", ns_,
                            "{\"name\":\"slow\",\"id\":\"lockkill\",\"t\":1,\"args\":null}"));
@@ -134,8 +131,7 @@ static void killed_reaper_lock_holder_stalls_no_recovery(void)
         redisReply *r = tl_cmd(c, "EXISTS %s:reaper_lock", ns_);
         locked = r->integer == 1;
         freeReplyObject(r);
-        if (!locked)
-            usleep(500);
+        if (!locked) usleep(500);
     }
     tl_sleep_ms(50); /* into its first pass */
     kill(a, SIGKILL);

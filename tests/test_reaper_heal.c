@@ -43,8 +43,7 @@ static void cmd(const char *fmt)
     redisReply *r = redisCommand(rc_, full);
     if (!r || r->type == REDIS_REPLY_ERROR)
         tl_fail(__FILE__, __LINE__, "setup command failed: %s", full);
-    if (r)
-        freeReplyObject(r);
+    if (r) freeReplyObject(r);
 }
 
 static void on_done(const cwork_reap_result *res, void *ud)
@@ -64,8 +63,7 @@ static void cycle(const char *const *registered, size_t n)
     cw_reaper *r = cw_reaper_new(redis_, &keys_, registered, n, 300, hook, NULL);
     int ran = -1;
     cwork_error err = {0};
-    if (cw_reaper_cycle(r, &ran, &err) != 0)
-        tl_fail(__FILE__, __LINE__, "cycle: %s", err.message);
+    if (cw_reaper_cycle(r, &ran, &err) != 0) tl_fail(__FILE__, __LINE__, "cycle: %s", err.message);
     CHECK_INT(ran, 1);
     cw_reaper_free(r);
 }
@@ -89,8 +87,7 @@ static void heartbeat(const char *pool, const char *names, int alive, char *hb, 
     char c[512];
     snprintf(c, sizeof c, "SADD %%s:worker_pools %s", pool);
     cmd(c);
-    snprintf(c, sizeof c, "HSET %%s:worker_pools:%s heartbeat_at %s job_names %s", pool, hb,
-             names);
+    snprintf(c, sizeof c, "HSET %%s:worker_pools:%s heartbeat_at %s job_names %s", pool, hb, names);
     cmd(c);
 }
 
@@ -204,17 +201,17 @@ static void damaged_values_heal_name_by_name(void)
     fresh("heal-damage");
     char hb[32];
     heartbeat(LIVE, "a,b,c,d,e,f", 1, hb, sizeof hb);
-    cmd("HSET %s:jobs:c:lock x 1");                      /* c: lock of another type */
-    cmd("RPUSH %s:jobs:e:lock_info oops");               /* e: lock_info of another type */
+    cmd("HSET %s:jobs:c:lock x 1");        /* c: lock of another type */
+    cmd("RPUSH %s:jobs:e:lock_info oops"); /* e: lock_info of another type */
     cmd("SET %s:jobs:e:lock 4");
-    cmd("SET %s:jobs:a:lock oops");                      /* a: lock not a number */
+    cmd("SET %s:jobs:a:lock oops"); /* a: lock not a number */
     cmd("HSET %s:jobs:a:lock_info " LIVE " 1");
     cmd("RPUSH %s:jobs:a:" LIVE ":inprogress a1");
-    cmd("SET %s:jobs:b:lock 7");                         /* b: field not a number */
+    cmd("SET %s:jobs:b:lock 7"); /* b: field not a number */
     cmd("HSET %s:jobs:b:lock_info " LIVE " x");
     cmd("RPUSH %s:jobs:b:" LIVE ":inprogress b1 b2");
-    cmd("SET %s:jobs:d:lock -3");                        /* d: negative lock, no fields */
-    cmd("HSET %s:jobs:f:lock_info " LIVE " 1");          /* f: lock missing, 1 held */
+    cmd("SET %s:jobs:d:lock -3");               /* d: negative lock, no fields */
+    cmd("HSET %s:jobs:f:lock_info " LIVE " 1"); /* f: lock missing, 1 held */
     cmd("RPUSH %s:jobs:f:" LIVE ":inprogress f1");
     tl_capture_logs();
     const char *mine[] = {"c", "e", "a", "b", "d", "f"};
@@ -240,8 +237,7 @@ static void damaged_values_heal_name_by_name(void)
     /* Logged with their messages: e's lock_info (passes 2 and 3), c's lock. */
     int damaged = 0, c_lock = 0, e_info = 0;
     for (int i = 0; i < tl_nlogs; i++) {
-        if (strcmp(tl_logs[i].message, "Reaper: damaged key") != 0)
-            continue;
+        if (strcmp(tl_logs[i].message, "Reaper: damaged key") != 0) continue;
         damaged++;
         c_lock += strstr(tl_logs[i].fields, ":jobs:c:lock: WRONGTYPE") != NULL;
         e_info += strstr(tl_logs[i].fields, ":jobs:e:lock_info: WRONGTYPE") != NULL;
@@ -273,7 +269,7 @@ static void damaged_dead_pool_stops_nothing_else(void)
     cmd("RPUSH %s:jobs:a:" DEAD1 ":inprogress a1");
     cmd("RPUSH %s:jobs:b:" DEAD1 ":inprogress b1");
     cmd("RPUSH %s:jobs:a:" DEAD2 ":inprogress a2");
-    cmd("SET %s:jobs:b oops");                             /* b's queue: not a list */
+    cmd("SET %s:jobs:b oops"); /* b's queue: not a list */
     cmd("SET %s:jobs:a:lock 2");
     cmd("HSET %s:jobs:a:lock_info " DEAD1 " garbage " DEAD2 " 1");
     cmd("SET %s:jobs:b:lock 1");
@@ -297,10 +293,8 @@ static void damaged_dead_pool_stops_nothing_else(void)
     char alt[8192];
     snprintf(alt, sizeof alt, "%s", want_);
     char *swap = strstr(alt, "a1 | a2");
-    if (swap)
-        memcpy(swap, "a2 | a1", 7);
-    if (strcmp(got, want_) != 0 && strcmp(got, alt) != 0)
-        CHECK_STR(got, want_);
+    if (swap) memcpy(swap, "a2 | a1", 7);
+    if (strcmp(got, want_) != 0 && strcmp(got, alt) != 0) CHECK_STR(got, want_);
     free(got);
     CHECK(strstr(hook_error_, "jobs:b:" DEAD1 ":inprogress -> ") &&
           strstr(hook_error_, "WRONGTYPE") && strstr(hook_error_, "is not an integer (garbage)"));
@@ -317,10 +311,8 @@ static void damaged_dead_pool_stops_nothing_else(void)
              ns_, ns_, ns_, ns_);
     got = tl_ns_dump(rc_, ns_);
     snprintf(alt, sizeof alt, "%s", want_);
-    if ((swap = strstr(alt, "a1 | a2")))
-        memcpy(swap, "a2 | a1", 7);
-    if (strcmp(got, want_) != 0 && strcmp(got, alt) != 0)
-        CHECK_STR(got, want_);
+    if ((swap = strstr(alt, "a1 | a2"))) memcpy(swap, "a2 | a1", 7);
+    if (strcmp(got, want_) != 0 && strcmp(got, alt) != 0) CHECK_STR(got, want_);
     free(got);
     tl_ns_delete(rc_, ns_);
 }

@@ -332,7 +332,8 @@ static void failover_run(const char *query, int must_lose_nothing)
     cwork_error err = {0};
     cwork_redis *er = pool_for(cl.url, query, 30000, &err),
                 *pr = pool_for(cl.url, query, 30000, &err);
-    tf_plan plan = {er, pr, ns, FAILOVER_JOBS, 5000, kill_master, NULL, 0, &k, NULL, 0, query ? 4 : 1};
+    tf_plan plan = {er,   pr, ns, FAILOVER_JOBS, 5000, kill_master,
+                    NULL, 0,  &k, NULL,          0,    query ? 4 : 1};
     tf_stats st;
     if (er && pr && tf_run(&plan, &st) == 0) {
         char what[160];

@@ -116,8 +116,7 @@ static int noop_job(cwork_job *job, void *ctx)
 /* Runs `jobs` no-op jobs in a pool on r; then, the moment the pool has counted them all
  * committed, returns what the replica's in-progress list holds (a commit is counted
  * only once its round trip, WAIT included, is over), or 0 when ask_replica is 0. */
-static long long pool_run(cwork_redis *r, const char *ns, int jobs, int ask_replica,
-                          long long *ms)
+static long long pool_run(cwork_redis *r, const char *ns, int jobs, int ask_replica, long long *ms)
 {
     cwork_error err = {0};
     cwork_redis *er = cwork_redis_new(master.url, NULL, &err);

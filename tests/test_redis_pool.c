@@ -390,7 +390,8 @@ static void pipeline_of_1000(void)
     CHECK_INT(cw_conn_read(c, &x, &err), 0);
     freeReplyObject(x);
     redisReply *no = NULL;
-    CHECK_INT(cw_conn_commandf(c, &no, &err, "PING"), CWORK_EINVAL); /* would read a pipelined reply */
+    CHECK_INT(cw_conn_commandf(c, &no, &err, "PING"),
+              CWORK_EINVAL); /* would read a pipelined reply */
     CHECK(no == NULL);
     CHECK_INT(err.code, CWORK_EINVAL);
     /* The code is the same without an error to fill. */

@@ -18,7 +18,7 @@
 #define SENTINEL_PW "sentinel-s3cr3t"
 
 typedef struct topo {
-    int auth; /* data nodes and sentinels each have their own password */
+    int auth;    /* data nodes and sentinels each have their own password */
     int relayed; /* the replicas replicate through relay (repl_link_testutil.h) */
     rl_relay relay;
     char dir[64];
@@ -34,10 +34,21 @@ static int start_data_on(topo *t, int i, int master_port, int port)
     snprintf(of, sizeof of, "127.0.0.1 %d", master_port);
     snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
     /* A replica that needs a full sync gets it at once (Redis 7 waits 5 s for more). */
-    const char *argv[26] = {
-        "redis-server", "--port", port_s,  "--bind", "127.0.0.1",    "--save", "",
-        "--appendonly", "no",     "--dir", t->dir,   "--dbfilename", rdb,
-        "--repl-diskless-sync-delay", "0"};
+    const char *argv[26] = {"redis-server",
+                            "--port",
+                            port_s,
+                            "--bind",
+                            "127.0.0.1",
+                            "--save",
+                            "",
+                            "--appendonly",
+                            "no",
+                            "--dir",
+                            t->dir,
+                            "--dbfilename",
+                            rdb,
+                            "--repl-diskless-sync-delay",
+                            "0"};
     int argc = 15;
     if (t->auth) {
         argv[argc++] = "--requirepass", argv[argc++] = DATA_PW;
@@ -271,10 +282,9 @@ static void switch_master_messages(void)
     const char *v6 = "mymaster ::1 6379 ::2 6381";
     CHECK_INT(cw_sentinel_parse_switch(v6, strlen(v6), "mymaster", host, sizeof host, &port), 1);
     CHECK_STR(host, "::2");
-    const char *noport[] = {"mymaster 127.0.0.1 6379 127.0.0.2 x6380",
-                            "mymaster 127.0.0.1 6379 127.0.0.2 70000",
-                            "mymaster 127.0.0.1 6379 127.0.0.2 6380 extra",
-                            "mymaster 127.0.0.1 6379  127.0.0.2 6380"};
+    const char *noport[] = {
+        "mymaster 127.0.0.1 6379 127.0.0.2 x6380", "mymaster 127.0.0.1 6379 127.0.0.2 70000",
+        "mymaster 127.0.0.1 6379 127.0.0.2 6380 extra", "mymaster 127.0.0.1 6379  127.0.0.2 6380"};
     for (size_t i = 0; i < sizeof noport / sizeof *noport; i++)
         CHECK_INT(cw_sentinel_parse_switch(noport[i], strlen(noport[i]), "mymaster", host,
                                            sizeof host, &port),
@@ -286,7 +296,7 @@ static void switch_master_messages(void)
 typedef struct fo_ctx {
     topo *t;
     int manual;
-    int lag_ms;                /* relayed: how long the replication link is held back */
+    int lag_ms;               /* relayed: how long the replication link is held back */
     long enqueued_while_held; /* acknowledged while it was */
 } fo_ctx;
 
@@ -378,7 +388,8 @@ static void failover_run(const char *query, int manual, int lag_ms, int loss)
                  query ? query : "");
         tf_print(what, &st);
         if (lag_ms)
-            fprintf(stderr, "    (%ld jobs were acknowledged while replication was held back %d ms)\n",
+            fprintf(stderr,
+                    "    (%ld jobs were acknowledged while replication was held back %d ms)\n",
                     f.enqueued_while_held, lag_ms);
         CHECK(st.acked >= FAILOVER_JOBS + (manual ? AFTER_JOBS : 0));
         CHECK(st.max_gap_s < 30);    /* it resumed by itself */

@@ -317,11 +317,25 @@ static int start_tls_only(tt_proc *p, int port, const char *const *extra)
     snprintf(key_p, sizeof key_p, "%s/server.key", dir);
     snprintf(ca_p, sizeof ca_p, "%s/ca.crt", dir);
     snprintf(log, sizeof log, "%s/node-%d.log", dir, port);
-    const char *argv[48] = {"redis-server",  "--port",         "0",    "--tls-port",
-                            port_s,          "--bind",         "127.0.0.1",
-                            "--tls-cert-file", cert_p,         "--tls-key-file", key_p,
-                            "--tls-ca-cert-file", ca_p,        "--tls-auth-clients", "no",
-                            "--tls-replication", "yes",        "--dir", dir};
+    const char *argv[48] = {"redis-server",
+                            "--port",
+                            "0",
+                            "--tls-port",
+                            port_s,
+                            "--bind",
+                            "127.0.0.1",
+                            "--tls-cert-file",
+                            cert_p,
+                            "--tls-key-file",
+                            key_p,
+                            "--tls-ca-cert-file",
+                            ca_p,
+                            "--tls-auth-clients",
+                            "no",
+                            "--tls-replication",
+                            "yes",
+                            "--dir",
+                            dir};
     int argc = 19;
     for (size_t i = 0; extra && extra[i] && argc < 47; i++)
         argv[argc++] = extra[i];
@@ -392,23 +406,33 @@ static void cluster_over_tls(void)
         int port = tt_free_port();
         char conf[64];
         snprintf(conf, sizeof conf, "nodes-%d.conf", port);
-        const char *extra[] = {"--cluster-enabled", "yes", "--cluster-config-file", conf,
-                               "--tls-cluster", "yes", "--save", "", "--appendonly", "no", NULL};
+        const char *extra[] = {"--cluster-enabled",
+                               "yes",
+                               "--cluster-config-file",
+                               conf,
+                               "--tls-cluster",
+                               "yes",
+                               "--save",
+                               "",
+                               "--appendonly",
+                               "no",
+                               NULL};
         ok = start_tls_only(&node[i], port, extra) == 0;
         size_t len = strlen(hosts);
         snprintf(hosts + len, sizeof hosts - len, " 127.0.0.1:%d", port);
     }
-    ok = ok && tt_sh("redis-cli --tls --cacert '%s/ca.crt' --cluster create%s --cluster-yes "
-                     ">/dev/null 2>&1",
-                     dir, hosts) == 0 &&
+    ok = ok &&
+         tt_sh("redis-cli --tls --cacert '%s/ca.crt' --cluster create%s --cluster-yes "
+               ">/dev/null 2>&1",
+               dir, hosts) == 0 &&
          cluster_ok(node[0].port) == 0 && cluster_ok(node[1].port) == 0 &&
          cluster_ok(node[2].port) == 0; /* each node sees the state ok in its own time */
     if (!ok) {
         tl_fail(__FILE__, __LINE__, "cannot build a TLS cluster");
     } else {
         cwork_error err = {0};
-        cwork_redis *r = pool_for("rediss+cluster://127.0.0.1:%d?ca=%s/ca.crt", node[1].port,
-                                  10000, &err);
+        cwork_redis *r =
+            pool_for("rediss+cluster://127.0.0.1:%d?ca=%s/ca.crt", node[1].port, 10000, &err);
         if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
         char ns[64], tagged[80];
         tl_unique_ns("tls-cluster", ns, sizeof ns);

@@ -119,7 +119,8 @@ static const err_case err_cases[] = {
     {"redis+sentinel://h1,,h2/m", CWORK_EINVAL, "empty host"},
     {"redis+sentinel://h1:x/m", CWORK_EINVAL, "port"},
     {"redis+sentinel://h/m/x", CWORK_EINVAL, "database"},
-    {"redis+sentinel://h/m?sentinel_password=" SECRET "&bogus=1", CWORK_EINVAL, "unknown parameter"},
+    {"redis+sentinel://h/m?sentinel_password=" SECRET "&bogus=1", CWORK_EINVAL,
+     "unknown parameter"},
     {"redis+cluster://h1:7000,h2:7001/3", CWORK_EINVAL, "only database 0"},
     {"redis+cluster://h1:7000,h2:7001?foo=1", CWORK_EINVAL, "unknown parameter \"foo\""},
     {"rediss+cluster://h1:7000?verify=2", CWORK_EINVAL, "verify="},
@@ -196,8 +197,10 @@ static const char *redact_cases[][2] = {
     {"rediss://:" SECRET "@h?ca=/etc/ca.crt&verify=0", "rediss://:xxxxx@h?ca=/etc/ca.crt&verify=0"},
     {"redis+sentinel://u:" SECRET "@h1,h2/m?sentinel_password=" SECRET "&min_replicas=1",
      "redis+sentinel://u:xxxxx@h1,h2/m?sentinel_password=xxxxx&min_replicas=1"},
-    {"redis+sentinel://h/m?sentinel_password=" SECRET "#f", "redis+sentinel://h/m?sentinel_password=xxxxx#f"},
-    {"redis+sentinel://h/m?SENTINEL_PASSWORD=" SECRET, "redis+sentinel://h/m?SENTINEL_PASSWORD=xxxxx"},
+    {"redis+sentinel://h/m?sentinel_password=" SECRET "#f",
+     "redis+sentinel://h/m?sentinel_password=xxxxx#f"},
+    {"redis+sentinel://h/m?SENTINEL_PASSWORD=" SECRET,
+     "redis+sentinel://h/m?SENTINEL_PASSWORD=xxxxx"},
     {"redis+cluster://:" SECRET "@h1:7000,h2:7001", "redis+cluster://:xxxxx@h1:7000,h2:7001"},
     {"redis://u:p@ss@h", "redis://u:xxxxx@h"},
     /* malformed: the password may hold '/', '?', '#' or ':' */
@@ -255,7 +258,8 @@ static void parse_tls_sentinel_cluster(void)
     CHECK_INT(a.min_replicas_timeout_ms, CW_MIN_REPLICAS_DEFAULT_TIMEOUT_MS);
     cw_redis_addr_clear(&a);
 
-    CHECK_INT(cw_redis_addr_parse("redis+sentinel://app:" SECRET "@s1,s2:26380,[::1]:26381/my%20master/3"
+    CHECK_INT(cw_redis_addr_parse("redis+sentinel://app:" SECRET
+                                  "@s1,s2:26380,[::1]:26381/my%20master/3"
                                   "?sentinel_user=sen&sentinel_password=" SECRET "2",
                                   &a, &err),
               0);
@@ -286,7 +290,9 @@ static void parse_tls_sentinel_cluster(void)
     CHECK_INT(a.db, 0);
     cw_redis_addr_clear(&a);
 
-    CHECK_INT(cw_redis_addr_parse("REDIS+CLUSTER://:" SECRET "@n1:7000,n2:7001,n3?min_replicas=1", &a, &err), 0);
+    CHECK_INT(cw_redis_addr_parse("REDIS+CLUSTER://:" SECRET "@n1:7000,n2:7001,n3?min_replicas=1",
+                                  &a, &err),
+              0);
     CHECK_INT(a.kind, CW_REDIS_CLUSTER);
     CHECK_INT(a.nnodes, 3);
     if (a.nnodes == 3) {

@@ -141,7 +141,8 @@ static void members_go_would_block_on_or_lose_go_to_dead(void)
 {
     fresh("rqb");
     long long now = now_();
-    freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %b", ns_, now - 9, "not json \xff\xfe", (size_t)11));
+    freeReplyObject(
+        tl_cmd(rc_, "ZADD %s:retry %lld %b", ns_, now - 9, "not json \xff\xfe", (size_t)11));
     freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 8, "{\"id\":\"noname\"}"));
     freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 7,
                            "{\"name\":\"a\",\"id\":\"dnull\",\"d\":null}"));
@@ -159,7 +160,8 @@ static void members_go_would_block_on_or_lose_go_to_dead(void)
         CHECK(strstr(r->element[i]->str, "raw_job") != NULL);
         /* Every record has an id to act on: the member's own, or a generated one. */
         CHECK(strlen(cwork_job_id(j)) > 0);
-        if (strstr(r->element[i]->str, "bm90IGpzb24g\\/\\/4=")) /* base64 of the bytes (cjson escapes /) */
+        if (strstr(r->element[i]->str,
+                   "bm90IGpzb24g\\/\\/4=")) /* base64 of the bytes (cjson escapes /) */
             CHECK_INT(strlen(cwork_job_id(j)), 24);
         else if (strstr(r->element[i]->str, "noname"))
             CHECK_STR(cwork_job_id(j), "noname");

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 /* Signals an application handles or waits for: library threads must not receive them. */
-static const int async_signals_[] = {SIGINT, SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
+static const int async_signals_[] = {SIGINT,  SIGTERM, SIGHUP,  SIGQUIT, SIGUSR1,
                                      SIGUSR2, SIGCHLD, SIGPIPE, SIGALRM, SIGWINCH};
 /* Signals a thread raises itself: blocking them is undefined, so they stay open. */
 static const int sync_signals_[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
@@ -77,8 +77,7 @@ static void mask_logger(void *ud, cwork_log_level level, const char *message,
                         const cwork_log_field *fields, size_t n)
 {
     (void)ud, (void)level, (void)fields, (void)n;
-    if (pthread_equal(pthread_self(), main_thread_))
-        return;
+    if (pthread_equal(pthread_self(), main_thread_)) return;
     pthread_mutex_lock(&masks_mu_);
     logs_off_main_++;
     note_mask(&logs_off_main_ok_);
@@ -98,8 +97,8 @@ static int get_queues(int port)
     char req[128];
     int n = snprintf(req, sizeof req, "GET /queues HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n", port);
     char buf[512];
-    ssize_t got = send(fd, req, (size_t)n, MSG_NOSIGNAL) == n ? recv(fd, buf, sizeof buf - 1, 0)
-                                                             : -1;
+    ssize_t got =
+        send(fd, req, (size_t)n, MSG_NOSIGNAL) == n ? recv(fd, buf, sizeof buf - 1, 0) : -1;
     close(fd);
     if (got < 0) return -1;
     buf[got] = '\0';
@@ -174,15 +173,13 @@ static char tag_a_, tag_b_;
 static atomic_int mismatched_, seen_a_, seen_b_;
 static atomic_int logging_done_;
 
-static void logger_a(void *ud, cwork_log_level l, const char *m, const cwork_log_field *f,
-                     size_t n)
+static void logger_a(void *ud, cwork_log_level l, const char *m, const cwork_log_field *f, size_t n)
 {
     (void)l, (void)m, (void)f, (void)n;
     atomic_fetch_add(ud == &tag_a_ ? &seen_a_ : &mismatched_, 1);
 }
 
-static void logger_b(void *ud, cwork_log_level l, const char *m, const cwork_log_field *f,
-                     size_t n)
+static void logger_b(void *ud, cwork_log_level l, const char *m, const cwork_log_field *f, size_t n)
 {
     (void)m, (void)f, (void)n;
     /* B is installed at WARN: an INFO record reaching it would be half a swap. */
@@ -212,9 +209,15 @@ static void logger_is_swapped_whole_while_threads_log(void)
                                   tl_now_ms() - t0 < 60000);
          i++) {
         switch (i % 3) {
-        case 0: CHECK_INT(cwork_set_logger(logger_a, &tag_a_, CWORK_LOG_DEBUG), 0); break;
-        case 1: CHECK_INT(cwork_set_logger(logger_b, &tag_b_, CWORK_LOG_WARN), 0); break;
-        default: CHECK_INT(cwork_set_logger(NULL, NULL, CWORK_LOG_DEBUG), 0); break;
+        case 0:
+            CHECK_INT(cwork_set_logger(logger_a, &tag_a_, CWORK_LOG_DEBUG), 0);
+            break;
+        case 1:
+            CHECK_INT(cwork_set_logger(logger_b, &tag_b_, CWORK_LOG_WARN), 0);
+            break;
+        default:
+            CHECK_INT(cwork_set_logger(NULL, NULL, CWORK_LOG_DEBUG), 0);
+            break;
         }
     }
     atomic_store(&logging_done_, 1);
@@ -241,7 +244,7 @@ static void *enqueue_loop(void *arg)
         int plain = i % 2;
         int rc = plain ? cwork_enqueue(shared_enq_, "settings", args, NULL, NULL)
                        : cwork_enqueue_unique(shared_enq_, "settings_u", args, NULL, NULL);
-        atomic_fetch_add(rc == 0 && plain                 ? &enq_plain_ok_
+        atomic_fetch_add(rc == 0 && plain                   ? &enq_plain_ok_
                          : rc == 0 || rc == CWORK_DUPLICATE ? &enq_unique_ok_
                          : rc == CWORK_ETOOBIG              ? &enq_too_big_
                                                             : &enq_other_,
@@ -263,9 +266,9 @@ static void enqueuer_and_client_settings_change_while_in_use(void)
     /* Flip the settings until every thread is done: each enqueue meets some flip. */
     for (int i = 0; i < 400 || atomic_load(&enq_done_) < ENQ_THREADS; i++) {
         cwork_enqueuer_set_max_job_bytes(shared_enq_, i % 2 ? 16 : CWORK_DEFAULT_MAX_JOB_BYTES);
-        CHECK_INT(cwork_enqueuer_set_go_flavor(shared_enq_, i % 2 ? CWORK_GO_UPSTREAM
-                                                                   : CWORK_GO_FORK),
-                  0);
+        CHECK_INT(
+            cwork_enqueuer_set_go_flavor(shared_enq_, i % 2 ? CWORK_GO_UPSTREAM : CWORK_GO_FORK),
+            0);
         CHECK_INT(cwork_client_set_go_flavor(client, i % 2 ? CWORK_GO_UPSTREAM : CWORK_GO_FORK), 0);
         char *json = NULL;
         size_t len = 0;

@@ -87,8 +87,8 @@ static void upstream_job(char *out, size_t size, const char *name_esc, const cha
                          const char *args, const char *unique_key_esc, long fails,
                          const char *err_esc, long failed_at)
 {
-    int n = snprintf(out, size, "{\"name\":%s,\"id\":\"%s\",\"t\":%ld,\"args\":%s", name_esc, id,
-                     t, args);
+    int n = snprintf(out, size, "{\"name\":%s,\"id\":\"%s\",\"t\":%ld,\"args\":%s", name_esc, id, t,
+                     args);
     if (unique_key_esc)
         n += snprintf(out + n, size - (size_t)n, ",\"unique\":true,\"unique_key\":%s",
                       unique_key_esc);
@@ -117,9 +117,7 @@ static void fixtures_are_what_go_writes(void)
         S_PERIODIC_ID,
         N
     };
-    const char *first[] = {"{\"object_id_\":\"123\"}",
-                           "{\"v\":\"first\"}",
-                           "{\"v\":\"second\"}",
+    const char *first[] = {"{\"object_id_\":\"123\"}", "{\"v\":\"first\"}", "{\"v\":\"second\"}",
                            "{\"acct\":7}",
                            ("{\"address\":\"test@example.com\",\"subject\":\"hello world\","
                             "\"customer_id\":4}")};
@@ -133,38 +131,39 @@ static void fixtures_are_what_go_writes(void)
     char key_clear[256], key_sync[256];
     snprintf(key_clear, sizeof key_clear, "work:unique:clear_cache:%s", a[A_OBJ].suffix);
     snprintf(key_sync, sizeof key_sync, "work:unique:sync:%s", a[A_ACCT].suffix);
-    char *lines[N - S_CLEAR] = {string_line("clear_cache"), string_line("sync"),
-                                string_line("send_email"), string_line("calc"),
-                                string_line("boom"), string_line(key_clear),
-                                string_line(key_sync),
-                                string_line("periodic:calc:0 * * * * *:1700000040")};
+    char *lines[N - S_CLEAR] = {
+        string_line("clear_cache"), string_line("sync"),
+        string_line("send_email"),  string_line("calc"),
+        string_line("boom"),        string_line(key_clear),
+        string_line(key_sync),      string_line("periodic:calc:0 * * * * *:1700000040")};
     CHECK_INT(ask_go((const char *const *)lines, N - S_CLEAR, a + S_CLEAR), 0);
     char *esc[N] = {0};
     for (int i = S_CLEAR; i < N; i++)
         esc[i] = a[i].compact ? go_string(&a[i]) : strdup("?");
 
     char go[1024], want[1024];
-    upstream_job(go, sizeof go, esc[S_SEND], UP_ID, 1700000000, a[A_EMAIL].compact, NULL, 0, NULL, 0);
+    upstream_job(go, sizeof go, esc[S_SEND], UP_ID, 1700000000, a[A_EMAIL].compact, NULL, 0, NULL,
+                 0);
     CHECK_STR(go, UP_ENQUEUE);
 
-    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact,
-                 esc[S_KEY_CLEAR], 0, NULL, 0);
+    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact, esc[S_KEY_CLEAR],
+                 0, NULL, 0);
     UP_FMT(want, UP_UNIQUE, "work");
     CHECK_STR(go, want);
     UP_FMT(want, UP_UNIQUE_GUARD, "work");
     CHECK_STR(key_clear, want);
 
-    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact,
-                 esc[S_KEY_CLEAR], 1, esc[S_BOOM], 1700000010);
+    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact, esc[S_KEY_CLEAR],
+                 1, esc[S_BOOM], 1700000010);
     UP_FMT(want, UP_RETRY, "work");
     CHECK_STR(go, want);
-    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact,
-                 esc[S_KEY_CLEAR], 4, esc[S_BOOM], 1700000100);
+    upstream_job(go, sizeof go, esc[S_CLEAR], UP_ID, 1700000000, a[A_OBJ].compact, esc[S_KEY_CLEAR],
+                 4, esc[S_BOOM], 1700000100);
     UP_FMT(want, UP_DEAD, "work");
     CHECK_STR(go, want);
 
-    upstream_job(go, sizeof go, esc[S_SYNC], UP_ID, 1700000000, a[A_FIRST].compact,
-                 esc[S_KEY_SYNC], 0, NULL, 0);
+    upstream_job(go, sizeof go, esc[S_SYNC], UP_ID, 1700000000, a[A_FIRST].compact, esc[S_KEY_SYNC],
+                 0, NULL, 0);
     UP_FMT(want, UP_BYKEY_PLACEHOLDER, "work");
     CHECK_STR(go, want);
     upstream_job(go, sizeof go, esc[S_SYNC], UP_ID2, 1700000005, a[A_SECOND].compact,
@@ -233,8 +232,7 @@ static void second_spelling_is_old_go(void)
 
 int main(void)
 {
-    if (!(oracle_path = tl_oracle()))
-        return 1; /* fails, never skips: see tl_oracle */
+    if (!(oracle_path = tl_oracle())) return 1; /* fails, never skips: see tl_oracle */
     RUN(fixtures_are_what_go_writes);
     RUN(second_spelling_is_old_go);
     return tl_finish();

@@ -1,8 +1,8 @@
 /* The web UI's own routes over real HTTP (tests/test_web.c has workwebui's): the
  * dashboard, a queue's jobs, the periodic schedules, bulk apply, delete/run/retry all,
- * clearing a queue, deleting single waiting jobs; the lists' page size and order; several namespaces, a base path,
- * read-only. Bodies are checked exactly, bad input gets 400 with a JSON error, and
- * after every change the whole namespace is checked. */
+ * clearing a queue, deleting single waiting jobs; the lists' page size and order; several
+ * namespaces, a base path, read-only. Bodies are checked exactly, bad input gets 400 with a JSON
+ * error, and after every change the whole namespace is checked. */
 #include "client_testutil.h"
 #include "web_testutil.h"
 
@@ -90,23 +90,24 @@ static void dashboard_body(void)
     CHECK_INT(wt_http(port_, "GET", "/dashboard?days=1", NULL, NULL, &r), 0);
     today(date2);
     char want[2048];
-    snprintf(want, sizeof want,
-             "{\n\t\"now\": %%lld,\n\t\"days\": [\n\t\t{\n\t\t\t\"date\": \"%s\",\n\t\t\t"
-             "\"processed\": 12,\n\t\t\t\"failed\": 2\n\t\t}\n\t],\n\t\"retry_total\": 0,\n\t"
-             "\"retry_read\": 0,\n\t\"dead_total\": 1,\n\t\"dead_read\": 1,\n\t\"types\": [\n\t\t"
-             "{\n\t\t\t\"job_name\": \"a\",\n\t\t\t\"known\": true,\n\t\t\t\"paused\": false,\n\t\t\t"
-             "\"waiting\": 0,\n\t\t\t\"latency\": 0,\n\t\t\t\"running\": 0,\n\t\t\t\"retry\": 0,\n\t\t\t"
-             "\"dead\": 1,\n\t\t\t\"last_error\": \"x\\u003cy\",\n\t\t\t\"last_failed_at\": 100\n\t\t}"
-             "\n\t],\n\t\"pool\": null\n}",
-             date);
+    snprintf(
+        want, sizeof want,
+        "{\n\t\"now\": %%lld,\n\t\"days\": [\n\t\t{\n\t\t\t\"date\": \"%s\",\n\t\t\t"
+        "\"processed\": 12,\n\t\t\t\"failed\": 2\n\t\t}\n\t],\n\t\"retry_total\": 0,\n\t"
+        "\"retry_read\": 0,\n\t\"dead_total\": 1,\n\t\"dead_read\": 1,\n\t\"types\": [\n\t\t"
+        "{\n\t\t\t\"job_name\": \"a\",\n\t\t\t\"known\": true,\n\t\t\t\"paused\": false,\n\t\t\t"
+        "\"waiting\": 0,\n\t\t\t\"latency\": 0,\n\t\t\t\"running\": 0,\n\t\t\t\"retry\": 0,\n\t\t\t"
+        "\"dead\": 1,\n\t\t\t\"last_error\": \"x\\u003cy\",\n\t\t\t\"last_failed_at\": 100\n\t\t}"
+        "\n\t],\n\t\"pool\": null\n}",
+        date);
     long long now = 0;
     CHECK(sscanf(r.body, "{\n\t\"now\": %lld", &now) == 1 && now >= time(NULL) - 5);
     char expect[2048];
     snprintf(expect, sizeof expect, want, now);
     if (!strcmp(date, date2)) CHECK_STR(r.body, expect);
     CHECK_INT(r.status, 200);
-    static const char *const bad[] = {"/dashboard?days=0", "/dashboard?days=367",
-                                      "/dashboard?days=x", "/dashboard?sample=0",
+    static const char *const bad[] = {"/dashboard?days=0",        "/dashboard?days=367",
+                                      "/dashboard?days=x",        "/dashboard?sample=0",
                                       "/dashboard?sample=100001", "/dashboard?days=%zz"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         REQ("GET", bad[i], NULL, 400, NULL);
@@ -160,7 +161,8 @@ static void queue_jobs_and_list_options(void)
     REQ("GET", "/dead_jobs?per_page=1&order=oldest&page=2&name=a", NULL, 200,
         "{\n\t\"count\": 3,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"died_at\": 102,\n\t\t\t\"name\": \"a\","
         "\n\t\t\t\"id\": \"d2\",\n\t\t\t\"t\": 1,\n\t\t\t\"args\": null\n\t\t}\n\t]\n}");
-    REQ("GET", "/dead_jobs?order=sideways", NULL, 400, "{\"error\": \"order must be newest or oldest\"}");
+    REQ("GET", "/dead_jobs?order=sideways", NULL, 400,
+        "{\"error\": \"order must be newest or oldest\"}");
     REQ("GET", "/retry_jobs?per_page=0", NULL, 400, NULL);
     REQ("GET", "/scheduled_jobs?per_page=1001", NULL, 400, NULL);
     tl_ns_delete(rc_, ns_);
@@ -191,11 +193,13 @@ static void apply_changes_exactly_the_listed_jobs(void)
     cmd("ZADD %s:dead 101 {\"name\":\"a\",\"id\":\"d1\",\"t\":1}", ns_);
     cmd("ZADD %s:dead 102 {\"name\":\"a\",\"id\":\"d2\",\"t\":1}", ns_);
     cmd("ZADD %s:dead 103 {\"name\":\"a\",\"id\":\"d3\",\"t\":1}", ns_);
-    REQ("POST", "/apply?set=dead&action=delete", "[{\"at\":101,\"id\":\"d1\"},{\"at\":103,\"id\":\"d3\"}]",
-        200, "{\n\t\"done\": 2,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
+    REQ("POST", "/apply?set=dead&action=delete",
+        "[{\"at\":101,\"id\":\"d1\"},{\"at\":103,\"id\":\"d3\"}]", 200,
+        "{\n\t\"done\": 2,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
     CHECK_DUMP("NS:dead zset {\"name\":\"a\",\"id\":\"d2\",\"t\":1}=102\nNS:known_jobs set a\n");
-    REQ("POST", "/apply?set=dead&action=retry", "[{\"at\":102,\"id\":\"d2\"},{\"at\":9,\"id\":\"gone\"}]",
-        200, "{\n\t\"done\": 1,\n\t\"unchanged\": 1,\n\t\"message\": \"nothing retried\"\n}");
+    REQ("POST", "/apply?set=dead&action=retry",
+        "[{\"at\":102,\"id\":\"d2\"},{\"at\":9,\"id\":\"gone\"}]", 200,
+        "{\n\t\"done\": 1,\n\t\"unchanged\": 1,\n\t\"message\": \"nothing retried\"\n}");
     char *moved = list_member("jobs:a");
     CHECK(strstr(moved, "\"id\":\"d2\"") != NULL);
     snprintf(want_, sizeof want_, "NS:jobs:a list %s\nNS:known_jobs set a\n", moved);
@@ -238,7 +242,8 @@ static void apply_changes_exactly_the_listed_jobs(void)
     for (int i = 0; i < 1001; i++)
         cw_buf_printf(&big, "%s{\"at\":1,\"id\":\"x%d\"}", i ? "," : "", i);
     cw_buf_putc(&big, ']');
-    REQ("POST", "/apply?set=dead&action=delete", big.data, 400, "{\"error\": \"at most 1000 jobs at once\"}");
+    REQ("POST", "/apply?set=dead&action=delete", big.data, 400,
+        "{\"error\": \"at most 1000 jobs at once\"}");
     cw_buf_free(&big);
     REQ("GET", "/apply?set=dead&action=delete", NULL, 405, NULL);
     http_res r;
@@ -312,8 +317,9 @@ static void delete_waiting_takes_exactly_the_listed_jobs(void)
     cmd("ZADD %s:retry 100 {\"name\":\"a\",\"id\":\"q4\",\"t\":1}", ns_);
     /* a pool took q1 since the page was listed: q2 and q4 moved one place */
     cmd("RPOPLPUSH %s:jobs:a %s:jobs:a:p1:inprogress", ns_, ns_);
-    REQ("POST", "/delete_waiting?name=a", "[{\"place\":1,\"id\":\"q2\"},{\"place\":3,\"id\":\"q4\"}]",
-        200, "{\n\t\"done\": 2,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
+    REQ("POST", "/delete_waiting?name=a",
+        "[{\"place\":1,\"id\":\"q2\"},{\"place\":3,\"id\":\"q4\"}]", 200,
+        "{\n\t\"done\": 2,\n\t\"unchanged\": 0,\n\t\"message\": \"\"\n}");
     static const char after_two[] =
         "NS:jobs:a list {\"name\":\"a\",\"id\":\"q5\",\"t\":5} | {\"name\":\"a\",\"id\":\"q3\",\"t\":3}\n"
         "NS:jobs:a:p1:inprogress list {\"name\":\"a\",\"id\":\"q1\",\"t\":1}\n"
@@ -322,8 +328,8 @@ static void delete_waiting_takes_exactly_the_listed_jobs(void)
         "NS:retry zset {\"name\":\"a\",\"id\":\"q4\",\"t\":1}=100\n";
     CHECK_DUMP(after_two);
     /* the one the pool took, and one already deleted: reported, nothing removed */
-    REQ("POST", "/delete_waiting?name=a", "[{\"place\":0,\"id\":\"q1\"},{\"place\":1,\"id\":\"q2\"}]",
-        200,
+    REQ("POST", "/delete_waiting?name=a",
+        "[{\"place\":0,\"id\":\"q1\"},{\"place\":1,\"id\":\"q2\"}]", 200,
         "{\n\t\"done\": 0,\n\t\"unchanged\": 2,\n\t\"message\": \"job q1 is no longer waiting in "
         "queue a near where it was listed: a pool may have taken it to run\"\n}");
     CHECK_DUMP(after_two);
@@ -388,12 +394,20 @@ static void read_only_refuses_every_change(void)
     int saved = port_;
     port_ = cwork_web_port(w);
     char *snap = dump_now();
-    static const char *const posts[] = {
-        "/delete_dead_job/100/d1", "/retry_dead_job/100/d1", "/delete_all_dead_jobs",
-        "/retry_all_dead_jobs",    "/delete_retry_job/1/x",  "/delete_scheduled_job/1/x",
-        "/pause/a",                "/unpause/a",             "/delete_all?set=dead",
-        "/run_all?set=retry",      "/retry_all",             "/clear_queue?name=a",
-        "/apply?set=dead&action=delete", "/delete_waiting?name=a"};
+    static const char *const posts[] = {"/delete_dead_job/100/d1",
+                                        "/retry_dead_job/100/d1",
+                                        "/delete_all_dead_jobs",
+                                        "/retry_all_dead_jobs",
+                                        "/delete_retry_job/1/x",
+                                        "/delete_scheduled_job/1/x",
+                                        "/pause/a",
+                                        "/unpause/a",
+                                        "/delete_all?set=dead",
+                                        "/run_all?set=retry",
+                                        "/retry_all",
+                                        "/clear_queue?name=a",
+                                        "/apply?set=dead&action=delete",
+                                        "/delete_waiting?name=a"};
     for (size_t i = 0; i < sizeof posts / sizeof posts[0]; i++) {
         http_res r;
         CHECK_INT(wt_http(port_, "POST", posts[i], NULL, "[{\"at\":100,\"id\":\"d1\"}]", &r), 0);
@@ -449,7 +463,8 @@ static void several_namespaces(void)
     snprintf(path, sizeof path, "/delete_all?set=dead&ns=%s", second);
     REQ("POST", path, NULL, 200, "{\n\t\"count\": 1\n}");
     CHECK_INT(int_of("EXISTS", second, ":dead"), 0);
-    REQ("GET", "/queues?ns=nope", NULL, 404, "{\"error\": \"this server does not serve namespace nope\"}");
+    REQ("GET", "/queues?ns=nope", NULL, 404,
+        "{\"error\": \"this server does not serve namespace nope\"}");
     REQ("GET", "/queues?ns=%zz", NULL, 400, NULL);
     REQ("GET", "/queues?ns=", NULL, 200, NULL); /* empty: the default */
     cwork_web_stop(w);

@@ -40,14 +40,11 @@ static void put_escaped(FILE *f, const unsigned char *p, size_t n)
 void tl_check_mem(const char *file, int line, const char *what, const void *a, size_t alen,
                   const void *b, size_t blen)
 {
-    if (a && b && alen == blen && memcmp(a, b, alen) == 0)
-        return;
+    if (a && b && alen == blen && memcmp(a, b, alen) == 0) return;
     fprintf(stderr, "  %s:%d: %s differs\n   got: ", file, line, what);
-    if (a)
-        put_escaped(stderr, a, alen);
+    if (a) put_escaped(stderr, a, alen);
     fputs("\n  want: ", stderr);
-    if (b)
-        put_escaped(stderr, b, blen);
+    if (b) put_escaped(stderr, b, blen);
     fputc('\n', stderr);
     tl_case_failed = 1;
 }
@@ -76,8 +73,7 @@ const char *tl_oracle(void)
         why = "CWORK_GO_ORACLE does not name an executable file";
     else if (!tl_on_path("go"))
         why = "`go` is not on PATH";
-    if (!why)
-        return oracle;
+    if (!why) return oracle;
     printf("FAILED: the Go oracle cannot run: %s (CWORK_GO_ORACLE=%s). It needs Debian's "
            "golang-go and golang-github-robfig-cron-dev, which scripts/test.sh installs; a "
            "differential test that cannot compare with Go fails rather than skips.\n",
@@ -86,31 +82,26 @@ const char *tl_oracle(void)
     return NULL;
 }
 
-int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
-                  const char *out_path)
+int tl_run_oracle(const char *oracle, const char *mode, const char *in_path, const char *out_path)
 {
     pid_t pid = fork();
-    if (pid < 0)
-        return -1;
+    if (pid < 0) return -1;
     if (pid == 0) {
         int in = open(in_path, O_RDONLY), out = open(out_path, O_WRONLY | O_TRUNC);
-        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0)
-            _exit(126);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0) _exit(126);
         execl(oracle, oracle, mode, (char *)NULL);
         _exit(127);
     }
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
+        if (errno != EINTR) return -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 char *tl_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     size_t cap = 65536, n = 0, got;
     char *data = malloc(cap + 1);
     while (data && (got = fread(data + n, 1, cap - n, f)) > 0) {
@@ -129,8 +120,7 @@ char *tl_read_file(const char *path, size_t *len)
     fclose(f);
     if (data) {
         data[n] = '\0';
-        if (len)
-            *len = n;
+        if (len) *len = n;
     }
     return data;
 }
@@ -138,14 +128,12 @@ char *tl_read_file(const char *path, size_t *len)
 int tl_on_path(const char *prog)
 {
     const char *path = getenv("PATH");
-    if (!path)
-        return 0;
+    if (!path) return 0;
     char candidate[4096];
     while (*path) {
         size_t n = strcspn(path, ":");
         snprintf(candidate, sizeof candidate, "%.*s/%s", (int)n, path, prog);
-        if (n && access(candidate, X_OK) == 0)
-            return 1;
+        if (n && access(candidate, X_OK) == 0) return 1;
         path += n + (path[n] == ':');
     }
     return 0;
@@ -184,8 +172,7 @@ void tl_capture_logs(void)
 const tl_log *tl_find_log(const char *message)
 {
     for (int i = 0; i < tl_nlogs; i++)
-        if (strcmp(tl_logs[i].message, message) == 0)
-            return &tl_logs[i];
+        if (strcmp(tl_logs[i].message, message) == 0) return &tl_logs[i];
     return NULL;
 }
 
@@ -227,8 +214,7 @@ static void read_redis_url_file(void)
 {
     FILE *f = fopen(CWORK_TEST_REDIS_FILE, "r");
     if (!f) return;
-    if (!fgets(redis_url_from_file, sizeof redis_url_from_file, f))
-        redis_url_from_file[0] = '\0';
+    if (!fgets(redis_url_from_file, sizeof redis_url_from_file, f)) redis_url_from_file[0] = '\0';
     fclose(f);
     redis_url_from_file[strcspn(redis_url_from_file, "\r\n")] = '\0';
 }
@@ -240,9 +226,11 @@ const char *tl_redis_url(void)
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, read_redis_url_file);
     if (!redis_url_from_file[0]) {
-        fprintf(stderr, "CWORK_TEST_REDIS_URL is not set and %s holds no URL: run the tests "
-                        "with ctest (its redis fixture starts a private redis-server) or "
-                        "scripts/test.sh\n", CWORK_TEST_REDIS_FILE);
+        fprintf(stderr,
+                "CWORK_TEST_REDIS_URL is not set and %s holds no URL: run the tests "
+                "with ctest (its redis fixture starts a private redis-server) or "
+                "scripts/test.sh\n",
+                CWORK_TEST_REDIS_FILE);
         exit(1);
     }
     return redis_url_from_file;
@@ -308,10 +296,8 @@ void tl_do(redisContext *c, const char *fmt, ...)
 const char *tl_unique_ns(const char *tag, char *buf, size_t size)
 {
     unsigned char r[6];
-    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-        memset(r, 7, sizeof r);
-    snprintf(buf, size, "cwt-%s-%02x%02x%02x%02x%02x%02x", tag, r[0], r[1], r[2], r[3], r[4],
-             r[5]);
+    if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) memset(r, 7, sizeof r);
+    snprintf(buf, size, "cwt-%s-%02x%02x%02x%02x%02x%02x", tag, r[0], r[1], r[2], r[3], r[4], r[5]);
     return buf;
 }
 
@@ -326,8 +312,7 @@ static void str_add(tl_str *s, const char *p, size_t n)
     if (s->len + n + 1 > s->cap) {
         s->cap = (s->len + n + 1) * 2;
         s->p = realloc(s->p, s->cap);
-        if (!s->p)
-            abort();
+        if (!s->p) abort();
     }
     memcpy(s->p + s->len, p, n);
     s->len += n;
@@ -372,8 +357,7 @@ static redisReply *keys_with_prefix(redisContext *c, const char *prefix)
     char pattern[512];
     size_t j = 0;
     for (const char *p = prefix; *p && j + 3 < sizeof pattern; p++) {
-        if (strchr("*?[]\\", *p))
-            pattern[j++] = '\\';
+        if (strchr("*?[]\\", *p)) pattern[j++] = '\\';
         pattern[j++] = *p;
     }
     pattern[j++] = '*';
@@ -384,8 +368,7 @@ static redisReply *keys_with_prefix(redisContext *c, const char *prefix)
 char *tl_ns_dump(redisContext *c, const char *prefix)
 {
     redisReply *keys = keys_with_prefix(c, prefix);
-    if (keys->elements > 1)
-        qsort(keys->element, keys->elements, sizeof keys->element[0], cmp_str);
+    if (keys->elements > 1) qsort(keys->element, keys->elements, sizeof keys->element[0], cmp_str);
     tl_str out = {0};
     str_addz(&out, "");
     for (size_t k = 0; k < keys->elements; k++) {
@@ -413,8 +396,7 @@ char *tl_ns_dump(redisContext *c, const char *prefix)
             }
         } else if (!strcmp(type->str, "set")) {
             v = tl_cmd(c, "SMEMBERS %b", key->str, key->len);
-            if (v->elements > 1)
-                qsort(v->element, v->elements, sizeof v->element[0], cmp_str);
+            if (v->elements > 1) qsort(v->element, v->elements, sizeof v->element[0], cmp_str);
             for (size_t i = 0; i < v->elements; i++) {
                 str_addz(&out, i ? " | " : " ");
                 str_add_escaped(&out, v->element[i]->str, v->element[i]->len);
@@ -432,8 +414,7 @@ char *tl_ns_dump(redisContext *c, const char *prefix)
             /* sort field/value pairs by field: view them as pairs of replies */
             size_t n = v->elements / 2;
             redisReply **pairs = malloc(sizeof *pairs * (n ? n : 1) * 2);
-            if (!pairs)
-                abort();
+            if (!pairs) abort();
             memcpy(pairs, v->element, sizeof *pairs * n * 2);
             qsort(pairs, n, 2 * sizeof *pairs, cmp_pair);
             for (size_t i = 0; i < n; i++) {
@@ -445,8 +426,7 @@ char *tl_ns_dump(redisContext *c, const char *prefix)
             free(pairs);
         }
         str_addz(&out, "\n");
-        if (v)
-            freeReplyObject(v);
+        if (v) freeReplyObject(v);
         freeReplyObject(type);
         freeReplyObject(pttl);
     }
@@ -462,8 +442,7 @@ void tl_ns_delete(redisContext *c, const char *prefix)
     freeReplyObject(keys);
 }
 
-void tl_take_stat_days(redisContext *c, const char *ns, long long processed,
-                       long long failed)
+void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed)
 {
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s:cwork:stat:", ns);
@@ -493,8 +472,9 @@ void tl_take_stat_days(redisContext *c, const char *ns, long long processed,
     }
     freeReplyObject(keys);
     if (got_p != processed || got_f != failed)
-        tl_fail(__FILE__, __LINE__, "daily stats of %s: processed %lld failed %lld, want %lld and %lld",
-                ns, got_p, got_f, processed, failed);
+        tl_fail(__FILE__, __LINE__,
+                "daily stats of %s: processed %lld failed %lld, want %lld and %lld", ns, got_p,
+                got_f, processed, failed);
 }
 
 /* ---------------------------------------------------------------- private servers */
@@ -504,8 +484,7 @@ static int port_is_free(int port)
     struct timeval tv = {0, 200000};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     int free_ = !c || c->err;
-    if (c)
-        redisFree(c);
+    if (c) redisFree(c);
     return free_;
 }
 
@@ -515,8 +494,7 @@ static int spawn_server(tl_server *s, int aof)
     snprintf(port, sizeof port, "%d", s->port);
     snprintf(s->url, sizeof s->url, "redis://127.0.0.1:%d", s->port);
     pid_t pid = fork();
-    if (pid < 0)
-        return -1;
+    if (pid < 0) return -1;
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) {
@@ -524,8 +502,8 @@ static int spawn_server(tl_server *s, int aof)
             dup2(devnull, 2);
         }
         execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--dir",
-               s->dir, "--save", "", "--appendonly", aof ? "yes" : "no", "--appendfsync",
-               "always", "--daemonize", "no", (char *)NULL);
+               s->dir, "--save", "", "--appendonly", aof ? "yes" : "no", "--appendfsync", "always",
+               "--daemonize", "no", (char *)NULL);
         _exit(127);
     }
     s->pid = pid;
@@ -535,11 +513,9 @@ static int spawn_server(tl_server *s, int aof)
         if (c && !c->err) {
             redisReply *r = redisCommand(c, "PING");
             int ok = r && r->type == REDIS_REPLY_STATUS;
-            if (r)
-                freeReplyObject(r);
+            if (r) freeReplyObject(r);
             redisFree(c);
-            if (ok)
-                return 0;
+            if (ok) return 0;
         } else if (c) {
             redisFree(c);
         }
@@ -558,15 +534,13 @@ int tl_server_start(tl_server *s, int aof)
 {
     memset(s, 0, sizeof *s);
     snprintf(s->dir, sizeof s->dir, "/tmp/cwork-test-redis-XXXXXX");
-    if (!mkdtemp(s->dir))
-        return -1;
+    if (!mkdtemp(s->dir)) return -1;
     for (int attempt = 0; attempt < 50; attempt++) {
         unsigned r;
         if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
             r = (unsigned)getpid() + (unsigned)attempt;
         s->port = 20000 + (int)(r % 30000);
-        if (port_is_free(s->port) && spawn_server(s, aof) == 0)
-            return 0;
+        if (port_is_free(s->port) && spawn_server(s, aof) == 0) return 0;
     }
     return -1;
 }
@@ -594,8 +568,7 @@ void tl_server_destroy(tl_server *s)
     if (s->dir[0]) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", s->dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", s->dir);
+        if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", s->dir);
         s->dir[0] = '\0';
     }
 }

@@ -21,25 +21,24 @@ extern int tl_case_failed;
 void tl_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define CHECK(cond)                                                                    \
-    do {                                                                               \
-        if (!(cond))                                                                   \
-            tl_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                           \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) tl_fail(__FILE__, __LINE__, "CHECK(%s)", #cond);                              \
     } while (0)
 
-#define CHECK_INT(a, b)                                                                \
-    do {                                                                               \
-        long long a_ = (long long)(a), b_ = (long long)(b);                           \
-        if (a_ != b_)                                                                  \
-            tl_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_); \
+#define CHECK_INT(a, b)                                                                            \
+    do {                                                                                           \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                        \
+        if (a_ != b_)                                                                              \
+            tl_fail(__FILE__, __LINE__, "%s == %lld, expected %s == %lld", #a, a_, #b, b_);        \
     } while (0)
 
-#define CHECK_STR(a, b)                                                                \
-    do {                                                                               \
-        const char *a_ = (a), *b_ = (b);                                               \
-        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                         \
-            tl_fail(__FILE__, __LINE__, "%s\n   got: %s\n  want: %s", #a,              \
-                    a_ ? a_ : "(null)", b_ ? b_ : "(null)");                           \
+#define CHECK_STR(a, b)                                                                            \
+    do {                                                                                           \
+        const char *a_ = (a), *b_ = (b);                                                           \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0)                                                     \
+            tl_fail(__FILE__, __LINE__, "%s\n   got: %s\n  want: %s", #a, a_ ? a_ : "(null)",      \
+                    b_ ? b_ : "(null)");                                                           \
     } while (0)
 
 #define CHECK_MEM(a, alen, b, blen) tl_check_mem(__FILE__, __LINE__, #a, a, alen, b, blen)
@@ -57,8 +56,7 @@ long long tl_now_ms(void);
 const char *tl_oracle(void);
 /* Runs the oracle in mode ("json" or "cron") with stdin from in_path and stdout to
  * out_path; returns its exit status or -1. Its stderr (build errors) is the test's. */
-int tl_run_oracle(const char *oracle, const char *mode, const char *in_path,
-                  const char *out_path);
+int tl_run_oracle(const char *oracle, const char *mode, const char *in_path, const char *out_path);
 /* A whole file (malloc'd, NUL-terminated, free with free), or NULL. */
 char *tl_read_file(const char *path, size_t *len);
 /* True when prog is an executable in a PATH directory. */
@@ -88,8 +86,8 @@ int tl_finish(void);
 #define TL_SKIP 77
 
 /* ---- Redis helpers (hiredis directly, independent of the library under test) */
-const char *tl_redis_url(void);            /* exits 1 with a message when none */
-redisContext *tl_redis_connect(void);      /* to tl_redis_url(); exits on failure */
+const char *tl_redis_url(void);                            /* exits 1 with a message when none */
+redisContext *tl_redis_connect(void);                      /* to tl_redis_url(); exits on failure */
 redisReply *tl_cmd(redisContext *c, const char *fmt, ...); /* exits on I/O error */
 /* A set-up command whose reply is not needed: exits on an I/O error or an error reply. */
 void tl_do(redisContext *c, const char *fmt, ...);
@@ -106,8 +104,7 @@ void tl_ns_delete(redisContext *c, const char *prefix);
 /* Checks the daily stats hashes cwork pools keep under "<ns>:cwork:stat:<date>" (the
  * processed and failed jobs summed over their days, a TTL of about 40 days) and
  * deletes them, so that a whole-namespace dump after a pool run shows the rest. */
-void tl_take_stat_days(redisContext *c, const char *ns, long long processed,
-                       long long failed);
+void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed);
 
 /* ---- a private redis-server, for tests that kill and restart Redis */
 typedef struct tl_server {

@@ -20,61 +20,61 @@
 #define UP_ID2 "89abcdef0123456789abcdef"
 
 /* Enqueue("send_email", {address, subject, customer_id: 4}): the same bytes as the fork. */
-#define UP_ENQUEUE                                                                              \
-    "{\"name\":\"send_email\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"address\":"      \
+#define UP_ENQUEUE                                                                                 \
+    "{\"name\":\"send_email\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"address\":"        \
     "\"test@example.com\",\"customer_id\":4,\"subject\":\"hello world\"}}"
 
 /* EnqueueUnique("clear_cache", {object_id_: "123"}): the job and its guard ("1"). */
-#define UP_UNIQUE                                                                               \
-    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"  \
-    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"      \
+#define UP_UNIQUE                                                                                  \
+    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"    \
+    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"         \
     "\\\"123\\\"}\\n\"}"
 #define UP_UNIQUE_GUARD "%s:unique:clear_cache:{\"object_id_\":\"123\"}\n"
 
 /* EnqueueUniqueByKey("sync", {v: "first"}, {acct: 7}) at 1700000000, then the same key
  * with {v: "second"} at 1700000005: the first job waits in the queue as a placeholder,
  * the guard holds the second, which is the one upstream's worker runs. */
-#define UP_BYKEY_PLACEHOLDER                                                                    \
-    "{\"name\":\"sync\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"v\":\"first\"},"       \
+#define UP_BYKEY_PLACEHOLDER                                                                       \
+    "{\"name\":\"sync\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"v\":\"first\"},"         \
     "\"unique\":true,\"unique_key\":\"%s:unique:sync:{\\\"acct\\\":7}\\n\"}"
-#define UP_BYKEY_GUARD_JOB                                                                      \
-    "{\"name\":\"sync\",\"id\":\"" UP_ID2 "\",\"t\":1700000005,\"args\":{\"v\":\"second\"},"     \
+#define UP_BYKEY_GUARD_JOB                                                                         \
+    "{\"name\":\"sync\",\"id\":\"" UP_ID2 "\",\"t\":1700000005,\"args\":{\"v\":\"second\"},"       \
     "\"unique\":true,\"unique_key\":\"%s:unique:sync:{\\\"acct\\\":7}\\n\"}"
 #define UP_BYKEY_GUARD "%s:unique:sync:{\"acct\":7}\n"
 
 /* The periodic instance of spec "0 * * * * *", job calc, fire time 1700000040. */
-#define UP_PERIODIC                                                                             \
-    "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"       \
+#define UP_PERIODIC                                                                                \
+    "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"         \
     "\"args\":null}"
 /* The fork's instance of the same fire time (PROTOCOL §17.5). */
-#define FORK_PERIODIC                                                                           \
-    "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"       \
+#define FORK_PERIODIC                                                                              \
+    "{\"name\":\"calc\",\"id\":\"periodic:calc:0 * * * * *:1700000040\",\"t\":1700000040,"         \
     "\"args\":null,\"d\":1700000100}"
 
 /* The unique job of UP_UNIQUE after upstream's worker failed it once (retry set) and after
  * its fourth failure (dead set): re-encoded with unique_key kept. */
-#define UP_RETRY                                                                                \
-    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"  \
-    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"      \
+#define UP_RETRY                                                                                   \
+    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"    \
+    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"         \
     "\\\"123\\\"}\\n\",\"fails\":1,\"err\":\"boom\",\"failed_at\":1700000010}"
-#define UP_DEAD                                                                                 \
-    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"  \
-    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"      \
+#define UP_DEAD                                                                                    \
+    "{\"name\":\"clear_cache\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"object_id_\":"    \
+    "\"123\"},\"unique\":true,\"unique_key\":\"%s:unique:clear_cache:{\\\"object_id_\\\":"         \
     "\\\"123\\\"}\\n\",\"fails\":4,\"err\":\"boom\",\"failed_at\":1700000100}"
 
 /* EnqueueUnique("big", {n: int64(9007199254740993)}): Go writes the in-process int64 as
  * is, but a worker decodes it as float64 9007199254740992, so a key recomputed from the
  * decoded args names another guard (PROTOCOL §4.3); unique_key names the right one. */
-#define UP_BIG                                                                                  \
-    "{\"name\":\"big\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"n\":9007199254740993},"  \
+#define UP_BIG                                                                                     \
+    "{\"name\":\"big\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"n\":9007199254740993},"   \
     "\"unique\":true,\"unique_key\":\"%s:unique:big:{\\\"n\\\":9007199254740993}\\n\"}"
 #define UP_BIG_GUARD "%s:unique:big:{\"n\":9007199254740993}\n"
 
 /* The fork's EnqueueUnique("ctl", {s: "a<U+0008>b"}) by a Go built before 1.22 (no
  * unique_key; \u0008 in the args and the guard), and the guard as Go 1.22 and cwork
  * spell it. */
-#define OLDGO_CTL                                                                               \
-    "{\"name\":\"ctl\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"s\":\"a\\u0008b\"},"     \
+#define OLDGO_CTL                                                                                  \
+    "{\"name\":\"ctl\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"s\":\"a\\u0008b\"},"      \
     "\"unique\":true}"
 #define OLDGO_CTL_GUARD "%s:unique:ctl:{\"s\":\"a\\u0008b\"}\n"
 #define NEWGO_CTL_GUARD "%s:unique:ctl:{\"s\":\"a\\bb\"}\n"

@@ -62,7 +62,8 @@ int cw_web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
      * operator comes to repair — out of the UI and /metrics. Only Redis errors fail. */
     cwork_worker_observation *workers = NULL;
     size_t n_workers = 0;
-    if (rc == 0) rc = best_effort(cwork_client_workers(web->client, &workers, &n_workers, err), err);
+    if (rc == 0)
+        rc = best_effort(cwork_client_workers(web->client, &workers, &n_workers, err), err);
     for (size_t i = 0; rc == 0 && i < n_workers; i++)
         s->busy_workers += workers[i].is_busy;
     cwork_worker_observations_free(workers, n_workers);

@@ -359,7 +359,7 @@ static int parse_at(const char *s, size_t len, int64_t *out)
     int neg = len > 0 && s[0] == '-';
     uint64_t v;
     if (cw_web_parse_uint(s + neg, len - (size_t)neg, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX,
-                       &v) != 0)
+                          &v) != 0)
         return -1;
     *out = neg ? (int64_t)(0 - v) : (int64_t)v;
     return 0;

@@ -43,7 +43,7 @@ static int uint_param(const web_request *req, web_response *res, const char *key
     cw_free(v);
     if (rc != 0) {
         cw_web_error(res, 400, "%s must be a whole number from %llu to %llu", key,
-                  (unsigned long long)min, (unsigned long long)max);
+                     (unsigned long long)min, (unsigned long long)max);
         return -1;
     }
     *out = n;
@@ -90,7 +90,7 @@ static int set_param(const web_request *req, web_response *res, cwork_job_set *s
 }
 
 int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
-                     bool *newest_first)
+                        bool *newest_first)
 {
     uint64_t n;
     if (uint_param(req, res, "per_page", 1, 1000, CWORK_PAGE_SIZE, &n) != 0) return -1;
@@ -281,8 +281,8 @@ static int parse_selection(const web_request *req, web_response *res, const char
     cwork_error e = {0};
     if (!req->body || cw_gj_parse(req->body, req->body_len, doc, &e) != 0 ||
         (*doc)->type != GJ_ARRAY) {
-        cw_web_error(res, 400, "the body must be a JSON array of {\"%s\": %s, \"id\": \"…\"}",
-                     num, strcmp(num, "at") == 0 ? "seconds" : "a place");
+        cw_web_error(res, 400, "the body must be a JSON array of {\"%s\": %s, \"id\": \"…\"}", num,
+                     strcmp(num, "at") == 0 ? "seconds" : "a place");
         return -1;
     }
     size_t len = (*doc)->as.arr.len;
@@ -373,8 +373,8 @@ static void route_delete_waiting(const web_request *req, web_response *res)
                 jobs[i] = (cwork_waiting_ref){refs[i].id, refs[i].at < 0 ? -1 : refs[i].at};
             cwork_error err = {0};
             size_t done = 0, unchanged = 0;
-            int rc = cwork_client_delete_waiting(req->web->client, name, jobs, n, &done,
-                                                 &unchanged, &err);
+            int rc = cwork_client_delete_waiting(req->web->client, name, jobs, n, &done, &unchanged,
+                                                 &err);
             reply_selection(res, rc, done, unchanged, &err);
         }
     }
@@ -461,10 +461,14 @@ typedef struct ui_route {
 } ui_route;
 
 static const ui_route ui_routes[] = {
-    {"/dashboard", 0, route_dashboard},     {"/queue_jobs", 0, route_queue_jobs},
-    {"/periodic", 0, route_periodic},       {"/apply", 1, route_apply},
-    {"/delete_all", 1, route_delete_all},   {"/run_all", 1, route_run_all},
-    {"/retry_all", 1, route_retry_all},     {"/clear_queue", 1, route_clear_queue},
+    {"/dashboard", 0, route_dashboard},
+    {"/queue_jobs", 0, route_queue_jobs},
+    {"/periodic", 0, route_periodic},
+    {"/apply", 1, route_apply},
+    {"/delete_all", 1, route_delete_all},
+    {"/run_all", 1, route_run_all},
+    {"/retry_all", 1, route_retry_all},
+    {"/clear_queue", 1, route_clear_queue},
     {"/delete_waiting", 1, route_delete_waiting},
 };
 

@@ -27,12 +27,13 @@
 #include <unistd.h>
 
 #define WEB_DEFAULT_LISTEN "127.0.0.1:5040"
-#define WEB_THREADS 4 /* event loops; a handler blocks its loop while Redis answers */
+#define WEB_THREADS 4             /* event loops; a handler blocks its loop while Redis answers */
 #define WEB_MAX_CONNECTIONS 10000 /* lowered to what the file limit allows */
 #define WEB_FDS_KEPT 256          /* descriptors left for Redis, logs, the application */
 #define WEB_PER_IP_CONNECTIONS 64 /* a browser opens 6; a proxy in front counts as one */
-#define WEB_IDLE_TIMEOUT_S 10     /* no byte for this long: a stalled request, or an idle
-                                     keep-alive connection, is closed */
+#define WEB_IDLE_TIMEOUT_S                                                                         \
+    10                                    /* no byte for this long: a stalled request, or an idle  \
+                                             keep-alive connection, is closed */
 #define WEB_CONNECTION_MEMORY (32 * 1024) /* request line and headers must fit */
 #define WEB_STOP_GRACE_MS 10000
 
@@ -432,8 +433,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
         cw_error(err, CWORK_EINVAL, "cwork_web_start needs a Redis pool and a namespace");
         return NULL;
     }
-    if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0)
-        return NULL;
+    if (cw_go_flavor_check(opts->go_flavor, "cwork_web_start", err) != 0) return NULL;
     const char *auth = opts->auth;
     if (auth && *auth && !strchr(auth, ':')) {
         cw_error(err, CWORK_EINVAL, "web auth must be USER:PASSWORD");
@@ -459,8 +459,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     web->flavor = opts->go_flavor;
     web->read_only = opts->read_only;
     web->client = cwork_client_new(redis, ns, err);
-    if (web->client)
-        cwork_client_set_go_flavor(web->client, web->flavor);
+    if (web->client) cwork_client_set_go_flavor(web->client, web->flavor);
     if (!web->client || copy_base_path(opts->base_path, &web->base_path, err) != 0 ||
         (web->base_path && !(web->base_redirect = base_redirect(web->base_path)) &&
          cw_error(err, CWORK_ENOMEM, "out of memory")) ||
@@ -489,17 +488,17 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
      * them (cw_thread_create's rule for library threads). */
     sigset_t old;
     cw_block_async_signals(&old);
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC |
-                     MHD_USE_ERROR_LOG;
+    unsigned flags =
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     web->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, web, MHD_OPTION_LISTEN_SOCKET, web->listen_fd,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)WEB_THREADS, MHD_OPTION_URI_LOG_CALLBACK,
         on_request_line, web, MHD_OPTION_NOTIFY_COMPLETED, on_completed, web,
-        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        NULL, MHD_OPTION_CONNECTION_LIMIT, web_connection_limit(),
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)WEB_PER_IP_CONNECTIONS,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)WEB_IDLE_TIMEOUT_S,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)WEB_CONNECTION_MEMORY, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, web_connection_limit(), MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+        (unsigned)WEB_PER_IP_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)WEB_IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)WEB_CONNECTION_MEMORY, MHD_OPTION_END);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!web->daemon) {
         cw_error(err, CWORK_EINVAL, "cannot start the HTTP server on %s", web->bound);

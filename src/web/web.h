@@ -24,9 +24,9 @@ struct cwork_web {
     cwork_client *client;
     cw_keys keys;
     char *ns;
-    cwork_pool *pool; /* borrowed, optional */
+    cwork_pool *pool;       /* borrowed, optional */
     cwork_go_flavor flavor; /* of the JSON bodies of jobs */
-    char *auth;       /* "user:password", or NULL for none */
+    char *auth;             /* "user:password", or NULL for none */
     struct MHD_Daemon *daemon;
     int listen_fd;
     int port;
@@ -149,7 +149,7 @@ int cw_web_ui_route(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
 int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
-                     bool *newest_first);
+                        bool *newest_first);
 
 /* ---- where a request goes (routes.c) */
 

@@ -43,8 +43,7 @@ int main(void)
     }
     long ms = 0;
     const char *p = args ? strstr(args, "\"ms\":") : NULL;
-    if (p)
-        ms = strtol(p + 5, NULL, 10);
+    if (p) ms = strtol(p + 5, NULL, 10);
     char key[64];
     p = args ? strstr(args, "\"key\":\"") : NULL;
     size_t klen = p ? strcspn(p + 7, "\" ") : 0;

@@ -117,7 +117,7 @@ int main(void)
         for (size_t i = 0; i < w.nfaults; i++)
             printf("  %c %s at %lld until %lld\n", w.faults[i].kind, w.faults[i].pool,
                    w.faults[i].at_ms, w.faults[i].until_ms);
-        char (*ids)[FH_ID] = r.unexplained ? r.unexplained_ids : r.lost_ids;
+        char(*ids)[FH_ID] = r.unexplained ? r.unexplained_ids : r.lost_ids;
         size_t n = r.unexplained ? r.unexplained : r.lost;
         for (size_t i = 0; i < n && i < FH_SHOWN; i++)
             for (size_t k = 0; k < nev; k++)
@@ -168,6 +168,7 @@ int main(void)
     verdict(!r.max_exceeded, "max concurrency never exceeded");
     verdict(r.enqueued_ok > 1000 && r.interrupted > 0, "the suite did real work");
     fw_destroy(&w, failures_ > 0);
-    if (failures_) printf("%d check(s) failed; the pools' output is kept in %s\n", failures_, w.dir);
+    if (failures_)
+        printf("%d check(s) failed; the pools' output is kept in %s\n", failures_, w.dir);
     return failures_ ? 1 : 0;
 }

@@ -16,8 +16,8 @@
 
 #define FW_MAX_POOLS 32
 #define FW_MAX_FAULTS 128
-#define FW_CONCURRENCY "4"  /* per pool */
-#define FW_LIMITED_MAX 2    /* max concurrency of the "limited" job type */
+#define FW_CONCURRENCY "4" /* per pool */
+#define FW_LIMITED_MAX 2   /* max concurrency of the "limited" job type */
 #define FW_RECOVERY_BOUND_MS 15000
 
 typedef struct fw_pool {
@@ -35,10 +35,10 @@ typedef struct fw_pool {
 typedef struct world {
     tl_server redis;
     char ns[64];
-    char dir[256];      /* the log, each pool's output */
+    char dir[256]; /* the log, each pool's output */
     char log_path[320];
     const char *cli, *job;
-    redisContext *ctl;  /* the suite's own connection; redial with fw_ctl() after restarts */
+    redisContext *ctl; /* the suite's own connection; redial with fw_ctl() after restarts */
 
     fw_pool pools[FW_MAX_POOLS];
     size_t npools;

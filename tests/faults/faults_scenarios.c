@@ -189,8 +189,8 @@ int sc_damaged_keys(world *w)
     static const char relock[] =
         "local s = 0 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do s = s + tonumber(v) end "
         "redis.call('SET', KEYS[1], s) return s";
-    long long held = fw_int(w, "EVAL %s 2 %s:jobs:limited:lock %s:jobs:limited:lock_info", relock,
-                            w->ns, w->ns);
+    long long held =
+        fw_int(w, "EVAL %s 2 %s:jobs:limited:lock %s:jobs:limited:lock_info", relock, w->ns, w->ns);
     say("%s:jobs:limited:lock held \"garbage\" for 3 s; set back to the sum of lock_info (%lld)",
         w->ns, held);
 

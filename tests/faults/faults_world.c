@@ -130,8 +130,8 @@ void fw_locks(world *w, const char *name, long long *lock, long long *info_sum)
     static const char sum[] =
         "local s = 0 for _, v in ipairs(redis.call('HVALS', KEYS[2])) do s = s + tonumber(v) end "
         "return {tonumber(redis.call('GET', KEYS[1]) or '0') or -999999, s}";
-    redisReply *r = fw_cmd(w, "EVAL %s 2 %s:jobs:%s:lock %s:jobs:%s:lock_info", sum, w->ns, name,
-                           w->ns, name);
+    redisReply *r =
+        fw_cmd(w, "EVAL %s 2 %s:jobs:%s:lock %s:jobs:%s:lock_info", sum, w->ns, name, w->ns, name);
     *lock = *info_sum = -999999;
     if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2) {
         *lock = r->element[0]->integer;
@@ -448,7 +448,8 @@ int fw_pool_id(world *w, size_t i, char id[32])
     int rc = -1;
     for (size_t k = 0; rc && m && m->type == REDIS_REPLY_ARRAY && k < m->elements; k++) {
         redisReply *pid = fw_cmd(w, "HGET %s:worker_pools:%s pid", w->ns, m->element[k]->str);
-        if (pid && pid->type == REDIS_REPLY_STRING && atoll(pid->str) == (long long)w->pools[i].pid) {
+        if (pid && pid->type == REDIS_REPLY_STRING &&
+            atoll(pid->str) == (long long)w->pools[i].pid) {
             snprintf(id, 32, "%s", m->element[k]->str);
             rc = 0;
         }
@@ -469,8 +470,7 @@ long long fw_inprogress(world *w, const char *id)
     return sum;
 }
 
-long long fw_wait_recovered(world *w, const char *id, long long since_ms, long ms,
-                            const char *what)
+long long fw_wait_recovered(world *w, const char *id, long long since_ms, long ms, const char *what)
 {
     long long took = -1;
     while (fw_now_ms() - since_ms <= ms) {
@@ -507,8 +507,8 @@ int fw_wait_quiet(world *w, long ms)
     snprintf(prefix, sizeof prefix, "%s:", w->ns);
     long long t0 = fw_now_ms();
     for (;;) {
-        redisReply *r = fw_cmd(w, "EVAL %s 2 %s:scheduled %s:retry %s", probe, w->ns, w->ns,
-                               prefix);
+        redisReply *r =
+            fw_cmd(w, "EVAL %s 2 %s:scheduled %s:retry %s", probe, w->ns, w->ns, prefix);
         long long n = r && r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
         if (r) freeReplyObject(r);
         if (n == 0) return 0;

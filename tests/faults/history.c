@@ -95,7 +95,8 @@ static int fault_during(const fh_fault *f, size_t nf, const fh_event *s, const f
 {
     int best = -1;
     for (size_t i = 0; i < nf; i++) {
-        long long until = f[i].kind == 'S' && f[i].until_ms > f[i].at_ms ? f[i].until_ms : f[i].at_ms;
+        long long until =
+            f[i].kind == 'S' && f[i].until_ms > f[i].at_ms ? f[i].until_ms : f[i].at_ms;
         if (!strcmp(f[i].pool, s->pool) && s->t_ms <= until + FH_START_SLACK_MS &&
             (!e || e->t_ms >= f[i].at_ms) && (best < 0 || f[i].at_ms < f[best].at_ms))
             best = (int)i;
@@ -266,7 +267,7 @@ void fh_check(const fh_enqueue *enq_in, size_t nenq, fh_event *events, size_t ne
                 ed[nedge[l]++] = (edge){runs[r].s->t_ms, 1};
                 ed[nedge[l]++] = (edge){held > runs[r].s->t_ms ? held : runs[r].s->t_ms, -1};
                 /* an orphaned command: a killed pool's died with it, a stopped pool's ran on */
-                long long real = runs[r].e ? end
+                long long real = runs[r].e                                             ? end
                                  : runs[r].cut >= 0 && faults[runs[r].cut].kind == 'K' ? cut
                                                                                        : LLONG_MAX;
                 edge *od = orphans + l * per;

@@ -72,17 +72,17 @@ typedef struct fh_limit {
 typedef struct fh_report {
     size_t enqueued_ok, enqueued_failed, enqueued_unknown;
     size_t runs, jobs_run;
-    size_t lost;              /* written (or started) and never ended */
-    size_t ran_not_written;   /* started although the enqueue said nothing was written */
-    size_t duplicates;        /* extra starts */
+    size_t lost;            /* written (or started) and never ended */
+    size_t ran_not_written; /* started although the enqueue said nothing was written */
+    size_t duplicates;      /* extra starts */
     size_t explained, unexplained;
-    size_t interrupted;       /* runs cut by a fault of their pool */
-    size_t recoveries;        /* interrupted runs restarted elsewhere */
-    size_t unrecovered;       /* interrupted runs not restarted within their bound */
+    size_t interrupted; /* runs cut by a fault of their pool */
+    size_t recoveries;  /* interrupted runs restarted elsewhere */
+    size_t unrecovered; /* interrupted runs not restarted within their bound */
     long long longest_recovery_ms;
-    int max_seen;             /* the worst overlap of a limited type, faults counted */
-    int max_exceeded;         /* ...above its limit */
-    int orphan_overlap;       /* the worst overlap counting orphaned commands too */
+    int max_seen;       /* the worst overlap of a limited type, faults counted */
+    int max_exceeded;   /* ...above its limit */
+    int orphan_overlap; /* the worst overlap counting orphaned commands too */
     char lost_ids[FH_SHOWN][FH_ID];
     char unexplained_ids[FH_SHOWN][FH_ID];
     char not_written_ids[FH_SHOWN][FH_ID];

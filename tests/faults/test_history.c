@@ -8,10 +8,10 @@
 typedef struct hcase {
     const char *what;
     const char *log;
-    const char *enqueued;   /* "id:status id:status" with status o(k), f(ailed), u(nknown) */
-    const char *faults;     /* "K:pool:at S:pool:at:until" */
+    const char *enqueued; /* "id:status id:status" with status o(k), f(ailed), u(nknown) */
+    const char *faults;   /* "K:pool:at S:pool:at:until" */
     size_t lost, ran_not_written, duplicates, unexplained, unrecovered;
-    long long longest;      /* longest recovery, ms */
+    long long longest; /* longest recovery, ms */
     int max_seen, exceeded;
 } hcase;
 
@@ -19,11 +19,11 @@ static const hcase cases[] = {
     {"a clean run", "S a fast p1 100\nE a fast p1 150\n", "a:o", "", 0, 0, 0, 0, 0, 0, 0, 0},
     {"written and never run: lost", "", "a:o b:u", "", 1, 0, 0, 0, 0, 0, 0, 0},
     {"started, never ended: lost", "S b fast p1 100\n", "b:u", "", 1, 0, 0, 0, 0, 0, 0, 0},
-    {"a failed enqueue that ran", "S a fast p1 100\nE a fast p1 110\n", "a:f", "", 0, 1, 0, 0, 0,
-     0, 0, 0},
+    {"a failed enqueue that ran", "S a fast p1 100\nE a fast p1 110\n", "a:f", "", 0, 1, 0, 0, 0, 0,
+     0, 0},
     {"a rerun without a fault: unexplained",
-     "S a fast p1 100\nE a fast p1 110\nS a fast p2 200\nE a fast p2 210\n", "a:o", "", 0, 0, 1,
-     1, 0, 0, 0, 0},
+     "S a fast p1 100\nE a fast p1 110\nS a fast p2 200\nE a fast p2 210\n", "a:o", "", 0, 0, 1, 1,
+     0, 0, 0, 0},
     {"a rerun after its pool was killed mid-run",
      "S a fast p1 100\nS a fast p2 9100\nE a fast p2 9150\n", "a:o", "K:p1:500", 0, 0, 1, 0, 0,
      8600, 0, 0},
@@ -31,18 +31,18 @@ static const hcase cases[] = {
      "S a fast p1 510\nS a fast p2 9100\nE a fast p2 9150\n", "a:o", "K:p1:500", 0, 0, 1, 0, 0,
      8600, 0, 0},
     {"a rerun after its pool was killed right after the end (uncommitted)",
-     "S a fast p1 100\nE a fast p1 110\nS a fast p2 9000\nE a fast p2 9010\n", "a:o",
-     "K:p1:130", 0, 0, 1, 0, 0, 0, 0, 0},
-    {"killed mid-run and never rerun: lost and unrecovered", "S a fast p1 100\n", "a:o",
-     "K:p1:500", 1, 0, 0, 0, 1, 0, 0, 0},
+     "S a fast p1 100\nE a fast p1 110\nS a fast p2 9000\nE a fast p2 9010\n", "a:o", "K:p1:130", 0,
+     0, 1, 0, 0, 0, 0, 0},
+    {"killed mid-run and never rerun: lost and unrecovered", "S a fast p1 100\n", "a:o", "K:p1:500",
+     1, 0, 0, 0, 1, 0, 0, 0},
     {"a stopped pool's job rerun elsewhere, its command ending during the stop",
      "S a fast p1 100\nE a fast p1 3000\nS a fast p2 12000\nE a fast p2 12100\n", "a:o",
      "S:p1:500:20000", 0, 0, 1, 0, 0, 11500, 0, 0},
     {"a stopped pool's job not rerun before SIGCONT: unrecovered",
      "S a fast p1 100\nE a fast p1 3000\n", "a:o", "S:p1:500:20000", 0, 0, 0, 0, 1, 0, 0, 0},
     {"recovery past the bound: unrecovered",
-     "S a fast p1 100\nS a fast p2 30600\nE a fast p2 30700\n", "a:o", "K:p1:500", 0, 0, 1, 0,
-     1, 30100, 0, 0},
+     "S a fast p1 100\nS a fast p2 30600\nE a fast p2 30700\n", "a:o", "K:p1:500", 0, 0, 1, 0, 1,
+     30100, 0, 0},
     {"three limited runs at once: exceeded",
      "S a lim p1 100\nS b lim p2 110\nS c lim p3 120\nE a lim p1 200\nE b lim p2 200\n"
      "E c lim p3 200\n",
@@ -127,8 +127,8 @@ static void verdicts_of_small_histories(void)
             tl_fail(__FILE__, __LINE__,
                     "%s: lost %zu, not written %zu, dups %zu, unexplained %zu, unrecovered %zu, "
                     "longest %lld, max %d, exceeded %d",
-                    c->what, r.lost, r.ran_not_written, r.duplicates, r.unexplained,
-                    r.unrecovered, r.longest_recovery_ms, r.max_seen, r.max_exceeded);
+                    c->what, r.lost, r.ran_not_written, r.duplicates, r.unexplained, r.unrecovered,
+                    r.longest_recovery_ms, r.max_seen, r.max_exceeded);
         free(ev);
     }
 }

@@ -220,6 +220,28 @@ static int note_dial_failure(cwork_redis *r, int was_probe, const cwork_error *e
     return new_step;
 }
 
+/* A new connection for the pool, wherever the URL says the data is: the server of a
+ * direct URL, the master the sentinels name, the cluster node serving the namespace.
+ * probe: Redis was unreachable until now; a PING makes sure that it serves again. */
+static int dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err)
+{
+    if (r->sentinel) return cw_sentinel_dial(r, probe, out, transient, err);
+    if (r->cluster) return cw_cluster_dial(r, probe, out, transient, err);
+    const cw_redis_addr *a = &r->addr;
+    cw_dial_auth auth = {a->user, a->password, a->db};
+    int rc = cw_dial_node(r, a->host, a->port, a->unix_path, &auth, out, transient, err);
+    if (rc == 0 && probe) {
+        /* Not still loading its data set (LOADING counts as unreachable). */
+        const char *argv[1] = {"PING"};
+        rc = cw_dial_setup(r, *out, 1, argv, "PING", NULL, transient, err);
+        if (rc) {
+            cw_conn_close(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
 int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
 {
     *out = NULL;
@@ -253,7 +275,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             cw_conn *c;
             cwork_error e;
             int transient;
-            int rc = cw_dial(r, probe, &c, &transient, &e);
+            int rc = dial(r, probe, &c, &transient, &e);
 
             pthread_mutex_lock(&r->mu);
             if (probe) r->probing = 0;
@@ -332,32 +354,6 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
 int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err)
 {
     return r && r->cluster && ns ? cw_cluster_bind(r, ns, err) : 0;
-}
-
-unsigned cw_redis_epoch(cwork_redis *r)
-{
-    pthread_mutex_lock(&r->mu);
-    unsigned e = r->epoch;
-    pthread_mutex_unlock(&r->mu);
-    return e;
-}
-
-void cw_redis_next_epoch(cwork_redis *r)
-{
-    pthread_mutex_lock(&r->mu);
-    r->epoch++;
-    pthread_mutex_unlock(&r->mu);
-}
-
-int cw_redis_warn_due(cwork_redis *r)
-{
-    if (!r) return 1;
-    int64_t now = cw_monotonic_ms();
-    pthread_mutex_lock(&r->mu);
-    int due = r->warned_ms == 0 || now - r->warned_ms >= 1000;
-    if (due) r->warned_ms = now ? now : 1;
-    pthread_mutex_unlock(&r->mu);
-    return due;
 }
 
 /* ---------------------------------------------------------------- conveniences */

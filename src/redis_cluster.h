@@ -31,7 +31,7 @@ int cw_cluster_ns_has_tag(const char *ns);
 /* Sets up r->cluster (kind CW_REDIS_CLUSTER). 0 or CWORK_ENOMEM. */
 int cw_cluster_new(cwork_redis *r, cwork_error *err);
 void cw_cluster_free(cwork_redis *r);
-/* cw_dial for a cluster URL: a connection to the master of the namespace's slot. */
+/* redis.c's dial for a cluster URL: a connection to the master of the namespace's slot. */
 int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err);
 /* Binds the pool to namespace ns (see cw_redis_use_namespace). */
 int cw_cluster_bind(cwork_redis *r, const char *ns, cwork_error *err);

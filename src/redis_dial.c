@@ -1,8 +1,7 @@
 /* Opening one prepared connection: the transport (redis_net.c), TLS (redis_tls.c),
- * then AUTH and SELECT; and where the pool's connections go for each URL form. */
+ * then AUTH and SELECT. Where the pool's connections go for each URL form is redis.c's
+ * (dial), which Sentinel and Cluster use these for. */
 #include "redis_impl.h"
-#include "redis_cluster.h"
-#include "redis_sentinel.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -109,23 +108,4 @@ int cw_dial_node(cwork_redis *r, const char *host, int port, const char *unix_pa
     }
     *out = c;
     return 0;
-}
-
-int cw_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err)
-{
-    if (r->sentinel) return cw_sentinel_dial(r, probe, out, transient, err);
-    if (r->cluster) return cw_cluster_dial(r, probe, out, transient, err);
-    const cw_redis_addr *a = &r->addr;
-    cw_dial_auth auth = {a->user, a->password, a->db};
-    int rc = cw_dial_node(r, a->host, a->port, a->unix_path, &auth, out, transient, err);
-    if (rc == 0 && probe) {
-        /* Not still loading its data set (LOADING counts as unreachable). */
-        const char *argv[1] = {"PING"};
-        rc = cw_dial_setup(r, *out, 1, argv, "PING", NULL, transient, err);
-        if (rc) {
-            cw_conn_close(*out);
-            *out = NULL;
-        }
-    }
-    return rc;
 }

@@ -56,10 +56,6 @@ int cw_dial_node(cwork_redis *r, const char *host, int port, const char *unix_pa
  * error with *transient set as for cw_dial_node. The reply goes to *reply when wanted. */
 int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const char *what,
                   redisReply **reply, int *transient, cwork_error *err);
-/* A new connection for the pool, wherever the URL says the data is: the server of a
- * direct URL, the master the sentinels name, the cluster node serving the namespace.
- * probe: Redis was unreachable until now; a PING makes sure that it serves again. */
-int cw_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err);
 
 /* The current epoch; cw_redis_next_epoch retires every connection dialled before (the
  * master moved): idle ones are closed at checkout, busy ones at checkin. */

@@ -78,7 +78,7 @@ void cw_net_move(cw_net *dst, cw_net *src);
  * frees the buffers; n is back to cw_net_init's state. */
 void cw_net_close(cw_net *n);
 
-/* ---- internal to the transport (redis_net.c and redis_tls.c) */
+/* ---- internal to the transport (redis_net.c and redis_tls.c; in redis_net_wait.c) */
 
 /* Sets err and errstr; returns -1. */
 int cw_net_fail(cw_net *n, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -19,7 +19,7 @@
 int cw_sentinel_new(cwork_redis *r, cwork_error *err);
 /* Stops the watcher and frees r->sentinel. NULL is ignored. */
 void cw_sentinel_free(cwork_redis *r);
-/* cw_dial for a sentinel URL. */
+/* redis.c's dial for a sentinel URL. */
 int cw_sentinel_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err);
 
 /* Parses a +switch-master message ("NAME OLD_IP OLD_PORT NEW_IP NEW_PORT"): 1 with the

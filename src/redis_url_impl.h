@@ -1,5 +1,5 @@
 /* Shared by the two halves of the URL parser (redis_url.c: schemes, user-info, hosts,
- * paths; redis_url_query.c: query parameters). */
+ * paths; redis_url_query.c: query parameters) and their common pieces (redis_url_lex.c). */
 #ifndef CWORK_REDIS_URL_IMPL_H
 #define CWORK_REDIS_URL_IMPL_H
 
@@ -13,7 +13,7 @@ typedef struct cw_url_parse {
     int strict; /* unknown query parameters are errors (every scheme but redis:// and unix:) */
 } cw_url_parse;
 
-/* "invalid Redis URL: <reason> (in "<redacted url>")"; returns code. */
+/* redis_url_lex.c. "invalid Redis URL: <reason> (in "<redacted url>")"; returns code. */
 int cw_url_fail(cw_url_parse *pc, int code, const char *reason);
 /* Percent-decodes [p, p+n) into a fresh string (NUL bytes refused). 0 or an error. */
 int cw_url_decode(cw_url_parse *pc, const char *p, size_t n, const char *what, char **out);

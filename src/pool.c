@@ -1,6 +1,8 @@
 #define _GNU_SOURCE /* pthread_rwlockattr_setkind_np */
-/* Worker pool life cycle: creation, registration, start, stop, drain, statistics.
- * The threads themselves live in executor.c, dispatcher.c and pool_run.c. */
+/* Worker pool life cycle: options, creation, registration, statistics and release.
+ * Start, stop and drain are in pool_run.c, the shards' layout in pool_shards.c, the
+ * threads themselves in executor.c, dispatcher.c, maintenance.c and
+ * wakeup_subscriber.c. */
 #include "flavor.h"
 #include "log.h"
 #include "pool.h"

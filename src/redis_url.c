@@ -14,7 +14,6 @@
  * error message quotes the URL only in its redacted form. */
 #include "redis_url_impl.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <string.h>
 #include <strings.h>

@@ -5,9 +5,8 @@
  * HTTP, healthy and not. Commands take real time where the lines report it. */
 #define _GNU_SOURCE
 #include "cli_work_testutil.h"
+#include "web_testutil.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #define ID_OK "00000000000000000000000a"
@@ -371,17 +370,10 @@ static void args_become_environment_variables(void)
 static int http(int port, const char *method, const char *path, char *out, size_t size)
 {
     out[0] = '\0';
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {0};
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    struct timeval tv = {5, 0};
+    int fd = wt_connect(port);
+    if (fd < 0) return -1;
+    struct timeval tv = {5, 0}; /* a stuck server fails the test sooner */
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
     char *req = NULL;
     int n = asprintf(&req, "%s %s HTTP/1.1\r\nHost: test\r\n\r\n", method, path);
     if (n < 0 || write(fd, req, (size_t)n) != n) {

@@ -18,7 +18,7 @@ typedef struct cluster {
 static int start_node(cluster *c, int i)
 {
     for (int attempt = 0; attempt < 5; attempt++) {
-        int port = tt_free_port();
+        int port = tt_free_cluster_port();
         char port_s[16], conf[64], rdb[32];
         snprintf(port_s, sizeof port_s, "%d", port);
         snprintf(conf, sizeof conf, "nodes-%d.conf", port);

@@ -396,14 +396,12 @@ static int cluster_ok(int port)
     return -1;
 }
 
-static void cluster_over_tls(void)
+/* A TLS cluster node on a port whose bus port is free too; a few tries, since a port
+ * found free may be taken by a parallel test before the node binds it. */
+static int start_cluster_node(tt_proc *node)
 {
-    /* Three masters, no replicas: the slot map, the bus and every command over TLS. */
-    tt_proc node[3] = {{0}};
-    char hosts[128] = "";
-    int ok = 1;
-    for (int i = 0; i < 3 && ok; i++) {
-        int port = tt_free_port();
+    for (int attempt = 0; attempt < 5; attempt++) {
+        int port = tt_free_cluster_port();
         char conf[64];
         snprintf(conf, sizeof conf, "nodes-%d.conf", port);
         const char *extra[] = {"--cluster-enabled",
@@ -417,29 +415,48 @@ static void cluster_over_tls(void)
                                "--appendonly",
                                "no",
                                NULL};
-        ok = start_tls_only(&node[i], port, extra) == 0;
+        if (port > 0 && start_tls_only(node, port, extra) == 0) return 0;
+    }
+    return -1;
+}
+
+static void cluster_over_tls(void)
+{
+    /* Three masters, no replicas: the slot map, the bus and every command over TLS. */
+    tt_proc node[3] = {{0}};
+    char hosts[128] = "";
+    for (int i = 0; i < 3; i++) {
+        if (start_cluster_node(&node[i]) != 0) {
+            tt_sh("tail -n 5 '%s'/node-*.log >&2", dir);
+            tl_fail(__FILE__, __LINE__, "cannot start TLS cluster node %d (logs above)", i);
+            goto out;
+        }
         size_t len = strlen(hosts);
-        snprintf(hosts + len, sizeof hosts - len, " 127.0.0.1:%d", port);
+        snprintf(hosts + len, sizeof hosts - len, " 127.0.0.1:%d", node[i].port);
     }
-    ok = ok &&
-         tt_sh("redis-cli --tls --cacert '%s/ca.crt' --cluster create%s --cluster-yes "
-               ">/dev/null 2>&1",
-               dir, hosts) == 0 &&
-         cluster_ok(node[0].port) == 0 && cluster_ok(node[1].port) == 0 &&
-         cluster_ok(node[2].port) == 0; /* each node sees the state ok in its own time */
-    if (!ok) {
-        tl_fail(__FILE__, __LINE__, "cannot build a TLS cluster");
-    } else {
-        cwork_error err = {0};
-        cwork_redis *r =
-            pool_for("rediss+cluster://127.0.0.1:%d?ca=%s/ca.crt", node[1].port, 10000, &err);
-        if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
-        char ns[64], tagged[80];
-        tl_unique_ns("tls-cluster", ns, sizeof ns);
-        snprintf(tagged, sizeof tagged, "{%s}", ns);
-        if (r) CHECK_INT(tt_every_role(r, tagged, 50), 50);
-        cwork_redis_free(r);
+    if (tt_sh("redis-cli --tls --cacert '%s/ca.crt' --cluster create%s --cluster-yes "
+              ">'%s/create.log' 2>&1",
+              dir, hosts, dir) != 0) {
+        tt_sh("cat '%s/create.log' >&2", dir);
+        tl_fail(__FILE__, __LINE__, "redis-cli --cluster create failed (above)");
+        goto out;
     }
+    for (int i = 0; i < 3; i++) { /* each node sees the state ok in its own time */
+        if (cluster_ok(node[i].port) != 0) {
+            tl_fail(__FILE__, __LINE__, "TLS cluster node %d never reached cluster_state:ok", i);
+            goto out;
+        }
+    }
+    cwork_error err = {0};
+    cwork_redis *r =
+        pool_for("rediss+cluster://127.0.0.1:%d?ca=%s/ca.crt", node[1].port, 10000, &err);
+    if (!r) tl_fail(__FILE__, __LINE__, "cwork_redis_new: %s", err.message);
+    char ns[64], tagged[80];
+    tl_unique_ns("tls-cluster", ns, sizeof ns);
+    snprintf(tagged, sizeof tagged, "{%s}", ns);
+    if (r) CHECK_INT(tt_every_role(r, tagged, 50), 50);
+    cwork_redis_free(r);
+out:
     for (int i = 0; i < 3; i++)
         tt_kill(&node[i], SIGKILL);
 }

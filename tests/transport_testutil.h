@@ -62,6 +62,19 @@ __attribute__((unused)) static int tt_free_port(void)
     return -1;
 }
 
+/* A free port for a cluster node, whose bus listens on port + 10000: both free, and the
+ * bus port too below the ephemeral range (so data ports 20000…22767). */
+__attribute__((unused)) static int tt_free_cluster_port(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        int port = tt_free_port();
+        if (port < 0) return -1;
+        port = 20000 + (port - 20000) % 2768;
+        if (!tt_port_open(port) && !tt_port_open(port + 10000)) return port;
+    }
+    return -1;
+}
+
 /* A private server process: argv is run as given (stdout/stderr to log, if set), then
  * the port is polled until it accepts connections. 0, or -1 (and the process killed). */
 typedef struct tt_proc {

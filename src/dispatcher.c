@@ -52,38 +52,44 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
     return rc;
 }
 
+#define CYCLE "cycle script"
+
 /* The cycle script's writes that failed on a key someone damaged (type index, error
- * text pairs): the script went on without them and lost no job (see cycle.lua). A
- * damaged key stays damaged until someone repairs it, and every round trip meets it
- * again: logged at most once a second per pool. */
-static void log_cycle_errors(cwork_pool *p, redisReply **e, size_t n)
+ * text pairs in r from element `from`, n elements): the script went on without them
+ * and lost no job (see cycle.lua). A damaged key stays damaged until someone repairs
+ * it, and every round trip meets it again: logged at most once a second per pool. */
+static void log_cycle_errors(cwork_pool *p, const redisReply *r, size_t from, size_t n)
 {
     long long now = cw_monotonic_us() / 1000, last = atomic_load(&p->cycle_error_log_ms);
     if (last && now - last < 1000) return;
     if (!atomic_compare_exchange_strong(&p->cycle_error_log_ms, &last, now ? now : 1))
         return; /* another shard logs them */
-    for (size_t j = 0; j + 1 < n; j += 2) {
-        if (e[j]->type != REDIS_REPLY_INTEGER || e[j]->integer < 1 ||
-            (size_t)e[j]->integer > p->ntypes || e[j + 1]->type != REDIS_REPLY_STRING)
+    for (size_t j = from; j + 1 < from + n; j += 2) {
+        int64_t ti;
+        const char *text;
+        if (cw_reply_at_int(r, j, &ti, CYCLE, NULL) != 0 || ti < 1 || (uint64_t)ti > p->ntypes ||
+            cw_reply_at_str(r, j + 1, &text, NULL, CYCLE, NULL) != 0)
             continue;
-        cw_log(CWORK_LOG_WARN, "worker.cycle", "job_name", p->types[e[j]->integer - 1].name,
-               "error", e[j + 1]->str, NULL);
+        cw_log(CWORK_LOG_WARN, "worker.cycle", "job_name", p->types[ti - 1].name, "error", text,
+               NULL);
     }
 }
 
 /* Marks in ca the committed jobs the reply names as not removed from in-progress (see
- * cycle.lua): {removed, positions in the commit's arguments…}. */
-static int read_not_removed(const redisReply *first, cw_commit_args *ca)
+ * cycle.lua): the first element is the count removed, or {removed, positions in the
+ * commit's arguments…}. */
+static int read_not_removed(const redisReply *first, cw_commit_args *ca, cwork_error *err)
 {
-    if (first->type == REDIS_REPLY_INTEGER) return 0;
-    if (first->type != REDIS_REPLY_ARRAY || first->elements < 1) return -1;
-    for (size_t j = 1; j < first->elements; j++) {
-        const redisReply *pos = first->element[j];
-        if (pos->type != REDIS_REPLY_INTEGER) return -1;
-        for (size_t i = 0; i < ca->ntasks; i++)
-            if ((long long)ca->raw_at[i] == pos->integer) ca->not_removed[i] = 1;
+    if (cw_reply_is_int(first)) return 0;
+    size_t n;
+    int rc = cw_reply_array(first, 1, &n, CYCLE " (commit)", err);
+    for (size_t j = 1; rc == 0 && j < n; j++) {
+        int64_t pos;
+        rc = cw_reply_at_int(first, j, &pos, CYCLE " (commit)", err);
+        for (size_t i = 0; rc == 0 && i < ca->ntasks; i++)
+            if ((int64_t)ca->raw_at[i] == pos) ca->not_removed[i] = 1;
     }
-    return 0;
+    return rc;
 }
 
 /* Reads the cycle reply: the commit's count (and the jobs it did not remove, marked in
@@ -96,46 +102,46 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
     if (rc) return rc;
-    if (r->type == REDIS_REPLY_ERROR) {
-        rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", r->str);
-    } else if (r->type != REDIS_REPLY_ARRAY || r->elements < 1 ||
-               read_not_removed(r->element[0], ca) != 0) {
-        rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
-    } else {
-        /* Flat: type index, count, that many job bytes; again for the next type. */
-        size_t i = 1;
-        while (i < r->elements) {
-            redisReply *ti = r->element[i], *count = i + 1 < r->elements ? r->element[i + 1] : NULL;
-            if (ti->type == REDIS_REPLY_INTEGER && ti->integer == 0 && count &&
-                count->type == REDIS_REPLY_INTEGER && count->integer >= 0 &&
-                (size_t)count->integer <= r->elements - i - 2) {
-                log_cycle_errors(p, r->element + i + 2, (size_t)count->integer);
-                i += 2 + (size_t)count->integer;
+    size_t n = 0;
+    if (cw_reply_error(r)) {
+        rc = cw_error(err, CWORK_EREDIS, "redis: cycle: %s", cw_reply_error(r));
+    } else if ((rc = cw_reply_array(r, 1, &n, CYCLE, err)) == 0) {
+        rc = read_not_removed(cw_reply_at(r, 0), ca, err);
+    }
+    /* Flat after the first element: type index, count, that many job bytes; again for
+     * the next type. Type index 0 carries the errors of writes on damaged keys. */
+    for (size_t i = 1; rc == 0 && i < n;) {
+        int64_t ti, count;
+        if ((rc = cw_reply_at_int(r, i, &ti, CYCLE, err)) != 0 ||
+            (rc = cw_reply_at_int(r, i + 1, &count, CYCLE, err)) != 0)
+            break;
+        if (count < 0 || (uint64_t)count > n - i - 2 || ti < 0 || (uint64_t)ti > p->ntypes) {
+            rc = cw_error(err, CWORK_EPROTO, "%s: element %zu: type %lld with %lld jobs", CYCLE,
+                          i + 1, (long long)ti, (long long)count);
+            break;
+        }
+        size_t end = i + 2 + (size_t)count;
+        if (ti == 0) {
+            log_cycle_errors(p, r, i + 2, (size_t)count);
+            i = end;
+            continue;
+        }
+        cw_job_type *type = &p->types[ti - 1];
+        for (i += 2; i < end; i++) {
+            const char *bytes;
+            size_t len;
+            if (cw_reply_at_str(r, i, &bytes, &len, CYCLE, NULL) != 0) continue;
+            cw_task *t = cw_task_new(type, bytes, len);
+            if (!t) {
+                cw_log(CWORK_LOG_ERROR, "worker.fetch", "error",
+                       "out of memory: job left in progress until a reclaim", NULL);
+                *incomplete = 1;
                 continue;
             }
-            if (ti->type != REDIS_REPLY_INTEGER || ti->integer < 1 ||
-                (size_t)ti->integer > p->ntypes || !count || count->type != REDIS_REPLY_INTEGER ||
-                count->integer < 0 || (size_t)count->integer > r->elements - i - 2) {
-                rc = cw_error(err, CWORK_EPROTO, "cycle script answered an unexpected reply");
-                break;
-            }
-            cw_job_type *type = &p->types[ti->integer - 1];
-            size_t end = i + 2 + (size_t)count->integer;
-            for (i += 2; i < end; i++) {
-                redisReply *b = r->element[i];
-                if (b->type != REDIS_REPLY_STRING) continue;
-                cw_task *t = cw_task_new(type, b->str, b->len);
-                if (!t) {
-                    cw_log(CWORK_LOG_ERROR, "worker.fetch", "error",
-                           "out of memory: job left in progress until a reclaim", NULL);
-                    *incomplete = 1;
-                    continue;
-                }
-                cw_tq_push(out, t);
-            }
+            cw_tq_push(out, t);
         }
     }
-    freeReplyObject(r);
+    cw_reply_free(r);
     return rc;
 }
 

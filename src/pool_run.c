@@ -37,7 +37,9 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
         rc = cw_conn_read(c, &r, err);
         if (rc) break;
         if (i == 0) {
-            int batch = r->type == REDIS_REPLY_STRING && server_supports_rpop_count(r->str);
+            const char *text;
+            int batch =
+                cw_reply_str(r, &text, NULL, "INFO", NULL) == 0 && server_supports_rpop_count(text);
             if (!batch && !p->single_fetch) {
                 cw_log(CWORK_LOG_WARN, "pool.redis_version", "error",
                        "Redis < 6.2: fetching one job per step", NULL);
@@ -45,18 +47,17 @@ static int prepare_redis(cwork_pool *p, cwork_error *err)
             }
         } else if (i == 1) {
             /* CONFIG may be renamed or forbidden (managed Redis): then say nothing. */
-            if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-                r->element[1]->type == REDIS_REPLY_STRING &&
-                strcmp(r->element[1]->str, "noeviction") != 0)
-                cw_log(CWORK_LOG_WARN, "pool.maxmemory_policy", "policy", r->element[1]->str,
-                       "error",
+            const char *policy;
+            if (cw_reply_at_str(r, 1, &policy, NULL, "CONFIG GET", NULL) == 0 &&
+                strcmp(policy, "noeviction") != 0)
+                cw_log(CWORK_LOG_WARN, "pool.maxmemory_policy", "policy", policy, "error",
                        "Redis may evict keys under memory pressure: jobs can be lost; "
                        "set maxmemory-policy noeviction",
                        NULL);
         } else {
             cw_pool_log_type_state_error(p, i - 2, r);
         }
-        freeReplyObject(r);
+        cw_reply_free(r);
     }
     cw_redis_checkin(p->redis, c);
     return rc;
@@ -258,8 +259,9 @@ int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
         for (size_t i = 0; i < p->ntypes && rc == 0; i++) {
             redisReply *r = NULL;
             rc = cw_conn_read(c, &r, err);
-            if (rc == 0 && r->type == REDIS_REPLY_INTEGER && r->integer > 0) empty = 0;
-            if (r) freeReplyObject(r);
+            int64_t len;
+            if (rc == 0 && cw_reply_int(r, &len, "LLEN", NULL) == 0 && len > 0) empty = 0;
+            cw_reply_free(r);
         }
         cw_redis_checkin(p->redis, c);
         if (rc) return rc;

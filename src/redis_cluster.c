@@ -62,6 +62,10 @@ int cw_cluster_ns_has_tag(const char *ns)
 
 /* ---------------------------------------------------------------- lifetime */
 
+static redisReply *follow(cw_conn *c, redisReply *r, const char *cmd, size_t len);
+static void note_error(cw_conn *c, const char *msg);
+static const cw_redirect_ops cluster_redirect = {follow, note_error};
+
 int cw_cluster_new(cwork_redis *r, cwork_error *err)
 {
     cw_cluster *cl = cw_calloc(1, sizeof *cl);
@@ -73,6 +77,7 @@ int cw_cluster_new(cwork_redis *r, cwork_error *err)
     memset(cl->master_of, 0xFF, sizeof cl->master_of);
     cl->bound_slot = cl->learned_slot = -1;
     r->cluster = cl;
+    r->redirect = &cluster_redirect;
     return 0;
 }
 
@@ -379,30 +384,30 @@ static redisReply *ask(cw_conn *c, const redirect *rd, const char *cmd, size_t l
     int ok = cw_net_append_argv(&tmp->net, 1, argv, NULL) == 0 &&
              cw_net_append_raw(&tmp->net, cmd, len) == 0 &&
              cw_net_read_reply(&tmp->net, &asking) == 0 && cw_net_read_reply(&tmp->net, &x) == 0;
-    if (asking) freeReplyObject(asking);
+    if (asking) cw_reply_free(asking);
     cw_conn_close(tmp);
-    if (!ok && x) freeReplyObject(x);
+    if (!ok && x) cw_reply_free(x);
     return ok ? x : NULL;
 }
 
-redisReply *cw_cluster_follow(cw_conn *c, redisReply *r, const char *cmd, size_t len)
+static redisReply *follow(cw_conn *c, redisReply *r, const char *cmd, size_t len)
 {
-    for (int hop = 0; r && r->type == REDIS_REPLY_ERROR && r->str && hop < MAX_HOPS; hop++) {
+    for (int hop = 0; cw_reply_error(r) && hop < MAX_HOPS; hop++) {
         redirect rd;
-        switch (parse_redirect(r->str, &rd)) {
+        switch (parse_redirect(cw_reply_error(r), &rd)) {
         case R_MOVED:
             learn_moved(c->pool, &rd);
             if (move_conn(c, &rd) != 0) {
-                freeReplyObject(r);
+                cw_reply_free(r);
                 return NULL;
             }
-            freeReplyObject(r);
+            cw_reply_free(r);
             r = resend(c, cmd, len);
             break;
         case R_ASK: {
             redisReply *x = ask(c, &rd, cmd, len);
             if (!x) return r;
-            freeReplyObject(r);
+            cw_reply_free(r);
             r = x;
             break;
         }
@@ -410,7 +415,7 @@ redisReply *cw_cluster_follow(cw_conn *c, redisReply *r, const char *cmd, size_t
             /* Keys of one call split between two nodes while the slot migrates. */
             struct timespec ts = {0, (hop + 1) * 25 * 1000000L};
             nanosleep(&ts, NULL);
-            freeReplyObject(r);
+            cw_reply_free(r);
             r = resend(c, cmd, len);
             break;
         }
@@ -425,7 +430,7 @@ redisReply *cw_cluster_follow(cw_conn *c, redisReply *r, const char *cmd, size_t
     return r;
 }
 
-void cw_cluster_note_error(cw_conn *c, const char *msg)
+static void note_error(cw_conn *c, const char *msg)
 {
     redirect rd;
     redirect_kind k = parse_redirect(msg, &rd);

@@ -28,20 +28,14 @@ unsigned cw_cluster_key_slot(const char *key, size_t len);
  * prefix: the hash tag lies within ns. Pure. */
 int cw_cluster_ns_has_tag(const char *ns);
 
-/* Sets up r->cluster (kind CW_REDIS_CLUSTER). 0 or CWORK_ENOMEM. */
+/* Sets up r->cluster (kind CW_REDIS_CLUSTER) and r->redirect, which follows MOVED, ASK
+ * and TRYAGAIN (a few hops at most) and learns from redirections met in pipelines.
+ * 0 or CWORK_ENOMEM. */
 int cw_cluster_new(cwork_redis *r, cwork_error *err);
 void cw_cluster_free(cwork_redis *r);
 /* redis.c's dial for a cluster URL: a connection to the master of the namespace's slot. */
 int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cwork_error *err);
 /* Binds the pool to namespace ns (see cw_redis_use_namespace). */
 int cw_cluster_bind(cwork_redis *r, const char *ns, cwork_error *err);
-
-/* After a reply to the formatted command cmd on c: follows MOVED, ASK and TRYAGAIN
- * (a few hops at most) and returns the final reply, or NULL with c broken when the
- * connection failed on the way (c->net says why). r is consumed. */
-redisReply *cw_cluster_follow(cw_conn *c, redisReply *r, const char *cmd, size_t len);
-/* A pipelined reply on c: a redirection or CLUSTERDOWN marks c broken and, for MOVED,
- * teaches the map where the slot went. */
-void cw_cluster_note_error(cw_conn *c, const char *msg);
 
 #endif

@@ -5,7 +5,6 @@
  * needs a lock. A connection that saw an I/O, protocol or out-of-memory error, or a
  * READONLY reply, is marked broken; the pool closes it at checkin. */
 #include "redis.h"
-#include "redis_cluster.h"
 #include "redis_impl.h"
 #include "log.h"
 
@@ -42,7 +41,7 @@ static void note_error(cw_conn *c, const redisReply *r)
      * forget what this connection loaded, so that the next use sends EVAL again instead
      * of failing with NOSCRIPT forever. */
     if (strncmp(r->str, "NOSCRIPT", 8) == 0) c->nscripts = 0;
-    if (c->pool && c->pool->cluster) cw_cluster_note_error(c, r->str);
+    if (c->pool && c->pool->redirect) c->pool->redirect->note_error(c, r->str);
 }
 
 static void note_reply(cw_conn *c, const redisReply *r)
@@ -111,7 +110,7 @@ static redisReply *formatted_round_trip(cw_conn *c, char *cmd, int len)
     }
     redisReply *r = NULL;
     if (cw_net_append_raw(&c->net, cmd, (size_t)len) == 0) r = round_trip(c);
-    if (r && c->pool && c->pool->cluster) r = cw_cluster_follow(c, r, cmd, (size_t)len);
+    if (r && c->pool && c->pool->redirect) r = c->pool->redirect->follow(c, r, cmd, (size_t)len);
     redisFreeCommand(cmd);
     return r;
 }

@@ -12,6 +12,17 @@
 typedef struct cw_sentinel cw_sentinel;
 typedef struct cw_cluster cw_cluster;
 
+/* What a connection does with replies that send it elsewhere (MOVED, ASK…): set by the
+ * URL form that has such replies (redis_cluster.c), called by redis_conn.c, which so
+ * needs to know nothing of clusters. */
+typedef struct cw_redirect_ops {
+    /* After a reply to the formatted command cmd on c: the final reply (r consumed),
+     * or NULL with c broken when the connection failed on the way. */
+    redisReply *(*follow)(cw_conn *c, redisReply *r, const char *cmd, size_t len);
+    /* An error reply met in a pipeline, which is not retried. */
+    void (*note_error)(cw_conn *c, const char *msg);
+} cw_redirect_ops;
+
 struct cwork_redis {
     cw_redis_addr addr;
     char *url_shown; /* the URL with the password redacted */
@@ -21,9 +32,10 @@ struct cwork_redis {
                                                    INT_MAX ms (24 days: as good as none) */
     int max_connections;
     int64_t checkout_timeout_ms;
-    cw_tls_config tls;     /* tls.ctx NULL: plain connections */
-    cw_sentinel *sentinel; /* redis+sentinel: the sentinels and the master they name */
-    cw_cluster *cluster;   /* redis+cluster: the slot map */
+    cw_tls_config tls;               /* tls.ctx NULL: plain connections */
+    cw_sentinel *sentinel;           /* redis+sentinel: the sentinels and the master they name */
+    cw_cluster *cluster;             /* redis+cluster: the slot map */
+    const cw_redirect_ops *redirect; /* NULL: replies never redirect */
 
     pthread_mutex_t mu;
     pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the

@@ -1,10 +1,12 @@
 /* What a pool tells its operators through the logger: a handler that runs past its
- * type's timeout ("job.overrun", with the job), and a Redis that may evict jobs
- * ("pool.maxmemory_policy" at start). */
+ * type's timeout ("job.overrun", with the job), a Redis that may evict jobs
+ * ("pool.maxmemory_policy" at start), and a key someone damaged that the cycle script
+ * works around ("worker.cycle", naming the type). */
 #include "cwork.h"
 #include "testlib.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -95,8 +97,73 @@ static void overrun_and_eviction_policy_are_reported(void)
     tl_server_destroy(&s);
 }
 
+static atomic_int ran_b_;
+
+static int count_b(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    atomic_fetch_add(&ran_b_, 1);
+    return 0;
+}
+
+static int never(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    CHECK(!"a job of the type whose lock counter is damaged ran");
+    return 0;
+}
+
+static void damaged_lock_counter_is_reported_by_type(void)
+{
+    /* Type a's lock counter is a hash: the cycle script fetches none of its jobs (they
+     * stay waiting) and says why in its reply; type b, after it in the same reply, runs. */
+    tl_server s;
+    if (tl_server_start(&s, 0) != 0) {
+        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
+        return;
+    }
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
+    tl_do(c, "HSET dmg:jobs:a:lock x 1");
+    tl_do(c, "LPUSH dmg:jobs:a {\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"args\":null}");
+    tl_do(c, "LPUSH dmg:jobs:b {\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"args\":null}");
+    seen_[0] = '\0';
+    cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
+    cwork_redis *redis = cwork_redis_new(s.url, NULL, NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.concurrency = 2;
+    cwork_pool *p = cwork_pool_new(redis, "dmg", &o, NULL);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.max_concurrency = 1;
+    cwork_pool_register(p, "a", never, &jo, NULL);
+    cwork_pool_register(p, "b", count_b, NULL, NULL);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    for (int i = 0; i < 500 && !(atomic_load(&ran_b_) && seen("worker.cycle")); i++)
+        tl_sleep_ms(10);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    CHECK_INT(atomic_load(&ran_b_), 1);
+    CHECK(seen("worker.cycle job_name=a error=lock: WRONGTYPE"));
+    CHECK(!seen("job_name=b error="));
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    cwork_pool_free(p);
+    cwork_redis_free(redis);
+    /* Nothing lost: a's job still waits, the damaged counter is as it was. */
+    redisReply *r = tl_cmd(c, "LRANGE dmg:jobs:a 0 -1");
+    CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+          strstr(r->element[0]->str, "\"id\":\"a1\""));
+    freeReplyObject(r);
+    r = tl_cmd(c, "TYPE dmg:jobs:a:lock");
+    CHECK(r && r->str && strcmp(r->str, "hash") == 0);
+    freeReplyObject(r);
+    redisFree(c);
+    tl_server_destroy(&s);
+}
+
 int main(void)
 {
     RUN(overrun_and_eviction_policy_are_reported);
+    RUN(damaged_lock_counter_is_reported_by_type);
     return tl_finish();
 }

@@ -208,13 +208,15 @@ static void route_retry_dead_job(const web_request *req, const route_args *a, we
         ok_status(res);
 }
 
-static void route_retry_all_dead(const web_request *req, const route_args *a, web_response *res)
+/* A client call over every dead job (or those of one name), answered as Go's are. */
+static void dead_set_action(const web_request *req, web_response *res,
+                            int (*call)(cwork_client *, const char *, int64_t *, cwork_error *))
 {
     char *name = NULL;
     if (name_param(req, res, &name) != 0) return;
     cwork_error err = {0};
     int64_t count = 0;
-    int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
+    int rc = call(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);
@@ -222,18 +224,16 @@ static void route_retry_all_dead(const web_request *req, const route_args *a, we
         ok_status(res);
 }
 
+static void route_retry_all_dead(const web_request *req, const route_args *a, web_response *res)
+{
+    (void)a;
+    dead_set_action(req, res, cwork_client_retry_all_dead);
+}
+
 static void route_delete_all_dead(const web_request *req, const route_args *a, web_response *res)
 {
-    char *name = NULL;
-    if (name_param(req, res, &name) != 0) return;
-    cwork_error err = {0};
-    int64_t count = 0;
-    int rc = cwork_client_delete_all_dead(req->web->client, name, &count, &err);
-    cw_free(name);
-    if (rc != 0)
-        cw_web_client_error(res, rc, &err);
-    else
-        ok_status(res);
+    (void)a;
+    dead_set_action(req, res, cwork_client_delete_all_dead);
 }
 
 /* ---------------------------------------------------------------- cwork's routes */

@@ -424,13 +424,18 @@ static void route_run_all(const web_request *req, web_response *res)
         reply_count(res, count, &stayed);
 }
 
-static void route_retry_all(const web_request *req, web_response *res)
+/* A client call over everything under one name (the name may be required), answered
+ * with the count it moved. */
+typedef int (*named_count_call)(cwork_client *, const char *, int64_t *, cwork_error *);
+
+static void named_count_action(const web_request *req, web_response *res, int name_required,
+                               named_count_call call)
 {
     char *name = NULL;
-    if (text_param(req, res, "name", 0, &name) != 0) return;
+    if (text_param(req, res, "name", name_required, &name) != 0) return;
     cwork_error err = {0};
     int64_t count = 0;
-    int rc = cwork_client_retry_all_dead(req->web->client, name, &count, &err);
+    int rc = call(req->web->client, name, &count, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);
@@ -438,18 +443,14 @@ static void route_retry_all(const web_request *req, web_response *res)
         reply_count(res, count, NULL);
 }
 
+static void route_retry_all(const web_request *req, web_response *res)
+{
+    named_count_action(req, res, 0, cwork_client_retry_all_dead);
+}
+
 static void route_clear_queue(const web_request *req, web_response *res)
 {
-    char *name = NULL;
-    if (text_param(req, res, "name", 1, &name) != 0) return;
-    cwork_error err = {0};
-    int64_t count = 0;
-    int rc = cwork_client_clear_queue(req->web->client, name, &count, &err);
-    cw_free(name);
-    if (rc != 0)
-        cw_web_client_error(res, rc, &err);
-    else
-        reply_count(res, count, NULL);
+    named_count_action(req, res, 1, cwork_client_clear_queue);
 }
 
 /* ---------------------------------------------------------------- dispatch */

@@ -241,14 +241,6 @@ static int fill(cw_net *n, int64_t deadline, int wait_first)
 
 /* ---------------------------------------------------------------- commands and replies */
 
-static int append_formatted(cw_net *n, char *cmd, int len)
-{
-    if (len < 0 || !cmd) return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
-    cw_buf_append(&n->out, cmd, (size_t)len);
-    redisFreeCommand(cmd);
-    return n->out.oom ? cw_net_fail(n, CW_NET_ENOMEM, "out of memory") : 0;
-}
-
 int cw_net_append_raw(cw_net *n, const char *cmd, size_t len)
 {
     if (n->err) return -1;
@@ -256,12 +248,34 @@ int cw_net_append_raw(cw_net *n, const char *cmd, size_t len)
     return n->out.oom ? cw_net_fail(n, CW_NET_ENOMEM, "out of memory") : 0;
 }
 
+/* RESP's header of a command or of one argument: '*' or '$', the count, CRLF. */
+static void put_header(cw_buf *b, char kind, size_t count)
+{
+    cw_buf_putc(b, kind);
+    cw_buf_put_uint64(b, count);
+    cw_buf_append(b, "\r\n", 2);
+}
+
+/* Encoded straight into the output buffer, sized once: a batch's arguments (megabytes
+ * of job JSON) are copied once, with no temporary command of their size in between. */
 int cw_net_append_argv(cw_net *n, int argc, const char **argv, const size_t *lens)
 {
     if (n->err) return -1;
-    char *cmd = NULL;
-    int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
-    return append_formatted(n, cmd, len);
+    size_t need = 24; /* "*<count>\r\n" */
+    for (int i = 0; i < argc; i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+        if (len > SIZE_MAX / 2 - need) return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
+        need += 24 + len + 2;
+    }
+    if (cw_buf_reserve(&n->out, need) != 0) return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
+    put_header(&n->out, '*', argc > 0 ? (size_t)argc : 0);
+    for (int i = 0; i < argc; i++) {
+        size_t len = lens ? lens[i] : strlen(argv[i]);
+        put_header(&n->out, '$', len);
+        cw_buf_append(&n->out, argv[i], len);
+        cw_buf_append(&n->out, "\r\n", 2);
+    }
+    return 0;
 }
 
 int cw_net_buffered_reply(cw_net *n, void **reply)

@@ -52,8 +52,9 @@ int cw_net_dial_tcp(cw_net *n, const char *host, int port, int connect_ms);
 /* Connects to the unix socket at path within connect_ms. 0 or -1. */
 int cw_net_dial_unix(cw_net *n, const char *path, int connect_ms);
 
-/* Appends a command formatted with hiredis' formatter to the output buffer; nothing is
- * written until the next read. 0, or -1 (CW_NET_ENOMEM) with err set. */
+/* Appends a command, encoded as RESP (lens NULL: every argument is NUL-terminated), to
+ * the output buffer; nothing is written until the next read. 0, or -1 (CW_NET_ENOMEM) with err set.
+ */
 int cw_net_append_argv(cw_net *n, int argc, const char **argv, const size_t *lens);
 /* Appends an already formatted command (RESP bytes). */
 int cw_net_append_raw(cw_net *n, const char *cmd, size_t len);

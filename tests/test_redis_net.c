@@ -1,6 +1,7 @@
 /* The transport cwork owns (redis_net.c): command and connect deadlines, socket options
- * (close-on-exec, keepalive, no Nagle), big values in and out, replies split across
- * reads, and the subscriber's view of buffered replies. */
+ * (close-on-exec, keepalive, no Nagle), big values in and out, commands encoded byte for byte as
+ * hiredis encodes them, replies split across reads, and the subscriber's view of buffered replies.
+ */
 #include "redis.h"
 #include "testlib.h"
 
@@ -175,6 +176,45 @@ static void big_values_round_trip(void)
     free(v);
 }
 
+/* The commands the transport writes are RESP exactly as hiredis' formatter writes them:
+ * arguments with NULs, CRLF, '$' and '*', empty ones, lengths given or taken with
+ * strlen, several commands in one buffer, and one of a megabyte after small ones. */
+static void commands_encode_as_hiredis_does(void)
+{
+    static const char bin[] = {'a', '\0', '\r', '\n', '$', '*', 'z'};
+    char *big = malloc(1u << 20);
+    if (!big) return;
+    memset(big, 'j', 1u << 20);
+    const char *v1[] = {"SET", "k", bin};
+    size_t l1[] = {3, 1, sizeof bin};
+    const char *v2[] = {"LPUSH", "", "x", "\r\n"};
+    const char *v3[] = {"PING"};
+    const char *v4[] = {"RPUSH", "q", big, "tail"};
+    size_t l4[] = {5, 1, 1u << 20, 4};
+    struct {
+        int argc;
+        const char **argv;
+        const size_t *lens;
+    } cmds[] = {{3, v1, l1}, {4, v2, NULL}, {1, v3, NULL}, {4, v4, l4}};
+    cw_net n;
+    cw_net_init(&n);
+    cw_buf want;
+    cw_buf_init(&want);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        CHECK_INT(cw_net_append_argv(&n, cmds[i].argc, cmds[i].argv, cmds[i].lens), 0);
+        char *cmd = NULL;
+        int len = redisFormatCommandArgv(&cmd, cmds[i].argc, cmds[i].argv, cmds[i].lens);
+        CHECK(len > 0);
+        if (len > 0) cw_buf_append(&want, cmd, (size_t)len);
+        redisFreeCommand(cmd);
+        CHECK_INT((long long)n.out.len, (long long)want.len);
+        CHECK(n.out.len == want.len && memcmp(n.out.data, want.data, want.len) == 0);
+    }
+    cw_buf_free(&want);
+    cw_net_close(&n);
+    free(big);
+}
+
 /* What the pool's wake-up subscriber relies on: after a read, further messages that
  * arrived in the same chunk are handed out by cw_conn_read_buffered without I/O. */
 static void buffered_replies_after_a_read(void)
@@ -221,6 +261,7 @@ int main(void)
     RUN(connect_times_out);
     RUN(socket_options);
     RUN(big_values_round_trip);
+    RUN(commands_encode_as_hiredis_does);
     RUN(buffered_replies_after_a_read);
     cw_redis_addr_clear(&shared);
     return tl_finish();

@@ -1,7 +1,7 @@
 /* The transport cwork owns (redis_net.c): command and connect deadlines, socket options
- * (close-on-exec, keepalive, no Nagle), big values in and out, commands encoded byte for byte as
- * hiredis encodes them, replies split across reads, and the subscriber's view of buffered replies.
- */
+ * (close-on-exec, keepalive, no Nagle), big values in and out, commands encoded byte for
+ * byte as hiredis encodes them, replies split across reads, and the subscriber's view of
+ * buffered replies. */
 #include "redis.h"
 #include "testlib.h"
 

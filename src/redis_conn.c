@@ -118,6 +118,9 @@ static redisReply *formatted_round_trip(cw_conn *c, char *cmd, int len)
 static redisReply *raw_command(cw_conn *c, int argc, const char **argv, const size_t *lens)
 {
     if (c->net.err) return NULL;
+    /* Nothing to send again: encoded once, straight into the output buffer. */
+    if (!(c->pool && c->pool->redirect))
+        return cw_net_append_argv(&c->net, argc, argv, lens) == 0 ? round_trip(c) : NULL;
     char *cmd = NULL;
     int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
     return formatted_round_trip(c, cmd, len);

@@ -117,23 +117,19 @@ static void damaged_lock_counter_is_reported_by_type(void)
 {
     /* Type a's lock counter is a hash: the cycle script fetches none of its jobs (they
      * stay waiting) and says why in its reply; type b, after it in the same reply, runs. */
-    tl_server s;
-    if (tl_server_start(&s, 0) != 0) {
-        tl_fail(__FILE__, __LINE__, "cannot start a private redis-server");
-        return;
-    }
-    struct timeval tv = {2, 0};
-    redisContext *c = redisConnectWithTimeout("127.0.0.1", s.port, tv);
-    tl_do(c, "HSET dmg:jobs:a:lock x 1");
-    tl_do(c, "LPUSH dmg:jobs:a {\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"args\":null}");
-    tl_do(c, "LPUSH dmg:jobs:b {\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"args\":null}");
+    char ns[64];
+    tl_unique_ns("dmg", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    tl_do(c, "HSET %s:jobs:a:lock x 1", ns);
+    tl_do(c, "LPUSH %s:jobs:a {\"name\":\"a\",\"id\":\"a1\",\"t\":1,\"args\":null}", ns);
+    tl_do(c, "LPUSH %s:jobs:b {\"name\":\"b\",\"id\":\"b1\",\"t\":1,\"args\":null}", ns);
     seen_[0] = '\0';
     cwork_set_logger(logger, NULL, CWORK_LOG_DEBUG);
-    cwork_redis *redis = cwork_redis_new(s.url, NULL, NULL);
+    cwork_redis *redis = cwork_redis_new(tl_redis_url(), NULL, NULL);
     cwork_pool_options o;
     cwork_pool_options_init(&o);
     o.concurrency = 2;
-    cwork_pool *p = cwork_pool_new(redis, "dmg", &o, NULL);
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cwork_job_options jo;
     cwork_job_options_init(&jo);
     jo.max_concurrency = 1;
@@ -150,15 +146,15 @@ static void damaged_lock_counter_is_reported_by_type(void)
     cwork_pool_free(p);
     cwork_redis_free(redis);
     /* Nothing lost: a's job still waits, the damaged counter is as it was. */
-    redisReply *r = tl_cmd(c, "LRANGE dmg:jobs:a 0 -1");
+    redisReply *r = tl_cmd(c, "LRANGE %s:jobs:a 0 -1", ns);
     CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
           strstr(r->element[0]->str, "\"id\":\"a1\""));
     freeReplyObject(r);
-    r = tl_cmd(c, "TYPE dmg:jobs:a:lock");
+    r = tl_cmd(c, "TYPE %s:jobs:a:lock", ns);
     CHECK(r && r->str && strcmp(r->str, "hash") == 0);
     freeReplyObject(r);
+    tl_ns_delete(c, ns);
     redisFree(c);
-    tl_server_destroy(&s);
 }
 
 int main(void)

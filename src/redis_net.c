@@ -264,7 +264,8 @@ int cw_net_append_argv(cw_net *n, int argc, const char **argv, const size_t *len
     size_t need = 24; /* "*<count>\r\n" */
     for (int i = 0; i < argc; i++) {
         size_t len = lens ? lens[i] : strlen(argv[i]);
-        if (len > SIZE_MAX / 2 - need) return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
+        if (len > SIZE_MAX / 4 || need > SIZE_MAX / 4) /* no size_t wrap below */
+            return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");
         need += 24 + len + 2;
     }
     if (cw_buf_reserve(&n->out, need) != 0) return cw_net_fail(n, CW_NET_ENOMEM, "out of memory");

@@ -1,7 +1,8 @@
 /* The transport under every Redis connection: one socket cwork owns (TCP or a unix
  * socket, optionally TLS through OpenSSL), with hiredis kept only for what it is good
- * at, its reply reader (and its formatter for the cluster's commands, which may be
- * sent again; every other command is encoded here, straight into the output buffer).
+ * at, its reply reader (and its formatter for printf-style commands and for commands a
+ * cluster may send again; argument vectors are encoded here, straight into the output
+ * buffer).
  *
  * Why own the socket: Debian 12's hiredis 0.14 has no TLS, opens sockets without
  * close-on-exec and writes with write(), which raises SIGPIPE when Redis has gone away.

@@ -35,21 +35,22 @@ static int io_error(cw_conn *c, cwork_error *err)
  * on Redis < 7 wrap the error, hence the second test. */
 static void note_error(cw_conn *c, const redisReply *r)
 {
-    if (r->type != REDIS_REPLY_ERROR || !r->str) return;
-    if (strncmp(r->str, "READONLY", 8) == 0 || strstr(r->str, "-READONLY") != NULL) c->broken = 1;
+    const char *msg = cw_reply_error(r);
+    if (!msg) return;
+    if (strncmp(msg, "READONLY", 8) == 0 || strstr(msg, "-READONLY") != NULL) c->broken = 1;
     /* The server lost its scripts (SCRIPT FLUSH, a restart behind a proxy, a failover):
      * forget what this connection loaded, so that the next use sends EVAL again instead
      * of failing with NOSCRIPT forever. */
-    if (strncmp(r->str, "NOSCRIPT", 8) == 0) c->nscripts = 0;
-    if (c->pool && c->pool->redirect) c->pool->redirect->note_error(c, r->str);
+    if (strncmp(msg, "NOSCRIPT", 8) == 0) c->nscripts = 0;
+    if (c->pool && c->pool->redirect) c->pool->redirect->note_error(c, msg);
 }
 
 static void note_reply(cw_conn *c, const redisReply *r)
 {
     note_error(c, r);
-    if (r->type == REDIS_REPLY_ARRAY) /* EXEC: errors of the queued commands */
-        for (size_t i = 0; i < r->elements; i++)
-            note_error(c, r->element[i]);
+    /* EXEC: errors of the queued commands */
+    for (size_t i = 0; cw_reply_at(r, i); i++)
+        note_error(c, cw_reply_at(r, i));
 }
 
 /* The end of every command call: an error reply becomes CWORK_EREDIS (err filled, the
@@ -59,21 +60,22 @@ static void note_reply(cw_conn *c, const redisReply *r)
 static int finish(cw_conn *c, redisReply *r, redisReply **out, cwork_error *err)
 {
     if (!r) return io_error(c, err);
-    if (r->type == REDIS_REPLY_ERROR) {
+    const char *msg = cw_reply_error(r);
+    if (msg) {
         note_reply(c, r);
         /* An untagged namespace's keys spread over slots: say what to do about it. */
-        const char *hint = r->str && !strncmp(r->str, "CROSSSLOT", 9)
+        const char *hint = !strncmp(msg, "CROSSSLOT", 9)
                                ? " (in Redis Cluster a namespace needs a hash tag: {myapp})"
                                : "";
-        cw_error(err, CWORK_EREDIS, "redis: %.*s%s", (int)(r->len > 180 ? 180 : r->len),
-                 r->str ? r->str : "", hint);
-        freeReplyObject(r);
+        size_t len = cw_reply_len(r);
+        cw_error(err, CWORK_EREDIS, "redis: %.*s%s", (int)(len > 180 ? 180 : len), msg, hint);
+        cw_reply_free(r);
         return CWORK_EREDIS;
     }
     if (out)
         *out = r;
     else
-        freeReplyObject(r);
+        cw_reply_free(r);
     return 0;
 }
 
@@ -198,19 +200,21 @@ static void wait_argv(const cw_conn *c, const char *argv[3], char n[16], char ms
  * error. A shortfall does not break c. */
 static int judge_wait(cw_conn *c, redisReply *r, cwork_error *err)
 {
-    long long acked = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-    int was_error = r->type == REDIS_REPLY_ERROR;
+    int64_t acked = -1;
+    int was_error = cw_reply_error(r) != NULL;
     if (was_error)
         cw_error(err, CWORK_EREDIS, "redis %s: WAIT: %.*s", c->addr,
-                 (int)(r->len > 160 ? 160 : r->len), r->str ? r->str : "");
-    freeReplyObject(r);
+                 (int)(cw_reply_len(r) > 160 ? 160 : cw_reply_len(r)), cw_reply_error(r));
+    else
+        cw_reply_int(r, &acked, "WAIT", NULL);
+    cw_reply_free(r);
     if (was_error) return CWORK_EREDIS;
     if (acked < 0) return cw_error(err, CWORK_EPROTO, "redis %s: WAIT answered no number", c->addr);
     if (acked < c->min_replicas)
         return cw_error(err, CWORK_EREDIS,
                         "redis %s: written, but only %lld of %d replicas acknowledged it within "
                         "%d ms (min_replicas): a failover now could lose it",
-                        c->addr, acked, c->min_replicas, c->min_replicas_timeout_ms);
+                        c->addr, (long long)acked, c->min_replicas, c->min_replicas_timeout_ms);
     return 0;
 }
 
@@ -378,21 +382,21 @@ int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const cha
     rc = eval_args_build(&e, s, 1, nkeys, nargs, argv, lens, err);
     if (rc) return rc;
     redisReply *r = raw_command(c, e.argc, e.pargv, e.plens);
-    if (r && r->type == REDIS_REPLY_ERROR && r->str && strncmp(r->str, "NOSCRIPT", 8) == 0) {
+    if (cw_reply_error(r) && strncmp(cw_reply_error(r), "NOSCRIPT", 8) == 0) {
         /* Not in the server's script cache (a restart, SCRIPT FLUSH, another server
          * behind the same name): EVAL sends the body, and caches it on the way. */
-        freeReplyObject(r);
+        cw_reply_free(r);
         e.pargv[0] = "EVAL", e.plens[0] = 4;
         e.pargv[1] = s->body, e.plens[1] = s->body_len;
         r = raw_command(c, e.argc, e.pargv, e.plens);
     }
     cw_free(e.heap);
-    if (r && r->type != REDIS_REPLY_ERROR) remember_script(c, s->sha);
-    if (r && r->type == REDIS_REPLY_ERROR && r->str) {
+    if (r && !cw_reply_error(r)) remember_script(c, s->sha);
+    if (cw_reply_error(r)) {
         char explained[200];
-        cw_script_explain_error(s, r->str, explained, sizeof explained);
-        if (strcmp(explained, r->str) != 0) {
-            freeReplyObject(r);
+        cw_script_explain_error(s, cw_reply_error(r), explained, sizeof explained);
+        if (strcmp(explained, cw_reply_error(r)) != 0) {
+            cw_reply_free(r);
             return cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);
         }
     }
@@ -424,8 +428,11 @@ int cw_conn_load_script(cw_conn *c, const cw_script *s, cwork_error *err)
     int rc = cw_conn_command(c, 3, argv, lens, &r, err);
     if (rc) return rc;
     /* The embedded SHA must be the server's, or every EVALSHA would miss. */
-    int ok = r->type == REDIS_REPLY_STRING && r->len == 40 && memcmp(r->str, s->sha, 40) == 0;
-    freeReplyObject(r);
+    const char *sha;
+    size_t len;
+    int ok = cw_reply_str(r, &sha, &len, "SCRIPT LOAD", NULL) == 0 && len == 40 &&
+             memcmp(sha, s->sha, 40) == 0;
+    cw_reply_free(r);
     if (!ok)
         return cw_error(err, CWORK_EPROTO, "redis: SCRIPT LOAD of %s returned another SHA1",
                         s->name ? s->name : "a script");

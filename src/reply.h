@@ -1,7 +1,8 @@
 /* Typed readers of Redis replies: what a command answered, checked against what it
- * should answer, with one wording for every mismatch. The library's files read replies
- * only through these (the transport, redis_conn.c, makes them), so that a reply of the
- * wrong shape always becomes CWORK_EPROTO with a message naming the command:
+ * should answer, with one wording for every mismatch. Every file of the library reads
+ * replies only through these (the transport, which makes them, included), so that a
+ * reply of the wrong shape always becomes CWORK_EPROTO with a message naming the
+ * command:
  *
  *     ZCARD: expected an integer, got a string
  *     enqueue script: element 2: expected a string, got nil

@@ -228,9 +228,11 @@ async function suite(browser, redis, width) {
     await message(page, 'Ran 1 retry job now');
     checkMoved(before, await redis.dump(ns), `${ns}:retry`, [id('t', 30)], ns, 'Run now moves that one retry job');
 
-    await page.selectOption('main select[aria-label="Filter by job name"]', 'resize_image');
-    await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
     const resizeLeft = before[`${ns}:retry`].value.filter(([m]) => JSON.parse(m).name === 'resize_image' && JSON.parse(m).id !== id('t', 30)).length;
+    await page.selectOption('main select[aria-label="Filter by job name"]', 'resize_image');
+    // The filtered list, not the one before it (whose foot also says "of N jobs" and
+    // whose Delete all deletes every retry job).
+    await page.locator('main .list-foot', { hasText: `of ${resizeLeft} job` }).waitFor();
     before = await redis.dump(ns);
     await page.locator('main .toolbar').getByRole('button', { name: 'Delete all' }).click();
     await confirmWith(page, `Delete all ${resizeLeft} retry jobs of resize_image?`);
@@ -359,6 +361,8 @@ async function suite(browser, redis, width) {
 
     // ---------------------------------------------------------------- dead: delete all
     await page.click('#tabs a[data-tab="dead"]');
+    // Dead's own toolbar (Retry all), not the page before it.
+    await page.locator('main .toolbar').getByRole('button', { name: 'Retry all' }).waitFor();
     await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
     const deadLeft = await redis.cmd('ZCARD', `${ns}:dead`);
     before = await redis.dump(ns);
@@ -370,6 +374,7 @@ async function suite(browser, redis, width) {
     checkDump(await redis.dump(ns), want, 'Delete all deletes the dead set and nothing else');
     check((await page.locator('#badge-dead').textContent()) === '0', 'the Dead tab counts 0');
     await page.click('#tabs a[data-tab="retry"]');
+    await page.locator('main .toolbar').getByRole('button', { name: 'Run all now' }).waitFor();
     await page.locator('main .list-foot', { hasText: /of \d+ jobs/ }).waitFor();
     check((await page.locator('#message.ok').count()) === 0, 'the result of an action on Dead is not shown on Retry');
 

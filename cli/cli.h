@@ -78,7 +78,7 @@ void cli_redis_options(cwork_redis_options *ro);
  * from options (NULL-terminated names without dashes) when one is close. */
 void cli_unknown_option(const char *label, const cli_args *a, const char *const *options);
 
-/* ---- pure text functions (cli_text.c, table-tested by tests/test_cli_text.c) ---- */
+/* ---- pure text functions (cli_text.c, table-tested by tests/cli/test_cli_text.c) ---- */
 
 /* A duration: seconds ("90", "0.5"), or numbers with units ms, s, m, h, d, w, one
  * after another ("90s", "15m", "1h30m", "7d", "1.5h"), into milliseconds. -1 for

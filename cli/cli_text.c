@@ -1,6 +1,6 @@
 /* Pure text functions of the cwork command (declared in cli.h): durations, and the
  * closest known word to a mistyped one. They use nothing but the C library, so that
- * tests/test_cli_text.c can include this file and table-test them. */
+ * tests/cli/test_cli_text.c can include this file and table-test them. */
 #include "cli.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* Pure decisions and text of `cwork work` (work_text.c), table-tested by
- * tests/test_cli_work_text.c: what becomes of a failed job, its retry delay, the
+ * tests/cli/test_cli_work_text.c: what becomes of a failed job, its retry delay, the
  * environment names of its args, the stderr tail kept as its error, the listen
  * address of --metrics-listen, and how durations are printed. */
 #ifndef CWORK_CLI_WORK_TEXT_H
@@ -18,7 +18,7 @@
 typedef enum work_outcome { WORK_RETRY, WORK_DEAD, WORK_DROP } work_outcome;
 
 /* Where a failure of a job that failed fails_before times goes, as the pool's commit
- * decides it (src/commit.c): the fork's skip_dead drops at once; then no_retry, or no
+ * decides it (src/pool/commit.c): the fork's skip_dead drops at once; then no_retry, or no
  * retries left (max_fails runs in all), means dead, or dropped under skip_dead. */
 work_outcome work_outcome_of(const cwork_job_options *opts, int64_t fails_before, int no_retry);
 

@@ -5,7 +5,7 @@
 # when there is one, 2 when clang-tidy is missing.
 #
 #   ./scripts/tidy.sh                 # configures build/tidy (clang) and checks everything
-#   ./scripts/tidy.sh src/redis.c ... # only these files
+#   ./scripts/tidy.sh src/redis/redis.c ... # only these files
 #
 # The static analyzer makes a run slow (some 10 CPU-minutes for the whole tree), so a
 # file found clean is remembered (build/tidy/clean/) under a key of everything its result

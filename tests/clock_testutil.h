@@ -1,4 +1,4 @@
-/* Tests on the manual clock (src/clock.h): the pool's timers (heartbeat, reaper lease,
+/* Tests on the manual clock (src/base/clock.h): the pool's timers (heartbeat, reaper lease,
  * maintenance duties) fire when the test moves the clock, not after real seconds. */
 #ifndef CWORK_CLOCK_TESTUTIL_H
 #define CWORK_CLOCK_TESTUTIL_H

@@ -1,5 +1,5 @@
 /* libFuzzer target for cron specs and TZif data (build: see tests/CMakeLists.txt; links
- * src/cron*.c src/tzfile.c src/util.c src/log.c only).
+ * src/cron*.c src/time/tzfile.c src/base/util.c src/base/log.c only).
  *
  * Input: a spec up to the first newline, optionally followed by a decimal Unix time.
  * Parsing must never crash and must finish in bounded time; for a spec that parses,

@@ -1,4 +1,4 @@
-/* libFuzzer target for Redis URLs (src/redis_url.c: cw_redis_addr_parse and
+/* libFuzzer target for Redis URLs (src/redis/redis_url.c: cw_redis_addr_parse and
  * cwork_redact_url; build: see tests/CMakeLists.txt). The input, up to its first NUL, is
  * the URL. Whatever it is:
  *

@@ -32,7 +32,7 @@ cmake --build "$parent/build" --target app -j 2 >"$parent/build.log" 2>&1 ||
 test -x "$parent/build/app" || fail "no app binary"
 
 # What cwork generates belongs in its own binary directory, not the parent's.
-test -f "$parent/build/third_party/cwork/generated/scripts.h" ||
+test -f "$parent/build/third_party/cwork/generated/scripts/scripts.h" ||
     fail "generated scripts are not under cwork's binary directory"
 for f in generated cwork.pc cworkConfig.cmake cworkConfigVersion.cmake; do
     test ! -e "$parent/build/$f" || fail "cwork wrote $f into the parent's binary directory"

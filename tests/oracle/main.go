@@ -1,7 +1,7 @@
 // The Go oracle answers questions about what the Go side of a shared namespace does,
 // using only Go's standard library and Debian's robfig/cron v3 package, so that cwork's
 // JSON encoder and cron parser can be tested against the real thing
-// (tests/test_oracle_json.c, tests/test_cron_oracle.c; docs/PROTOCOL.md §3.2, §10.1).
+// (tests/json/test_oracle_json.c, tests/time/test_cron_oracle.c; docs/PROTOCOL.md §3.2, §10.1).
 // Build and run it with ./run, which tests find through $CWORK_GO_ORACLE.
 //
 //	run json    one JSON object per input line (job args); prints a JSON array

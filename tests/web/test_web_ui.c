@@ -1,4 +1,4 @@
-/* The web UI's own routes over real HTTP (tests/test_web.c has workwebui's): the
+/* The web UI's own routes over real HTTP (tests/web/test_web.c has workwebui's): the
  * dashboard, a queue's jobs, the periodic schedules, bulk apply, delete/run/retry all,
  * clearing a queue, deleting single waiting jobs; the lists' page size and order; several
  * namespaces, a base path, read-only. Bodies are checked exactly, bad input gets 400 with a JSON

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 /* Every scheduling tunable of a pool, with its default (cw_pool_tuning_init). The
- * defaults were measured on a 2-core VM with Redis 7.0 (bench/bench_pool.c, README). */
+ * defaults were measured on a 2-core VM with Redis 7.0 (bench/pool/bench_pool.c, README). */
 typedef struct cw_pool_tuning {
     /* Executors per dispatcher: each dispatcher's cycle (round trip, then its executors
      * run the batch) is serial, and several overlap where one cannot (2 × 10 executors

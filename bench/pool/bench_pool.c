@@ -22,7 +22,7 @@
  * what this machine and server allow any pool at all.
  *
  * Then a low-rate run (idle workers, 500 jobs/s) reports p50/p99 of the time from
- * enqueue to handler start. --tune sets a scheduling tunable (src/dispatch_policy.h,
+ * enqueue to handler start. --tune sets a scheduling tunable (src/pool/dispatch_policy.h,
  * e.g. --tune wake_after_us=500). Works in its own namespaces and deletes them. --redis
  * takes every URL form of cwork_redis_new (rediss:// included: its own connection goes
  * through cwork's transport too); not Redis Cluster, whose namespaces need a tag. */

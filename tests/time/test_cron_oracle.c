@@ -301,7 +301,7 @@ static const char *oracle_path;
 static uint64_t seed;
 
 /* cwork refuses a spec that fires nowhere within five years of a few instants of
- * 2024-2026 (src/cron.c). Go agrees when its answer is "never" — also when it first
+ * 2024-2026 (src/time/cron.c). Go agrees when its answer is "never" — also when it first
  * lists fire times from an earlier instant but then stops, all of them before 2024:
  * a synthetic zone whose rules changed since can make a date fire in 1956 and never
  * again (its midnight fallen into a daylight saving gap). */

@@ -10,14 +10,7 @@
 
 struct cw_task_queue; /* pool.h */
 
-/* Appends the guard keys of job back to back and their lengths to lens[0..1]: the key
- * its unique_key names when it has one (upstream wrote it, or cwork under the upstream
- * flavour or ByKey), else the key of its decoded args as cw_key_unique_spellings gives
- * it (both escape spellings when they differ). Returns the number of keys (0 for a job
- * that is not unique) or a negative code (CWORK_EJSON for args JSON cannot hold); check
- * out->oom afterwards. */
-int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],
-                         cwork_error *err);
+/* cw_unique_guard_keys (keys.h) names the guard keys of a job. */
 
 /* Called by the dispatcher on the jobs a fetch (or a reclaim) just moved to
  * in-progress, before they are delivered to executors. For every unique job, one script

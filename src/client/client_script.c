@@ -3,7 +3,7 @@
 #include "client.h"
 
 #include "job.h"
-#include "unique_guard.h"
+#include "keys.h"
 
 #include <stdio.h>
 #include <string.h>

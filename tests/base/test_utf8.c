@@ -1,4 +1,4 @@
-/* The library's UTF-8 decoder (src/utf8.c) against the cases Go's utf8.DecodeRune
+/* The library's UTF-8 decoder (src/base/utf8.c) against the cases Go's utf8.DecodeRune
  * defines: valid boundaries, overlongs, surrogates, values past U+10FFFF, stray and
  * missing continuation bytes, truncated sequences; and against a decoder written the
  * other way round (value first, limits after) over every lead and second byte. */

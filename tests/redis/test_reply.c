@@ -1,4 +1,4 @@
-/* The typed reply readers (src/reply.c) on replies hiredis' own reader makes from RESP
+/* The typed reply readers (src/redis/reply.c) on replies hiredis' own reader makes from RESP
  * bytes: each reader against each shape, and the one wording of a mismatch. */
 #include "reply.h"
 

@@ -1,4 +1,4 @@
-/* cw_argv (src/argv.c): copies that never move while more are added, borrowed
+/* cw_argv (src/base/argv.c): copies that never move while more are added, borrowed
  * arguments, numbers, replacing one argument, sorting as Go's sort.Strings, reuse after
  * reset, and every allocation failure reported through oom. */
 #include "argv.h"

@@ -1,4 +1,4 @@
-/* The periodic enqueuer's pass (src/periodic.c) against a real Redis: the instances of
+/* The periodic enqueuer's pass (src/maintenance/periodic.c) against a real Redis: the instances of
  * PROTOCOL §10.3 byte for byte, the 120 s window on last_periodic_enqueue, no traffic at all
  * without periodic jobs, failures that leave the window open, and the log records.
  *

@@ -1,4 +1,4 @@
-/* The watchdog (src/watchdog.c, PROTOCOL §10.4): planning on ticks, pickups counted as
+/* The watchdog (src/maintenance/watchdog.c, PROTOCOL §10.4): planning on ticks, pickups counted as
  * processed, expected times older than the timeout counted as skipped, several specs
  * sharing a name, the log records, and concurrent use. */
 #include "testlib.h"

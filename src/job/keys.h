@@ -5,6 +5,7 @@
 #define CWORK_KEYS_H
 
 #include "gojson.h"
+#include "job.h"
 
 typedef struct cw_keys {
     char *prefix; /* "<ns>:" — or "" for an empty namespace, or ns itself if it ends in ':' */
@@ -53,5 +54,15 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
  * out->oom afterwards. */
 int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                             size_t lens[2], cwork_error *err);
+
+/* The guard keys a unique job holds (the pool releases them when it fetches the job;
+ * the client when it deletes the job). Appends the guard keys of job back to back and their lengths
+ * to lens[0..1]: the key its unique_key names when it has one (upstream wrote it, or cwork under
+ * the upstream flavour or ByKey), else the key of its decoded args as cw_key_unique_spellings gives
+ * it (both escape spellings when they differ). Returns the number of keys (0 for a job
+ * that is not unique) or a negative code (CWORK_EJSON for args JSON cannot hold); check
+ * out->oom afterwards. */
+int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],
+                         cwork_error *err);
 
 #endif

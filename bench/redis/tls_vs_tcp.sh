@@ -6,8 +6,8 @@
 # weighs on both alike. Prints each round's figures, then the medians and the median
 # of the per-round TLS/TCP ratios.
 #
-#   bench/tls_vs_tcp.sh [BUILD_DIR] [ROUNDS]     # defaults: build/release, 5
-#   CWORK_BENCH_JOBS=… CWORK_BENCH_POOL_JOBS=… bench/tls_vs_tcp.sh   # sizes per round
+#   bench/redis/tls_vs_tcp.sh [BUILD_DIR] [ROUNDS]     # defaults: build/release, 5
+#   CWORK_BENCH_JOBS=… CWORK_BENCH_POOL_JOBS=… bench/redis/tls_vs_tcp.sh   # sizes per round
 #
 # Needs openssl and redis-server (built with TLS, as Debian's is).
 set -euo pipefail

@@ -237,3 +237,16 @@ int cwork_validate_job_name(const char *name, cwork_error *err)
                         "invalid job name \"%.64s\": collides with an in-progress list key", name);
     return 0;
 }
+
+int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],
+                         cwork_error *err)
+{
+    lens[0] = lens[1] = 0;
+    if (!job || !job->unique) return 0;
+    if (job->unique_key.len) {
+        cw_buf_append(out, job->unique_key.ptr, job->unique_key.len);
+        lens[0] = job->unique_key.len;
+        return 1;
+    }
+    return cw_key_unique_spellings(k, out, job->name.ptr, job->args, lens, err);
+}

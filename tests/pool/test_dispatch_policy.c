@@ -1,4 +1,4 @@
-/* The dispatcher's decisions (src/dispatch_policy.c) as tables of shard states and
+/* The dispatcher's decisions (src/pool/dispatch_policy.c) as tables of shard states and
  * clock readings: no threads, no Redis. Each case starts from a fresh state and the
  * default tunables; times are microseconds on a fake monotonic clock. */
 #include "dispatch_policy.h"

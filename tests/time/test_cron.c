@@ -1,4 +1,4 @@
-/* Cron schedules and time zones (src/cron*.c, src/tzfile.c) against data taken from Go.
+/* Cron schedules and time zones (src/cron*.c, src/time/tzfile.c) against data taken from Go.
  *
  * Every expected fire time and error text in the tables below was produced ONCE by the
  * Go oracle (tests/oracle/run cron: robfig/cron v3.0.1 on Go 1.19's

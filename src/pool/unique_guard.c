@@ -21,19 +21,6 @@
 
 #include <string.h>
 
-int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],
-                         cwork_error *err)
-{
-    lens[0] = lens[1] = 0;
-    if (!job || !job->unique) return 0;
-    if (job->unique_key.len) {
-        cw_buf_append(out, job->unique_key.ptr, job->unique_key.len);
-        lens[0] = job->unique_key.len;
-        return 1;
-    }
-    return cw_key_unique_spellings(k, out, job->name.ptr, job->args, lens, err);
-}
-
 /* Where one task's keys sit in the script's KEYS. */
 typedef struct task_keys {
     cw_task *task;

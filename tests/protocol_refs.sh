@@ -8,8 +8,7 @@
 #     bare continuations included ("PROTOCOL §2.1, §17.2"). A section of another
 #     document is written out ("RFC 9110 section 15") or as "RFC NNNN §N", which is
 #     skipped.
-# docs/PROTOCOL.md's own citations are checked up to its §19, which maps the old
-# document's sections and so holds old numbers on purpose.
+# docs/PROTOCOL.md's own citations are checked too.
 # Offenders are listed as file:line. Before the real tree the check runs on a small tree
 # with known offenders, so that a check that finds nothing cannot pass by accident (that
 # tree is written through $S and $O so that this file does not cite anything itself).
@@ -49,8 +48,8 @@ check_tree() {
             sed -E 's|^([^:]*:[0-9]+:)|\1 cites the old contract: |'
         xargs -0 -r grep -sHnIoE '(RFC[[:space:]]+[0-9]+[[:space:]]+)?§[0-9]+(\.[0-9]+)*' \
             <"$tmp/files" | grep -v ':RFC'
-        # docs/PROTOCOL.md cites itself too; its §19 keeps the old numbers.
-        awk '/^## §19 /{exit} {print FILENAME ":" FNR ":" $0}' docs/PROTOCOL.md |
+        # docs/PROTOCOL.md cites itself too.
+        awk '{print FILENAME ":" FNR ":" $0}' docs/PROTOCOL.md |
             grep -oE '^[^:]*:[0-9]+:|§[0-9]+(\.[0-9]+)*' |
             awk '/:$/{where=$0; next} {print where $0}'
     )
@@ -78,8 +77,8 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/docs" "$tmp/src"
 S=$'\xc2\xa7' # the section sign
 O=SPEC
-printf '# contract\n\n## %s1 One\n\n### %s1.2 Two\n\nsee %s1.2, %s1 and %s3\n\n## %s19 Old\n\n%s\n' \
-    "$S" "$S" "$S" "$S" "$S" "$S" "$O ${S}7 went to ${S}9.9" >"$tmp/docs/PROTOCOL.md"
+printf '# contract\n\n## %s1 One\n\n### %s1.2 Two\n\nsee %s1.2, %s1 and %s3\n' \
+    "$S" "$S" "$S" "$S" "$S" >"$tmp/docs/PROTOCOL.md"
 {
     echo "/* fine: PROTOCOL ${S}1.2, ${S}1 and RFC 9110 ${S}15 */"
     echo "/* old: $O ${S}1 */"

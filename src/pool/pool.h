@@ -1,4 +1,4 @@
-/* Internal structure of a worker pool (see DESIGN.md "Threads"):
+/* Internal structure of a worker pool (docs/POOL.md explains the threads):
  *   shards      a pool's executors are split into shards of ~10, each with one
  *               dispatcher, its own lock and its own queues (a shard is one serial
  *               cycle: round trip, then its executors run the batch; several overlap);

@@ -7,8 +7,8 @@
  * bytes for the encoding and the unique-key suffix.
  *
  * The one allowed difference: the oracle is built with Go 1.19, which writes 0x08 and
- * 0x0C as \u0008 and \u000c; cwork writes \b and \f as Go >= 1.22 does (DESIGN.md,
- * deliberate differences). Our output is mapped escape by escape before comparing.
+ * 0x0C as \u0008 and \u000c; cwork writes \b and \f as Go >= 1.22 does (PROTOCOL
+ * §16.1). Our output is mapped escape by escape before comparing.
  *
  * Fails when the oracle cannot run (tl_oracle). CWORK_ORACLE_SEED replays a run; the
  * seed is printed. */

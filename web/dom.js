@@ -156,11 +156,12 @@ export function when(t, now) {
 }
 
 // The exact local time of unix seconds t ("Dec 1, 11:38:00"; the date only when it is
-// not today), for where relative times are not enough.
-export function exactTime(t) {
+// not the day of now, the server's clock like when()'s), for where relative times are not
+// enough.
+export function exactTime(t, now) {
   if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0 || t > 8e12) return '';
   const d = new Date(t * 1000);
-  const today = new Date().toDateString() === d.toDateString();
+  const today = new Date(now * 1000).toDateString() === d.toDateString();
   return d.toLocaleString(undefined, today
     ? { hour: '2-digit', minute: '2-digit', second: '2-digit' }
     : { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -168,7 +169,7 @@ export function exactTime(t) {
 
 // when(t) followed by the exact time in muted text.
 export function whenExact(t, now) {
-  const exact = exactTime(t);
+  const exact = exactTime(t, now);
   return [when(t, now), exact ? el('span', { class: 'muted exact', text: ` · ${exact}` }) : null];
 }
 

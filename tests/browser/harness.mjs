@@ -23,6 +23,16 @@ export function check(cond, what) {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const nowS = () => Math.floor(Date.now() / 1000);
 
+// A time zone in which unix seconds t fall between 12:00 and 12:59 local time (an
+// Etc/GMT±N zone, whose sign is POSIX's: Etc/GMT-3 is UTC+3). The browser runs in it, so
+// that what the page shows does not depend on the hour the test runs at: an hour ahead
+// is always today, and fifteen hours ahead always tomorrow.
+export function middayZone(t) {
+  const ahead = 12 - new Date(t * 1000).getUTCHours(); // -11 … 12
+  if (ahead === 0) return 'Etc/UTC';
+  return `Etc/GMT${ahead > 0 ? '-' : '+'}${Math.abs(ahead)}`;
+}
+
 // ------------------------------------------------------------------ cwork web
 
 export const servers = [];

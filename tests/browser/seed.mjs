@@ -63,6 +63,9 @@ export async function seed(redis, ns, now) {
   // a periodic job a cwork pool publishes
   const nextHour = Math.floor(now / 3600) * 3600 + 3600; // when '0 * * * *' fires next
   c.push(['HSET', `${p}cwork:periodic`, JSON.stringify(['report', '0 * * * *']), JSON.stringify({ next_at: nextHour, seen_at: now - 20 })]);
+  // and one that fires tomorrow in the browser's zone (harness.mjs middayZone: now is
+  // 12:xx there, so nextHour is 13:00 and this 03:00 the next day)
+  c.push(['HSET', `${p}cwork:periodic`, JSON.stringify(['report', '0 3 * * *']), JSON.stringify({ next_at: nextHour + 14 * 3600, seen_at: now - 20 })]);
   await redis.all(c);
   return { pool };
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { Redis } from './redis.mjs';
 import { seed, seedOther, statKey, id, DEAD_HTML_ID, LONG_NAME } from './seed.mjs';
 import {
-  setup, results, check, sleep, nowS, servers, startWeb, stopWeb, checkDump, memberIds,
+  setup, results, check, sleep, nowS, middayZone, servers, startWeb, stopWeb, checkDump, memberIds,
   checkMoved, confirmWith, message, shot, nameUnbroken, gotoView, rowOf,
 } from './harness.mjs';
 import { queueActions } from './queue_page.mjs';
@@ -45,6 +45,8 @@ async function suite(browser, redis, width) {
     executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
     headless: true,
     viewport: { width, height: 860 },
+    timezoneId: middayZone(t0),
+    locale: 'en-US',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
       '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
@@ -249,7 +251,14 @@ async function suite(browser, redis, width) {
     const periodic = page.locator('section.periodic tr', { hasText: '0 * * * *' });
     await periodic.waitFor();
     const nextText = await periodic.locator('td[data-label="Next"]').textContent();
-    check((await periodic.locator('td.name').textContent()) === 'report' && /^in \S.* · \d/.test(nextText), `the periodic job shows its spec and next fire time, relative and exact (${nextText})`);
+    check((await periodic.locator('td.name').textContent()) === 'report' && /^in \S.* · \d\d:\d\d:\d\d/.test(nextText), `the periodic job shows its spec and next fire time, relative and exact, today as a time only (${nextText})`);
+    const tomorrow = page.locator('section.periodic tr', { hasText: '0 3 * * *' });
+    const tomorrowText = await tomorrow.locator('td[data-label="Next"]').textContent();
+    check(/^in \d+h \d+m · [A-Z][a-z]{2} \d{1,2}, \d{4}, 03:00:00/.test(tomorrowText), `a fire time on another day shows its date (${tomorrowText})`);
+    for (const row of [periodic, tomorrow]) {
+      const fits = await row.locator('td[data-label="Next"]').evaluate((td) => td.scrollWidth <= td.clientWidth && td.getBoundingClientRect().right <= document.documentElement.clientWidth);
+      check(fits, `the next fire time fits its cell at ${width} px`);
+    }
     await shot(page, 'scheduled', width);
     // "select every job on this page": the table's header, or the toolbar's on a phone
     const selectPage = page.locator('main input[aria-label="Select every job on this page"]:visible');

@@ -82,7 +82,7 @@ static int init_sync(cwork_redis *r)
     if (rc == 0) rc = pthread_cond_init(&r->cv, &ca);
     pthread_condattr_destroy(&ca);
     if (rc != 0) return -1;
-    if (pthread_mutex_init(&r->mu, NULL) != 0) {
+    if (cw_mutex_init(&r->mu) != 0) {
         pthread_cond_destroy(&r->cv);
         return -1;
     }
@@ -177,7 +177,7 @@ void cwork_redis_free(cwork_redis *r)
     }
     cw_sentinel_free(r); /* its watcher may still use the pool's TLS and addresses */
     cw_cluster_free(r);
-    pthread_mutex_destroy(&r->mu);
+    cw_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cv);
     cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
@@ -198,14 +198,16 @@ static int idle_usable(cw_conn *c)
 
 static void wait_until(cwork_redis *r, int64_t until_ms)
 {
+    cw_mutex_assert_held(&r->mu);
     struct timespec ts = {(time_t)(until_ms / 1000), (long)(until_ms % 1000) * 1000000L};
-    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    cw_cond_timedwait(&r->cv, &r->mu, &ts);
 }
 
 /* Records a failed dial (called with the lock held). Returns 1 when this failure starts
  * a new backoff step, which is when it deserves a log line. */
 static int note_dial_failure(cwork_redis *r, int was_probe, const cwork_error *e)
 {
+    cw_mutex_assert_held(&r->mu);
     r->last_error = *e;
     int new_step = 0;
     if (!r->failing) {
@@ -246,21 +248,21 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
 {
     *out = NULL;
     int64_t deadline = cw_monotonic_ms() + r->checkout_timeout_ms;
-    pthread_mutex_lock(&r->mu);
+    cw_mutex_lock(&r->mu);
     for (;;) {
         if (r->idle) {
             cw_conn *c = r->idle;
             r->idle = c->next_idle;
             c->next_idle = NULL;
             if (c->epoch == r->epoch && idle_usable(c)) {
-                pthread_mutex_unlock(&r->mu);
+                cw_mutex_unlock(&r->mu);
                 *out = c;
                 return 0;
             }
             r->live--;
-            pthread_mutex_unlock(&r->mu);
+            cw_mutex_unlock(&r->mu);
             cw_conn_close(c);
-            pthread_mutex_lock(&r->mu);
+            cw_mutex_lock(&r->mu);
             continue;
         }
         int64_t now = cw_monotonic_ms();
@@ -270,20 +272,20 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
             int probe = r->failing;
             r->probing |= probe;
             r->live++;
-            pthread_mutex_unlock(&r->mu);
+            cw_mutex_unlock(&r->mu);
 
             cw_conn *c;
             cwork_error e;
             int transient;
             int rc = dial(r, probe, &c, &transient, &e);
 
-            pthread_mutex_lock(&r->mu);
+            cw_mutex_lock(&r->mu);
             if (probe) r->probing = 0;
             if (rc == 0) {
                 int recovered = r->failing;
                 r->failing = 0;
                 pthread_cond_broadcast(&r->cv); /* waiters for the probe may dial now */
-                pthread_mutex_unlock(&r->mu);
+                cw_mutex_unlock(&r->mu);
                 if (recovered)
                     cw_log(CWORK_LOG_INFO, "redis.dial.recovered", "addr", r->addr_text, NULL);
                 *out = c;
@@ -297,7 +299,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
                 r->failing = 0; /* Redis answered: it is reachable, the refusal is final */
             pthread_cond_broadcast(&r->cv);
             int give_up = !transient || cw_monotonic_ms() >= deadline;
-            pthread_mutex_unlock(&r->mu);
+            cw_mutex_unlock(&r->mu);
             if (log_it)
                 cw_log(CWORK_LOG_WARN, "redis.dial", "addr", r->addr_text, "error", e.message,
                        NULL);
@@ -305,7 +307,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
                 if (err) *err = e;
                 return e.code;
             }
-            pthread_mutex_lock(&r->mu);
+            cw_mutex_lock(&r->mu);
             continue;
         }
         if (now >= deadline) {
@@ -319,7 +321,7 @@ int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err)
                 rc = cw_error(err, CWORK_ETIMEOUT,
                               "redis %s: no free connection within %lld ms (max_connections %d)",
                               r->addr_text, (long long)r->checkout_timeout_ms, r->max_connections);
-            pthread_mutex_unlock(&r->mu);
+            cw_mutex_unlock(&r->mu);
             return rc;
         }
         /* Sleep until something changes, the next dial is due, or the deadline. */
@@ -335,20 +337,20 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
     if (!c) return;
     /* Unread replies would be read by the next user as answers to its own commands; a
      * connection of an older epoch goes to a server that is no longer the master. */
-    pthread_mutex_lock(&r->mu);
+    cw_mutex_lock(&r->mu);
     int drop = c->broken || c->pending != 0 || c->net.err || c->epoch != r->epoch;
-    pthread_mutex_unlock(&r->mu);
+    cw_mutex_unlock(&r->mu);
     if (drop) {
         cw_conn_close(c);
-        pthread_mutex_lock(&r->mu);
+        cw_mutex_lock(&r->mu);
         r->live--;
     } else {
-        pthread_mutex_lock(&r->mu);
+        cw_mutex_lock(&r->mu);
         c->next_idle = r->idle;
         r->idle = c;
     }
     pthread_cond_broadcast(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    cw_mutex_unlock(&r->mu);
 }
 
 int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err)

@@ -17,7 +17,7 @@ typedef struct node {
 } node;
 
 struct cw_cluster {
-    pthread_mutex_t mu;
+    cw_mutex mu;
     uint16_t master_of[CW_CLUSTER_SLOTS]; /* index into nodes, NO_NODE when unknown */
     node *nodes; /* every node of the last CLUSTER SLOTS, masters and replicas */
     int nnodes;
@@ -70,7 +70,7 @@ int cw_cluster_new(cwork_redis *r, cwork_error *err)
 {
     cw_cluster *cl = cw_calloc(1, sizeof *cl);
     if (!cl) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (pthread_mutex_init(&cl->mu, NULL) != 0) {
+    if (cw_mutex_init(&cl->mu) != 0) {
         cw_free(cl);
         return cw_error(err, CWORK_ENOMEM, "cannot create the cluster map's mutex");
     }
@@ -85,7 +85,7 @@ void cw_cluster_free(cwork_redis *r)
 {
     cw_cluster *cl = r->cluster;
     if (!cl) return;
-    pthread_mutex_destroy(&cl->mu);
+    cw_mutex_destroy(&cl->mu);
     cw_free(cl->nodes);
     cw_free(cl);
     r->cluster = NULL;
@@ -100,7 +100,7 @@ int cw_cluster_bind(cwork_redis *r, const char *ns, cwork_error *err)
                         ns, ns, ns);
     unsigned slot = cw_cluster_key_slot(ns, strlen(ns));
     cw_cluster *cl = r->cluster;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     int rc = 0;
     if (cl->bound_slot < 0) {
         cl->bound_slot = (int)slot;
@@ -111,7 +111,7 @@ int cw_cluster_bind(cwork_redis *r, const char *ns, cwork_error *err)
                       "namespace \"%.60s\" is in slot %u: give it a cwork_redis of its own",
                       cl->bound_ns, cl->bound_slot, ns, slot);
     }
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
     return rc;
 }
 
@@ -119,9 +119,9 @@ int cw_cluster_bind(cwork_redis *r, const char *ns, cwork_error *err)
 
 static void mark_stale(cwork_redis *r)
 {
-    pthread_mutex_lock(&r->cluster->mu);
+    cw_mutex_lock(&r->cluster->mu);
     r->cluster->stale = 1;
-    pthread_mutex_unlock(&r->cluster->mu);
+    cw_mutex_unlock(&r->cluster->mu);
 }
 
 static int find_or_add(node **nodes, int *n, const char *host, int port)
@@ -185,14 +185,14 @@ static int install_map(cwork_redis *r, const redisReply *x, const char *asked)
         return -1;
     }
     cw_cluster *cl = r->cluster;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     memcpy(cl->master_of, map, sizeof cl->master_of);
     cw_free(cl->nodes);
     cl->nodes = nodes;
     cl->nnodes = n;
     cl->have_map = 1;
     cl->stale = 0;
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
     cw_free(map);
     return 0;
 }
@@ -203,10 +203,10 @@ static int refresh_sources(cwork_redis *r, node **out)
     cw_cluster *cl = r->cluster;
     node *list = NULL;
     int n = 0;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     for (int i = 0; i < cl->nnodes; i++)
         find_or_add(&list, &n, cl->nodes[i].host, cl->nodes[i].port);
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
     for (int i = 0; i < r->addr.nnodes; i++)
         find_or_add(&list, &n, r->addr.nodes[i].host, r->addr.nodes[i].port);
     *out = list;
@@ -253,16 +253,16 @@ int cw_cluster_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, cw
     cw_cluster *cl = r->cluster;
     *out = NULL;
     *transient = 1;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     int refresh = cl->stale || !cl->have_map;
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
     int rc = refresh ? refresh_map(r, transient, err) : 0;
     if (rc) return rc;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     int slot = cl->bound_slot >= 0 ? cl->bound_slot : cl->learned_slot >= 0 ? cl->learned_slot : 0;
     node target = {{0}, 0};
     if (cl->master_of[slot] != NO_NODE) target = cl->nodes[cl->master_of[slot]];
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
     if (!target.port) {
         mark_stale(r);
         return cw_error(err, CWORK_EREDIS,
@@ -326,14 +326,14 @@ static redirect_kind parse_redirect(const char *msg, redirect *rd)
 static void learn_moved(cwork_redis *r, const redirect *rd)
 {
     cw_cluster *cl = r->cluster;
-    pthread_mutex_lock(&cl->mu);
+    cw_mutex_lock(&cl->mu);
     int i = find_or_add(&cl->nodes, &cl->nnodes, rd->host, rd->port);
     if (i >= 0)
         cl->master_of[rd->slot] = (uint16_t)i;
     else
         cl->stale = 1;
     if (cl->bound_slot < 0) cl->learned_slot = rd->slot;
-    pthread_mutex_unlock(&cl->mu);
+    cw_mutex_unlock(&cl->mu);
 }
 
 /* Moves c to host:port: a fresh connection's transport replaces c's. */

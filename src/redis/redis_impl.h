@@ -5,6 +5,7 @@
 #define CWORK_REDIS_IMPL_H
 
 #include "redis.h"
+#include "mutex.h"
 #include "redis_tls.h"
 
 #include <pthread.h>
@@ -37,7 +38,7 @@ struct cwork_redis {
     cw_cluster *cluster;             /* redis+cluster: the slot map */
     const cw_redirect_ops *redirect; /* NULL: replies never redirect */
 
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the
                              result of a dial appears */
     cw_conn *idle;        /* LIFO: the warmest connection is reused first */

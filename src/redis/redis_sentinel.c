@@ -15,7 +15,7 @@
 #define WATCH_BACKOFF_CAP_MS 1000
 
 struct cw_sentinel {
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t cv; /* wakes the watcher's sleeps when the pool is freed */
     int next;          /* the sentinel to ask first: the last one that answered */
     char master[300];  /* "host:port" of the master last dialled, "" before */
@@ -35,7 +35,7 @@ int cw_sentinel_new(cwork_redis *r, cwork_error *err)
              pthread_cond_init(&s->cv, &ca) == 0;
         pthread_condattr_destroy(&ca);
     }
-    if (ok && pthread_mutex_init(&s->mu, NULL) != 0) {
+    if (ok && cw_mutex_init(&s->mu) != 0) {
         pthread_cond_destroy(&s->cv);
         ok = 0;
     }
@@ -51,13 +51,13 @@ void cw_sentinel_free(cwork_redis *r)
 {
     cw_sentinel *s = r->sentinel;
     if (!s) return;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     s->stop = 1;
     int watching = s->watching;
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     if (watching) pthread_join(s->watcher, NULL);
-    pthread_mutex_destroy(&s->mu);
+    cw_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
     cw_free(s);
     r->sentinel = NULL;
@@ -145,12 +145,12 @@ static void *watch_main(void *arg);
 static void note_master(cwork_redis *r, const char *addr)
 {
     cw_sentinel *s = r->sentinel;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int changed = s->master[0] && strcmp(s->master, addr) != 0;
     snprintf(s->master, sizeof s->master, "%s", addr);
     if (!s->watching && !s->stop && cw_thread_create(&s->watcher, watch_main, r) == 0)
         s->watching = 1;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     if (changed) {
         cw_redis_next_epoch(r);
         cw_log(CWORK_LOG_WARN, "redis.sentinel.master_changed", "master", r->addr.master_name,
@@ -162,9 +162,9 @@ int cw_sentinel_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, c
 {
     cw_sentinel *s = r->sentinel;
     int n = r->addr.nnodes;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int first = s->next;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     cwork_error last = {0};
     int final_count = 0;
     *out = NULL;
@@ -175,9 +175,9 @@ int cw_sentinel_dial(cwork_redis *r, int probe, cw_conn **out, int *transient, c
             final_count += final;
             continue; /* down, or it does not know: the next one may */
         }
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         s->next = i;
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
         cw_dial_auth auth = {r->addr.user, r->addr.password, r->addr.db};
         cw_conn *c = NULL;
         int rc = cw_dial_node(r, host, port, NULL, &auth, &c, transient, err);
@@ -241,10 +241,10 @@ static int watcher_sleep(cw_sentinel *s, int ms)
 {
     struct timespec ts;
     cw_deadline_after_ms(&ts, ms);
-    pthread_mutex_lock(&s->mu);
-    if (!s->stop) pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+    cw_mutex_lock(&s->mu);
+    if (!s->stop) cw_cond_timedwait(&s->cv, &s->mu, &ts);
     int stop = s->stop;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     return stop;
 }
 
@@ -263,9 +263,9 @@ static void on_switch(cwork_redis *r, const redisReply *m)
     char addr[300];
     snprintf(addr, sizeof addr, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, port);
     cw_sentinel *s = r->sentinel;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     snprintf(s->master, sizeof s->master, "%s", addr);
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     cw_redis_next_epoch(r);
     cw_log(CWORK_LOG_WARN, "redis.sentinel.switch_master", "master", r->addr.master_name, "addr",
            addr, NULL);
@@ -281,9 +281,9 @@ static void watch_one(cwork_redis *r, cw_conn *c, int *backoff_ms)
     cw_reply_free(x);
     *backoff_ms = 0;
     for (;;) {
-        pthread_mutex_lock(&r->sentinel->mu);
+        cw_mutex_lock(&r->sentinel->mu);
         int stop = r->sentinel->stop;
-        pthread_mutex_unlock(&r->sentinel->mu);
+        cw_mutex_unlock(&r->sentinel->mu);
         if (stop) return;
         struct pollfd p = {.fd = cw_conn_fd(c), .events = POLLIN};
         int n = poll(&p, 1, WATCH_POLL_MS);
@@ -304,9 +304,9 @@ static void *watch_main(void *arg)
 {
     cwork_redis *r = arg;
     cw_sentinel *s = r->sentinel;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int i = s->next;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     int backoff_ms = 0;
     for (;;) {
         cw_conn *c = NULL;

@@ -6,26 +6,26 @@
 
 unsigned cw_redis_epoch(cwork_redis *r)
 {
-    pthread_mutex_lock(&r->mu);
+    cw_mutex_lock(&r->mu);
     unsigned e = r->epoch;
-    pthread_mutex_unlock(&r->mu);
+    cw_mutex_unlock(&r->mu);
     return e;
 }
 
 void cw_redis_next_epoch(cwork_redis *r)
 {
-    pthread_mutex_lock(&r->mu);
+    cw_mutex_lock(&r->mu);
     r->epoch++;
-    pthread_mutex_unlock(&r->mu);
+    cw_mutex_unlock(&r->mu);
 }
 
 int cw_redis_warn_due(cwork_redis *r)
 {
     if (!r) return 1;
     int64_t now = cw_monotonic_ms();
-    pthread_mutex_lock(&r->mu);
+    cw_mutex_lock(&r->mu);
     int due = r->warned_ms == 0 || now - r->warned_ms >= 1000;
     if (due) r->warned_ms = now ? now : 1;
-    pthread_mutex_unlock(&r->mu);
+    cw_mutex_unlock(&r->mu);
     return due;
 }

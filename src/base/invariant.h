@@ -11,9 +11,8 @@
 
 #ifdef CW_ASSERTS
 /* Writes "cwork: invariant failed: COND (FILE:LINE, FUNC)" to stderr and aborts. */
-_Noreturn void cw_invariant_failed(const char *cond, const char *file, int line,
-                                   const char *func);
-#define CW_ASSERT(cond)                                                                    \
+_Noreturn void cw_invariant_failed(const char *cond, const char *file, int line, const char *func);
+#define CW_ASSERT(cond)                                                                            \
     ((cond) ? (void)0 : cw_invariant_failed(#cond, __FILE__, __LINE__, __func__))
 #else
 /* sizeof keeps cond compiled (names checked, no unused-variable warnings) but never

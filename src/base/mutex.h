@@ -32,12 +32,12 @@ typedef struct cw_mutex {
 #ifdef CW_ASSERTS
 /* A number that differs for every live thread (the address of a thread-local). */
 uintptr_t cw_thread_token(void);
-#define CW_MUTEX_TOOK(mu) atomic_store_explicit(&(mu)->owner, cw_thread_token(), memory_order_relaxed)
-#define CW_MUTEX_GIVES(mu)                                                                 \
-    do {                                                                                   \
-        CW_ASSERT(atomic_load_explicit(&(mu)->owner, memory_order_relaxed) ==              \
-                  cw_thread_token());                                                      \
-        atomic_store_explicit(&(mu)->owner, 0, memory_order_relaxed);                      \
+#define CW_MUTEX_TOOK(mu)                                                                          \
+    atomic_store_explicit(&(mu)->owner, cw_thread_token(), memory_order_relaxed)
+#define CW_MUTEX_GIVES(mu)                                                                         \
+    do {                                                                                           \
+        CW_ASSERT(atomic_load_explicit(&(mu)->owner, memory_order_relaxed) == cw_thread_token());  \
+        atomic_store_explicit(&(mu)->owner, 0, memory_order_relaxed);                              \
     } while (0)
 #else
 #define CW_MUTEX_TOOK(mu) ((void)0)

@@ -203,9 +203,10 @@ char *cwork_redact_url(const char *url);
  *  - CWORK_GO_FORK (the default): the Kuper-Tech fork. Unique jobs carry no
  *    unique_key, a duplicate leaves the guard alone, periodic instances carry `d`.
  *  - CWORK_GO_UPSTREAM: gocraft/work v0.5.x. Unique jobs carry `unique_key`, a
- *    duplicate re-arms the guard (24 h), periodic instances have no `d`, and the JSON
- *    bodies of jobs (web UI, cwork_client_list_json, cwork_job_encode_flavor) leave out
- *    the fork's `d` and `trace` as upstream's workwebui does. */
+ *    duplicate re-arms the guard (24 h), periodic instances have no `d`.
+ * The JSON bodies of jobs (web UI, cwork_client_list_json, cwork_job_encode_flavor)
+ * show the fields that flavour's Job has, as its workwebui does: the fork's leave out
+ * upstream's `unique_key`, upstream's the fork's `d` and `trace`. */
 typedef enum cwork_go_flavor { CWORK_GO_FORK = 0, CWORK_GO_UPSTREAM = 1 } cwork_go_flavor;
 
 /* "fork" or "upstream" (exactly) into *out; anything else (NULL included) is
@@ -294,9 +295,9 @@ int cwork_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error
  * id, t, args, unique, unique_key, fails, err, failed_at, d, trace). *out is
  * NUL-terminated; free with cwork_free. */
 int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error *err);
-/* The job as a Go process of that flavour renders it: CWORK_GO_FORK as
- * cwork_job_encode; CWORK_GO_UPSTREAM without the fork's `d` and `trace` (upstream's
- * Job has no such fields). CWORK_EINVAL for an unknown flavour. */
+/* The job as a Go process of that flavour renders it: CWORK_GO_FORK without upstream's
+ * `unique_key` (the fork's Job has no such field); CWORK_GO_UPSTREAM without the fork's
+ * `d` and `trace`. CWORK_EINVAL for an unknown flavour. */
 int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out, size_t *len,
                             cwork_error *err);
 

@@ -210,9 +210,9 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 }
 
 /* {"count": N, "jobs": [...]}, each job being Go's RetryJob / ScheduledJob / DeadJob: the
- * score's field, then the embedded Job's fields in Go's order and omit rules — every field
- * the job has, or under the upstream flavour upstream's Job fields only (its workwebui
- * has no d or trace to show). */
+ * score's field, then the embedded Job's fields in Go's order and omit rules — the fields
+ * the flavour's Job has: under the fork no unique_key, under upstream no d or trace (each
+ * workwebui re-encodes jobs through its own struct). */
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                            char **out, size_t *len, cwork_error *err)
 {
@@ -232,7 +232,8 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const c
     int64_t total;
     int rc = cwork_client_list_page(client, set, q, &jobs, &n, &total, err);
     if (rc) return rc;
-    int upstream = atomic_load_explicit(&client->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
+    cw_job_fields fields =
+        cw_job_fields_of(atomic_load_explicit(&client->flavor, memory_order_relaxed));
     cw_buf b, job;
     cw_buf_init(&b);
     cw_buf_init(&job);
@@ -241,7 +242,7 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const c
     cw_buf_append(&b, ",\"jobs\":[", 9);
     for (size_t i = 0; i < n && rc == 0; i++) {
         cw_buf_reset(&job);
-        if ((rc = cw_job_encode_fields(&job, jobs[i].job, upstream, err)) != 0) break;
+        if ((rc = cw_job_encode_fields(&job, jobs[i].job, fields, err)) != 0) break;
         if (job.oom) {
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;

@@ -335,10 +335,15 @@ static void put_int_field(cw_buf *out, const char *name, int64_t v)
 
 int cw_job_encode(cw_buf *out, const cwork_job *job, cwork_error *err)
 {
-    return cw_job_encode_fields(out, job, 0, err);
+    return cw_job_encode_fields(out, job, CW_JOB_FIELDS_ALL, err);
 }
 
-int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err)
+cw_job_fields cw_job_fields_of(cwork_go_flavor flavor)
+{
+    return flavor == CWORK_GO_UPSTREAM ? CW_JOB_FIELDS_UPSTREAM : CW_JOB_FIELDS_FORK;
+}
+
+int cw_job_encode_fields(cw_buf *out, const cwork_job *job, cw_job_fields fields, cwork_error *err)
 {
     cw_buf_putc(out, '{');
     if (job->name.len) { /* omitempty */
@@ -357,7 +362,7 @@ int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, c
         cw_buf_append(out, "null", 4);
     }
     if (job->unique) cw_buf_append(out, ",\"unique\":true", 14);
-    if (job->unique_key.len) { /* upstream's field, omitempty */
+    if (job->unique_key.len && fields != CW_JOB_FIELDS_FORK) { /* upstream's, omitempty */
         cw_buf_append(out, ",\"unique_key\":", 14);
         cw_gj_encode_string(out, job->unique_key.ptr, job->unique_key.len);
     }
@@ -367,7 +372,7 @@ int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, c
         cw_gj_encode_string(out, job->err.ptr, job->err.len);
     }
     if (job->failed_at) put_int_field(out, ",\"failed_at\":", job->failed_at);
-    if (upstream_only) { /* the fork's own fields; upstream's Job drops them */
+    if (fields == CW_JOB_FIELDS_UPSTREAM) { /* the fork's own fields; upstream's Job drops them */
         cw_buf_putc(out, '}');
         return 0;
     }
@@ -392,7 +397,10 @@ int cw_job_unique_args_suffix(cw_buf *out, const gj_value *args, cwork_error *er
 
 int cwork_job_encode(const cwork_job *job, char **out, size_t *len, cwork_error *err)
 {
-    return cwork_job_encode_flavor(job, CWORK_GO_FORK, out, len, err);
+    if (!job || !out) return cw_error(err, CWORK_EINVAL, "job encode: NULL argument");
+    cw_buf b;
+    cw_buf_init(&b);
+    return cw_buf_give(&b, cw_job_encode(&b, job, err), out, len, err);
 }
 
 int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char **out, size_t *len,
@@ -403,8 +411,8 @@ int cwork_job_encode_flavor(const cwork_job *job, cwork_go_flavor flavor, char *
         return cw_error(err, CWORK_EINVAL, "job encode: unknown Go flavour %d", (int)flavor);
     cw_buf b;
     cw_buf_init(&b);
-    return cw_buf_give(&b, cw_job_encode_fields(&b, job, flavor == CWORK_GO_UPSTREAM, err), out,
-                       len, err);
+    return cw_buf_give(&b, cw_job_encode_fields(&b, job, cw_job_fields_of(flavor), err), out, len,
+                       err);
 }
 
 /* ---------------------------------------------------------------- accessors */

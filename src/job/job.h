@@ -34,9 +34,17 @@ int cw_job_set_str(gj_str *field, const char *s, size_t len);
  * unique_key between unique and fails) of job to out: every field the job has.
  * 0, or CWORK_EJSON for args that JSON cannot hold. */
 int cw_job_encode(cw_buf *out, const cwork_job *job, cwork_error *err);
-/* The same with only the fields upstream gocraft/work's Job has (no d, no trace) when
- * upstream_only is set: what an upstream Go process writes when it re-encodes the job. */
-int cw_job_encode_fields(cw_buf *out, const cwork_job *job, int upstream_only, cwork_error *err);
+/* Which of a job's fields an encoding keeps. */
+typedef enum cw_job_fields {
+    CW_JOB_FIELDS_ALL = 0,  /* every field the job has: the bytes cwork writes to Redis */
+    CW_JOB_FIELDS_UPSTREAM, /* upstream gocraft/work's Job: no d, no trace */
+    CW_JOB_FIELDS_FORK      /* the Kuper-Tech fork's Job: no unique_key */
+} cw_job_fields;
+/* The same with only the fields that Go flavour's Job struct has: what a Go process of
+ * that flavour renders when it re-encodes the job (its workwebui's bodies). */
+int cw_job_encode_fields(cw_buf *out, const cwork_job *job, cw_job_fields fields, cwork_error *err);
+/* The fields a Go process of that flavour renders. */
+cw_job_fields cw_job_fields_of(cwork_go_flavor flavor);
 
 /* Decodes with Go's rules (PROTOCOL §3.3) and keeps a copy of the bytes in raw. */
 int cw_job_decode(const char *bytes, size_t len, cwork_job **out, cwork_error *err);

@@ -43,8 +43,20 @@ static int report(const redisReply *reasons, const redisReply *errors, cwork_err
     return rc;
 }
 
+/* Logs the periodic instances that were due past their deadline d: the fork's script
+ * discards them, upstream's (which knows no d) requeues them like any job. */
+static void report_past_deadline(const cw_buf *zset, int64_t n, const char *action)
+{
+    if (n <= 0) return;
+    char count[24];
+    snprintf(count, sizeof count, "%lld", (long long)n);
+    cw_log(CWORK_LOG_INFO, "requeuer.past_deadline", "action", action, "jobs", count, "key",
+           zset->data, NULL);
+}
+
 static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, const cw_buf *prefix,
-                        const cw_argv *queues, size_t *moved, cwork_error *err)
+                        const cw_argv *queues, cwork_go_flavor flavor, size_t *moved,
+                        cwork_error *err)
 {
     char seed[25];
     if (cw_make_id(seed) != 0)
@@ -60,6 +72,7 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
     size_t skip_at = a.n;
     cw_argv_add_int(&a, 0); /* how many due jobs to step over, set below */
     cw_argv_add_ref(&a, seed, 24);
+    cw_argv_add(&a, flavor == CWORK_GO_UPSTREAM ? "0" : "1", 1); /* the fork's d rules */
     long long left = 0;
     int rc = 0;
     for (;;) {
@@ -76,10 +89,13 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
             cw_log(CWORK_LOG_ERROR, "requeuer.process", "error", err->message, NULL);
             break;
         }
-        /* {moved, to dead, left in place, stepped over, dead reasons, errors} */
+        /* {moved, to dead, discarded past d, stepped over, dead reasons, errors, moved
+         * past d} */
         int64_t n[4] = {0, 0, 0, 0};
+        int64_t late = 0;
         if ((erc = cw_reply_ints(r, n, 4, "requeue script", err)) == 0)
-            erc = cw_reply_array(r, 6, NULL, "requeue script", err);
+            erc = cw_reply_array(r, 7, NULL, "requeue script", err);
+        if (erc == 0) erc = cw_reply_at_int(r, 6, &late, "requeue script", err);
         if (erc) {
             cw_reply_free(r);
             rc = erc;
@@ -87,6 +103,8 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
             break;
         }
         int e = report(cw_reply_at(r, 4), cw_reply_at(r, 5), err);
+        report_past_deadline(zset, n[2], "discarded");
+        report_past_deadline(zset, late, "requeued");
         if (rc == 0) rc = e;
         cw_reply_free(r);
         *moved += (size_t)n[0];
@@ -97,8 +115,8 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
     return rc;
 }
 
-int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *known_names,
-                   size_t nknown, size_t *moved, cwork_error *err)
+int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, cwork_go_flavor flavor,
+                   const char *const *known_names, size_t nknown, size_t *moved, cwork_error *err)
 {
     *moved = 0;
     cwork_error local = {0};
@@ -152,7 +170,7 @@ int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *k
             cw_key_retry(keys, &zset);
         cwork_error e = {0};
         int src = zset.oom ? cw_error(&e, CWORK_ENOMEM, "out of memory")
-                           : requeue_zset(c, &zset, &dead, &prefix, &queues, moved, &e);
+                           : requeue_zset(c, &zset, &dead, &prefix, &queues, flavor, moved, &e);
         if (src && rc == 0)
             rc = cw_error(err, src, "%s", e.message[0] ? e.message : cwork_strerror(src));
     }

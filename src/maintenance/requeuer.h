@@ -15,8 +15,10 @@
  * list goes to dead with the reason, one that can go nowhere stays and is stepped over.
  * Every error is logged with its message as "requeuer.process" (err may be NULL) and
  * the first is returned, after both sets were processed; jobs sent to dead are logged
- * as "requeuer.process.dead" with the reason and a count. */
-int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, const char *const *known_names,
-                   size_t nknown, size_t *moved, cwork_error *err);
+ * as "requeuer.process.dead" with the reason and a count. flavor decides what happens to a
+ * periodic instance due past its deadline d: the fork's requeuer discards it, upstream's
+ * (which has no d) requeues it; either is logged as "requeuer.past_deadline". */
+int cw_requeue_due(cwork_redis *redis, const cw_keys *keys, cwork_go_flavor flavor,
+                   const char *const *known_names, size_t nknown, size_t *moved, cwork_error *err);
 
 #endif

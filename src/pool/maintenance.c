@@ -85,7 +85,9 @@ static int64_t warn_overruns(maintenance *m)
 static int64_t requeue(maintenance *m)
 {
     size_t moved = 0;
-    if (m->names) cw_requeue_due(m->p->redis, &m->p->keys, m->names, m->p->ntypes, &moved, NULL);
+    if (m->names)
+        cw_requeue_due(m->p->redis, &m->p->keys, m->p->opts.go_flavor, m->names, m->p->ntypes,
+                       &moved, NULL);
     if (moved) /* they are likely ours to run: don't wait for the next poll */
         cw_pool_wake_dispatchers(m->p);
     return CW_REQUEUE_PERIOD_MS;

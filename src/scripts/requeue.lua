@@ -6,9 +6,11 @@
 -- ARGV[1] <p>jobs:   ARGV[2] now   ARGV[3] the most jobs to move in this call
 -- ARGV[4] how many due members to step over (left in place by earlier calls)
 -- ARGV[5] a random seed for the ids of records made for members without one
--- Per job: the lowest-scored due member is removed; an expired periodic instance
--- (now > d) is discarded; the queue's oldest entry is dropped if it is an expired
--- periodic instance (now >= d); the job gets t = now and goes to the queue's left end.
+-- ARGV[6] '1' for the fork's deadline rules, '0' for upstream's script, which has none
+-- Per job: the lowest-scored due member is removed; with the deadline rules an expired
+-- periodic instance (now > d) is discarded and the queue's oldest entry is dropped if it
+-- is an expired periodic instance (now >= d); the job gets t = now and goes to the
+-- queue's left end.
 -- A job of an unknown name goes to dead (err "unknown job when requeueing").
 -- Where Go would block the zset forever (a member that is not JSON) or lose a job
 -- silently (no name, a non-numeric d), the member goes to dead with an explanation and
@@ -19,8 +21,10 @@
 -- error; one that cannot be written anywhere (dead damaged too, or out of memory) stays
 -- where it is, is stepped over, and its error is reported.
 -- Returns {moved to queues, sent to dead, discarded as expired, left in place,
---          {reason, count, …} of the jobs sent to dead, {error, …} of those left}.
+--          {reason, count, …} of the jobs sent to dead, {error, …} of those left,
+--          moved although past their d (without the deadline rules)}.
 local now = tonumber(ARGV[2])
+local deadlines = ARGV[6] == '1'
 local known = {}
 for i = 3, #KEYS do
   known[KEYS[i]] = true
@@ -76,7 +80,7 @@ local function to_dead(raw, job, reason)
   return true
 end
 
-local moved, dead, expired, left = 0, 0, 0, 0
+local moved, dead, expired, left, late = 0, 0, 0, 0, 0
 local skip = tonumber(ARGV[4])
 for _ = 1, tonumber(ARGV[3]) do
   local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[2], 'LIMIT', skip, 1)
@@ -97,7 +101,7 @@ for _ = 1, tonumber(ARGV[3]) do
     if not known[queue] then
       job.err = 'unknown job when requeueing'
       sent = to_dead(raw, job, job.err)
-    elseif job.d ~= nil and now > job.d then
+    elseif deadlines and job.d ~= nil and now > job.d then
       redis.call('ZREM', KEYS[1], raw)
       expired = expired + 1
     else
@@ -110,7 +114,8 @@ for _ = 1, tonumber(ARGV[3]) do
       else
         if oldest then
           local tok, tail = pcall(cjson.decode, oldest)
-          local stale = tok and type(tail) == 'table' and type(tail.d) == 'number' and now >= tail.d
+          local stale = deadlines and tok and type(tail) == 'table' and type(tail.d) == 'number' and
+            now >= tail.d
           if not stale then
             redis.call('RPUSH', queue, oldest)
           end
@@ -120,6 +125,9 @@ for _ = 1, tonumber(ARGV[3]) do
         if type(pushed) == 'number' then
           redis.call('ZREM', KEYS[1], raw)
           moved = moved + 1
+          if job.d ~= nil and now > job.d then
+            late = late + 1
+          end
         else
           errors[#errors + 1] = 'cannot push a job to ' .. queue .. ': ' .. pushed.err
           sent = false
@@ -139,4 +147,4 @@ for i = 1, #reasons do
   counted[2 * i - 1] = reasons[i]
   counted[2 * i] = nreasons[reasons[i]]
 end
-return {moved, dead, expired, left, counted, errors}
+return {moved, dead, expired, left, counted, errors, late}

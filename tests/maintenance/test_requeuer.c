@@ -21,13 +21,18 @@ static void fresh(const char *tag)
     cw_keys_init(&keys_, ns_);
 }
 
-static size_t requeue(const char *const *names, size_t n)
+static size_t requeue_as(cwork_go_flavor flavor, const char *const *names, size_t n)
 {
     size_t moved = 0;
     cwork_error err = {0};
-    if (cw_requeue_due(redis_, &keys_, names, n, &moved, &err) != 0)
+    if (cw_requeue_due(redis_, &keys_, flavor, names, n, &moved, &err) != 0)
         tl_fail(__FILE__, __LINE__, "cw_requeue_due: %s", err.message);
     return moved;
+}
+
+static size_t requeue(const char *const *names, size_t n)
+{
+    return requeue_as(CWORK_GO_FORK, names, n);
 }
 
 static long long now_(void)
@@ -94,6 +99,7 @@ static void expired_periodic_instances_are_discarded_and_stale_tails_dropped(voi
     freeReplyObject(tl_cmd(rc_, "LPUSH %s:jobs:p %s", ns_,
                            "{\"name\":\"p\",\"id\":\"waiting\",\"t\":1,\"args\":null}"));
     const char *names[] = {"p"};
+    tl_capture_logs();
     CHECK_INT(requeue(names, 1), 1);
     redisReply *r = tl_cmd(rc_, "LRANGE %s:jobs:p 0 -1", ns_);
     CHECK_INT(r->elements, 2);
@@ -105,6 +111,47 @@ static void expired_periodic_instances_are_discarded_and_stale_tails_dropped(voi
     r = tl_cmd(rc_, "EXISTS %s:scheduled %s:dead", ns_, ns_);
     CHECK_INT(r->integer, 0);
     freeReplyObject(r);
+    const tl_log *l = tl_find_log("requeuer.past_deadline");
+    CHECK(l && strstr(l->fields, "action=discarded jobs=1 key=") &&
+          strstr(l->fields, ":scheduled"));
+    cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Upstream's requeuer knows no d: a retry (or scheduled instance) past its deadline is
+ * requeued like any job, and the queue's tail stays whatever its d (Go edge 4; the fork's
+ * rules are the case above). */
+static void upstream_requeues_past_the_deadline(void)
+{
+    fresh("rqu");
+    long long now = now_();
+    freeReplyObject(tl_cmd(rc_, "ZADD %s:retry %lld %s", ns_, now - 100,
+                           "{\"name\":\"p\",\"id\":\"late\",\"t\":1,\"args\":null,\"fails\":1,"
+                           "\"err\":\"e\",\"failed_at\":2,\"d\":5}"));
+    freeReplyObject(tl_cmd(rc_, "LPUSH %s:jobs:p %s", ns_,
+                           "{\"name\":\"p\",\"id\":\"stale\",\"t\":1,\"args\":null,\"d\":7}"));
+    const char *names[] = {"p"};
+    tl_capture_logs();
+    CHECK_INT(requeue_as(CWORK_GO_UPSTREAM, names, 1), 1);
+    redisReply *r = tl_cmd(rc_, "LRANGE %s:jobs:p 0 -1", ns_);
+    CHECK_INT(r->elements, 2);
+    if (r->elements == 2) {
+        cwork_job *j = NULL;
+        CHECK_INT(cwork_job_decode(r->element[0]->str, r->element[0]->len, &j, NULL), 0);
+        CHECK_STR(cwork_job_id(j), "late");
+        CHECK(cwork_job_enqueued_at(j) >= now);               /* t = the move time */
+        CHECK(strstr(r->element[0]->str, "\"d\":5") != NULL); /* the bytes keep d */
+        cwork_job_free(j);
+        CHECK(strstr(r->element[1]->str, "\"stale\"") != NULL); /* the tail stays */
+    }
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "EXISTS %s:retry %s:scheduled %s:dead", ns_, ns_, ns_);
+    CHECK_INT(r->integer, 0);
+    freeReplyObject(r);
+    const tl_log *l = tl_find_log("requeuer.past_deadline");
+    CHECK(l && strstr(l->fields, "action=requeued jobs=1 key=") && strstr(l->fields, ":retry"));
+    CHECK_INT(tl_count_logs("requeuer.past_deadline"), 1);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_INFO);
     tl_ns_delete(rc_, ns_);
 }
 
@@ -252,7 +299,7 @@ static void a_job_that_can_go_nowhere_stays_and_the_error_is_logged(void)
     tl_capture_logs();
     size_t moved = 0;
     cwork_error err = {0};
-    int rc = cw_requeue_due(redis_, &keys_, names, 2, &moved, &err);
+    int rc = cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 2, &moved, &err);
     CHECK(rc != 0); /* the caller hears of it */
     CHECK(strstr(err.message, "WRONGTYPE") != NULL);
     CHECK_INT(moved, 1);
@@ -270,7 +317,7 @@ static void a_job_that_can_go_nowhere_stays_and_the_error_is_logged(void)
     CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
     /* Without an error struct (the pool's maintenance passes NULL) the log still says why. */
     tl_capture_logs();
-    cw_requeue_due(redis_, &keys_, names, 2, &moved, NULL);
+    cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 2, &moved, NULL);
     l = tl_find_log("requeuer.process");
     CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
     tl_ns_delete(rc_, ns_);
@@ -287,7 +334,7 @@ static void a_damaged_known_jobs_still_moves_the_pools_own_jobs(void)
     const char *names[] = {"a"};
     tl_capture_logs();
     size_t moved = 0;
-    CHECK(cw_requeue_due(redis_, &keys_, names, 1, &moved, NULL) != 0);
+    CHECK(cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 1, &moved, NULL) != 0);
     CHECK_INT(moved, 1);
     const tl_log *l = tl_find_log("requeuer.process");
     CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL && strstr(l->fields, "known_jobs") != NULL);
@@ -305,7 +352,7 @@ static void a_damaged_zset_is_an_error_with_its_message(void)
     const char *names[] = {"a"};
     tl_capture_logs();
     size_t moved = 0;
-    CHECK(cw_requeue_due(redis_, &keys_, names, 1, &moved, NULL) != 0);
+    CHECK(cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 1, &moved, NULL) != 0);
     const tl_log *l = tl_find_log("requeuer.process");
     CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
     char *dump = tl_ns_dump(rc_, ns_);
@@ -323,6 +370,7 @@ int main(void)
     cw_keys_init(&keys_, "x");
     RUN(due_jobs_move_with_t_rewritten_and_future_ones_stay);
     RUN(expired_periodic_instances_are_discarded_and_stale_tails_dropped);
+    RUN(upstream_requeues_past_the_deadline);
     RUN(unknown_names_go_to_dead_but_known_jobs_count_as_known);
     RUN(members_go_would_block_on_or_lose_go_to_dead);
     RUN(many_due_jobs_move_in_batches);

@@ -200,7 +200,7 @@ static int op_requeue(void)
 {
     static const char *const names[] = {"a"};
     size_t moved = 0;
-    return cw_requeue_due(redis_, &keys_, names, 1, &moved, &err_);
+    return cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 1, &moved, &err_);
 }
 
 static int op_reaper(void)

@@ -599,9 +599,27 @@ typedef struct cwork_job_options {
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms; /* deadline for cwork_job_deadline_ms; 0 = none */
+    /* At most rate_limit jobs of this type start per rate_limit_window_ms, across every
+     * cwork pool of the namespace (PROTOCOL §20: starts are spaced window / N apart, on
+     * Redis' clock). 0 = none. cwork_pool_start writes it to the namespace's setting,
+     * which `cwork limit` and cwork_client_set_rate_limit change while pools run; the
+     * setting, not this option, is what pools follow. Go pools ignore it. rate_limit
+     * 1–1000000000, window 1 ms to 7 days (cwork_pool_register: CWORK_EINVAL). */
+    unsigned rate_limit;
+    int64_t rate_limit_window_ms;
 } cwork_job_options;
 
 void cwork_job_options_init(cwork_job_options *opts);
+
+/* Parses a rate limit "N/DURATION": N 1–1000000000 jobs, DURATION a whole number
+ * (optional: 1) of ms, s, m or h, from 1 ms to 7 days — "100/1s", "5000/1m", "10/s".
+ * 0, or CWORK_EINVAL naming what is wrong (*count and *window_ms untouched). Thread-safe. */
+int cwork_rate_limit_parse(const char *text, unsigned *count, int64_t *window_ms, cwork_error *err);
+/* Writes the canonical text of a rate limit ("100/1s", "5000/1m": the largest unit
+ * that divides the window) into buf, which needs at least 32 bytes. 0, or CWORK_EINVAL
+ * for a smaller buffer or a limit out of the ranges above. Thread-safe. */
+int cwork_rate_limit_format(unsigned count, int64_t window_ms, char *buf, size_t size,
+                            cwork_error *err);
 
 /* A stopped pool for namespace ns (as cwork_enqueuer_new takes it) on redis (borrowed:
  * keep it alive until cwork_pool_free). opts (copied) may be NULL for the defaults.

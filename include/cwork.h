@@ -857,6 +857,29 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
 
 /* Pauses a job type for every pool of the namespace, Go's included (SET
  * <p>jobs:<name>:paused 1), or lifts the pause (DEL). */
+/* Rate limits (PROTOCOL §20): the namespace's setting <p>cwork:rate_limits, which every
+ * cwork pool follows (Go pools ignore it), and whether each type is held back now. */
+typedef struct cwork_rate_limit_info {
+    char *job_name;
+    char *text;         /* the setting as stored: "100/1s" */
+    unsigned count;     /* 0 when text is not a valid limit (pools then run none) */
+    int64_t window_ms;  /* 0 likewise */
+    bool limited_now;   /* a job started so recently that the next one must wait */
+    int64_t next_in_us; /* how long it must wait (0 when not limited now) */
+} cwork_rate_limit_info;
+
+/* Every rate limit of the namespace, sorted by job name (*out NULL and *n 0 when there
+ * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe. */
+int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, size_t *n,
+                             cwork_error *err);
+void cwork_rate_limit_infos_free(cwork_rate_limit_info *limits, size_t n);
+/* Sets job name's rate limit to count jobs per window_ms for every cwork pool of the
+ * namespace (running pools follow within about a second, and the new spacing holds from
+ * the type's next start); count 0 removes the limit. CWORK_EINVAL for a bad name or a
+ * limit out of range (see cwork_rate_limit_parse). Thread-safe. */
+int cwork_client_set_rate_limit(cwork_client *client, const char *name, unsigned count,
+                                int64_t window_ms, cwork_error *err);
+
 int cwork_client_pause(cwork_client *client, const char *name, cwork_error *err);
 int cwork_client_unpause(cwork_client *client, const char *name, cwork_error *err);
 

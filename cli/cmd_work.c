@@ -27,6 +27,7 @@
 static const char usage[] =
     "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--grace SECONDS]\n"
     "                  [--progress] [--quiet] [--metrics-listen ADDR]\n"
+    "                  [--rate-limit NAME=N/DURATION ...]\n"
     "                  --job NAME=COMMAND [JOB OPTIONS] [--job ...]\n"
     "\n"
     "Runs a worker pool that takes jobs from the queues NAME (filled by `cwork enqueue`\n"
@@ -85,6 +86,12 @@ static const char usage[] =
     "                      300, as the Go library)\n"
     "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"
     "                      at once when there is one (default 5)\n"
+    "  --rate-limit NAME=N/DURATION\n"
+    "                      at most N jobs NAME start per DURATION (ms, s, m or h: 100/1s,\n"
+    "                      5000/1m), spaced evenly, across every cwork pool of the\n"
+    "                      namespace; repeatable. Written to the namespace's setting at\n"
+    "                      start, which `cwork limit` changes while pools run. Go pools\n"
+    "                      ignore it (cwork warns when one runs a limited type)\n"
     "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
     "                      on a terminal they are shown in place every second anyway\n"
     "  --no-progress       not even on a terminal\n"
@@ -247,6 +254,35 @@ static int is_cron_field(const char *word)
     return *word && strspn(word, "0123456789*?,-/") == strlen(word);
 }
 
+/* Each --rate-limit NAME=N/DURATION into the options of --job NAME. */
+static int apply_rate_limits(work_opts *o)
+{
+    for (size_t i = 0; i < o->nrate_limits; i++) {
+        const char *v = o->rate_limits[i], *eq = strrchr(v, '=');
+        work_job *j = NULL;
+        for (size_t k = 0; eq && k < o->njobs; k++)
+            if (strlen(o->jobs[k].name) == (size_t)(eq - v) &&
+                !memcmp(o->jobs[k].name, v, (size_t)(eq - v)))
+                j = &o->jobs[k];
+        if (!eq) {
+            fprintf(stderr, "cwork work: --rate-limit needs NAME=N/DURATION, e.g. mail=100/1s\n");
+            return -1;
+        }
+        if (!j) {
+            fprintf(stderr, "cwork work: --rate-limit %s: no --job %.*s given\n", v, (int)(eq - v),
+                    v);
+            return -1;
+        }
+        cwork_error err = {0};
+        if (cwork_rate_limit_parse(eq + 1, &j->opts.rate_limit, &j->opts.rate_limit_window_ms,
+                                   &err) != 0) {
+            fprintf(stderr, "cwork work: --rate-limit %s: %s\n", v, err.message);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, work_opts *o)
 {
     cli_args a;
@@ -315,6 +351,13 @@ static int parse_options(int argc, char **argv, work_opts *o)
                 return -1;
             }
             *(reap ? &o->reap_period_s : &o->dead_check_s) = (unsigned)secs;
+        } else if (cli_is(&a, "rate-limit")) {
+            if (cli_take_value(&a) < 0) return -1;
+            if (o->nrate_limits == sizeof o->rate_limits / sizeof o->rate_limits[0]) {
+                fprintf(stderr, "cwork work: too many --rate-limit\n");
+                return -1;
+            }
+            o->rate_limits[o->nrate_limits++] = a.value; /* checked once every --job is in */
         } else if (cli_is(&a, "progress")) {
             if (cli_flag(&a) < 0) return -1;
             o->progress = 1;
@@ -352,6 +395,7 @@ static int parse_options(int argc, char **argv, work_opts *o)
                                                 "kill-grace",
                                                 "quiet",
                                                 "metrics-listen",
+                                                "rate-limit",
                                                 CLI_COMMON_OPTIONS,
                                                 NULL};
             cli_unknown_option("cwork work", &a, names);
@@ -362,6 +406,7 @@ static int parse_options(int argc, char **argv, work_opts *o)
         fprintf(stderr, "cwork work: no --job NAME=COMMAND given (see cwork work --help)\n");
         return -1;
     }
+    if (apply_rate_limits(o) != 0) return -1;
     return cli_go_flavor(&o->conn, &o->flavor);
 }
 

@@ -24,6 +24,8 @@ static const char usage[] =
     "  job       find a job by id: where it is and its JSON\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"
+    "  limits    list the rate limits per job type and whether each holds jobs back\n"
+    "  limit     set or remove a job type's rate limit: limit NAME 100/1s|off\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
         {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
+        {"limits", cmd_limits},   {"limit", cmd_limit},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

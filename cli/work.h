@@ -38,6 +38,8 @@ typedef struct work_opts {
     size_t njobs;
     const char *periodic[64]; /* --periodic 'SPEC NAME' values */
     size_t nperiodic;
+    const char *rate_limits[64]; /* --rate-limit NAME=N/DURATION values */
+    size_t nrate_limits;
     cwork_go_flavor flavor;
 } work_opts;
 

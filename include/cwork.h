@@ -600,9 +600,27 @@ typedef struct cwork_job_options {
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
     int64_t timeout_ms; /* deadline for cwork_job_deadline_ms; 0 = none */
+    /* At most rate_limit jobs of this type start per rate_limit_window_ms, across every
+     * cwork pool of the namespace (PROTOCOL §20: starts are spaced window / N apart, on
+     * Redis' clock). 0 = none. cwork_pool_start writes it to the namespace's setting,
+     * which `cwork limit` and cwork_client_set_rate_limit change while pools run; the
+     * setting, not this option, is what pools follow. Go pools ignore it. rate_limit
+     * 1–1000000000, window 1 ms to 7 days (cwork_pool_register: CWORK_EINVAL). */
+    unsigned rate_limit;
+    int64_t rate_limit_window_ms;
 } cwork_job_options;
 
 void cwork_job_options_init(cwork_job_options *opts);
+
+/* Parses a rate limit "N/DURATION": N 1–1000000000 jobs, DURATION a whole number
+ * (optional: 1) of ms, s, m or h, from 1 ms to 7 days — "100/1s", "5000/1m", "10/s".
+ * 0, or CWORK_EINVAL naming what is wrong (*count and *window_ms untouched). Thread-safe. */
+int cwork_rate_limit_parse(const char *text, unsigned *count, int64_t *window_ms, cwork_error *err);
+/* Writes the canonical text of a rate limit ("100/1s", "5000/1m": the largest unit
+ * that divides the window) into buf, which needs at least 32 bytes. 0, or CWORK_EINVAL
+ * for a smaller buffer or a limit out of the ranges above. Thread-safe. */
+int cwork_rate_limit_format(unsigned count, int64_t window_ms, char *buf, size_t size,
+                            cwork_error *err);
 
 /* A stopped pool for namespace ns (as cwork_enqueuer_new takes it) on redis (borrowed:
  * keep it alive until cwork_pool_free). opts (copied) may be NULL for the defaults.
@@ -840,6 +858,29 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
 
 /* Pauses a job type for every pool of the namespace, Go's included (SET
  * <p>jobs:<name>:paused 1), or lifts the pause (DEL). */
+/* Rate limits (PROTOCOL §20): the namespace's setting <p>cwork:rate_limits, which every
+ * cwork pool follows (Go pools ignore it), and whether each type is held back now. */
+typedef struct cwork_rate_limit_info {
+    char *job_name;
+    char *text;         /* the setting as stored: "100/1s" */
+    unsigned count;     /* 0 when text is not a valid limit (pools then run none) */
+    int64_t window_ms;  /* 0 likewise */
+    bool limited_now;   /* a job started so recently that the next one must wait */
+    int64_t next_in_us; /* how long it must wait (0 when not limited now) */
+} cwork_rate_limit_info;
+
+/* Every rate limit of the namespace, sorted by job name (*out NULL and *n 0 when there
+ * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe. */
+int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, size_t *n,
+                             cwork_error *err);
+void cwork_rate_limit_infos_free(cwork_rate_limit_info *limits, size_t n);
+/* Sets job name's rate limit to count jobs per window_ms for every cwork pool of the
+ * namespace (running pools follow within about a second, and the new spacing holds from
+ * the type's next start); count 0 removes the limit. CWORK_EINVAL for a bad name or a
+ * limit out of range (see cwork_rate_limit_parse). Thread-safe. */
+int cwork_client_set_rate_limit(cwork_client *client, const char *name, unsigned count,
+                                int64_t window_ms, cwork_error *err);
+
 int cwork_client_pause(cwork_client *client, const char *name, cwork_error *err);
 int cwork_client_unpause(cwork_client *client, const char *name, cwork_error *err);
 

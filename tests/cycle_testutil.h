@@ -150,10 +150,20 @@ typedef struct test_keys {
     char (*keys)[128]; /* [kind * n + type] */
 } test_keys;
 
+/* Rate limits (test_cycle_rate_limit.c): the 0-based types cycle_eval passes as limited,
+ * and the time it passes for them (µs); none by default. */
+static const size_t *cycle_limited_;
+static size_t cycle_nlimited_;
+static int64_t cycle_now_us_ = -1;
+
 static inline const char *test_key(const void *ud, size_t type, cw_cycle_key kind, size_t *len)
 {
     const test_keys *k = ud;
-    const char *key = k->keys[(size_t)kind * (size_t)k->n + type];
+    /* A name, then a rate limit key, per type after the six kinds. */
+    size_t row = kind == CW_CYCLE_NAME         ? CW_CYCLE_KEY_KINDS
+                 : kind == CW_CYCLE_RATE_LIMIT ? CW_CYCLE_KEY_KINDS + 1
+                                               : (size_t)kind;
+    const char *key = k->keys[row * (size_t)k->n + type];
     *len = strlen(key);
     return key;
 }
@@ -174,16 +184,23 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
         [CW_CYCLE_QUEUE] = "",
         [CW_CYCLE_INPROGRESS] = ":" POOL ":inprogress",
         [CW_CYCLE_LOCK_INFO] = ":lock_info"};
-    test_keys tk = {n, malloc((size_t)n * CW_CYCLE_KEY_KINDS * 128)};
+    test_keys tk = {n, malloc((size_t)n * (CW_CYCLE_KEY_KINDS + 2) * 128)};
     cw_argv commit_args = {0};
     if (!tk.keys) abort();
     for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
         for (int t = 0; t < n; t++)
             snprintf(tk.keys[kind * n + t], 128, "%s:jobs:%s%s", ns_, name(t), suffix[kind]);
-    char retry[96], dead[96];
+    for (int t = 0; t < n; t++) {
+        snprintf(tk.keys[CW_CYCLE_KEY_KINDS * n + t], 128, "%s", name(t));
+        snprintf(tk.keys[(CW_CYCLE_KEY_KINDS + 1) * n + t], 128, "%s:cwork:rate_limit:%s", ns_,
+                 name(t));
+    }
+    char retry[96], dead[96], limits[96];
     snprintf(retry, sizeof retry, "%s:retry", ns_);
     snprintf(dead, sizeof dead, "%s:dead", ns_);
-    cw_cycle_keys keys = {(size_t)n, test_key, &tk, retry, dead, strlen(retry), strlen(dead)};
+    snprintf(limits, sizeof limits, "%s:cwork:rate_limits", ns_);
+    cw_cycle_keys keys = {(size_t)n,     test_key,     &tk,    retry,         dead,
+                          strlen(retry), strlen(dead), limits, strlen(limits)};
     cw_cycle_call call;
     cw_cycle_call_init(&call, (size_t)n);
     if (width == 2) call.width = 2;
@@ -195,7 +212,8 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
             cw_argv_add_str(&commit_args, args[i]);
     }
     if (cw_argv_check(&commit_args, NULL) ||
-        cw_cycle_call_finish(&call, &keys, POOL, single, &commit_args))
+        cw_cycle_call_finish_limited(&call, &keys, POOL, single, &commit_args, cycle_limited_,
+                                     cycle_nlimited_, cycle_now_us_))
         abort();
     int argc = 3 + call.nkeys + call.nargs;
     const char **argv = malloc((size_t)argc * sizeof *argv);
@@ -257,7 +275,7 @@ static inline int fetched(const redisReply *r, int t, char *buf, size_t size)
             (size_t)r->element[i + 1]->integer > r->elements - i - 2)
             return -1;
         long long type = r->element[i]->integer, m = r->element[i + 1]->integer;
-        if (type == 0) { /* lock write errors: not jobs */
+        if (type <= 0) { /* lock write errors, a rate limit's wait: not jobs */
             i += 2 + (size_t)m;
             continue;
         }

@@ -55,6 +55,15 @@ void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:periodic");
 }
+void cw_key_rate_limits(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:rate_limits");
+}
+void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_prefix(k, out, "cwork:rate_limit:");
+    cw_buf_puts(out, name);
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "jobs:");

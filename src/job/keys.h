@@ -40,6 +40,12 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
  * the key expires CW_PERIODIC_PUBLISHED_TTL after the last pool wrote it). cwork's own:
  * Go never reads it. */
 void cw_key_periodic_published(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:rate_limits": a hash, job name → its rate limit "N/<n><unit>" (PROTOCOL §20),
+ * the one setting every cwork pool of the namespace follows. cwork's own. */
+void cw_key_rate_limits(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:rate_limit:<name>": the type's rate limit state, the time in µs of Redis'
+ * clock from which its next job may start (expires then). cwork's own. */
+void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name);
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

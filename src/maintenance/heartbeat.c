@@ -189,11 +189,14 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     snprintf(started_s, sizeof started_s, "%lld", (long long)hb->started_at);
     const char *sadd[] = {"SADD", hb->pools_key, hb->pool_id};
-    /* Go's field order, for whoever watches MONITOR side by side. */
-    const char *hmset[] = {"HMSET",       hb->pool_key,    "heartbeat_at", now_s,
-                           "started_at",  started_s,       "job_names",    hb->job_names,
-                           "concurrency", hb->concurrency, "worker_ids",   hb->worker_ids,
-                           "host",        hb->host,        "pid",          hb->pid};
+    /* Go's field order, for whoever watches MONITOR side by side; then cwork's own
+     * `cwork` (its version), which tells a cwork pool from a Go one (Go ignores it). */
+    const char *hmset[] = {"HMSET",         hb->pool_key,  "heartbeat_at",
+                           now_s,           "started_at",  started_s,
+                           "job_names",     hb->job_names, "concurrency",
+                           hb->concurrency, "worker_ids",  hb->worker_ids,
+                           "host",          hb->host,      "pid",
+                           hb->pid,         "cwork",       CWORK_VERSION_STRING};
     int rc;
     if ((rc = cw_conn_append(c, 3, sadd, NULL, err)) ||
         (rc = cw_conn_append(c, (int)(sizeof hmset / sizeof hmset[0]), hmset, NULL, err)))

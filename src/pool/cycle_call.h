@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* The kinds of per-type keys, in the order the script groups them: the first three
  * are read with one MGET over a slice of KEYS. */
@@ -23,7 +24,10 @@ typedef enum cw_cycle_key {
     CW_CYCLE_QUEUE,
     CW_CYCLE_INPROGRESS, /* this pool's in-progress list of the type */
     CW_CYCLE_LOCK_INFO,
-    CW_CYCLE_KEY_KINDS
+    CW_CYCLE_KEY_KINDS,
+    /* Asked for rate-limited types only (PROTOCOL §20), after the kinds above: */
+    CW_CYCLE_NAME,      /* the job name (an argument: the field of <p>cwork:rate_limits) */
+    CW_CYCLE_RATE_LIMIT /* <p>cwork:rate_limit:<name>, the type's rate limit state */
 } cw_cycle_key;
 
 /* Where the keys come from: key(ud, type, kind, &len) for type 0..ntypes-1 (borrowed
@@ -34,6 +38,8 @@ typedef struct cw_cycle_keys {
     const void *ud;
     const char *retry, *dead;
     size_t retry_len, dead_len;
+    const char *rate_limits; /* <p>cwork:rate_limits: needed only with limited types */
+    size_t rate_limits_len;
 } cw_cycle_keys;
 
 /* One call being built. args holds KEYS then ARGV (nkeys, nargs); every argument is
@@ -43,6 +49,7 @@ typedef struct cw_cycle_call {
     size_t ntypes;
     int width; /* bytes per type index in the draws: 1, or 2 past 255 types */
     cw_buf draws;
+    cw_buf width_arg; /* ARGV[4]: the width, with the rate-limited types if any */
     cw_argv args;
     int nkeys, nargs;
 } cw_cycle_call;
@@ -56,6 +63,13 @@ void cw_cycle_call_add_draw(cw_cycle_call *c, const size_t *order);
  * after cw_cycle_call_reset for the next call. */
 int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
                          bool single, const cw_argv *commit);
+/* The same, for a call where the types limited[0..nlimited-1] (0-based, ascending) are
+ * rate-limited: their state keys and names are added (PROTOCOL §20). now_us is the
+ * time the script judges the limits at, in microseconds of Redis' clock; < 0 for
+ * Redis' own TIME (what pools do; tests inject a time). nlimited 0 is the plain call. */
+int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
+                                 bool single, const cw_argv *commit, const size_t *limited,
+                                 size_t nlimited, int64_t now_us);
 /* Forgets the draws and the layout, keeping buffers for the next call. */
 void cw_cycle_call_reset(cw_cycle_call *c);
 void cw_cycle_call_clear(cw_cycle_call *c);

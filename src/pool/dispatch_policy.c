@@ -192,5 +192,8 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
         int64_t max = idle_max_ms > 0 ? idle_max_ms : 1;
         st->idle_ms = grow(st->idle_ms, tu->idle_backoff_first_ms, tu->idle_backoff_factor, max);
         back_off(st, CW_BACKOFF_IDLE, st->idle_ms, now_us);
+        /* A held-back rate-limited type starts as soon as its limit allows. */
+        if (r->rate_wait_us > 0 && now_us + r->rate_wait_us < st->backoff_until_us)
+            st->backoff_until_us = now_us + r->rate_wait_us;
     }
 }

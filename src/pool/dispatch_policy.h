@@ -123,6 +123,9 @@ typedef struct cw_round_trip_result {
     bool reclaimed; /* it was a reclaim */
     size_t fetch;   /* jobs asked for */
     size_t got;     /* jobs fetched (or reclaimed) */
+    /* A rate-limited type was held back and may start in this many µs (0: none): an
+     * idle backoff ends then (PROTOCOL §20). */
+    int64_t rate_wait_us;
 } cw_round_trip_result;
 
 /* Updates the backoffs and the reclaim flag after a round trip or reclaim. idle_max_ms

@@ -18,14 +18,23 @@
 static const char *type_key(const void *ud, size_t type, cw_cycle_key kind, size_t *len)
 {
     const cwork_pool *p = ud;
-    *len = p->types[type].key_lens[kind];
-    return p->types[type].keys[kind];
+    const cw_job_type *t = &p->types[type];
+    if (kind == CW_CYCLE_NAME) {
+        *len = t->name_len;
+        return t->name;
+    }
+    if (kind == CW_CYCLE_RATE_LIMIT) {
+        *len = t->rate_key_len;
+        return t->rate_key;
+    }
+    *len = t->key_lens[kind];
+    return t->keys[kind];
 }
 
 /* Appends one cycle script call: the commit of the done tasks (ca, may be empty) and a
  * fetch of k jobs, each draw the sampler's order of the types. */
 static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args *ca,
-                        cw_cycle_call *call, cwork_error *err)
+                        cw_cycle_call *call, size_t *limited, cwork_error *err)
 {
     cwork_pool *p = sh->pool;
     cw_buf retry, dead;
@@ -33,7 +42,13 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
     cw_buf_init(&dead);
     cw_key_retry(&p->keys, &retry);
     cw_key_dead(&p->keys, &dead);
-    cw_cycle_keys keys = {p->ntypes, type_key, p, retry.data, dead.data, retry.len, dead.len};
+    cw_cycle_keys keys = {p->ntypes,  type_key,           p,
+                          retry.data, dead.data,          retry.len,
+                          dead.len,   p->rate_limits_key, p->rate_limits_key_len};
+    /* Rate-limited types only when some are, and only when this call fetches. */
+    size_t nlimited = 0;
+    if (k && limited && atomic_load_explicit(&p->nrate_limited, memory_order_relaxed))
+        nlimited = cw_pool_rate_limited_types(p, limited);
     cw_cycle_call_reset(call);
     for (size_t d = 0; d < k; d++) {
         cw_sampler_draw(&sh->sampler);
@@ -41,7 +56,8 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
     }
     int rc = retry.oom || dead.oom
                  ? CWORK_ENOMEM
-                 : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch, &ca->args);
+                 : cw_cycle_call_finish_limited(call, &keys, p->id, p->single_fetch, &ca->args,
+                                                limited, nlimited, -1);
     if (rc == 0)
         rc = cw_conn_append_eval(c, &cw_script_cycle, call->nkeys, call->nargs, call->args.argv,
                                  call->args.lens, err);
@@ -97,7 +113,7 @@ static int read_not_removed(const redisReply *first, cw_commit_args *ca, cwork_e
  * in-progress; *incomplete is then set, so that a later reclaim takes it up (our
  * heartbeat keeps reapers away). */
 static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_queue *out,
-                      int *incomplete, cwork_error *err)
+                      int *incomplete, int64_t *rate_wait_us, cwork_error *err)
 {
     redisReply *r = NULL;
     int rc = cw_conn_read(c, &r, err);
@@ -115,12 +131,18 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
         if ((rc = cw_reply_at_int(r, i, &ti, CYCLE, err)) != 0 ||
             (rc = cw_reply_at_int(r, i + 1, &count, CYCLE, err)) != 0)
             break;
-        if (count < 0 || (uint64_t)count > n - i - 2 || ti < 0 || (uint64_t)ti > p->ntypes) {
+        if (count < 0 || (uint64_t)count > n - i - 2 || ti < -1 || (ti == -1 && count != 1) ||
+            (ti > 0 && (uint64_t)ti > p->ntypes)) {
             rc = cw_error(err, CWORK_EPROTO, "%s: element %zu: type %lld with %lld jobs", CYCLE,
                           i + 1, (long long)ti, (long long)count);
             break;
         }
         size_t end = i + 2 + (size_t)count;
+        if (ti == -1) { /* a rate-limited type was held back: when it may start */
+            if ((rc = cw_reply_at_int(r, i + 2, rate_wait_us, CYCLE, err)) != 0) break;
+            i = end;
+            continue;
+        }
         if (ti == 0) {
             log_cycle_errors(p, r, i + 2, (size_t)count);
             i = end;
@@ -290,7 +312,8 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
  * round-trip lock is held shared until fetched jobs are delivered and committed tasks
  * freed, so that another shard's reclaim (exclusive) sees every task and none is freed
  * under it. */
-static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t fetch)
+static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *limited,
+                       size_t fetch)
 {
     cwork_pool *p = sh->pool;
     /* Everything done so far is committed, with what an earlier failed attempt left. */
@@ -317,10 +340,11 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
     cw_commit_args ca;
     memset(&ca, 0, sizeof ca);
     if (rc == 0 && npending) rc = cw_commit_prepare(p, pending, &ca, &err);
-    if (rc == 0) rc = append_cycle(sh, c, fetch, &ca, call, &err);
+    if (rc == 0) rc = append_cycle(sh, c, fetch, &ca, call, limited, &err);
     if (rc == 0 && npending) /* min_replicas: the commit waits for replicas, same trip */
         rc = cw_conn_append_wait_replicas(c, &err);
-    if (rc == 0) rc = read_cycle(p, c, &ca, &fetched, &incomplete, &err);
+    int64_t rate_wait_us = 0;
+    if (rc == 0) rc = read_cycle(p, c, &ca, &fetched, &incomplete, &rate_wait_us, &err);
     if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, &err);
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error", err.message,
@@ -359,7 +383,8 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t f
                                 .complete = rc == 0 && !incomplete,
                                 .committed = npending > 0,
                                 .fetch = fetch,
-                                .got = got};
+                                .got = got,
+                                .rate_wait_us = rate_wait_us};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
     if (committed && atomic_load(&p->stopping)) {
         pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
@@ -376,6 +401,8 @@ void *cw_dispatcher_main(void *arg)
     cw_conn *c = NULL;
     cw_cycle_call call;
     cw_cycle_call_init(&call, p->ntypes);
+    /* The rate-limited types of a call (without memory, types are never limited). */
+    size_t *limited = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *limited);
 
     pthread_mutex_lock(&sh->mu);
     memset(&sh->state, 0, sizeof sh->state);
@@ -396,12 +423,13 @@ void *cw_dispatcher_main(void *arg)
             reclaim(sh, &c);
             break;
         default:
-            round_trip(sh, &c, &call, d.fetch);
+            round_trip(sh, &c, &call, limited, d.fetch);
             break;
         }
     }
     pthread_mutex_unlock(&sh->mu);
     if (c) cw_redis_checkin(p->redis, c);
     cw_cycle_call_clear(&call);
+    cw_free(limited);
     return NULL;
 }

@@ -34,6 +34,7 @@ enum {
     T_PERIODIC,
     T_WATCHDOG,
     T_STATS,
+    T_RATE_LIMITS,
     T_N
 };
 
@@ -41,6 +42,7 @@ struct maintenance {
     cwork_pool *p;
     const char **names;                   /* the pool's type names, for the requeuers */
     uint64_t stat_processed, stat_failed; /* counts already in the daily stats */
+    unsigned rate_limit_reads;
     timer timers[T_N];
 };
 
@@ -183,6 +185,17 @@ static int64_t flush_daily_stats(maintenance *m)
     return 1000;
 }
 
+/* Follows the namespace's rate limits (a limit set or removed while the pool runs);
+ * every fifth time also looks for Go pools running a limited type. */
+static int64_t refresh_rate_limits(maintenance *m)
+{
+    cwork_error err = {0};
+    bool go = ++m->rate_limit_reads % 5 == 0;
+    if (cw_pool_rate_limits_refresh(m->p, go, &err) != 0)
+        cw_log(CWORK_LOG_WARN, "pool.rate_limits", "error", err.message, NULL);
+    return CW_RATE_LIMIT_REFRESH_MS;
+}
+
 static void setup(maintenance *m, cwork_pool *p)
 {
     memset(m, 0, sizeof *m);
@@ -202,6 +215,8 @@ static void setup(maintenance *m, cwork_pool *p)
     m->timers[T_PERIODIC] = (timer){has_periodic, false, now, periodic};
     m->timers[T_WATCHDOG] = (timer){p->watchdog != NULL, true, now + 1000, watchdog};
     m->timers[T_STATS] = (timer){true, true, now + 1000, flush_daily_stats};
+    m->timers[T_RATE_LIMITS] =
+        (timer){true, false, now + CW_RATE_LIMIT_REFRESH_MS, refresh_rate_limits};
     /* The daily counts are the pool's own since start (taken before any thread ran). */
     m->stat_failed = p->start_failed;
     m->stat_processed = p->start_processed;

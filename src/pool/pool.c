@@ -6,6 +6,7 @@
 #include "flavor.h"
 #include "log.h"
 #include "pool.h"
+#include "rate_limit.h"
 
 #include <errno.h>
 
@@ -197,6 +198,7 @@ cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len)
 static void type_clear(cw_job_type *t)
 {
     cw_free(t->name);
+    cw_free(t->rate_key);
     for (int i = 0; i < CW_CYCLE_KEY_KINDS; i++)
         cw_free(t->keys[i]);
     memset(t, 0, sizeof *t);
@@ -225,12 +227,32 @@ static int type_build_keys(cwork_pool *p, cw_job_type *t)
             break;
         case CW_CYCLE_MAX_CONCURRENCY:
         case CW_CYCLE_KEY_KINDS:
+        case CW_CYCLE_NAME:
+        case CW_CYCLE_RATE_LIMIT:
             cw_key_max_concurrency(&p->keys, &b, t->name);
             break;
         }
         t->keys[i] = cw_buf_take(&b, &t->key_lens[i]);
         if (!t->keys[i]) return CWORK_ENOMEM;
     }
+    cw_buf_init(&b);
+    cw_key_rate_limit(&p->keys, &b, t->name);
+    t->rate_key = cw_buf_take(&b, &t->rate_key_len);
+    t->name_len = strlen(t->name);
+    return t->rate_key ? 0 : CWORK_ENOMEM;
+}
+
+/* The rate_limit options: none, or both in range. */
+static int check_rate_limit(const char *name, const cwork_job_options *o, cwork_error *err)
+{
+    if (o->rate_limit == 0) return 0;
+    char text[CW_RATE_LIMIT_TEXT_MAX];
+    if (cwork_rate_limit_format(o->rate_limit, o->rate_limit_window_ms, text, sizeof text, NULL))
+        return cw_error(err, CWORK_EINVAL,
+                        "register %.64s: rate_limit %u per rate_limit_window_ms %lld: want 1 to "
+                        "%u jobs per 1 ms to 7 days",
+                        name, o->rate_limit, (long long)o->rate_limit_window_ms,
+                        CW_RATE_LIMIT_MAX_COUNT);
     return 0;
 }
 
@@ -253,6 +275,7 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
         return cw_error(err, CWORK_EINVAL, "register %.64s: priority %u is over %d", name,
                         t.opts.priority, CW_MAX_PRIORITY);
     if (t.opts.max_fails == 0) t.opts.max_fails = CW_DEFAULT_MAX_FAILS;
+    if ((rc = check_rate_limit(name, &t.opts, err)) != 0) return rc;
     t.handler = handler;
     t.name = cw_strdup(name);
     if (!t.name || type_build_keys(p, &t) != 0) {
@@ -343,6 +366,7 @@ void cwork_pool_free(cwork_pool *p)
     for (size_t i = 0; i < p->ntypes; i++)
         type_clear(&p->types[i]);
     cw_free(p->types);
+    cw_pool_rate_limits_free(p);
     cw_free(p->middleware);
     cw_pool_free_shards(p);
     cw_free(p->executors);

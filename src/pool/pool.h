@@ -45,6 +45,11 @@ typedef struct cw_job_type {
     /* Its keys, built once, by kind (the cycle script's per-type keys). */
     char *keys[CW_CYCLE_KEY_KINDS];
     size_t key_lens[CW_CYCLE_KEY_KINDS];
+    char *rate_key; /* <p>cwork:rate_limit:<name> (PROTOCOL §20) */
+    size_t rate_key_len, name_len;
+    /* The namespace has a rate limit for it, as last read (rate_limits.c); dispatchers
+     * read it without a lock. */
+    atomic_bool rate_limited;
 } cw_job_type;
 
 /* What a running job can reach through cwork_job_* (checkin, deadline, userdata). */
@@ -167,6 +172,14 @@ struct cwork_pool {
     /* The counts at start, before any thread runs: the daily stats add what follows. */
     uint64_t start_processed, start_failed;
     atomic_int go_flavor_warned; /* mixed-namespace warnings given (flavor.h kinds) */
+    /* Rate limits (rate_limits.c): how many types are limited (0: the plain cycle
+     * call, no work for limits at all), the setting's key, and the Go pools already
+     * warned about. */
+    atomic_size_t nrate_limited;
+    char *rate_limits_key;
+    size_t rate_limits_key_len;
+    char **go_warned_pools;
+    size_t ngo_warned_pools;
 };
 
 /* What a commit does with a failed task. */
@@ -205,6 +218,19 @@ void cw_pool_log_type_state_error(cwork_pool *p, size_t i, const redisReply *r);
 /* Writes what the pool says about its job types where it is missing (max_concurrency
  * after a flush or a failover; known_jobs): maintenance does it every dead_check_ms. */
 int cw_pool_reassert_types(cwork_pool *p, cwork_error *err);
+
+/* rate_limits.c (PROTOCOL §20). Writes the registered types' rate_limit options to
+ * <p>cwork:rate_limits, then reads which types are limited (at start). */
+int cw_pool_rate_limits_start(cwork_pool *p, cwork_error *err);
+/* Reads which of the pool's types the namespace limits, so that a limit set or removed
+ * while the pool runs is followed (maintenance, every CW_RATE_LIMIT_REFRESH_MS); every
+ * few reads, warns about Go pools running a limited type. */
+int cw_pool_rate_limits_refresh(cwork_pool *p, bool look_for_go_pools, cwork_error *err);
+#define CW_RATE_LIMIT_REFRESH_MS 1000
+/* Fills limited[] with the indices of the types limited now (ascending); returns how
+ * many. limited has room for ntypes. */
+size_t cw_pool_rate_limited_types(cwork_pool *p, size_t *limited);
+void cw_pool_rate_limits_free(cwork_pool *p);
 
 /* pool_shards.c. A condition variable on CLOCK_MONOTONIC (0 or an errno). */
 int cw_cond_init_monotonic(pthread_cond_t *c);

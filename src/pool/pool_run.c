@@ -76,6 +76,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     if (p->started) return 0;
     p->single_fetch = p->opts.single_fetch;
     int rc = prepare_redis(p, err);
+    if (rc == 0) rc = cw_pool_rate_limits_start(p, err); /* before the first fetch */
     if (rc) return rc;
     unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
     const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);

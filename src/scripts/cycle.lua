@@ -5,11 +5,17 @@
 -- KEYS: n = number of registered job types, t = 1..n in registration order:
 --   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one MGET reads
 --   them all), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
---   KEYS[5n+t] lock_info; then <p>retry, <p>dead.
+--   KEYS[5n+t] lock_info; then <p>retry, <p>dead; then, only when L > 0 types are
+--   rate-limited (PROTOCOL §20): <p>cwork:rate_limits and each limited type's
+--   <p>cwork:rate_limit:<name>, in the order of ARGV[4].
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
---   sampler drew them, ARGV[4] bytes (big-endian) each, draw after draw ('' = no fetch)
+--   sampler drew them, ARGV[4]'s first character bytes (big-endian) each, draw after
+--   draw ('' = no fetch)
+-- ARGV[4] the width of a type index in the draws, '1' or '2'; with rate-limited types
+--   followed by ' ', the time in microseconds ('-': Redis' TIME) and the L type indices,
+--   space-separated (e.g. '1 - 3 7'); their names are then the last L arguments
 -- ARGV[5] the commit's groups, one per type with finished jobs, six bytes each: type
 --   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
@@ -30,9 +36,11 @@
 -- Locks: per type, lock and lock_info move by (taken − released) — the end state of
 -- Go's INCR/DECR and HINCRBY ±1 per job.
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
--- index, count, the job bytes… (a type may have more than one group)}, and last, when
--- a write failed on a damaged key, a group with type index 0: 0, 2m, then m pairs of
--- type index and error text. When some committed job was not removed (a reaper took it
+-- index, count, the job bytes… (a type may have more than one group)}, then, when a
+-- rate-limited type was held back, a group with type index -1: -1, 1, the microseconds
+-- until the earliest such type may start again; and last, when a write failed on a
+-- damaged key, a group with type index 0: 0, 2m, then m pairs of type index and error
+-- text. When some committed job was not removed (a reaper took it
 -- back, or its retry/dead set is damaged), the first element is instead {removed, the
 -- positions of those jobs' bytes in the commit's arguments (ARGV[5] is position 0)…}, so
 -- that the pool does not count as processed a job that runs again elsewhere.
@@ -40,7 +48,20 @@
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
 local pool = ARGV[1]
-local n = (#KEYS - 2) / 6
+-- Rate limits: nothing more than this length check when no type is limited.
+local limited, nl = nil, 0
+if #ARGV[4] > 1 then
+  limited = {}
+  for w in string.gmatch(ARGV[4], '%S+') do
+    limited[#limited + 1] = w
+  end
+  nl = #limited - 2
+  if limited[2] == '-' and redis.replicate_commands then
+    -- TIME before writes: servers < 7.0 must replicate this call by its effects.
+    redis.replicate_commands()
+  end
+end
+local n = (#KEYS - 2 - (limited and nl + 1 or 0)) / 6
 local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
 local byte, call, rpcall = string.byte, redis.call, redis.pcall -- locals: no global lookups
 local huge = math.huge
@@ -77,6 +98,72 @@ end
 local function valid_counter(s)
   -- (at most 18 characters: far from the 64-bit limit INCRBY would refuse to cross)
   return #s <= 18 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
+end
+
+-- Rate limits (PROTOCOL §20): GCRA without burst. A limit of N per window W spaces a
+-- type's starts at least ceil(W / N) µs apart, on Redis' clock: its state is the time
+-- the next start is allowed (TAT), and this call may take one job of the type when
+-- that time has come. The spec is read here, so a changed limit holds from this call.
+local rate_units = {ms = 1000, s = 1000000, m = 60000000, h = 3600000000}
+local function rate_interval(spec)
+  local c, d, u = string.match(spec, '^([1-9]%d*)/([1-9]%d*)(%a+)$')
+  local unit = u and rate_units[u]
+  if not unit or #c > 10 or #d > 10 then
+    return nil
+  end
+  return math.ceil(tonumber(d) * unit / tonumber(c))
+end
+
+-- Caps each limited type to one job if its time has come, none otherwise. Returns, per
+-- type that may start, {allowed time + interval, state key}, and the µs until the
+-- earliest held-back type may start (nil: none held back).
+local function rate_limits(cap)
+  local first = 6 * n + 3
+  local specs = call('HMGET', KEYS[first], unpack(ARGV, #ARGV - nl + 1, #ARGV))
+  local now = tonumber(limited[2])
+  if not now then
+    local tm = call('TIME')
+    now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+  end
+  local allow, wait = {}, nil
+  for j = 1, nl do
+    local t, spec = tonumber(limited[j + 2]), specs[j]
+    if spec and cap[t] > 0 then
+      local interval = rate_interval(spec)
+      local s = interval and rpcall('GET', KEYS[first + j])
+      local tat = s == false and 0 or type(s) == 'string' and tonumber(s)
+      if not interval then
+        cap[t] = 0
+        fail(t, 'rate_limit', 'not N/DURATION: ' .. spec .. ': type not fetched')
+      elseif not tat then
+        cap[t] = 0
+        fail(t, 'rate_limit', (s.err or 'not a number') .. ': type not fetched')
+      elseif tat > now then
+        cap[t] = 0
+        if not wait or tat - now < wait then
+          wait = tat - now
+        end
+      else
+        cap[t] = 1
+        allow[t] = {now + interval, KEYS[first + j], interval}
+      end
+    end
+  end
+  return allow, wait
+end
+
+-- Moves the allowed time of each limited type that gave a job: it expires when passed
+-- (a type idle for one interval has no state left).
+local function rate_taken(allow, taken)
+  for t, a in pairs(allow) do
+    if taken[t] > 0 then
+      local px = string.format('%d', math.ceil(a[3] / 1000))
+      local r = rpcall('SET', a[2], string.format('%d', a[1]), 'PX', px)
+      if type(r) ~= 'table' or not r.ok then
+        fail(t, 'rate_limit', r.err or 'not set')
+      end
+    end
+  end
 end
 
 -- Commit.
@@ -144,8 +231,8 @@ if lost then
   table.insert(lost, 1, removed)
   out[1] = lost
 end
-local state, got
-local draws, width = ARGV[3], ARGV[4] == '2' and 2 or 1
+local state, got, rate, rate_wait
+local draws, width = ARGV[3], byte(ARGV[4]) == 50 and 2 or 1 -- '2'
 if #draws > 0 then
   local single = ARGV[2] == '1'
   -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
@@ -183,6 +270,9 @@ if #draws > 0 then
       end
     end
     cap[t] = c
+  end
+  if limited then
+    rate, rate_wait = rate_limits(cap)
   end
   local step = n * width
   got = {byte(zeros, 1, n)}
@@ -273,6 +363,9 @@ if #draws > 0 then
       end
     end
   until not short
+  if rate then
+    rate_taken(rate, got)
+  end
 end
 
 -- Locks. Valid counters that were read go back with one MSET; the others (not read, or
@@ -301,6 +394,13 @@ for t = 1, n do
 end
 if m > 0 then
   call('MSET', unpack(mset, 1, m))
+end
+if rate_wait then
+  -- The earliest a rate-limited type that was held back may start again (µs from now):
+  -- the dispatcher looks again then rather than at the end of its idle backoff.
+  out[#out + 1] = -1
+  out[#out + 1] = 1
+  out[#out + 1] = rate_wait
 end
 if failed then
   out[#out + 1] = 0

@@ -107,7 +107,8 @@ static const char *spec_dump(long long heartbeat_at, long long started_at)
     host[sizeof host - 1] = '\0';
     snprintf(expect_, sizeof expect_,
              "%s:worker_pools set abcd\n"
-             "%s:worker_pools:abcd hash concurrency=10 | heartbeat_at=%lld | host=%s | "
+             "%s:worker_pools:abcd hash concurrency=10 | cwork=" CWORK_VERSION_STRING
+             " | heartbeat_at=%lld | host=%s | "
              "job_names=bar,foo | pid=%lld | started_at=%lld | worker_ids=bbb,ccc\n",
              ns_, ns_, heartbeat_at, host, (long long)getpid(), started_at);
     return expect_;

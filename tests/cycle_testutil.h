@@ -180,10 +180,13 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
     for (int kind = 0; kind < CW_CYCLE_KEY_KINDS; kind++)
         for (int t = 0; t < n; t++)
             snprintf(tk.keys[kind * n + t], 128, "%s:jobs:%s%s", ns_, name(t), suffix[kind]);
-    char retry[96], dead[96];
+    char retry[96], dead[96], cancelled[96];
     snprintf(retry, sizeof retry, "%s:retry", ns_);
     snprintf(dead, sizeof dead, "%s:dead", ns_);
-    cw_cycle_keys keys = {(size_t)n, test_key, &tk, retry, dead, strlen(retry), strlen(dead)};
+    snprintf(cancelled, sizeof cancelled, "%s:cwork:cancelled", ns_);
+    cw_cycle_keys keys = {(size_t)n,    test_key,  &tk,
+                          retry,        dead,      strlen(retry),
+                          strlen(dead), cancelled, strlen(cancelled)};
     cw_cycle_call call;
     cw_cycle_call_init(&call, (size_t)n);
     if (width == 2) call.width = 2;

@@ -24,7 +24,7 @@ int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char
                          bool single, const cw_argv *commit)
 {
     size_t commit_n = commit ? commit->n : 0;
-    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 2, nargs = 4 + (commit_n ? commit_n : 1);
+    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 3, nargs = 4 + (commit_n ? commit_n : 1);
     cw_argv *a = &c->args;
     cw_argv_reset(a);
     cw_argv_reserve(a, nkeys + nargs);
@@ -38,6 +38,7 @@ int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char
     }
     cw_argv_add_ref(a, keys->retry, keys->retry_len);
     cw_argv_add_ref(a, keys->dead, keys->dead_len);
+    cw_argv_add_ref(a, keys->cancelled, keys->cancelled_len);
     cw_argv_add_ref(a, pool_id, strlen(pool_id));
     cw_argv_add_ref(a, single ? "1" : "0", 1);
     cw_argv_add_ref(a, c->draws.data, c->draws.len); /* empty: no fetch */

@@ -28,18 +28,22 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
                         cw_cycle_call *call, cwork_error *err)
 {
     cwork_pool *p = sh->pool;
-    cw_buf retry, dead;
+    cw_buf retry, dead, cancelled;
     cw_buf_init(&retry);
     cw_buf_init(&dead);
+    cw_buf_init(&cancelled);
     cw_key_retry(&p->keys, &retry);
     cw_key_dead(&p->keys, &dead);
-    cw_cycle_keys keys = {p->ntypes, type_key, p, retry.data, dead.data, retry.len, dead.len};
+    cw_key_cancelled(&p->keys, &cancelled);
+    cw_cycle_keys keys = {p->ntypes,  type_key,       p,
+                          retry.data, dead.data,      retry.len,
+                          dead.len,   cancelled.data, cancelled.len};
     cw_cycle_call_reset(call);
     for (size_t d = 0; d < k; d++) {
         cw_sampler_draw(&sh->sampler);
         cw_cycle_call_add_draw(call, sh->sampler.order);
     }
-    int rc = retry.oom || dead.oom
+    int rc = retry.oom || dead.oom || cancelled.oom
                  ? CWORK_ENOMEM
                  : cw_cycle_call_finish(call, &keys, p->id, p->single_fetch, &ca->args);
     if (rc == 0)
@@ -49,6 +53,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         cw_error(err, rc, "out of memory");
     cw_buf_free(&retry);
     cw_buf_free(&dead);
+    cw_buf_free(&cancelled);
     return rc;
 }
 

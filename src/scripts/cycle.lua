@@ -5,7 +5,7 @@
 -- KEYS: n = number of registered job types, t = 1..n in registration order:
 --   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one MGET reads
 --   them all), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
---   KEYS[5n+t] lock_info; then <p>retry, <p>dead.
+--   KEYS[5n+t] lock_info; then <p>retry, <p>dead, <p>cwork:cancelled.
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
@@ -13,8 +13,8 @@
 -- ARGV[5] the commit's groups, one per type with finished jobs, six bytes each: type
 --   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
---   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped),
---   score, the re-encoded job.
+--   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped,
+--   'c' dead because it was cancelled), score, the re-encoded job.
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
 -- took it back; a retry of this script after an ambiguous failure is harmless). LREM
@@ -27,6 +27,10 @@
 -- popped in one step, and a queue that comes up short is known from then on, so the
 -- draws are assigned again (a type's share only grows when another's shrinks, so what
 -- was popped is always taken).
+-- Cancellation (PROTOCOL §21): a committed job whose id is in <p>cwork:cancelled goes to
+-- dead with err "cancelled" whatever the pool says (it may not have heard of the cancel
+-- yet), and its mark is removed. Only a call that commits something, in a namespace that
+-- has marks, pays for it: one TYPE per such call, and then a decode per committed job.
 -- Locks: per type, lock and lock_info move by (taken − released) — the end state of
 -- Go's INCR/DECR and HINCRBY ±1 per job.
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
@@ -40,8 +44,8 @@
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
 local pool = ARGV[1]
-local n = (#KEYS - 2) / 6
-local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
+local n = (#KEYS - 3) / 6
+local retry, dead, cancelled = KEYS[6 * n + 1], KEYS[6 * n + 2], KEYS[6 * n + 3]
 local byte, call, rpcall = string.byte, redis.call, redis.pcall -- locals: no global lookups
 local huge = math.huge
 -- Per-type arrays, sized once: a table grown element by element is rehashed at every
@@ -81,6 +85,37 @@ end
 
 -- Commit.
 local groups = ARGV[5]
+local marks = #groups > 0 and call('TYPE', cancelled).ok == 'hash'
+
+-- The decoded job and its id, or nil for bytes cjson cannot read or without a string id.
+local function decoded(raw)
+  local ok, job = pcall(cjson.decode, raw)
+  if ok and type(job) == 'table' and type(job.id) == 'string' then
+    return job, job.id
+  end
+end
+
+-- A cancelled job (its id marked) goes to dead at the time of the cancel, its failure
+-- recorded (cjson's form of the job, as after a trip through Lua, PROTOCOL §3.4), and
+-- the mark goes. Returns true when it did; false for a job not marked — or when dead
+-- cannot take it, when the job takes its ordinary way.
+local function commit_cancelled(t, raw)
+  local job, id = decoded(raw)
+  local at = id and rpcall('HGET', cancelled, id)
+  if type(at) ~= 'string' then
+    return false
+  end
+  job.fails = (tonumber(job.fails) or 0) + 1
+  job.err = 'cancelled'
+  job.failed_at = tonumber(at)
+  local z = rpcall('ZADD', dead, at, cjson.encode(job))
+  if type(z) ~= 'number' then
+    fail(t, 'dead', z.err)
+    return false
+  end
+  call('HDEL', cancelled, id)
+  return true
+end
 local a = 6
 local removed = 0
 local lost -- positions of committed jobs not removed, nil while there are none
@@ -92,6 +127,9 @@ for g = 1, #groups, 6 do
     local r = rpcall('LREM', inprogress, '-1', ARGV[a])
     if r == 1 then
       c = c + 1
+      if marks then
+        commit_cancelled(t, ARGV[a])
+      end
     else
       if r ~= 0 then
         fail(t, 'in-progress', r.err)
@@ -113,9 +151,18 @@ for g = 1, #groups, 6 do
     if r == 1 then
       c = c + 1
       local target = ARGV[a + 1]
+      if marks and target ~= 'c' and commit_cancelled(t, ARGV[a]) then
+        target = '-' -- in dead already
+      end
       if target ~= '-' then
         local zset = target == 'r' and retry or dead
         local z = rpcall('ZADD', zset, ARGV[a + 2], ARGV[a + 3])
+        if marks and target == 'c' and type(z) == 'number' then
+          local _, id = decoded(ARGV[a])
+          if id then
+            call('HDEL', cancelled, id)
+          end
+        end
         if type(z) ~= 'number' then
           -- Not forwarded: back where it was, still holding its lock.
           fail(t, target == 'r' and 'retry' or 'dead', z.err)

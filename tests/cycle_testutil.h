@@ -260,7 +260,7 @@ static inline int fetched(const redisReply *r, int t, char *buf, size_t size)
             (size_t)r->element[i + 1]->integer > r->elements - i - 2)
             return -1;
         long long type = r->element[i]->integer, m = r->element[i + 1]->integer;
-        if (type == 0) { /* lock write errors: not jobs */
+        if (type <= 0) { /* lock write errors, jobs sent to dead as cancelled: not jobs */
             i += 2 + (size_t)m;
             continue;
         }

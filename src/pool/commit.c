@@ -117,11 +117,13 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
     out->raw_at = cw_calloc(n ? n : 1, sizeof *out->raw_at);
     out->not_removed = cw_calloc(n ? n : 1, 1);
+    out->cancelled = cw_calloc(n ? n : 1, 1);
     cw_argv *args = &out->args;
     cw_argv_reserve(args, 1 + 4 * n);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail || !out->raw_at ||
-        !out->not_removed || args->oom || prepare_failures(p, done, out->fail, &out->buf) != 0) {
+        !out->not_removed || !out->cancelled || args->oom ||
+        prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -186,6 +188,7 @@ void cw_commit_args_free(cw_commit_args *a)
     cw_free(a->fail);
     cw_free(a->raw_at);
     cw_free(a->not_removed);
+    cw_free(a->cancelled);
     cw_buf_free(&a->buf);
     memset(a, 0, sizeof *a);
 }

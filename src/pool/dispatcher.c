@@ -120,12 +120,23 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
         if ((rc = cw_reply_at_int(r, i, &ti, CYCLE, err)) != 0 ||
             (rc = cw_reply_at_int(r, i + 1, &count, CYCLE, err)) != 0)
             break;
-        if (count < 0 || (uint64_t)count > n - i - 2 || ti < 0 || (uint64_t)ti > p->ntypes) {
+        if (count < 0 || (uint64_t)count > n - i - 2 || ti < -1 ||
+            (ti > 0 && (uint64_t)ti > p->ntypes)) {
             rc = cw_error(err, CWORK_EPROTO, "%s: element %zu: type %lld with %lld jobs", CYCLE,
                           i + 1, (long long)ti, (long long)count);
             break;
         }
         size_t end = i + 2 + (size_t)count;
+        if (ti == -1) { /* committed jobs the script sent to dead as cancelled */
+            for (size_t j = i + 2; rc == 0 && j < end; j++) {
+                int64_t pos;
+                rc = cw_reply_at_int(r, j, &pos, CYCLE " (cancelled)", err);
+                for (size_t k = 0; rc == 0 && k < ca->ntasks; k++)
+                    if ((int64_t)ca->raw_at[k] == pos) ca->cancelled[k] = 1;
+            }
+            i = end;
+            continue;
+        }
         if (ti == 0) {
             log_cycle_errors(p, r, i + 2, (size_t)count);
             i = end;
@@ -162,6 +173,11 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
         if (i < ca->ntasks && ca->not_removed[i] && !t->commit_unsure) {
             taken_back++;
             continue;
+        }
+        if (i < ca->ntasks && ca->cancelled[i]) {
+            /* cancelled before the pool heard of it: dead, whatever the handler said */
+            t->failed = 1;
+            t->outcome = OUTCOME_DEAD;
         }
         if (!t->failed) {
             atomic_fetch_add(&p->n_succeeded, 1);

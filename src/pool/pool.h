@@ -251,6 +251,8 @@ typedef struct cw_commit_args {
     size_t ntasks;
     unsigned char *not_removed; /* by task position, from the reply: a reaper had
                                    taken the job back (it runs again elsewhere) */
+    unsigned char *cancelled;   /* by task position, from the reply: the script sent
+                                   it to dead as cancelled (PROTOCOL §21) */
     cw_buf buf;                 /* re-encoded failed jobs */
 } cw_commit_args;
 

@@ -39,7 +39,9 @@
 -- type index and error text. When some committed job was not removed (a reaper took it
 -- back, or its retry/dead set is damaged), the first element is instead {removed, the
 -- positions of those jobs' bytes in the commit's arguments (ARGV[5] is position 0)…}, so
--- that the pool does not count as processed a job that runs again elsewhere.
+-- that the pool does not count as processed a job that runs again elsewhere. Jobs this
+-- call sent to dead because they were cancelled (and the pool did not say 'c') are
+-- listed in a group with type index -1: -1, m, their m positions.
 --
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
@@ -116,6 +118,11 @@ local function commit_cancelled(t, raw)
   call('HDEL', cancelled, id)
   return true
 end
+local by_cancel -- positions of the jobs commit_cancelled sent to dead, nil while none
+local function note_cancelled(pos)
+  by_cancel = by_cancel or {}
+  by_cancel[#by_cancel + 1] = pos
+end
 local a = 6
 local removed = 0
 local lost -- positions of committed jobs not removed, nil while there are none
@@ -127,8 +134,8 @@ for g = 1, #groups, 6 do
     local r = rpcall('LREM', inprogress, '-1', ARGV[a])
     if r == 1 then
       c = c + 1
-      if marks then
-        commit_cancelled(t, ARGV[a])
+      if marks and commit_cancelled(t, ARGV[a]) then
+        note_cancelled(a - 5)
       end
     else
       if r ~= 0 then
@@ -153,6 +160,7 @@ for g = 1, #groups, 6 do
       local target = ARGV[a + 1]
       if marks and target ~= 'c' and commit_cancelled(t, ARGV[a]) then
         target = '-' -- in dead already
+        note_cancelled(a - 5)
       end
       if target ~= '-' then
         local zset = target == 'r' and retry or dead
@@ -348,6 +356,13 @@ for t = 1, n do
 end
 if m > 0 then
   call('MSET', unpack(mset, 1, m))
+end
+if by_cancel then
+  out[#out + 1] = -1
+  out[#out + 1] = #by_cancel
+  for i = 1, #by_cancel do
+    out[#out + 1] = by_cancel[i]
+  end
 end
 if failed then
   out[#out + 1] = 0

@@ -52,6 +52,15 @@ static void check_dead_cancelled(int line, const char *id, long long fails, long
     freeReplyObject(r);
 }
 
+/* The reply's group of jobs the script sent to dead as cancelled: {-1, m, positions}. */
+static void check_cancelled_group(int line, const redisReply *r, long long position)
+{
+    size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
+    if (n != 4 || r->element[1]->integer != -1 || r->element[2]->integer != 1 ||
+        r->element[3]->integer != position)
+        tl_fail(__FILE__, line, "the reply does not list position %lld as cancelled", position);
+}
+
 static void a_cancelled_job_committed_as_a_success_goes_to_dead_and_loses_its_mark(void)
 {
     fresh();
@@ -60,9 +69,10 @@ static void a_cancelled_job_committed_as_a_success_goes_to_dead_and_loses_its_ma
     cmd("HSET %s:cwork:cancelled a1 1700000500 other 1700000600", ns_);
     commit c = {0};
     group(&c, 1, 2, 0);
-    args(&c, "<a1>", "<a2>", NULL);
+    args(&c, "<a2>", "<a1>", NULL);
     redisReply *r = cycle("a", 0, NULL, &c);
     CHECK_REMOVED(r, 2);
+    check_cancelled_group(__LINE__, r, 2);
     char dead[256], want[BIG];
     check_dead_cancelled(__LINE__, "a1", 1, 1700000500, dead, sizeof dead);
     snprintf(want, sizeof want,
@@ -91,6 +101,7 @@ static void a_cancelled_job_the_pool_would_retry_goes_to_dead_and_the_last_mark_
          NULL);
     redisReply *r = cycle("a", 0, NULL, &c);
     CHECK_REMOVED(r, 1);
+    check_cancelled_group(__LINE__, r, 1);
     char dead[256], want[BIG];
     check_dead_cancelled(__LINE__, "a1", 3, 1700000500, dead, sizeof dead);
     snprintf(want, sizeof want,
@@ -115,6 +126,7 @@ static void a_pool_that_knew_writes_its_own_record_and_the_mark_goes(void)
          "1700000502", "{\"id\":\"a2\",\"err\":\"cancelled\"}", NULL);
     redisReply *r = cycle("a", 0, NULL, &c);
     CHECK_REMOVED(r, 2);
+    CHECK_INT(r->elements, 1); /* the pool knew: nothing to tell it */
     CHECK_NS("@:dead zset {\"id\":\"a1\",\"err\":\"cancelled\"}=1700000501 | "
              "{\"id\":\"a2\",\"err\":\"cancelled\"}=1700000502\n"
              "@:jobs:a:lock string 0\n"

@@ -24,6 +24,7 @@ static const char usage[] =
     "  job       find a job by id: where it is and its JSON\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"
+    "  cancel    cancel a job by id: waiting ones go to dead, running ones are stopped\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -47,7 +48,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 runtime failure (e.g. Redis unreachable),\n"
     "2 bad command line or input (nothing written), 3 unique job already waiting,\n"
-    "4 no such job.\n"
+    "4 no such job, 5 the job cannot be cancelled (it runs in a Go pool).\n"
     "\n"
     "  cwork COMMAND --help   shows a command's options\n"
     "  cwork --version        prints the version\n";
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
         {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
+        {"cancel", cmd_cancel},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

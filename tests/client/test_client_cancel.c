@@ -76,19 +76,19 @@ static void scheduled_and_retry_jobs_move_to_dead(void)
     cwork_cancel_result res;
     CHECK_INT(cwork_client_cancel(cl, "s1", &res, NULL), 0);
     CHECK_INT(res.place, CWORK_PLACE_SCHEDULED);
-    long long at =
-        dead_member_at(__LINE__,
-                       "{\"name\":\"a\",\"id\":\"s1\",\"t\":1,\"args\":null,\"fails\":1,\"err\":"
-                       "\"cancelled\",\"failed_at\":",
-                       "}", before, now_());
+    dead_member_at(__LINE__,
+                   "{\"name\":\"a\",\"id\":\"s1\",\"t\":1,\"args\":null,\"fails\":1,\"err\":"
+                   "\"cancelled\",\"failed_at\":",
+                   "}", before, now_());
     freeReplyObject(tl_cmd(rc_, "DEL %s:dead", ns_));
     before = now_();
     CHECK_INT(cwork_client_cancel(cl, "r1", &res, NULL), 0);
     CHECK_INT(res.place, CWORK_PLACE_RETRY);
-    at = dead_member_at(__LINE__,
-                        "{\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":null,\"fails\":3,\"err\":"
-                        "\"cancelled\",\"failed_at\":",
-                        "}", before, now_());
+    long long at =
+        dead_member_at(__LINE__,
+                       "{\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":null,\"fails\":3,\"err\":"
+                       "\"cancelled\",\"failed_at\":",
+                       "}", before, now_());
     snprintf(want_, sizeof want_,
              "NS:dead zset {\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":null,\"fails\":3,"
              "\"err\":\"cancelled\",\"failed_at\":%lld}=%lld\n"

@@ -400,12 +400,14 @@ static void follow(tracker *s, child_result *res)
 {
     const child_spec *spec = s->spec;
     int64_t deadline = spec->timeout_ms > 0 ? now_ms() + spec->timeout_ms : 0;
-    /* A timeout goes in steps, each when the one before has had its time: SIGTERM to
-     * every process of the tree, SIGKILL to all of them after the kill grace, and last
-     * SIGKILL to the supervisor itself should it not have ended LAST_RESORT_MS later
-     * (it cannot hang; the command would still die with it). */
+    /* A timeout, or a stop (stop_fd readable), goes in steps, each when the one before
+     * has had its time: SIGTERM to every process of the tree, SIGKILL to all of them
+     * after the kill grace, and last SIGKILL to the supervisor itself should it not have
+     * ended LAST_RESORT_MS later (it cannot hang; the command would still die with it).
+     * next_at is 0 while no step is due. */
     int step = 0;
     int64_t next_at = deadline;
+    int stop_fd = spec->stop_fd ? *spec->stop_fd : -1;
     int exited = 0;
     for (;;) {
         siginfo_t si;
@@ -415,27 +417,35 @@ static void follow(tracker *s, child_result *res)
             exited = 1;    /* (ECHILD cannot happen: only this thread waits for this pid) */
         if (exited) break; /* and with the supervisor, every process of the tree */
         int64_t now = now_ms();
-        if (deadline && step < 3 && now >= next_at) {
+        if (next_at && step < 3 && now >= next_at) {
             static const int signals[3] = {SUPERVISOR_TERM, SUPERVISOR_KILL, SIGKILL};
-            res->timed_out = 1;
+            if (step == 0 && !res->stopped) res->timed_out = 1;
             kill(s->pid, signals[step]);
             next_at = now + (step == 0 ? spec->kill_grace_ms : LAST_RESORT_MS);
             step++;
         }
         int64_t wait = POLL_MS;
-        if (deadline && step < 3 && next_at - now < wait) wait = next_at - now;
+        if (next_at && step < 3 && next_at - now < wait) wait = next_at - now;
         if (wait < 0) wait = 0;
-        struct pollfd p[5];
-        int *fds[5] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->pidfd};
-        for (int i = 0; i < 5; i++) {
+        struct pollfd p[6];
+        int *fds[6] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->pidfd, &stop_fd};
+        for (int i = 0; i < 6; i++) {
             p[i].fd = *fds[i];
             p[i].events = i == 0 ? POLLOUT : POLLIN;
             p[i].revents = 0;
         }
-        if (poll(p, 5, (int)wait) <= 0) continue;
+        if (poll(p, 6, (int)wait) <= 0) continue;
         if (p[0].revents) feed(s);
         for (int i = 1; i < 4; i++)
             if (p[i].revents) pump(s, fds[i], 64 * 1024);
+        if (p[5].revents) {
+            /* Asked to stop: the timeout's steps from the first, unless they began. */
+            stop_fd = -1; /* (looked at once: it stays readable) */
+            if (step == 0) {
+                res->stopped = 1;
+                next_at = now;
+            }
+        }
     }
 }
 
@@ -493,7 +503,9 @@ int child_run(const child_spec *spec, child_result *res)
     close_fd(&s.pidfd);
     free(s.out.data), free(s.err.data);
 
-    if (res->timed_out) {
+    if (res->stopped) {
+        snprintf(res->message, sizeof res->message, "stopped");
+    } else if (res->timed_out) {
         /* What it said before, then why it ended: the last line is the reason. */
         char why[64];
         int wn =

@@ -30,6 +30,10 @@ typedef struct child_spec {
     const char *prefix;    /* put before every passed-through line, e.g. "[name id] " */
     int64_t timeout_ms;    /* 0: none; then SIGTERM to every process of the tree */
     int64_t kill_grace_ms; /* after the SIGTERM, until SIGKILL */
+    /* When the fd it points to becomes readable (the job was asked to stop:
+     * cwork_job_stop_fd), the same steps as a timeout's: SIGTERM to every process of
+     * the tree, SIGKILL after the kill grace. NULL: never. */
+    const int *stop_fd;
     /* Called (on the calling thread) for each line the child writes to fd 3. */
     void (*on_checkin)(void *userdata, const char *line);
     void *userdata;
@@ -39,12 +43,13 @@ typedef struct child_result {
     int ok;          /* exited with status 0 (and did not time out) */
     int aborted;     /* child_abort_all ran while the child was running */
     int timed_out;   /* killed for running past timeout_ms */
+    int stopped;     /* killed because stop_fd became readable (and not timed out first) */
     int exit_status; /* when it exited, else -1 */
     int signal;      /* the signal that killed it, else 0 */
     /* When !ok: the last CHILD_TAIL_LINES non-blank lines of stderr (at most
      * CHILD_MESSAGE_MAX bytes, whole lines from the end), else "exit status N" or
      * "killed by signal S"; after a timeout that tail (one line less) and then
-     * "timed out after N s"; or why it could not start. */
+     * "timed out after N s"; after a stop, "stopped"; or why it could not start. */
     char message[CHILD_MESSAGE_MAX + 64];
 } child_result;
 

@@ -11,10 +11,11 @@
 /* Exit codes, documented in `cwork --help`. */
 enum {
     CLI_OK = 0,
-    CLI_FAILURE = 1,   /* Redis unreachable or another runtime failure */
-    CLI_USAGE = 2,     /* bad command line or bad input; nothing was written */
-    CLI_DUPLICATE = 3, /* a unique job with the same arguments is already waiting */
-    CLI_NOT_FOUND = 4  /* no such job (admin commands) */
+    CLI_FAILURE = 1,        /* Redis unreachable or another runtime failure */
+    CLI_USAGE = 2,          /* bad command line or bad input; nothing was written */
+    CLI_DUPLICATE = 3,      /* a unique job with the same arguments is already waiting */
+    CLI_NOT_FOUND = 4,      /* no such job (admin commands) */
+    CLI_NOT_CANCELLABLE = 5 /* cwork cancel: the job runs in a pool that cannot stop it */
 };
 
 /* Walks argv one option at a time. */
@@ -108,6 +109,7 @@ int cmd_dead(int argc, char **argv);
 int cmd_pause(int argc, char **argv);
 int cmd_unpause(int argc, char **argv);
 int cmd_job(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
 int cmd_web(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_stats(int argc, char **argv);

@@ -1,4 +1,4 @@
-/* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause, job and queue:
+/* cwork queues, pools, busy, retry, scheduled, dead, pause, unpause, job, queue and cancel:
  * looking into a namespace and repairing it (PROTOCOL §11). This file parses their command lines;
  * cmd_admin_show.c and cmd_admin_change.c do the work, cmd_admin_help.c has the texts. */
 #include "cmd_admin.h"
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const cmd_names[] = {"queues", "pools", "busy",    "retry", "scheduled",
-                                        "dead",   "pause", "unpause", "job",   "queue"};
+static const char *const cmd_names[] = {"queues", "pools",   "busy", "retry", "scheduled", "dead",
+                                        "pause",  "unpause", "job",  "queue", "cancel"};
 
 const char *const admin_option_names[] = {"json",
                                           "page",
@@ -278,8 +278,8 @@ static int take_positional(admin_opts *o, const char *s)
         }
     }
     int wants_arg = o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->cmd == ADM_JOB ||
-                    o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN ||
-                    o->action == ACT_CLEAR;
+                    o->cmd == ADM_CANCEL || o->action == ACT_RETRY || o->action == ACT_DELETE ||
+                    o->action == ACT_RUN || o->action == ACT_CLEAR;
     if (o->cmd == ADM_QUEUE && o->action == ACT_DELETE && o->arg && !o->id) {
         o->id = s; /* cwork queue delete NAME ID */
         return 0;
@@ -322,7 +322,7 @@ static int check_options(const admin_opts *o)
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->action == ACT_CLEAR) &&
                (!o->arg || !*o->arg)) {
         what = "no job name given";
-    } else if (o->cmd == ADM_JOB && !o->arg) {
+    } else if ((o->cmd == ADM_JOB || o->cmd == ADM_CANCEL) && !o->arg) {
         what = "no job ID given";
     } else if (o->cmd == ADM_QUEUE && o->action == ACT_LIST) {
         what = "what should happen to the queue? (cwork queue clear NAME, cwork queue delete "
@@ -406,6 +406,8 @@ static int admin_main(int argc, char **argv, admin_cmd cmd)
         return admin_pause(&o);
     case ADM_JOB:
         return admin_job(&o);
+    case ADM_CANCEL:
+        return admin_cancel(&o);
     default:
         return admin_list(&o);
     }
@@ -459,4 +461,9 @@ int cmd_job(int argc, char **argv)
 int cmd_queue(int argc, char **argv)
 {
     return admin_main(argc, argv, ADM_QUEUE);
+}
+
+int cmd_cancel(int argc, char **argv)
+{
+    return admin_main(argc, argv, ADM_CANCEL);
 }

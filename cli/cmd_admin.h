@@ -1,5 +1,5 @@
 /* The admin commands (queues, pools, busy, retry, scheduled, dead, pause, unpause, job,
- * queue)
+ * queue, cancel)
  * share one option parser (cmd_admin.c) and help texts (cmd_admin_help.c); what they
  * show is in cmd_admin_show.c, what they change in cmd_admin_change.c. */
 #ifndef CWORK_CLI_CMD_ADMIN_H
@@ -20,7 +20,8 @@ typedef enum admin_cmd {
     ADM_PAUSE,
     ADM_UNPAUSE,
     ADM_JOB,
-    ADM_QUEUE
+    ADM_QUEUE,
+    ADM_CANCEL
 } admin_cmd;
 
 /* What a set command (retry, scheduled, dead) or queue does: its first positional
@@ -99,5 +100,6 @@ int admin_pause(const admin_opts *o);
 int admin_run_now(const admin_opts *o);
 int admin_clear_queue(const admin_opts *o);
 int admin_delete_waiting(const admin_opts *o);
+int admin_cancel(const admin_opts *o);
 
 #endif

@@ -312,3 +312,36 @@ int admin_delete_waiting(const admin_opts *o)
 {
     return admin_run(o, do_delete_waiting);
 }
+
+/* ---------------------------------------------------------------- cancel */
+
+static int cancel_job(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    cwork_cancel_result res;
+    int rc = cwork_client_cancel(client, o->arg, &res, &err);
+    if (rc == CWORK_EUNSUPPORTED) {
+        admin_fail(o, rc, &err);
+        return CLI_NOT_CANCELLABLE;
+    }
+    if (rc != 0) return admin_fail(o, rc, &err);
+    const char *place = cwork_job_place_name(res.place);
+    if (o->seen & OPT_JSON) {
+        fputs("{\"cancelled\":true,\"id\":", stdout);
+        admin_json_string(o->arg, strlen(o->arg));
+        printf(",\"place\":\"%s\",\"pool\":\"%s\"}\n", place, res.pool_id);
+    } else if (res.place == CWORK_PLACE_IN_PROGRESS) {
+        printf("cancelled: job %s runs in pool %s, which stops it and moves it to the dead "
+               "set\n",
+               o->arg, res.pool_id);
+    } else {
+        printf("cancelled: job %s moved from the %s to the dead set\n", o->arg,
+               res.place == CWORK_PLACE_QUEUE ? "queue" : place);
+    }
+    return CLI_OK;
+}
+
+int admin_cancel(const admin_opts *o)
+{
+    return admin_run(o, cancel_job);
+}

@@ -239,13 +239,32 @@ static const char job_usage[] =
     "Exit status: 0 found, 1 Redis failure, 2 bad command line, 4 no job with this\n"
     "id.\n";
 
+static const char cancel_usage[] =
+    "Usage: cwork cancel [--redis URL] [--ns NS] [--json] ID\n"
+    "\n"
+    "Cancels the job with this id. A job waiting in its queue, scheduled or waiting\n"
+    "for a retry moves to the dead set at once. A running job's cwork pool is told\n"
+    "(within a second): its handler is asked to stop, and under `cwork work` the\n"
+    "command's whole process tree gets SIGTERM, then SIGKILL after --kill-grace. Either\n"
+    "way the job lands in the dead set with err \"cancelled\" (fails + 1), where it can\n"
+    "be inspected and retried by hand (cwork dead retry); it is never retried, nor run\n"
+    "again by a reaper should its pool die. A job running in a Go pool cannot be\n"
+    "cancelled: nothing is changed. Finding the job scans the namespace as cwork job\n"
+    "does.\n"
+    "\n"
+    "  --json   print one line {\"cancelled\":true,\"id\":\"ID\",\"place\":P,\"pool\":\"POOL\"}:\n"
+    "           P is where the job was (queue, scheduled, retry or in_progress),\n"
+    "           POOL the pool running it (\"\" unless in_progress)\n" COMMON "\n"
+    "Exit status: 0 cancelled, 1 Redis failure, 2 bad command line, 4 no job with this\n"
+    "id (or it is dead already), 5 it runs in a pool that cannot be told (a Go pool).\n";
+
 void admin_usage(const admin_opts *o)
 {
     static const char *const usages[] = {
         [ADM_QUEUES] = queues_usage, [ADM_POOLS] = pools_usage,         [ADM_BUSY] = busy_usage,
         [ADM_RETRY] = retry_usage,   [ADM_SCHEDULED] = scheduled_usage, [ADM_DEAD] = dead_usage,
         [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage,       [ADM_JOB] = job_usage,
-        [ADM_QUEUE] = queue_usage};
+        [ADM_QUEUE] = queue_usage,   [ADM_CANCEL] = cancel_usage};
     if (o->action == ACT_RETRY)
         fputs(dead_retry_usage, stdout);
     else if (o->action == ACT_TRIM)

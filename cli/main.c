@@ -26,6 +26,7 @@ static const char usage[] =
     "  stats     processed and failed jobs today and per day, and per job name\n"
     "  limits    list the rate limits per job type and whether each holds jobs back\n"
     "  limit     set or remove a job type's rate limit: limit NAME 100/1s|off\n"
+    "  cancel    cancel a job by id: waiting ones go to dead, running ones are stopped\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -49,7 +50,7 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 runtime failure (e.g. Redis unreachable),\n"
     "2 bad command line or input (nothing written), 3 unique job already waiting,\n"
-    "4 no such job.\n"
+    "4 no such job, 5 the job cannot be cancelled (it runs in a Go pool).\n"
     "\n"
     "  cwork COMMAND --help   shows a command's options\n"
     "  cwork --version        prints the version\n";
@@ -93,6 +94,7 @@ int main(int argc, char **argv)
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
         {"limits", cmd_limits},   {"limit", cmd_limit},
+        {"cancel", cmd_cancel},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

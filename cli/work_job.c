@@ -187,6 +187,9 @@ int work_run_job(cwork_job *job, void *ctx)
 
     child_result res;
     int rc = -1;
+    /* Readable once the pool asks the job to stop (a cancel, PROTOCOL §21): the command's
+     * tree then gets the timeout's SIGTERM and, after the kill grace, SIGKILL. */
+    int stop_fd = cwork_job_stop_fd(job);
     if (complete) {
         size_t raw_len = 0;
         const char *raw = cwork_job_raw(job, &raw_len);
@@ -199,6 +202,7 @@ int work_run_job(cwork_job *job, void *ctx)
             .prefix = prefix,
             .timeout_ms = wj->timeout_ms,
             .kill_grace_ms = wj->kill_grace_ms,
+            .stop_fd = stop_fd >= 0 ? &stop_fd : NULL,
             .on_checkin = on_checkin,
             .userdata = job,
         };
@@ -222,6 +226,19 @@ int work_run_job(cwork_job *job, void *ctx)
         work_duration_text(took, t, sizeof t);
         say(o, job, "done in %s", t);
         return 0;
+    }
+    if (complete && rc == 0 && res.stopped) {
+        /* The pool decides where the job goes (a cancelled one: dead, "cancelled"). */
+        atomic_fetch_add(&wj->counts.processed, 1);
+        atomic_fetch_add(&wj->counts.failed, 1);
+        atomic_fetch_add(&wj->counts.dead, 1);
+        char t[32];
+        work_duration_text(took, t, sizeof t);
+        int cancelled = cwork_job_cancelled(job);
+        const char *why = cancelled ? "cancelled" : "asked to stop";
+        say(o, job, "%s after %s: its processes were stopped%s", why, t,
+            cancelled ? " -> dead" : "");
+        return cwork_job_fail(job, "%s", why);
     }
     const char *message = complete ? res.message : "out of memory";
     int no_retry = complete && rc == 0 && !res.timed_out && res.exit_status == WORK_EXIT_NO_RETRY;

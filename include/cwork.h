@@ -546,6 +546,32 @@ int64_t cwork_job_deadline_ms(const cwork_job *job);
  * job no pool is running. */
 void *cwork_job_userdata(const cwork_job *job);
 
+/* Why a running job was asked to stop early. The job's fate is decided by whoever asked:
+ * a cancelled job goes to the dead set with err "cancelled" whatever its handler
+ * returns (PROTOCOL §21). */
+typedef enum cwork_stop_reason {
+    CWORK_STOP_NONE = 0,      /* not asked to stop */
+    CWORK_STOP_CANCELLED = 1, /* an operator cancelled it (cwork_client_cancel) */
+    CWORK_STOP_TIMEOUT = 2,   /* reserved: its type's timeout passed */
+    CWORK_STOP_LEASE_LOST = 3 /* reserved: its pool no longer owns it */
+} cwork_stop_reason;
+
+/* Whether, and why, the running job has been asked to stop. A handler that runs long
+ * should poll it (or wait on cwork_job_stop_fd) and return soon after it turns non-zero;
+ * nothing stops an in-process handler by force. CWORK_STOP_NONE for a job no pool is
+ * running. Safe from any thread while the job runs. */
+cwork_stop_reason cwork_job_stop_reason(const cwork_job *job);
+
+/* cwork_job_stop_reason(job) == CWORK_STOP_CANCELLED. */
+bool cwork_job_cancelled(const cwork_job *job);
+
+/* A file descriptor that becomes readable once the running job is asked to stop (it is
+ * never written to otherwise), for a handler that waits in poll()/select() on its own
+ * I/O. Owned by the pool, made on the first call, closed when the handler returns: do
+ * not read, write or close it. -1 (errno set) when it cannot be made or no pool runs
+ * the job. From the thread running the job's handler. */
+int cwork_job_stop_fd(cwork_job *job);
+
 /* Durations in ms (int64_t), 0 to 100 years (else CWORK_EINVAL); 0 means the default. */
 typedef struct cwork_pool_options {
     unsigned concurrency; /* executor threads, 1–10000; default 10 */
@@ -559,7 +585,8 @@ typedef struct cwork_pool_options {
                                       default 100 */
     bool single_fetch;             /* move one job per script step even on Redis ≥ 6.2 (the
                                       path older servers use; for tests) */
-    bool no_wakeups;               /* don't subscribe to enqueue wake-ups; poll only */
+    bool no_wakeups;               /* don't subscribe to enqueue wake-ups; poll only (the
+                                      pool still subscribes to its cancel channel) */
     int64_t reap_period_ms;        /* full reaper cycle every period + rand(0..29) s; default
                                       300000 (Go's fork's 5 minutes, where it is also the
                                       reaper lock's TTL; cwork holds the lock as a 5 s lease
@@ -902,6 +929,29 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
 /* "queue", "in_progress", "retry", "scheduled" or "dead" ("unknown" otherwise);
  * static storage. */
 const char *cwork_job_place_name(cwork_job_place place);
+
+/* What cwork_client_cancel found. */
+typedef struct cwork_cancel_result {
+    /* Where the job was: CWORK_PLACE_QUEUE, _SCHEDULED or _RETRY (it is in the dead set
+     * now), or CWORK_PLACE_IN_PROGRESS (its pool has been told; it stops the job and
+     * commits it to the dead set). */
+    cwork_job_place place;
+    char pool_id[25]; /* for a running job, the pool running it; else "" */
+} cwork_cancel_result;
+
+/* Cancels the job with this id (PROTOCOL §21). A waiting, scheduled or retry job moves
+ * to the dead set at once (fails + 1, err "cancelled", failed_at and score now), in one
+ * step. A running job is marked in <p>cwork:cancelled and its cwork pool is told over
+ * pub/sub: the pool asks the handler to stop (cwork_job_stop_reason) and, whatever the
+ * handler returns, commits the job to dead with err "cancelled" — never to retry; a
+ * reaper that gives back a crashed pool's jobs sends a marked job to dead too. Errors:
+ * CWORK_ENOTFOUND when no job has that id, or it is dead already; CWORK_EUNSUPPORTED
+ * when it runs in a pool that does not listen for cancellations (a Go pool; nothing is
+ * written); CWORK_ETYPE for a key of another type (nothing written); CWORK_ETIMEOUT when
+ * the job kept moving between places. out (may be NULL) is filled on success. Scans
+ * like cwork_client_find. Thread-safe. */
+int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_result *out,
+                        cwork_error *err);
 
 /* The bodies Go's workwebui answers (PROTOCOL §12.1, §17.8): Go's JSON field names and
  * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.

@@ -195,12 +195,22 @@ static inline redisReply *cycle_eval(int n, const char *(*name)(int t), int sing
         snprintf(tk.keys[(CW_CYCLE_KEY_KINDS + 1) * n + t], 128, "%s:cwork:rate_limit:%s", ns_,
                  name(t));
     }
-    char retry[96], dead[96], limits[96];
+    char retry[96], dead[96], limits[96], cancelled[96];
     snprintf(retry, sizeof retry, "%s:retry", ns_);
     snprintf(dead, sizeof dead, "%s:dead", ns_);
     snprintf(limits, sizeof limits, "%s:cwork:rate_limits", ns_);
-    cw_cycle_keys keys = {(size_t)n,     test_key,     &tk,    retry,         dead,
-                          strlen(retry), strlen(dead), limits, strlen(limits)};
+    snprintf(cancelled, sizeof cancelled, "%s:cwork:cancelled", ns_);
+    cw_cycle_keys keys = {.ntypes = (size_t)n,
+                          .key = test_key,
+                          .ud = &tk,
+                          .retry = retry,
+                          .dead = dead,
+                          .retry_len = strlen(retry),
+                          .dead_len = strlen(dead),
+                          .rate_limits = limits,
+                          .rate_limits_len = strlen(limits),
+                          .cancelled = cancelled,
+                          .cancelled_len = strlen(cancelled)};
     cw_cycle_call call;
     cw_cycle_call_init(&call, (size_t)n);
     if (width == 2) call.width = 2;
@@ -275,7 +285,7 @@ static inline int fetched(const redisReply *r, int t, char *buf, size_t size)
             (size_t)r->element[i + 1]->integer > r->elements - i - 2)
             return -1;
         long long type = r->element[i]->integer, m = r->element[i + 1]->integer;
-        if (type <= 0) { /* lock write errors, a rate limit's wait: not jobs */
+        if (type <= 0) { /* lock write errors, cancelled jobs, a rate limit's wait: not jobs */
             i += 2 + (size_t)m;
             continue;
         }

@@ -76,6 +76,12 @@ int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t
 int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, size_t first,
                             const char *step, cwork_error *err);
 
+/* Finds a job by id as cwork_client_find does (into *out, the caller's to clear), and
+ * also the key it was found in (appended to where) and, for an in-progress list, the
+ * id of the pool that holds it. Returns 1 when found, 0 when not, or an error. */
+int cw_client_find_job(cw_conn *c, const cw_keys *k, const char *id, cwork_job_place *place,
+                       cwork_listed_job *out, cw_buf *where, char pool_id[25], cwork_error *err);
+
 /* The internal functions of the client files need a non-NULL err; the public ones
  * substitute a local one for a caller's NULL with this (they log every failure, so they
  * need its message either way). */

@@ -242,7 +242,7 @@ static int found_check(void *ctx, cwork_job *job, int64_t at)
 /* Queues, then in-progress lists (every pool in worker_pools × every known name), then
  * retry, scheduled and dead. Returns 1 when found (place set), 0 when not, or an error. */
 static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place *place,
-                   cwork_error *err)
+                   cw_buf *where, char pool_id[25], cwork_error *err)
 {
     cw_argv names = {0}, pools = {0};
     cw_buf key;
@@ -265,6 +265,7 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : scan_key(c, key.data, key.len, 0, s, err);
         *place = CWORK_PLACE_IN_PROGRESS;
+        if (rc == 1 && pool_id) snprintf(pool_id, 25, "%s", pools.argv[i / names.n]);
     }
     static const struct {
         cwork_job_set set;
@@ -277,6 +278,10 @@ static int find_in(cw_conn *c, const cw_keys *k, const scan *s, cwork_job_place 
         if ((rc = cw_client_set_key(k, sets[i].set, &key, err)) == 0)
             rc = scan_key(c, key.data, key.len, SCAN_ZSET, s, err);
         *place = sets[i].place;
+    }
+    if (rc == 1 && where) {
+        cw_buf_append(where, key.data, key.len);
+        if (where->oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     cw_buf_free(&key);
     cw_argv_free(&names);
@@ -298,12 +303,26 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
     found f = {id, out};
     scan s = {ascii(id) ? id : NULL, found_check, &f, NULL};
     cwork_job_place where = CWORK_PLACE_QUEUE;
-    rc = find_in(c, &client->keys, &s, &where, err);
+    rc = find_in(c, &client->keys, &s, &where, NULL, NULL, err);
     cw_redis_checkin(client->redis, c);
     if (rc < 0) return cw_client_fail("client.find", rc, err);
     if (rc == 0) return cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
     *place = where;
     return 0;
+}
+
+int cw_client_find_job(cw_conn *c, const cw_keys *k, const char *id, cwork_job_place *place,
+                       cwork_listed_job *out, cw_buf *where, char pool_id[25], cwork_error *err)
+{
+    memset(out, 0, sizeof *out);
+    found f = {id, out};
+    scan s = {ascii(id) ? id : NULL, found_check, &f, NULL};
+    int rc = find_in(c, k, &s, place, where, pool_id, err);
+    if (rc != 1) {
+        cwork_job_free(out->job);
+        out->job = NULL;
+    }
+    return rc;
 }
 
 /* KEYS = [<p>dead, the queue of each name], then ARGV[1] = <p>jobs: (the retry scripts). */

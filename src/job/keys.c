@@ -141,6 +141,17 @@ void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out)
     put_prefix(k, out, "cwork:wakeup");
 }
 
+void cw_key_cancelled(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:cancelled");
+}
+
+void cw_key_cancel_channel(const cw_keys *k, cw_buf *out, const char *pool_id)
+{
+    put_prefix(k, out, "cwork:cancel:");
+    cw_buf_puts(out, pool_id);
+}
+
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                   cwork_error *err)
 {

@@ -49,6 +49,14 @@ void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name);
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:cancelled": a hash of the running jobs an operator cancelled (field: job id,
+ * value: when, Unix seconds), written by the cancel script and consumed by the commit
+ * and the reaper's requeue, which send such a job to dead (PROTOCOL §21). cwork's own. */
+void cw_key_cancelled(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:cancel:<pool>": the pub/sub channel on which the cancel script tells a cwork
+ * pool that one of its running jobs was cancelled (message: the job id). A pool that
+ * does not subscribe to it (Go) cannot have its jobs cancelled (PROTOCOL §21). */
+void cw_key_cancel_channel(const cw_keys *k, cw_buf *out, const char *pool_id);
 /* "<p>unique:<name>:" + Go JSON of args + "\n" (nothing after the ':' when args is
  * NULL). 0 or CWORK_EJSON for args JSON cannot hold. */
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,

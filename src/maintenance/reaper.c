@@ -158,11 +158,22 @@ static void lock_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const cha
     add_key(out, scratch);
 }
 
-/* Calls script with the keys of every name (fn's keys each) and ARGV = [pool_id] when
- * pool_id is given: 0 with the reply in *out (free it), or the error. */
+/* The keys the requeue script takes after the names' keys: <p>dead and the hash of
+ * cancelled jobs, which go there instead of back to their queue (PROTOCOL §21). */
+static void requeue_tail_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch)
+{
+    cw_key_dead(k, scratch);
+    add_key(out, scratch);
+    cw_key_cancelled(k, scratch);
+    add_key(out, scratch);
+}
+
+/* Calls script with the keys of every name (fn's keys each), then tail's keys (when
+ * given), and ARGV = [pool_id] when pool_id is given: 0 with the reply in *out (free
+ * it), or the error. */
 static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
-                         const cw_argv *names, const char *pool_id, redisReply **out,
-                         cwork_error *err)
+                         void (*tail)(const cw_keys *, cw_argv *, cw_buf *), const cw_argv *names,
+                         const char *pool_id, redisReply **out, cwork_error *err)
 {
     *out = NULL;
     cw_argv a = {0};
@@ -170,6 +181,7 @@ static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name
     cw_buf_init(&scratch);
     for (size_t i = 0; i < names->n; i++)
         fn(r->keys, &a, &scratch, names->argv[i], pool_id ? pool_id : "");
+    if (tail) tail(r->keys, &a, &scratch);
     cw_buf_free(&scratch);
     size_t nkeys = a.n;
     if (pool_id) cw_argv_add_str(&a, pool_id);
@@ -188,7 +200,8 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
 {
     if (names->n == 0) return 0;
     redisReply *x = NULL;
-    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, names, pool_id, &x, err);
+    int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, requeue_tail_keys, names,
+                           pool_id, &x, err);
     if (rc) return rc;
     /* {requeued, the (1-based) names whose jobs could not move, damaged keys} */
     size_t nstuck = 0;
@@ -215,7 +228,8 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
         cw_argv_free(&release);
         return rc;
     }
-    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, &release, pool_id, &x, err);
+    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, NULL, &release, pool_id, &x,
+                       err);
     cw_argv_free(&release);
     if (rc) return rc;
     /* {negative locks, damaged keys} */
@@ -447,7 +461,8 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
 {
     if (current->n == 0) return 0;
     redisReply *x = NULL;
-    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, current, NULL, &x, err);
+    int rc =
+        run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, NULL, current, NULL, &x, err);
     if (rc) return rc;
     /* {lock keys adjusted, changes made, damaged keys} */
     if ((rc = cw_reply_array(x, 3, NULL, "heal locks script", err)) != 0) {

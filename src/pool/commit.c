@@ -52,9 +52,13 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
         commit_arg *a = &ca[i];
         a->target = "-";
         strcpy(a->score, "0");
+        /* A cancelled job goes to dead with err "cancelled", whatever its handler
+         * returned and whatever its type's retry or skip-dead options (PROTOCOL §21). */
+        int cancelled = t->job && atomic_load(&t->stop_reason) == CWORK_STOP_CANCELLED;
+        if (cancelled) t->failed = 1;
         if (!t->failed) continue;
-        const cw_job_type *type;
-        t->outcome = failure_outcome(p, t, &type);
+        const cw_job_type *type = NULL;
+        t->outcome = cancelled ? OUTCOME_DEAD : failure_outcome(p, t, &type);
         if (t->outcome == OUTCOME_DROP) continue;
         a->json_off = buf->len;
         int erc;
@@ -65,7 +69,9 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             /* Forward a fresh Go-canonical copy with the failure recorded. */
             cwork_job *j = t->job;
             j->fails++;
-            const char *msg = t->fail_message ? t->fail_message : "failed";
+            const char *msg = cancelled         ? "cancelled"
+                              : t->fail_message ? t->fail_message
+                                                : "failed";
             cw_job_set_str(&j->err, msg, strlen(msg));
             j->failed_at = now;
             if (t->outcome == OUTCOME_RETRY) {
@@ -90,7 +96,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             continue;
         }
         a->json_len = buf->len - a->json_off;
-        a->target = t->outcome == OUTCOME_RETRY ? "r" : "d";
+        a->target = cancelled ? "c" : t->outcome == OUTCOME_RETRY ? "r" : "d";
         snprintf(a->score, sizeof a->score, "%lld", (long long)score);
     }
     return buf->oom ? CWORK_ENOMEM : 0;
@@ -111,11 +117,13 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
     out->raw_at = cw_calloc(n ? n : 1, sizeof *out->raw_at);
     out->not_removed = cw_calloc(n ? n : 1, 1);
+    out->cancelled = cw_calloc(n ? n : 1, 1);
     cw_argv *args = &out->args;
     cw_argv_reserve(args, 1 + 4 * n);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail || !out->raw_at ||
-        !out->not_removed || args->oom || prepare_failures(p, done, out->fail, &out->buf) != 0) {
+        !out->not_removed || !out->cancelled || args->oom ||
+        prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
     }
@@ -180,6 +188,7 @@ void cw_commit_args_free(cw_commit_args *a)
     cw_free(a->fail);
     cw_free(a->raw_at);
     cw_free(a->not_removed);
+    cw_free(a->cancelled);
     cw_buf_free(&a->buf);
     memset(a, 0, sizeof *a);
 }

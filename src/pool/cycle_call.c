@@ -54,7 +54,7 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
 {
     size_t commit_n = commit ? commit->n : 0;
     size_t extra = nlimited ? nlimited + 1 : 0;
-    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 2 + extra,
+    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 3 + extra,
            nargs = 4 + (commit_n ? commit_n : 1) + nlimited;
     cw_argv *a = &c->args;
     cw_argv_reset(a);
@@ -70,6 +70,7 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
     }
     cw_argv_add_ref(a, keys->retry, keys->retry_len);
     cw_argv_add_ref(a, keys->dead, keys->dead_len);
+    cw_argv_add_ref(a, keys->cancelled, keys->cancelled_len);
     if (nlimited) cw_argv_add_ref(a, keys->rate_limits, keys->rate_limits_len);
     for (size_t i = 0; i < nlimited; i++) {
         size_t len;

@@ -3,8 +3,8 @@
  * use it, so a change of layout is made once.
  *
  * KEYS: six kinds of per-type keys, grouped by kind (n types each, in registration
- * order), then the retry and dead sets. ARGV: pool id, single-job switch, the draws, the
- * width of a type index in the draws, and the commit's arguments (see commit.c). */
+ * order), then the retry and dead sets and the cancelled hash. ARGV: pool id, single-job switch,
+ * the draws, the width of a type index in the draws, and the commit's arguments (see commit.c). */
 #ifndef CWORK_CYCLE_CALL_H
 #define CWORK_CYCLE_CALL_H
 
@@ -31,7 +31,8 @@ typedef enum cw_cycle_key {
 } cw_cycle_key;
 
 /* Where the keys come from: key(ud, type, kind, &len) for type 0..ntypes-1 (borrowed
- * until the call is sent), and the namespace's retry and dead sets. */
+ * until the call is sent), the namespace's retry and dead sets, and its hash of
+ * cancelled jobs (PROTOCOL §21). */
 typedef struct cw_cycle_keys {
     size_t ntypes;
     const char *(*key)(const void *ud, size_t type, cw_cycle_key kind, size_t *len);
@@ -40,6 +41,8 @@ typedef struct cw_cycle_keys {
     size_t retry_len, dead_len;
     const char *rate_limits; /* <p>cwork:rate_limits: needed only with limited types */
     size_t rate_limits_len;
+    const char *cancelled;
+    size_t cancelled_len;
 } cw_cycle_keys;
 
 /* One call being built. args holds KEYS then ARGV (nkeys, nargs); every argument is

@@ -37,14 +37,24 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
                         cw_cycle_call *call, size_t *limited, cwork_error *err)
 {
     cwork_pool *p = sh->pool;
-    cw_buf retry, dead;
+    cw_buf retry, dead, cancelled;
     cw_buf_init(&retry);
     cw_buf_init(&dead);
+    cw_buf_init(&cancelled);
     cw_key_retry(&p->keys, &retry);
     cw_key_dead(&p->keys, &dead);
-    cw_cycle_keys keys = {p->ntypes,  type_key,           p,
-                          retry.data, dead.data,          retry.len,
-                          dead.len,   p->rate_limits_key, p->rate_limits_key_len};
+    cw_key_cancelled(&p->keys, &cancelled);
+    cw_cycle_keys keys = {.ntypes = p->ntypes,
+                          .key = type_key,
+                          .ud = p,
+                          .retry = retry.data,
+                          .dead = dead.data,
+                          .retry_len = retry.len,
+                          .dead_len = dead.len,
+                          .rate_limits = p->rate_limits_key,
+                          .rate_limits_len = p->rate_limits_key_len,
+                          .cancelled = cancelled.data,
+                          .cancelled_len = cancelled.len};
     /* Rate-limited types only when some are, and only when this call fetches. */
     size_t nlimited = 0;
     if (k && limited && atomic_load_explicit(&p->nrate_limited, memory_order_relaxed))
@@ -54,7 +64,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         cw_sampler_draw(&sh->sampler);
         cw_cycle_call_add_draw(call, sh->sampler.order);
     }
-    int rc = retry.oom || dead.oom
+    int rc = retry.oom || dead.oom || cancelled.oom
                  ? CWORK_ENOMEM
                  : cw_cycle_call_finish_limited(call, &keys, p->id, p->single_fetch, &ca->args,
                                                 limited, nlimited, -1);
@@ -65,6 +75,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         cw_error(err, rc, "out of memory");
     cw_buf_free(&retry);
     cw_buf_free(&dead);
+    cw_buf_free(&cancelled);
     return rc;
 }
 
@@ -131,15 +142,25 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
         if ((rc = cw_reply_at_int(r, i, &ti, CYCLE, err)) != 0 ||
             (rc = cw_reply_at_int(r, i + 1, &count, CYCLE, err)) != 0)
             break;
-        if (count < 0 || (uint64_t)count > n - i - 2 || ti < -1 || (ti == -1 && count != 1) ||
+        if (count < 0 || (uint64_t)count > n - i - 2 || ti < -2 || (ti == -2 && count != 1) ||
             (ti > 0 && (uint64_t)ti > p->ntypes)) {
             rc = cw_error(err, CWORK_EPROTO, "%s: element %zu: type %lld with %lld jobs", CYCLE,
                           i + 1, (long long)ti, (long long)count);
             break;
         }
         size_t end = i + 2 + (size_t)count;
-        if (ti == -1) { /* a rate-limited type was held back: when it may start */
+        if (ti == -2) { /* a rate-limited type was held back: when it may start */
             if ((rc = cw_reply_at_int(r, i + 2, rate_wait_us, CYCLE, err)) != 0) break;
+            i = end;
+            continue;
+        }
+        if (ti == -1) { /* committed jobs the script sent to dead as cancelled */
+            for (size_t j = i + 2; rc == 0 && j < end; j++) {
+                int64_t pos;
+                rc = cw_reply_at_int(r, j, &pos, CYCLE " (cancelled)", err);
+                for (size_t k = 0; rc == 0 && k < ca->ntasks; k++)
+                    if ((int64_t)ca->raw_at[k] == pos) ca->cancelled[k] = 1;
+            }
             i = end;
             continue;
         }
@@ -179,6 +200,11 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
         if (i < ca->ntasks && ca->not_removed[i] && !t->commit_unsure) {
             taken_back++;
             continue;
+        }
+        if (i < ca->ntasks && ca->cancelled[i]) {
+            /* cancelled before the pool heard of it: dead, whatever the handler said */
+            t->failed = 1;
+            t->outcome = OUTCOME_DEAD;
         }
         if (!t->failed) {
             atomic_fetch_add(&p->n_succeeded, 1);

@@ -134,6 +134,11 @@ static void run_task(cw_executor *ex, cw_task *t, cw_job_type *handler_type)
     } else if (rc == 0) {
         initialised = 1;
     }
+    if (rc == 0 && atomic_load(&t->stop_reason) != CWORK_STOP_NONE) {
+        /* Asked to stop before it started (cancelled while it waited for an executor):
+         * not run; its fate is the asker's (commit.c). */
+        rc = -1, set_failure(t, "stopped before it started");
+    }
     if (rc == 0) {
         cwork_next chain = {p, 0, handler_type->handler, job, ctx};
         rc = cwork_next_call(&chain);
@@ -216,6 +221,7 @@ void *cw_executor_main(void *arg)
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         ex->current = NULL;
+        cw_task_close_stop_fd(t);
         if (overrun) {
             pthread_mutex_unlock(&s->mu);
             log_overrun(t, end);

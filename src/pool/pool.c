@@ -66,6 +66,7 @@ cw_task *cw_tq_take_all(cw_task_queue *q)
 void cw_task_free(cw_task *t)
 {
     if (!t) return;
+    cw_task_close_stop_fd(t); /* (closed already unless the task never ran) */
     cwork_job_free(t->job);
     cw_free(t->raw);
     cw_free(t->fail_message);
@@ -77,6 +78,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len)
     cw_task *t = cw_calloc(1, sizeof *t);
     if (!t) return NULL;
     t->type = type;
+    t->stop_pipe[0] = t->stop_pipe[1] = -1;
     t->raw = cw_strndup(bytes, len);
     if (!t->raw) {
         cw_free(t);

@@ -77,6 +77,11 @@ typedef struct cw_task {
     int overrun_logged;
     int commit_unsure; /* an earlier commit of it got no reply: it may have gone through */
     cw_run run;
+    /* "Stop this job" (job_stop.c): why it was asked to stop (a cwork_stop_reason, set
+     * once, read without a lock), and the pipe cwork_job_stop_fd hands out (-1 until
+     * then; made, written and closed under the shard's mu). */
+    atomic_int stop_reason;
+    int stop_pipe[2];
 } cw_task;
 
 typedef struct cw_task_queue {
@@ -272,11 +277,25 @@ typedef struct cw_commit_args {
     size_t ntasks;
     unsigned char *not_removed; /* by task position, from the reply: a reaper had
                                    taken the job back (it runs again elsewhere) */
+    unsigned char *cancelled;   /* by task position, from the reply: the script sent
+                                   it to dead as cancelled (PROTOCOL §21) */
     cw_buf buf;                 /* re-encoded failed jobs */
 } cw_commit_args;
 
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err);
 void cw_commit_args_free(cw_commit_args *a);
+
+/* job_stop.c: "stop this job", the one mechanism for every reason (cwork_stop_reason).
+ * Asks the task to stop: records the first reason and makes its stop fd readable. The
+ * caller holds the task's shard's mu. Returns whether this call set the reason. */
+bool cw_task_stop(cw_task *t, cwork_stop_reason reason);
+/* Asks every task of the pool holding the job with this id (running, waiting for an
+ * executor, or finished and not committed) to stop; the caller holds no shard lock.
+ * Returns how many tasks it found. */
+size_t cw_pool_stop_job(cwork_pool *p, const char *id, size_t len, cwork_stop_reason reason);
+/* Closes the task's stop pipe once its handler has returned (caller holds the shard's
+ * mu). */
+void cw_task_close_stop_fd(cw_task *t);
 
 /* The job type registered under name, or NULL (a stray job). */
 cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len);

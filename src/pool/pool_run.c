@@ -153,8 +153,7 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     }
     if (rc == 0 && (rc = start_thread(&p->maintenance, cw_maintenance_main, p, err)) == 0)
         p->maintenance_started = 1;
-    if (rc == 0 && !p->opts.no_wakeups &&
-        (rc = start_thread(&p->subscriber, cw_subscriber_main, p, err)) == 0)
+    if (rc == 0 && (rc = start_thread(&p->subscriber, cw_subscriber_main, p, err)) == 0)
         p->subscriber_started = 1;
     if (rc) {
         /* Rare (thread limits): stop the threads that did start. Nothing was fetched

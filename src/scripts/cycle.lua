@@ -5,9 +5,9 @@
 -- KEYS: n = number of registered job types, t = 1..n in registration order:
 --   KEYS[t] paused, KEYS[n+t] lock, KEYS[2n+t] max_concurrency (so that one MGET reads
 --   them all), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
---   KEYS[5n+t] lock_info; then <p>retry, <p>dead; then, only when L > 0 types are
---   rate-limited (PROTOCOL §20): <p>cwork:rate_limits and each limited type's
---   <p>cwork:rate_limit:<name>, in the order of ARGV[4].
+--   KEYS[5n+t] lock_info; then <p>retry, <p>dead, <p>cwork:cancelled; then, only when
+--   L > 0 types are rate-limited (PROTOCOL §20): <p>cwork:rate_limits and each limited
+--   type's <p>cwork:rate_limit:<name>, in the order of ARGV[4].
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
@@ -19,8 +19,8 @@
 -- ARGV[5] the commit's groups, one per type with finished jobs, six bytes each: type
 --   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
---   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped),
---   score, the re-encoded job.
+--   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped,
+--   'c' dead because it was cancelled), score, the re-encoded job.
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
 -- took it back; a retry of this script after an ambiguous failure is harmless). LREM
@@ -33,17 +33,23 @@
 -- popped in one step, and a queue that comes up short is known from then on, so the
 -- draws are assigned again (a type's share only grows when another's shrinks, so what
 -- was popped is always taken).
+-- Cancellation (PROTOCOL §21): a committed job whose id is in <p>cwork:cancelled goes to
+-- dead with err "cancelled" whatever the pool says (it may not have heard of the cancel
+-- yet), and its mark is removed. Only a call that commits something, in a namespace that
+-- has marks, pays for it: one TYPE per such call, and then a decode per committed job.
 -- Locks: per type, lock and lock_info move by (taken − released) — the end state of
 -- Go's INCR/DECR and HINCRBY ±1 per job.
 -- Returns a flat array: {jobs removed by the commit, then groups of fetched jobs: type
 -- index, count, the job bytes… (a type may have more than one group)}, then, when a
--- rate-limited type was held back, a group with type index -1: -1, 1, the microseconds
+-- rate-limited type was held back, a group with type index -2: -2, 1, the microseconds
 -- until the earliest such type may start again; and last, when a write failed on a
 -- damaged key, a group with type index 0: 0, 2m, then m pairs of type index and error
 -- text. When some committed job was not removed (a reaper took it
 -- back, or its retry/dead set is damaged), the first element is instead {removed, the
 -- positions of those jobs' bytes in the commit's arguments (ARGV[5] is position 0)…}, so
--- that the pool does not count as processed a job that runs again elsewhere.
+-- that the pool does not count as processed a job that runs again elsewhere. Jobs this
+-- call sent to dead because they were cancelled (and the pool did not say 'c') are
+-- listed in a group with type index -1: -1, m, their m positions.
 --
 -- Numbers go to redis.call as strings: Redis 7.0 formats a Lua number argument with
 -- "%.17g", which costs more than the command it is passed to.
@@ -61,8 +67,8 @@ if #ARGV[4] > 1 then
     redis.replicate_commands()
   end
 end
-local n = (#KEYS - 2 - (limited and nl + 1 or 0)) / 6
-local retry, dead = KEYS[6 * n + 1], KEYS[6 * n + 2]
+local n = (#KEYS - 3 - (limited and nl + 1 or 0)) / 6
+local retry, dead, cancelled = KEYS[6 * n + 1], KEYS[6 * n + 2], KEYS[6 * n + 3]
 local byte, call, rpcall = string.byte, redis.call, redis.pcall -- locals: no global lookups
 local huge = math.huge
 -- Per-type arrays, sized once: a table grown element by element is rehashed at every
@@ -118,7 +124,7 @@ end
 -- type that may start, {allowed time + interval, state key}, and the µs until the
 -- earliest held-back type may start (nil: none held back).
 local function rate_limits(cap)
-  local first = 6 * n + 3
+  local first = 6 * n + 4
   local specs = call('HMGET', KEYS[first], unpack(ARGV, #ARGV - nl + 1, #ARGV))
   local now = tonumber(limited[2])
   if not now then
@@ -168,6 +174,42 @@ end
 
 -- Commit.
 local groups = ARGV[5]
+local marks = #groups > 0 and call('TYPE', cancelled).ok == 'hash'
+
+-- The decoded job and its id, or nil for bytes cjson cannot read or without a string id.
+local function decoded(raw)
+  local ok, job = pcall(cjson.decode, raw)
+  if ok and type(job) == 'table' and type(job.id) == 'string' then
+    return job, job.id
+  end
+end
+
+-- A cancelled job (its id marked) goes to dead at the time of the cancel, its failure
+-- recorded (cjson's form of the job, as after a trip through Lua, PROTOCOL §3.4), and
+-- the mark goes. Returns true when it did; false for a job not marked — or when dead
+-- cannot take it, when the job takes its ordinary way.
+local function commit_cancelled(t, raw)
+  local job, id = decoded(raw)
+  local at = id and rpcall('HGET', cancelled, id)
+  if type(at) ~= 'string' then
+    return false
+  end
+  job.fails = (tonumber(job.fails) or 0) + 1
+  job.err = 'cancelled'
+  job.failed_at = tonumber(at)
+  local z = rpcall('ZADD', dead, at, cjson.encode(job))
+  if type(z) ~= 'number' then
+    fail(t, 'dead', z.err)
+    return false
+  end
+  call('HDEL', cancelled, id)
+  return true
+end
+local by_cancel -- positions of the jobs commit_cancelled sent to dead, nil while none
+local function note_cancelled(pos)
+  by_cancel = by_cancel or {}
+  by_cancel[#by_cancel + 1] = pos
+end
 local a = 6
 local removed = 0
 local lost -- positions of committed jobs not removed, nil while there are none
@@ -179,6 +221,9 @@ for g = 1, #groups, 6 do
     local r = rpcall('LREM', inprogress, '-1', ARGV[a])
     if r == 1 then
       c = c + 1
+      if marks and commit_cancelled(t, ARGV[a]) then
+        note_cancelled(a - 5)
+      end
     else
       if r ~= 0 then
         fail(t, 'in-progress', r.err)
@@ -200,9 +245,19 @@ for g = 1, #groups, 6 do
     if r == 1 then
       c = c + 1
       local target = ARGV[a + 1]
+      if marks and target ~= 'c' and commit_cancelled(t, ARGV[a]) then
+        target = '-' -- in dead already
+        note_cancelled(a - 5)
+      end
       if target ~= '-' then
         local zset = target == 'r' and retry or dead
         local z = rpcall('ZADD', zset, ARGV[a + 2], ARGV[a + 3])
+        if marks and target == 'c' and type(z) == 'number' then
+          local _, id = decoded(ARGV[a])
+          if id then
+            call('HDEL', cancelled, id)
+          end
+        end
         if type(z) ~= 'number' then
           -- Not forwarded: back where it was, still holding its lock.
           fail(t, target == 'r' and 'retry' or 'dead', z.err)
@@ -398,9 +453,16 @@ end
 if rate_wait then
   -- The earliest a rate-limited type that was held back may start again (µs from now):
   -- the dispatcher looks again then rather than at the end of its idle backoff.
-  out[#out + 1] = -1
+  out[#out + 1] = -2
   out[#out + 1] = 1
   out[#out + 1] = rate_wait
+end
+if by_cancel then
+  out[#out + 1] = -1
+  out[#out + 1] = #by_cancel
+  for i = 1, #by_cancel do
+    out[#out + 1] = by_cancel[i]
+  end
 end
 if failed then
   out[#out + 1] = 0

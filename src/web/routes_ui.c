@@ -19,6 +19,10 @@
  *                                        the listed jobs waiting in queue N (place: as
  *                                        listed by /queue_jobs, 0 the next to run, -1
  *                                        unknown); {"done", "unchanged", "message"}
+ *   POST /cancel?id=ID                   cancels the job (PROTOCOL §21): {"place": where it
+ *                                        was, "pool": the pool running it or ""}; 404 no
+ *                                        such job (or dead already), 409 it runs in a pool
+ *                                        that cannot be told (a Go pool)
  *
  * Bad parameters answer 400 with a JSON error, changes on a read-only server 403. */
 #include "web.h"
@@ -453,6 +457,32 @@ static void route_clear_queue(const web_request *req, web_response *res)
     named_count_action(req, res, 1, cwork_client_clear_queue);
 }
 
+static void route_cancel(const web_request *req, web_response *res)
+{
+    char *id = NULL;
+    if (text_param(req, res, "id", 1, &id) != 0) return;
+    cwork_error err = {0};
+    cwork_cancel_result out;
+    int rc = cwork_client_cancel(req->web->client, id, &out, &err);
+    cw_free(id);
+    if (rc == CWORK_EUNSUPPORTED) {
+        cw_web_error(res, 409, "%s", err.message);
+        return;
+    }
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_putc(&b, '{');
+    put_str(&b, "place", cwork_job_place_name(out.place));
+    cw_buf_putc(&b, ',');
+    put_str(&b, "pool", out.pool_id);
+    cw_buf_putc(&b, '}');
+    reply_json(&b, res);
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 typedef struct ui_route {
@@ -471,6 +501,7 @@ static const ui_route ui_routes[] = {
     {"/retry_all", 1, route_retry_all},
     {"/clear_queue", 1, route_clear_queue},
     {"/delete_waiting", 1, route_delete_waiting},
+    {"/cancel", 1, route_cancel},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

@@ -22,7 +22,7 @@ static long long wait_of(const redisReply *r)
     if (r->type != REDIS_REPLY_ARRAY) return -2;
     for (size_t i = 1; i + 1 < r->elements;) {
         long long type = r->element[i]->integer, m = r->element[i + 1]->integer;
-        if (type == -1) return m == 1 ? r->element[i + 2]->integer : -3;
+        if (type == -2) return m == 1 ? r->element[i + 2]->integer : -3;
         i += 2 + (size_t)m;
     }
     return -1;

@@ -163,6 +163,18 @@ static int op_delete(void)
                                &err_);
 }
 
+/* A job running in a pool that does not listen (nothing written either way), and a
+ * retry job (found before the scan reaches dead; the script refuses). */
+static int op_cancel_running(void)
+{
+    return cwork_client_cancel(client_, "inprogress00000000000001", NULL, &err_);
+}
+
+static int op_cancel_retry(void)
+{
+    return cwork_client_cancel(client_, "retry0000000000000000001", NULL, &err_);
+}
+
 static int op_delete_all(void)
 {
     return cwork_client_delete_all(client_, CWORK_SET_RETRY, NULL, NULL, &err_);
@@ -308,6 +320,8 @@ static const dcase cases[] = {
     {"enqueue_batch", "guard", "list", op_batch, 0, BATCH_KEYS, 0},
     {"periodic_schedule", "scheduled", "string", op_periodic, CWORK_EREDIS, PERIODIC_KEYS, 0},
     {"client_delete", "dead", "string", op_delete, CWORK_EREDIS, NULL, 0},
+    {"client_cancel", "cwork:cancelled", "string", op_cancel_running, CWORK_ETYPE, NULL, 0},
+    {"client_cancel", "dead", "string", op_cancel_retry, CWORK_ETYPE, NULL, 0},
     {"client_delete_all", "retry", "string", op_delete_all, CWORK_ETYPE, NULL, 0},
     {"client_delete_by_name", "dead", "string", op_delete_by_name, CWORK_EREDIS, NULL, 0},
     {"client_queue_clear", "jobs:a", "string", op_clear_queue, CWORK_ETYPE, NULL, 0},
@@ -323,6 +337,8 @@ static const dcase cases[] = {
     {"requeue", "known_jobs", "string", op_requeue, ANY_ERROR, REQUEUED_KEYS, 0},
     {"reaper_requeue", "jobs:a:deadpool:inprogress", "string", op_reaper, 0, REAPER_KEYS, 0},
     {"reaper_requeue", "jobs:a", "string", op_reaper, 0, REAPER_KEYS, 0},
+    /* (read as no marks: the jobs go back to their queues) */
+    {"reaper_requeue", "cwork:cancelled", "string", op_reaper, 0, REAPER_KEYS, 0},
     {"reaper_stale_locks", "jobs:a:lock", "list", op_reaper, 0, REAPER_KEYS, 0},
     {"reaper_stale_locks", "jobs:a:lock_info", "string", op_reaper, 0, REAPER_KEYS, 0},
     {"reaper_unknown_pools", "worker_pools", "string", op_reaper, 0, REAPER_KEYS, 0},
@@ -331,6 +347,7 @@ static const dcase cases[] = {
     {"reaper_release", "reaper_lock", "list", op_reaper_lock_damaged_while_held, ANY_ERROR,
      LOCK_KEYS, 1},
     {"cycle", "jobs:a", "string", op_pool, 0, ANY_KEY, 0},
+    {"cycle", "cwork:cancelled", "string", op_pool, 0, ANY_KEY, 0},
     {"cycle", "jobs:a:lock", "list", op_pool, 0, ANY_KEY, 0},
     /* (the pool's stop then cannot remove its lock_info field: it says so) */
     {"cycle", "jobs:a:lock_info", "string", op_pool, CWORK_EREDIS, ANY_KEY, 0},
@@ -477,6 +494,7 @@ static void run_case(const dcase *c)
 static void every_script_is_covered(void)
 {
     static const char *const scripts[] = {
+        "client_cancel",
         "client_delete",
         "client_queue_delete",
         "client_delete_all",

@@ -258,6 +258,31 @@ static void apply_changes_exactly_the_listed_jobs(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* POST /cancel: a waiting job goes to dead; a Go pool's running job cannot be told. */
+static void cancel_a_job(void)
+{
+    serve("wcancel");
+    cmd("SADD %s:known_jobs a", ns_);
+    cmd("LPUSH %s:jobs:a {\"name\":\"a\",\"id\":\"q1\",\"t\":1}", ns_);
+    cmd("SADD %s:worker_pools 0123456789abcdef01234567", ns_);
+    cmd("LPUSH %s:jobs:a:0123456789abcdef01234567:inprogress {\"name\":\"a\",\"id\":\"g1\"}", ns_);
+    REQ("POST", "/cancel?id=q1", NULL, 200, "{\n\t\"place\": \"queue\",\n\t\"pool\": \"\"\n}");
+    CHECK_INT(int_of("LLEN", ns_, ":jobs:a"), 0);
+    redisReply *d = tl_cmd(rc_, "ZRANGE %s:dead 0 -1", ns_);
+    CHECK(d->elements == 1 && strstr(d->element[0]->str, "\"err\":\"cancelled\""));
+    freeReplyObject(d);
+    char *snap = dump_now();
+    REQ("POST", "/cancel?id=q1", NULL, 404, "{\"error\": \"job q1 is in the dead set already\"}");
+    REQ("POST", "/cancel?id=g1", NULL, 409, NULL);
+    REQ("POST", "/cancel", NULL, 400, "{\"error\": \"id is required\"}");
+    REQ("GET", "/cancel?id=q1", NULL, 405, NULL);
+    char *after = dump_now();
+    CHECK_STR(after, snap);
+    free(after);
+    free(snap);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void all_at_once_and_clearing_a_queue(void)
 {
     serve("wall");
@@ -586,6 +611,7 @@ int main(void)
     RUN(periodic_schedules);
     RUN(apply_changes_exactly_the_listed_jobs);
     RUN(all_at_once_and_clearing_a_queue);
+    RUN(cancel_a_job);
     RUN(delete_waiting_takes_exactly_the_listed_jobs);
     RUN(read_only_refuses_every_change);
     RUN(several_namespaces);

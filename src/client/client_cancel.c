@@ -1,0 +1,123 @@
+/* The admin client's cancellation of one job by id (PROTOCOL §21): a waiting, scheduled
+ * or retry job goes to dead with err "cancelled" at once; a running job is marked and
+ * its pool told, and the pool stops it and commits it to dead. */
+#include "client.h"
+
+#include "log.h"
+#include "scripts.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* A job can move between the find and the script (a pool fetched it, a requeuer moved
+ * it): the script then finds nothing and the client looks again, this many times. */
+#define CANCEL_ATTEMPTS 5
+
+/* The dead record of a job that did not run: its failure is the cancellation. */
+static int dead_record(const cwork_job *found, int64_t now, cw_buf *out, cwork_error *err)
+{
+    size_t len = 0;
+    const char *raw = cwork_job_raw(found, &len);
+    cwork_job *job = NULL;
+    int rc = cw_job_decode(raw, len, &job, err);
+    if (rc) return rc;
+    job->fails++;
+    job->failed_at = now;
+    rc = cw_job_set_str(&job->err, "cancelled", 9);
+    if (rc == 0) rc = cw_job_encode(out, job, err);
+    if (rc == 0 && out->oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    cwork_job_free(job);
+    return rc;
+}
+
+/* One find and one script call: 1 done, 0 the job moved (look again), or an error. */
+static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_cancel_result *res,
+                       cwork_error *err)
+{
+    cwork_listed_job found;
+    cw_buf where, dead, marks, channel, record;
+    cw_buf_init(&where), cw_buf_init(&dead), cw_buf_init(&marks), cw_buf_init(&channel);
+    cw_buf_init(&record);
+    cwork_job_place place = CWORK_PLACE_QUEUE;
+    char pool_id[25] = "";
+    int rc = cw_client_find_job(c, &client->keys, id, &place, &found, &where, pool_id, err);
+    if (rc == 0) rc = cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
+    if (rc == 1 && place == CWORK_PLACE_DEAD)
+        rc = cw_error(err, CWORK_ENOTFOUND, "job %s is in the dead set already", id);
+    if (rc != 1) goto out;
+    res->place = place;
+    snprintf(res->pool_id, sizeof res->pool_id, "%s", pool_id);
+    int64_t now = cw_now();
+    int running = place == CWORK_PLACE_IN_PROGRESS;
+    if (!running && (rc = dead_record(found.job, now, &record, err)) != 0) goto out;
+    cw_key_dead(&client->keys, &dead);
+    cw_key_cancelled(&client->keys, &marks);
+    cw_key_cancel_channel(&client->keys, &channel, pool_id);
+    if (where.oom || dead.oom || marks.oom || channel.oom) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto out;
+    }
+    size_t raw_len = 0;
+    const char *raw = cwork_job_raw(found.job, &raw_len);
+    char now_s[24];
+    snprintf(now_s, sizeof now_s, "%lld", (long long)now);
+    const char *kind = running ? "running" : place == CWORK_PLACE_QUEUE ? "list" : "zset";
+    const char *argv[] = {
+        where.data,  dead.data, marks.data, kind, raw, now_s, running ? id : record.data,
+        channel.data};
+    size_t lens[] = {where.len,
+                     dead.len,
+                     marks.len,
+                     strlen(kind),
+                     raw_len,
+                     strlen(now_s),
+                     running ? strlen(id) : record.len,
+                     channel.len};
+    redisReply *r = NULL;
+    rc = cw_conn_eval(c, &cw_script_client_cancel, 3, running ? 5 : 4, argv, lens, &r, err);
+    int64_t v = 0;
+    const char *damaged = NULL;
+    if (rc == 0 && cw_reply_int(r, &v, NULL, NULL) != 0) {
+        /* {-2, key}: a key of another type; nothing was written */
+        if ((rc = cw_reply_at_str(r, 1, &damaged, NULL, "cancel script", err)) == 0)
+            rc = cw_error(err, CWORK_ETYPE,
+                          "%s has another type than a job needs there; "
+                          "nothing was cancelled",
+                          damaged);
+    } else if (rc == 0 && v == -1) {
+        rc = cw_error(err, CWORK_EUNSUPPORTED,
+                      "job %s runs in pool %s, which does not listen for cancellations (a Go "
+                      "pool, or a cwork pool that is not connected just now): it cannot be "
+                      "cancelled; it was left as it is",
+                      id, pool_id);
+    } else if (rc == 0) {
+        rc = v > 0 ? 1 : 0;
+    }
+    cw_reply_free(r);
+out:
+    cwork_job_free(found.job);
+    cw_buf_free(&where), cw_buf_free(&dead), cw_buf_free(&marks), cw_buf_free(&channel);
+    cw_buf_free(&record);
+    return rc;
+}
+
+int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_result *out,
+                        cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_cancel: NULL argument");
+    cwork_cancel_result res;
+    memset(&res, 0, sizeof res);
+    cw_conn *c;
+    int rc = cw_redis_checkout(client->redis, &c, err);
+    if (rc) return cw_client_fail("client.cancel", rc, err);
+    for (int i = 0; i < CANCEL_ATTEMPTS && (rc = cancel_once(client, c, id, &res, err)) == 0; i++) {
+    }
+    cw_redis_checkin(client->redis, c);
+    if (rc == 0)
+        rc = cw_error(err, CWORK_ETIMEOUT, "job %s kept moving; nothing was cancelled", id);
+    if (rc < 0) return rc == CWORK_ENOTFOUND ? rc : cw_client_fail("client.cancel", rc, err);
+    if (out) *out = res;
+    return 0;
+}

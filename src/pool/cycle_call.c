@@ -1,6 +1,7 @@
 /* Builds the cycle script's KEYS and ARGV (layout in cycle_call.h and cycle.lua). */
 #include "cycle_call.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void cw_cycle_call_init(cw_cycle_call *c, size_t ntypes)
@@ -24,7 +25,9 @@ int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char
                          bool single, const cw_argv *commit)
 {
     size_t commit_n = commit ? commit->n : 0;
-    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 2, nargs = 4 + (commit_n ? commit_n : 1);
+    size_t nx = c->extra_keys && commit_n ? c->extra_keys->n : 0;
+    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 2 + nx,
+           nargs = 4 + (commit_n ? commit_n : 1) + (nx ? c->extra_args->n : 0);
     cw_argv *a = &c->args;
     cw_argv_reset(a);
     cw_argv_reserve(a, nkeys + nargs);
@@ -38,22 +41,36 @@ int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char
     }
     cw_argv_add_ref(a, keys->retry, keys->retry_len);
     cw_argv_add_ref(a, keys->dead, keys->dead_len);
+    if (nx) cw_argv_add_refs(a, c->extra_keys);
     cw_argv_add_ref(a, pool_id, strlen(pool_id));
-    cw_argv_add_ref(a, single ? "1" : "0", 1);
+    if (nx) { /* "<single> <extra keys>": the script finds the types' keys before them */
+        snprintf(c->mode, sizeof c->mode, "%c %zu", single ? '1' : '0', nx);
+        cw_argv_add_ref(a, c->mode, strlen(c->mode));
+    } else {
+        cw_argv_add_ref(a, single ? "1" : "0", 1);
+    }
     cw_argv_add_ref(a, c->draws.data, c->draws.len); /* empty: no fetch */
     cw_argv_add_ref(a, c->width == 2 ? "2" : "1", 1);
     if (commit_n)
         cw_argv_add_refs(a, commit);
     else
         cw_argv_add_ref(a, "", 0); /* no groups: nothing to commit */
+    if (nx) cw_argv_add_refs(a, c->extra_args);
     if (a->oom) return CWORK_ENOMEM;
     c->nkeys = (int)nkeys;
     c->nargs = (int)(a->n - nkeys);
     return 0;
 }
 
+void cw_cycle_call_set_extras(cw_cycle_call *c, const cw_argv *keys, const cw_argv *args)
+{
+    c->extra_keys = keys && keys->n ? keys : NULL;
+    c->extra_args = c->extra_keys ? args : NULL;
+}
+
 void cw_cycle_call_reset(cw_cycle_call *c)
 {
+    c->extra_keys = c->extra_args = NULL;
     cw_buf_reset(&c->draws);
     cw_argv_reset(&c->args);
     c->nkeys = c->nargs = 0;

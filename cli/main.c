@@ -24,6 +24,8 @@ static const char usage[] =
     "  job       find a job by id: where it is and its JSON\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"
+    "  result    print a job's result by id (--wait for it)\n"
+    "  succeeded list the succeeded jobs that job types keep, with their results\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -90,6 +92,7 @@ int main(int argc, char **argv)
         {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
+        {"result", cmd_result},   {"succeeded", cmd_succeeded},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

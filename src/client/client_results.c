@@ -118,7 +118,8 @@ int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, c
     if (out) *out = NULL;
     if (len) *len = 0;
     if (!client || !id || !*id || !out)
-        return cw_error(err, CWORK_EINVAL, "cwork_client_result: a client, an id and out are required");
+        return cw_error(err, CWORK_EINVAL,
+                        "cwork_client_result: a client, an id and out are required");
     int rc = cw_check_duration_ms("wait_ms", wait_ms, err);
     if (rc) return rc;
     cw_buf key;

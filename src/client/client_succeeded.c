@@ -64,7 +64,8 @@ void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n)
 static int newest_first(const void *a, const void *b)
 {
     const cwork_succeeded_job *x = a, *y = b;
-    if (x->finished_at_ms != y->finished_at_ms) return x->finished_at_ms > y->finished_at_ms ? -1 : 1;
+    if (x->finished_at_ms != y->finished_at_ms)
+        return x->finished_at_ms > y->finished_at_ms ? -1 : 1;
     int c = strcmp(x->name, y->name);
     return c ? c : strcmp(x->id, y->id);
 }
@@ -184,7 +185,8 @@ int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
     if (out) *out = NULL;
     if (n) *n = 0;
     if (!client || !out || !n)
-        return cw_error(err, CWORK_EINVAL, "cwork_client_succeeded: client, out and n are required");
+        return cw_error(err, CWORK_EINVAL,
+                        "cwork_client_succeeded: client, out and n are required");
     if (limit == 0) limit = DEFAULT_LIMIT;
     if (limit > MAX_LIMIT)
         return cw_error(err, CWORK_EINVAL, "cwork_client_succeeded: limit %zu is over %d", limit,

@@ -14,11 +14,13 @@ int cwork_job_set_result(cwork_job *job, const void *bytes, size_t len)
     if (len > CWORK_RESULT_MAX_BYTES || (!bytes && len > 0)) {
         /* No error argument to carry the reason: the log says which job and why. */
         char why[96];
-        snprintf(why, sizeof why, len > CWORK_RESULT_MAX_BYTES
-                 ? "a result of %zu bytes is over the limit of %d bytes"
-                 : "a result of %zu bytes without bytes", len, CWORK_RESULT_MAX_BYTES);
-        cw_log(CWORK_LOG_WARN, "job.set_result", "job_name", job->name.ptr, "job_id",
-               job->id.ptr, "error", why, NULL);
+        snprintf(why, sizeof why,
+                 len > CWORK_RESULT_MAX_BYTES
+                     ? "a result of %zu bytes is over the limit of %d bytes"
+                     : "a result of %zu bytes without bytes",
+                 len, CWORK_RESULT_MAX_BYTES);
+        cw_log(CWORK_LOG_WARN, "job.set_result", "job_name", job->name.ptr, "job_id", job->id.ptr,
+               "error", why, NULL);
         return CWORK_EINVAL;
     }
     char *copy = cw_malloc(len ? len : 1); /* an empty result is a result */

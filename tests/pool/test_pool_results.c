@@ -248,8 +248,8 @@ static void taken_back_job_writes_nothing(void)
     /* What a reaper does with a job of a pool it believes dead: back to its queue (which
      * is paused here, so that the job is not fetched again). */
     tl_do(rc_, "SET %s:jobs:report:paused 1", ns_);
-    redisReply *r = tl_cmd(rc_, "LREM %s:jobs:report:%s:inprogress 1 %s", ns_, cwork_pool_id(p),
-                           JOB("b1"));
+    redisReply *r =
+        tl_cmd(rc_, "LREM %s:jobs:report:%s:inprogress 1 %s", ns_, cwork_pool_id(p), JOB("b1"));
     CHECK_INT(r->integer, 1);
     freeReplyObject(r);
     push_raw("report", JOB("b1"));
@@ -263,10 +263,10 @@ static void taken_back_job_writes_nothing(void)
     char want[1024];
     snprintf(want, sizeof want,
              "%s:jobs:report list " JOB("b1") "\n"
-             "%s:jobs:report:lock string 1\n"
-             "%s:jobs:report:max_concurrency string 0\n"
-             "%s:jobs:report:paused string 1\n"
-             "%s:known_jobs set report\n",
+                                              "%s:jobs:report:lock string 1\n"
+                                              "%s:jobs:report:max_concurrency string 0\n"
+                                              "%s:jobs:report:paused string 1\n"
+                                              "%s:known_jobs set report\n",
              ns_, ns_, ns_, ns_, ns_);
     tl_take_stat_days(rc_, ns_, 0, 0);
     char *dump = tl_ns_dump(rc_, ns_);
@@ -287,7 +287,8 @@ static char *kept(void)
         const char *m = r->element[i]->str;
         long long ran_at = 0, took = -1;
         int used = 0;
-        CHECK(sscanf(m, "{\"ran_at\":%lld,\"took_us\":%lld,\"job\":%n", &ran_at, &took, &used) == 2);
+        CHECK(sscanf(m, "{\"ran_at\":%lld,\"took_us\":%lld,\"job\":%n", &ran_at, &took, &used) ==
+              2);
         CHECK(llabs(ran_at - (long long)time(NULL) * 1000) < 600000 && took >= 0 && used > 0);
         const char *job = m + used;
         const char *id = strstr(job, "\"id\":\"");
@@ -295,8 +296,10 @@ static char *kept(void)
         len += (size_t)snprintf(out + len, sizeof out - len, "%.2s@%s ", id + 6,
                                 r->element[i + 1]->str);
         char whole[256]; /* the job's bytes as fetched, then the member's closing brace */
-        snprintf(whole, sizeof whole, "{\"name\":\"report\",\"id\":\"%.2s\",\"t\":1700000000,"
-                 "\"args\":{}}}", id + 6);
+        snprintf(whole, sizeof whole,
+                 "{\"name\":\"report\",\"id\":\"%.2s\",\"t\":1700000000,"
+                 "\"args\":{}}}",
+                 id + 6);
         CHECK_STR(job, whole);
     }
     freeReplyObject(r);
@@ -380,7 +383,7 @@ static void kept_successes_trimmed_by_age(void)
     snprintf(want, sizeof want, "n1@%lld n2@%lld ", (long long)t0, (long long)(t0 + age));
     CHECK_STR(kept(), want);
     run_one(p, JOB("n3"), 3, 0); /* now n1 is older than `age` */
-    cw_clock_system(); /* (before the stop: see kept_successes_trimmed_by_count) */
+    cw_clock_system();           /* (before the stop: see kept_successes_trimmed_by_count) */
     stop(p);
     snprintf(want, sizeof want, "n2@%lld n3@%lld ", (long long)(t0 + age),
              (long long)(t0 + age + 1));

@@ -118,14 +118,14 @@ static int parse(int argc, char **argv, int succeeded, result_opts *o)
 /* Standard, padded base64 of len bytes, to stdout. */
 static void put_base64(const unsigned char *p, size_t len)
 {
-    static const char digits[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for (size_t i = 0; i < len; i += 3) {
         unsigned v = (unsigned)p[i] << 16;
         if (i + 1 < len) v |= (unsigned)p[i + 1] << 8;
         if (i + 2 < len) v |= p[i + 2];
         char out[4] = {digits[v >> 18], digits[(v >> 12) & 63],
-                       i + 1 < len ? digits[(v >> 6) & 63] : '=', i + 2 < len ? digits[v & 63] : '='};
+                       i + 1 < len ? digits[(v >> 6) & 63] : '=',
+                       i + 2 < len ? digits[v & 63] : '='};
         fwrite(out, 1, 4, stdout);
     }
 }

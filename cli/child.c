@@ -281,8 +281,10 @@ static int set_nonblock(int fd)
 typedef struct tracker {
     const child_spec *spec;
     pid_t pid;
-    int in_w, out_r, err_r, chk_r, pidfd;
+    int in_w, out_r, err_r, chk_r, res_r, pidfd;
     size_t in_off;
+    child_result *res; /* its result, from fd 4 */
+    size_t result_cap;
     pass_buf out, err;
     checkin_buf chk;
     tail_buf tail;
@@ -291,10 +293,10 @@ typedef struct tracker {
 /* Creates the pipes and forks. Returns 0, or -1 with res->message filled. */
 static int spawn(tracker *s, child_result *res)
 {
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, chk[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, chk[2] = {-1, -1}, rs[2] = {-1, -1};
     char **env = NULL;
     if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) ||
-        pipe2(chk, O_CLOEXEC)) {
+        pipe2(chk, O_CLOEXEC) || pipe2(rs, O_CLOEXEC)) {
         snprintf(res->message, sizeof res->message, "cannot create pipes: %s", strerror(errno));
         goto fail;
     }
@@ -309,7 +311,7 @@ static int spawn(tracker *s, child_result *res)
         max_fd = (int)rl.rlim_cur;
     char *argv[] = {"sh", "-c", (char *)s->spec->command, NULL};
     supervisor_launch launch = {
-        {in[0], out[1], err[1], chk[1]}, max_fd, argv, env, getpid(), NULL, NULL};
+        {in[0], out[1], err[1], chk[1], rs[1]}, max_fd, argv, env, getpid(), NULL, NULL};
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     int prep = supervisor_prepare(&launch, &actions, &attr);
@@ -330,16 +332,16 @@ static int spawn(tracker *s, child_result *res)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     supervisor_unprepare(&launch);
     free(env);
-    close(in[0]), close(out[1]), close(err[1]), close(chk[1]);
+    close(in[0]), close(out[1]), close(err[1]), close(chk[1]), close(rs[1]);
     if (pid < 0) {
-        close(in[1]), close(out[0]), close(err[0]), close(chk[0]);
+        close(in[1]), close(out[0]), close(err[0]), close(chk[0]), close(rs[0]);
         snprintf(res->message, sizeof res->message, "cannot fork: %s", strerror(fork_errno));
         return -1;
     }
     s->pid = pid;
-    s->in_w = in[1], s->out_r = out[0], s->err_r = err[0], s->chk_r = chk[0];
+    s->in_w = in[1], s->out_r = out[0], s->err_r = err[0], s->chk_r = chk[0], s->res_r = rs[0];
     set_nonblock(s->in_w), set_nonblock(s->out_r), set_nonblock(s->err_r);
-    set_nonblock(s->chk_r);
+    set_nonblock(s->chk_r), set_nonblock(s->res_r);
 #ifdef SYS_pidfd_open
     /* Wakes the loop the moment the supervisor exits; without it the loop polls. Only
      * we reap this pid, so it cannot have been reused yet. */
@@ -349,8 +351,35 @@ static int spawn(tracker *s, child_result *res)
 fail:
     free(env);
     for (int i = 0; i < 2; i++)
-        close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]), close_fd(&chk[i]);
+        close_fd(&in[i]), close_fd(&out[i]), close_fd(&err[i]), close_fd(&chk[i]), close_fd(&rs[i]);
     return -1;
+}
+
+/* Keeps what the command writes to fd 4, up to CHILD_RESULT_MAX bytes; more is read
+ * (the command must not block on a full pipe) and only counted as too much. */
+static void result_add(tracker *s, const char *p, size_t n)
+{
+    child_result *r = s->res;
+    if (r->result_len + n > CHILD_RESULT_MAX) {
+        r->result_over = 1;
+        n = CHILD_RESULT_MAX - r->result_len;
+    }
+    if (n == 0) return;
+    if (r->result_len + n > s->result_cap) {
+        size_t cap = s->result_cap ? s->result_cap * 2 : 4096;
+        while (cap < r->result_len + n)
+            cap *= 2;
+        if (cap > CHILD_RESULT_MAX) cap = CHILD_RESULT_MAX;
+        char *more = realloc(r->result, cap);
+        if (!more) {
+            r->result_over = 1; /* cannot keep it: reported as not kept */
+            return;
+        }
+        r->result = more;
+        s->result_cap = cap;
+    }
+    memcpy(r->result + r->result_len, p, n);
+    r->result_len += n;
 }
 
 /* Reads what is there from one of the child's streams; closes it at end of file.
@@ -373,6 +402,8 @@ static void pump(tracker *s, int *fd, size_t limit)
         } else if (fd == &s->err_r) {
             pass_add(&s->err, buf, (size_t)n);
             tail_add(&s->tail, buf, (size_t)n);
+        } else if (fd == &s->res_r) {
+            result_add(s, buf, (size_t)n);
         } else {
             checkin_add(&s->chk, buf, (size_t)n);
         }
@@ -427,18 +458,19 @@ static void follow(tracker *s, child_result *res)
         int64_t wait = POLL_MS;
         if (next_at && step < 3 && next_at - now < wait) wait = next_at - now;
         if (wait < 0) wait = 0;
-        struct pollfd p[6];
-        int *fds[6] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->pidfd, &stop_fd};
-        for (int i = 0; i < 6; i++) {
+        struct pollfd p[7];
+        int *fds[7] = {&s->in_w, &s->out_r, &s->err_r, &s->chk_r, &s->res_r, &s->pidfd, &stop_fd};
+        for (int i = 0; i < 7; i++) {
             p[i].fd = *fds[i];
             p[i].events = i == 0 ? POLLOUT : POLLIN;
             p[i].revents = 0;
         }
-        if (poll(p, 6, (int)wait) <= 0) continue;
+        if (poll(p, 7, (int)wait) <= 0) continue;
         if (p[0].revents) feed(s);
-        for (int i = 1; i < 4; i++)
+        for (int i = 1; i < 5; i++)
             if (p[i].revents) pump(s, fds[i], 64 * 1024);
-        if (p[5].revents) {
+        /* p[5], the pidfd, only wakes the loop: the child ended */
+        if (p[6].revents) {
             /* Asked to stop: the timeout's steps from the first, unless they began. */
             stop_fd = -1; /* (looked at once: it stays readable) */
             if (step == 0) {
@@ -459,6 +491,7 @@ static void reap(tracker *s, child_result *res)
     pump(s, &s->out_r, DRAIN_MAX);
     pump(s, &s->err_r, DRAIN_MAX);
     pump(s, &s->chk_r, DRAIN_MAX);
+    pump(s, &s->res_r, CHILD_RESULT_MAX + 1); /* enough to see that it is over */
     if (WIFEXITED(status))
         res->exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
@@ -472,8 +505,9 @@ int child_run(const child_spec *spec, child_result *res)
     tracker s;
     memset(&s, 0, sizeof s);
     s.spec = spec;
-    s.in_w = s.out_r = s.err_r = s.chk_r = s.pidfd = -1;
+    s.in_w = s.out_r = s.err_r = s.chk_r = s.res_r = s.pidfd = -1;
     s.chk.spec = spec;
+    s.res = res;
     if (is_aborting()) {
         res->aborted = 1;
         snprintf(res->message, sizeof res->message, "not started: stopping at once");
@@ -500,7 +534,7 @@ int child_run(const child_spec *spec, child_result *res)
     pass_flush(&s.out);
     pass_flush(&s.err);
     close_fd(&s.in_w), close_fd(&s.out_r), close_fd(&s.err_r), close_fd(&s.chk_r);
-    close_fd(&s.pidfd);
+    close_fd(&s.res_r), close_fd(&s.pidfd);
     free(s.out.data), free(s.err.data);
 
     if (res->stopped) {

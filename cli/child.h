@@ -4,6 +4,7 @@
  * that kills every process of the command's tree when the command ends, on a timeout,
  * and when cwork dies in any way; it feeds the command stdin, passes its stdout/stderr
  * through line by line with a prefix, turns lines written to its fd 3 into check-ins,
+ * keeps what it writes to fd 4 as its result (up to CHILD_RESULT_MAX bytes),
  * enforces a timeout, and reports how the command ended. It is called from many
  * executor threads at once; each call reaps only its own child. */
 #ifndef CWORK_CLI_CHILD_H
@@ -15,6 +16,8 @@
 /* Longest failure message child_run produces (the stderr tail is capped to it); 1 KiB
  * with its NUL, which is what cwork_job_fail keeps. */
 #define CHILD_MESSAGE_MAX 1023
+/* The most a command's fd 4 (its result, PROTOCOL §22) may carry: the library's limit. */
+#define CHILD_RESULT_MAX (1024 * 1024)
 /* Lines of stderr kept in a failure message. */
 #define CHILD_TAIL_LINES 10
 
@@ -51,10 +54,16 @@ typedef struct child_result {
      * "killed by signal S"; after a timeout that tail (one line less) and then
      * "timed out after N s"; after a stop, "stopped"; or why it could not start. */
     char message[CHILD_MESSAGE_MAX + 64];
+    /* What the command wrote to fd 4 (malloc'd; free it): NULL when it wrote nothing.
+     * result_over: it wrote more than CHILD_RESULT_MAX (result then holds the first
+     * CHILD_RESULT_MAX bytes; the rest was read and dropped). */
+    char *result;
+    size_t result_len;
+    int result_over;
 } child_result;
 
-/* Runs the command to its end (or its timeout) and fills *res. Returns 0, or -1 when
- * it could not be started (res->message says why). */
+/* Runs the command to its end (or its timeout) and fills *res (free res->result).
+ * Returns 0, or -1 when it could not be started (res->message says why). */
 int child_run(const child_spec *spec, child_result *res);
 
 /* Stop at once: SIGKILL every process of every running command's tree, and refuse to

@@ -259,18 +259,18 @@ int supervisor_prepare(supervisor_launch *l, posix_spawn_file_actions_t *actions
         posix_spawn_file_actions_destroy(actions);
         return rc;
     }
-    /* fds 0-3 from the pipes, through fds above all four so that no end is overwritten
+    /* fds 0-4 from the pipes, through fds above all five so that no end is overwritten
      * before it is moved (cwork may itself lack fds 0-2); every other fd closed: Redis
      * sockets, other children's pipes (another thread may have created them without
      * having forked yet). */
-    int above = 3;
-    for (int i = 0; i < 4; i++)
+    int above = 4;
+    for (int i = 0; i < 5; i++)
         if (l->fds[i] > above) above = l->fds[i];
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < 5 && rc == 0; i++)
         rc = posix_spawn_file_actions_adddup2(actions, l->fds[i], above + 1 + i);
-    for (int i = 0; i < 4 && rc == 0; i++)
+    for (int i = 0; i < 5 && rc == 0; i++)
         rc = posix_spawn_file_actions_adddup2(actions, above + 1 + i, i);
-    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(actions, 4);
+    if (rc == 0) rc = posix_spawn_file_actions_addclosefrom_np(actions, 5);
     /* A process group of its own (the fast first strike of a kill); cwork ignores
      * SIGPIPE and the supervisor blocks every signal: the command gets the defaults. */
     sigset_t none, pipe_default;

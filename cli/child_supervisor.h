@@ -23,12 +23,12 @@
 
 /* What the supervisor needs to start the command; prepared before the fork. */
 typedef struct supervisor_launch {
-    int fds[4];        /* the command's fds 0-3: the child's ends of the four pipes */
+    int fds[5];        /* the command's fds 0-4: the child's ends of the five pipes */
     int max_fd;        /* the close loop's bound when close_range is missing */
     char *const *argv; /* {"sh", "-c", COMMAND, NULL} */
     char *const *envp;
     pid_t parent; /* cwork's pid, taken before the fork */
-    /* For posix_spawn of /bin/sh: fds 0-3 from fds, every other fd closed; its own
+    /* For posix_spawn of /bin/sh: fds 0-4 from fds, every other fd closed; its own
      * process group, no signal blocked, SIGPIPE at its default (supervisor_prepare). */
     const posix_spawn_file_actions_t *actions;
     const posix_spawnattr_t *attr;

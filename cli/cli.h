@@ -115,6 +115,8 @@ int cmd_queue(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_limits(int argc, char **argv);
 int cmd_limit(int argc, char **argv);
+int cmd_result(int argc, char **argv);
+int cmd_succeeded(int argc, char **argv);
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

@@ -53,6 +53,9 @@ static const char usage[] =
     "  variables excepted).\n"
     "  File descriptor 3 takes check-ins: each line written to it, e.g.\n"
     "  `echo \"50%\" >&3`, becomes the job's check-in shown by the web UI.\n"
+    "  File descriptor 4 ($CWORK_RESULT_FD) takes the job's result: what a command\n"
+    "  that succeeds wrote there (at most 1 MiB; more fails the job) is kept for the\n"
+    "  result TTL and read with `cwork result ID`; nothing written, no result.\n"
     "  No process of a command outlives it: when the command ends, and when cwork dies\n"
     "  in any way (SIGKILL included), every process it started is killed (SIGKILL),\n"
     "  background ones and those that left its process group or session included.\n"
@@ -120,6 +123,10 @@ static const char usage[] =
     "  --timeout SECONDS   then SIGTERM to every process of the command, SIGKILL after\n"
     "                      the kill grace; the job fails with \"timed out after N s\"\n"
     "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5)\n"
+    "  --result-ttl DURATION   how long a result is kept (default 24h)\n"
+    "  --keep-succeeded N  keep the last N succeeded jobs for `cwork succeeded`\n"
+    "                      (default 0: none)\n"
+    "  --keep-succeeded-for DURATION  and none older than this (default 7d)\n"
     "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
     "\n"
     "Retries wait fails^4 + 15 + R*(fails + 1) seconds as in Go, R in 0-29 drawn from\n"
@@ -190,8 +197,9 @@ static int add_job(work_opts *o, const char *spec)
 /* A job option: 1 when it was one (0 done, -1 on error through *bad), 0 if not. */
 static int job_option(cli_args *a, work_opts *o, int *bad)
 {
-    static const char *const names[] = {"priority",        "max-fails", "skip-dead",
-                                        "max-concurrency", "timeout",   "kill-grace"};
+    static const char *const names[] = {"priority",        "max-fails",      "skip-dead",
+                                        "max-concurrency", "timeout",        "kill-grace",
+                                        "result-ttl",      "keep-succeeded", "keep-succeeded-for"};
     size_t k = 0;
     while (k < sizeof names / sizeof names[0] && !cli_is(a, names[k]))
         k++;
@@ -229,8 +237,18 @@ static int job_option(cli_args *a, work_opts *o, int *bad)
     case 4:
         rc = cli_duration_ms(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
         break;
-    default:
+    case 5:
         rc = cli_duration_ms(a->value, &j->kill_grace_ms);
+        break;
+    case 6:
+        rc = cli_duration_ms(a->value, &j->opts.result_ttl_ms) || j->opts.result_ttl_ms <= 0;
+        break;
+    case 7:
+        rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.keep_succeeded);
+        break;
+    default:
+        rc =
+            cli_duration_ms(a->value, &j->opts.keep_succeeded_ms) || j->opts.keep_succeeded_ms <= 0;
         break;
     }
     if (rc != 0) {
@@ -239,7 +257,10 @@ static int job_option(cli_args *a, work_opts *o, int *bad)
                                            "",
                                            "a number (0 = no limit)",
                                            "a positive duration (30, 0.5, 90s, 15m, 1h)",
-                                           "a duration (5, 0.5, 90s, 1m)"};
+                                           "a duration (5, 0.5, 90s, 1m)",
+                                           "a positive duration (1h, 7d)",
+                                           "a number (0 = keep none)",
+                                           "a positive duration (1h, 7d)"};
         fprintf(stderr, "cwork work: --%s needs %s, got \"%s\"\n", a->name, want[k], a->value);
         return 1;
     }
@@ -393,6 +414,9 @@ static int parse_options(int argc, char **argv, work_opts *o)
                                                 "timeout",
                                                 "max-concurrency",
                                                 "kill-grace",
+                                                "result-ttl",
+                                                "keep-succeeded",
+                                                "keep-succeeded-for",
                                                 "quiet",
                                                 "metrics-listen",
                                                 "rate-limit",

@@ -27,6 +27,8 @@ static const char usage[] =
     "  limits    list the rate limits per job type and whether each holds jobs back\n"
     "  limit     set or remove a job type's rate limit: limit NAME 100/1s|off\n"
     "  cancel    cancel a job by id: waiting ones go to dead, running ones are stopped\n"
+    "  result    print a job's result by id (--wait for it)\n"
+    "  succeeded list the succeeded jobs that job types keep, with their results\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -95,6 +97,7 @@ int main(int argc, char **argv)
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
         {"limits", cmd_limits},   {"limit", cmd_limit},
         {"cancel", cmd_cancel},
+        {"result", cmd_result},   {"succeeded", cmd_succeeded},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

@@ -177,6 +177,7 @@ int work_run_job(cwork_job *job, void *ctx)
     env_add(&env, "CWORK_JOB_ID", cwork_job_id(job));
     env_add(&env, "CWORK_JOB_NAME", cwork_job_name(job));
     env_add(&env, "CWORK_JOB_FAILS", fails);
+    env_add(&env, "CWORK_RESULT_FD", "4"); /* what the command writes there is its result */
     if (args && strlen(args) <= ARGS_ENV_MAX) {
         env_add(&env, "CWORK_JOB_ARGS", args);
         add_arg_vars(&env, args);
@@ -186,6 +187,7 @@ int work_run_job(cwork_job *job, void *ctx)
     int complete = args && prefix && !env.oom;
 
     child_result res;
+    memset(&res, 0, sizeof res);
     int rc = -1;
     /* Readable once the pool asks the job to stop (a cancel, PROTOCOL §21): the command's
      * tree then gets the timeout's SIGTERM and, after the kill grace, SIGKILL. */
@@ -220,6 +222,24 @@ int work_run_job(cwork_job *job, void *ctx)
     }
     atomic_fetch_sub(&wj->counts.running, 1);
     int64_t took = mono_ms() - t0;
+    if (complete && rc == 0 && res.ok && res.result_over) {
+        /* A result that cannot be stored whole is refused, and so is the run: a caller
+         * waiting for it must not read a cut one (PROTOCOL §22). */
+        free(res.result);
+        snprintf(res.message, sizeof res.message,
+                 "the result written to fd 4 is over the limit of %d bytes", CHILD_RESULT_MAX);
+        res.ok = 0;
+    } else if (complete && rc == 0 && res.ok && res.result) {
+        int set = cwork_job_set_result(job, res.result, res.result_len);
+        free(res.result);
+        if (set != 0) {
+            snprintf(res.message, sizeof res.message, "the result could not be kept (%s)",
+                     cwork_err_name(set));
+            res.ok = 0;
+        }
+    } else if (complete) {
+        free(res.result);
+    }
     if (complete && rc == 0 && res.ok) {
         atomic_fetch_add(&wj->counts.processed, 1);
         char t[32];

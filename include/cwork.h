@@ -532,6 +532,18 @@ int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(p
 int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* The largest result cwork_job_set_result takes (1 MiB). */
+#define CWORK_RESULT_MAX_BYTES (1024 * 1024)
+
+/* Sets the running job's result: len bytes (any bytes; len 0 is an empty result),
+ * copied. A later call replaces it. Written to Redis only if the job succeeds, by the
+ * same script call that removes it from in-progress, and kept for its type's
+ * result_ttl_ms under <p>cwork:result:<id> (PROTOCOL §22); a failed run's result is
+ * discarded and leaves an earlier result of the same id as it was. Returns 0;
+ * CWORK_EINVAL (nothing recorded) for more than CWORK_RESULT_MAX_BYTES, NULL bytes with
+ * len > 0, or a job no pool is running; CWORK_ENOMEM. From the thread running the job. */
+int cwork_job_set_result(cwork_job *job, const void *bytes, size_t len);
+
 /* Publishes a progress message for the running job (shown by web UIs as its check-in;
  * written to Redis at most once a second). The message is copied. Safe from any thread
  * while the job runs; ignored for a job that no pool is running. */
@@ -635,6 +647,15 @@ typedef struct cwork_job_options {
      * 1–1000000000, window 1 ms to 7 days (cwork_pool_register: CWORK_EINVAL). */
     unsigned rate_limit;
     int64_t rate_limit_window_ms;
+    /* How long a result set with cwork_job_set_result is kept after the job succeeded
+     * (PROTOCOL §22); 0 = 24 h; at most 100 years (else CWORK_EINVAL). */
+    int64_t result_ttl_ms;
+    /* Keep the last keep_succeeded succeeded jobs of the type (with when they ran and how
+     * long they took; cwork_client_succeeded lists them), none older than
+     * keep_succeeded_ms (0 = 7 days; at most 100 years). 0 = keep none (the default):
+     * the commit then writes nothing more than before. Trimmed by the pools' commits. */
+    unsigned keep_succeeded;
+    int64_t keep_succeeded_ms;
 } cwork_job_options;
 
 void cwork_job_options_init(cwork_job_options *opts);
@@ -925,6 +946,38 @@ typedef enum cwork_job_place {
  * CWORK_ENOTFOUND when no job has that id. */
 int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *place,
                       cwork_listed_job *out, cwork_error *err);
+
+/* The result the job with this id stored (cwork_job_set_result) when it succeeded, as
+ * kept under <p>cwork:result:<id> for its type's result_ttl_ms (PROTOCOL §22): *out
+ * (NUL-terminated after the len bytes; free with cwork_free) and *len (may be NULL).
+ * With wait_ms > 0, waits up to that long for it: subscribed to the namespace's results
+ * channel, it returns as soon as the commit that writes it has run (a GET every 5 s
+ * besides, should the subscription be lost); this takes a connection of its own for
+ * the wait. CWORK_ENOTFOUND when there is none (yet, or any more) at the end;
+ * CWORK_EINVAL for a NULL client, id or out, an empty id, or wait_ms outside 0 to 100
+ * years. Thread-safe as every client function. */
+int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, char **out,
+                        size_t *len, cwork_error *err);
+
+/* A succeeded job kept by its type (cwork_job_options.keep_succeeded). */
+typedef struct cwork_succeeded_job {
+    char *name, *id;
+    char *job; /* the job's bytes as fetched (NUL-terminated), job_len of them */
+    size_t job_len;
+    int64_t finished_at_ms; /* when its commit kept it (Unix ms, the pool's clock) */
+    int64_t ran_at_ms;      /* when its handler started (Unix ms) */
+    int64_t took_us;        /* how long middleware and handler ran */
+    char *result;           /* its result while kept (NUL-terminated), else NULL */
+    size_t result_len;
+} cwork_succeeded_job;
+
+/* The kept succeeded jobs of name (NULL: of every name in known_jobs), newest first,
+ * at most limit (0: 100; at most 10000, else CWORK_EINVAL); *out (may be NULL when *n
+ * is 0) is the caller's: free it with cwork_succeeded_jobs_free. Members that are not
+ * cwork's records are skipped (logged as client.succeeded). */
+int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
+                           cwork_succeeded_job **out, size_t *n, cwork_error *err);
+void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n);
 
 /* "queue", "in_progress", "retry", "scheduled" or "dead" ("unknown" otherwise);
  * static storage. */

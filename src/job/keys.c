@@ -140,6 +140,20 @@ void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:wakeup");
 }
+void cw_key_result(const cw_keys *k, cw_buf *out, const char *id)
+{
+    put_prefix(k, out, "cwork:result:");
+    cw_buf_puts(out, id);
+}
+void cw_key_succeeded(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_prefix(k, out, "cwork:succeeded:");
+    cw_buf_puts(out, name);
+}
+void cw_key_results_channel(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:results");
+}
 
 void cw_key_cancelled(const cw_keys *k, cw_buf *out)
 {

@@ -57,6 +57,16 @@ void cw_key_cancelled(const cw_keys *k, cw_buf *out);
  * pool that one of its running jobs was cancelled (message: the job id). A pool that
  * does not subscribe to it (Go) cannot have its jobs cancelled (PROTOCOL §21). */
 void cw_key_cancel_channel(const cw_keys *k, cw_buf *out, const char *pool_id);
+/* "<p>cwork:result:<id>": a string holding the result a handler set for the job with
+ * that id, written by the commit of its successful run with the type's result TTL
+ * (PROTOCOL §22). cwork's own: Go never reads it. */
+void cw_key_result(const cw_keys *k, cw_buf *out, const char *id);
+/* "<p>cwork:succeeded:<name>": a zset of the type's kept succeeded jobs (score: when
+ * the commit wrote it, Unix ms; member: {"ran_at":…,"took_us":…,"job":<bytes>}). */
+void cw_key_succeeded(const cw_keys *k, cw_buf *out, const char *name);
+/* The pub/sub channel on which a commit announces a written result (message: the job's
+ * id), so that a waiting reader returns at once. A channel, not a key. */
+void cw_key_results_channel(const cw_keys *k, cw_buf *out);
 /* "<p>unique:<name>:" + Go JSON of args + "\n" (nothing after the ':' when args is
  * NULL). 0 or CWORK_EJSON for args JSON cannot hold. */
 int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,

@@ -1,6 +1,7 @@
 /* Committing finished jobs (PROTOCOL §5.7): success releases the job; a failure goes to
  * retry with backoff, to dead, or is dropped (SkipDead). Decided here; written by the
  * dispatcher's cycle script together with the next fetch. */
+#include "clock.h"
 #include "log.h"
 #include "pool.h"
 #include "scripts.h"
@@ -172,6 +173,8 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
         }
     }
     out->ntasks = n;
+    /* (the pool's clock: tests move it to age kept successes out) */
+    rc = cw_commit_prepare_results(p, done, out, cw_clock_now_ms(), err);
 done:
     cw_free(group_type);
     cw_free(nok);
@@ -190,5 +193,7 @@ void cw_commit_args_free(cw_commit_args *a)
     cw_free(a->not_removed);
     cw_free(a->cancelled);
     cw_buf_free(&a->buf);
+    cw_argv_free(&a->extra_keys);
+    cw_argv_free(&a->extra_args);
     memset(a, 0, sizeof *a);
 }

@@ -54,8 +54,9 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
 {
     size_t commit_n = commit ? commit->n : 0;
     size_t extra = nlimited ? nlimited + 1 : 0;
-    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 3 + extra,
-           nargs = 4 + (commit_n ? commit_n : 1) + nlimited;
+    size_t nx = c->extra_keys && commit_n ? c->extra_keys->n : 0;
+    size_t nkeys = CW_CYCLE_KEY_KINDS * c->ntypes + 3 + extra + nx,
+           nargs = 4 + (commit_n ? commit_n : 1) + (nx ? c->extra_args->n : 0) + nlimited;
     cw_argv *a = &c->args;
     cw_argv_reset(a);
     cw_argv_reserve(a, nkeys + nargs);
@@ -77,14 +78,21 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
         const char *key = keys->key(keys->ud, limited[i], CW_CYCLE_RATE_LIMIT, &len);
         cw_argv_add_ref(a, key, len);
     }
+    if (nx) cw_argv_add_refs(a, c->extra_keys);
     cw_argv_add_ref(a, pool_id, strlen(pool_id));
-    cw_argv_add_ref(a, single ? "1" : "0", 1);
+    if (nx) { /* "<single> <extra keys>": the script finds the types' keys before them */
+        snprintf(c->mode, sizeof c->mode, "%c %zu", single ? '1' : '0', nx);
+        cw_argv_add_ref(a, c->mode, strlen(c->mode));
+    } else {
+        cw_argv_add_ref(a, single ? "1" : "0", 1);
+    }
     cw_argv_add_ref(a, c->draws.data, c->draws.len); /* empty: no fetch */
     cw_argv_add_ref(a, c->width_arg.data, c->width_arg.len);
     if (commit_n)
         cw_argv_add_refs(a, commit);
     else
-        cw_argv_add_ref(a, "", 0);          /* no groups: nothing to commit */
+        cw_argv_add_ref(a, "", 0); /* no groups: nothing to commit */
+    if (nx) cw_argv_add_refs(a, c->extra_args);
     for (size_t i = 0; i < nlimited; i++) { /* the last L arguments */
         size_t len;
         const char *name = keys->key(keys->ud, limited[i], CW_CYCLE_NAME, &len);
@@ -96,8 +104,15 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
     return 0;
 }
 
+void cw_cycle_call_set_extras(cw_cycle_call *c, const cw_argv *keys, const cw_argv *args)
+{
+    c->extra_keys = keys && keys->n ? keys : NULL;
+    c->extra_args = c->extra_keys ? args : NULL;
+}
+
 void cw_cycle_call_reset(cw_cycle_call *c)
 {
+    c->extra_keys = c->extra_args = NULL;
     cw_buf_reset(&c->draws);
     cw_argv_reset(&c->args);
     c->nkeys = c->nargs = 0;

@@ -55,6 +55,10 @@ typedef struct cw_cycle_call {
     cw_buf width_arg; /* ARGV[4]: the width, with the rate-limited types if any */
     cw_argv args;
     int nkeys, nargs;
+    /* Results and kept successes (PROTOCOL §22): extra KEYS after the dead set and an
+     * ARGV section after the commit's; ARGV[2] then carries their number of keys. */
+    const cw_argv *extra_keys, *extra_args;
+    char mode[24];
 } cw_cycle_call;
 
 void cw_cycle_call_init(cw_cycle_call *c, size_t ntypes);
@@ -73,6 +77,9 @@ int cw_cycle_call_finish(cw_cycle_call *c, const cw_cycle_keys *keys, const char
 int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, const char *pool_id,
                                  bool single, const cw_argv *commit, const size_t *limited,
                                  size_t nlimited, int64_t now_us);
+/* Adds extra keys and arguments (borrowed; both NULL or empty for none) to the next
+ * cw_cycle_call_finish: a commit's results and retention entries (commit_results.c). */
+void cw_cycle_call_set_extras(cw_cycle_call *c, const cw_argv *keys, const cw_argv *args);
 /* Forgets the draws and the layout, keeping buffers for the next call. */
 void cw_cycle_call_reset(cw_cycle_call *c);
 void cw_cycle_call_clear(cw_cycle_call *c);

@@ -216,6 +216,8 @@ void *cw_executor_main(void *arg)
 
         int64_t end = cw_now_ms();
         int64_t took_us = cw_monotonic_us() - start_us;
+        t->handler_type = type;
+        t->took_us = took_us;
         pthread_mutex_lock(&s->mu);
         s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;

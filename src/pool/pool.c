@@ -70,6 +70,7 @@ void cw_task_free(cw_task *t)
     cwork_job_free(t->job);
     cw_free(t->raw);
     cw_free(t->fail_message);
+    cw_free(t->result);
     cw_free(t);
 }
 
@@ -278,6 +279,11 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
                         t.opts.priority, CW_MAX_PRIORITY);
     if (t.opts.max_fails == 0) t.opts.max_fails = CW_DEFAULT_MAX_FAILS;
     if ((rc = check_rate_limit(name, &t.opts, err)) != 0) return rc;
+    rc = cw_check_duration_ms("result_ttl_ms", t.opts.result_ttl_ms, err);
+    if (rc == 0) rc = cw_check_duration_ms("keep_succeeded_ms", t.opts.keep_succeeded_ms, err);
+    if (rc) return rc;
+    if (t.opts.result_ttl_ms == 0) t.opts.result_ttl_ms = CW_DEFAULT_RESULT_TTL_MS;
+    if (t.opts.keep_succeeded_ms == 0) t.opts.keep_succeeded_ms = CW_DEFAULT_KEEP_SUCCEEDED_MS;
     t.handler = handler;
     t.name = cw_strdup(name);
     if (!t.name || type_build_keys(p, &t) != 0) {

@@ -36,6 +36,8 @@
 #define CW_MAX_JOB_TYPES 2000
 #define CW_DEFAULT_IDLE_BACKOFF_MAX_MS 100
 #define CW_DEFAULT_STOP_GRACE_MS 30000
+#define CW_DEFAULT_RESULT_TTL_MS (24LL * 3600 * 1000)
+#define CW_DEFAULT_KEEP_SUCCEEDED_MS (7LL * 24 * 3600 * 1000)
 
 /* A registered job type. */
 typedef struct cw_job_type {
@@ -82,6 +84,14 @@ typedef struct cw_task {
      * then; made, written and closed under the shard's mu). */
     atomic_int stop_reason;
     int stop_pipe[2];
+    /* Filled by the executor for the commit of a success (PROTOCOL §22): the type whose
+     * handler ran (its result and retention options), how long it ran, and the result
+     * cwork_job_set_result stored (has_result: set, possibly empty). */
+    struct cw_job_type *handler_type;
+    int64_t took_us;
+    char *result;
+    size_t result_len;
+    bool has_result;
 } cw_task;
 
 typedef struct cw_task_queue {
@@ -280,9 +290,18 @@ typedef struct cw_commit_args {
     unsigned char *cancelled;   /* by task position, from the reply: the script sent
                                    it to dead as cancelled (PROTOCOL §21) */
     cw_buf buf;                 /* re-encoded failed jobs */
+    /* Results and kept successes (commit_results.c): extra KEYS and the ARGV section after
+     * the commit's, both empty (nothing allocated) when no job has a result and no type
+     * keeps its successes. */
+    cw_argv extra_keys, extra_args;
 } cw_commit_args;
 
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err);
+/* commit_results.c: appends to out->extra_keys/extra_args the results and retention
+ * entries of the succeeded tasks of done (positions in out->raw_at), or nothing when
+ * none has any; now_ms is the pool's clock. 0 or CWORK_ENOMEM. */
+int cw_commit_prepare_results(cwork_pool *p, cw_task *done, cw_commit_args *out, int64_t now_ms,
+                              cwork_error *err);
 void cw_commit_args_free(cw_commit_args *a);
 
 /* job_stop.c: "stop this job", the one mechanism for every reason (cwork_stop_reason).

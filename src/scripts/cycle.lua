@@ -7,9 +7,11 @@
 --   them all), KEYS[3n+t] queue, KEYS[4n+t] this pool's in-progress list,
 --   KEYS[5n+t] lock_info; then <p>retry, <p>dead, <p>cwork:cancelled; then, only when
 --   L > 0 types are rate-limited (PROTOCOL §20): <p>cwork:rate_limits and each limited
---   type's <p>cwork:rate_limit:<name>, in the order of ARGV[4].
+--   type's <p>cwork:rate_limit:<name>, in the order of ARGV[4]; then x extra keys
+--   (results, kept successes: PROTOCOL §22), only when the commit has any.
 -- ARGV[1] pool id
--- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2)
+-- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2), else '0'; followed
+--   by ' x' when there are x > 0 extra keys
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
 --   sampler drew them, ARGV[4]'s first character bytes (big-endian) each, draw after
 --   draw ('' = no fetch)
@@ -20,7 +22,8 @@
 --   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
 --   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped,
---   'c' dead because it was cancelled), score, the re-encoded job.
+--   'c' dead because it was cancelled), score, the re-encoded job; then, only with
+--   extra keys, the results section (below); the L rate-limited names come last.
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
 -- took it back; a retry of this script after an ambiguous failure is harmless). LREM
@@ -67,7 +70,13 @@ if #ARGV[4] > 1 then
     redis.replicate_commands()
   end
 end
-local n = (#KEYS - 3 - (limited and nl + 1 or 0)) / 6
+local mode = ARGV[2]
+local nx = 0
+if #mode > 1 then
+  nx = tonumber(string.sub(mode, 3))
+end
+local nrate = limited and nl + 1 or 0 -- the rate-limit keys
+local n = (#KEYS - 3 - nrate - nx) / 6
 local retry, dead, cancelled = KEYS[6 * n + 1], KEYS[6 * n + 2], KEYS[6 * n + 3]
 local byte, call, rpcall = string.byte, redis.call, redis.pcall -- locals: no global lookups
 local huge = math.huge
@@ -280,6 +289,57 @@ for g = 1, #groups, 6 do
   removed = removed + c
 end
 
+-- Results and kept successes (PROTOCOL §22), only when the commit has them: ARGV[a] is
+-- now (Unix ms), ARGV[a+1] the results channel, then records, each for a job whose
+-- bytes are at position pos of the commit (as in `lost`) and written only if its LREM
+-- above removed it (a job a reaper took back publishes nothing):
+--   'R', pos, key, ttl ms, result, id  SET the result key, PUBLISH the id
+--   'S', pos, t, key, member           ZADD the type's kept successes at now
+--   'T', t, key, '(oldest', '-keep-1' trim them by age, then by count
+-- (key: the index of the extra key, 1-based after the rate-limit keys). A job this call
+-- sent to dead as cancelled publishes nothing either.
+if nx > 0 then
+  local gone = {}
+  for i = 1, lost and #lost or 0 do
+    gone[str(lost[i])] = true
+  end
+  for i = 1, by_cancel and #by_cancel or 0 do
+    gone[str(by_cancel[i])] = true
+  end
+  local base = 6 * n + 3 + nrate
+  local now, channel = ARGV[a], ARGV[a + 1]
+  local last = #ARGV - nl -- the rate-limited names follow the section
+  a = a + 2
+  while a <= last do
+    local kind = ARGV[a]
+    if kind == 'R' then
+      if not gone[ARGV[a + 1]] then
+        call('SET', KEYS[base + tonumber(ARGV[a + 2])], ARGV[a + 4], 'PX', ARGV[a + 3])
+        call('PUBLISH', channel, ARGV[a + 5])
+      end
+      a = a + 6
+    elseif kind == 'S' then
+      if not gone[ARGV[a + 1]] then
+        local z = rpcall('ZADD', KEYS[base + tonumber(ARGV[a + 3])], now, ARGV[a + 4])
+        if type(z) ~= 'number' then
+          fail(tonumber(ARGV[a + 2]), 'succeeded', z.err)
+        end
+      end
+      a = a + 5
+    else
+      local key = KEYS[base + tonumber(ARGV[a + 2])]
+      local r = rpcall('ZREMRANGEBYSCORE', key, '-inf', ARGV[a + 3])
+      if type(r) == 'number' then
+        r = rpcall('ZREMRANGEBYRANK', key, '0', ARGV[a + 4])
+      end
+      if type(r) ~= 'number' then
+        fail(tonumber(ARGV[a + 1]), 'succeeded', r.err)
+      end
+      a = a + 5
+    end
+  end
+end
+
 -- Fetch.
 local out = {removed}
 if lost then
@@ -289,7 +349,7 @@ end
 local state, got, rate, rate_wait
 local draws, width = ARGV[3], byte(ARGV[4]) == 50 and 2 or 1 -- '2'
 if #draws > 0 then
-  local single = ARGV[2] == '1'
+  local single = byte(mode, 1) == 49 -- '1'
   -- One MGET reads every paused key, lock counter and max_concurrency: a paused key
   -- pauses with any string value, as Go's GET of it does (MGET reads a key of another
   -- type as missing, where Go's GET fails the whole fetch: such a paused key does not

@@ -1,0 +1,286 @@
+/* cwork result and cwork succeeded: a job's result by id (waiting for it if asked), and
+ * the succeeded jobs the job types keep (PROTOCOL §22). */
+#include "cli.h"
+#include "cmd_admin.h"
+#include "table.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char result_help[] =
+    "Usage: cwork result [--wait DURATION] [--json] [--redis URL] [--ns NS] ID\n"
+    "\n"
+    "Prints the result the job with this id stored when it succeeded (a handler's\n"
+    "cwork_job_set_result; a `cwork work` command's output on the file descriptor in\n"
+    "$CWORK_RESULT_FD, 4), byte for byte. Results are kept for their type's result TTL\n"
+    "(default 24h).\n"
+    "\n"
+    "Options:\n"
+    "  --wait DURATION   wait up to DURATION for it (30s, 5m): returns as soon as the\n"
+    "                    job's commit writes it\n"
+    "  --json            {\"id\": …, \"result\": …, \"result_base64\": …} instead (result\n"
+    "                    as text, invalid UTF-8 as U+FFFD; result_base64 exact)\n"
+    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
+    "\n"
+    "Exit status: 0, 1 when Redis fails, 2 for a bad command line, 4 when there is no\n"
+    "result (yet, after waiting; or any more).\n";
+
+static const char succeeded_help[] =
+    "Usage: cwork succeeded [--name NAME] [--limit N] [--json] [--redis URL] [--ns NS]\n"
+    "\n"
+    "Lists the succeeded jobs kept by job types that keep them (keep_succeeded), newest\n"
+    "first: when each finished, its name and id, when it ran and how long it took, and\n"
+    "its result while that is kept.\n"
+    "\n"
+    "Options:\n"
+    "  --name NAME   only jobs of this name (default: every name in known_jobs)\n"
+    "  --limit N     at most N jobs (1-10000, default 100)\n"
+    "  --json        {\"jobs\": [{\"name\", \"id\", \"finished_at_ms\", \"ran_at_ms\",\n"
+    "                \"took_us\", \"result\", \"result_base64\", \"job\"}, …]}\n"
+    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
+    "\n"
+    "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
+
+typedef struct result_opts {
+    cli_conn_opts conn;
+    const char *id, *name;
+    int64_t wait_ms;
+    size_t limit;
+    int json;
+} result_opts;
+
+/* Options of both commands; succeeded says which one is parsed. */
+static int parse(int argc, char **argv, int succeeded, result_opts *o)
+{
+    static const char *const result_names[] = {"wait", "json", CLI_COMMON_OPTIONS, NULL};
+    static const char *const succeeded_names[] = {"name", "limit", "json", CLI_COMMON_OPTIONS,
+                                                  NULL};
+    const char *label = succeeded ? "cwork succeeded" : "cwork result";
+    memset(o, 0, sizeof *o);
+    o->conn.ns = "work";
+    cli_args a;
+    cli_args_init(&a, argc, argv, 2);
+    for (int k; (k = cli_next(&a)) >= 0;) {
+        if (k == 0) {
+            if (succeeded || o->id) {
+                fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", label, a.value,
+                        label);
+                return -1;
+            }
+            o->id = a.value;
+            continue;
+        }
+        int c = cli_conn_option(&a, &o->conn);
+        if (c < 0) return -1;
+        if (c) continue;
+        if (cli_is(&a, "help")) {
+            fputs(succeeded ? succeeded_help : result_help, stdout);
+            exit(CLI_OK);
+        } else if (cli_is(&a, "json")) {
+            if (cli_flag(&a) != 0) return -1;
+            o->json = 1;
+        } else if (!succeeded && cli_is(&a, "wait")) {
+            if (cli_take_value(&a) != 0) return -1;
+            if (cli_duration_ms(a.value, &o->wait_ms) != 0) {
+                fprintf(stderr, "%s: --wait takes a duration (30, 30s, 5m), not \"%s\"\n", label,
+                        a.value);
+                return -1;
+            }
+        } else if (succeeded && cli_is(&a, "name")) {
+            if (cli_take_value(&a) != 0) return -1;
+            o->name = a.value;
+        } else if (succeeded && cli_is(&a, "limit")) {
+            if (cli_take_value(&a) != 0) return -1;
+            char *end;
+            errno = 0;
+            unsigned long v = strtoul(a.value, &end, 10);
+            if (errno || end == a.value || *end || a.value[0] == '-' || v < 1 || v > 10000) {
+                fprintf(stderr, "%s: --limit takes a whole number from 1 to 10000, not \"%s\"\n",
+                        label, a.value);
+                return -1;
+            }
+            o->limit = v;
+        } else {
+            cli_unknown_option(label, &a, succeeded ? succeeded_names : result_names);
+            return -1;
+        }
+    }
+    if (!succeeded && (!o->id || !*o->id)) {
+        fprintf(stderr, "%s: which job? give its ID (see %s --help)\n", label, label);
+        return -1;
+    }
+    return 0;
+}
+
+/* Standard, padded base64 of len bytes, to stdout. */
+static void put_base64(const unsigned char *p, size_t len)
+{
+    static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < len; i += 3) {
+        unsigned v = (unsigned)p[i] << 16;
+        if (i + 1 < len) v |= (unsigned)p[i + 1] << 8;
+        if (i + 2 < len) v |= p[i + 2];
+        char out[4] = {digits[v >> 18], digits[(v >> 12) & 63],
+                       i + 1 < len ? digits[(v >> 6) & 63] : '=',
+                       i + 2 < len ? digits[v & 63] : '='};
+        fwrite(out, 1, 4, stdout);
+    }
+}
+
+/* "result": …, "result_base64": … (null and null when there is none). */
+static void put_result_json(const char *result, size_t len)
+{
+    fputs("\"result\": ", stdout);
+    if (result)
+        admin_json_string(result, len);
+    else
+        fputs("null", stdout);
+    fputs(", \"result_base64\": ", stdout);
+    if (result) {
+        putchar('"');
+        put_base64((const unsigned char *)result, len);
+        putchar('"');
+    } else {
+        fputs("null", stdout);
+    }
+}
+
+/* Connects and makes a client; NULL with *status set (reported). */
+static cwork_client *open_client(const result_opts *o, const char *label, cwork_redis **redis,
+                                 int *status)
+{
+    *redis = cli_connect(&o->conn, status);
+    if (!*redis) return NULL;
+    cwork_error err = {0};
+    cwork_client *client = cwork_client_new(*redis, o->conn.ns, &err);
+    if (!client) {
+        fprintf(stderr, "%s: %s\n", label, err.message);
+        cwork_redis_free(*redis);
+        *status = CLI_FAILURE;
+    }
+    return client;
+}
+
+static int finish(int status)
+{
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "cwork: cannot write the output: %s\n", strerror(errno));
+        return CLI_FAILURE;
+    }
+    return status;
+}
+
+int cmd_result(int argc, char **argv)
+{
+    result_opts o;
+    if (parse(argc, argv, 0, &o) != 0) return CLI_USAGE;
+    int status;
+    cwork_redis *redis = NULL;
+    cwork_client *client = open_client(&o, "cwork result", &redis, &status);
+    if (!client) return status;
+    cwork_error err = {0};
+    char *out = NULL;
+    size_t len = 0;
+    int rc = cwork_client_result(client, o.id, o.wait_ms, &out, &len, &err);
+    if (rc == 0) {
+        status = CLI_OK;
+        if (o.json) {
+            fputs("{\"id\": ", stdout);
+            admin_json_string(o.id, strlen(o.id));
+            fputs(", ", stdout);
+            put_result_json(out, len);
+            fputs("}\n", stdout);
+        } else {
+            fwrite(out, 1, len, stdout); /* exactly the bytes: scripts read them */
+        }
+        status = finish(CLI_OK);
+    } else if (rc == CWORK_ENOTFOUND) {
+        fprintf(stderr, "cwork result: no result for job %s%s\n", o.id,
+                o.wait_ms ? " after waiting" : " (it has not succeeded, set none, or it expired)");
+        status = CLI_NOT_FOUND;
+    } else {
+        fprintf(stderr, "cwork result: %s\n", err.message);
+        status = rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+    }
+    cwork_free(out);
+    cwork_client_free(client);
+    cwork_redis_free(redis);
+    return status;
+}
+
+static void print_succeeded_json(const cwork_succeeded_job *jobs, size_t n)
+{
+    fputs("{\"jobs\": [", stdout);
+    for (size_t i = 0; i < n; i++) {
+        const cwork_succeeded_job *j = &jobs[i];
+        fputs(i ? ",\n  {\"name\": " : "\n  {\"name\": ", stdout);
+        admin_json_string(j->name, strlen(j->name));
+        fputs(", \"id\": ", stdout);
+        admin_json_string(j->id, strlen(j->id));
+        printf(", \"finished_at_ms\": %" PRId64 ", \"ran_at_ms\": %" PRId64
+               ", \"took_us\": %" PRId64 ", ",
+               j->finished_at_ms, j->ran_at_ms, j->took_us);
+        put_result_json(j->result, j->result_len);
+        fputs(", \"job\": ", stdout);
+        admin_json_string(j->job, j->job_len);
+        fputs("}", stdout);
+    }
+    fputs(n ? "\n]}\n" : "]}\n", stdout);
+}
+
+static void print_succeeded_text(const cwork_succeeded_job *jobs, size_t n)
+{
+    static const char *const headers[] = {"FINISHED", "NAME", "ID", "TOOK", "RESULT"};
+    table *t = table_new(5, headers);
+    if (!t) return;
+    table_set_max_width(t, 4, 60);
+    table_set_right(t, 3);
+    int64_t now = (int64_t)time(NULL);
+    for (size_t i = 0; i < n; i++) {
+        const cwork_succeeded_job *j = &jobs[i];
+        char when[96];
+        fmt_when(when, sizeof when, j->finished_at_ms / 1000, now);
+        table_cell(t, when);
+        table_cell(t, j->name);
+        table_cell(t, j->id);
+        if (j->took_us < 10000)
+            table_cellf(t, "%" PRId64 " µs", j->took_us);
+        else
+            table_cellf(t, "%.3f s", (double)j->took_us / 1e6);
+        table_cell(t, j->result ? j->result : "-");
+    }
+    table_print(t, stdout);
+    table_free(t);
+    if (n == 0) fputs("(no kept succeeded jobs: see keep_succeeded)\n", stdout);
+}
+
+int cmd_succeeded(int argc, char **argv)
+{
+    result_opts o;
+    if (parse(argc, argv, 1, &o) != 0) return CLI_USAGE;
+    int status;
+    cwork_redis *redis = NULL;
+    cwork_client *client = open_client(&o, "cwork succeeded", &redis, &status);
+    if (!client) return status;
+    cwork_error err = {0};
+    cwork_succeeded_job *jobs = NULL;
+    size_t n = 0;
+    int rc = cwork_client_succeeded(client, o.name, o.limit, &jobs, &n, &err);
+    if (rc == 0) {
+        if (o.json)
+            print_succeeded_json(jobs, n);
+        else
+            print_succeeded_text(jobs, n);
+        status = finish(CLI_OK);
+    } else {
+        fprintf(stderr, "cwork succeeded: %s\n", err.message);
+        status = rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+    }
+    cwork_succeeded_jobs_free(jobs, n);
+    cwork_client_free(client);
+    cwork_redis_free(redis);
+    return status;
+}

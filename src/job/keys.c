@@ -55,6 +55,16 @@ void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:periodic");
 }
+void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id)
+{
+    put_prefix(k, out, "cwork:batch:");
+    cw_buf_puts(out, id);
+}
+void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id)
+{
+    cw_key_batch(k, out, id);
+    cw_buf_puts(out, ":jobs");
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "jobs:");

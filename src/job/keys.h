@@ -40,6 +40,13 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
  * the key expires CW_PERIODIC_PUBLISHED_TTL after the last pool wrote it). cwork's own:
  * Go never reads it. */
 void cw_key_periodic_published(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:batch:<id>": a tracked batch's hash (total, counts, seal, callback), and
+ * "<p>cwork:batch:<id>:jobs": which of its jobs were counted and how (PROTOCOL §23).
+ * cwork's own: Go never reads them. Both expire CW_BATCH_TTL_SECONDS after the batch
+ * completes; the scripts that count build them from the prefix (cw_keys.prefix). */
+void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id);
+void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id);
+#define CW_BATCH_TTL_SECONDS 604800 /* a week: long enough to look at a finished batch */
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

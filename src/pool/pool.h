@@ -247,6 +247,9 @@ typedef struct cw_commit_args {
     unsigned char *not_removed; /* by task position, from the reply: a reaper had
                                    taken the job back (it runs again elsewhere) */
     cw_buf buf;                 /* re-encoded failed jobs */
+    /* The batch section (PROTOCOL §23), only when a task's job is in a tracked batch. */
+    unsigned char *batch_entries; /* seven bytes per member: position, type, kind */
+    char batch_now[24], batch_ttl[24];
 } cw_commit_args;
 
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err);

@@ -15,6 +15,7 @@
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
 --   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped),
 --   score, the re-encoded job.
+-- Then, only when a committed job belongs to a tracked batch, the batch section (below).
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
 -- took it back; a retry of this script after an ambiguous failure is harmless). LREM
@@ -79,6 +80,41 @@ local function valid_counter(s)
   return #s <= 18 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
 end
 
+--[[include batch_fire.lua]]
+
+-- Counts one committed job of a tracked batch (§23): kind is the byte 's', 'r' or 'd'.
+-- Returns nil or the error of a write refused by a damaged key (nothing counted then).
+local function batch_count(key, jid, kind, prefix, now, ttl)
+  local jobs = key .. ':jobs'
+  local was = rpcall('HGET', jobs, jid)
+  if type(was) == 'table' then
+    return was.err
+  end
+  if was == 's' or was == 'd' or call('EXISTS', key) == 0 then
+    return -- counted already, or the batch is gone (expired or deleted)
+  end
+  if kind == 114 then -- 'r': pending → retrying, once
+    if was then
+      return
+    end
+    local r = rpcall('HINCRBY', key, 'retrying', '1')
+    if type(r) ~= 'number' then
+      return r.err
+    end
+    call('HSET', jobs, jid, 'r')
+    return
+  end
+  local r = rpcall('HINCRBY', key, kind == 115 and 'succeeded' or 'dead', '1')
+  if type(r) ~= 'number' then
+    return r.err
+  end
+  call('HSET', jobs, jid, kind == 115 and 's' or 'd')
+  if was == 'r' then
+    call('HINCRBY', key, 'retrying', '-1')
+  end
+  return batch_fire(key, prefix, now, ttl)
+end
+
 -- Commit.
 local groups = ARGV[5]
 local a = 6
@@ -136,6 +172,33 @@ for g = 1, #groups, 6 do
   end
   delta[t] = delta[t] - c
   removed = removed + c
+end
+
+-- Tracked batches (PROTOCOL §23), only when some committed job belongs to one: after the
+-- commit's arguments come <p>, now, the TTL of a finished batch, and the entries, seven
+-- bytes each — the position of the job's bytes (numbered as in `lost`, 32-bit
+-- big-endian), its type index (16-bit), what the commit did ('s' succeeded, 'r' sent to
+-- retry, 'd' dead or dropped) — then per entry its batch id and job id. A job counts
+-- only when its LREM removed it (not in `lost`), and once: <p>cwork:batch:<id>:jobs
+-- remembers each job that was counted retrying ('r') or final ('s', 'd').
+if ARGV[a] then
+  local prefix, now, ttl, entries = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local skip = {}
+  for i = 1, lost and #lost or 0 do
+    skip[lost[i]] = true
+  end
+  local at = a + 4
+  for e = 1, #entries, 7 do
+    local p1, p2, p3, p4, t1, t2, kind = byte(entries, e, e + 6)
+    if not skip[((p1 * 256 + p2) * 256 + p3) * 256 + p4] then
+      local err = batch_count(prefix .. 'cwork:batch:' .. ARGV[at], ARGV[at + 1], kind, prefix,
+                              now, ttl)
+      if err then
+        fail(t1 * 256 + t2, 'batch', err)
+      end
+    end
+    at = at + 2
+  end
 end
 
 -- Fetch.

@@ -111,6 +111,7 @@ int cmd_job(int argc, char **argv);
 int cmd_web(int argc, char **argv);
 int cmd_queue(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_batch(int argc, char **argv); /* cmd_batch.c: tracked batches (PROTOCOL §23) */
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 
 #endif

@@ -22,6 +22,7 @@ static const char usage[] =
     "  pause     stop every pool from taking jobs of one name\n"
     "  unpause   let pools take them again\n"
     "  job       find a job by id: where it is and its JSON\n"
+    "  batch     a tracked batch's counts and callback; --seal seals it\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
@@ -90,6 +91,7 @@ int main(int argc, char **argv)
         {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
+        {"batch", cmd_batch},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

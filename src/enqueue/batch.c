@@ -89,8 +89,7 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, in
     if (!name) return cw_error(err, CWORK_EINVAL, "batch: job name is required");
     if (b->tracked[0] && (flags & CWORK_BATCH_UNIQUE))
         return cw_error(err, CWORK_EINVAL,
-                        "batch: job %.64s: a job of tracked batch %s cannot be unique", name,
-                        b->tracked);
+                        "batch: job %.64s: a job of a tracked batch cannot be unique", name);
     if ((flags & CWORK_BATCH_IN) && cw_enq_check_delay(delay_seconds, err) != 0)
         return CWORK_EINVAL;
     if (b->n == b->cap) {

@@ -16,8 +16,7 @@ int cw_batch_check_id(const char *id, cwork_error *err)
     if (!id) return cw_error(err, CWORK_EINVAL, "batch id is required");
     size_t n = strlen(id);
     for (size_t i = 0; i < n; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
-            n = 0;
+        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f'))) n = 0;
     if (n != 24)
         return cw_error(err, CWORK_EINVAL,
                         "batch id \"%.64s\": not a batch id (24 lower-case hex digits)", id);
@@ -81,25 +80,24 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
     if (rc == 0) {
         char now[24];
         snprintf(now, sizeof now, "%lld", (long long)cw_now());
-        const char *argv[] = {"HSET",     key.data,
-                              "id",       id,
-                              "total",    "0",
-                              "succeeded", "0",
-                              "retrying", "0",
-                              "dead",     "0",
-                              "sealed",   "0",
-                              "when",     when == CWORK_BATCH_ON_SUCCESS ? "success" : "complete",
-                              "callback", "waiting",
-                              "cb_name",  callback,
-                              "cb_head",  head.data,
-                              "cb_rest",  rest.len ? rest.data : "",
+        const char *argv[] = {"HSET",       key.data,
+                              "id",         id,
+                              "total",      "0",
+                              "succeeded",  "0",
+                              "retrying",   "0",
+                              "dead",       "0",
+                              "sealed",     "0",
+                              "when",       when == CWORK_BATCH_ON_SUCCESS ? "success" : "complete",
+                              "callback",   "waiting",
+                              "cb_name",    callback,
+                              "cb_head",    head.data,
+                              "cb_rest",    rest.len ? rest.data : "",
                               "created_at", now};
         size_t lens[sizeof argv / sizeof *argv];
         for (size_t i = 0; i < sizeof argv / sizeof *argv; i++)
             lens[i] = strlen(argv[i]);
         lens[1] = key.len; /* (the other arguments are NUL-terminated text) */
-        rc = cw_redis_command(enq->redis, (int)(sizeof argv / sizeof *argv), argv, lens, NULL,
-                              err);
+        rc = cw_redis_command(enq->redis, (int)(sizeof argv / sizeof *argv), argv, lens, NULL, err);
     }
     if (rc == 0) memcpy(id_out, id, 25);
     cw_buf_free(&key);
@@ -148,8 +146,7 @@ static int int_field(const char *key, const char *field, const char *v, size_t l
                      cwork_error *err)
 {
     if (cw_parse_int64(v, len, out) != 0)
-        return cw_error(err, CWORK_EPROTO, "%s: field %s is not an integer (%.32s)", key, field,
-                        v);
+        return cw_error(err, CWORK_EPROTO, "%s: field %s is not an integer (%.32s)", key, field, v);
     return 0;
 }
 
@@ -159,7 +156,8 @@ static int read_fields(const redisReply *all, const char *key, cwork_batch_info 
     size_t n = 0;
     int rc = cw_reply_array(all, 0, &n, key, err);
     if (rc) return rc;
-    if (n == 0) return cw_error(err, CWORK_ENOTFOUND, "%s does not exist (never opened, or expired)", key);
+    if (n == 0)
+        return cw_error(err, CWORK_ENOTFOUND, "%s does not exist (never opened, or expired)", key);
     for (size_t i = 0; i + 1 < n; i += 2) {
         const char *f, *v;
         size_t flen, vlen;
@@ -178,7 +176,8 @@ static int read_fields(const redisReply *all, const char *key, cwork_batch_info 
         } else if (strcmp(f, "sealed") == 0) {
             out->sealed = vlen == 1 && v[0] == '1';
         } else if (strcmp(f, "when") == 0) {
-            out->when = strcmp(v, "success") == 0 ? CWORK_BATCH_ON_SUCCESS : CWORK_BATCH_ON_COMPLETE;
+            out->when =
+                strcmp(v, "success") == 0 ? CWORK_BATCH_ON_SUCCESS : CWORK_BATCH_ON_COMPLETE;
         } else if (strcmp(f, "callback") == 0) {
             out->callback_state = strcmp(v, "enqueued") == 0  ? CWORK_BATCH_CALLBACK_ENQUEUED
                                   : strcmp(v, "skipped") == 0 ? CWORK_BATCH_CALLBACK_SKIPPED

@@ -166,13 +166,13 @@ static void batch_line(char *out, size_t size, const char *id, const char *callb
              "%s:cwork:batch:%s hash ttl=week callback=%s | cb_head=%s | cb_name=%s | cb_rest=%s | "
              "completed_at=%s | created_at=%s | dead=%d | id=%s | retrying=0 | sealed=1 | "
              "succeeded=%d | total=%d | when=%s\n",
-             ns_, id, state, head, callback, rest,
-             h->element[2]->str ? h->element[2]->str : "?",
+             ns_, id, state, head, callback, rest, h->element[2]->str ? h->element[2]->str : "?",
              h->element[1]->str ? h->element[1]->str : "?", dead, id, succeeded, total, when);
     /* cb_head is the callback's name and id as Go writes them, up to its t */
     char want_head[256];
     snprintf(want_head, sizeof want_head, "{\"name\":\"%s\",\"id\":\"", callback);
-    CHECK(strncmp(head, want_head, strlen(want_head)) == 0 && strlen(head) == strlen(want_head) + 24 + 6);
+    CHECK(strncmp(head, want_head, strlen(want_head)) == 0 &&
+          strlen(head) == strlen(want_head) + 24 + 6);
     long long created = h->element[1]->str ? atoll(h->element[1]->str) : 0;
     long long completed = h->element[2]->str ? atoll(h->element[2]->str) : 0;
     CHECK(created <= completed && llabs(completed - (long long)time(NULL)) <= 60);
@@ -422,8 +422,8 @@ static int child_work(cwork_job *job, void *ctx)
 {
     (void)ctx;
     pthread_mutex_lock(&child_mu);
-    freeReplyObject(
-        redisCommand(child_rc, "SADD %s:test:ran %lld", ns_, (long long)cwork_job_arg_int64(job, "i")));
+    freeReplyObject(redisCommand(child_rc, "SADD %s:test:ran %lld", ns_,
+                                 (long long)cwork_job_arg_int64(job, "i")));
     pthread_mutex_unlock(&child_mu);
     usleep(10000); /* spread the batch over time, so that the kill lands mid-batch */
     return 0;
@@ -436,8 +436,8 @@ static int child_callback(cwork_job *job, void *ctx)
     pthread_mutex_lock(&child_mu);
     redisReply *r = redisCommand(child_rc, "HGET %s:cwork:batch:%s succeeded", ns_,
                                  cwork_job_arg_string(job, "batch_id"));
-    freeReplyObject(redisCommand(child_rc, "RPUSH %s:test:callback %s", ns_,
-                                 r && r->str ? r->str : "?"));
+    freeReplyObject(
+        redisCommand(child_rc, "RPUSH %s:test:callback %s", ns_, r && r->str ? r->str : "?"));
     freeReplyObject(r);
     pthread_mutex_unlock(&child_mu);
     return 0;
@@ -522,7 +522,7 @@ static void thousand_jobs_two_pools_one_killed(void)
     CHECK_INT(info.pending, 0);
     CHECK_INT(info.dead + info.retrying, 0);
     CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_ENQUEUED);
-    CHECK_INT(int_reply("SCARD %s:test:ran", ""), BIG);        /* every job ran */
+    CHECK_INT(int_reply("SCARD %s:test:ran", ""), BIG);           /* every job ran */
     CHECK_INT(int_reply("HLEN %s:cwork:batch:%s:jobs", id), BIG); /* each counted once */
     /* No second callback comes: stop B and look again. */
     freeReplyObject(tl_cmd(rc_, "SET %s:test:stop 1", ns_));

@@ -141,7 +141,9 @@ int cmd_batch(int argc, char **argv)
     if (rc == 0) rc = cwork_batch_read(enq, o.id, &info, &err);
     if (rc != 0) {
         fprintf(stderr, "cwork batch: %s\n", err.message);
-        status = rc == CWORK_ENOTFOUND ? CLI_NOT_FOUND : rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+        status = rc == CWORK_ENOTFOUND ? CLI_NOT_FOUND
+                 : rc == CWORK_EINVAL  ? CLI_USAGE
+                                       : CLI_FAILURE;
     } else if (o.json) {
         print_json(o.id, &info);
     } else {

@@ -6,7 +6,7 @@
 -- Returns 1 when this call sealed it, 0 when it was sealed already (the callback is then
 -- tried again if a damaged queue refused it before); an error naming the key when there
 -- is no such batch, or when the callback's queue refused it.
---[[include batch_fire.lua]]
+--[[include batch_lib.lua]]
 local t = redis.call('TYPE', KEYS[1]).ok
 if t ~= 'hash' then
   return redis.error_reply('NOBATCH ' .. KEYS[1] ..

@@ -80,40 +80,7 @@ local function valid_counter(s)
   return #s <= 18 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
 end
 
---[[include batch_fire.lua]]
-
--- Counts one committed job of a tracked batch (§23): kind is the byte 's', 'r' or 'd'.
--- Returns nil or the error of a write refused by a damaged key (nothing counted then).
-local function batch_count(key, jid, kind, prefix, now, ttl)
-  local jobs = key .. ':jobs'
-  local was = rpcall('HGET', jobs, jid)
-  if type(was) == 'table' then
-    return was.err
-  end
-  if was == 's' or was == 'd' or call('EXISTS', key) == 0 then
-    return -- counted already, or the batch is gone (expired or deleted)
-  end
-  if kind == 114 then -- 'r': pending → retrying, once
-    if was then
-      return
-    end
-    local r = rpcall('HINCRBY', key, 'retrying', '1')
-    if type(r) ~= 'number' then
-      return r.err
-    end
-    call('HSET', jobs, jid, 'r')
-    return
-  end
-  local r = rpcall('HINCRBY', key, kind == 115 and 'succeeded' or 'dead', '1')
-  if type(r) ~= 'number' then
-    return r.err
-  end
-  call('HSET', jobs, jid, kind == 115 and 's' or 'd')
-  if was == 'r' then
-    call('HINCRBY', key, 'retrying', '-1')
-  end
-  return batch_fire(key, prefix, now, ttl)
-end
+--[[include batch_lib.lua]]
 
 -- Commit.
 local groups = ARGV[5]

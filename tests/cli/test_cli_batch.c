@@ -7,7 +7,8 @@
 static redisContext *rc_;
 static char ns_[64];
 
-#define RUN_NS(stdin_text, ...) cli_run_in_ns(ns_, stdin_text, (const char *const[]){__VA_ARGS__, NULL})
+#define RUN_NS(stdin_text, ...)                                                                    \
+    cli_run_in_ns(ns_, stdin_text, (const char *const[]){__VA_ARGS__, NULL})
 
 /* The 24 hex digits of stdout's only line, or "" */
 static void take_id(char id[25])
@@ -23,8 +24,9 @@ static void open_grow_seal_and_show(void)
 {
     tl_unique_ns("cli-batch", ns_, sizeof ns_);
     char id[25];
-    CHECK_INT(RUN_NS("{\"name\":\"a\",\"args\":{\"x\":1}}\n\n{\"name\":\"a\"}\n", "enqueue", "--bulk",
-                     "--batch-callback", "done", "--on-complete", "--open", "{\"k\":\"v\"}"),
+    CHECK_INT(RUN_NS("{\"name\":\"a\",\"args\":{\"x\":1}}\n\n{\"name\":\"a\"}\n", "enqueue",
+                     "--bulk", "--batch-callback", "done", "--on-complete", "--open",
+                     "{\"k\":\"v\"}"),
               0);
     take_id(id);
     CHECK_INT(strlen(id), 24);
@@ -97,9 +99,9 @@ static void bad_input_writes_nothing(void)
 {
     tl_unique_ns("cli-batch-bad", ns_, sizeof ns_);
     /* a unique job cannot join a batch */
-    CHECK_INT(RUN_NS("{\"name\":\"b\",\"unique\":true}\n", "enqueue", "--bulk", "--batch-callback",
-                     "cb"),
-              2);
+    CHECK_INT(
+        RUN_NS("{\"name\":\"b\",\"unique\":true}\n", "enqueue", "--bulk", "--batch-callback", "cb"),
+        2);
     CHECK(strstr(cli_err_, "line 1: batch: job b: a job of a tracked batch cannot be unique") !=
           NULL);
     /* the callback's args may not hold the counts' keys */
@@ -111,9 +113,9 @@ static void bad_input_writes_nothing(void)
     CHECK_INT(RUN_NS("{\"name\":\"b\"}\n", "enqueue", "--bulk", "--batch-callback", "a,b"), 2);
     CHECK_INT(RUN_NS("{\"name\":\"b\"}\n", "enqueue", "--bulk", "--batch", "nope"), 2);
     CHECK(strstr(cli_err_, "not a batch id") != NULL);
-    CHECK_INT(RUN_NS("{\"name\":\"b\"}\n", "enqueue", "--bulk", "--batch",
-                     "0123456789abcdef01234567"),
-              4);
+    CHECK_INT(
+        RUN_NS("{\"name\":\"b\"}\n", "enqueue", "--bulk", "--batch", "0123456789abcdef01234567"),
+        4);
     CHECK(strstr(cli_err_, "does not exist") != NULL);
     CHECK_INT(RUN_NS(NULL, "batch", "0123456789abcdef01234567"), 4);
     CHECK_INT(RUN_NS(NULL, "batch", "--json", "nope"), 2);

@@ -1,6 +1,7 @@
--- Included by the scripts that can complete a tracked batch (PROTOCOL §23): cycle.lua,
--- when a commit brings the last count, and batch_seal.lua, when the last job was counted
--- before the seal. Defines batch_fire; on its own it does nothing.
+-- Included by the scripts that count a tracked batch's jobs or complete it (PROTOCOL
+-- §23): cycle.lua, when a commit counts a job (and brings the last count), requeue.lua,
+-- when it sends a job to dead, and batch_seal.lua, when the last job was counted before
+-- the seal. Defines batch_fire and batch_count; on its own it does nothing.
 --
 -- batch_fire(key, prefix, now, ttl): when the batch at key is sealed, its callback still
 -- 'waiting' and every job counted (succeeded + dead = total), settles the callback once:
@@ -38,4 +39,41 @@ local function batch_fire(key, prefix, now, ttl)
   redis.call('HSET', key, 'callback', state, 'completed_at', now)
   redis.call('EXPIRE', key, ttl)
   redis.call('EXPIRE', key .. ':jobs', ttl)
+end
+
+-- batch_count(key, jid, kind, prefix, now, ttl): counts job jid of the batch at key once:
+-- kind is the byte 's' (succeeded), 'r' (sent to retry) or 'd' (dead or dropped).
+-- <key>:jobs remembers each job counted retrying ('r') or final ('s', 'd'): a final job
+-- never counts again, a retrying one moves to its final count once. Nothing happens
+-- when the batch is gone (expired or deleted). Returns nil or the error of a write
+-- refused by a damaged key (nothing counted then).
+local function batch_count(key, jid, kind, prefix, now, ttl)
+  local jobs = key .. ':jobs'
+  local was = redis.pcall('HGET', jobs, jid)
+  if type(was) == 'table' then
+    return was.err
+  end
+  if was == 's' or was == 'd' or redis.call('EXISTS', key) == 0 then
+    return
+  end
+  if kind == 114 then -- 'r': pending → retrying, once
+    if was then
+      return
+    end
+    local r = redis.pcall('HINCRBY', key, 'retrying', '1')
+    if type(r) ~= 'number' then
+      return r.err
+    end
+    redis.call('HSET', jobs, jid, 'r')
+    return
+  end
+  local r = redis.pcall('HINCRBY', key, kind == 115 and 'succeeded' or 'dead', '1')
+  if type(r) ~= 'number' then
+    return r.err
+  end
+  redis.call('HSET', jobs, jid, kind == 115 and 's' or 'd')
+  if was == 'r' then
+    redis.call('HINCRBY', key, 'retrying', '-1')
+  end
+  return batch_fire(key, prefix, now, ttl)
 end

@@ -6,6 +6,7 @@
  * job once and fires once after the last. The whole namespace is checked afterwards:
  * keys, types, values and the batch keys' TTL of a week once complete. */
 #include "pool_testutil.h"
+#include "scripts.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -376,6 +377,131 @@ static void open_batch_grows_until_sealed(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* One call of the cycle script committing the succeeded jobs raw[0..n) of type "a" as
+ * pool POOL, with the batch section of members id (job ids jid): what the dispatcher
+ * sends (commit.c), written out by hand. The reply's first element. */
+#define POOL "0123456789abcdef01234567"
+static long long commit_members(const char *id, char raw[][256], char jid[][25], int n, char *lost,
+                                size_t lost_size)
+{
+    char k[8][128], prefix[80];
+    const char *kinds[] = {":paused",   ":lock", ":max_concurrency", "", ":" POOL ":inprogress",
+                           ":lock_info"};
+    for (int i = 0; i < 6; i++)
+        snprintf(k[i], sizeof k[i], "%s:jobs:a%s", ns_, kinds[i]);
+    snprintf(k[6], sizeof k[6], "%s:retry", ns_);
+    snprintf(k[7], sizeof k[7], "%s:dead", ns_);
+    snprintf(prefix, sizeof prefix, "%s:", ns_);
+    const char *argv[64];
+    size_t lens[64];
+    int c = 0;
+#define ARG(p, l) (argv[c] = (p), lens[c] = (l), c++)
+    ARG("EVAL", 4);
+    ARG(cw_script_cycle.body, cw_script_cycle.body_len);
+    ARG("8", 1);
+    for (int i = 0; i < 8; i++)
+        ARG(k[i], strlen(k[i]));
+    unsigned char groups[6] = {0, 1, 0, (unsigned char)n, 0, 0}, entries[7 * 8];
+    ARG(POOL, 24);
+    ARG("0", 1);
+    ARG("", 0); /* no fetch */
+    ARG("1", 1);
+    ARG((const char *)groups, 6);
+    for (int i = 0; i < n; i++)
+        ARG(raw[i], strlen(raw[i]));
+    for (int i = 0; i < n; i++) { /* position i + 1 (the groups are 0), type 1, 's' */
+        unsigned char e[7] = {0, 0, 0, (unsigned char)(i + 1), 0, 1, 's'};
+        memcpy(entries + 7 * i, e, 7);
+    }
+    ARG(prefix, strlen(prefix));
+    ARG("1700000000", 10);
+    ARG("604800", 6);
+    ARG((const char *)entries, (size_t)(7 * n));
+    for (int i = 0; i < n; i++) {
+        ARG(id, 24);
+        ARG(jid[i], 24);
+    }
+#undef ARG
+    redisReply *r = redisCommandArgv(rc_, c, argv, lens);
+    long long removed = -1;
+    lost[0] = '\0';
+    if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 1) {
+        redisReply *first = r->element[0];
+        if (first->type == REDIS_REPLY_INTEGER) {
+            removed = first->integer;
+        } else if (first->type == REDIS_REPLY_ARRAY) {
+            removed = first->element[0]->integer;
+            for (size_t i = 1; i < first->elements; i++)
+                snprintf(lost + strlen(lost), lost_size - strlen(lost), "%s%lld", i > 1 ? " " : "",
+                         first->element[i]->integer);
+        }
+    } else {
+        tl_fail(__FILE__, __LINE__, "cycle: %s", r && r->str ? r->str : "no reply");
+    }
+    freeReplyObject(r);
+    return removed;
+}
+
+/* The commit counts a member only when its LREM removed it: a job a reaper took back
+ * counts nothing, nor does the same commit sent again (after a lost reply); the job's
+ * real commit later counts it, and fires the callback once. */
+static void commit_counts_only_what_it_removes(void)
+{
+    tl_unique_ns("batch-lrem", ns_, sizeof ns_);
+    cwork_error err = {0};
+    enq_ = cwork_enqueuer_new(redis_, ns_, &err);
+    char id[25], jid[2][25], raw[2][256];
+    open_batch(CWORK_BATCH_ON_SUCCESS, "next", NULL, id);
+    cwork_batch *b = cwork_batch_new(enq_);
+    CHECK_INT(cwork_batch_join(b, id, &err), 0);
+    CHECK_INT(cwork_batch_add(b, "a", NULL, 0, 0, &err), 0);
+    CHECK_INT(cwork_batch_add(b, "a", NULL, 0, 0, &err), 0);
+    CHECK_INT(cwork_enqueue_batch(b, &err), 0);
+    for (int i = 0; i < 2; i++) {
+        const char *j = NULL;
+        cwork_batch_status(b, (size_t)i, &j);
+        snprintf(jid[i], sizeof jid[i], "%s", j ? j : "");
+    }
+    cwork_batch_free(b);
+    CHECK_INT(cwork_batch_seal(enq_, id, &err), 0);
+    /* fetched by POOL: both in its in-progress list, oldest (jid[0]) first */
+    for (int i = 0; i < 2; i++) {
+        redisReply *r = tl_cmd(rc_, "RPOPLPUSH %s:jobs:a %s:jobs:a:" POOL ":inprogress", ns_, ns_);
+        CHECK(r->type == REDIS_REPLY_STRING && strstr(r->str, jid[i]) != NULL);
+        snprintf(raw[i], sizeof raw[i], "%s", r->str ? r->str : "");
+        freeReplyObject(r);
+    }
+    /* a reaper gave the second back to the queue */
+    freeReplyObject(tl_cmd(rc_, "LREM %s:jobs:a:" POOL ":inprogress 1 %s", ns_, raw[1]));
+    freeReplyObject(tl_cmd(rc_, "LPUSH %s:jobs:a %s", ns_, raw[1]));
+    char lost[64];
+    CHECK_INT(commit_members(id, raw, jid, 2, lost, sizeof lost), 1);
+    CHECK_STR(lost, "2");
+    cwork_batch_info info = read_batch(id);
+    CHECK_INT(info.succeeded, 1);
+    CHECK_INT(info.pending, 1);
+    /* the same commit again: nothing removed, nothing counted */
+    CHECK_INT(commit_members(id, raw, jid, 2, lost, sizeof lost), 0);
+    CHECK_STR(lost, "1 2");
+    CHECK_INT(read_batch(id).succeeded, 1);
+    /* the second job fetched again and committed: counted, the callback fires once */
+    freeReplyObject(tl_cmd(rc_, "RPOPLPUSH %s:jobs:a %s:jobs:a:" POOL ":inprogress", ns_, ns_));
+    CHECK_INT(commit_members(id, raw + 1, jid + 1, 1, lost, sizeof lost), 1);
+    CHECK_STR(lost, "");
+    CHECK_INT(commit_members(id, raw + 1, jid + 1, 1, lost, sizeof lost), 0);
+    info = read_batch(id);
+    CHECK_INT(info.succeeded, 2);
+    CHECK_INT(info.pending, 0);
+    CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_ENQUEUED);
+    CHECK_INT(info.completed_at, 1700000000); /* the commit's now */
+    redisReply *r = tl_cmd(rc_, "LRANGE %s:jobs:next 0 -1", ns_);
+    CHECK_INT(r->elements, 1);
+    if (r->elements == 1) CHECK(strstr(r->element[0]->str, "\"t\":1700000000,") != NULL);
+    freeReplyObject(r);
+    cwork_enqueuer_free(enq_);
+    tl_ns_delete(rc_, ns_);
+}
+
 /* The requeuer sends a scheduled member whose name nobody knows to dead: it counts as
  * dead in its batch in that same script call, and on_complete fires. */
 static void requeuer_sending_to_dead_counts(void)
@@ -589,6 +715,7 @@ int main(void)
 {
     pool_test_setup();
     RUN(bad_input_is_refused_with_its_name);
+    RUN(commit_counts_only_what_it_removes);
     RUN(job_retried_three_times_counts_once);
     RUN(dead_job_skips_on_success_and_completes);
     RUN(open_batch_grows_until_sealed);

@@ -12,6 +12,9 @@ static const char usage[] =
     "Usage: cwork enqueue [--redis URL] [--ns NS] [--in DURATION]\n"
     "                     [--unique | --unique-key KEY_JSON] NAME [ARGS_JSON]\n"
     "       cwork enqueue [--redis URL] [--ns NS] --bulk [--quiet] < jobs.ndjson\n"
+    "       cwork enqueue [--redis URL] [--ns NS] --bulk --batch-callback NAME\n"
+    "                     [--on-complete] [--open] [ARGS_JSON] < jobs.ndjson\n"
+    "       cwork enqueue [--redis URL] [--ns NS] --bulk --batch ID [--open] < jobs.ndjson\n"
     "\n"
     "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
     "prints its id. A Go worker of gocraft/work runs it like one of its own.\n"
@@ -35,13 +38,24 @@ static const char usage[] =
     "                     A Redis failure stops at the batch it hit (exit 1): the lines\n"
     "                     before it were written, the message says up to which line\n"
     "  --quiet            with --bulk: print no ids\n"
+    "  --batch-callback NAME\n"
+    "                     with --bulk: the jobs form a tracked batch (README \"Batches\n"
+    "                     and chains\"), whose id is printed instead of the jobs' ids;\n"
+    "                     once every job has succeeded, cwork pools enqueue one job\n"
+    "                     NAME with ARGS_JSON (default {}) plus batch_id, batch_total,\n"
+    "                     batch_succeeded and batch_dead\n"
+    "  --on-complete      fire the callback when every job has succeeded or died\n"
+    "                     (default: only when all succeeded; never once one dies)\n"
+    "  --batch ID         with --bulk: add the jobs to open batch ID (see --open)\n"
+    "  --open             leave the batch open for more --batch calls; seal it with\n"
+    "                     cwork batch --seal ID (default: sealed once all is written)\n"
     "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
     "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
     "                     writes unique jobs as gocraft/work v0.5 does: with unique_key)\n"
     "\n"
     "Exit status: 0 written, 1 Redis failure, 2 bad input (nothing written),\n"
-    "3 unique duplicate.\n";
+    "3 unique duplicate, 4 no such batch (--batch; nothing written).\n";
 
 typedef struct enqueue_opts {
     cli_conn_opts conn;
@@ -56,6 +70,9 @@ typedef struct enqueue_opts {
     size_t max_job_bytes;
     const char *name;
     const char *args_json;
+    const char *batch_callback; /* --batch-callback: open a tracked batch */
+    const char *batch_id;       /* --batch: join this open batch */
+    int on_complete, keep_open;
 } enqueue_opts;
 
 static int parse_int64(const char *s, int64_t *out)
@@ -102,6 +119,13 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
         } else if (cli_is(&a, "bulk")) {
             if (cli_flag(&a) < 0) return -1;
             o->bulk = 1;
+        } else if (cli_is(&a, "batch-callback") || cli_is(&a, "batch")) {
+            int cb = cli_is(&a, "batch-callback");
+            if (cli_take_value(&a) < 0) return -1;
+            *(cb ? &o->batch_callback : &o->batch_id) = a.value;
+        } else if (cli_is(&a, "on-complete") || cli_is(&a, "open")) {
+            if (cli_flag(&a) < 0) return -1;
+            *(cli_is(&a, "open") ? &o->keep_open : &o->on_complete) = 1;
         } else if (cli_is(&a, "quiet")) {
             if (cli_flag(&a) < 0) return -1;
             o->quiet = 1;
@@ -126,8 +150,10 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
                 o->max_job_bytes = (size_t)n;
         } else {
             static const char *const names[] = {
-                "unique",        "unique-key",       "bulk", "quiet", "in", "batch-size",
-                "max-job-bytes", CLI_COMMON_OPTIONS, NULL};
+                "unique", "unique-key",  "bulk",          "quiet",
+                "in",     "batch-size",  "max-job-bytes", "batch-callback",
+                "batch",  "on-complete", "open",          CLI_COMMON_OPTIONS,
+                NULL};
             cli_unknown_option("cwork enqueue", &a, names);
             return -1;
         }
@@ -140,6 +166,28 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
     if (o->quiet && !o->bulk) {
         fprintf(stderr, "cwork enqueue: --quiet goes with --bulk (one job prints its id)\n");
         return -1;
+    }
+    if ((o->batch_callback || o->batch_id || o->on_complete || o->keep_open) && !o->bulk) {
+        fprintf(stderr, "cwork enqueue: --batch-callback, --batch, --on-complete and --open go "
+                        "with --bulk\n");
+        return -1;
+    }
+    if (o->batch_callback && o->batch_id) {
+        fprintf(stderr, "cwork enqueue: --batch-callback opens a new batch, --batch adds to an "
+                        "open one: not both\n");
+        return -1;
+    }
+    if (o->on_complete && !o->batch_callback) {
+        fprintf(stderr, "cwork enqueue: --on-complete goes with --batch-callback\n");
+        return -1;
+    }
+    if (o->keep_open && !o->batch_callback && !o->batch_id) {
+        fprintf(stderr, "cwork enqueue: --open goes with --batch-callback or --batch\n");
+        return -1;
+    }
+    if (o->bulk && o->batch_callback && o->name && !o->args_json) {
+        o->args_json = o->name; /* --bulk takes no job name: the callback's ARGS_JSON */
+        o->name = NULL;
     }
     if (o->bulk && (o->name || o->has_in || o->unique || o->unique_key)) {
         fprintf(stderr, "cwork enqueue: --bulk takes names, delays and uniqueness from its "
@@ -381,6 +429,62 @@ static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
     return bad;
 }
 
+/* --batch-callback / --batch, before any input is read: the callback's name and args and
+ * the batch id are checked, and the batch is joined with a stand-in id so that the check
+ * of the lines refuses what a tracked batch cannot hold (unique jobs). */
+static int tracked_check(const enqueue_opts *o, cwork_batch *batch, cwork_args **cb_args)
+{
+    cwork_error err = {0};
+    if (o->batch_callback) {
+        const char *text = o->args_json ? o->args_json : "{}";
+        if (cwork_validate_job_name(o->batch_callback, &err) != 0 ||
+            cwork_args_parse(text, strlen(text), cb_args, &err) != 0) {
+            fprintf(stderr, "cwork enqueue: --batch-callback: %s\n", err.message);
+            return -1;
+        }
+    }
+    if (cwork_batch_join(batch, o->batch_id ? o->batch_id : "000000000000000000000000", &err)) {
+        fprintf(stderr, "cwork enqueue: --batch: %s\n", err.message);
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens the batch (--batch-callback) or checks that batch --batch is open, joins it and
+ * prints its id. An exit status, CLI_OK when the jobs may be sent. */
+static int tracked_start(const enqueue_opts *o, cwork_enqueuer *enq, cwork_batch *batch,
+                         const cwork_args *cb_args, char id[25])
+{
+    cwork_error err = {0};
+    int rc;
+    if (o->batch_callback) {
+        rc =
+            cwork_batch_open(enq, o->on_complete ? CWORK_BATCH_ON_COMPLETE : CWORK_BATCH_ON_SUCCESS,
+                             o->batch_callback, cb_args, id, &err);
+    } else {
+        cwork_batch_info info;
+        snprintf(id, 25, "%s", o->batch_id);
+        rc = cwork_batch_read(enq, id, &info, &err);
+        if (rc == 0 && info.sealed) {
+            fprintf(stderr, "cwork enqueue: batch %s is sealed: no job can join it\n", id);
+            return CLI_USAGE;
+        }
+    }
+    if (rc != 0) {
+        fprintf(stderr, "cwork enqueue: %s\n", err.message);
+        return rc == CWORK_ENOTFOUND                     ? CLI_NOT_FOUND
+               : rc == CWORK_EINVAL || rc == CWORK_EJSON ? CLI_USAGE
+                                                         : CLI_FAILURE;
+    }
+    if (cwork_batch_join(batch, id, &err) != 0) {
+        fprintf(stderr, "cwork enqueue: %s\n", err.message);
+        return CLI_FAILURE;
+    }
+    printf("%s\n", id);
+    fflush(stdout);
+    return CLI_OK;
+}
+
 static int enqueue_bulk(const enqueue_opts *o)
 {
     cwork_redis *redis = cli_redis_new(&o->conn);
@@ -402,7 +506,14 @@ static int enqueue_bulk(const enqueue_opts *o)
     cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
     cwork_enqueuer_set_go_flavor(enq, o->flavor);
     int status = CLI_OK;
-    long long bad = check_lines(batch, spool, o->batch_size);
+    int tracked = o->batch_callback || o->batch_id;
+    cwork_args *cb_args = NULL;
+    char batch_id[25] = "";
+    long long bad = 0;
+    if (tracked && tracked_check(o, batch, &cb_args) != 0)
+        status = CLI_USAGE;
+    else
+        bad = check_lines(batch, spool, o->batch_size);
     if (bad != 0) {
         if (bad < 0)
             fprintf(stderr, "cwork enqueue: cannot read the input or write its temporary copy\n");
@@ -410,9 +521,11 @@ static int enqueue_bulk(const enqueue_opts *o)
             fprintf(stderr, "cwork enqueue: %lld bad line%s; nothing written\n", bad,
                     bad == 1 ? "" : "s");
         status = bad < 0 ? CLI_FAILURE : CLI_USAGE;
-    } else if (cli_ping(&o->conn) != 0) {
+    } else if (status == CLI_OK && cli_ping(&o->conn) != 0) {
         status = CLI_FAILURE;
     }
+    if (status == CLI_OK && tracked) status = tracked_start(o, enq, batch, cb_args, batch_id);
+    cwork_args_free(cb_args);
     if (status != CLI_OK) {
         fclose(spool);
         cwork_batch_free(batch);
@@ -436,23 +549,32 @@ static int enqueue_bulk(const enqueue_opts *o)
         if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
             st.bad++; /* cannot happen: checked in pass 1 */
         if (cwork_batch_count(batch) >= o->batch_size) {
-            failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+            failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet && !tracked) != 0;
             if (!failed) written_to = lineno;
             batch_first = lineno + 1;
         }
     }
     if (!failed) {
-        failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet) != 0;
+        failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet && !tracked) != 0;
         if (!failed) written_to = lineno;
+    }
+    if (!failed && tracked && !o->keep_open) {
+        cwork_error err2 = {0};
+        if (cwork_batch_seal(enq, batch_id, &err2) != 0) {
+            fprintf(stderr, "cwork enqueue: batch %s: every job written, but not sealed: %s\n",
+                    batch_id, err2.message);
+            failed = 1;
+            written_to = lineno;
+        }
     }
     free(line);
     fclose(spool);
     double secs = seconds_since(&t0);
-    char stop[96] = "";
+    char stop[128] = "";
     if (failed)
         snprintf(stop, sizeof stop,
-                 "; stopped at a Redis failure: lines 1-%" PRIu64 " were written, the rest not",
-                 written_to);
+                 "; stopped at a Redis failure: lines 1-%" PRIu64 " were written, the rest not%s",
+                 written_to, tracked ? " (the batch stays open)" : "");
     fprintf(stderr,
             "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates in %.3f s "
             "(%.0f jobs/s)%s\n",

@@ -22,6 +22,7 @@ static const char usage[] =
     "  pause     stop every pool from taking jobs of one name\n"
     "  unpause   let pools take them again\n"
     "  job       find a job by id: where it is and its JSON\n"
+    "  batch     a tracked batch's counts and callback; --seal seals it\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"
     "  limits    list the rate limits per job type and whether each holds jobs back\n"
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
         {"limits", cmd_limits},   {"limit", cmd_limit},
         {"cancel", cmd_cancel},
         {"result", cmd_result},   {"succeeded", cmd_succeeded},
+        {"batch", cmd_batch},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

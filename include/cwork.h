@@ -458,6 +458,64 @@ int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
  * the batch is reset or freed). */
 int cwork_batch_status(const cwork_batch *batch, size_t i, const char **id);
 
+/* ------------------------------------------------------------------ tracked batches */
+
+/* A tracked batch (PROTOCOL §23): jobs enqueued in one or more calls, counted as cwork
+ * pools finish them, and one callback job enqueued exactly once when the batch is sealed
+ * and every job counted. Its id is 24 lower-case hex digits. Chains ("run B after A"):
+ * a batch of one job whose callback is B. Only cwork pools count: a job of a batch run
+ * by a Go pool is never counted (README, mixed fleets). */
+typedef enum cwork_batch_when {
+    CWORK_BATCH_ON_SUCCESS = 1, /* when every job succeeded; never once one is dead */
+    CWORK_BATCH_ON_COMPLETE = 2 /* when every job succeeded or is dead */
+} cwork_batch_when;
+
+/* Opens a batch in enq's namespace whose callback is a job named callback with
+ * callback_args (NULL: none) plus batch_total, batch_succeeded, batch_dead and
+ * batch_id, which callback_args may therefore not hold. The id goes to id_out. One
+ * command; thread-safe as the enqueuer. 0, CWORK_EINVAL (bad name, when or args key,
+ * named in err), CWORK_EJSON, CWORK_EREDIS. */
+int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *callback,
+                     const cwork_args *callback_args, char id_out[25], cwork_error *err);
+
+/* Makes every job added to batch from now on (and after cwork_batch_reset) a member of
+ * the open batch batch_id (NULL: none again); call it while batch holds no job. Members
+ * cannot be unique (CWORK_BATCH_UNIQUE is refused). cwork_enqueue_batch then adds the
+ * jobs to the batch's total in the same script call that writes them, and refuses
+ * (CWORK_EREDIS, nothing written) when the batch does not exist or is sealed.
+ * 0 or CWORK_EINVAL. */
+int cwork_batch_join(cwork_batch *batch, const char *batch_id, cwork_error *err);
+
+/* Seals the batch: no job can join it any more, and its callback is enqueued as soon as
+ * every job is counted (at once if they already are). Sealing again is harmless (returns
+ * 0; it retries a callback that a damaged queue refused). Thread-safe as the enqueuer.
+ * 0, CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_EREDIS. */
+int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err);
+
+typedef enum cwork_batch_callback_state {
+    CWORK_BATCH_CALLBACK_WAITING = 0,  /* not sealed, or jobs still to count */
+    CWORK_BATCH_CALLBACK_ENQUEUED = 1, /* the callback job was pushed (once) */
+    CWORK_BATCH_CALLBACK_SKIPPED = 2   /* on_success, and a job died: never fires */
+} cwork_batch_callback_state;
+
+/* A batch as read by cwork_batch_read. pending = total − succeeded − retrying − dead. */
+typedef struct cwork_batch_info {
+    int64_t total, pending, succeeded, retrying, dead;
+    bool sealed;
+    cwork_batch_when when;
+    cwork_batch_callback_state callback_state;
+    char callback[256];   /* the callback's job name (truncated past 255 bytes) */
+    int64_t created_at;   /* Unix seconds */
+    int64_t completed_at; /* when the callback was settled, or 0 */
+    int64_t ttl;          /* seconds until the batch's keys expire, or -1 while running */
+} cwork_batch_info;
+
+/* Reads batch batch_id (HGETALL and TTL, one round trip). Thread-safe as the enqueuer. 0,
+ * CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_EPROTO (a damaged hash,
+ * the field named), CWORK_EREDIS. */
+int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info *out,
+                     cwork_error *err);
+
 /* ------------------------------------------------------------------ dead pool reaper */
 
 /* What one reaper cycle did (the C form of Go's ReapResult). Borrowed for the duration

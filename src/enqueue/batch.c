@@ -33,8 +33,22 @@ struct cwork_batch {
     cwork_enqueuer *enq;
     batch_entry *e;
     size_t n, cap;
-    cw_buf data; /* names (NUL-terminated), job JSON and guard keys, by offset */
+    cw_buf data;      /* names (NUL-terminated), job JSON and guard keys, by offset */
+    char tracked[25]; /* the tracked batch its jobs join (§23), or "" */
 };
+
+int cwork_batch_join(cwork_batch *b, const char *batch_id, cwork_error *err)
+{
+    if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
+    if (b->n) return cw_error(err, CWORK_EINVAL, "batch join: the batch already holds jobs");
+    if (!batch_id) {
+        b->tracked[0] = '\0';
+        return 0;
+    }
+    int rc = cw_batch_check_id(batch_id, err);
+    if (rc == 0) memcpy(b->tracked, batch_id, 25);
+    return rc;
+}
 
 cwork_batch *cwork_batch_new(cwork_enqueuer *enq)
 {
@@ -73,6 +87,9 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, in
                     int flags, cwork_error *err)
 {
     if (!name) return cw_error(err, CWORK_EINVAL, "batch: job name is required");
+    if (b->tracked[0] && (flags & CWORK_BATCH_UNIQUE))
+        return cw_error(err, CWORK_EINVAL,
+                        "batch: job %.64s: a job of a tracked batch cannot be unique", name);
     if ((flags & CWORK_BATCH_IN) && cw_enq_check_delay(delay_seconds, err) != 0)
         return CWORK_EINVAL;
     if (b->n == b->cap) {
@@ -106,7 +123,9 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, in
         e->rearm = u.rearm;
     } else {
         e->json_off = b->data.len;
-        rc = cw_enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
+        rc = b->tracked[0]
+                 ? cw_enq_encode_member(b->enq, name, args, b->tracked, now, &b->data, e->id, err)
+                 : cw_enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
         e->json_len = b->data.len - e->json_off;
     }
     if (rc == 0 && b->data.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -232,7 +251,7 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
      * fixed keys and 8 counts; per entry a queue key, two guard spellings, 5 args, a SADD
      * name, a publish name and a group's 2 numbers. */
     cw_argv a = {0};
-    cw_argv_reserve(&a, 12 * n + 16);
+    cw_argv_reserve(&a, 12 * n + 18);
     cw_buf scratch;
     cw_buf_init(&scratch);
     int rc = 0;
@@ -350,11 +369,17 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
     cw_argv_add_int(&a, (int64_t)q); /* one wake-up per distinct name of the immediate jobs */
     for (size_t j = 0; j < q; j++)
         cw_argv_add_ref(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
+    if (b->tracked[0]) { /* the tracked batch's key and how many jobs join it */
+        cw_buf_reset(&scratch);
+        cw_key_batch(&enq->keys, &scratch, b->tracked);
+        cw_argv_add_buf(&a, &scratch);
+        cw_argv_add_int(&a, (int64_t)n);
+    }
     if ((rc = cw_argv_check(&a, err)) != 0) goto done;
 
     if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) goto done;
     redisReply *r = NULL;
-    if (nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
+    if (!b->tracked[0] && nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
         /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
          * or ZADD, atomic on its own and cheaper than the script. */
         rc = send_one_command(b, c, order, n, q ? a.argv[queues_at] : NULL, a.argv[sched_at],

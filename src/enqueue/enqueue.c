@@ -122,8 +122,8 @@ int cw_enq_check_delay(int64_t seconds, cwork_error *err)
 
 /* The job as cw_enq_encode_job describes it, with unique_key when given. */
 static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                      const char *unique_key, size_t unique_key_len, int64_t now, cw_buf *out,
-                      char id[25], cwork_error *err)
+                      const char *unique_key, size_t unique_key_len, const char *batch, int64_t now,
+                      cw_buf *out, char id[25], cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
@@ -142,6 +142,8 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     job.unique_key.ptr = (char *)unique_key;
     job.unique_key.len = unique_key_len;
     job.err.ptr = (char *)"";
+    job.batch.ptr = (char *)batch;
+    job.batch.len = batch ? strlen(batch) : 0;
     size_t start = out->len;
     rc = cw_job_encode(out, &job, err);
     if (rc) return rc;
@@ -156,7 +158,14 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
 int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                       int64_t now, cw_buf *out, char id[25], cwork_error *err)
 {
-    return encode_job(enq, name, args, unique, NULL, 0, now, out, id, err);
+    return encode_job(enq, name, args, unique, NULL, 0, NULL, now, out, id, err);
+}
+
+int cw_enq_encode_member(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                         const char *batch_id, int64_t now, cw_buf *out, char id[25],
+                         cwork_error *err)
+{
+    return encode_job(enq, name, args, 0, NULL, 0, batch_id, now, out, id, err);
 }
 
 int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
@@ -183,7 +192,8 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
     if (with_key && !(guard = cw_strndup(out->data + u->guard_off, u->guard_len)))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     u->json_off = out->len;
-    rc = encode_job(enq, name, args, 1, guard, with_key ? u->guard_len : 0, now, out, id, err);
+    rc =
+        encode_job(enq, name, args, 1, guard, with_key ? u->guard_len : 0, NULL, now, out, id, err);
     cw_free(guard);
     if (rc) {
         out->len = mark;

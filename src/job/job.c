@@ -20,7 +20,7 @@ cwork_job *cw_job_new(void)
     cwork_job *job = cw_calloc(1, sizeof *job);
     if (!job) return NULL;
     if (str_empty(&job->name) || str_empty(&job->id) || str_empty(&job->err) ||
-        str_empty(&job->unique_key)) {
+        str_empty(&job->unique_key) || str_empty(&job->batch)) {
         cwork_job_free(job);
         return NULL;
     }
@@ -47,6 +47,7 @@ void cwork_job_free(cwork_job *job)
     cw_free(job->id.ptr);
     cw_free(job->err.ptr);
     cw_free(job->unique_key.ptr);
+    cw_free(job->batch.ptr);
     cw_gj_free(job->args);
     cw_gj_free(job->trace);
     cw_free(job->raw);
@@ -68,7 +69,8 @@ enum field {
     F_ERR,
     F_FAILED_AT,
     F_D,
-    F_TRACE
+    F_TRACE,
+    F_BATCH /* cwork's own field (PROTOCOL §23): matched exactly, Go has no such field */
 };
 
 /* Upper-case JSON names in the order of enum field (from F_NAME). */
@@ -82,6 +84,7 @@ static const char *const field_names[] = {
  * exact-first rule changes nothing and one folded comparison is enough. */
 static int match_field(const char *key, size_t len)
 {
+    if (len == 11 && memcmp(key, "cwork_batch", 11) == 0) return F_BATCH;
     char folded[16];
     size_t n = 0;
     const unsigned char *k = (const unsigned char *)key;
@@ -113,8 +116,9 @@ static int match_field(const char *key, size_t len)
 
 static const char *json_name(int field)
 {
-    static const char *const names[] = {"name",  "id",  "t",         "args", "unique", "unique_key",
-                                        "fails", "err", "failed_at", "d",    "trace"};
+    static const char *const names[] = {"name",      "id",         "t",     "args",
+                                        "unique",    "unique_key", "fails", "err",
+                                        "failed_at", "d",          "trace", "cwork_batch"};
     return names[field - F_NAME];
 }
 
@@ -213,14 +217,16 @@ static int decode_member(cwork_job *job, int field, const char *text, size_t len
     case F_ID:
     case F_ERR:
     case F_UNIQUE_KEY:
+    case F_BATCH:
         if (v->type != GJ_STRING) {
             rc = type_error(err, field, v, "", 0, "string");
             break;
         }
-        steal_str(field == F_NAME  ? &job->name
-                  : field == F_ID  ? &job->id
-                  : field == F_ERR ? &job->err
-                                   : &job->unique_key,
+        steal_str(field == F_NAME    ? &job->name
+                  : field == F_ID    ? &job->id
+                  : field == F_ERR   ? &job->err
+                  : field == F_BATCH ? &job->batch
+                                     : &job->unique_key,
                   v);
         break;
     case F_UNIQUE:
@@ -381,6 +387,10 @@ int cw_job_encode_fields(cw_buf *out, const cwork_job *job, cw_job_fields fields
         cw_buf_append(out, ",\"trace\":", 9);
         int rc = cw_gj_encode(out, job->trace, err);
         if (rc) return rc;
+    }
+    if (job->batch.len) { /* cwork's own field (§23), last: Go skips it when reading */
+        cw_buf_append(out, ",\"cwork_batch\":", 15);
+        cw_gj_encode_string(out, job->batch.ptr, job->batch.len);
     }
     cw_buf_putc(out, '}');
     return 0;

@@ -17,6 +17,8 @@ struct cwork_job {
     int64_t failed_at;
     int64_t d;
     gj_value *trace; /* GJ_OBJECT of strings, or NULL */
+    gj_str batch;    /* cwork's `cwork_batch`: the id of the tracked batch the job belongs to
+                        (PROTOCOL §23); "" or {NULL, 0} when none */
 
     char *raw; /* bytes as read from / written to Redis */
     size_t raw_len;

@@ -64,6 +64,16 @@ void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name)
     put_prefix(k, out, "cwork:rate_limit:");
     cw_buf_puts(out, name);
 }
+void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id)
+{
+    put_prefix(k, out, "cwork:batch:");
+    cw_buf_puts(out, id);
+}
+void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id)
+{
+    cw_key_batch(k, out, id);
+    cw_buf_puts(out, ":jobs");
+}
 void cw_key_jobs_prefix(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "jobs:");

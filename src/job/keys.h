@@ -46,6 +46,13 @@ void cw_key_rate_limits(const cw_keys *k, cw_buf *out);
 /* "<p>cwork:rate_limit:<name>": the type's rate limit state, the time in µs of Redis'
  * clock from which its next job may start (expires then). cwork's own. */
 void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name);
+/* "<p>cwork:batch:<id>": a tracked batch's hash (total, counts, seal, callback), and
+ * "<p>cwork:batch:<id>:jobs": which of its jobs were counted and how (PROTOCOL §23).
+ * cwork's own: Go never reads them. Both expire CW_BATCH_TTL_SECONDS after the batch
+ * completes; the scripts that count build them from the prefix (cw_keys.prefix). */
+void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id);
+void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id);
+#define CW_BATCH_TTL_SECONDS 604800 /* a week: long enough to look at a finished batch */
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

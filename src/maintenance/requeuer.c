@@ -73,6 +73,7 @@ static int requeue_zset(cw_conn *c, const cw_buf *zset, const cw_buf *dead, cons
     cw_argv_add_int(&a, 0); /* how many due jobs to step over, set below */
     cw_argv_add_ref(&a, seed, 24);
     cw_argv_add(&a, flavor == CWORK_GO_UPSTREAM ? "0" : "1", 1); /* the fork's d rules */
+    cw_argv_add_int(&a, CW_BATCH_TTL_SECONDS); /* a batch member sent to dead counts (§23) */
     long long left = 0;
     int rc = 0;
     for (;;) {

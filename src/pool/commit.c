@@ -103,13 +103,51 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
     return buf->oom ? CWORK_ENOMEM : 0;
 }
 
+static bool in_batch(const cw_task *t)
+{
+    return t->job && t->job->batch.len;
+}
+
+/* The cycle script's batch section: <p>, now, TTL, the entries, then per entry the batch
+ * id and job id (cycle.lua). Called only when some task is in a batch, so that the plain
+ * commit carries nothing of it. The arguments were reserved by the caller. */
+static void add_batch_section(cwork_pool *p, cw_task *done, cw_commit_args *out, size_t nbatch)
+{
+    cw_argv *args = &out->args;
+    snprintf(out->batch_now, sizeof out->batch_now, "%lld", (long long)cw_now());
+    snprintf(out->batch_ttl, sizeof out->batch_ttl, "%d", CW_BATCH_TTL_SECONDS);
+    cw_argv_add_ref(args, p->keys.prefix, p->keys.prefix_len);
+    cw_argv_add_ref(args, out->batch_now, strlen(out->batch_now));
+    cw_argv_add_ref(args, out->batch_ttl, strlen(out->batch_ttl));
+    cw_argv_add_ref(args, out->batch_entries, 7 * nbatch);
+    out->batch_nargs = 4 + 2 * nbatch;
+    unsigned char *e = out->batch_entries;
+    size_t i = 0;
+    for (cw_task *t = done; t; t = t->next, i++) {
+        if (!in_batch(t)) continue;
+        size_t pos = out->raw_at[i], type_index = (size_t)(t->type - p->types) + 1;
+        for (int b = 0; b < 4; b++)
+            e[b] = (unsigned char)(pos >> (24 - 8 * b));
+        e[4] = (unsigned char)(type_index >> 8);
+        e[5] = (unsigned char)(type_index & 0xff);
+        e[6] = !t->failed                    ? 's'
+               : t->outcome == OUTCOME_RETRY ? 'r'
+                                             : 'd'; /* dead, or dropped (SkipDead) */
+        e += 7;
+        cw_argv_add_ref(args, t->job->batch.ptr, t->job->batch.len);
+        cw_argv_add_ref(args, t->job->id.ptr, t->job->id.len);
+    }
+}
+
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err)
 {
     memset(out, 0, sizeof *out);
     cw_buf_init(&out->buf);
-    size_t n = 0;
-    for (cw_task *t = done; t; t = t->next)
+    size_t n = 0, nbatch = 0;
+    for (cw_task *t = done; t; t = t->next) {
         n++;
+        nbatch += in_batch(t);
+    }
     size_t nt = p->ntypes ? p->ntypes : 1;
     size_t *group_type = cw_calloc(nt, sizeof *group_type); /* type index of group g */
     size_t *nok = cw_calloc(nt, sizeof *nok), *nfail = cw_calloc(nt, sizeof *nfail);
@@ -120,10 +158,11 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     out->not_removed = cw_calloc(n ? n : 1, 1);
     out->cancelled = cw_calloc(n ? n : 1, 1);
     cw_argv *args = &out->args;
-    cw_argv_reserve(args, 1 + 4 * n);
+    cw_argv_reserve(args, 1 + 4 * n + (nbatch ? 4 + 2 * nbatch : 0));
+    if (nbatch) out->batch_entries = cw_malloc(7 * nbatch);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail || !out->raw_at ||
-        !out->not_removed || !out->cancelled || args->oom ||
+        !out->not_removed || !out->cancelled || args->oom || (nbatch && !out->batch_entries) ||
         prepare_failures(p, done, out->fail, &out->buf) != 0) {
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         goto done;
@@ -172,6 +211,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
             cw_argv_add_ref(args, a->json_len ? out->buf.data + a->json_off : "", a->json_len);
         }
     }
+    if (nbatch) add_batch_section(p, done, out, nbatch);
     out->ntasks = n;
     /* (the pool's clock: tests move it to age kept successes out) */
     rc = cw_commit_prepare_results(p, done, out, cw_clock_now_ms(), err);
@@ -192,6 +232,7 @@ void cw_commit_args_free(cw_commit_args *a)
     cw_free(a->raw_at);
     cw_free(a->not_removed);
     cw_free(a->cancelled);
+    cw_free(a->batch_entries);
     cw_buf_free(&a->buf);
     cw_argv_free(&a->extra_keys);
     cw_argv_free(&a->extra_args);

@@ -80,8 +80,10 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
     }
     if (nx) cw_argv_add_refs(a, c->extra_keys);
     cw_argv_add_ref(a, pool_id, strlen(pool_id));
-    if (nx) { /* "<single> <extra keys>": the script finds the types' keys before them */
-        snprintf(c->mode, sizeof c->mode, "%c %zu", single ? '1' : '0', nx);
+    size_t nb = commit_n ? c->batch_nargs : 0;
+    if (nx || nb) { /* "<single> x<extra keys> b<batch arguments>": the script finds the
+                     * types' keys before the extra keys, and each section after the last */
+        snprintf(c->mode, sizeof c->mode, "%c x%zu b%zu", single ? '1' : '0', nx, nb);
         cw_argv_add_ref(a, c->mode, strlen(c->mode));
     } else {
         cw_argv_add_ref(a, single ? "1" : "0", 1);
@@ -110,9 +112,15 @@ void cw_cycle_call_set_extras(cw_cycle_call *c, const cw_argv *keys, const cw_ar
     c->extra_args = c->extra_keys ? args : NULL;
 }
 
+void cw_cycle_call_set_batch(cw_cycle_call *c, size_t nargs)
+{
+    c->batch_nargs = nargs;
+}
+
 void cw_cycle_call_reset(cw_cycle_call *c)
 {
     c->extra_keys = c->extra_args = NULL;
+    c->batch_nargs = 0;
     cw_buf_reset(&c->draws);
     cw_argv_reset(&c->args);
     c->nkeys = c->nargs = 0;

@@ -58,7 +58,8 @@ typedef struct cw_cycle_call {
     /* Results and kept successes (PROTOCOL §22): extra KEYS after the dead set and an
      * ARGV section after the commit's; ARGV[2] then carries their number of keys. */
     const cw_argv *extra_keys, *extra_args;
-    char mode[24];
+    size_t batch_nargs; /* the commit's last arguments that are its batch section */
+    char mode[48];
 } cw_cycle_call;
 
 void cw_cycle_call_init(cw_cycle_call *c, size_t ntypes);
@@ -80,6 +81,9 @@ int cw_cycle_call_finish_limited(cw_cycle_call *c, const cw_cycle_keys *keys, co
 /* Adds extra keys and arguments (borrowed; both NULL or empty for none) to the next
  * cw_cycle_call_finish: a commit's results and retention entries (commit_results.c). */
 void cw_cycle_call_set_extras(cw_cycle_call *c, const cw_argv *keys, const cw_argv *args);
+/* Says that the last nargs arguments of the next call's commit are its batch section
+ * (PROTOCOL §23; 0: none), so that the script finds the sections after it. */
+void cw_cycle_call_set_batch(cw_cycle_call *c, size_t nargs);
 /* Forgets the draws and the layout, keeping buffers for the next call. */
 void cw_cycle_call_reset(cw_cycle_call *c);
 void cw_cycle_call_clear(cw_cycle_call *c);

@@ -65,6 +65,7 @@ static int append_cycle(cw_shard *sh, cw_conn *c, size_t k, const cw_commit_args
         cw_cycle_call_add_draw(call, sh->sampler.order);
     }
     cw_cycle_call_set_extras(call, &ca->extra_keys, &ca->extra_args);
+    cw_cycle_call_set_batch(call, ca->batch_nargs);
     int rc = retry.oom || dead.oom || cancelled.oom
                  ? CWORK_ENOMEM
                  : cw_cycle_call_finish_limited(call, &keys, p->id, p->single_fetch, &ca->args,

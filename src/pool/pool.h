@@ -294,6 +294,10 @@ typedef struct cw_commit_args {
      * the commit's, both empty (nothing allocated) when no job has a result and no type
      * keeps its successes. */
     cw_argv extra_keys, extra_args;
+    /* The batch section (PROTOCOL §23), only when a task's job is in a tracked batch. */
+    unsigned char *batch_entries; /* seven bytes per member: position, type, kind */
+    char batch_now[24], batch_ttl[24];
+    size_t batch_nargs; /* how many of args's last arguments are the batch section */
 } cw_commit_args;
 
 int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_error *err);

@@ -11,7 +11,7 @@
 --   (results, kept successes: PROTOCOL §22), only when the commit has any.
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2), else '0'; followed
---   by ' x' when there are x > 0 extra keys
+--   by ' x<x> b<b>' when there are x > 0 extra keys or b > 0 batch arguments
 -- ARGV[3] the draws: for each draw, the 1-based type indices in the order the priority
 --   sampler drew them, ARGV[4]'s first character bytes (big-endian) each, draw after
 --   draw ('' = no fetch)
@@ -22,8 +22,9 @@
 --   index, number of succeeded jobs, number of failed jobs (16-bit big-endian); then
 --   the raw bytes (as fetched) of every succeeded job, group by group; then for every
 --   failed job, group by group: raw bytes, target ('r' retry, 'd' dead, '-' dropped,
---   'c' dead because it was cancelled), score, the re-encoded job; then, only with
---   extra keys, the results section (below); the L rate-limited names come last.
+--   'c' dead because it was cancelled), score, the re-encoded job; then the batch
+--   section (b arguments, only when a committed job belongs to a tracked batch), the
+--   results section (only with extra keys), both below; the L rate-limited names last.
 --
 -- Commit: a job is released and forwarded only if LREM removed it (otherwise a reaper
 -- took it back; a retry of this script after an ambiguous failure is harmless). LREM
@@ -71,9 +72,10 @@ if #ARGV[4] > 1 then
   end
 end
 local mode = ARGV[2]
-local nx = 0
+local nx, nbatch = 0, 0
 if #mode > 1 then
-  nx = tonumber(string.sub(mode, 3))
+  nx = tonumber(string.match(mode, ' x(%d+)'))
+  nbatch = tonumber(string.match(mode, ' b(%d+)'))
 end
 local nrate = limited and nl + 1 or 0 -- the rate-limit keys
 local n = (#KEYS - 3 - nrate - nx) / 6
@@ -181,6 +183,8 @@ local function rate_taken(allow, taken)
   end
 end
 
+--[[include batch_lib.lua]]
+
 -- Commit.
 local groups = ARGV[5]
 local marks = #groups > 0 and call('TYPE', cancelled).ok == 'hash'
@@ -287,6 +291,42 @@ for g = 1, #groups, 6 do
   end
   delta[t] = delta[t] - c
   removed = removed + c
+end
+
+-- Tracked batches (PROTOCOL §23), only when some committed job belongs to one: after the
+-- commit's arguments come <p>, now, the TTL of a finished batch, and the entries, seven
+-- bytes each — the position of the job's bytes (numbered as in `lost`, 32-bit
+-- big-endian), its type index (16-bit), what the commit did ('s' succeeded, 'r' sent to
+-- retry, 'd' dead or dropped) — then per entry its batch id and job id. A job counts
+-- only when its LREM removed it (not in `lost`), and once: <p>cwork:batch:<id>:jobs
+-- remembers each job that was counted retrying ('r') or final ('s', 'd'). A job this call
+-- sent to dead as cancelled counts as dead, whatever its run did.
+if nbatch > 0 then
+  local prefix, now, ttl, entries = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
+  local skip, as_dead = {}, {}
+  for i = 1, lost and #lost or 0 do
+    skip[lost[i]] = true
+  end
+  for i = 1, by_cancel and #by_cancel or 0 do
+    as_dead[by_cancel[i]] = true
+  end
+  local at = a + 4
+  for e = 1, #entries, 7 do
+    local p1, p2, p3, p4, t1, t2, kind = byte(entries, e, e + 6)
+    local pos = ((p1 * 256 + p2) * 256 + p3) * 256 + p4
+    if as_dead[pos] then
+      kind = 100 -- 'd'
+    end
+    if not skip[pos] then
+      local err = batch_count(prefix .. 'cwork:batch:' .. ARGV[at], ARGV[at + 1], kind, prefix,
+                              now, ttl)
+      if err then
+        fail(t1 * 256 + t2, 'batch', err)
+      end
+    end
+    at = at + 2
+  end
+  a = a + nbatch
 end
 
 -- Results and kept successes (PROTOCOL §22), only when the commit has them: ARGV[a] is

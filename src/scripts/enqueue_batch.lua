@@ -18,7 +18,9 @@
 --     enqueued exactly as enqueue_unique.lua does it: that script is this one's
 --     enqueue_unique function, put in at build time (cmake/EmbedScripts.cmake);
 --   s, then s names for SADD <p>known_jobs;
---   p, then p names to publish on the channel (the names of immediate jobs).
+--   p, then p names to publish on the channel (the names of immediate jobs);
+--   optionally, for the members of a tracked batch (§23): its key <p>cwork:batch:<id>
+--     and the number of jobs, added to its total.
 -- Returns a string with one byte per unique entry: 'w' written, 'd' duplicate.
 local q = tonumber(ARGV[2])
 local function check(key, want)
@@ -63,11 +65,27 @@ local u = tonumber(ARGV[a])
 local unique_at = a + 1
 a = unique_at + 5 * u
 local s = tonumber(ARGV[a])
-if s > 0 then
-  push('SADD', KEYS[1], a + 1, a + s)
-end
+local sadd_at = a + 1
 a = a + 1 + s
 local p, publish_at = tonumber(ARGV[a]), a + 1
+-- A tracked batch's members (PROTOCOL §23): its total grows with them, in this call, and
+-- only while the batch is open.
+local tracked = ARGV[publish_at + p]
+if tracked then
+  local t = redis.call('TYPE', tracked).ok
+  if t ~= 'hash' then
+    return redis.error_reply('NOBATCH ' .. tracked ..
+      (t == 'none' and ' does not exist (never opened, or expired)' or ' is a ' .. t) ..
+      ': nothing of the batch written')
+  end
+  if redis.call('HGET', tracked, 'sealed') == '1' then
+    return redis.error_reply('SEALED ' .. tracked .. ' is sealed: nothing of the batch written')
+  end
+  redis.call('HINCRBY', tracked, 'total', ARGV[publish_at + p + 1])
+end
+if s > 0 then
+  push('SADD', KEYS[1], sadd_at, sadd_at + s - 1)
+end
 
 a = groups_at
 for _ = 1, g do

@@ -20,6 +20,8 @@
 -- after it was written elsewhere. A job whose queue is not a list goes to dead with the
 -- error; one that cannot be written anywhere (dead damaged too, or out of memory) stays
 -- where it is, is stepped over, and its error is reported.
+-- A job of a tracked batch (its cwork_batch field) sent to dead counts as dead in its
+-- batch, in this call (PROTOCOL §23; ARGV[7]: the TTL of a finished batch).
 -- Returns {moved to queues, sent to dead, discarded as expired, left in place,
 --          {reason, count, …} of the jobs sent to dead, {error, …} of those left,
 --          moved although past their d (without the deadline rules)}.
@@ -29,6 +31,8 @@ local known = {}
 for i = 3, #KEYS do
   known[KEYS[i]] = true
 end
+
+--[[include batch_lib.lua]]
 
 local b64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
 local function base64(s)
@@ -72,6 +76,15 @@ local function to_dead(raw, job, reason)
     return false
   end
   redis.call('ZREM', KEYS[1], raw)
+  if type(job.cwork_batch) == 'string' and type(job.id) == 'string' and ARGV[7] and
+     string.find(job.cwork_batch, '^%x+$') then
+    local prefix = string.sub(ARGV[1], 1, #ARGV[1] - 5) -- '<p>jobs:' without 'jobs:'
+    local err = batch_count(prefix .. 'cwork:batch:' .. job.cwork_batch, job.id, 100, prefix,
+                            ARGV[2], ARGV[7])
+    if err then
+      errors[#errors + 1] = 'batch ' .. job.cwork_batch .. ': ' .. err
+    end
+  end
   if not nreasons[reason] then
     reasons[#reasons + 1] = reason
     nreasons[reason] = 0

@@ -207,9 +207,15 @@ static void a_held_back_rate_limit_ends_the_idle_backoff_then(void)
           v.now_us);
     cw_decision d = decide(&st, v);
     CHECK_INT(d.what, CW_DO_WAIT);
-    CHECK_INT(d.until_us, v.now_us + 35000);
+    CHECK_INT(d.until_us, v.now_us + 34000); /* 1 ms early: a wake-up is only ever late */
     v.now_us = d.until_us;
     CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
+    /* A short wait is kept whole. */
+    st.idle_ms = 10;
+    after(&st,
+          (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .rate_wait_us = 1500},
+          v.now_us);
+    CHECK_INT(decide(&st, v).until_us, v.now_us + 1500);
     /* A wait longer than the backoff step changes nothing. */
     st.idle_ms = 0;
     after(&st,

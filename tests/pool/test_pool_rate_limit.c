@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -253,11 +254,77 @@ static void a_limit_changed_while_running_holds_within_one_window(void)
     tl_ns_delete(rc_, ns_);
 }
 
+static pthread_mutex_t log_mu_ = PTHREAD_MUTEX_INITIALIZER;
+static char log_[8192];
+
+static void logger(void *ud, cwork_log_level level, const char *msg, const cwork_log_field *f,
+                   size_t n)
+{
+    (void)ud, (void)level;
+    pthread_mutex_lock(&log_mu_);
+    size_t len = strlen(log_);
+    len += (size_t)snprintf(log_ + len, sizeof log_ - len, "%s", msg);
+    for (size_t i = 0; i < n && len < sizeof log_; i++)
+        len += (size_t)snprintf(log_ + len, sizeof log_ - len, " %s=%s", f[i].key, f[i].value);
+    if (len < sizeof log_ - 1) strcat(log_, "\n");
+    pthread_mutex_unlock(&log_mu_);
+}
+
+static int logged(const char *needle)
+{
+    pthread_mutex_lock(&log_mu_);
+    int found = strstr(log_, needle) != NULL;
+    pthread_mutex_unlock(&log_mu_);
+    return found;
+}
+
+/* A Go pool (a heartbeat without cwork's `cwork` field) running a limited type is
+ * reported once; a cwork pool's heartbeat, or a Go pool of other types, is not. */
+static void a_go_pool_running_a_limited_type_is_reported(void)
+{
+    tl_unique_ns("rl", ns_, sizeof ns_);
+    long long now = (long long)time(NULL);
+    tl_do(rc_, "HSET %s:cwork:rate_limits " LIMITED " 5/1s", ns_);
+    tl_do(rc_,
+          "SADD %s:worker_pools aaaa0000aaaa0000aaaa0000 bbbb0000bbbb0000bbbb0000 "
+          "cccc0000cccc0000cccc0000",
+          ns_);
+    tl_do(rc_,
+          "HSET %s:worker_pools:aaaa0000aaaa0000aaaa0000 heartbeat_at %lld job_names x," LIMITED,
+          ns_, now);
+    tl_do(rc_,
+          "HSET %s:worker_pools:bbbb0000bbbb0000bbbb0000 heartbeat_at %lld job_names " LIMITED
+          " cwork 0.2.0",
+          ns_, now);
+    tl_do(rc_, "HSET %s:worker_pools:cccc0000cccc0000cccc0000 heartbeat_at %lld job_names x", ns_,
+          now);
+    log_[0] = '\0';
+    cwork_set_logger(logger, NULL, CWORK_LOG_WARN);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.concurrency = 2;
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, NULL);
+    CHECK_INT(cwork_pool_register(p, LIMITED, record, NULL, NULL), 0);
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    /* Every fifth read of the setting, a read each second. */
+    const char *want = "pool.rate_limit.go_pool pool_id=aaaa0000aaaa0000aaaa0000 job_name=" LIMITED;
+    for (int i = 0; i < 300 && !logged(want); i++)
+        tl_sleep_ms(50);
+    CHECK(logged(want));
+    CHECK(!logged("bbbb0000bbbb0000bbbb0000"));
+    CHECK(!logged("cccc0000cccc0000cccc0000"));
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cwork_pool_free(p);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     pool_test_setup();
     RUN(four_hundred_jobs_at_20_per_second_over_two_pools);
     RUN(a_limit_changed_while_running_holds_within_one_window);
+    RUN(a_go_pool_running_a_limited_type_is_reported); /* last: threads in this process */
     pool_test_teardown();
     return tl_finish();
 }

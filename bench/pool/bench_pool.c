@@ -3,13 +3,15 @@
  *
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
  *              [--workloads LIST] [--workload-concurrency LIST] [--workload-seconds S]
- *              [--tune NAME=VALUE]...
+ *              [--tune NAME=VALUE]... [--rate-limited 1]
  *
  * No-op jobs, for 5 and for 10 queues (or only --queues N): enqueues N jobs with
  * {"i": n} (bulk), then runs a pool of in-process C handlers and reports the processing
  * rate from the first to the last handler start, plus the Redis server's CPU time per
  * processed job (INFO cpu before and after), also as a multiple of what one unpipelined
- * PING costs it.
+ * PING costs it. With --rate-limited 1, instead: 5 queues, then the same with one more
+ * type limited to 100/1s whose jobs wait the whole run (every round trip then carries
+ * the rate limit, PROTOCOL §20): what a limit costs the other types.
  *
  * Handlers that take real time (--workloads, default "1ms,10ms,100ms,bimodal"; bimodal
  * is 99 % 1 ms and 1 % 1 s), each at every concurrency of --workload-concurrency
@@ -169,8 +171,21 @@ static void measure_baselines(raw_conn *raw)
            baseline_rtt, baseline_ping_cpu_us, baseline_pipelined);
 }
 
+static atomic_long limited_started_;
+
+/* The rate-limited type's handler (--rate-limited): counted apart from the no-op jobs. */
+static int limited_noop(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    atomic_fetch_add(&limited_started_, 1);
+    return 0;
+}
+
+/* No-op jobs on `queues` queues; with `limited`, one more type limited to 100/1s with
+ * jobs waiting the whole run, so that every round trip carries the rate limit (PROTOCOL
+ * §20) and the other types' throughput shows what it costs. */
 static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
-                       unsigned concurrency)
+                       unsigned concurrency, int limited)
 {
     const char *ns = "bench_test"; /* PROTOCOL §18 */
     drop(raw, ns);
@@ -193,6 +208,12 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
     cwork_enqueue_batch(b, NULL);
     double enqueue_s = (double)(now_us() - t0) / 1e6;
     long total = (jobs / queues) * queues;
+    if (limited) { /* not timed: more than the run can take at 100/s */
+        cwork_batch_reset(b);
+        for (long i = 0; i < 5000; i++)
+            cwork_batch_add(b, "limited", args, 0, 0, NULL);
+        cwork_enqueue_batch(b, NULL);
+    }
 
     cwork_pool_options o;
     cwork_pool_options_init(&o);
@@ -203,6 +224,14 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
         snprintf(name, sizeof name, "job%d", q);
         cwork_pool_register(p, name, noop, NULL, NULL);
     }
+    if (limited) {
+        cwork_job_options jo;
+        cwork_job_options_init(&jo);
+        jo.rate_limit = 100;
+        jo.rate_limit_window_ms = 1000;
+        cwork_pool_register(p, "limited", limited_noop, &jo, NULL);
+    }
+    atomic_store(&limited_started_, 0);
     atomic_store(&started_, 0);
     atomic_store(&first_us_, 0);
     double cpu0 = redis_cpu_seconds(raw);
@@ -215,17 +244,21 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
-    cwork_pool_drain(p, -1, NULL);
+    if (!limited) cwork_pool_drain(p, -1, NULL); /* the limited queue never drains */
     double cpu1 = redis_cpu_seconds(raw);
     cwork_pool_stop(p, 10000, NULL);
     double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
     double rate = (double)(total - 1) / (run_s > 0 ? run_s : 1e-9);
     double cpu_us = (cpu1 - cpu0) * 1e6 / (double)total;
-    printf("%2d queues, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
+    printf("%2d queues%s, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
            "jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job (%.2fx one "
            "PING round trip)\n",
-           queues, concurrency, total, (double)total / enqueue_s, rate, rate / baseline_rtt, cpu_us,
+           queues, limited ? " + 1 rate-limited" : "", concurrency, total,
+           (double)total / enqueue_s, rate, rate / baseline_rtt, cpu_us,
            cpu_us / baseline_ping_cpu_us);
+    if (limited)
+        printf("  the rate-limited type (100/1s): %ld started in %.2f s\n",
+               atomic_load(&limited_started_), run_s);
     cwork_pool_free(p);
     cwork_args_free(args);
     cwork_batch_free(b);
@@ -465,7 +498,8 @@ int main(int argc, char **argv)
     const char *url = getenv("CWORK_REDIS_URL");
     long jobs = 1000000, latency_jobs = 1000;
     unsigned concurrency = 20;
-    int only_queues = 0; /* 0: both cases */
+    int only_queues = 0;  /* 0: both cases */
+    int rate_limited = 0; /* --rate-limited 1: 5 queues without, then with a limited type */
     char workloads[128] = "1ms,10ms,100ms,bimodal", wconc[64] = "20,100";
     double wseconds = 5;
     cw_pool_tuning_init(&tuning_);
@@ -488,11 +522,13 @@ int main(int argc, char **argv)
             wseconds = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--tune") && tune(argv[i + 1]) == 0)
             continue;
+        else if (!strcmp(argv[i], "--rate-limited"))
+            rate_limited = atoi(argv[i + 1]);
         else {
             fprintf(stderr, "usage: bench_pool [--redis URL] [--jobs N] [--concurrency N] "
                             "[--latency-jobs N] [--queues N] [--workloads LIST|none] "
                             "[--workload-concurrency LIST] [--workload-seconds S] "
-                            "[--tune NAME=VALUE]...\n");
+                            "[--tune NAME=VALUE]... [--rate-limited 1]\n");
             return 2;
         }
     }
@@ -501,11 +537,14 @@ int main(int argc, char **argv)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
     measure_baselines(raw);
-    if (jobs > 0 && only_queues > 0) {
-        throughput(redis, raw, jobs, only_queues, concurrency);
+    if (jobs > 0 && rate_limited) {
+        throughput(redis, raw, jobs, 5, concurrency, 0);
+        throughput(redis, raw, jobs, 5, concurrency, 1);
+    } else if (jobs > 0 && only_queues > 0) {
+        throughput(redis, raw, jobs, only_queues, concurrency, 0);
     } else if (jobs > 0) {
-        throughput(redis, raw, jobs, 5, concurrency);
-        throughput(redis, raw, jobs, 10, concurrency);
+        throughput(redis, raw, jobs, 5, concurrency, 0);
+        throughput(redis, raw, jobs, 10, concurrency, 0);
     }
     if (strcmp(workloads, "none") != 0) {
         for (char *w = strtok(workloads, ","); w; w = strtok(NULL, ",")) {

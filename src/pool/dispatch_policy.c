@@ -1,6 +1,9 @@
 /* The dispatcher's decisions as pure functions (see dispatch_policy.h for the rules). */
 #include "dispatch_policy.h"
 
+/* How much earlier than a rate limit's wait a dispatcher looks again (µs). */
+#define CW_RATE_WAKE_EARLY_US 1000
+
 void cw_pool_tuning_init(cw_pool_tuning *t)
 {
     *t = (cw_pool_tuning){
@@ -192,8 +195,13 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
         int64_t max = idle_max_ms > 0 ? idle_max_ms : 1;
         st->idle_ms = grow(st->idle_ms, tu->idle_backoff_first_ms, tu->idle_backoff_factor, max);
         back_off(st, CW_BACKOFF_IDLE, st->idle_ms, now_us);
-        /* A held-back rate-limited type starts as soon as its limit allows. */
-        if (r->rate_wait_us > 0 && now_us + r->rate_wait_us < st->backoff_until_us)
-            st->backoff_until_us = now_us + r->rate_wait_us;
+        /* A held-back rate-limited type starts as soon as its limit allows: a little
+         * early when the wait is long (the wait was measured before the reply came back,
+         * and a wake-up is late, never early), so that the call reaches Redis about on
+         * time; one arriving early is told the rest. Lateness would delay every later
+         * start of the type (PROTOCOL §20.2). */
+        int64_t wait = r->rate_wait_us;
+        if (wait > 2 * CW_RATE_WAKE_EARLY_US) wait -= CW_RATE_WAKE_EARLY_US;
+        if (wait > 0 && now_us + wait < st->backoff_until_us) st->backoff_until_us = now_us + wait;
     }
 }

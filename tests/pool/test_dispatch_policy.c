@@ -195,6 +195,35 @@ static void idle_backoff_grows_to_the_cap_and_a_wakeup_ends_it(void)
     CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
 }
 
+/* A held-back rate-limited type (PROTOCOL §20): the idle backoff ends when it may start,
+ * never later than the backoff would, and its jobs are fetched then. */
+static void a_held_back_rate_limit_ends_the_idle_backoff_then(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    st.idle_ms = 10; /* the next empty fetch backs off 100 ms */
+    after(&st,
+          (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .rate_wait_us = 35000},
+          v.now_us);
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, v.now_us + 34000); /* 1 ms early: a wake-up is only ever late */
+    v.now_us = d.until_us;
+    CHECK_INT(decide(&st, v).what, CW_DO_ROUND_TRIP);
+    /* A short wait is kept whole. */
+    st.idle_ms = 10;
+    after(&st,
+          (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .rate_wait_us = 1500},
+          v.now_us);
+    CHECK_INT(decide(&st, v).until_us, v.now_us + 1500);
+    /* A wait longer than the backoff step changes nothing. */
+    st.idle_ms = 0;
+    after(&st,
+          (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .rate_wait_us = 5000},
+          v.now_us);
+    CHECK_INT(decide(&st, v).until_us, v.now_us + 1000);
+}
+
 static void finished_jobs_are_committed_during_an_idle_backoff(void)
 {
     cw_dispatch_state st = {0};
@@ -343,6 +372,7 @@ int main(void)
     RUN(short_handlers_are_spun_for_once);
     RUN(long_handlers_are_never_waited_for);
     RUN(idle_backoff_grows_to_the_cap_and_a_wakeup_ends_it);
+    RUN(a_held_back_rate_limit_ends_the_idle_backoff_then);
     RUN(finished_jobs_are_committed_during_an_idle_backoff);
     RUN(failing_commits_back_off_and_hold_the_commit);
     RUN(failing_fetches_back_off_doubling_to_a_second);

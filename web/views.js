@@ -53,6 +53,30 @@ export async function renderQueues(ctx) {
     table(['Job', '#Waiting', '#Latency', 'State', ctx.readOnly ? null : ''], rows, 'No job names known yet.'));
 }
 
+// ------------------------------------------------------------------ cancel
+
+// POST /cancel (PROTOCOL §21): a waiting, scheduled or retry job goes to dead at once; a
+// running one's cwork pool stops it and then moves it to dead. A Go pool's job answers
+// 409, shown as the error it is.
+export function cancelButton(ctx, id, small) {
+  if (ctx.readOnly) return null;
+  return el('button', {
+    type: 'button', class: small ? 'danger small' : 'danger', 'aria-label': `Cancel job ${id}`,
+    onclick: () => ctx.act({
+      question: `Cancel job ${id}? It will not run (or, running, it is stopped) and lands in the dead set with the error "cancelled".`,
+      okLabel: 'Cancel job',
+      run: async () => {
+        const r = await api.post('cancel', { id });
+        return r.place === 'in_progress'
+          ? `Job ${id}: its pool ${r.pool} is stopping it; it goes to the dead set.`
+          : `Job ${id} cancelled: moved to the dead set.`;
+      },
+    }),
+  }, 'Cancel');
+}
+
+const CANCELLABLE = ['queue', 'in_progress', 'retry', 'scheduled'];
+
 // ------------------------------------------------------------------ processes
 
 export async function renderProcesses(ctx) {
@@ -78,13 +102,14 @@ export async function renderProcesses(ctx) {
       el('td', { class: 'args', 'data-label': 'Args' }, clamp(w.args_json, ctx.state.expanded.has(key), () => toggle(ctx, key), `the args of job ${w.job_id}`, true)),
       el('td', { 'data-label': 'Started' }, when(w.started_at, now)),
       el('td', { 'data-label': 'Check-in' }, w.checkin ? el('span', { class: 'checkin', text: w.checkin }) : null,
-        w.checkin_at ? [' ', when(w.checkin_at, now)] : null));
+        w.checkin_at ? [' ', when(w.checkin_at, now)] : null),
+      ctx.readOnly ? null : el('td', { class: 'actions' }, cancelButton(ctx, w.job_id, true)));
   });
   return el('section', null,
     el('h2', { text: 'Worker pools' }),
     table(['Pool', 'Host', '#PID', 'Started', 'Heartbeat', 'Job names', '#Concurrency'], poolRows, 'No worker pools.'),
     el('h2', { text: 'Busy workers' }),
-    table(['Worker', 'Job', 'Job id', 'Args', 'Started', 'Check-in'], busyRows, 'Nobody is busy.'));
+    table(['Worker', 'Job', 'Job id', 'Args', 'Started', 'Check-in', ctx.readOnly ? null : ''], busyRows, 'Nobody is busy.'));
 }
 
 // ------------------------------------------------------------------ one job
@@ -154,6 +179,7 @@ export async function renderJob(ctx) {
     el('h2', null, 'Job ', el('span', { class: 'mono', text: j.id })),
     el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', null, v)])),
     set ? jobActions(ctx, set, found.at, j) : null,
+    !ctx.readOnly && CANCELLABLE.includes(found.place) ? el('div', { class: 'toolbar' }, cancelButton(ctx, j.id, false)) : null,
     el('h3', { text: 'As stored' }),
     el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
 }

@@ -30,6 +30,28 @@ static int dead_record(const cwork_job *found, int64_t now, cw_buf *out, cwork_e
     return rc;
 }
 
+/* A unique job that left its queue or the scheduled set gives up its guard (PROTOCOL
+ * §4.3), as a deleted one does, so that it can be enqueued again. A failure is logged:
+ * the job is cancelled all the same. */
+static void release_guard(cwork_client *client, cw_conn *c, const cwork_job *job)
+{
+    if (!cwork_job_unique(job)) return;
+    cwork_error err = {0};
+    cw_buf key;
+    cw_buf_init(&key);
+    size_t lens[2];
+    int n = cw_unique_guard_keys(&client->keys, job, &key, lens, &err);
+    int64_t deleted = 0;
+    if (n > 0 && key.oom) n = cw_error(&err, CWORK_ENOMEM, "out of memory");
+    if (n > 0) {
+        const char *argv[] = {"DEL", key.data, key.data + lens[0]};
+        size_t dlens[] = {3, lens[0], lens[1]};
+        n = cw_client_command_ints(c, 1 + n, argv, dlens, &deleted, 1, &err);
+    }
+    if (n < 0) cw_client_fail("client.cancel.unique_guard", n, &err);
+    cw_buf_free(&key);
+}
+
 /* One find and one script call: 1 done, 0 the job moved (look again), or an error. */
 static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_cancel_result *res,
                        cwork_error *err)
@@ -94,6 +116,8 @@ static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_c
         rc = v > 0 ? 1 : 0;
     }
     cw_reply_free(r);
+    if (rc == 1 && (place == CWORK_PLACE_QUEUE || place == CWORK_PLACE_SCHEDULED))
+        release_guard(client, c, found.job);
 out:
     cwork_job_free(found.job);
     cw_buf_free(&where), cw_buf_free(&dead), cw_buf_free(&marks), cw_buf_free(&channel);

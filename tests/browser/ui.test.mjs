@@ -14,7 +14,7 @@ import { Redis } from './redis.mjs';
 import { seed, seedOther, statKey, id, DEAD_HTML_ID, LONG_NAME } from './seed.mjs';
 import {
   setup, results, check, sleep, nowS, middayZone, servers, startWeb, stopWeb, checkDump, memberIds,
-  checkMoved, confirmWith, message, shot, nameUnbroken, gotoView, rowOf,
+  checkMoved, confirmWith, message, shot, nameUnbroken, gotoView, rowOf, same,
 } from './harness.mjs';
 import { queueActions } from './queue_page.mjs';
 
@@ -366,6 +366,32 @@ async function suite(browser, redis, width) {
       await confirmWith(page, 'Retry the send_email job');
       await message(page, 'Retried 1 dead job');
       checkMoved(before, await redis.dump(ns), `${ns}:dead`, [odd], ns, `Retry on the job page of the id ${JSON.stringify(odd)} retries that job`);
+    }
+
+    // ---------------------------------------------------------------- a job's page: cancel
+    // A waiting job cancelled from its page leaves its queue for dead, err "cancelled"
+    // (PROTOCOL §21); every other key stays as it was.
+    const cid = `cancel-me-${width}`;
+    await redis.cmd('LPUSH', `${ns}:jobs:send_email`, JSON.stringify({ name: 'send_email', id: cid, t: nowS(), args: {} }));
+    await gotoView(page, base, `job/${cid}`);
+    await page.locator('dl.facts a', { hasText: 'waiting in its queue' }).waitFor();
+    before = await redis.dump(ns);
+    await page.locator('main .toolbar').getByRole('button', { name: `Cancel job ${cid}` }).click();
+    await confirmWith(page, `Cancel job ${cid}?`);
+    await message(page, `Job ${cid} cancelled: moved to the dead set.`);
+    {
+      const after = await redis.dump(ns);
+      const q = `${ns}:jobs:send_email`;
+      const d = `${ns}:dead`;
+      want = structuredClone(before);
+      want[q].value = want[q].value.filter((m) => JSON.parse(m).id !== cid);
+      const added = (after[d] ? after[d].value : []).filter(([m]) => JSON.parse(m).id === cid);
+      check(added.length === 1 && JSON.parse(added[0][0]).err === 'cancelled' && JSON.parse(added[0][0]).fails === 1,
+        'Cancel on the job page moves the waiting job to dead as cancelled');
+      check(same(memberIds(after[d].value).sort(), [...memberIds(before[d] ? before[d].value : []), cid].sort()),
+        'the dead set gains that job only');
+      want[d] = after[d];
+      checkDump(after, want, 'Cancel changes the queue and the dead set only');
     }
 
     // ---------------------------------------------------------------- dead: delete all

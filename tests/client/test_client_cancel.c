@@ -65,6 +65,28 @@ static void a_waiting_job_moves_to_dead(void)
     done(cl);
 }
 
+/* As a deleted one, a cancelled unique job gives up its guard: it can be enqueued again. */
+static void a_unique_scheduled_job_gives_up_its_guard(void)
+{
+    cwork_client *cl = fresh("cu");
+    cmd("ZADD %s:scheduled 1900000000 %s", ns_,
+        "{\"name\":\"a\",\"id\":\"u1\",\"t\":1,\"args\":{\"k\":1},\"unique\":true}");
+    cmd("SET %s:unique:a:%s 1 EX 86400", ns_, "{\"k\":1}\n");
+    long long before = now_();
+    CHECK_INT(cwork_client_cancel(cl, "u1", NULL, NULL), 0);
+    long long at =
+        dead_member_at(__LINE__,
+                       "{\"name\":\"a\",\"id\":\"u1\",\"t\":1,\"args\":{\"k\":1},"
+                       "\"unique\":true,\"fails\":1,\"err\":\"cancelled\",\"failed_at\":",
+                       "}", before, now_());
+    snprintf(want_, sizeof want_,
+             "NS:dead zset {\"name\":\"a\",\"id\":\"u1\",\"t\":1,\"args\":{\"k\":1},"
+             "\"unique\":true,\"fails\":1,\"err\":\"cancelled\",\"failed_at\":%lld}=%lld\n",
+             at, at);
+    CHECK_DUMP(want_); /* the guard is gone */
+    done(cl);
+}
+
 static void scheduled_and_retry_jobs_move_to_dead(void)
 {
     cwork_client *cl = fresh("cs");
@@ -188,6 +210,7 @@ int main(void)
     if (!redis_) return 1;
     RUN(a_waiting_job_moves_to_dead);
     RUN(scheduled_and_retry_jobs_move_to_dead);
+    RUN(a_unique_scheduled_job_gives_up_its_guard);
     RUN(a_job_running_in_a_pool_that_does_not_listen_is_left_alone);
     RUN(a_job_running_in_a_listening_pool_is_marked_and_its_pool_told);
     RUN(unknown_ids_and_damaged_keys_write_nothing);

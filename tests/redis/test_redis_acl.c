@@ -311,6 +311,23 @@ static void web_with_its_acl(void)
     CHECK_INT(cwork_client_unpause(cl, "ok", &err), 0);
     CHECK_INT(cwork_client_retry_all_dead(cl, "fail", &count, &err), 0);
     CHECK_INT(count, 2);
+    /* Cancelling (PROTOCOL §21): a waiting job, and a running one of a pool that listens
+     * on its cancel channel (the admin connection subscribes for it). */
+    cwork_enqueuer *e = cwork_enqueuer_new(enq, ns, NULL);
+    cwork_args *no_args = cwork_args_new();
+    cwork_job *waiting = NULL;
+    CHECK_INT(cwork_enqueue(e, "ok", no_args, &waiting, &err), 0);
+    if (waiting) CHECK_INT(cwork_client_cancel(cl, cwork_job_id(waiting), NULL, &err), 0);
+    cwork_job_free(waiting);
+    cwork_args_free(no_args);
+    cwork_enqueuer_free(e);
+    tl_do(admin, "SADD %s:worker_pools 0123456789abcdef01234567", ns);
+    tl_do(admin, "LPUSH %s:jobs:ok:0123456789abcdef01234567:inprogress %s", ns,
+          "{\"name\":\"ok\",\"id\":\"running1\",\"t\":1}");
+    redisContext *sub = redisConnect(admin->tcp.host, admin->tcp.port); /* its server */
+    freeReplyObject(redisCommand(sub, "SUBSCRIBE %s:cwork:cancel:0123456789abcdef01234567", ns));
+    CHECK_INT(cwork_client_cancel(cl, "running1", NULL, &err), 0);
+    redisFree(sub);
     cwork_listed_job *jobs = NULL;
     size_t n = 0;
     int64_t total = 0;

@@ -123,9 +123,9 @@ static void put_base64(const unsigned char *p, size_t len)
         unsigned v = (unsigned)p[i] << 16;
         if (i + 1 < len) v |= (unsigned)p[i + 1] << 8;
         if (i + 2 < len) v |= p[i + 2];
-        char out[4] = {digits[v >> 18], digits[(v >> 12) & 63],
-                       i + 1 < len ? digits[(v >> 6) & 63] : '=',
-                       i + 2 < len ? digits[v & 63] : '='};
+        char out[4] = {digits[v >> 18], digits[(v >> 12) & 63], '=', '='};
+        if (i + 1 < len) out[2] = digits[(v >> 6) & 63];
+        if (i + 2 < len) out[3] = digits[v & 63];
         fwrite(out, 1, 4, stdout);
     }
 }

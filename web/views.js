@@ -148,16 +148,32 @@ function jobActions(ctx, set, at, job) {
     }, 'Delete'));
 }
 
+// The job's result (cwork_job_set_result, a command's fd 4), or null when none is kept.
+async function jobResult(id) {
+  try {
+    return (await api.get('result', { id })).result;
+  } catch (e) {
+    if (e.status !== 404) throw e;
+    return null;
+  }
+}
+
 export async function renderJob(ctx) {
   const id = ctx.arg;
   let found;
+  const result = await jobResult(id);
+  const resultPart = result === null ? null
+    : [el('h3', { text: 'Result' }), el('pre', { class: 'json', text: result })];
   try {
     found = await api.get('job', { id });
   } catch (e) {
     if (e.status !== 404) throw e;
     return el('section', null,
       el('h2', null, 'Job ', el('span', { class: 'mono', text: id })),
-      el('p', { class: 'empty', text: 'No job with this id in the queues, in progress, or in the retry, scheduled or dead sets. It may have finished: successful jobs leave no trace.' }));
+      el('p', { class: 'empty', text: result !== null
+        ? 'It succeeded: it is in no queue or set any more; its result is kept below.'
+        : 'No job with this id in the queues, in progress, or in the retry, scheduled or dead sets. It may have finished: successful jobs leave no trace unless their type keeps them (cwork succeeded).' }),
+      resultPart);
   }
   const j = found.job;
   const set = SETS[found.place] ? found.place : null;
@@ -181,5 +197,6 @@ export async function renderJob(ctx) {
     set ? jobActions(ctx, set, found.at, j) : null,
     !ctx.readOnly && CANCELLABLE.includes(found.place) ? el('div', { class: 'toolbar' }, cancelButton(ctx, j.id, false)) : null,
     el('h3', { text: 'As stored' }),
-    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
+    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }),
+    resultPart);
 }

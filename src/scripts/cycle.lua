@@ -355,7 +355,8 @@ if nx > 0 then
     if kind == 'R' then
       if not gone[ARGV[a + 1]] then
         call('SET', KEYS[base + tonumber(ARGV[a + 2])], ARGV[a + 4], 'PX', ARGV[a + 3])
-        call('PUBLISH', channel, ARGV[a + 5])
+        -- (a PUBLISH an ACL refuses leaves waiting readers to their fallback GET)
+        rpcall('PUBLISH', channel, ARGV[a + 5])
       end
       a = a + 6
     elseif kind == 'S' then

@@ -9,6 +9,8 @@
  *   POST /delete_retry_job/<retry_at>/<id>, /delete_scheduled_job/<run_at>/<id>
  *   POST /pause/<name>, /unpause/<name>
  *   GET  /job/<id>        {"place": "dead", "at": S, "job": {...}}
+ *   GET  /result/<id>     {"id": "…", "result": "…"}: the job's result (PROTOCOL §22),
+ *                         as text (invalid UTF-8 as U+FFFD); 404 when there is none
  *   GET  /summary         what the UI polls: queues with their pause state, set sizes
  *   GET  /metrics         Prometheus text format
  *   and the UI's own routes (routes_ui.c).
@@ -295,6 +297,37 @@ static void route_job(const web_request *req, const route_args *a, web_response 
     if (rc != 0) cw_web_client_error(res, rc, &err);
 }
 
+static void route_result(const web_request *req, const route_args *a, web_response *res)
+{
+    cwork_error err = {0};
+    char *result = NULL;
+    size_t len = 0;
+    int rc = cwork_client_result(req->web->client, a->rest, 0, &result, &len, &err);
+    if (rc == CWORK_ENOTFOUND) {
+        cw_web_error(res, 404, "no result for this id");
+        return;
+    }
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_puts(&b, "{\n\t\"id\": ");
+    cw_gj_encode_string(&b, a->rest, strlen(a->rest));
+    cw_buf_puts(&b, ",\n\t\"result\": ");
+    cw_gj_encode_string(&b, result, len);
+    cw_buf_puts(&b, "\n}");
+    cwork_free(result);
+    char *body = NULL;
+    size_t body_len = 0;
+    rc = cw_buf_give(&b, 0, &body, &body_len, &err);
+    if (rc == 0)
+        cw_web_ok_json(res, body, body_len);
+    else
+        cw_web_client_error(res, rc, &err);
+}
+
 static void route_metrics(const web_request *req, const route_args *a, web_response *res)
 {
     cw_web_route_metrics(req, res);
@@ -321,6 +354,7 @@ static const route routes[] = {
     {"pause", 1, PARAMS_REST, route_pause, "name"},
     {"unpause", 1, PARAMS_REST, route_unpause, "name"},
     {"job", 0, PARAMS_REST, route_job, "id"},
+    {"result", 0, PARAMS_REST, route_result, "id"},
     {"summary", 0, PARAMS_NONE, route_summary, NULL},
     {"metrics", 0, PARAMS_NONE, route_metrics, NULL},
 };

@@ -65,9 +65,9 @@ static void fd4_result_read_back_and_listed(void)
     CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"result", ID_NONE, NULL}), 4);
     CHECK(strstr(cli_err_, "no result for job " ID_NONE) != NULL);
     CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"result", NULL}), 2);
-    CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"result", "--wait", "soon", ID_RES,
-                                                             NULL}),
-              2);
+    CHECK_INT(
+        cli_run_in_ns(ns_, NULL, (const char *const[]){"result", "--wait", "soon", ID_RES, NULL}),
+        2);
 
     /* Listed with its result; the other types keep nothing. */
     CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"succeeded", "--json", NULL}), 0);
@@ -76,7 +76,8 @@ static void fd4_result_read_back_and_listed(void)
     CHECK(strstr(cli_out_, "\"result\": \"out of " ID_RES "\\u000a\\u0001\"") != NULL);
     CHECK(strstr(cli_out_, "\"job\": \"{\\\"name\\\":\\\"res\\\",\\\"id\\\":\\\"" ID_RES) != NULL);
     CHECK_INT(cli_lines(cli_out_), 3);
-    CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"succeeded", "--limit", "0", NULL}), 2);
+    CHECK_INT(cli_run_in_ns(ns_, NULL, (const char *const[]){"succeeded", "--limit", "0", NULL}),
+              2);
 
     /* The big one failed, saying why, and left no result. */
     char dead[4096];
@@ -115,8 +116,8 @@ typedef struct waiter {
 static void *wait_main(void *arg)
 {
     waiter *w = arg;
-    w->status = cli_run_in_ns(ns_, NULL, (const char *const[]){"result", "--wait", "60s", ID_WAIT,
-                                                               NULL});
+    w->status =
+        cli_run_in_ns(ns_, NULL, (const char *const[]){"result", "--wait", "60s", ID_WAIT, NULL});
     w->returned_ms = wall_ms();
     return NULL;
 }
@@ -126,8 +127,8 @@ static void wait_returns_at_the_commit(void)
     setup("cli-results-wait");
     char job[512];
     /* The command ends by writing the time it ends: its commit comes after that. */
-    snprintf(job, sizeof job,
-             "slow=sleep 0.2; printf done >&4; date +%%s%%3N > %s/done; exec 4>&-", dir_);
+    snprintf(job, sizeof job, "slow=sleep 0.2; printf done >&4; date +%%s%%3N > %s/done; exec 4>&-",
+             dir_);
     const char *const args[] = {"--quiet", "--job", job, NULL};
     start_work(args);
     waiter w = {-1, 0};

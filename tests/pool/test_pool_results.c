@@ -380,13 +380,12 @@ static void kept_successes_trimmed_by_age(void)
     run_one(p, JOB("n1"), 1, age);
     run_one(p, JOB("n2"), 2, 1); /* n1 is exactly `age` old: kept */
     char want[512];
-    snprintf(want, sizeof want, "n1@%lld n2@%lld ", (long long)t0, (long long)(t0 + age));
+    snprintf(want, sizeof want, "n1@%lld n2@%lld ", (long long)t0, (long long)t0 + age);
     CHECK_STR(kept(), want);
     run_one(p, JOB("n3"), 3, 0); /* now n1 is older than `age` */
     cw_clock_system();           /* (before the stop: see kept_successes_trimmed_by_count) */
     stop(p);
-    snprintf(want, sizeof want, "n2@%lld n3@%lld ", (long long)(t0 + age),
-             (long long)(t0 + age + 1));
+    snprintf(want, sizeof want, "n2@%lld n3@%lld ", (long long)t0 + age, (long long)t0 + age + 1);
     CHECK_STR(kept(), want);
     tl_do(rc_, "DEL %s:cwork:succeeded:report", ns_);
     tl_take_stat_days(rc_, ns_, 3, 0);

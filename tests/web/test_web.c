@@ -218,6 +218,30 @@ static void bad_parameters_are_400_with_json_errors(void)
 
 /* ---------------------------------------------------------------- cwork's routes */
 
+/* GET /result/<id>: the result a commit kept (PROTOCOL §22), as a JSON string, and 404
+ * without one; nothing is written. */
+static void job_results(void)
+{
+    serve("webresult");
+    cmd("SET %s:cwork:result:r1 %s", ns_, "done <b>\"ok\"</b>\n");
+    cmd("SET %s:cwork:result:a/b %s", ns_, "slash");
+    CHECK_RES(
+        "GET", "/result/r1", NULL, 200,
+        "{\n\t\"id\": \"r1\",\n\t\"result\": \"done \\u003cb\\u003e\\\"ok\\\"\\u003c/b\\u003e\\n\"\n}");
+    CHECK_RES("GET", "/result?id=a%2Fb", NULL, 200,
+              "{\n\t\"id\": \"a/b\",\n\t\"result\": \"slash\"\n}");
+    CHECK_RES("GET", "/result/r2", NULL, 404, "{\"error\": \"no result for this id\"}");
+    char *dump = tl_ns_dump(rc_, ns_);
+    char want[512];
+    snprintf(
+        want, sizeof want,
+        "%s:cwork:result:a/b string slash\n%s:cwork:result:r1 string done <b>\"ok\"</b>\\x0a\n",
+        ns_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void ids_with_slashes_and_one_name(void)
 {
     serve("webid");
@@ -1027,6 +1051,7 @@ int main(void)
     RUN(pools_and_busy_workers);
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
+    RUN(job_results);
     RUN(job_bodies_follow_the_go_flavour);
     RUN(every_id_is_addressable);
     RUN(pause_and_unpause);

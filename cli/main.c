@@ -96,10 +96,8 @@ int main(int argc, char **argv)
         {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
         {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
-        {"limits", cmd_limits},   {"limit", cmd_limit},
-        {"cancel", cmd_cancel},
-        {"result", cmd_result},   {"succeeded", cmd_succeeded},
-        {"batch", cmd_batch},
+        {"limits", cmd_limits},   {"limit", cmd_limit},         {"cancel", cmd_cancel},
+        {"result", cmd_result},   {"succeeded", cmd_succeeded}, {"batch", cmd_batch},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

@@ -483,6 +483,162 @@ static void route_cancel(const web_request *req, web_response *res)
     reply_json(&b, res);
 }
 
+/* ---------------------------------------------------------------- beyond Go's features */
+
+/* GET /rate_limits: [{"job_name", "limit" ("100/1s", or the stored text when it is not
+ * a valid limit), "valid", "limited_now", "next_in_us"}], by job name (PROTOCOL §20). */
+static void route_rate_limits(const web_request *req, web_response *res)
+{
+    cwork_error err = {0};
+    cwork_rate_limit_info *l = NULL;
+    size_t n = 0;
+    int rc = cwork_client_rate_limits(req->web->client, &l, &n, &err);
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) {
+        cw_buf_puts(&b, i ? ",{" : "{");
+        put_str(&b, "job_name", l[i].job_name);
+        cw_buf_putc(&b, ',');
+        put_str(&b, "limit", l[i].text);
+        cw_buf_printf(&b, ",\"valid\":%s,\"limited_now\":%s,\"next_in_us\":%lld}",
+                      l[i].count ? "true" : "false", l[i].limited_now ? "true" : "false",
+                      (long long)l[i].next_in_us);
+    }
+    cw_buf_putc(&b, ']');
+    cwork_rate_limit_infos_free(l, n);
+    reply_json(&b, res);
+}
+
+/* POST /rate_limit?name=N&limit=100/1s (or limit=off): sets or removes a type's limit
+ * for every cwork pool of the namespace, as `cwork limit` does. */
+static void route_set_rate_limit(const web_request *req, web_response *res)
+{
+    char *name = NULL, *limit = NULL;
+    if (text_param(req, res, "name", 1, &name) != 0) return;
+    if (text_param(req, res, "limit", 1, &limit) != 0) {
+        cw_free(name);
+        return;
+    }
+    cwork_error err = {0};
+    unsigned count = 0;
+    int64_t window_ms = 0;
+    int rc =
+        strcmp(limit, "off") == 0 ? 0 : cwork_rate_limit_parse(limit, &count, &window_ms, &err);
+    if (rc == 0) rc = cwork_client_set_rate_limit(req->web->client, name, count, window_ms, &err);
+    cw_free(name);
+    cw_free(limit);
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_puts(&b, "{\"status\":\"ok\"}");
+    reply_json(&b, res);
+}
+
+static const char *batch_callback_state(cwork_batch_callback_state s)
+{
+    return s == CWORK_BATCH_CALLBACK_ENQUEUED  ? "enqueued"
+           : s == CWORK_BATCH_CALLBACK_SKIPPED ? "skipped"
+                                               : "waiting";
+}
+
+/* GET /batch?id=ID: a tracked batch's counts and its callback (PROTOCOL §23), as
+ * `cwork batch --json` prints them; 404 for no such batch (or one expired). */
+static void route_batch(const web_request *req, web_response *res)
+{
+    char *id = NULL;
+    if (text_param(req, res, "id", 1, &id) != 0) return;
+    cwork_error err = {0};
+    cwork_enqueuer *enq = cwork_enqueuer_new(req->web->redis, req->web->ns, &err);
+    cwork_batch_info bi;
+    int rc = enq ? cwork_batch_read(enq, id, &bi, &err) : err.code ? err.code : CWORK_ENOMEM;
+    cwork_enqueuer_free(enq);
+    if (rc != 0) {
+        cw_free(id);
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_putc(&b, '{');
+    put_str(&b, "id", id);
+    cw_free(id);
+    cw_buf_printf(&b,
+                  ",\"total\":%lld,\"pending\":%lld,\"succeeded\":%lld,\"retrying\":%lld,"
+                  "\"dead\":%lld,\"sealed\":%s,",
+                  (long long)bi.total, (long long)bi.pending, (long long)bi.succeeded,
+                  (long long)bi.retrying, (long long)bi.dead, bi.sealed ? "true" : "false");
+    put_str(&b, "when", bi.when == CWORK_BATCH_ON_COMPLETE ? "on_complete" : "on_success");
+    cw_buf_putc(&b, ',');
+    put_str(&b, "callback", bi.callback);
+    cw_buf_putc(&b, ',');
+    put_str(&b, "callback_state", batch_callback_state(bi.callback_state));
+    cw_buf_printf(&b, ",\"created_at\":%lld,\"completed_at\":%lld,\"ttl\":%lld}",
+                  (long long)bi.created_at, (long long)bi.completed_at, (long long)bi.ttl);
+    reply_json(&b, res);
+}
+
+/* GET /succeeded?name=N&limit=L: the succeeded jobs types keep (PROTOCOL §22), newest
+ * first: [{"name","id","finished_at_ms","ran_at_ms","took_us","job","result"}] with the
+ * job's bytes as a JSON string and the result (a string) or null. */
+static void route_succeeded(const web_request *req, web_response *res)
+{
+    char *name = NULL, *limit_text = NULL;
+    if (text_param(req, res, "name", 0, &name) != 0) return;
+    if (text_param(req, res, "limit", 0, &limit_text) != 0) {
+        cw_free(name);
+        return;
+    }
+    uint64_t limit = 100;
+    if (limit_text &&
+        (cw_web_parse_uint(limit_text, strlen(limit_text), 10000, &limit) != 0 || limit == 0)) {
+        cw_free(name);
+        cw_free(limit_text);
+        cw_web_error(res, 400, "limit must be a whole number from 1 to 10000");
+        return;
+    }
+    cw_free(limit_text);
+    cwork_error err = {0};
+    cwork_succeeded_job *jobs = NULL;
+    size_t n = 0;
+    int rc = cwork_client_succeeded(req->web->client, name, (size_t)limit, &jobs, &n, &err);
+    cw_free(name);
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_putc(&b, '[');
+    for (size_t i = 0; i < n; i++) {
+        cw_buf_puts(&b, i ? ",{" : "{");
+        put_str(&b, "name", jobs[i].name);
+        cw_buf_putc(&b, ',');
+        put_str(&b, "id", jobs[i].id);
+        cw_buf_printf(&b, ",\"finished_at_ms\":%lld,\"ran_at_ms\":%lld,\"took_us\":%lld,",
+                      (long long)jobs[i].finished_at_ms, (long long)jobs[i].ran_at_ms,
+                      (long long)jobs[i].took_us);
+        cw_buf_puts(&b, "\"job\":");
+        cw_gj_encode_string(&b, jobs[i].job, jobs[i].job_len);
+        cw_buf_puts(&b, ",\"result\":");
+        if (jobs[i].result)
+            cw_gj_encode_string(&b, jobs[i].result, jobs[i].result_len);
+        else
+            cw_buf_puts(&b, "null");
+        cw_buf_putc(&b, '}');
+    }
+    cw_buf_putc(&b, ']');
+    cwork_succeeded_jobs_free(jobs, n);
+    reply_json(&b, res);
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 typedef struct ui_route {
@@ -502,6 +658,10 @@ static const ui_route ui_routes[] = {
     {"/clear_queue", 1, route_clear_queue},
     {"/delete_waiting", 1, route_delete_waiting},
     {"/cancel", 1, route_cancel},
+    {"/rate_limits", 0, route_rate_limits},
+    {"/rate_limit", 1, route_set_rate_limit},
+    {"/batch", 0, route_batch},
+    {"/succeeded", 0, route_succeeded},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

@@ -242,6 +242,64 @@ static void job_results(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* The UI's views of cwork's own features: rate limits (set, listed, removed), a tracked
+ * batch's counts and the succeeded jobs types keep (PROTOCOL §20, §22, §23). */
+static void rate_limits_batches_and_kept_successes(void)
+{
+    serve("webfeat");
+    CHECK_RES("POST", "/rate_limit?name=mail&limit=100%2F1s", NULL, 200,
+              "{\n\t\"status\": \"ok\"\n}");
+    http_res r;
+    CHECK_INT(http("GET", "/rate_limits", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"job_name\": \"mail\"") && strstr(r.body, "\"limit\": \"100/1s\"") &&
+          strstr(r.body, "\"valid\": true") && strstr(r.body, "\"limited_now\": false"));
+    char *dump = tl_ns_dump(rc_, ns_);
+    char want[1024];
+    snprintf(want, sizeof want, "%s:cwork:rate_limits hash mail=100/1s\n", ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    CHECK_INT(http("POST", "/rate_limit?name=mail&limit=0%2F1s", NULL, &r), 0);
+    CHECK_INT(r.status, 400); /* named, nothing written */
+    CHECK_RES("POST", "/rate_limit?name=mail&limit=off", NULL, 200, "{\n\t\"status\": \"ok\"\n}");
+    CHECK_RES("GET", "/rate_limits", NULL, 200, "[]");
+    CHECK_INT(redis_int("EXISTS %s:cwork:rate_limits", ""), 0);
+
+    /* a batch of two jobs, one counted as succeeded by hand through its hash */
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis_, ns_, NULL);
+    char id[25] = "";
+    CHECK_INT(cwork_batch_open(enq, CWORK_BATCH_ON_COMPLETE, "report", NULL, id, NULL), 0);
+    char path[96];
+    snprintf(path, sizeof path, "/batch?id=%s", id);
+    CHECK_INT(http("GET", path, NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"total\": 0") && strstr(r.body, "\"sealed\": false") &&
+          strstr(r.body, "\"when\": \"on_complete\"") &&
+          strstr(r.body, "\"callback\": \"report\"") &&
+          strstr(r.body, "\"callback_state\": \"waiting\"") && strstr(r.body, id));
+    CHECK_RES("GET", "/batch?id=0123456789abcdef01234567", NULL, 404, NULL);
+    CHECK_INT(http("GET", "/batch?id=not%20hex", NULL, &r), 0);
+    CHECK_INT(r.status, 400);
+    cwork_enqueuer_free(enq);
+
+    /* a kept success, as a pool's commit writes it */
+    cmd("SADD %s:known_jobs calc", ns_);
+    cmd("ZADD %s:cwork:succeeded:calc 1700000001000 "
+        "{\"ran_at\":1700000000500,\"took_us\":250,\"job\":{\"name\":\"calc\",\"id\":\"k1\",\"t\":1,"
+        "\"args\":{}}}",
+        ns_);
+    cmd("SET %s:cwork:result:k1 42", ns_);
+    CHECK_INT(http("GET", "/succeeded", NULL, &r), 0);
+    CHECK_INT(r.status, 200);
+    CHECK(strstr(r.body, "\"id\": \"k1\"") && strstr(r.body, "\"took_us\": 250") &&
+          strstr(r.body, "\"finished_at_ms\": 1700000001000") &&
+          strstr(r.body, "\"result\": \"42\""));
+    CHECK_RES("GET", "/succeeded?name=other", NULL, 200, "[]");
+    CHECK_INT(http("GET", "/succeeded?limit=0", NULL, &r), 0);
+    CHECK_INT(r.status, 400);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void ids_with_slashes_and_one_name(void)
 {
     serve("webid");
@@ -1067,6 +1125,7 @@ int main(void)
     RUN(concurrent_requests);
     RUN(the_ui_answers_while_a_thousand_idle_connections_are_held);
     RUN(cli_serves_until_sigint);
+    RUN(rate_limits_batches_and_kept_successes);
     cwork_web_stop(web_);
     cwork_redis_free(redis_);
     redisFree(rc_);

@@ -9,12 +9,13 @@ import { el, $, patch, delegateEvents, plural } from './dom.js';
 import * as api from './api.js';
 import { renderDashboard } from './dashboard.js';
 import { renderQueues, renderProcesses, renderJob } from './views.js';
+import { renderBatch, renderSucceeded } from './features.js';
 import { renderSetList } from './lists.js';
 import { renderQueueJobs } from './queue.js';
 
 const REFRESH_MS = 2000;
-const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'job'];
-const TAB_OF = { queue: 'queues', job: null };
+const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'succeeded', 'job', 'batch'];
+const TAB_OF = { queue: 'queues', job: null, batch: null };
 
 const state = {
   route: { view: 'dashboard', arg: '', params: new URLSearchParams() },
@@ -51,7 +52,7 @@ function parseHash() {
     }
   }
   // "#/job/" is the job with the empty id (a valid id); a queue needs a name.
-  if (!VIEWS.includes(view) || (view === 'job' && slash < 0) || (view === 'queue' && !arg)) view = 'dashboard';
+  if (!VIEWS.includes(view) || (view === 'job' && slash < 0) || ((view === 'queue' || view === 'batch') && !arg)) view = 'dashboard';
   return { view, arg, params };
 }
 
@@ -224,6 +225,8 @@ async function renderView(ctx) {
     case 'scheduled':
     case 'dead': return renderSetList(ctx);
     case 'job': return renderJob(ctx);
+    case 'batch': return renderBatch(ctx);
+    case 'succeeded': return renderSucceeded(ctx);
     default: return el('p', { text: 'Nothing here.' });
   }
 }

@@ -2,6 +2,7 @@
 import { el, num, plural, duration, when, whenExact, clamp, nameText, jsonText } from './dom.js';
 import * as api from './api.js';
 import { table, applyJobs, SETS, jobLink, toggle } from './parts.js';
+import { rateLimits, rateLimitCell, batchFact } from './features.js';
 
 const STALE_HEARTBEAT_S = 10;
 
@@ -42,15 +43,19 @@ export function clearQueueButton(ctx, name, count) {
 }
 
 export async function renderQueues(ctx) {
+  const limits = await rateLimits();
+  const limited = Object.keys(limits).length > 0; // the column only where limits are used
   const rows = ctx.sum.queues.map((q) => el('tr', { key: q.job_name, class: q.paused ? 'paused' : null },
     el('td', { class: 'name', 'data-label': 'Job' }, el('a', { href: ctx.href('queue', q.job_name, {}) }, nameText(q.job_name))),
     el('td', { class: 'num', 'data-label': 'Waiting' }, el('a', { href: ctx.href('queue', q.job_name, {}), text: num(q.count) })),
     el('td', { class: 'num', 'data-label': 'Latency', text: q.count > 0 ? duration(q.latency) : '—' }),
     el('td', { 'data-label': 'State' }, pauseSwitch(ctx, q)),
+    limited ? rateLimitCell(limits[q.job_name]) : null,
     ctx.readOnly ? null : el('td', { class: 'actions' }, clearQueueButton(ctx, q.job_name, q.count))));
   return el('section', null,
     el('h2', { text: 'Queues' }),
-    table(['Job', '#Waiting', '#Latency', 'State', ctx.readOnly ? null : ''], rows, 'No job names known yet.'));
+    table(['Job', '#Waiting', '#Latency', 'State', limited ? 'Rate limit' : null, ctx.readOnly ? null : ''], rows, 'No job names known yet.'),
+    limited ? el('p', { class: 'muted small', text: 'Rate limits hold for every cwork pool of the namespace (cwork limit NAME N/DURATION|off); Go pools ignore them.' }) : null);
 }
 
 // ------------------------------------------------------------------ cancel
@@ -161,13 +166,16 @@ async function jobResult(id) {
 export async function renderJob(ctx) {
   const id = ctx.arg;
   let found;
-  const result = await jobResult(id);
-  const resultPart = result === null ? null
-    : [el('h3', { text: 'Result' }), el('pre', { class: 'json', text: result })];
+  const resultOf = (result) => (result === null ? null
+    : [el('h3', { text: 'Result' }), el('pre', { class: 'json', text: result })]);
   try {
     found = await api.get('job', { id });
   } catch (e) {
     if (e.status !== 404) throw e;
+    // A result is kept after a job succeeded, when it is in no queue or set any more:
+    // asked for only then, so that a job's page costs one request (and one 404 less).
+    const result = id === '' ? null : await jobResult(id);
+    const resultPart = resultOf(result);
     return el('section', null,
       el('h2', null, 'Job ', el('span', { class: 'mono', text: id })),
       el('p', { class: 'empty', text: result !== null
@@ -190,6 +198,7 @@ export async function renderJob(ctx) {
     j.failed_at ? ['Failed', whenExact(j.failed_at, ctx.now)] : null,
     j.err ? ['Error', el('span', { class: 'err', text: j.err })] : null,
     j.unique ? ['Unique', el('span', { text: 'yes' })] : null,
+    batchFact(ctx, j),
   ].filter(Boolean);
   return el('section', null,
     el('h2', null, 'Job ', el('span', { class: 'mono', text: j.id })),
@@ -197,6 +206,5 @@ export async function renderJob(ctx) {
     set ? jobActions(ctx, set, found.at, j) : null,
     !ctx.readOnly && CANCELLABLE.includes(found.place) ? el('div', { class: 'toolbar' }, cancelButton(ctx, j.id, false)) : null,
     el('h3', { text: 'As stored' }),
-    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }),
-    resultPart);
+    el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
-# CTest driver of the browser test: runs ui.test.mjs in headless Chromium against the
-# test Redis; the test writes its namespaces itself and starts its own `cwork web`
-# servers. Skips (77) when node, chromium or playwright-core is missing
+# CTest driver of the browser test: runs ui.test.mjs and features.test.mjs in headless
+# Chromium against the test Redis; the tests write their namespaces themselves and start
+# their own `cwork web` servers. Skips (77) when node, chromium or playwright-core is missing
 # (scripts/test.sh installs them). The screenshots (every page at 1280 and 400 px) go to
 # $CWORK_BINARY_DIR/tests/browser-artifacts/.
 set -u
@@ -29,5 +29,7 @@ mkdir -p "$artifacts"
 
 CWORK_CHROMIUM=$chromium node "$here/ui.test.mjs" "$artifacts"
 status=$?
+# cwork's own features (rate limits, batches, kept successes): their own namespaces.
+CWORK_CHROMIUM=$chromium node "$here/features.test.mjs" "$artifacts" || status=1
 echo "screenshots: $artifacts"
 exit $status

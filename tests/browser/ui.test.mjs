@@ -349,7 +349,7 @@ async function suite(browser, redis, width) {
     await page.waitForURL(new RegExp(`#/job/${id('q', 7)}`));
     await page.locator('dl.facts a', { hasText: 'waiting in its queue' }).waitFor();
     check(true, 'Find opens the job page of a waiting job');
-    expected404.n = 6; // one per refresh while the page shows
+    expected404.n = 12; // the job's and its result's, per refresh while the page shows
     await gotoView(page, base, 'job/no-such-job');
     await page.locator('main p.empty', { hasText: 'No job with this id' }).waitFor();
     check(true, 'an unknown id says so');

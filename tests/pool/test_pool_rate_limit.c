@@ -189,10 +189,11 @@ static void four_hundred_jobs_at_20_per_second_over_two_pools(void)
         size_t most = most_in_window(s, 0, n, 1000000);
         if (most > 21) tl_fail(__FILE__, __LINE__, "%zu starts in one window of 1 s", most);
         int64_t span = s[n - 1] - s[0];
-        fprintf(stderr, "  400 starts over %.3f s, at most %zu in a window of 1 s\n", span / 1e6,
-                most);
+        fprintf(stderr, "  400 starts over %.3f s, at most %zu in a window of 1 s\n",
+                (double)span / 1e6, most);
         if (span < 19950000 - 50000 || span > 22000000) /* -50 ms: one start's lateness */
-            tl_fail(__FILE__, __LINE__, "400 starts over %.3f s, want 19.95-22", span / 1e6);
+            tl_fail(__FILE__, __LINE__, "400 starts over %.3f s, want 19.95-22",
+                    (double)span / 1e6);
     }
     /* What is left: the setting, the last start's state (or none once it expired), the
      * daily counts; no job anywhere. */

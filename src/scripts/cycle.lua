@@ -114,7 +114,11 @@ local function rate_interval(spec)
   if not unit or #c > 10 or #d > 10 then
     return nil
   end
-  return math.ceil(tonumber(d) * unit / tonumber(c))
+  local count, window = tonumber(c), tonumber(d) * unit
+  if count > 1000000000 or window > 604800000000 then -- as cwork_rate_limit_parse
+    return nil
+  end
+  return math.ceil(window / count)
 end
 
 -- Caps each limited type to one job if its time has come, none otherwise. Returns, per

@@ -698,10 +698,10 @@ typedef struct cwork_job_options {
     void *backoff_userdata;
     int64_t timeout_ms; /* deadline for cwork_job_deadline_ms; 0 = none */
     /* At most rate_limit jobs of this type start per rate_limit_window_ms, across every
-     * cwork pool of the namespace (PROTOCOL §20: starts are spaced window / N apart, on
-     * Redis' clock). 0 = none. cwork_pool_start writes it to the namespace's setting,
-     * which `cwork limit` and cwork_client_set_rate_limit change while pools run; the
-     * setting, not this option, is what pools follow. Go pools ignore it. rate_limit
+     * cwork pool of the namespace (PROTOCOL §20: starts are scheduled window / N apart
+     * on Redis' clock; any window holds at most N + 1). 0 = none. cwork_pool_start writes it to the
+     * namespace's setting, which `cwork limit` and cwork_client_set_rate_limit change while pools
+     * run; the setting, not this option, is what pools follow. Go pools ignore it. rate_limit
      * 1–1000000000, window 1 ms to 7 days (cwork_pool_register: CWORK_EINVAL). */
     unsigned rate_limit;
     int64_t rate_limit_window_ms;

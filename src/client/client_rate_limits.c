@@ -32,6 +32,17 @@ static int64_t time_us(const redisReply *r)
     return strtoll(s, NULL, 10) * 1000000 + strtoll(u, NULL, 10);
 }
 
+/* The shape cycle.lua reads a limit in: "<N>/<n><unit>", both numbers without a leading
+ * zero (cwork_rate_limit_parse also takes "10/s", which the script does not). */
+static bool script_accepts(const char *text, size_t len)
+{
+    const char *slash = memchr(text, '/', len);
+    if (strlen(text) != len || !slash || slash == text || text[0] == '0' || slash[1] < '1' ||
+        slash[1] > '9')
+        return false;
+    return strspn(text, "0123456789") == (size_t)(slash - text);
+}
+
 /* Fills the entries from HGETALL's reply (without their state). */
 static int read_setting(const redisReply *r, cwork_rate_limit_info *l, size_t n, cwork_error *err)
 {
@@ -44,12 +55,9 @@ static int read_setting(const redisReply *r, cwork_rate_limit_info *l, size_t n,
         l[i].job_name = cw_strndup(name, name_len);
         l[i].text = cw_strndup(text, text_len);
         if (!l[i].job_name || !l[i].text) return cw_error(err, CWORK_ENOMEM, "out of memory");
-        if (strlen(l[i].text) == text_len && /* and canonical: what the script accepts */
-            cwork_rate_limit_parse(l[i].text, &l[i].count, &l[i].window_ms, NULL) == 0) {
-            char canon[CW_RATE_LIMIT_TEXT_MAX];
-            cw_rate_limit_text(l[i].count, l[i].window_ms, canon);
-            if (strcmp(canon, l[i].text) != 0) l[i].count = 0, l[i].window_ms = 0;
-        }
+        if (!script_accepts(l[i].text, text_len) ||
+            cwork_rate_limit_parse(l[i].text, &l[i].count, &l[i].window_ms, NULL) != 0)
+            l[i].count = 0, l[i].window_ms = 0; /* pools do not run the type: invalid */
     }
     qsort(l, n, sizeof *l, by_name);
     return 0;

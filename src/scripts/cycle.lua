@@ -117,10 +117,13 @@ local function valid_counter(s)
   return #s <= 18 and (s == '0' or string.find(s, '^%-?[1-9]%d*$') ~= nil)
 end
 
--- Rate limits (PROTOCOL §20): GCRA without burst. A limit of N per window W spaces a
--- type's starts at least ceil(W / N) µs apart, on Redis' clock: its state is the time
--- the next start is allowed (TAT), and this call may take one job of the type when
--- that time has come. The spec is read here, so a changed limit holds from this call.
+-- Rate limits (PROTOCOL §20): GCRA without burst. A limit of N per window W schedules a
+-- type's starts I = ceil(W / N) µs apart, on Redis' clock: its state is the time the
+-- next start is allowed (TAT), and this call may take one job of the type when that
+-- time has come. A start less than I/2 late keeps the schedule (the next is due at
+-- TAT + I: load does not slow the type down); a later one starts a new schedule
+-- (now + I: no burst after idling). The spec is read here, so a changed limit holds
+-- from this call.
 local rate_units = {ms = 1000, s = 1000000, m = 60000000, h = 3600000000}
 local function rate_interval(spec)
   local c, d, u = string.match(spec, '^([1-9]%d*)/([1-9]%d*)(%a+)$')
@@ -128,12 +131,16 @@ local function rate_interval(spec)
   if not unit or #c > 10 or #d > 10 then
     return nil
   end
-  return math.ceil(tonumber(d) * unit / tonumber(c))
+  local count, window = tonumber(c), tonumber(d) * unit
+  if count > 1000000000 or window > 604800000000 then -- as cwork_rate_limit_parse
+    return nil
+  end
+  return math.ceil(window / count)
 end
 
 -- Caps each limited type to one job if its time has come, none otherwise. Returns, per
--- type that may start, {allowed time + interval, state key}, and the µs until the
--- earliest held-back type may start (nil: none held back).
+-- type that may start, {its next allowed time, state key, milliseconds to keep it},
+-- and the µs until the earliest held-back type may start (nil: none held back).
 local function rate_limits(cap)
   local first = 6 * n + 4
   local specs = call('HMGET', KEYS[first], unpack(ARGV, #ARGV - nl + 1, #ARGV))
@@ -162,7 +169,8 @@ local function rate_limits(cap)
         end
       else
         cap[t] = 1
-        allow[t] = {now + interval, KEYS[first + j], interval}
+        local next = now - tat < interval / 2 and tat + interval or now + interval
+        allow[t] = {next, KEYS[first + j], math.ceil((next - now) / 1000)}
       end
     end
   end
@@ -174,7 +182,7 @@ end
 local function rate_taken(allow, taken)
   for t, a in pairs(allow) do
     if taken[t] > 0 then
-      local px = string.format('%d', math.ceil(a[3] / 1000))
+      local px = string.format('%d', a[3])
       local r = rpcall('SET', a[2], string.format('%d', a[1]), 'PX', px)
       if type(r) ~= 'table' or not r.ok then
         fail(t, 'rate_limit', r.err or 'not set')

@@ -58,7 +58,13 @@ static void set_show_change_and_remove(void)
     CHECK_INT(IN_NS("limits", "--json"), 0);
     CHECK(strstr(cli_out_, "{\"name\":\"bad\",\"limit\":\"5/1x\",\"count\":0,\"window_ms\":0,"
                            "\"valid\":false") != NULL);
-    tl_do(rc_, "HDEL %s:cwork:rate_limits bad", ns_);
+    /* Written by hand: valid as the cycle script reads it, or not. */
+    tl_do(rc_, "HSET %s:cwork:rate_limits bad 10/s odd 100/1000ms", ns_);
+    CHECK_INT(IN_NS("limits", "--json"), 0);
+    CHECK(strstr(cli_out_, "{\"name\":\"bad\",\"limit\":\"10/s\",\"count\":0,") != NULL);
+    CHECK(strstr(cli_out_, "{\"name\":\"odd\",\"limit\":\"100/1000ms\",\"count\":100,"
+                           "\"window_ms\":1000,\"valid\":true") != NULL);
+    tl_do(rc_, "HDEL %s:cwork:rate_limits bad odd", ns_);
 
     CHECK_INT(IN_NS("limit", "mail", "off", "--json"), 0);
     CHECK_STR(cli_out_, "{\"name\":\"mail\",\"limit\":null}\n");

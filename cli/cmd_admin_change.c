@@ -335,8 +335,8 @@ static int cancel_job(const admin_opts *o, cwork_client *client)
                "set\n",
                o->arg, res.pool_id);
     } else {
-        printf("cancelled: job %s moved from the %s to the dead set\n", o->arg,
-               res.place == CWORK_PLACE_QUEUE ? "queue" : place);
+        printf("cancelled: job %s moved from the %s%s to the dead set\n", o->arg, place,
+               res.place == CWORK_PLACE_QUEUE ? "" : " set");
     }
     return CLI_OK;
 }

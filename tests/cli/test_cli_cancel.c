@@ -185,6 +185,13 @@ static void exit_codes_json_and_help(void)
               "{\"cancelled\":true,\"id\":\"waiting1\",\"place\":\"queue\",\"pool\":\"\"}\n");
     CHECK_INT(redis_int("LLEN %s:jobs:t", ns_), 0);
     check_dead_cancelled(__LINE__);
+    /* 0: a scheduled job, as text */
+    snprintf(job_id_, sizeof job_id_, "sched1");
+    redis_int("ZADD %s:scheduled 1900000000 {\"name\":\"t\",\"id\":\"sched1\",\"t\":1}", ns_);
+    CHECK_INT(cancel_cmd(0), 0);
+    CHECK_STR(cli_out_, "cancelled: job sched1 moved from the scheduled set to the dead set\n");
+    CHECK_INT(redis_int("ZCARD %s:scheduled", ns_), 0);
+    CHECK_INT(redis_int("ZCARD %s:dead", ns_), 2);
     /* 4: no such job */
     snprintf(job_id_, sizeof job_id_, "nosuchjob");
     CHECK_INT(cancel_cmd(0), 4);

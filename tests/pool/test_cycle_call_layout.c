@@ -28,7 +28,14 @@ static const char *arg(const cw_cycle_call *c, int i)
 
 static void plain_and_extended_layouts(void)
 {
-    cw_cycle_keys keys = {2, key, NULL, "p:retry", "p:dead", 7, 6};
+    cw_cycle_keys keys = {.ntypes = 2,
+                          .key = key,
+                          .retry = "p:retry",
+                          .dead = "p:dead",
+                          .retry_len = 7,
+                          .dead_len = 6,
+                          .cancelled = "p:cwork:cancelled",
+                          .cancelled_len = 17};
     cw_argv commit = {0}, xkeys = {0}, xargs = {0};
     cw_argv_add_str(&commit, "groups");
     cw_argv_add_str(&commit, "job-bytes");
@@ -41,49 +48,61 @@ static void plain_and_extended_layouts(void)
     size_t order[2] = {1, 0};
     cw_cycle_call_add_draw(&c, order);
 
-    /* Plain: 6 kinds × 2 types + retry + dead; pool, "0", draws, width, the commit. */
+    /* Plain: 6 kinds × 2 types + retry, dead, cancelled; pool, "0", draws, width, the
+     * commit. */
     CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", false, &commit), 0);
-    CHECK_INT(c.nkeys, 14);
+    CHECK_INT(c.nkeys, 15);
     CHECK_INT(c.nargs, 6);
     CHECK_STR(arg(&c, 13), "p:dead");
-    CHECK_STR(arg(&c, 15), "0");
-    CHECK_STR(arg(&c, 19), "job-bytes");
+    CHECK_STR(arg(&c, 14), "p:cwork:cancelled");
+    CHECK_STR(arg(&c, 16), "0");
+    CHECK_STR(arg(&c, 20), "job-bytes");
     /* Empty extras are none. */
     cw_cycle_call_reset(&c);
     cw_argv empty = {0};
     cw_cycle_call_set_extras(&c, &empty, &xargs);
     CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", true, &commit), 0);
-    CHECK_INT(c.nkeys, 14);
+    CHECK_INT(c.nkeys, 15);
     CHECK_INT(c.nargs, 6);
-    CHECK_STR(arg(&c, 15), "1");
+    CHECK_STR(arg(&c, 16), "1");
 
-    /* With extras: their keys after dead, "<flag> <their number>", their args last. */
+    /* With extras: their keys after cancelled, "<flag> x<their number> b0", their args
+     * after the commit. */
     cw_cycle_call_reset(&c);
     cw_cycle_call_add_draw(&c, order);
     cw_cycle_call_set_extras(&c, &xkeys, &xargs);
     CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", true, &commit), 0);
-    CHECK_INT(c.nkeys, 16);
+    CHECK_INT(c.nkeys, 17);
     CHECK_INT(c.nargs, 11);
-    CHECK_STR(arg(&c, 13), "p:dead");
-    CHECK_STR(arg(&c, 14), "p:cwork:result:j1");
-    CHECK_STR(arg(&c, 15), "p:cwork:succeeded:a");
-    CHECK_STR(arg(&c, 16), "pool");
-    CHECK_STR(arg(&c, 17), "1 2");
-    CHECK_STR(arg(&c, 21), "job-bytes");
-    CHECK_STR(arg(&c, 22), "0");
-    CHECK_STR(arg(&c, 26), "4");
+    CHECK_STR(arg(&c, 14), "p:cwork:cancelled");
+    CHECK_STR(arg(&c, 15), "p:cwork:result:j1");
+    CHECK_STR(arg(&c, 16), "p:cwork:succeeded:a");
+    CHECK_STR(arg(&c, 17), "pool");
+    CHECK_STR(arg(&c, 18), "1 x2 b0");
+    CHECK_STR(arg(&c, 22), "job-bytes");
+    CHECK_STR(arg(&c, 23), "0");
+    CHECK_STR(arg(&c, 27), "4");
+
+    /* A batch section (the commit's last arguments) is counted in the mode. */
+    cw_cycle_call_reset(&c);
+    cw_cycle_call_set_batch(&c, 1);
+    CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", false, &commit), 0);
+    CHECK_INT(c.nkeys, 15);
+    CHECK_STR(arg(&c, 16), "0 x0 b1");
 
     /* Without a commit there is nothing to attach them to; a reset forgets them. */
     cw_cycle_call_reset(&c);
     cw_cycle_call_set_extras(&c, &xkeys, &xargs);
+    cw_cycle_call_set_batch(&c, 1);
     CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", false, NULL), 0);
-    CHECK_INT(c.nkeys, 14);
+    CHECK_INT(c.nkeys, 15);
     CHECK_INT(c.nargs, 5);
-    CHECK_STR(arg(&c, 15), "0");
+    CHECK_STR(arg(&c, 16), "0");
     cw_cycle_call_reset(&c);
     CHECK_INT(cw_cycle_call_finish(&c, &keys, "pool", false, &commit), 0);
-    CHECK_INT(c.nkeys, 14);
+    CHECK_INT(c.nkeys, 15);
     CHECK_INT(c.nargs, 6);
+    CHECK_STR(arg(&c, 16), "0");
 
     cw_cycle_call_clear(&c);
     cw_argv_free(&commit);

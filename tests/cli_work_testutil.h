@@ -6,12 +6,15 @@
 
 #include "testlib.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -70,6 +73,61 @@ __attribute__((unused)) static int pid_alive(pid_t pid)
     st[n] = '\0';
     const char *paren = strrchr(st, ')');
     return !(paren && paren[1] == ' ' && paren[2] == 'Z');
+}
+
+/* The live (not zombie) processes whose environment holds CWORK_JOB_ID=job_id: how a
+ * test finds every process of a `cwork work` job's tree, whatever it forked. *sleeps
+ * (may be NULL) counts those named "sleep"; pids[] (may be NULL) gets up to max of them.
+ * -1 when /proc cannot be read. */
+__attribute__((unused)) static int job_tree_processes(const char *job_id, int *sleeps, pid_t *pids,
+                                                      int max)
+{
+    char want[64];
+    int wlen = snprintf(want, sizeof want, "CWORK_JOB_ID=%s", job_id);
+    int n = 0;
+    if (sleeps) *sleeps = 0;
+    DIR *d = opendir("/proc");
+    if (!d) return -1;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0 || !pid_alive(pid)) continue;
+        char path[64];
+        static char env[1 << 16];
+        snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(env, 1, sizeof env, f);
+        fclose(f);
+        int found = 0;
+        for (size_t i = 0; i < len && !found; i += strlen(env + i) + 1) {
+            if (len - i >= (size_t)wlen + 1 && memcmp(env + i, want, (size_t)wlen + 1) == 0)
+                found = 1;
+            if (!memchr(env + i, '\0', len - i)) break;
+        }
+        if (!found) continue;
+        if (n < max && pids) pids[n] = pid;
+        n++;
+        char comm[64] = "";
+        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+        if ((f = fopen(path, "r"))) {
+            if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
+            fclose(f);
+        }
+        if (sleeps && strcmp(comm, "sleep\n") == 0) (*sleeps)++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Kills what a failed case left of a job's tree (so that it cannot touch files after the
+ * test). */
+__attribute__((unused)) static void kill_job_tree(const char *job_id)
+{
+    pid_t pids[64];
+    int n = job_tree_processes(job_id, NULL, pids, 64);
+    for (int i = 0; i < n && i < 64; i++)
+        kill(pids[i], SIGKILL);
 }
 
 __attribute__((unused)) static size_t read_file(const char *name, char *buf, size_t size)

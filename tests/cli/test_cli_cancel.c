@@ -14,51 +14,14 @@
 
 static char job_id_[25];
 
-/* The live processes whose environment holds CWORK_JOB_ID=job_id_ (up to max of them
- * in pids, which may be NULL). */
-static int job_pids(pid_t *pids, int max)
-{
-    char want[64];
-    int wlen = snprintf(want, sizeof want, "CWORK_JOB_ID=%s", job_id_);
-    int n = 0;
-    DIR *d = opendir("/proc");
-    if (!d) return -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 0 || !pid_alive(pid)) continue;
-        char path[64];
-        static char env[1 << 16];
-        snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t len = fread(env, 1, sizeof env, f);
-        fclose(f);
-        for (size_t i = 0; i < len; i += strlen(env + i) + 1) {
-            if (len - i >= (size_t)wlen + 1 && memcmp(env + i, want, (size_t)wlen + 1) == 0) {
-                if (pids && n < max) pids[n] = pid;
-                n++;
-                break;
-            }
-            if (!memchr(env + i, '\0', len - i)) break;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
 static int job_processes(void)
 {
-    return job_pids(NULL, 0);
+    return job_tree_processes(job_id_, NULL, NULL, 0);
 }
 
-/* Kills what a failed case left (only after a failure is there any). */
 static void kill_job_processes(void)
 {
-    pid_t pids[64];
-    int n = job_pids(pids, 64);
-    for (int i = 0; i < n && i < 64; i++)
-        kill(pids[i], SIGKILL);
+    kill_job_tree(job_id_);
 }
 
 /* A job of name "t" with a fresh id waiting in its queue, and the --job argument of a

@@ -16,55 +16,14 @@
 
 static char job_id_[25];
 
-/* The live (not zombie) processes whose environment holds CWORK_JOB_ID=job_id_;
- * *sleeps counts those named "sleep". pids[] gets up to max of them. */
 static int job_processes(int *sleeps, pid_t *pids, int max)
 {
-    char want[64];
-    int wlen = snprintf(want, sizeof want, "CWORK_JOB_ID=%s", job_id_);
-    int n = 0;
-    if (sleeps) *sleeps = 0;
-    DIR *d = opendir("/proc");
-    if (!d) return -1;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 0 || !pid_alive(pid)) continue;
-        char path[64];
-        static char env[1 << 16];
-        snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-        FILE *f = fopen(path, "r");
-        if (!f) continue;
-        size_t len = fread(env, 1, sizeof env, f);
-        fclose(f);
-        int found = 0;
-        for (size_t i = 0; i < len && !found; i += strlen(env + i) + 1) {
-            if (len - i >= (size_t)wlen + 1 && memcmp(env + i, want, (size_t)wlen + 1) == 0)
-                found = 1;
-            if (!memchr(env + i, '\0', len - i)) break;
-        }
-        if (!found) continue;
-        if (n < max && pids) pids[n] = pid;
-        n++;
-        char comm[64] = "";
-        snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-        if ((f = fopen(path, "r"))) {
-            if (!fgets(comm, sizeof comm, f)) comm[0] = '\0';
-            fclose(f);
-        }
-        if (sleeps && strcmp(comm, "sleep\n") == 0) (*sleeps)++;
-    }
-    closedir(d);
-    return n;
+    return job_tree_processes(job_id_, sleeps, pids, max);
 }
 
-/* Kills what a failed case left (so that it cannot touch files after the test). */
 static void kill_job_processes(void)
 {
-    pid_t pids[64];
-    int n = job_processes(NULL, pids, 64);
-    for (int i = 0; i < n && i < 64; i++)
-        kill(pids[i], SIGKILL);
+    kill_job_tree(job_id_);
 }
 
 /* A job of name "t" with a fresh id, and its command "t=<body>" (static). */

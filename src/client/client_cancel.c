@@ -84,9 +84,19 @@ static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_c
     char now_s[24];
     snprintf(now_s, sizeof now_s, "%lld", (long long)now);
     const char *kind = running ? "running" : place == CWORK_PLACE_QUEUE ? "list" : "zset";
-    const char *argv[] = {
-        where.data,  dead.data, marks.data, kind, raw, now_s, running ? id : record.data,
-        channel.data};
+    char ttl_s[24];
+    snprintf(ttl_s, sizeof ttl_s, "%d", CW_BATCH_TTL_SECONDS);
+    /* running: the pool's channel; otherwise the prefix and the batch TTL, with which
+     * the script counts a job of a tracked batch as dead (PROTOCOL §23) */
+    const char *argv[] = {where.data,
+                          dead.data,
+                          marks.data,
+                          kind,
+                          raw,
+                          now_s,
+                          running ? id : record.data,
+                          running ? channel.data : client->keys.prefix,
+                          ttl_s};
     size_t lens[] = {where.len,
                      dead.len,
                      marks.len,
@@ -94,9 +104,10 @@ static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_c
                      raw_len,
                      strlen(now_s),
                      running ? strlen(id) : record.len,
-                     channel.len};
+                     running ? channel.len : client->keys.prefix_len,
+                     strlen(ttl_s)};
     redisReply *r = NULL;
-    rc = cw_conn_eval(c, &cw_script_client_cancel, 3, running ? 5 : 4, argv, lens, &r, err);
+    rc = cw_conn_eval(c, &cw_script_client_cancel, 3, running ? 5 : 6, argv, lens, &r, err);
     int64_t v = 0;
     const char *damaged = NULL;
     if (rc == 0 && cw_reply_int(r, &v, NULL, NULL) != 0) {

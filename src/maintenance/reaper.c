@@ -173,7 +173,8 @@ static void requeue_tail_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch)
  * it), or the error. */
 static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
                          void (*tail)(const cw_keys *, cw_argv *, cw_buf *), const cw_argv *names,
-                         const char *pool_id, redisReply **out, cwork_error *err)
+                         const char *pool_id, const char *extra_arg, redisReply **out,
+                         cwork_error *err)
 {
     *out = NULL;
     cw_argv a = {0};
@@ -185,6 +186,7 @@ static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name
     cw_buf_free(&scratch);
     size_t nkeys = a.n;
     if (pool_id) cw_argv_add_str(&a, pool_id);
+    if (extra_arg) cw_argv_add_str(&a, extra_arg);
     int rc = cw_argv_check(&a, err);
     if (rc == 0)
         rc = cw_conn_eval(c, script, (int)nkeys, (int)(a.n - nkeys), a.argv, a.lens, out, err);
@@ -200,8 +202,11 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
 {
     if (names->n == 0) return 0;
     redisReply *x = NULL;
+    /* the TTL of a finished batch: a cancelled job that goes to dead counts in its batch */
+    char batch_ttl[24];
+    snprintf(batch_ttl, sizeof batch_ttl, "%d", CW_BATCH_TTL_SECONDS);
     int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, requeue_tail_keys, names,
-                           pool_id, &x, err);
+                           pool_id, batch_ttl, &x, err);
     if (rc) return rc;
     /* {requeued, the (1-based) names whose jobs could not move, damaged keys} */
     size_t nstuck = 0;
@@ -228,8 +233,8 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
         cw_argv_free(&release);
         return rc;
     }
-    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, NULL, &release, pool_id, &x,
-                       err);
+    rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, NULL, &release, pool_id,
+                       NULL, &x, err);
     cw_argv_free(&release);
     if (rc) return rc;
     /* {negative locks, damaged keys} */
@@ -461,8 +466,8 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
 {
     if (current->n == 0) return 0;
     redisReply *x = NULL;
-    int rc =
-        run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, NULL, current, NULL, &x, err);
+    int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, NULL, current, NULL, NULL,
+                           &x, err);
     if (rc) return rc;
     /* {lock keys adjusted, changes made, damaged keys} */
     if ((rc = cw_reply_array(x, 3, NULL, "heal locks script", err)) != 0) {

@@ -1,6 +1,7 @@
 -- Give a dead pool's in-progress jobs back to their queues (PROTOCOL §9.3), all at once.
 -- KEYS: four per job name: the dead pool's in-progress list, the queue, the lock, the
---   lock_info hash; then <p>dead and <p>cwork:cancelled.   ARGV[1] the dead pool's id.
+--   lock_info hash; then <p>dead and <p>cwork:cancelled.   ARGV[1] the dead pool's id;
+--   ARGV[2] the TTL of a finished batch (PROTOCOL §23).
 -- The same end state as Go's script called until it returns nil: every entry moves
 -- unchanged from the in-progress list's right end to the queue's left end (behind the
 -- waiting jobs), and per job the lock is decremented and the pool's lock_info field too
@@ -12,11 +13,14 @@
 -- lock-healing pass.
 -- A job an operator cancelled while it ran (its id in <p>cwork:cancelled, PROTOCOL §21)
 -- goes to dead instead, with err "cancelled" (cjson's form of the job), and its mark
--- goes; it releases its lock like a requeued job. When dead cannot take it, it stays in
+-- goes; it releases its lock like a requeued job, and a job of a tracked batch counts
+-- there as dead (its batch's callback may fire). When dead cannot take it, it stays in
 -- progress and its name is reported as stuck. Only a namespace with marks pays for
 -- this: one TYPE per call, then a look at each job before it moves.
 -- Returns {number of jobs moved (cancelled ones included), {the 1-based index of every name whose jobs could not
 -- move}, {"key: error" for every step that failed}}.
+--[[include batch_lib.lua]]
+
 local moved, stuck, errors = 0, {}, {}
 local nkeys = #KEYS - 2
 local dead, cancelled = KEYS[nkeys + 1], KEYS[nkeys + 2]
@@ -46,6 +50,14 @@ local function send_cancelled(list)
     return nil, dead .. ': ' .. z.err
   end
   redis.call('HDEL', cancelled, job.id)
+  if type(job.cwork_batch) == 'string' and ARGV[2] and string.find(job.cwork_batch, '^%x+$') then
+    local prefix = string.sub(dead, 1, #dead - 4) -- '<p>dead' without 'dead'
+    local berr = batch_count(prefix .. 'cwork:batch:' .. job.cwork_batch, job.id, 100, prefix,
+                             at, ARGV[2])
+    if berr then
+      errors[#errors + 1] = 'batch ' .. job.cwork_batch .. ': ' .. berr
+    end
+  end
   return true
 end
 

@@ -543,6 +543,89 @@ static void requeuer_sending_to_dead_counts(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* The features together (issue of the four): a batch whose jobs are of a rate-limited
+ * type, one job cancelled while it waits (client_cancel.lua counts it dead) and one
+ * marked cancelled while its pool runs it (the commit sends it to dead as cancelled and
+ * counts it dead): on_complete fires once, after the last job, with dead = 2; the
+ * limited type's starts keep their spacing. */
+static long long int_reply(const char *fmt, const char *arg);
+static pthread_mutex_t starts_mu = PTHREAD_MUTEX_INITIALIZER;
+static int64_t starts_[8];
+static int nstarts_;
+
+static int limited_work(cwork_job *job, void *ctx)
+{
+    (void)job;
+    (void)ctx;
+    pthread_mutex_lock(&starts_mu);
+    if (nstarts_ < 8) starts_[nstarts_++] = tl_now_ms();
+    pthread_mutex_unlock(&starts_mu);
+    return 0;
+}
+
+static void rate_limited_batch_with_cancelled_jobs(void)
+{
+    cwork_pool *p = new_pool("batch-features", 4);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.rate_limit = 2; /* 2 per 200 ms: starts at least 100 ms apart */
+    jo.rate_limit_window_ms = 200;
+    CHECK_INT(cwork_pool_register(p, "lim", limited_work, &jo, NULL), 0);
+    cwork_error err = {0};
+    enq_ = cwork_enqueuer_new(redis_, ns_, &err);
+    char id[25];
+    open_batch(CWORK_BATCH_ON_COMPLETE, "after", NULL, id);
+    CHECK_INT(add_jobs(id, "lim", 0, 5, NULL, 0, &err), 0);
+    CHECK_INT(cwork_batch_seal(enq_, id, &err), 0);
+    redisReply *r = tl_cmd(rc_, "LRANGE %s:jobs:lim 0 -1", ns_); /* newest first */
+    CHECK_INT(r->elements, 5);
+    char waiting[25] = "", running[25] = "";
+    for (size_t i = 0; i < r->elements && i < 5; i++) {
+        cwork_job *j = NULL;
+        if (cwork_job_decode(r->element[i]->str, r->element[i]->len, &j, NULL) != 0) continue;
+        if (i == 0) snprintf(waiting, sizeof waiting, "%s", cwork_job_id(j)); /* runs last */
+        if (i == 4) snprintf(running, sizeof running, "%s", cwork_job_id(j)); /* runs first */
+        cwork_job_free(j);
+    }
+    freeReplyObject(r);
+    /* cancelled while it waits: dead at once, counted dead */
+    cwork_client *cl = cwork_client_new(redis_, ns_, NULL);
+    cwork_cancel_result res;
+    CHECK_INT(cwork_client_cancel(cl, waiting, &res, &err), 0);
+    CHECK_INT(res.place, CWORK_PLACE_QUEUE);
+    cwork_batch_info info = read_batch(id);
+    CHECK_INT(info.dead, 1);
+    CHECK_INT(info.pending, 4);
+    /* marked as a running job's cancel is before its pool hears of it */
+    freeReplyObject(tl_cmd(rc_, "HSET %s:cwork:cancelled %s 1700000500", ns_, running));
+    nstarts_ = 0;
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    for (long long end = tl_now_ms() + 20000;
+         tl_now_ms() < end && read_batch(id).callback_state == CWORK_BATCH_CALLBACK_WAITING;)
+        tl_sleep_ms(10);
+    info = read_batch(id);
+    CHECK_INT(info.succeeded, 3);
+    CHECK_INT(info.dead, 2);
+    CHECK_INT(info.pending, 0);
+    CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_ENQUEUED);
+    stop_pool(p);
+    cwork_client_free(cl);
+    pthread_mutex_lock(&starts_mu);
+    /* 4 runs, or 3: a pool that learns of the mark before it runs the job does not run it */
+    CHECK(nstarts_ == 3 || nstarts_ == 4);
+    for (int i = 1; i < nstarts_ && i < 8; i++) /* half the interval: the limit's rule */
+        CHECK(starts_[i] - starts_[i - 1] >= 50);
+    pthread_mutex_unlock(&starts_mu);
+    check_callback("after", id, 5, 3, 2, NULL);
+    r = tl_cmd(rc_, "ZRANGE %s:dead 0 -1", ns_);
+    CHECK_INT(r->elements, 2);
+    for (size_t i = 0; i < r->elements; i++)
+        CHECK(strstr(r->element[i]->str, "\"err\":\"cancelled\"") != NULL);
+    freeReplyObject(r);
+    CHECK_INT(int_reply("EXISTS %s:cwork:cancelled%s", ""), 0); /* the mark went with it */
+    tl_ns_delete(rc_, ns_);
+}
+
 static void bad_input_is_refused_with_its_name(void)
 {
     tl_unique_ns("batch-bad", ns_, sizeof ns_);
@@ -737,6 +820,7 @@ int main(void)
     RUN(dead_job_skips_on_success_and_completes);
     RUN(open_batch_grows_until_sealed);
     RUN(requeuer_sending_to_dead_counts);
+    RUN(rate_limited_batch_with_cancelled_jobs);
     RUN(thousand_jobs_two_pools_one_killed);
     pool_test_teardown();
     return tl_finish();

@@ -187,6 +187,58 @@ static void the_reaper_sends_a_cancelled_job_to_dead_not_back_to_its_queue(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* A cancelled member of a tracked batch whose pool died counts dead in its batch when the
+ * reaper sends it to dead (PROTOCOL §23.3): an on_complete batch of that one job fires. */
+static void the_reaper_counts_a_cancelled_batch_member_dead(void)
+{
+    fresh();
+    cw_keys keys;
+    cw_keys_init(&keys, ns_);
+    cwork_error err = {0};
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis_, ns_, &err);
+    char id[25];
+    CHECK_INT(cwork_batch_open(enq, CWORK_BATCH_ON_COMPLETE, "after", NULL, id, &err), 0);
+    cwork_batch *b = cwork_batch_new(enq);
+    CHECK_INT(cwork_batch_join(b, id, &err), 0);
+    CHECK_INT(cwork_batch_add(b, "a", NULL, 0, 0, &err), 0);
+    CHECK_INT(cwork_enqueue_batch(b, &err), 0);
+    const char *jid = NULL;
+    cwork_batch_status(b, 0, &jid);
+    char job_id[25];
+    snprintf(job_id, sizeof job_id, "%s", jid ? jid : "");
+    cwork_batch_free(b);
+    CHECK_INT(cwork_batch_seal(enq, id, &err), 0);
+    /* fetched by a pool that then died, and cancelled while it ran */
+    freeReplyObject(
+        tl_cmd(rc_, "RPOPLPUSH %s:jobs:a %s:jobs:a:" DEAD_POOL ":inprogress", ns_, ns_));
+    cmd("SADD %s:worker_pools " DEAD_POOL, ns_);
+    cmd("HSET %s:worker_pools:" DEAD_POOL " heartbeat_at 1 job_names a", ns_);
+    cmd("SET %s:jobs:a:lock 1", ns_);
+    cmd("HSET %s:jobs:a:lock_info " DEAD_POOL " 1", ns_);
+    freeReplyObject(tl_cmd(rc_, "HSET %s:cwork:cancelled %s 1700000500", ns_, job_id));
+    const char *mine[] = {"a"};
+    cw_reaper *rp = cw_reaper_new(redis_, &keys, mine, 1, 300, NULL, NULL);
+    int ran = -1;
+    CHECK_INT(cw_reaper_cycle(rp, &ran, &err), 0);
+    cw_reaper_free(rp);
+    cwork_batch_info info;
+    CHECK_INT(cwork_batch_read(enq, id, &info, &err), 0);
+    CHECK_INT(info.dead, 1);
+    CHECK_INT(info.pending, 0);
+    CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_ENQUEUED);
+    redisReply *r = tl_cmd(rc_, "LRANGE %s:jobs:after 0 -1", ns_);
+    CHECK_INT(r->elements, 1);
+    if (r->elements == 1) CHECK(strstr(r->element[0]->str, "\"batch_dead\":1") != NULL);
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "ZRANGE %s:dead 0 -1", ns_);
+    CHECK_INT(r->elements, 1);
+    if (r->elements == 1) CHECK(strstr(r->element[0]->str, "\"err\":\"cancelled\"") != NULL);
+    freeReplyObject(r);
+    cwork_enqueuer_free(enq);
+    cw_keys_clear(&keys);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -197,6 +249,7 @@ int main(void)
     RUN(a_pool_that_knew_writes_its_own_record_and_the_mark_goes);
     RUN(without_marks_a_commit_is_what_it_was);
     RUN(the_reaper_sends_a_cancelled_job_to_dead_not_back_to_its_queue);
+    RUN(the_reaper_counts_a_cancelled_batch_member_dead);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

@@ -135,6 +135,20 @@ static void enqueue_everything(cwork_redis *r, const char *ns)
     }
     if (cwork_enqueue_batch(b, &err) != 0) tl_fail(__FILE__, __LINE__, "batch: %s", err.message);
     cwork_batch_free(b);
+    /* a tracked batch (PROTOCOL §23): opened, joined, sealed and read; a pool that runs
+     * its job counts it and enqueues the callback (a "tick") */
+    char id[25] = "";
+    CHECK_INT(cwork_batch_open(enq, CWORK_BATCH_ON_COMPLETE, "tick", NULL, id, &err), 0);
+    b = cwork_batch_new(enq);
+    CHECK_INT(cwork_batch_join(b, id, &err), 0);
+    CHECK_INT(cwork_batch_add(b, "ok", NULL, 0, 0, &err), 0);
+    if (cwork_enqueue_batch(b, &err) != 0)
+        tl_fail(__FILE__, __LINE__, "tracked batch: %s", err.message);
+    cwork_batch_free(b);
+    CHECK_INT(cwork_batch_seal(enq, id, &err), 0);
+    cwork_batch_info info;
+    CHECK_INT(cwork_batch_read(enq, id, &info, &err), 0);
+    CHECK_INT(info.total, 1);
     cwork_args_free(args);
     cwork_enqueuer_free(enq);
 }

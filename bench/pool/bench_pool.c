@@ -3,15 +3,15 @@
  *
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
  *              [--workloads LIST] [--workload-concurrency LIST] [--workload-seconds S]
- *              [--tune NAME=VALUE]... [--rate-limited 1]
+ *              [--tune NAME=VALUE]... [--features LIST]
  *
  * No-op jobs, for 5 and for 10 queues (or only --queues N): enqueues N jobs with
  * {"i": n} (bulk), then runs a pool of in-process C handlers and reports the processing
  * rate from the first to the last handler start, plus the Redis server's CPU time per
  * processed job (INFO cpu before and after), also as a multiple of what one unpipelined
- * PING costs it. With --rate-limited 1, instead: 5 queues, then the same with one more
- * type limited to 100/1s whose jobs wait the whole run (every round trip then carries
- * the rate limit, PROTOCOL §20): what a limit costs the other types.
+ * PING costs it. With --features LIST (of rate-limit, results, kept, batch, cancel),
+ * instead: for each feature, 5 queues of plain jobs, then the same with the feature
+ * (throughput(), FEATURE_*): what each costs, beside a plain run made just before it.
  *
  * Handlers that take real time (--workloads, default "1ms,10ms,100ms,bimodal"; bimodal
  * is 99 % 1 ms and 1 % 1 s), each at every concurrency of --workload-concurrency
@@ -171,48 +171,141 @@ static void measure_baselines(raw_conn *raw)
            baseline_rtt, baseline_ping_cpu_us, baseline_pipelined);
 }
 
-static atomic_long limited_started_;
+/* What a no-op run may carry besides plain jobs (--features): each is measured beside a
+ * plain run of the same size, in the same run of the benchmark. */
+typedef enum {
+    FEATURE_NONE,
+    FEATURE_RATE_LIMIT, /* one more type limited to 100/1s, its jobs waiting all run long */
+    FEATURE_RESULTS,    /* every job stores a 16-byte result (PROTOCOL §22) */
+    FEATURE_KEPT,       /* every type keeps its last 1,000 successes (§22) */
+    FEATURE_BATCH,      /* every job is a member of a tracked batch of 1,000 (§23) */
+    FEATURE_CANCEL      /* a cancel is pending for a job outside the run (§21.3): every
+                         * commit then looks each job up */
+} feature;
 
-/* The rate-limited type's handler (--rate-limited): counted apart from the no-op jobs. */
-static int limited_noop(cwork_job *job, void *ctx)
+static const char *const feature_names[] = {"plain", "rate-limit", "results",
+                                            "kept",  "batch",      "cancel"};
+
+static feature feature_by_name(const char *name)
+{
+    for (int f = FEATURE_RATE_LIMIT; f <= FEATURE_CANCEL; f++)
+        if (!strcmp(name, feature_names[f])) return (feature)f;
+    fprintf(stderr,
+            "bench: --features: unknown feature '%s' (rate-limit, results, kept, "
+            "batch, cancel)\n",
+            name);
+    exit(2);
+}
+
+static atomic_long aside_started_;
+
+/* The handler of jobs counted apart from the no-op jobs: the rate-limited type's and
+ * the batches' callbacks. */
+static int aside_noop(cwork_job *job, void *ctx)
 {
     (void)job, (void)ctx;
-    atomic_fetch_add(&limited_started_, 1);
+    atomic_fetch_add(&aside_started_, 1);
     return 0;
 }
 
-/* No-op jobs on `queues` queues; with `limited`, one more type limited to 100/1s with
- * jobs waiting the whole run, so that every round trip carries the rate limit (PROTOCOL
- * §20) and the other types' throughput shows what it costs. */
-static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
-                       unsigned concurrency, int limited)
+/* A no-op job that stores a result, as a handler returning a small record would. */
+static int noop_with_result(cwork_job *job, void *ctx)
 {
-    const char *ns = "bench_test"; /* PROTOCOL §18 */
-    drop(raw, ns);
-    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    static const char result[] = "{\"ok\":true,\"n\":12}"; /* 16 bytes */
+    cwork_job_set_result(job, result, sizeof result - 1);
+    return noop(job, ctx);
+}
+
+/* Sends the jobs added to b; with FEATURE_BATCH they were made members of a batch
+ * opened before them, which is sealed now. */
+static void send_chunk(cwork_enqueuer *enq, cwork_batch *b, feature f, const char *batch_id)
+{
+    if (cwork_enqueue_batch(b, NULL) != 0) {
+        fprintf(stderr, "bench: enqueue failed\n");
+        exit(1);
+    }
+    if (f == FEATURE_BATCH && cwork_batch_seal(enq, batch_id, NULL) != 0) exit(1);
+    cwork_batch_reset(b);
+}
+
+static long batches_opened_;
+
+static void open_chunk(cwork_enqueuer *enq, cwork_batch *b, feature f, char batch_id[25])
+{
+    if (f != FEATURE_BATCH) return;
+    batches_opened_++;
+    if (cwork_batch_open(enq, CWORK_BATCH_ON_COMPLETE, "bench_cb", NULL, batch_id, NULL) != 0 ||
+        cwork_batch_join(b, batch_id, NULL) != 0) {
+        fprintf(stderr, "bench: cannot open a tracked batch\n");
+        exit(1);
+    }
+}
+
+static void enqueue_noops(cwork_enqueuer *enq, long jobs, int queues, feature f)
+{
     cwork_batch *b = cwork_batch_new(enq);
     cwork_args *args = cwork_args_new();
-    char name[16];
-    int64_t t0 = now_us();
+    char name[16], batch_id[25] = "";
+    open_chunk(enq, b, f, batch_id);
     for (int q = 0; q < queues; q++) {
         snprintf(name, sizeof name, "job%d", q);
         for (long i = 0; i < jobs / queues; i++) {
             cwork_args_set_int64(args, "i", i);
             cwork_batch_add(b, name, args, 0, 0, NULL);
             if (cwork_batch_count(b) == 1000) {
-                cwork_enqueue_batch(b, NULL);
-                cwork_batch_reset(b);
+                send_chunk(enq, b, f, batch_id);
+                open_chunk(enq, b, f, batch_id);
             }
         }
     }
-    cwork_enqueue_batch(b, NULL);
-    double enqueue_s = (double)(now_us() - t0) / 1e6;
-    long total = (jobs / queues) * queues;
-    if (limited) { /* not timed: more than the run can take at 100/s */
-        cwork_batch_reset(b);
+    send_chunk(enq, b, f, batch_id);
+    if (f == FEATURE_RATE_LIMIT) { /* not timed: more than the run can take at 100/s */
         for (long i = 0; i < 5000; i++)
             cwork_batch_add(b, "limited", args, 0, 0, NULL);
-        cwork_enqueue_batch(b, NULL);
+        send_chunk(enq, b, FEATURE_NONE, NULL);
+    }
+    cwork_args_free(args);
+    cwork_batch_free(b);
+}
+
+/* Registers the no-op types, and what feature f needs. */
+static void register_noops(cwork_pool *p, int queues, feature f)
+{
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    if (f == FEATURE_KEPT) jo.keep_succeeded = 1000;
+    char name[16];
+    for (int q = 0; q < queues; q++) {
+        snprintf(name, sizeof name, "job%d", q);
+        cwork_pool_register(p, name, f == FEATURE_RESULTS ? noop_with_result : noop, &jo, NULL);
+    }
+    if (f == FEATURE_RATE_LIMIT) {
+        cwork_job_options_init(&jo);
+        jo.rate_limit = 100;
+        jo.rate_limit_window_ms = 1000;
+        cwork_pool_register(p, "limited", aside_noop, &jo, NULL);
+    }
+    if (f == FEATURE_BATCH) cwork_pool_register(p, "bench_cb", aside_noop, NULL, NULL);
+}
+
+/* No-op jobs on `queues` queues, plain or with feature f (above): jobs/s from the first
+ * to the last start, and Redis CPU per job. */
+static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
+                       unsigned concurrency, feature f)
+{
+    const char *ns = "bench_test"; /* PROTOCOL §18 */
+    drop(raw, ns);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    int64_t t0 = now_us();
+    batches_opened_ = 0;
+    enqueue_noops(enq, jobs, queues, f);
+    double enqueue_s = (double)(now_us() - t0) / 1e6;
+    long total = (jobs / queues) * queues;
+    if (f == FEATURE_CANCEL) {
+        const char *mark[] = {"HSET", "bench_test:cwork:cancelled", "000000000000000000000000",
+                              "1"};
+        redisReply *r = raw_command(raw, 4, mark);
+        if (r) freeReplyObject(r);
     }
 
     cwork_pool_options o;
@@ -220,18 +313,8 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
     o.concurrency = concurrency;
     cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
     cw_pool_set_tuning(p, &tuning_);
-    for (int q = 0; q < queues; q++) {
-        snprintf(name, sizeof name, "job%d", q);
-        cwork_pool_register(p, name, noop, NULL, NULL);
-    }
-    if (limited) {
-        cwork_job_options jo;
-        cwork_job_options_init(&jo);
-        jo.rate_limit = 100;
-        jo.rate_limit_window_ms = 1000;
-        cwork_pool_register(p, "limited", limited_noop, &jo, NULL);
-    }
-    atomic_store(&limited_started_, 0);
+    register_noops(p, queues, f);
+    atomic_store(&aside_started_, 0);
     atomic_store(&started_, 0);
     atomic_store(&first_us_, 0);
     double cpu0 = redis_cpu_seconds(raw);
@@ -244,24 +327,26 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
     }
-    if (!limited) cwork_pool_drain(p, -1, NULL); /* the limited queue never drains */
+    /* the limited queue never drains; the others' last commits are part of the cost */
+    if (f != FEATURE_RATE_LIMIT) cwork_pool_drain(p, -1, NULL);
     double cpu1 = redis_cpu_seconds(raw);
     cwork_pool_stop(p, 10000, NULL);
     double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
     double rate = (double)(total - 1) / (run_s > 0 ? run_s : 1e-9);
     double cpu_us = (cpu1 - cpu0) * 1e6 / (double)total;
-    printf("%2d queues%s, concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing %9.0f "
-           "jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job (%.2fx one "
-           "PING round trip)\n",
-           queues, limited ? " + 1 rate-limited" : "", concurrency, total,
-           (double)total / enqueue_s, rate, rate / baseline_rtt, cpu_us,
-           cpu_us / baseline_ping_cpu_us);
-    if (limited)
+    printf("%2d queues, %-10s concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing "
+           "%9.0f jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job (%.2fx "
+           "one PING round trip)\n",
+           queues, feature_names[f], concurrency, total, (double)total / enqueue_s, rate,
+           rate / baseline_rtt, cpu_us, cpu_us / baseline_ping_cpu_us);
+    if (f == FEATURE_RATE_LIMIT)
         printf("  the rate-limited type (100/1s): %ld started in %.2f s\n",
-               atomic_load(&limited_started_), run_s);
+               atomic_load(&aside_started_), run_s);
+    if (f == FEATURE_BATCH)
+        printf("  batch callbacks run: %ld of %ld (the pool stops when the last no-op job "
+               "is committed)\n",
+               atomic_load(&aside_started_), batches_opened_);
     cwork_pool_free(p);
-    cwork_args_free(args);
-    cwork_batch_free(b);
     cwork_enqueuer_free(enq);
     drop(raw, ns);
 }
@@ -498,8 +583,8 @@ int main(int argc, char **argv)
     const char *url = getenv("CWORK_REDIS_URL");
     long jobs = 1000000, latency_jobs = 1000;
     unsigned concurrency = 20;
-    int only_queues = 0;  /* 0: both cases */
-    int rate_limited = 0; /* --rate-limited 1: 5 queues without, then with a limited type */
+    int only_queues = 0;     /* 0: both cases */
+    char features[128] = ""; /* --features: each beside a plain run, 5 queues */
     char workloads[128] = "1ms,10ms,100ms,bimodal", wconc[64] = "20,100";
     double wseconds = 5;
     cw_pool_tuning_init(&tuning_);
@@ -522,13 +607,15 @@ int main(int argc, char **argv)
             wseconds = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--tune") && tune(argv[i + 1]) == 0)
             continue;
-        else if (!strcmp(argv[i], "--rate-limited"))
-            rate_limited = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--features"))
+            snprintf(features, sizeof features, "%s", argv[i + 1]);
+        else if (!strcmp(argv[i], "--rate-limited")) /* the older spelling */
+            snprintf(features, sizeof features, "%s", "rate-limit");
         else {
             fprintf(stderr, "usage: bench_pool [--redis URL] [--jobs N] [--concurrency N] "
                             "[--latency-jobs N] [--queues N] [--workloads LIST|none] "
                             "[--workload-concurrency LIST] [--workload-seconds S] "
-                            "[--tune NAME=VALUE]... [--rate-limited 1]\n");
+                            "[--tune NAME=VALUE]... [--features LIST]\n");
             return 2;
         }
     }
@@ -537,14 +624,19 @@ int main(int argc, char **argv)
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);
     measure_baselines(raw);
-    if (jobs > 0 && rate_limited) {
-        throughput(redis, raw, jobs, 5, concurrency, 0);
-        throughput(redis, raw, jobs, 5, concurrency, 1);
+    if (jobs > 0 && features[0]) {
+        /* each feature right after a plain run, so that both see the same machine */
+        for (char *save = NULL, *f = strtok_r(features, ",", &save); f;
+             f = strtok_r(NULL, ",", &save)) {
+            feature which = feature_by_name(f);
+            throughput(redis, raw, jobs, 5, concurrency, FEATURE_NONE);
+            throughput(redis, raw, jobs, 5, concurrency, which);
+        }
     } else if (jobs > 0 && only_queues > 0) {
-        throughput(redis, raw, jobs, only_queues, concurrency, 0);
+        throughput(redis, raw, jobs, only_queues, concurrency, FEATURE_NONE);
     } else if (jobs > 0) {
-        throughput(redis, raw, jobs, 5, concurrency, 0);
-        throughput(redis, raw, jobs, 10, concurrency, 0);
+        throughput(redis, raw, jobs, 5, concurrency, FEATURE_NONE);
+        throughput(redis, raw, jobs, 10, concurrency, FEATURE_NONE);
     }
     if (strcmp(workloads, "none") != 0) {
         for (char *w = strtok(workloads, ","); w; w = strtok(NULL, ",")) {

@@ -125,6 +125,7 @@ static void add_batch_section(cwork_pool *p, cw_task *done, cw_commit_args *out,
     size_t i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
         if (!in_batch(t)) continue;
+        atomic_store_explicit(&t->type->saw_batch_member, true, memory_order_relaxed);
         size_t pos = out->raw_at[i], type_index = (size_t)(t->type - p->types) + 1;
         for (int b = 0; b < 4; b++)
             e[b] = (unsigned char)(pos >> (24 - 8 * b));

@@ -57,6 +57,7 @@ int cw_commit_prepare_results(cwork_pool *p, cw_task *done, cw_commit_args *out,
         const cw_job_type *type = t->handler_type;
         size_t ti = (size_t)(type - p->types);
         if (t->has_result) {
+            atomic_store_explicit(&t->handler_type->saw_result, true, memory_order_relaxed);
             cw_buf_reset(&key);
             cw_key_result(&p->keys, &key, t->job->id.ptr);
             cw_argv_add_buf(k, &key);

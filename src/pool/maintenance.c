@@ -186,7 +186,8 @@ static int64_t flush_daily_stats(maintenance *m)
 }
 
 /* Follows the namespace's rate limits (a limit set or removed while the pool runs);
- * every fifth time also looks for Go pools running a limited type. */
+ * every fifth time also looks for Go pools running a type that uses a feature Go
+ * defeats (go_pools.c). */
 static int64_t refresh_rate_limits(maintenance *m)
 {
     cwork_error err = {0};

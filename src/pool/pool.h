@@ -52,6 +52,10 @@ typedef struct cw_job_type {
     /* The namespace has a rate limit for it, as last read (rate_limits.c); dispatchers
      * read it without a lock. */
     atomic_bool rate_limited;
+    /* This pool committed a job of the type that set a result, or was a tracked batch's
+     * member (commit_results.c, commit.c): a Go pool running the type would defeat
+     * either, which go_pools.c warns about. Set once, never cleared. */
+    atomic_bool saw_result, saw_batch_member;
 } cw_job_type;
 
 /* What a running job can reach through cwork_job_* (checkin, deadline, userdata). */
@@ -188,11 +192,12 @@ struct cwork_pool {
     uint64_t start_processed, start_failed;
     atomic_int go_flavor_warned; /* mixed-namespace warnings given (flavor.h kinds) */
     /* Rate limits (rate_limits.c): how many types are limited (0: the plain cycle
-     * call, no work for limits at all), the setting's key, and the Go pools already
-     * warned about. */
+     * call, no work for limits at all) and the setting's key. */
     atomic_size_t nrate_limited;
     char *rate_limits_key;
     size_t rate_limits_key_len;
+    /* The Go pools already warned about (go_pools.c), as "<what>:<pool id>"; only the
+     * maintenance thread touches them. */
     char **go_warned_pools;
     size_t ngo_warned_pools;
 };
@@ -241,6 +246,15 @@ int cw_pool_rate_limits_start(cwork_pool *p, cwork_error *err);
  * while the pool runs is followed (maintenance, every CW_RATE_LIMIT_REFRESH_MS); every
  * few reads, warns about Go pools running a limited type. */
 int cw_pool_rate_limits_refresh(cwork_pool *p, bool look_for_go_pools, cwork_error *err);
+
+/* Logs, once per Go pool and feature, each Go pool (a heartbeat without cwork's `cwork`
+ * field, PROTOCOL §6) whose job_names list a type that uses a feature Go pools defeat:
+ * a rate limit in the namespace's setting (limits: its HGETALL reply, or NULL), or, for
+ * this pool's types, results, kept successes and tracked batches (PROTOCOL §20.5, §22.5,
+ * §23.6). Does nothing, and sends nothing, when none is in use. Maintenance thread
+ * only; failures to read are ignored (the next look tries again). */
+void cw_pool_warn_go_pools(cwork_pool *p, cw_conn *c, const redisReply *limits);
+void cw_pool_go_pools_free(cwork_pool *p);
 #define CW_RATE_LIMIT_REFRESH_MS 1000
 /* Fills limited[] with the indices of the types limited now (ascending); returns how
  * many. limited has room for ntypes. */

@@ -59,79 +59,6 @@ int cw_pool_rate_limits_start(cwork_pool *p, cwork_error *err)
     return cw_pool_rate_limits_refresh(p, false, err);
 }
 
-/* Whether the comma-joined list holds name. */
-static bool list_has(const char *list, size_t len, const char *name, size_t name_len)
-{
-    for (size_t i = 0; i < len;) {
-        const char *comma = memchr(list + i, ',', len - i);
-        size_t end = comma ? (size_t)(comma - list) : len;
-        if (end - i == name_len && memcmp(list + i, name, name_len) == 0) return true;
-        i = end + 1;
-    }
-    return false;
-}
-
-static bool go_pool_warned(cwork_pool *p, const char *id)
-{
-    for (size_t i = 0; i < p->ngo_warned_pools; i++)
-        if (!strcmp(p->go_warned_pools[i], id)) return true;
-    char **more = cw_realloc(p->go_warned_pools, (p->ngo_warned_pools + 1) * sizeof *more);
-    char *copy = more ? cw_strdup(id) : NULL;
-    if (more) p->go_warned_pools = more;
-    if (!copy) return true; /* out of memory: stay quiet rather than repeat */
-    p->go_warned_pools[p->ngo_warned_pools++] = copy;
-    return false;
-}
-
-/* Warns, once per pool, about every Go pool (a heartbeat without cwork's `cwork` field,
- * PROTOCOL §6) whose job_names list a type limited now: Go fetches without looking at
- * the limit. */
-static void warn_go_pools(cwork_pool *p, cw_conn *c, const redisReply *limits)
-{
-    cw_buf key;
-    cw_buf_init(&key);
-    cw_key_worker_pools(&p->keys, &key);
-    redisReply *pools = NULL;
-    cwork_error err = {0};
-    const char *smembers[] = {"SMEMBERS", key.data};
-    size_t npools = 0, nlimits = 0;
-    if (key.oom || cw_conn_command(c, 2, smembers, NULL, &pools, &err) != 0 ||
-        cw_reply_array(pools, 0, &npools, "SMEMBERS", NULL) != 0 ||
-        cw_reply_array(limits, 0, &nlimits, "HGETALL", NULL) != 0)
-        npools = 0;
-    for (size_t i = 0; i < npools; i++) {
-        const char *id;
-        if (cw_reply_at_str(pools, i, &id, NULL, "SMEMBERS", NULL) != 0 || !strcmp(id, p->id))
-            continue;
-        cw_buf_reset(&key);
-        cw_key_worker_pool(&p->keys, &key, id);
-        const char *hmget[] = {"HMGET", key.data, "job_names", "cwork"};
-        redisReply *hb = NULL;
-        const char *names = NULL, *cwork = NULL;
-        size_t names_len = 0;
-        if (key.oom || cw_conn_command(c, 4, hmget, NULL, &hb, NULL) != 0 ||
-            cw_reply_at_str_or_nil(hb, 0, &names, &names_len, "HMGET", NULL) != 0 ||
-            cw_reply_at_str_or_nil(hb, 1, &cwork, NULL, "HMGET", NULL) != 0)
-            names = NULL;
-        for (size_t j = 0; names && !cwork && j + 1 < nlimits; j += 2) {
-            const char *name;
-            size_t len;
-            if (cw_reply_at_str(limits, j, &name, &len, "HGETALL", NULL) != 0 ||
-                !list_has(names, names_len, name, len) || go_pool_warned(p, id))
-                continue;
-            cw_log(CWORK_LOG_WARN, "pool.rate_limit.go_pool", "pool_id", id, "job_name", name,
-                   "message",
-                   "a Go pool runs a rate-limited job type: Go ignores cwork's rate limits, "
-                   "so the jobs it fetches are neither held back nor counted",
-                   NULL);
-            break;
-        }
-        cw_reply_free(hb);
-    }
-    cw_reply_free(pools);
-    cw_buf_free(&key);
-}
-
 int cw_pool_rate_limits_refresh(cwork_pool *p, bool look_for_go_pools, cwork_error *err)
 {
     if (ensure_key(p)) return cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -161,7 +88,7 @@ int cw_pool_rate_limits_refresh(cwork_pool *p, bool look_for_go_pools, cwork_err
         }
         if (rc == 0) atomic_store(&p->nrate_limited, count);
         cw_free(limited);
-        if (rc == 0 && n && look_for_go_pools) warn_go_pools(p, c, r);
+        if (rc == 0 && look_for_go_pools) cw_pool_warn_go_pools(p, c, r);
     }
     cw_reply_free(r);
     cw_redis_checkin(p->redis, c);
@@ -172,9 +99,5 @@ void cw_pool_rate_limits_free(cwork_pool *p)
 {
     cw_free(p->rate_limits_key);
     p->rate_limits_key = NULL;
-    for (size_t i = 0; i < p->ngo_warned_pools; i++)
-        cw_free(p->go_warned_pools[i]);
-    cw_free(p->go_warned_pools);
-    p->go_warned_pools = NULL;
-    p->ngo_warned_pools = 0;
+    cw_pool_go_pools_free(p);
 }

@@ -15,15 +15,16 @@ static const char usage[] =
     "jobs it holds, how many are pending, succeeded, failed and waiting for a retry,\n"
     "or dead, whether it is sealed, and its callback: waiting, enqueued (once every\n"
     "job was counted) or skipped (on_success, and a job died). Only cwork pools count\n"
-    "jobs (README \"Batches and chains\"). A finished batch is kept for a week.\n"
+    "jobs (README \"Batches and chains\"). A finished batch is kept for a week; one\n"
+    "not finished 30 days after it was opened expires then.\n"
     "\n"
     "  --seal        seal it first: no job can join it any more, and its callback\n"
     "                fires once every job is counted (at once if they are)\n"
     "  --json        one JSON object: {\"id\", \"total\", \"pending\", \"succeeded\",\n"
     "                \"retrying\", \"dead\", \"sealed\", \"when\" (\"on_success\" or\n"
     "                \"on_complete\"), \"callback\", \"callback_state\", \"created_at\",\n"
-    "                \"completed_at\" (0 until settled), \"expires_in\" (seconds, -1\n"
-    "                while running)}\n"
+    "                \"completed_at\" (0 until settled), \"expires_in\" (seconds;\n"
+    "                -1 for a batch opened before open batches expired)}\n"
     "  --redis URL, --ns NS: see cwork --help\n"
     "\n"
     "Exit status: 0 shown, 1 Redis failure, 2 bad command line or id, 4 no such batch\n"
@@ -121,7 +122,9 @@ static void print_text(const char *id, const cwork_batch_info *b)
            b->when == CWORK_BATCH_ON_SUCCESS ? "on_success" : "on_complete",
            state_name(b->callback_state));
     free(name);
-    if (b->ttl >= 0) printf("%-10s in %" PRId64 " s\n", "expires", b->ttl);
+    if (b->ttl >= 0) /* days and hours: the TTLs are 30 days (open) and a week (finished) */
+        printf("%-10s in %" PRId64 "d %" PRId64 "h%s\n", "expires", b->ttl / 86400,
+               b->ttl % 86400 / 3600, b->completed_at ? "" : " (unless it finishes first)");
 }
 
 int cmd_batch(int argc, char **argv)

@@ -80,7 +80,9 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
     if (rc == 0) {
         char now[24];
         snprintf(now, sizeof now, "%lld", (long long)cw_now());
-        const char *argv[] = {"HSET",       key.data,
+        char open_ttl[24];
+        snprintf(open_ttl, sizeof open_ttl, "%d", CW_BATCH_OPEN_TTL_SECONDS);
+        const char *argv[] = {key.data,     open_ttl,
                               "id",         id,
                               "total",      "0",
                               "succeeded",  "0",
@@ -96,8 +98,17 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
         size_t lens[sizeof argv / sizeof *argv];
         for (size_t i = 0; i < sizeof argv / sizeof *argv; i++)
             lens[i] = strlen(argv[i]);
-        lens[1] = key.len; /* (the other arguments are NUL-terminated text) */
-        rc = cw_redis_command(enq->redis, (int)(sizeof argv / sizeof *argv), argv, lens, NULL, err);
+        lens[0] = key.len; /* (the other arguments are NUL-terminated text) */
+        cw_conn *c = NULL;
+        redisReply *r = NULL;
+        rc = cw_redis_checkout(enq->redis, &c, err);
+        if (rc == 0) {
+            rc = cw_conn_eval(c, &cw_script_batch_open, 1, (int)(sizeof argv / sizeof *argv) - 1,
+                              argv, lens, &r, err);
+            if (rc == 0) rc = cw_conn_wait_replicas(c, err);
+            cw_redis_checkin(enq->redis, c);
+        }
+        cw_reply_free(r);
     }
     if (rc == 0) memcpy(id_out, id, 25);
     cw_buf_free(&key);

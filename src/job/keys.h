@@ -48,11 +48,16 @@ void cw_key_rate_limits(const cw_keys *k, cw_buf *out);
 void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name);
 /* "<p>cwork:batch:<id>": a tracked batch's hash (total, counts, seal, callback), and
  * "<p>cwork:batch:<id>:jobs": which of its jobs were counted and how (PROTOCOL §23).
- * cwork's own: Go never reads them. Both expire CW_BATCH_TTL_SECONDS after the batch
- * completes; the scripts that count build them from the prefix (cw_keys.prefix). */
+ * cwork's own: Go never reads them. An open batch expires CW_BATCH_OPEN_TTL_SECONDS
+ * after it was opened (its :jobs hash with it); both expire CW_BATCH_TTL_SECONDS after
+ * the batch completes. The scripts that count build them from the prefix
+ * (cw_keys.prefix). */
 void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id);
 void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id);
 #define CW_BATCH_TTL_SECONDS 604800 /* a week: long enough to look at a finished batch */
+/* 30 days from opening: a batch left unsealed, or with a job an operator deleted, does
+ * not stay for ever; far longer than any retry schedule of a sealed batch's jobs. */
+#define CW_BATCH_OPEN_TTL_SECONDS 2592000
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);

@@ -41,6 +41,17 @@ local function batch_fire(key, prefix, now, ttl)
   redis.call('EXPIRE', key .. ':jobs', ttl)
 end
 
+-- batch_jobs_expire(key, jobs): the first count of a job may have just made the :jobs
+-- hash; it expires with its open batch (PROTOCOL §23.1). One PTTL per job counted.
+local function batch_jobs_expire(key, jobs)
+  if redis.call('PTTL', jobs) == -1 then
+    local ms = redis.call('PTTL', key)
+    if ms > 0 then
+      redis.call('PEXPIRE', jobs, ms)
+    end
+  end
+end
+
 -- batch_count(key, jid, kind, prefix, now, ttl): counts job jid of the batch at key once:
 -- kind is the byte 's' (succeeded), 'r' (sent to retry) or 'd' (dead or dropped).
 -- <key>:jobs remembers each job counted retrying ('r') or final ('s', 'd'): a final job
@@ -65,6 +76,7 @@ local function batch_count(key, jid, kind, prefix, now, ttl)
       return r.err
     end
     redis.call('HSET', jobs, jid, 'r')
+    batch_jobs_expire(key, jobs)
     return
   end
   local r = redis.pcall('HINCRBY', key, kind == 115 and 'succeeded' or 'dead', '1')
@@ -72,6 +84,9 @@ local function batch_count(key, jid, kind, prefix, now, ttl)
     return r.err
   end
   redis.call('HSET', jobs, jid, kind == 115 and 's' or 'd')
+  if not was then
+    batch_jobs_expire(key, jobs)
+  end
   if was == 'r' then
     redis.call('HINCRBY', key, 'retrying', '-1')
   end

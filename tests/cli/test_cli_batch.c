@@ -10,6 +10,32 @@ static char ns_[64];
 #define RUN_NS(stdin_text, ...)                                                                    \
     cli_run_in_ns(ns_, stdin_text, (const char *const[]){__VA_ARGS__, NULL})
 
+#define OPEN_TTL 2592000 /* an open batch: 30 days from opening (PROTOCOL §23.1) */
+
+/* The batch hash's TTL in seconds, as the dump and the CLI read it. */
+static long long batch_ttl(const char *id)
+{
+    redisReply *r = tl_cmd(rc_, "TTL %s:cwork:batch:%s", ns_, id);
+    long long ttl = r->integer;
+    freeReplyObject(r);
+    return ttl;
+}
+
+/* Whether `cwork batch`'s last line is its "expires in" text of a TTL the batch had
+ * between the command and now (it read the TTL a few seconds at most before the test). */
+static int expires_line_ok(const char *out, const char *id)
+{
+    long long now = batch_ttl(id);
+    for (long long ttl = now; ttl <= now + 10; ttl++) {
+        char line[96];
+        snprintf(line, sizeof line, "expires    in %lldd %lldh (unless it finishes first)\n",
+                 ttl / 86400, ttl % 86400 / 3600);
+        const char *at = strstr(out, "expires    in ");
+        if (at && !strcmp(at, line)) return 1;
+    }
+    return 0;
+}
+
 /* The 24 hex digits of stdout's only line, or "" */
 static void take_id(char id[25])
 {
@@ -56,7 +82,8 @@ static void open_grow_seal_and_show(void)
              "sealed     no (more jobs may join)\n"
              "callback   done on_complete: waiting\n",
              id);
-    CHECK_STR(cli_out_, want);
+    CHECK(strncmp(cli_out_, want, strlen(want)) == 0);
+    CHECK(expires_line_ok(cli_out_ + strlen(want), id));
 
     CHECK_INT(RUN_NS(NULL, "batch", "--json", "--seal", id), 0);
     redisReply *created = tl_cmd(rc_, "HGET %s:cwork:batch:%s created_at", ns_, id);
@@ -64,22 +91,37 @@ static void open_grow_seal_and_show(void)
              "{\"id\":\"%s\",\"total\":3,\"pending\":3,\"succeeded\":0,\"retrying\":0,\"dead\":0,"
              "\"sealed\":true,\"when\":\"on_complete\",\"callback\":\"done\","
              "\"callback_state\":\"waiting\",\"created_at\":%s,\"completed_at\":0,"
-             "\"expires_in\":-1}\n",
+             "\"expires_in\":",
              id, created->str ? created->str : "?");
-    CHECK_STR(cli_out_, want);
+    CHECK(strncmp(cli_out_, want, strlen(want)) == 0);
+    /* the TTL the command read, a few seconds at most before this one */
+    long long shown = atoll(cli_out_ + strlen(want)), now = batch_ttl(id);
+    CHECK(shown >= now && shown <= now + 10);
+    CHECK(strlen(cli_out_) > 2 && !strcmp(cli_out_ + strlen(cli_out_) - 2, "}\n"));
     freeReplyObject(created);
 
     /* sealed: nothing more joins (exit 2, nothing written) */
     CHECK_INT(RUN_NS("{\"name\":\"b\"}\n", "enqueue", "--bulk", "--batch", id), 2);
     CHECK(strstr(cli_err_, "is sealed") != NULL);
 
-    /* the whole namespace: the batch hash (no TTL while running), the queues, known_jobs */
+    /* the whole namespace: the batch hash (30 days from opening while running), the
+     * queues, known_jobs */
     char *dump = tl_ns_dump(rc_, ns_);
+    /* the dump's TTL, a few seconds under 30 days, is checked and then written "open" */
+    char *ttl_at = strstr(dump, " ttl=");
+    CHECK(ttl_at != NULL);
+    long long ttl = ttl_at ? atoll(ttl_at + 5) : 0;
+    CHECK(ttl > OPEN_TTL - 60 && ttl <= OPEN_TTL);
+    if (ttl_at) {
+        size_t digits = strspn(ttl_at + 5, "0123456789");
+        memmove(ttl_at + 9, ttl_at + 5 + digits, strlen(ttl_at + 5 + digits) + 1);
+        memcpy(ttl_at + 5, "open", 4);
+    }
     redisReply *h = tl_cmd(rc_, "HMGET %s:cwork:batch:%s cb_head created_at", ns_, id);
     r = tl_cmd(rc_, "LRANGE %s:jobs:a 0 -1", ns_);
     redisReply *rb = tl_cmd(rc_, "LRANGE %s:jobs:b 0 -1", ns_);
     snprintf(want, sizeof want,
-             "%s:cwork:batch:%s hash callback=waiting | cb_head=%s | cb_name=done | "
+             "%s:cwork:batch:%s hash ttl=open callback=waiting | cb_head=%s | cb_name=done | "
              "cb_rest=,\"k\":\"v\" | created_at=%s | dead=0 | id=%s | retrying=0 | sealed=1 | "
              "succeeded=0 | total=3 | when=complete\n"
              "%s:jobs:a list %s | %s\n"

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #define WEEK 604800
+#define OPEN_TTL 2592000 /* an open batch: 30 days from opening */
+
+static long long int_reply(const char *fmt, const char *arg);
 
 static cwork_enqueuer *enq_;
 
@@ -196,7 +199,7 @@ static void job_retried_three_times_counts_once(void)
     CHECK_INT(info.pending, 3);
     CHECK(info.sealed);
     CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_WAITING);
-    CHECK_INT(info.ttl, -1);
+    CHECK(info.ttl > OPEN_TTL - 60 && info.ttl <= OPEN_TTL);
     cwork_error e2 = {0};
     CHECK_INT(cwork_pool_start(p, &e2), 0);
     wait_runs(p, 6); /* 2 + 3 failures + 1 success */
@@ -352,7 +355,9 @@ static void open_batch_grows_until_sealed(void)
     CHECK_INT(info.succeeded, 5);
     CHECK(!info.sealed);
     CHECK_INT(info.callback_state, CWORK_BATCH_CALLBACK_WAITING);
-    CHECK_INT(info.ttl, -1);
+    CHECK(info.ttl > OPEN_TTL - 60 && info.ttl <= OPEN_TTL);
+    /* the jobs counted so far expire with the open batch */
+    CHECK(int_reply("TTL %s:cwork:batch:%s:jobs", id) > OPEN_TTL - 60);
     redisReply *r = tl_cmd(rc_, "EXISTS %s:jobs:after", ns_);
     CHECK_INT(r->integer, 0);
     freeReplyObject(r);
@@ -548,7 +553,6 @@ static void requeuer_sending_to_dead_counts(void)
  * marked cancelled while its pool runs it (the commit sends it to dead as cancelled and
  * counts it dead): on_complete fires once, after the last job, with dead = 2; the
  * limited type's starts keep their spacing. */
-static long long int_reply(const char *fmt, const char *arg);
 static pthread_mutex_t starts_mu = PTHREAD_MUTEX_INITIALIZER;
 static int64_t starts_[8];
 static int nstarts_;

@@ -39,12 +39,18 @@ static void go_pools_running_result_kept_and_batch_types_are_reported(void)
     cwork_pool *p = new_pool("gop", 3);
     long long now = (long long)time(NULL);
     /* Go pool a runs all three; b is another cwork pool; c is a Go pool of other types. */
-    tl_do(rc_, "SADD %s:worker_pools aaaa1111aaaa1111aaaa1111 bbbb1111bbbb1111bbbb1111 "
-               "cccc1111cccc1111cccc1111", ns_);
-    tl_do(rc_, "HSET %s:worker_pools:aaaa1111aaaa1111aaaa1111 heartbeat_at %lld job_names "
-               "bat,kept,other,res", ns_, now);
-    tl_do(rc_, "HSET %s:worker_pools:bbbb1111bbbb1111bbbb1111 heartbeat_at %lld job_names "
-               "bat,kept,res cwork 0.2.0", ns_, now);
+    tl_do(rc_,
+          "SADD %s:worker_pools aaaa1111aaaa1111aaaa1111 bbbb1111bbbb1111bbbb1111 "
+          "cccc1111cccc1111cccc1111",
+          ns_);
+    tl_do(rc_,
+          "HSET %s:worker_pools:aaaa1111aaaa1111aaaa1111 heartbeat_at %lld job_names "
+          "bat,kept,other,res",
+          ns_, now);
+    tl_do(rc_,
+          "HSET %s:worker_pools:bbbb1111bbbb1111bbbb1111 heartbeat_at %lld job_names "
+          "bat,kept,res cwork 0.2.0",
+          ns_, now);
     tl_do(rc_, "HSET %s:worker_pools:cccc1111cccc1111cccc1111 heartbeat_at %lld job_names other",
           ns_, now);
 

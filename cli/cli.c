@@ -184,6 +184,12 @@ static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err
                 "cwork: Redis at %s (%s) has no password, but one was given: remove it from "
                 "the URL or unset CWORK_REDIS_PASSWORD\n",
                 shown ? shown : "?", source);
+    else if (strstr(m, "DB index is out of range"))
+        fprintf(stderr,
+                "cwork: Redis at %s (%s) has no database of that number (ERR DB index is out "
+                "of range): give a database below its `databases` setting (16 by default) "
+                "at the end of the URL, as redis://HOST:PORT/0\n",
+                shown ? shown : "?", source);
     else if (err->code == CWORK_EINVAL || err->code == CWORK_EUNSUPPORTED)
         fprintf(stderr, "cwork: %s%s (see --redis in cwork --help)\n",
                 strcmp(source, "from CWORK_REDIS_URL") == 0 ? "CWORK_REDIS_URL: " : "", m);

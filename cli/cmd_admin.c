@@ -200,7 +200,7 @@ static int take_option(admin_opts *o, cli_args *a, unsigned bit)
     const char *s = a->value;
     switch (bit) {
     case OPT_PAGE:
-        if (parse_int(s, &v) < 0 || v < 0 || v > 100000000) {
+        if (parse_int(s, &v) < 0 || v < 1 || v > 100000000) {
             fprintf(stderr, "%s: --page needs a page number (1, 2, ...)\n", o->label);
             return -1;
         }

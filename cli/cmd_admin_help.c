@@ -33,8 +33,8 @@ static const char busy_usage[] =
     "Lists the workers running a job now: the job's name and id, when it started,\n"
     "its last check-in and its args (cut to fit).\n"
     "\n"
-    "  --json   print the body of Go workwebui's GET /busy_workers instead (null\n"
-    "           when no worker is busy)\n" COMMON "\n"
+    "  --json   print the body of Go workwebui's GET /busy_workers instead ([]\n"
+    "           when no worker is busy, where Go's body is null)\n" COMMON "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
 
 static const char retry_usage[] =

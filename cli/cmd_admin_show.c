@@ -149,6 +149,12 @@ static int show_busy(const admin_opts *o, cwork_client *client)
     size_t len = 0;
     if (o->seen & OPT_JSON) {
         int rc = cwork_client_busy_workers_json(client, &body, &len, &err);
+        /* Go's body is null for none (a nil slice); a list reader wants [], as every
+         * other --json list gives. The web route keeps Go's bytes. */
+        if (rc == 0 && len == 4 && memcmp(body, "null", 4) == 0) {
+            memcpy(body, "[]", 3);
+            len = 2;
+        }
         return print_body(o, rc, body, len, &err);
     }
     cwork_worker_observation *w = NULL;

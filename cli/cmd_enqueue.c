@@ -131,9 +131,10 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
             o->quiet = 1;
         } else if (cli_is(&a, "in")) {
             if (cli_take_value(&a) < 0 ||
-                (parse_int64(a.value, &o->in) < 0 && cli_duration_s(a.value, &o->in) < 0)) {
+                (parse_int64(a.value, &o->in) < 0 && cli_duration_s(a.value, &o->in) < 0) ||
+                o->in < 0) {
                 fprintf(stderr, "cwork enqueue: --in needs whole seconds or a duration like 90s, "
-                                "15m, 1h or 7d\n");
+                                "15m, 1h or 7d (not negative: 0 is now)\n");
                 return -1;
             }
             o->has_in = 1;
@@ -329,8 +330,9 @@ static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t l
     double in = 0;
     rc = cwork_args_get_float64(obj, "in", &in);
     if (rc == 0) {
-        if (!(in == floor(in)) || fabs(in) > 1e15) {
-            fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"in\" must be whole seconds\n",
+        if (!(in == floor(in)) || in < 0 || in > 1e15) {
+            fprintf(stderr,
+                    "cwork enqueue: line %" PRIu64 ": \"in\" must be whole seconds, 0 or more\n",
                     lineno);
             goto done;
         }

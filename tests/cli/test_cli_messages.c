@@ -97,6 +97,15 @@ static void unreachable_redis_fails_in_one_line_within_2_s(void)
                        (const char *const[]){"timed out", "is redis-server running", NULL});
         tl_server_destroy(&s);
     }
+    /* A database the server does not have: the hint is about the index, not the server. */
+    char url[256];
+    snprintf(url, sizeof url, "%s/99", tl_redis_url());
+    rc = CLI_RUN("queues", "--redis", url);
+    CHECK_INT(rc, 1);
+    CHECK_INT(cli_lines(cli_err_), 1);
+    CHECK(strncmp(cli_err_, "cwork: Redis at ", 16) == 0);
+    CHECK(strstr(cli_err_, "has no database of that number") != NULL);
+    CHECK(strstr(cli_err_, "is redis-server running") == NULL);
     /* A Unix socket that is not there. */
     rc = CLI_RUN("busy", "--redis", "unix:///nonexistent/redis.sock");
     check_one_line(__LINE__, rc, "cwork: cannot connect to redis unix:/nonexistent/redis.sock",
@@ -372,6 +381,10 @@ static void durations_are_taken_where_seconds_are(void)
          "cwork enqueue: --in needs whole seconds or a duration"},
         {"enqueue", "--in", "soon", "x", NULL,
          "cwork enqueue: --in needs whole seconds or a duration"},
+        {"enqueue", "--in", "-5", "x", NULL,
+         "cwork enqueue: --in needs whole seconds or a duration like 90s, 15m, 1h or 7d (not "
+         "negative"},
+        {"dead", "--page", "0", NULL, "cwork dead: --page needs a page number (1, 2, ...)"},
         {"dead", "trim", "--older-than", "1h30", NULL, "cwork dead trim: --older-than needs"},
         {"work", "--job", "a=true", "--timeout", "-5", NULL,
          "cwork work: --timeout needs a positive duration"},

@@ -93,6 +93,12 @@ int cli_duration_s(const char *s, int64_t *seconds);
  * NULL when none is, or when word is itself a candidate. */
 const char *cli_suggest(const char *word, const char *const *candidates);
 
+/* Warns on stderr about each of the n job names that no worker pool of namespace ns
+ * has registered (its heartbeat's job_names), with the closest registered name when one
+ * is near (enqueue_hint.c). Prints nothing when every name is served or when the pools
+ * cannot be read. */
+void cli_warn_unserved(cwork_redis *redis, const char *ns, const char *const *names, size_t n);
+
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);
 

@@ -252,6 +252,8 @@ static int enqueue_single(const enqueue_opts *o)
         if (rc == CWORK_OK) {
             printf("%s\n", cwork_job_id(job));
             status = CLI_OK;
+            fflush(stdout); /* the id first, then any warning */
+            cli_warn_unserved(redis, o->conn.ns, (const char *const[]){o->name}, 1);
         } else if (rc == CWORK_DUPLICATE && key) {
             /* The waiting entry now runs this job: its id is the one to follow. */
             printf("%s\n", cwork_job_id(job));

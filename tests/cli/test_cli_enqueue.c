@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static redisContext *rc_;
@@ -76,6 +77,39 @@ static void single_job_prints_its_id(void)
     CHECK_INT(run_cli(NULL, go_style), 0);
     r = tl_cmd(rc_, "LINDEX %s:jobs:noargs 0", ns_);
     CHECK(r->type == REDIS_REPLY_STRING && strstr(r->str, "\"args\":{}") != NULL);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A job no pool has registered is enqueued (exit 0, its id on stdout) with a warning on
+ * stderr, naming the closest registered name when one is near; a served name gets none.
+ * The pools are what their heartbeats list (PROTOCOL §6), written here as a pool would. */
+static void a_type_no_pool_runs_is_enqueued_with_a_warning(void)
+{
+    tl_unique_ns("clih", ns_, sizeof ns_);
+    const char *typo[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "slwo", "{}", NULL};
+    CHECK_INT(run_cli(NULL, typo), 0);
+    CHECK_INT(strlen(out_), 25);
+    CHECK(strstr(errout_, "warning: no worker pool runs in namespace") != NULL);
+
+    tl_do(rc_, "SADD %s:worker_pools 0123456789abcdef01234567", ns_);
+    tl_do(rc_,
+          "HSET %s:worker_pools:0123456789abcdef01234567 heartbeat_at %lld job_names mail,slow "
+          "concurrency 10",
+          ns_, (long long)time(NULL));
+    CHECK_INT(run_cli(NULL, typo), 0);
+    CHECK_INT(strlen(out_), 25);
+    CHECK_STR(errout_, "cwork enqueue: warning: no worker pool has registered slwo; did you mean "
+                       "slow? (the job waits until a pool registers slwo)\n");
+    const char *far[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "report", "{}", NULL};
+    CHECK_INT(run_cli(NULL, far), 0);
+    CHECK(strstr(errout_, "no worker pool has registered report: the job waits") != NULL);
+    const char *served[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "slow", "{}", NULL};
+    CHECK_INT(run_cli(NULL, served), 0);
+    CHECK_STR(errout_, "");
+    /* every job was written all the same */
+    redisReply *r = tl_cmd(rc_, "LLEN %s:jobs:slwo", ns_);
+    CHECK_INT(r->integer, 2);
     freeReplyObject(r);
     tl_ns_delete(rc_, ns_);
 }
@@ -348,6 +382,7 @@ int main(void)
 {
     rc_ = tl_redis_connect();
     RUN(single_job_prints_its_id);
+    RUN(a_type_no_pool_runs_is_enqueued_with_a_warning);
     RUN(unique_duplicate_exits_3_and_delayed_goes_to_scheduled);
     RUN(go_flavor_and_unique_key);
     RUN(bad_input_exits_2_and_writes_nothing);

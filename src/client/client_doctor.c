@@ -183,16 +183,17 @@ static int check_heartbeats(cw_doctor *d, scan_state *s, cwork_error *err)
             long long at = strtoll(v, &end, 10);
             int number = *v && !*end;
             if (!number)
-                rc = cw_doctor_add(d, CWORK_DOCTOR_FUTURE_HEARTBEAT, s->keys.argv[i], NULL, 0, v,
-                                   "set heartbeat_at to now (a live pool rewrites it at its next beat)",
-                                   "heartbeat_at \"%.64s\" is no number: every reaper cycle fails on it",
-                                   v);
+                rc = cw_doctor_add(
+                    d, CWORK_DOCTOR_FUTURE_HEARTBEAT, s->keys.argv[i], NULL, 0, v,
+                    "set heartbeat_at to now (a live pool rewrites it at its next beat)",
+                    "heartbeat_at \"%.64s\" is no number: every reaper cycle fails on it", v);
             else if (at > d->now + FUTURE_BEAT_S)
-                rc = cw_doctor_add(d, CWORK_DOCTOR_FUTURE_HEARTBEAT, s->keys.argv[i], NULL, 0, v,
-                                   "set heartbeat_at to now (a live pool rewrites it at its next beat)",
-                                   "heartbeat_at is %lld s ahead of Redis' clock: no reaper takes "
-                                   "this pool's jobs back while it lasts",
-                                   at - (long long)d->now);
+                rc = cw_doctor_add(
+                    d, CWORK_DOCTOR_FUTURE_HEARTBEAT, s->keys.argv[i], NULL, 0, v,
+                    "set heartbeat_at to now (a live pool rewrites it at its next beat)",
+                    "heartbeat_at is %lld s ahead of Redis' clock: no reaper takes "
+                    "this pool's jobs back while it lasts",
+                    at - (long long)d->now);
         }
         cw_reply_free(r);
         if (rc) return rc;
@@ -229,7 +230,8 @@ static int check_orphans(cw_doctor *d, scan_state *s, cwork_error *err)
         if (rc || exists || len == 0) continue;
         char action[600];
         snprintf(action, sizeof action,
-                 "move its jobs, oldest first, to the left of %s and take them off the lock", q.data);
+                 "move its jobs, oldest first, to the left of %s and take them off the lock",
+                 q.data);
         rc = cw_doctor_add(d, CWORK_DOCTOR_ORPHAN, s->keys.argv[i], e->d.pool, strlen(e->d.pool),
                            NULL, action,
                            "%lld job(s) in progress in pool %s, which has no heartbeat: no reaper "
@@ -442,7 +444,8 @@ static int periodic_context(walk *w, cwork_error *err)
     cw_buf_reset(&key);
     cw_key_worker_pools(d->k, &key);
     if (rc == 0 && w->periodic) rc = key.oom ? oom(err) : key_type(d, &key, type, err);
-    if (rc == 0 && w->periodic && !strcmp(type, "set")) rc = cw_client_smembers(d->c, &key, &pools, err);
+    if (rc == 0 && w->periodic && !strcmp(type, "set"))
+        rc = cw_client_smembers(d->c, &key, &pools, err);
     for (size_t i = 0; rc == 0 && i < pools.n; i++) {
         cw_buf_reset(&key);
         cw_key_worker_pool(d->k, &key, pools.argv[i]);
@@ -657,8 +660,8 @@ static int run(cw_doctor *d, cwork_error *err)
     return rc;
 }
 
-int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out,
-                        size_t *n, cwork_error *err)
+int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out, size_t *n,
+                        cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);

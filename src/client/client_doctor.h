@@ -64,8 +64,8 @@ typedef struct cw_doctor {
  * CWORK_DOCTOR_REPAIR, repairs it at once; a failed repair is kept in repair_error.
  * Returns 0, CWORK_ENOMEM, or an I/O error of the connection. */
 int cw_doctor_add(cw_doctor *d, cwork_doctor_kind kind, const char *key, const char *member,
-                  size_t member_len, const char *value, const char *action, const char *fmt,
-                  ...) __attribute__((format(printf, 8, 9)));
+                  size_t member_len, const char *value, const char *action, const char *fmt, ...)
+    __attribute__((format(printf, 8, 9)));
 
 /* Runs doctor_repair.lua: keys then args (ARGV[1] is the kind). */
 int cw_doctor_eval(cw_conn *c, const cw_argv *keys, const cw_argv *args, redisReply **out,

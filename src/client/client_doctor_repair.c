@@ -60,14 +60,15 @@ static int repair_reply(const redisReply *r, cwork_error *err)
     if (cw_reply_int(r, &v, NULL, NULL) == 0) return v > 0 ? 1 : 0;
     int rc = cw_reply_at_str(r, 1, &key, NULL, "doctor script", err);
     if (rc) return rc;
-    return cw_error(err, CWORK_ETYPE, "%s has another type than the repair needs; nothing was written",
-                    key);
+    return cw_error(err, CWORK_ETYPE,
+                    "%s has another type than the repair needs; nothing was written", key);
 }
 
 /* An in-progress key's name and pool, from the key itself. */
 static int key_parts(const cw_keys *k, const char *key, cw_doctor_key *d, cwork_error *err)
 {
-    if (cw_doctor_classify(k, key, strlen(key), d)) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (cw_doctor_classify(k, key, strlen(key), d))
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
     if (!d->name) return cw_error(err, CWORK_EINVAL, "%s is not a key of a job name", key);
     return 0;
 }
@@ -172,7 +173,8 @@ int cw_doctor_locks(cw_conn *c, const cw_keys *k, const char *name, cw_argv *poo
             cw_argv_add_ref(&args, pools->argv[i], pools->lens[i]);
         }
         redisReply *r = NULL;
-        rc = b.oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : cw_doctor_eval(c, &keys, &args, &r, err);
+        rc = b.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                   : cw_doctor_eval(c, &keys, &args, &r, err);
         cw_argv_free(&keys), cw_argv_free(&args);
         int64_t v = 0;
         if (rc == 0 && cw_reply_int(r, &v, NULL, NULL) == 0) {
@@ -283,7 +285,8 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
     default:
         rc = cw_error(err, CWORK_EINVAL, "unknown finding kind %d", (int)f->kind);
     }
-    if (rc == 0 && (b.oom || keys.oom || args.oom)) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc == 0 && (b.oom || keys.oom || args.oom))
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
         redisReply *r = NULL;
         rc = cw_doctor_eval(c, &keys, &args, &r, err);

@@ -97,6 +97,16 @@ static void print_json(const cwork_doctor_finding *f, size_t n)
     fputs("]}\n", stdout);
 }
 
+/* A key as text: bytes outside printable ASCII as \xNN (a guard key ends in a newline). */
+static void print_key(const char *key)
+{
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        if (*p >= 0x20 && *p < 0x7f && *p != '\\')
+            putchar(*p);
+        else
+            printf("\\x%02x", *p);
+}
+
 static void print_text(const cwork_doctor_finding *f, size_t n, int repair)
 {
     if (n == 0) {
@@ -104,8 +114,9 @@ static void print_text(const cwork_doctor_finding *f, size_t n, int repair)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        printf("%s  %s\n  problem: %s\n", cwork_doctor_kind_name(f[i].kind), f[i].key,
-               f[i].problem);
+        printf("%s  ", cwork_doctor_kind_name(f[i].kind));
+        print_key(f[i].key);
+        printf("\n  problem: %s\n", f[i].problem);
         if (!f[i].action)
             printf("  no repair\n");
         else if (f[i].repair_error)

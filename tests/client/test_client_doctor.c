@@ -12,7 +12,7 @@
 #define DEAD_POOL "bbbbbbbbbbbbbbbbbbbbbbbb"
 #define BATCH "0123456789abcdef01234567"
 #define MAIL_JOB "{\"name\":\"mail\",\"id\":\"m1\",\"t\":1700000000,\"args\":{\"to\":\"a\"}}"
-#define UNIQUE_JOB                                                                             \
+#define UNIQUE_JOB                                                                                 \
     "{\"name\":\"mail\",\"id\":\"u1\",\"t\":1700000000,\"args\":{\"to\":\"u\"},\"unique\":true}"
 #define RUNNING_JOB "{\"name\":\"good\",\"id\":\"r1\",\"t\":1700000000,\"args\":{}}"
 #define ORPHAN_JOB "{\"name\":\"good\",\"id\":\"o1\",\"t\":1700000000,\"args\":{}}"
@@ -239,7 +239,7 @@ static void batch_overcounted(const char *ns)
     cmd("HSET %s:cwork:batch:%s succeeded 5", ns, BATCH);
 }
 
-#define HOURLY                                                                                 \
+#define HOURLY                                                                                     \
     "{\"name\":\"rep\",\"id\":\"periodic:rep:@hourly:1900003600\",\"t\":1900003600,\"args\":null," \
     "\"d\":1900007200}"
 static void removed_spec(const char *ns)
@@ -370,7 +370,8 @@ static void a_finding_repaired_alone_and_twice(void)
     CHECK_INT(n, 1);
     if (n) {
         CHECK_INT(f[0].repaired, 0);
-        CHECK(f[0].repair_error && strstr(f[0].repair_error, "cwork:quarantine:retry has another type"));
+        CHECK(f[0].repair_error &&
+              strstr(f[0].repair_error, "cwork:quarantine:retry has another type"));
     }
     cwork_doctor_findings_free(f, n);
     CHECK_DUMP("NS:cwork:quarantine:retry string x\nNS:retry zset {bad2=8\n");

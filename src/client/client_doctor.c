@@ -382,8 +382,12 @@ static int walk_key(walk *w, const char *key, size_t key_len, int zset, cwork_er
 static void shown(const char *m, size_t len, char out[100])
 {
     size_t w = 0;
-    for (size_t i = 0; i < len && w < 80; i++)
-        out[w++] = m[i] >= 0x20 && m[i] < 0x7f ? m[i] : '?';
+    for (size_t i = 0; i < len && w < 80; i++) {
+        if (m[i] >= 0x20 && m[i] < 0x7f)
+            out[w++] = m[i];
+        else
+            out[w++] = '?';
+    }
     if (len > 80) memcpy(out + w, "...", 3), w += 3;
     out[w] = '\0';
 }

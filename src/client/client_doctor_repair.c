@@ -76,6 +76,7 @@ static int key_parts(const cw_keys *k, const char *key, cw_doctor_key *d, cwork_
 int cw_doctor_name_pools(cw_conn *c, const cw_keys *k, const char *name, cw_argv *pools,
                          cwork_error *err)
 {
+    if (!name) return cw_error(err, CWORK_EINVAL, "no job name given");
     cw_buf key, match;
     cw_buf_init(&key), cw_buf_init(&match);
     cw_key_lock_info(k, &key, name);
@@ -125,7 +126,8 @@ int cw_doctor_name_pools(cw_conn *c, const cw_keys *k, const char *name, cw_argv
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
                 break;
             }
-            if (d.cls == CW_DK_INPROGRESS && !strcmp(d.name, name)) cw_argv_add_str(pools, d.pool);
+            if (d.cls == CW_DK_INPROGRESS && d.name && !strcmp(d.name, name))
+                cw_argv_add_str(pools, d.pool);
             cw_free(d.name);
         }
         cw_reply_free(r);
@@ -201,6 +203,15 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
 {
     if (!f->action)
         return cw_error(err, CWORK_EUNSUPPORTED, "%s: this finding has no repair", f->key);
+    int needs_member = f->kind == CWORK_DOCTOR_LOCK || f->kind == CWORK_DOCTOR_UNKNOWN_NAME ||
+                       f->kind == CWORK_DOCTOR_UNDECODABLE ||
+                       f->kind == CWORK_DOCTOR_REMOVED_PERIODIC ||
+                       f->kind == CWORK_DOCTOR_RATE_LIMIT;
+    int needs_value = f->kind == CWORK_DOCTOR_WRONG_TYPE || f->kind == CWORK_DOCTOR_RATE_LIMIT ||
+                      f->kind == CWORK_DOCTOR_FUTURE_HEARTBEAT;
+    if ((needs_member && !f->member) || (needs_value && !f->value))
+        return cw_error(err, CWORK_EINVAL, "%s: the finding lacks its %s", f->key,
+                        needs_member && !f->member ? "member" : "value");
     cw_argv keys, args;
     cw_argv_init(&keys), cw_argv_init(&args);
     cw_buf b;

@@ -67,8 +67,8 @@ static void reply(cw_buf *b, web_response *res)
 }
 
 /* One check (flags 0) or a repairing run, ended with {…prefix, "findings": […]}. */
-static int run(const web_request *req, web_response *res, unsigned flags,
-               cwork_doctor_finding **f, size_t *n)
+static int run(const web_request *req, web_response *res, unsigned flags, cwork_doctor_finding **f,
+               size_t *n)
 {
     cwork_error err = {0};
     int rc = cwork_client_doctor(req->web->client, flags, f, n, &err);

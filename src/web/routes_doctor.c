@@ -7,7 +7,9 @@
  *                                             checks again and repairs the finding with
  *                                             that kind, key and member: {"repaired": 0|1,
  *                                             "findings": what a check finds afterwards};
- *                                             404 when no such finding is found any more
+ *                                             404 when no such finding is found any more,
+ *                                             409 when a key the repair writes has another
+ *                                             type (nothing written)
  *   POST /doctor_repair?all=1                 repairs every finding: {"repaired": N,
  *                                             "failed": N, "findings": those of the run}
  *
@@ -143,6 +145,10 @@ void cw_web_route_doctor_repair(const web_request *req, web_response *res)
     cwork_error err = {0};
     int rc = cwork_client_doctor_repair(req->web->client, hit, &err);
     cwork_doctor_findings_free(f, n);
+    if (rc == CWORK_ETYPE) { /* a key in the way of the repair: nothing was written */
+        cw_web_error(res, 409, "%s", err.message);
+        goto out;
+    }
     if (rc < 0) {
         cw_web_client_error(res, rc, &err);
         goto out;

@@ -30,6 +30,7 @@ static const char usage[] =
     "  cancel    cancel a job by id: waiting ones go to dead, running ones are stopped\n"
     "  result    print a job's result by id (--wait for it)\n"
     "  succeeded list the succeeded jobs that job types keep, with their results\n"
+    "  doctor    check every key of the namespace, like fsck; --repair repairs\n"
     /* COMMAND HELP LINES (one per command, keep this marker) */
     "\n"
     "Options of every command that talks to Redis:\n"
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
         {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
         {"limits", cmd_limits},   {"limit", cmd_limit},         {"cancel", cmd_cancel},
         {"result", cmd_result},   {"succeeded", cmd_succeeded}, {"batch", cmd_batch},
+        {"doctor", cmd_doctor},
         /* COMMAND TABLE (one row per command, keep this marker) */
     };
     enum { NCOMMANDS = sizeof commands / sizeof commands[0] };

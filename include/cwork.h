@@ -1064,6 +1064,70 @@ typedef struct cwork_cancel_result {
 int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_result *out,
                         cwork_error *err);
 
+/* The namespace doctor (PROTOCOL §24): a check of every key of the namespace, like fsck. */
+typedef enum cwork_doctor_kind {
+    CWORK_DOCTOR_WRONG_TYPE = 0,   /* a key of another type than PROTOCOL documents */
+    CWORK_DOCTOR_FUTURE_HEARTBEAT, /* heartbeat_at not a number, or over a minute ahead */
+    CWORK_DOCTOR_ORPHAN,           /* an in-progress list of a pool with no heartbeat */
+    CWORK_DOCTOR_LOCK,             /* lock, lock_info and in-progress lists disagree */
+    CWORK_DOCTOR_GUARD,            /* a unique guard whose job is nowhere */
+    CWORK_DOCTOR_UNKNOWN_NAME,     /* a queue whose name is missing from known_jobs */
+    CWORK_DOCTOR_UNDECODABLE,      /* a dead, retry or scheduled member that is no job */
+    CWORK_DOCTOR_REMOVED_PERIODIC, /* a scheduled instance of a spec no pool schedules */
+    CWORK_DOCTOR_RATE_LIMIT,       /* a rate limit setting that does not parse */
+    CWORK_DOCTOR_BATCH             /* a tracked batch whose counts do not add up */
+} cwork_doctor_kind;
+
+/* "wrong_type", "future_heartbeat", "orphan", "lock", "guard", "unknown_name",
+ * "undecodable", "removed_periodic", "rate_limit", "batch" ("unknown" otherwise);
+ * static storage. */
+const char *cwork_doctor_kind_name(cwork_doctor_kind kind);
+
+/* One finding. Every string is NUL-terminated and owned by the findings array. */
+typedef struct cwork_doctor_finding {
+    cwork_doctor_kind kind;
+    char *key;    /* the key it is about */
+    char *member; /* the member, field or name it is about (member_len bytes, which may
+                     hold any byte), or NULL */
+    size_t member_len;
+    char *value;        /* the value found that the repair checks is still there, or NULL */
+    char *problem;      /* what is wrong, one line */
+    char *action;       /* what the repair does, one line; NULL when there is no repair */
+    int repaired;       /* 1 once repaired by this call; 0 otherwise */
+    char *repair_error; /* why the repair failed (cwork_client_doctor with
+                           CWORK_DOCTOR_REPAIR), or NULL */
+} cwork_doctor_finding;
+
+/* cwork_client_doctor's flags. */
+#define CWORK_DOCTOR_REPAIR 1u /* repair each finding as soon as it is found */
+
+/* Checks the namespace (PROTOCOL §24): the type of every key PROTOCOL documents (found
+ * with SCAN), lock counters against lock_info against the in-progress lists, in-progress
+ * lists of pools without a heartbeat, unique guards whose job is gone, queues missing
+ * from known_jobs, scheduled periodic instances of specs no pool schedules, heartbeats
+ * from the future, dead/retry/scheduled members that are not job JSON, rate limit
+ * settings that do not parse, tracked batches whose counts do not add up. A damaged key
+ * is a finding, never an error. *out receives the findings (NULL and *n 0 when the
+ * namespace is clean); free them with cwork_doctor_findings_free. With
+ * CWORK_DOCTOR_REPAIR each finding is repaired by one script call that first checks it
+ * still holds; jobs are moved (to their queue, or to a <p>cwork:quarantine:… key),
+ * never deleted; a repair that fails sets repair_error and the others go on. Errors:
+ * CWORK_EREDIS and CWORK_EPROTO when Redis fails (no findings are returned),
+ * CWORK_EINVAL for NULL arguments, CWORK_ENOMEM. Reads every key of the namespace: its
+ * cost grows with the namespace. Thread-safe. */
+int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out, size_t *n,
+                        cwork_error *err);
+
+/* Repairs one finding that cwork_client_doctor returned (the web UI's button): 1 when
+ * repaired, 0 when there was nothing to do any more (the key changed since), or an
+ * error: CWORK_EUNSUPPORTED for a finding without repair, CWORK_ETYPE when a key the
+ * repair would write has another type (nothing written), CWORK_EREDIS. Sets
+ * f->repaired. Thread-safe for different findings. */
+int cwork_client_doctor_repair(cwork_client *client, cwork_doctor_finding *f, cwork_error *err);
+
+/* Frees what cwork_client_doctor returned (NULL is fine). */
+void cwork_doctor_findings_free(cwork_doctor_finding *findings, size_t n);
+
 /* The bodies Go's workwebui answers (PROTOCOL §12.1, §17.8): Go's JSON field names and
  * structure, indented with tabs. *out is NUL-terminated; free it with cwork_free.
  * busy_workers is `null` when nobody is busy (as Go). list gives

@@ -12,9 +12,10 @@ import { renderQueues, renderProcesses, renderJob } from './views.js';
 import { renderBatch, renderSucceeded } from './features.js';
 import { renderSetList } from './lists.js';
 import { renderQueueJobs } from './queue.js';
+import { renderDoctor } from './doctor.js';
 
 const REFRESH_MS = 2000;
-const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'succeeded', 'job', 'batch'];
+const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'succeeded', 'job', 'batch', 'doctor'];
 const TAB_OF = { queue: 'queues', job: null, batch: null };
 
 const state = {
@@ -227,6 +228,7 @@ async function renderView(ctx) {
     case 'job': return renderJob(ctx);
     case 'batch': return renderBatch(ctx);
     case 'succeeded': return renderSucceeded(ctx);
+    case 'doctor': return renderDoctor(ctx);
     default: return el('p', { text: 'Nothing here.' });
   }
 }
@@ -255,12 +257,22 @@ export async function refresh(reason) {
   state.stale = false;
   const key = routeKey(state.route);
   try {
-    const sum = await api.get('summary');
-    if (!state.namespaces.length || !state.namespaces.includes(sum.namespace)) state.namespaces = sum.namespaces || [sum.namespace];
-    state.summary = sum;
-    state.readOnly = !!sum.read_only;
-    state.offset = sum.now - Date.now() / 1000;
-    renderHeader(sum);
+    // The Doctor page is for a damaged namespace: it shows even when the summary fails.
+    let sum = null;
+    let sumError = null;
+    try {
+      sum = await api.get('summary');
+    } catch (e) {
+      if (state.route.view !== 'doctor') throw e;
+      sumError = e;
+    }
+    if (sum) {
+      if (!state.namespaces.length || !state.namespaces.includes(sum.namespace)) state.namespaces = sum.namespaces || [sum.namespace];
+      state.summary = sum;
+      state.readOnly = !!sum.read_only;
+      state.offset = sum.now - Date.now() / 1000;
+      renderHeader(sum);
+    }
     const node = await renderView(context());
     if (key === routeKey(state.route) && !state.modal && !state.stale) {
       const main = $('main');
@@ -269,7 +281,8 @@ export async function refresh(reason) {
       if (live && live.dataset.key === view.dataset.key) patch(live, view);
       else main.replaceChildren(view);
     }
-    refreshWorked();
+    if (sumError) refreshFailed(sumError.message);
+    else refreshWorked();
   } catch (e) {
     refreshFailed(e.message);
   } finally {

@@ -662,6 +662,8 @@ static const ui_route ui_routes[] = {
     {"/rate_limit", 1, route_set_rate_limit},
     {"/batch", 0, route_batch},
     {"/succeeded", 0, route_succeeded},
+    {"/doctor", 0, cw_web_route_doctor},
+    {"/doctor_repair", 1, cw_web_route_doctor_repair},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

@@ -146,6 +146,9 @@ void cw_web_route_summary(const web_request *req, web_response *res);
  * Method checks, the origin check of changes and read-only are done here as for the
  * other routes. */
 int cw_web_ui_route(const web_request *req, web_response *res);
+/* The Doctor page's routes (routes_doctor.c): GET /doctor, POST /doctor_repair. */
+void cw_web_route_doctor(const web_request *req, web_response *res);
+void cw_web_route_doctor_repair(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
 int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,

@@ -155,6 +155,9 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     size_t start = out->len;
     rc = cw_job_encode(out, &job, err);
     if (rc) return rc;
+    /* the job as the namespace's Go writes it (unique_key is already in that spelling) */
+    if (atomic_load_explicit(&enq->go_json, memory_order_relaxed) == CWORK_GO_JSON_121)
+        cw_gj_respell_go121(out, start);
     if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
     if (out->len - start > max_bytes)

@@ -533,3 +533,17 @@ int cw_gj_append_go121(cw_buf *out, const char *json, size_t len)
     }
     return changed;
 }
+
+void cw_gj_respell_go121(cw_buf *out, size_t from)
+{
+    if (out->oom || from >= out->len || !memchr(out->data + from, '\\', out->len - from)) return;
+    char *copy = cw_strndup(out->data + from, out->len - from);
+    if (!copy) {
+        out->oom = 1;
+        return;
+    }
+    size_t len = out->len - from;
+    out->len = from;
+    cw_gj_append_go121(out, copy, len);
+    cw_free(copy);
+}

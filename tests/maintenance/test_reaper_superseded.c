@@ -97,9 +97,12 @@ static void superseded_record(char *out, size_t size, const char *job)
     snprintf(key, sizeof key, UP_BYKEY_GUARD, ns_);
     size_t k = 0;
     for (const char *s = key; *s && k + 3 < sizeof key_esc; s++) {
-        if (*s == '"') key_esc[k++] = '\\', key_esc[k++] = '"';
-        else if (*s == '\n') key_esc[k++] = '\\', key_esc[k++] = 'n';
-        else key_esc[k++] = *s;
+        if (*s == '"')
+            key_esc[k++] = '\\', key_esc[k++] = '"';
+        else if (*s == '\n')
+            key_esc[k++] = '\\', key_esc[k++] = 'n';
+        else
+            key_esc[k++] = *s;
     }
     key_esc[k] = '\0';
     k = 0;
@@ -115,8 +118,10 @@ static void superseded_record(char *out, size_t size, const char *job)
     /* as tl_ns_dump shows it: a backslash (or a control byte) as \xNN */
     size_t o = 0;
     for (const char *s = rec; *s && o + 5 < size; s++) {
-        if (*s == '\\' || (unsigned char)*s < 0x20) o += (size_t)snprintf(out + o, size - o, "\\x%02x", (unsigned char)*s);
-        else out[o++] = *s;
+        if (*s == '\\' || (unsigned char)*s < 0x20)
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", (unsigned char)*s);
+        else
+            out[o++] = *s;
     }
     out[o] = '\0';
 }

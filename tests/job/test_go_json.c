@@ -72,8 +72,8 @@ static void go121_fork_enqueue_is_byte_identical(void)
     cwork_args *a = args_of("{\"s\":\"a\\bb\"}");
     cwork_job *job = NULL;
     CHECK_INT(cwork_enqueue_unique(enq, "ctl", a, &job, NULL), CWORK_OK);
-    const char *want_job = fixture(OLDGO_CTL, ns_, cwork_job_id(job),
-                                   (long long)cwork_job_enqueued_at(job), NULL, 0);
+    const char *want_job =
+        fixture(OLDGO_CTL, ns_, cwork_job_id(job), (long long)cwork_job_enqueued_at(job), NULL, 0);
     size_t raw_len = 0;
     const char *raw = cwork_job_raw(job, &raw_len);
     CHECK_MEM(raw, raw_len, want_job, strlen(want_job));

@@ -238,23 +238,24 @@ static void go121_fixtures_and_first_key_are_go119s(void)
     const char *args_line[] = {"{\"s\":\"a\\bb\"}"};
     go_answer a[3];
     memset(a, 0, sizeof a);
+    char *lines[2] = {NULL, NULL}, *name_esc = NULL, *key_esc = NULL;
+    char key[256];
     if (ask_go(args_line, 1, a) != 0 || !a[0].compact || !a[0].suffix) {
         tl_fail(__FILE__, __LINE__, "the oracle failed");
-        return;
+        goto done;
     }
-    char key[256];
     snprintf(key, sizeof key, "work:unique:ctl:%s", a[0].suffix);
     char fx[256];
     snprintf(fx, sizeof fx, OLDGO_CTL_GUARD, "work");
     CHECK_STR(key, fx);
-    char *lines[] = {string_line("ctl"), string_line(key)};
+    lines[0] = string_line("ctl");
+    lines[1] = string_line(key);
     if (ask_go((const char *const *)lines, 2, a + 1) != 0 || !a[1].compact || !a[2].compact) {
         tl_fail(__FILE__, __LINE__, "the oracle failed");
-        for (int i = 0; i < 2; i++)
-            free(lines[i]);
-        return;
+        goto done;
     }
-    char *name_esc = go_string(&a[1]), *key_esc = go_string(&a[2]);
+    name_esc = go_string(&a[1]);
+    key_esc = go_string(&a[2]);
     char go[1024], want[1024];
     upstream_job(go, sizeof go, name_esc, UP_ID, 1700000000, a[0].compact, key_esc, 0, NULL, 0);
     snprintf(want, sizeof want, OLDGO_UP_CTL, "work");
@@ -281,6 +282,7 @@ static void go121_fixtures_and_first_key_are_go119s(void)
     cw_buf_free(&b);
     cw_gj_free(args);
     cw_keys_clear(&k);
+done:
     free(name_esc);
     free(key_esc);
     for (int i = 0; i < 3; i++) {

@@ -116,7 +116,29 @@ int cli_conn_option(cli_args *a, cli_conn_opts *o)
         o->go_flavor = a->value;
         return 1;
     }
+    if (cli_is(a, "go-json")) {
+        if (cli_take_value(a) < 0) return -1;
+        o->go_json = a->value;
+        return 1;
+    }
     return 0;
+}
+
+int cli_go_json(const cli_conn_opts *o, cwork_go_json *out)
+{
+    const char *text = o->go_json, *from = "--go-json";
+    if (!text) {
+        text = getenv("CWORK_GO_JSON");
+        from = "CWORK_GO_JSON";
+        if (!text || !*text) {
+            *out = CWORK_GO_JSON_122;
+            return 0;
+        }
+    }
+    if (cwork_go_json_parse(text, out, NULL) == 0) return 0;
+    fprintf(stderr, "cwork: %s: unknown Go JSON spelling \"%s\" (want go1.22 or go1.21)\n", from,
+            text);
+    return -1;
 }
 
 int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out)

@@ -47,16 +47,21 @@ typedef struct cli_conn_opts {
     const char *redis_url; /* NULL: CWORK_REDIS_URL, else redis://127.0.0.1:6379 */
     const char *ns;        /* default "work", as the Go tools */
     const char *go_flavor; /* --go-flavor; NULL: CWORK_GO_FLAVOR, else fork */
+    const char *go_json;   /* --go-json; NULL: CWORK_GO_JSON, else go1.22 */
 } cli_conn_opts;
 
-/* Handles --redis/--ns/--go-flavor; returns 1 when the option was one of them, 0 if
+/* Handles --redis/--ns/--go-flavor/--go-json; returns 1 when the option was one of them, 0 if
  * not, -1 on a missing value. */
 int cli_conn_option(cli_args *a, cli_conn_opts *o);
 /* The Go flavour of the namespace: --go-flavor, else $CWORK_GO_FLAVOR (when set and not
  * empty), else fork. Prints the error and returns -1 for anything but fork/upstream. */
 int cli_go_flavor(const cli_conn_opts *o, cwork_go_flavor *out);
+/* How the namespace's Go spells U+0008/U+000C: --go-json, else $CWORK_GO_JSON (when set
+ * and not empty), else go1.22. Prints the error and returns -1 for anything but
+ * go1.22/go1.21. */
+int cli_go_json(const cli_conn_opts *o, cwork_go_json *out);
 /* The options cli_conn_option and every command's --help take, for option lists. */
-#define CLI_COMMON_OPTIONS "redis", "ns", "go-flavor", "help"
+#define CLI_COMMON_OPTIONS "redis", "ns", "go-flavor", "go-json", "help"
 /* Creates the connection pool and checks, in about a second at most, that Redis answers.
  * On failure it prints one line — what failed (the password redacted), which URL was
  * used and where it came from, and what to do: --redis URL, CWORK_REDIS_URL, whether

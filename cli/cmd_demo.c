@@ -363,15 +363,16 @@ int cmd_demo(int argc, char **argv)
     long duration = 0;
     const char *listen = NULL;
     int web_enabled = 1;
-    cli_conn_opts conn = {NULL, "cwork-demo", NULL};
+    cli_conn_opts conn = {NULL, "cwork-demo", NULL, NULL};
     cli_args a;
     cli_args_init(&a, argc, argv, 2);
     int kind;
     while ((kind = cli_next(&a)) >= 0) {
         int c = kind == 1 ? cli_conn_option(&a, &conn) : 0;
         if (c < 0) return CLI_USAGE;
-        if (c > 0 && conn.go_flavor) { /* the demo's namespace is its own: no Go shares it */
-            fprintf(stderr, "cwork demo: --go-flavor does not apply to the demo\n");
+        if (c > 0 && (conn.go_flavor || conn.go_json)) { /* its namespace is its own: no Go */
+            fprintf(stderr, "cwork demo: --%s does not apply to the demo\n",
+                    conn.go_flavor ? "go-flavor" : "go-json");
             return CLI_USAGE;
         }
         if (c > 0) continue;
@@ -444,7 +445,7 @@ int cmd_demo(int argc, char **argv)
         return CLI_FAILURE;
     }
     int connect_status;
-    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL}, &connect_status);
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL, NULL}, &connect_status);
     if (!redis) {
         stop_redis(&d);
         return connect_status;

@@ -53,6 +53,9 @@ static const char usage[] =
     "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
     "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
     "                     writes unique jobs as gocraft/work v0.5 does: with unique_key)\n"
+    "  --go-json go1.22|go1.21  the Go that shares the namespace: go1.21 writes unique\n"
+    "                     guards of args with U+0008/U+000C as \\u0008/\\u000c, as Go\n"
+    "                     1.19-1.21 does (default: $CWORK_GO_JSON, else go1.22: \\b, \\f)\n"
     "\n"
     "Exit status: 0 written, 1 Redis failure, 2 bad input (nothing written),\n"
     "3 unique duplicate, 4 no such batch (--batch; nothing written).\n";
@@ -64,6 +67,7 @@ typedef struct enqueue_opts {
     int unique;
     const char *unique_key; /* --unique-key: the ByKey key object */
     cwork_go_flavor flavor;
+    cwork_go_json go_json;
     int bulk;
     int quiet;
     size_t batch_size;
@@ -199,6 +203,7 @@ static int parse_options(int argc, char **argv, enqueue_opts *o)
         fprintf(stderr, "cwork enqueue: no job name given (see cwork enqueue --help)\n");
         return -1;
     }
+    if (cli_go_json(&o->conn, &o->go_json) < 0) return -1;
     return cli_go_flavor(&o->conn, &o->flavor);
 }
 
@@ -235,6 +240,7 @@ static int enqueue_single(const enqueue_opts *o)
     if (enq) {
         cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
         cwork_enqueuer_set_go_flavor(enq, o->flavor);
+        cwork_enqueuer_set_go_json(enq, o->go_json);
         cwork_job *job = NULL;
         int rc;
         if (key && o->has_in)
@@ -509,6 +515,7 @@ static int enqueue_bulk(const enqueue_opts *o)
     }
     cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
     cwork_enqueuer_set_go_flavor(enq, o->flavor);
+    cwork_enqueuer_set_go_json(enq, o->go_json);
     int status = CLI_OK;
     int tracked = o->batch_callback || o->batch_id;
     cwork_args *cb_args = NULL;

@@ -113,6 +113,9 @@ static const char usage[] =
     "                      periodic instances as gocraft/work v0.5 does (no d), so that\n"
     "                      its pools and this one schedule each fire time once; either\n"
     "                      way unique jobs of both flavours are handled (cwork --help)\n"
+    "  --go-json go1.22|go1.21  how the namespace's Go spells U+0008/U+000C: periodic\n"
+    "                      instances of names holding them are written that way (cwork\n"
+    "                      --help); guards are released in both spellings either way\n"
     "\n"
     "Job options apply to the --job they follow (and must follow one):\n"
     "  --priority N        weight in queue selection, 1-100000 (default 1)\n"
@@ -433,6 +436,7 @@ static int parse_options(int argc, char **argv, work_opts *o)
         return -1;
     }
     if (apply_rate_limits(o) != 0) return -1;
+    if (cli_go_json(&o->conn, &o->go_json) < 0) return -1;
     return cli_go_flavor(&o->conn, &o->flavor);
 }
 
@@ -561,6 +565,7 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
     cwork_pool_options_init(&po);
     po.concurrency = o->concurrency;
     po.go_flavor = o->flavor;
+    po.go_json = o->go_json;
     po.userdata = o;
     if (o->reap_period_s) /* the command takes seconds; the library milliseconds */
         po.reap_period_ms = (int64_t)o->reap_period_s * 1000;

@@ -41,6 +41,7 @@ typedef struct work_opts {
     const char *rate_limits[64]; /* --rate-limit NAME=N/DURATION values */
     size_t nrate_limits;
     cwork_go_flavor flavor;
+    cwork_go_json go_json;
 } work_opts;
 
 /* The pool's handler for every job type (the pool's userdata is the work_opts). */

@@ -26,8 +26,8 @@
  *    (int64_t) unless a name ends in _ms.
  *  - The library reads no environment variable, except TZ (and ZONEINFO, as Go) for
  *    the local zone of periodic schedules. The cwork command reads CWORK_REDIS_URL,
- *    CWORK_REDIS_PASSWORD, CWORK_WEB_AUTH, CWORK_GO_FLAVOR and CWORK_LOG_LEVEL and
- *    passes them as options.
+ *    CWORK_REDIS_PASSWORD, CWORK_WEB_AUTH, CWORK_GO_FLAVOR, CWORK_GO_JSON and
+ *    CWORK_LOG_LEVEL and passes them as options.
  */
 #ifndef CWORK_H
 #define CWORK_H
@@ -216,6 +216,22 @@ int cwork_go_flavor_parse(const char *text, cwork_go_flavor *out, cwork_error *e
  * thread-safe. */
 const char *cwork_go_flavor_name(cwork_go_flavor flavor);
 
+/* How the Go processes of a namespace spell U+0008 and U+000C in JSON: Go 1.22 and later
+ * write \b and \f, Go 1.21 and earlier \u0008 and \u000c (README "Go flavours").
+ * Unique guard keys embed the args' JSON, so the spelling decides which guard a Go
+ * process looks for; cwork writes guards (and upstream's `unique_key`, and periodic
+ * instances) in the namespace's spelling, and reads, checks and deletes both.
+ *  - CWORK_GO_JSON_122 (the default): "go1.22", \b and \f.
+ *  - CWORK_GO_JSON_121: "go1.21", \u0008 and \u000c (Go 1.19 to 1.21). */
+typedef enum cwork_go_json { CWORK_GO_JSON_122 = 0, CWORK_GO_JSON_121 = 1 } cwork_go_json;
+
+/* "go1.22" or "go1.21" (exactly) into *out; anything else (NULL included) is CWORK_EINVAL
+ * with *out untouched. Thread-safe. */
+int cwork_go_json_parse(const char *text, cwork_go_json *out, cwork_error *err);
+/* "go1.22", "go1.21", or "unknown" for a value outside the enum; static storage;
+ * thread-safe. */
+const char *cwork_go_json_name(cwork_go_json spelling);
+
 /* ------------------------------------------------------------------ job arguments */
 
 /* A JSON object of job arguments, built by the caller. Keys are written sorted, as Go
@@ -368,6 +384,13 @@ void cwork_enqueuer_set_max_job_bytes(cwork_enqueuer *enq, size_t max_bytes);
  * CWORK_GO_FORK). Safe while other threads enqueue. 0, or CWORK_EINVAL for a NULL
  * enqueuer or an unknown flavour (nothing changes then). */
 int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
+
+/* The JSON spelling of U+0008/U+000C in the unique guard keys (and `unique_key`) this
+ * enqueuer writes (see cwork_go_json; default CWORK_GO_JSON_122). Whatever the setting, a
+ * guard in either spelling makes a unique enqueue a duplicate. Safe while other threads
+ * enqueue. 0, or CWORK_EINVAL for a NULL enqueuer or an unknown value (nothing changes
+ * then). */
+int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
 
 /* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
  * out is not NULL) receives the written job. The job is pushed and its name recorded in
@@ -676,6 +699,11 @@ typedef struct cwork_pool_options {
      * periodic instances or, under CWORK_GO_FORK, a job with unique_key.
      * cwork_pool_new fails with CWORK_EINVAL for an unknown value. Default fork. */
     cwork_go_flavor go_flavor;
+    /* How the pool's periodic instances spell U+0008/U+000C in a name or spec (see
+     * cwork_go_json), so that they match the Go pools' members of the same fire time.
+     * Fetched unique jobs release their guard in both spellings whatever the setting.
+     * cwork_pool_new fails with CWORK_EINVAL for an unknown value. Default go1.22. */
+    cwork_go_json go_json;
 } cwork_pool_options;
 
 /* Fills *opts with the defaults above. */

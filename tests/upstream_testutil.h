@@ -78,6 +78,11 @@
     "\"unique\":true}"
 #define OLDGO_CTL_GUARD "%s:unique:ctl:{\"s\":\"a\\u0008b\"}\n"
 #define NEWGO_CTL_GUARD "%s:unique:ctl:{\"s\":\"a\\bb\"}\n"
+/* Upstream's EnqueueUnique("ctl", {s: "a<U+0008>b"}) by a Go built before 1.22: the job
+ * (its guard is OLDGO_CTL_GUARD, holding "1"); unique_key names the \u0008 guard. */
+#define OLDGO_UP_CTL                                                                               \
+    "{\"name\":\"ctl\",\"id\":\"" UP_ID "\",\"t\":1700000000,\"args\":{\"s\":\"a\\u0008b\"},"      \
+    "\"unique\":true,\"unique_key\":\"%s:unique:ctl:{\\\"s\\\":\\\"a\\\\u0008b\\\"}\\n\"}"
 
 /* snprintf of a template with the namespace; a static buffer per call site is the
  * caller's. */

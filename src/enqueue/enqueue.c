@@ -65,6 +65,14 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor)
     return rc;
 }
 
+int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling)
+{
+    if (!enq) return CWORK_EINVAL;
+    int rc = cw_go_json_check(spelling, "cwork_enqueuer_set_go_json", NULL);
+    if (rc == 0) atomic_store_explicit(&enq->go_json, spelling, memory_order_relaxed);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- known_jobs cache */
 
 static size_t known_bucket(const char *name)
@@ -147,6 +155,9 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     size_t start = out->len;
     rc = cw_job_encode(out, &job, err);
     if (rc) return rc;
+    /* the job as the namespace's Go writes it (unique_key is already in that spelling) */
+    if (atomic_load_explicit(&enq->go_json, memory_order_relaxed) == CWORK_GO_JSON_121)
+        cw_gj_respell_go121(out, start);
     if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
     if (out->len - start > max_bytes)
@@ -180,6 +191,9 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
     u->guard_off = out->len;
     rc = cw_key_unique_spellings(&enq->keys, out, name, by ? cw_args_object(by) : NULL, lens, err);
     if (rc < 0) return rc;
+    /* the guard (and unique_key) a Go of the namespace's spelling looks for comes first */
+    cw_key_unique_prefer(out, u->guard_off, lens,
+                         atomic_load_explicit(&enq->go_json, memory_order_relaxed));
     if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     u->guard_len = lens[0];
     u->alt_len = lens[1];

@@ -24,6 +24,7 @@ struct cwork_enqueuer {
     /* Setters may run while other threads enqueue: each enqueue reads them once. */
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
+    _Atomic cwork_go_json go_json;  /* the spelling of the guard keys they write */
     pthread_mutex_t mu;             /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };

@@ -33,6 +33,39 @@ const char *cwork_go_flavor_name(cwork_go_flavor flavor)
     return "unknown";
 }
 
+int cwork_go_json_parse(const char *text, cwork_go_json *out, cwork_error *err)
+{
+    if (text && strcmp(text, "go1.22") == 0) {
+        if (out) *out = CWORK_GO_JSON_122;
+        return 0;
+    }
+    if (text && strcmp(text, "go1.21") == 0) {
+        if (out) *out = CWORK_GO_JSON_121;
+        return 0;
+    }
+    return cw_error(err, CWORK_EINVAL, "unknown Go JSON spelling \"%.40s\" (want go1.22 or go1.21)",
+                    text ? text : "(null)");
+}
+
+const char *cwork_go_json_name(cwork_go_json spelling)
+{
+    switch (spelling) {
+    case CWORK_GO_JSON_122:
+        return "go1.22";
+    case CWORK_GO_JSON_121:
+        return "go1.21";
+    }
+    return "unknown";
+}
+
+int cw_go_json_check(cwork_go_json spelling, const char *what, cwork_error *err)
+{
+    if (spelling == CWORK_GO_JSON_122 || spelling == CWORK_GO_JSON_121) return 0;
+    return cw_error(err, CWORK_EINVAL,
+                    "%s: unknown go_json %d (want CWORK_GO_JSON_122 or CWORK_GO_JSON_121)", what,
+                    (int)spelling);
+}
+
 int cw_go_flavor_check(cwork_go_flavor flavor, const char *what, cwork_error *err)
 {
     if (flavor == CWORK_GO_FORK || flavor == CWORK_GO_UPSTREAM) return 0;

@@ -1,4 +1,5 @@
-/* The Go flavour setting (cwork.h, cwork_go_flavor): parsing, naming, validation, and
+/* The Go flavour setting (cwork.h, cwork_go_flavor) and the Go JSON spelling
+ * (cwork_go_json): parsing, naming, validation, and
  * the one warning a process gives when a namespace turns out to be shared with the
  * other flavour (README "Go flavours"). */
 #ifndef CWORK_FLAVOR_H
@@ -10,6 +11,9 @@
 
 /* 0 for a known flavour, else CWORK_EINVAL naming `what` (e.g. "pool options"). */
 int cw_go_flavor_check(cwork_go_flavor flavor, const char *what, cwork_error *err);
+
+/* 0 for a known JSON spelling, else CWORK_EINVAL naming `what`. */
+int cw_go_json_check(cwork_go_json spelling, const char *what, cwork_error *err);
 
 /* Kinds of evidence that another flavour writes to the namespace, one bit each. */
 enum {

@@ -165,6 +165,11 @@ void cw_key_results_channel(const cw_keys *k, cw_buf *out)
     put_prefix(k, out, "cwork:results");
 }
 
+void cw_key_superseded(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:superseded");
+}
+
 void cw_key_cancelled(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:cancelled");
@@ -183,25 +188,6 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
     cw_buf_puts(out, name);
     cw_buf_putc(out, ':');
     return cw_job_unique_args_suffix(out, args, err);
-}
-
-/* Go before 1.22 escapes U+0008 and U+000C as \u0008 and \u000c, Go 1.22 and cwork as
- * \b and \f. In Go's output every backslash starts an escape, so the two spellings
- * map escape by escape. Returns 1 when something was rewritten. */
-static int append_old_go_spelling(cw_buf *out, const char *json, size_t len)
-{
-    int changed = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (json[i] == '\\' && i + 1 < len && (json[i + 1] == 'b' || json[i + 1] == 'f')) {
-            cw_buf_append(out, json[i + 1] == 'b' ? "\\u0008" : "\\u000c", 6);
-            changed = 1;
-            i++;
-            continue;
-        }
-        cw_buf_putc(out, json[i]);
-        if (json[i] == '\\' && i + 1 < len) cw_buf_putc(out, json[++i]);
-    }
-    return changed;
 }
 
 int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
@@ -229,7 +215,7 @@ int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, con
         return 1;
     }
     cw_buf_append(out, first, json_at - start);
-    int changed = append_old_go_spelling(out, first + (json_at - start), end - json_at);
+    int changed = cw_gj_append_go121(out, first + (json_at - start), end - json_at);
     cw_free(first);
     if (!changed) {
         out->len = end;
@@ -280,6 +266,23 @@ int cwork_validate_job_name(const char *name, cwork_error *err)
         return cw_error(err, CWORK_EINVAL,
                         "invalid job name \"%.64s\": collides with an in-progress list key", name);
     return 0;
+}
+
+void cw_key_unique_prefer(cw_buf *out, size_t off, size_t lens[2], cwork_go_json spelling)
+{
+    if (spelling != CWORK_GO_JSON_121 || lens[1] == 0 || out->oom) return;
+    /* [1.22 key][1.21 key] -> [1.21 key][1.22 key], through a copy of the first */
+    char *first = cw_strndup(out->data + off, lens[0]);
+    if (!first) {
+        out->oom = 1;
+        return;
+    }
+    memmove(out->data + off, out->data + off + lens[0], lens[1]);
+    memcpy(out->data + off + lens[1], first, lens[0]);
+    cw_free(first);
+    size_t t = lens[0];
+    lens[0] = lens[1];
+    lens[1] = t;
 }
 
 int cw_unique_guard_keys(const cw_keys *k, const cwork_job *job, cw_buf *out, size_t lens[2],

@@ -58,6 +58,12 @@ void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id);
 /* 30 days from opening: a batch left unsealed, or with a job an operator deleted, does
  * not stay for ever; far longer than any retry schedule of a sealed batch's jobs. */
 #define CW_BATCH_OPEN_TTL_SECONDS 2592000
+/* "<p>cwork:superseded": a list, newest first, of the in-progress entries reapers dropped
+ * instead of requeueing because their unique_key's guard had been taken over by another
+ * job (PROTOCOL §9.3), capped at CW_SUPERSEDED_CAP entries; each a JSON object
+ * {"at","pool","key","id","job"}. cwork's own: `cwork doctor` reports it. */
+void cw_key_superseded(const cw_keys *k, cw_buf *out);
+#define CW_SUPERSEDED_CAP 1000 /* reaper_requeue.lua keeps this many records */
 /* The pub/sub channel on which cwork enqueuers announce new jobs (message: the job
  * name), so that idle pools fetch at once. A channel, not a key: Go never sees it. */
 void cw_key_wakeup_channel(const cw_keys *k, cw_buf *out);
@@ -90,6 +96,11 @@ int cw_key_unique(const cw_keys *k, cw_buf *out, const char *name, const gj_valu
  * out->oom afterwards. */
 int cw_key_unique_spellings(const cw_keys *k, cw_buf *out, const char *name, const gj_value *args,
                             size_t lens[2], cwork_error *err);
+
+/* Puts the key a Go of that JSON spelling writes first: for CWORK_GO_JSON_121, swaps the
+ * two keys cw_key_unique_spellings appended at off (and lens) when there are two, so that
+ * lens[0] is the key with \u0008/\u000c. Nothing changes for one spelling or go1.22. */
+void cw_key_unique_prefer(cw_buf *out, size_t off, size_t lens[2], cwork_go_json spelling);
 
 /* The guard keys a unique job holds (the pool releases them when it fetches the job;
  * the client when it deletes the job). Appends the guard keys of job back to back and their lengths

@@ -514,3 +514,36 @@ int cw_gj_encode(cw_buf *out, const gj_value *v, cwork_error *err)
     cw_free(os.p);
     return rc;
 }
+
+/* Go before 1.22 escapes U+0008 and U+000C as \u0008 and \u000c, Go 1.22 and cwork as
+ * \b and \f. In Go's output every backslash starts an escape, so the two spellings map
+ * escape by escape: a \b is never the second half of a \\. */
+int cw_gj_append_go121(cw_buf *out, const char *json, size_t len)
+{
+    int changed = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (json[i] == '\\' && i + 1 < len && (json[i + 1] == 'b' || json[i + 1] == 'f')) {
+            cw_buf_append(out, json[i + 1] == 'b' ? "\\u0008" : "\\u000c", 6);
+            changed = 1;
+            i++;
+            continue;
+        }
+        cw_buf_putc(out, json[i]);
+        if (json[i] == '\\' && i + 1 < len) cw_buf_putc(out, json[++i]);
+    }
+    return changed;
+}
+
+void cw_gj_respell_go121(cw_buf *out, size_t from)
+{
+    if (out->oom || from >= out->len || !memchr(out->data + from, '\\', out->len - from)) return;
+    char *copy = cw_strndup(out->data + from, out->len - from);
+    if (!copy) {
+        out->oom = 1;
+        return;
+    }
+    size_t len = out->len - from;
+    out->len = from;
+    cw_gj_append_go121(out, copy, len);
+    cw_free(copy);
+}

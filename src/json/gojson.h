@@ -96,6 +96,12 @@ void cw_gj_encode_string(cw_buf *out, const char *s, size_t len);
 /* Appends Go's float64 format (strconv 'f'/'e' choice of encoding/json). The value must
  * be finite. */
 void cw_gj_format_float(cw_buf *out, double f);
+/* Appends json (Go's output: every backslash starts an escape) with \b and \f written
+ * as a Go before 1.22 writes them, \u0008 and \u000c (cwork_go_json, PROTOCOL §3.2).
+ * Returns 1 when something was rewritten, else 0. OOM shows in out->oom. */
+int cw_gj_append_go121(cw_buf *out, const char *json, size_t len);
+/* The same in place, for the JSON that fills out from offset `from` to its end. */
+void cw_gj_respell_go121(cw_buf *out, size_t from);
 
 /* ---- internal pieces shared by the gojson_*.c files and job.c ---- */
 

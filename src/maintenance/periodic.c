@@ -32,6 +32,7 @@ struct cw_periodic {
     periodic_job *jobs;
     size_t n, cap;
     cwork_go_flavor flavor;
+    cwork_go_json go_json;
     atomic_int warned; /* mixed-namespace warning given (flavor.h) */
 };
 
@@ -85,6 +86,30 @@ int cw_periodic_add(cw_periodic *p, const char *spec, const char *name, cwork_er
 void cw_periodic_set_flavor(cw_periodic *p, cwork_go_flavor flavor)
 {
     if (p) p->flavor = flavor;
+}
+
+void cw_periodic_set_go_json(cw_periodic *p, cwork_go_json spelling)
+{
+    if (p) p->go_json = spelling;
+}
+
+/* Adds an instance's bytes as the namespace's Go spells them: a name or spec holding
+ * U+0008/U+000C is \u0008/\u000c in a Go 1.21 instance, and the members of one fire
+ * time must be byte-identical to be one (PROTOCOL §10.3). */
+static void add_member(cw_argv *z, cw_buf *member, cwork_go_json spelling)
+{
+    if (spelling != CWORK_GO_JSON_121 || member->oom || !memchr(member->data, '\\', member->len)) {
+        cw_argv_add_buf(z, member);
+        return;
+    }
+    cw_buf old;
+    cw_buf_init(&old);
+    cw_gj_append_go121(&old, member->data, member->len);
+    if (old.oom)
+        z->oom = 1;
+    else
+        cw_argv_add_buf(z, &old);
+    cw_buf_free(&old);
 }
 
 size_t cw_periodic_count(const cw_periodic *p)
@@ -204,8 +229,8 @@ static int should_enqueue(cw_conn *c, const cw_keys *keys, int64_t now)
 
 /* Every instance of job j in [now, horizon): Next(now), Next(Next(now)), … — each as a
  * triplet of the schedule script: score, this flavour's member, the other flavour's. */
-static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t now,
-                         int64_t horizon, cw_argv *z)
+static int add_instances(const periodic_job *j, cwork_go_flavor flavor, cwork_go_json spelling,
+                         int64_t now, int64_t horizon, cw_argv *z)
 {
     cwork_go_flavor other = flavor == CWORK_GO_FORK ? CWORK_GO_UPSTREAM : CWORK_GO_FORK;
     cw_buf member;
@@ -216,10 +241,10 @@ static int add_instances(const periodic_job *j, cwork_go_flavor flavor, int64_t 
         cw_argv_add_int(z, t);
         cw_buf_reset(&member);
         cw_periodic_instance_as(&member, flavor, j->name, j->spec, t, next);
-        cw_argv_add_buf(z, &member);
+        add_member(z, &member, spelling);
         cw_buf_reset(&member);
         cw_periodic_instance_as(&member, other, j->name, j->spec, t, next);
-        cw_argv_add_buf(z, &member);
+        add_member(z, &member, spelling);
         if (z->oom) break;
         if (cw_log_enabled(CWORK_LOG_DEBUG)) {
             char when[40];
@@ -320,7 +345,7 @@ int cw_periodic_run(cw_periodic *p, cwork_redis *redis, const cw_keys *keys, int
     cw_key_last_periodic_enqueue(keys, &keys_buf);
     int64_t horizon = now + CW_PERIODIC_HORIZON;
     for (size_t i = 0; i < p->n && rc == 0; i++)
-        if (add_instances(&p->jobs[i], p->flavor, now, horizon, &z))
+        if (add_instances(&p->jobs[i], p->flavor, p->go_json, now, horizon, &z))
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0 && keys_buf.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) rc = cw_argv_check(&z, err);

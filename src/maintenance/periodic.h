@@ -21,6 +21,9 @@ void cw_periodic_free(cw_periodic *p);
 /* Which flavour's instances the pass writes (default CWORK_GO_FORK). Before the first
  * cw_periodic_run. */
 void cw_periodic_set_flavor(cw_periodic *p, cwork_go_flavor flavor);
+/* How the instances spell U+0008/U+000C (cwork_go_json; default CWORK_GO_JSON_122).
+ * Before the first cw_periodic_run. */
+void cw_periodic_set_go_json(cw_periodic *p, cwork_go_json spelling);
 
 /* Registers (spec, name); the spec text is kept exactly (it is part of the job id).
  * CWORK_EINVAL for a spec that does not parse or never fires. */

@@ -159,22 +159,46 @@ static void lock_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch, const cha
 }
 
 /* The keys the requeue script takes after the names' keys: <p>dead and the hash of
- * cancelled jobs, which go there instead of back to their queue (PROTOCOL §21). */
+ * cancelled jobs, which go there instead of back to their queue (PROTOCOL §21), and the
+ * record of superseded entries, which are dropped (PROTOCOL §9.3). */
 static void requeue_tail_keys(const cw_keys *k, cw_argv *out, cw_buf *scratch)
 {
     cw_key_dead(k, scratch);
     add_key(out, scratch);
     cw_key_cancelled(k, scratch);
     add_key(out, scratch);
+    cw_key_superseded(k, scratch);
+    add_key(out, scratch);
+}
+
+/* Logs each superseded entry the requeue script dropped (pairs of unique_key, job id):
+ * upstream's worker ran its guard's job in its place, so running it again would run a
+ * replaced job (PROTOCOL §9.3). */
+static void log_superseded(const redisReply *pairs, const char *pool_id)
+{
+    size_t n = 0;
+    if (cw_reply_array(pairs, 0, &n, "requeue script", NULL) != 0) return;
+    for (size_t i = 0; i + 1 < n; i += 2) {
+        const char *key = NULL, *id = NULL;
+        size_t key_len = 0, id_len = 0;
+        if (cw_reply_at_str(pairs, i, &key, &key_len, NULL, NULL) != 0 ||
+            cw_reply_at_str(pairs, i + 1, &id, &id_len, NULL, NULL) != 0)
+            continue;
+        char *k = cw_strndup(key, key_len), *j = cw_strndup(id, id_len);
+        cw_log(CWORK_LOG_WARN, "reaper.superseded", "key", k ? k : "", "job_id", j ? j : "", "pool",
+               pool_id, "action", "dropped, not requeued", NULL);
+        cw_free(k);
+        cw_free(j);
+    }
 }
 
 /* Calls script with the keys of every name (fn's keys each), then tail's keys (when
- * given), and ARGV = [pool_id] when pool_id is given: 0 with the reply in *out (free
+ * given), and ARGV = [pool_id, extra args…] when pool_id is given: 0 with the reply in *out (free
  * it), or the error. */
 static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name_keys_fn fn,
                          void (*tail)(const cw_keys *, cw_argv *, cw_buf *), const cw_argv *names,
-                         const char *pool_id, const char *extra_arg, redisReply **out,
-                         cwork_error *err)
+                         const char *pool_id, const char *extra_arg, const char *extra_arg2,
+                         redisReply **out, cwork_error *err)
 {
     *out = NULL;
     cw_argv a = {0};
@@ -187,6 +211,7 @@ static int run_for_names(cw_reaper *r, cw_conn *c, const cw_script *script, name
     size_t nkeys = a.n;
     if (pool_id) cw_argv_add_str(&a, pool_id);
     if (extra_arg) cw_argv_add_str(&a, extra_arg);
+    if (extra_arg2) cw_argv_add_str(&a, extra_arg2);
     int rc = cw_argv_check(&a, err);
     if (rc == 0)
         rc = cw_conn_eval(c, script, (int)nkeys, (int)(a.n - nkeys), a.argv, a.lens, out, err);
@@ -203,14 +228,17 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
     if (names->n == 0) return 0;
     redisReply *x = NULL;
     /* the TTL of a finished batch: a cancelled job that goes to dead counts in its batch */
-    char batch_ttl[24];
-    snprintf(batch_ttl, sizeof batch_ttl, "%d", CW_BATCH_TTL_SECONDS);
+    char batch_ttl_now[48];
+    int ttl_len = snprintf(batch_ttl_now, sizeof batch_ttl_now, "%d", CW_BATCH_TTL_SECONDS);
+    snprintf(batch_ttl_now + ttl_len + 1, sizeof batch_ttl_now - (size_t)ttl_len - 1, "%lld",
+             (long long)cw_clock_now());
     int rc = run_for_names(r, c, &cw_script_reaper_requeue, requeue_keys, requeue_tail_keys, names,
-                           pool_id, batch_ttl, &x, err);
+                           pool_id, batch_ttl_now, batch_ttl_now + ttl_len + 1, &x, err);
     if (rc) return rc;
-    /* {requeued, the (1-based) names whose jobs could not move, damaged keys} */
+    /* {requeued, the (1-based) names whose jobs could not move, damaged keys, superseded
+     * entries dropped} */
     size_t nstuck = 0;
-    if ((rc = cw_reply_array(x, 3, NULL, "requeue script", err)) != 0 ||
+    if ((rc = cw_reply_array(x, 4, NULL, "requeue script", err)) != 0 ||
         (rc = cw_reply_at_array(x, 1, 0, &nstuck, "requeue script", err)) != 0) {
         cw_reply_free(x);
         return rc;
@@ -228,13 +256,14 @@ static int give_back(cw_reaper *r, cw_conn *c, const char *pool_id, const cw_arg
         if (!stuck) cw_argv_add(&release, names->argv[i], names->lens[i]);
     }
     note_damage(res, pass, cw_reply_at(x, 2), 0);
+    log_superseded(cw_reply_at(x, 3), pool_id);
     cw_reply_free(x);
     if ((rc = cw_argv_check(&release, err)) != 0 || release.n == 0) {
         cw_argv_free(&release);
         return rc;
     }
     rc = run_for_names(r, c, &cw_script_reaper_stale_locks, lock_keys, NULL, &release, pool_id,
-                       NULL, &x, err);
+                       NULL, NULL, &x, err);
     cw_argv_free(&release);
     if (rc) return rc;
     /* {negative locks, damaged keys} */
@@ -467,7 +496,7 @@ static int pass_heal_locks(cw_reaper *r, cw_conn *c, const cw_argv *current, cyc
     if (current->n == 0) return 0;
     redisReply *x = NULL;
     int rc = run_for_names(r, c, &cw_script_reaper_heal_locks, lock_keys, NULL, current, NULL, NULL,
-                           &x, err);
+                           NULL, &x, err);
     if (rc) return rc;
     /* {lock keys adjusted, changes made, damaged keys} */
     if ((rc = cw_reply_array(x, 3, NULL, "heal locks script", err)) != 0) {

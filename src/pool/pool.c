@@ -132,6 +132,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     if (o.dead_check_ms == 0) o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
     if (o.watchdog_timeout_ms == 0) o.watchdog_timeout_ms = CW_WATCHDOG_DEFAULT_TIMEOUT * 1000;
     if (cw_go_flavor_check(o.go_flavor, "cwork_pool_new", err) != 0) return NULL;
+    if (cw_go_json_check(o.go_json, "cwork_pool_new", err) != 0) return NULL;
     if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
         return NULL;
     cwork_pool *p = cw_calloc(1, sizeof *p);
@@ -337,6 +338,7 @@ int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char 
     if (!p->periodic && !(p->periodic = cw_periodic_new()))
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_periodic_set_flavor(p->periodic, p->opts.go_flavor);
+    cw_periodic_set_go_json(p->periodic, p->opts.go_json);
     return cw_periodic_add(p->periodic, spec, name, err);
 }
 

@@ -3,9 +3,10 @@
 -- KEYS[1] the queue <p>jobs:<name>, or <p>scheduled for a delayed job
 -- KEYS[2] the guard <p>unique:<name>:<args (or ByKey key) JSON>\n
 -- KEYS[3] <p>known_jobs
--- KEYS[4] the guard as a Go older than 1.22 spells it (\u0008, \u000c for U+0008,
---         U+000C), or KEYS[2] again when the JSON has neither: a job waiting under
---         either spelling is a duplicate
+-- KEYS[4] the guard in the other escape spelling of U+0008/U+000C (\u0008, \u000c as a Go
+--         older than 1.22 writes them, or \b, \f when KEYS[2] is that one: the namespace's
+--         Go JSON spelling, PROTOCOL §16.1), or KEYS[2] again when the JSON has neither:
+--         a job waiting under either spelling is a duplicate
 -- ARGV[1] the job JSON
 -- ARGV[2] run-at (Unix seconds) for a delayed job, '' to push onto the queue
 -- ARGV[3] the job name to record in known_jobs, '' when the enqueuer's cache has it

@@ -238,6 +238,63 @@ static void go_flavor_and_unique_key(void)
     tl_ns_delete(rc_, ns_);
 }
 
+/* --go-json / CWORK_GO_JSON: the guard a Go before 1.22 looks for (\u0008), so that a
+ * second enqueue of the same args from such a Go, or from cwork, is a duplicate. */
+static void go_json_spells_the_guard(void)
+{
+    tl_unique_ns("cligj", ns_, sizeof ns_);
+    const char *old_go[] = {"enqueue",   "--redis", tl_redis_url(), "--ns", ns_,
+                            "--go-json", "go1.21",  "--unique",     "ctl",  "{\"s\":\"a\\bb\"}",
+                            NULL};
+    CHECK_INT(run_cli(NULL, old_go), 0);
+    char guard[160];
+    snprintf(guard, sizeof guard, "%s:unique:ctl:{\"s\":\"a\\u0008b\"}\n", ns_);
+    redisReply *r = tl_cmd(rc_, "GET %b", guard, strlen(guard));
+    CHECK(r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0);
+    freeReplyObject(r);
+    char *job = read_key("LINDEX %b 0", "jobs:ctl");
+    CHECK(strstr(job, "\"args\":{\"s\":\"a\\u0008b\"},\"unique\":true}") != NULL);
+    free(job);
+    /* the default spelling (go1.22) finds it too: exit 3, nothing written */
+    const char *plain[] = {"enqueue",  "--redis", tl_redis_url(),      "--ns", ns_,
+                           "--unique", "ctl",     "{\"s\":\"a\\bb\"}", NULL};
+    CHECK_INT(run_cli(NULL, plain), 3);
+    r = tl_cmd(rc_, "LLEN %s:jobs:ctl", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    /* from the environment; a bad value is refused, naming where it came from */
+    tl_ns_delete(rc_, ns_);
+    setenv("CWORK_GO_JSON", "go1.21", 1);
+    CHECK_INT(run_cli(NULL, plain), 0);
+    r = tl_cmd(rc_, "EXISTS %b", guard, strlen(guard));
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    setenv("CWORK_GO_JSON", "1.21", 1);
+    CHECK_INT(run_cli(NULL, plain), 2);
+    CHECK(strstr(errout_, "CWORK_GO_JSON") != NULL);
+    unsetenv("CWORK_GO_JSON");
+    const char *bad[] = {"enqueue",   "--redis", tl_redis_url(), "--ns", ns_,
+                         "--go-json", "go1.20",  "ctl",          NULL};
+    CHECK_INT(run_cli(NULL, bad), 2);
+    CHECK(strstr(errout_, "go1.22 or go1.21") != NULL);
+    /* the whole namespace: the one job (Go 1.21's bytes), its name, its guard */
+    job = read_key("LINDEX %b 0", "jobs:ctl");
+    CHECK(strstr(job, "\"args\":{\"s\":\"a\\u0008b\"},\"unique\":true}") != NULL);
+    char job_shown[512], guard_shown[256], want[1024];
+    size_t o = 0;
+    for (const char *p = job; *p && o + 5 < sizeof job_shown; p++)
+        o += (size_t)(*p == '\\' ? snprintf(job_shown + o, 5, "\\x5c") : (job_shown[o] = *p, 1));
+    job_shown[o] = '\0';
+    snprintf(guard_shown, sizeof guard_shown, "%s:unique:ctl:{\"s\":\"a\\x5cu0008b\"}\\x0a", ns_);
+    snprintf(want, sizeof want, "%s:jobs:ctl list %s\n%s:known_jobs set ctl\n%s string 1\n", ns_,
+             job_shown, ns_, guard_shown);
+    char *d = dump_without_ttls();
+    CHECK_STR(d, want);
+    free(d);
+    free(job);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void bad_input_exits_2_and_writes_nothing(void)
 {
     tl_unique_ns("clibad", ns_, sizeof ns_);
@@ -385,6 +442,7 @@ int main(void)
     RUN(a_type_no_pool_runs_is_enqueued_with_a_warning);
     RUN(unique_duplicate_exits_3_and_delayed_goes_to_scheduled);
     RUN(go_flavor_and_unique_key);
+    RUN(go_json_spells_the_guard);
     RUN(bad_input_exits_2_and_writes_nothing);
     RUN(bulk_reads_ndjson_and_reports_bad_lines);
     RUN(a_user_without_multi_enqueues_from_the_command_line);

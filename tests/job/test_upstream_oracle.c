@@ -230,10 +230,74 @@ static void second_spelling_is_old_go(void)
     cw_keys_clear(&k);
 }
 
+/* The go1.21 setting (cwork_go_json): the recorded bytes of a Go before 1.22
+ * (OLDGO_UP_CTL, OLDGO_CTL, OLDGO_CTL_GUARD) are Go 1.19's own, and cw_key_unique_prefer
+ * puts that Go's guard first, as the enqueuer writes it. */
+static void go121_fixtures_and_first_key_are_go119s(void)
+{
+    const char *args_line[] = {"{\"s\":\"a\\bb\"}"};
+    go_answer a[3];
+    memset(a, 0, sizeof a);
+    char *lines[2] = {NULL, NULL}, *name_esc = NULL, *key_esc = NULL;
+    char key[256];
+    if (ask_go(args_line, 1, a) != 0 || !a[0].compact || !a[0].suffix) {
+        tl_fail(__FILE__, __LINE__, "the oracle failed");
+        goto done;
+    }
+    snprintf(key, sizeof key, "work:unique:ctl:%s", a[0].suffix);
+    char fx[256];
+    snprintf(fx, sizeof fx, OLDGO_CTL_GUARD, "work");
+    CHECK_STR(key, fx);
+    lines[0] = string_line("ctl");
+    lines[1] = string_line(key);
+    if (ask_go((const char *const *)lines, 2, a + 1) != 0 || !a[1].compact || !a[2].compact) {
+        tl_fail(__FILE__, __LINE__, "the oracle failed");
+        goto done;
+    }
+    name_esc = go_string(&a[1]);
+    key_esc = go_string(&a[2]);
+    char go[1024], want[1024];
+    upstream_job(go, sizeof go, name_esc, UP_ID, 1700000000, a[0].compact, key_esc, 0, NULL, 0);
+    snprintf(want, sizeof want, OLDGO_UP_CTL, "work");
+    CHECK_STR(go, want);
+    /* the fork's: no unique_key, "unique":true last */
+    upstream_job(go, sizeof go, name_esc, UP_ID, 1700000000, a[0].compact, NULL, 0, NULL, 0);
+    go[strlen(go) - 1] = '\0';
+    snprintf(want, sizeof want, "%s,\"unique\":true}", go);
+    CHECK_STR(want, OLDGO_CTL);
+
+    cw_keys k;
+    CHECK_INT(cw_keys_init(&k, "work"), 0);
+    gj_value *args = NULL;
+    CHECK_INT(cw_gj_parse(args_line[0], strlen(args_line[0]), &args, NULL), 0);
+    cw_buf b;
+    cw_buf_init(&b);
+    size_t lens[2];
+    CHECK_INT(cw_key_unique_spellings(&k, &b, "ctl", args, lens, NULL), 2);
+    cw_key_unique_prefer(&b, 0, lens, CWORK_GO_JSON_121);
+    CHECK_MEM(b.data, lens[0], key, strlen(key));
+    char newer[256];
+    snprintf(newer, sizeof newer, NEWGO_CTL_GUARD, "work");
+    CHECK_MEM(b.data + lens[0], lens[1], newer, strlen(newer));
+    cw_buf_free(&b);
+    cw_gj_free(args);
+    cw_keys_clear(&k);
+done:
+    free(name_esc);
+    free(key_esc);
+    for (int i = 0; i < 3; i++) {
+        free(a[i].compact);
+        free(a[i].suffix);
+    }
+    for (int i = 0; i < 2; i++)
+        free(lines[i]);
+}
+
 int main(void)
 {
     if (!(oracle_path = tl_oracle())) return 1; /* fails, never skips: see tl_oracle */
     RUN(fixtures_are_what_go_writes);
     RUN(second_spelling_is_old_go);
+    RUN(go121_fixtures_and_first_key_are_go119s);
     return tl_finish();
 }

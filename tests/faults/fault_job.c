@@ -11,6 +11,7 @@
  * Environment: FAULT_LOG (the log's path), FAULT_POOL (the pool's tag, set for each
  * `cwork work` process), and cwork work's CWORK_JOB_ID, CWORK_JOB_NAME, CWORK_JOB_ARGS. */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,21 @@ static int put(int fd, char kind, const char *id, const char *name, const char *
     char line[512];
     int n = snprintf(line, sizeof line, "%c %s %s %s %lld\n", kind, id, name, pool, now_ms());
     return n > 0 && n < (int)sizeof line && write(fd, line, (size_t)n) == n ? 0 : -1;
+}
+
+/* With FAULT_TERM_LINE set, a SIGTERM (its pool stopping it) ends the run with an end
+ * line too, so that the freeze test (fault_freeze.c) reads from the runs themselves
+ * when a stopped command was gone. Off in the suite, whose checker must see a killed
+ * run as one that never ended. */
+static int term_fd = -1;
+static const char *term_id, *term_name, *term_pool;
+static int put(int fd, char kind, const char *id, const char *name, const char *pool);
+
+static void on_term(int sig)
+{
+    (void)sig;
+    if (term_fd >= 0) put(term_fd, 'E', term_id, term_name, term_pool);
+    _exit(143);
 }
 
 int main(void)
@@ -56,6 +72,10 @@ int main(void)
     if (fd < 0 || put(fd, 'S', id, name, pool) != 0) {
         perror("fault_job: log");
         return 1;
+    }
+    if (getenv("FAULT_TERM_LINE")) {
+        term_fd = fd, term_id = id, term_name = name, term_pool = pool;
+        signal(SIGTERM, on_term);
     }
     struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
     while (nanosleep(&d, &d) != 0) {

@@ -30,6 +30,8 @@ typedef struct fw_pool {
     int alive, stopped;
     long long stopped_at;
     size_t stop_fault; /* index of its open 'S' fault while stopped */
+    pid_t frozen[64];  /* its descendants stopped with it (fw_pool_freeze_tree) */
+    size_t nfrozen;
 } fw_pool;
 
 typedef struct world {
@@ -38,7 +40,8 @@ typedef struct world {
     char dir[256]; /* the log, each pool's output */
     char log_path[320];
     const char *cli, *job;
-    redisContext *ctl; /* the suite's own connection; redial with fw_ctl() after restarts */
+    const char *limited_max; /* --max-concurrency of "limited" (NULL: FW_LIMITED_MAX) */
+    redisContext *ctl;       /* the suite's own connection; redial with fw_ctl() after restarts */
 
     fw_pool pools[FW_MAX_POOLS];
     size_t npools;
@@ -87,6 +90,12 @@ int fw_pool_start(world *w);
 void fw_pool_kill(world *w, size_t i, long long at_ms);
 void fw_pool_stop(world *w, size_t i);
 void fw_pool_cont(world *w, size_t i);
+/* The same for the pool's whole process tree (its commands and their supervisors, found
+ * in /proc), as a container pause does; the commands are resumed before the pool, so
+ * that they run on for as long as the pool takes to stop them. Returns how many
+ * processes were stopped. */
+size_t fw_pool_freeze_tree(world *w, size_t i);
+void fw_pool_thaw_tree(world *w, size_t i);
 /* SIGTERM every live pool and wait for each to exit (0 when all exited with 0). */
 int fw_pools_shutdown(world *w);
 size_t fw_alive(const world *w);

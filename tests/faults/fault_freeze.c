@@ -122,7 +122,9 @@ int main(void)
         n = read_runs(&w, "freeze1", runs, 4);
         if (n >= 1 && runs[0].end >= 0) break;
     }
-    long long overlap = runs[0].end >= 0 ? runs[0].end - (thawed_at > runs[1].start ? thawed_at : runs[1].start) : -1;
+    long long overlap = runs[0].end >= 0
+                            ? runs[0].end - (thawed_at > runs[1].start ? thawed_at : runs[1].start)
+                            : -1;
     printf("the frozen pool's command ended %lld ms after the thaw\n",
            runs[0].end >= 0 ? runs[0].end - thawed_at : -1);
     verdict(runs[0].end >= 0 && overlap <= CWORK_LEASE_STOP_GRACE_MS,

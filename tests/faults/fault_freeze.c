@@ -15,69 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures_;
-
-static void verdict(int ok, const char *what, long long v)
-{
-    printf("  [%s] %s (%lld)\n", ok ? "ok" : "FAIL", what, v);
-    if (!ok) failures_++;
-}
-
-/* The runs of key in the log: up to 4 starts and ends, with their pools. */
-typedef struct run {
-    char pool[FH_POOL];
-    long long start, end; /* end -1: not ended */
-} run;
-
-static size_t read_runs(world *w, const char *key, run *runs, size_t cap)
-{
-    size_t len = 0, nev = 0, bad = 0, n = 0;
-    char *text = tl_read_file(w->log_path, &len);
-    fh_event *ev = NULL;
-    if (!text || fh_parse_log(text, len, &ev, &nev, &bad) != 0) {
-        free(text);
-        return 0;
-    }
-    for (size_t i = 0; i < nev; i++) {
-        if (strcmp(ev[i].id, key) != 0) continue;
-        if (ev[i].kind == 'S' && n < cap) {
-            snprintf(runs[n].pool, sizeof runs[n].pool, "%s", ev[i].pool);
-            runs[n].start = ev[i].t_ms, runs[n++].end = -1;
-        } else if (ev[i].kind == 'E') {
-            for (size_t k = 0; k < n; k++)
-                if (!strcmp(runs[k].pool, ev[i].pool) && runs[k].end < 0) {
-                    runs[k].end = ev[i].t_ms;
-                    break;
-                }
-        }
-    }
-    free(ev);
-    free(text);
-    return n;
-}
-
-static void enqueue(world *w, const char *key, long ms)
-{
-    char job[256];
-    snprintf(job, sizeof job,
-             "{\"name\":\"limited\",\"id\":\"%s\",\"t\":%lld,\"args\":{\"key\":\"%s\",\"ms\":%ld}}",
-             key, fw_now_ms() / 1000, key, ms);
-    redisReply *r = fw_cmd(w, "LPUSH %s:jobs:limited %s", w->ns, job);
-    if (r) freeReplyObject(r);
-    pthread_mutex_lock(&w->mu); /* the checker's record of what was written */
-    if (w->nenq == w->cap) {
-        w->cap = w->cap ? w->cap * 2 : 16;
-        w->enq = realloc(w->enq, w->cap * sizeof *w->enq);
-    }
-    fh_enqueue *e = &w->enq[w->nenq++];
-    memset(e, 0, sizeof *e);
-    snprintf(e->id, sizeof e->id, "%s", key);
-    snprintf(e->name, sizeof e->name, "limited");
-    e->status = r ? FH_ENQ_OK : FH_ENQ_UNKNOWN;
-    e->at_ms = fw_now_ms();
-    pthread_mutex_unlock(&w->mu);
-}
-
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -93,13 +30,13 @@ int main(void)
         if (fw_pool_id(&w, 0, id) == 0 && fw_pool_id(&w, 1, id) == 0) break;
 
     /* Longer than the dead time plus the time a reaper takes to notice. */
-    enqueue(&w, "freeze1", 40000);
-    run runs[4];
+    fr_enqueue(&w, "freeze1", 40000);
+    fr_run runs[4];
     size_t n = 0;
     for (long long end = fw_now_ms() + 20000; fw_now_ms() < end && n == 0; tl_sleep_ms(20))
-        n = read_runs(&w, "freeze1", runs, 4);
+        n = fr_read_runs(&w, "freeze1", runs, 4);
     if (n == 0) {
-        verdict(0, "the job started", 0);
+        fr_verdict(0, "the job started", 0);
         fw_destroy(&w, 1);
         return 1;
     }
@@ -110,16 +47,16 @@ int main(void)
     long long frozen_at = fw_now_ms();
     printf("froze pool %s and %zu processes under it\n", w.pools[a].tag, frozen);
     for (long long end = fw_now_ms() + 40000; fw_now_ms() < end && n < 2; tl_sleep_ms(20))
-        n = read_runs(&w, "freeze1", runs, 4);
-    verdict(n == 2, "the other pool reaped the frozen one and started the job (ms after freeze)",
-            n == 2 ? runs[1].start - frozen_at : -1);
+        n = fr_read_runs(&w, "freeze1", runs, 4);
+    fr_verdict(n == 2, "the other pool reaped the frozen one and started the job (ms after freeze)",
+               n == 2 ? runs[1].start - frozen_at : -1);
     tl_sleep_ms(1000); /* both "running": the frozen command has not ended */
     long long thawed_at = fw_now_ms();
     fw_pool_thaw_tree(&w, a);
     printf("thawed pool %s (its commands first)\n", w.pools[a].tag);
     /* The thawed command ends (stopped) long before the job's 40 s. */
     for (long long end = fw_now_ms() + 10000; fw_now_ms() < end; tl_sleep_ms(5)) {
-        n = read_runs(&w, "freeze1", runs, 4);
+        n = fr_read_runs(&w, "freeze1", runs, 4);
         if (n >= 1 && runs[0].end >= 0) break;
     }
     long long overlap = runs[0].end >= 0
@@ -127,21 +64,21 @@ int main(void)
                             : -1;
     printf("the frozen pool's command ended %lld ms after the thaw\n",
            runs[0].end >= 0 ? runs[0].end - thawed_at : -1);
-    verdict(runs[0].end >= 0 && overlap <= CWORK_LEASE_STOP_GRACE_MS,
-            "two runs of the limited type overlapped after the thaw for at most the lease's "
-            "stop grace (ms)",
-            overlap);
+    fr_verdict(runs[0].end >= 0 && overlap <= CWORK_LEASE_STOP_GRACE_MS,
+               "two runs of the limited type overlapped after the thaw for at most the lease's "
+               "stop grace (ms)",
+               overlap);
     /* The thawed pool is back: it beats again and takes new work. */
     int back = 0;
     for (long long end = fw_now_ms() + 20000; fw_now_ms() < end && !back; tl_sleep_ms(50))
         back = fw_pool_id(&w, a, id) == 0;
-    verdict(back, "the thawed pool is in worker_pools again", back);
-    verdict(fw_wait_quiet(&w, 60000) == 0, "the job ran to its end on the other pool; all drained",
-            0);
-    enqueue(&w, "after1", 100);
-    enqueue(&w, "after2", 100);
-    verdict(fw_wait_quiet(&w, 30000) == 0, "new jobs run after the freeze", 0);
-    verdict(fw_pools_shutdown(&w) == 0, "the pools stop cleanly on SIGTERM", 0);
+    fr_verdict(back, "the thawed pool is in worker_pools again", back);
+    fr_verdict(fw_wait_quiet(&w, 60000) == 0,
+               "the job ran to its end on the other pool; all drained", 0);
+    fr_enqueue(&w, "after1", 100);
+    fr_enqueue(&w, "after2", 100);
+    fr_verdict(fw_wait_quiet(&w, 30000) == 0, "new jobs run after the freeze", 0);
+    fr_verdict(fw_pools_shutdown(&w) == 0, "the pools stop cleanly on SIGTERM", 0);
 
     size_t len = 0, nev = 0, bad = 0;
     char *text = tl_read_file(w.log_path, &len);
@@ -150,15 +87,15 @@ int main(void)
     static const fh_limit limits[] = {{"limited", 1}};
     fh_report r;
     fh_check(w.enq, w.nenq, ev, nev, w.faults, w.nfaults, limits, 1, FW_RECOVERY_BOUND_MS, &r);
-    verdict(r.lost == 0, "no job lost", (long long)r.lost);
-    verdict(r.unexplained == 0, "every duplicate explained (by the freeze)",
-            (long long)r.duplicates);
-    verdict(!r.max_exceeded, "max concurrency 1 never exceeded up to the freeze", r.max_seen);
+    fr_verdict(r.lost == 0, "no job lost", (long long)r.lost);
+    fr_verdict(r.unexplained == 0, "every duplicate explained (by the freeze)",
+               (long long)r.duplicates);
+    fr_verdict(!r.max_exceeded, "max concurrency 1 never exceeded up to the freeze", r.max_seen);
     printf("figure: overlap after a whole-tree freeze past the dead time: %lld ms (bound %d ms); "
            "frozen %lld ms\n",
            overlap, CWORK_LEASE_STOP_GRACE_MS, thawed_at - frozen_at);
     free(ev);
     free(text);
-    fw_destroy(&w, failures_ > 0);
-    return failures_ ? 1 : 0;
+    fw_destroy(&w, fr_failures > 0);
+    return fr_failures ? 1 : 0;
 }

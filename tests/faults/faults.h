@@ -41,7 +41,10 @@ typedef struct world {
     char log_path[320];
     const char *cli, *job;
     const char *limited_max; /* --max-concurrency of "limited" (NULL: FW_LIMITED_MAX) */
-    redisContext *ctl;       /* the suite's own connection; redial with fw_ctl() after restarts */
+    /* For the next fw_pool_start only: run it in this network namespace (`ip netns
+     * exec`), with this Redis URL (NULL: the usual way). */
+    const char *netns, *netns_url;
+    redisContext *ctl; /* the suite's own connection; redial with fw_ctl() after restarts */
 
     fw_pool pools[FW_MAX_POOLS];
     size_t npools;
@@ -130,5 +133,18 @@ int sc_redis_restart(world *w);
 int sc_out_of_memory(world *w);
 int sc_damaged_keys(world *w);
 int sc_kill_the_reaper_lock_holder(world *w);
+
+/* fault_runs.c: for the focused fault tests (fault_freeze.c, fault_partition.c). */
+extern int fr_failures;
+void fr_verdict(int ok, const char *what, long long v);
+/* One run of a job, from its start and end lines. */
+typedef struct fr_run {
+    char pool[FH_POOL];
+    long long start, end; /* end -1: not ended */
+} fr_run;
+/* The runs of key in the log, in start order (up to cap). */
+size_t fr_read_runs(world *w, const char *key, fr_run *runs, size_t cap);
+/* LPUSHes a "limited" job with args {"key": key, "ms": ms}, recorded for the checker. */
+void fr_enqueue(world *w, const char *key, long ms);
 
 #endif

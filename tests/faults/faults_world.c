@@ -227,10 +227,16 @@ int fw_pool_start(world *w)
         const char *level = getenv("FAULT_LOG_LEVEL");
         setenv("CWORK_LOG_LEVEL", level ? level : "warn", 1);
         setpgid(0, 0); /* a signal to the suite's group does not reach it */
-        execl(w->cli, w->cli, "work", "--redis", w->redis.url, "--ns", w->ns, "--concurrency",
+        const char *url = w->netns ? w->netns_url : w->redis.url;
+        const char *limit = w->limited_max ? w->limited_max : "2";
+        if (w->netns)
+            execlp("ip", "ip", "netns", "exec", w->netns, w->cli, "work", "--redis", url, "--ns",
+                   w->ns, "--concurrency", FW_CONCURRENCY, "--no-progress", "--grace", "20",
+                   "--job", fast, "--job", limited, "--max-concurrency", limit, "--job", sched,
+                   (char *)NULL);
+        execl(w->cli, w->cli, "work", "--redis", url, "--ns", w->ns, "--concurrency",
               FW_CONCURRENCY, "--no-progress", "--grace", "20", "--job", fast, "--job", limited,
-              "--max-concurrency", w->limited_max ? w->limited_max : "2", "--job", sched,
-              (char *)NULL);
+              "--max-concurrency", limit, "--job", sched, (char *)NULL);
         _exit(127);
     }
     close(pipefd[1]);

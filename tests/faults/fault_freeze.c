@@ -31,7 +31,7 @@ int main(void)
 
     /* Longer than the dead time plus the time a reaper takes to notice. */
     fr_enqueue(&w, "freeze1", 40000);
-    fr_run runs[4];
+    fr_run runs[4] = {{"", -1, -1}, {"", -1, -1}, {"", -1, -1}, {"", -1, -1}};
     size_t n = 0;
     for (long long end = fw_now_ms() + 20000; fw_now_ms() < end && n == 0; tl_sleep_ms(20))
         n = fr_read_runs(&w, "freeze1", runs, 4);

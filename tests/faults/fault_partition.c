@@ -96,7 +96,7 @@ int main(void)
     for (long long end = fw_now_ms() + 20000; fw_now_ms() < end; tl_sleep_ms(50))
         if (fw_pool_id(&w, (size_t)a, id) == 0) break;
     fr_enqueue(&w, "part1", 30000); /* past the dead time and the reaper's check */
-    fr_run runs[4];
+    fr_run runs[4] = {{"", -1, -1}, {"", -1, -1}, {"", -1, -1}, {"", -1, -1}};
     size_t n = 0;
     for (long long end = fw_now_ms() + 20000; fw_now_ms() < end && n == 0; tl_sleep_ms(20))
         n = fr_read_runs(&w, "part1", runs, 4);

@@ -62,4 +62,3 @@ void fr_enqueue(world *w, const char *key, long ms)
     e->at_ms = fw_now_ms();
     pthread_mutex_unlock(&w->mu);
 }
-

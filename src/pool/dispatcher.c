@@ -421,14 +421,15 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     }
 }
 
-/* While the pool is fenced (caller holds mu): its tasks are asked to stop and those not
- * running freed uncommitted; then a short wait. True when the dispatcher may exit (the
- * pool stops and nothing is left). */
+/* While the pool is fenced (caller holds mu): its running tasks are asked to stop and
+ * those so asked freed uncommitted once they end; finished ones wait for the renewal
+ * (or, when the pool stops, are left to the reaper too); then a short wait. True when the
+ * dispatcher may exit (the pool stops and nothing is left). */
 static bool hold_fenced(cw_shard *sh)
 {
     cwork_pool *p = sh->pool;
-    size_t dropped = cw_lease_drop_shard_tasks(sh);
     bool stopping = atomic_load(&p->stopping) != 0;
+    size_t dropped = cw_lease_drop_shard_tasks(sh, stopping); /* stopping: all to the reaper */
     if (stopping && sh->in_flight == 0) {
         cw_shard_no_more_tasks(sh);
         return true;

@@ -6,12 +6,14 @@
  * a reaper took it for dead, is fenced:
  *   - every job it holds is asked to stop with CWORK_STOP_LEASE_LOST (the cancel
  *     machinery: `cwork work` SIGTERMs the command's tree, SIGKILLs it after the grace);
- *   - nothing is committed or fetched: a task that ends is freed uncommitted, its
+ *   - nothing is committed or fetched: a task so stopped is freed uncommitted, its
  *     in-progress entry left to whoever reaps (it runs again, a duplicate explained by
- *     the lost lease, never a success this pool cannot prove);
- *   - once no task is left, the guard beats again (re-registering the pool), and the
- *     first dispatcher takes up what is still in the pool's in-progress lists (reclaim:
- *     no reaper came), then fetching goes on.
+ *     the lost lease, never a success this pool cannot prove); a task whose handler
+ *     had returned before waits, and is committed after the renewal only if its entry
+ *     is still in this pool's in-progress list (the commit's LREM);
+ *   - once no handler runs, the guard beats again (re-registering the pool), and the
+ *     first dispatcher takes up what is still in the pool's in-progress lists and no
+ *     task accounts for (reclaim: no reaper came), then fetching goes on.
  * The guard is a thread of its own that sleeps until the stop point, because every
  * other thread may be stuck in a call to an unreachable Redis; the dispatchers and the
  * heartbeat also look before each round trip and each beat, so that after a freeze or a
@@ -39,16 +41,17 @@ void cw_lease_destroy(cwork_pool *p)
     pthread_mutex_destroy(&p->lease_mu);
 }
 
-/* Asks each task of the shard to stop (caller holds its mu). */
+/* Asks each task of the shard that runs or waits to run to stop (caller holds its mu).
+ * Tasks whose handler had already returned keep their outcome: they are committed once
+ * the lease is renewed, and only if their entry is still in this pool's in-progress list
+ * (the cycle script's LREM: a reaper that gave the job back removed it). */
 static void stop_shard_tasks(cw_shard *sh)
 {
     cwork_pool *p = sh->pool;
     for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
         if (p->executors[e].current) cw_task_stop(p->executors[e].current, CWORK_STOP_LEASE_LOST);
-    cw_task *lists[3] = {sh->ready.head, sh->done.head, sh->pending};
-    for (int i = 0; i < 3; i++)
-        for (cw_task *t = lists[i]; t; t = t->next)
-            cw_task_stop(t, CWORK_STOP_LEASE_LOST);
+    for (cw_task *t = sh->ready.head; t; t = t->next)
+        cw_task_stop(t, CWORK_STOP_LEASE_LOST);
 }
 
 static void fence(cwork_pool *p, const char *why)
@@ -101,29 +104,63 @@ bool cw_lease_lost(cwork_pool *p)
     return true;
 }
 
-size_t cw_lease_drop_shard_tasks(cw_shard *sh)
+/* Frees the tasks of list that were asked to stop for the lost lease (all of them with
+ * all set), keeping the others in order; returns how many it freed. */
+static size_t drop_from(cw_task **list, bool all)
 {
-    stop_shard_tasks(sh);
     size_t n = 0;
-    cw_task *lists[3] = {cw_tq_take_all(&sh->ready), cw_tq_take_all(&sh->done), sh->pending};
-    sh->pending = NULL;
-    sh->npending = 0;
-    for (int i = 0; i < 3; i++)
-        for (cw_task *t = lists[i]; t;) {
-            cw_task *next = t->next;
+    for (cw_task **at = list; *at;) {
+        cw_task *t = *at;
+        if (all || atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
+            *at = t->next;
             cw_task_free(t);
             n++;
-            t = next;
+        } else {
+            at = &t->next;
         }
+    }
+    return n;
+}
+
+size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all)
+{
+    stop_shard_tasks(sh);
+    size_t n = drop_from(&sh->pending, all);
+    sh->npending -= n;
+    /* ready: every task was asked to stop above; done: rebuilt, its tail found again */
+    cw_task *ready = cw_tq_take_all(&sh->ready), *done = cw_tq_take_all(&sh->done);
+    n += drop_from(&ready, true);
+    n += drop_from(&done, all);
+    while (done) {
+        cw_task *next = done->next;
+        cw_tq_push(&sh->done, done);
+        done = next;
+    }
     sh->in_flight -= n;
     return n;
 }
 
-/* Fenced and no task left: beat (re-registering the pool if a reaper removed it), and
+/* No handler runs or waits to run and no fetch is under way (finished tasks may wait
+ * for their commit). */
+static bool nothing_runs(cwork_pool *p)
+{
+    bool quiet = true;
+    for (size_t i = 0; i < p->nshards && quiet; i++) {
+        cw_shard *sh = &p->shards[i];
+        pthread_mutex_lock(&sh->mu);
+        quiet = sh->ready.len == 0 && sh->fetching == 0;
+        for (size_t e = sh->first_executor; quiet && e < sh->first_executor + sh->nexecutors; e++)
+            quiet = p->executors[e].current == NULL;
+        pthread_mutex_unlock(&sh->mu);
+    }
+    return quiet;
+}
+
+/* Fenced and no handler running: beat (re-registering the pool if a reaper removed it), and
  * once that is acknowledged let the dispatchers go on, the first with a reclaim. */
 static void try_recover(cwork_pool *p)
 {
-    if (cw_pool_busy(p)) return;
+    if (!nothing_runs(p)) return;
     cwork_error e = {0};
     if (cw_heartbeat_beat(p->heartbeat, &e) != 0) return; /* (the heartbeat logs its own) */
     atomic_store(&p->reaped_seen, cw_heartbeat_reaped(p->heartbeat));

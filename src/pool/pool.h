@@ -350,10 +350,11 @@ void cw_lease_stop(cwork_pool *p);
  * to the stop point (it is then fenced by this call, which takes no shard lock). One
  * atomic load and a monotonic clock read on the plain path. */
 bool cw_lease_lost(cwork_pool *p);
-/* While fenced, the dispatcher of a shard (holding its mu): asks every task of the
- * shard to stop (CWORK_STOP_LEASE_LOST) and frees, uncommitted, those not running (their
- * in-progress entries are left to whoever reaps this pool). Returns how many it freed. */
-size_t cw_lease_drop_shard_tasks(cw_shard *sh);
+/* While fenced, the dispatcher of a shard (holding its mu): asks every running or ready
+ * task of the shard to stop (CWORK_STOP_LEASE_LOST) and frees, uncommitted, those so
+ * asked that are not running (their in-progress entries are left to whoever reaps this
+ * pool); with all, every finished task too (the pool stops). Returns how many it freed. */
+size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all);
 
 /* The job type registered under name, or NULL (a stray job). */
 cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len);

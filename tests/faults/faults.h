@@ -102,6 +102,10 @@ void fw_pool_thaw_tree(world *w, size_t i);
 /* SIGTERM every live pool and wait for each to exit (0 when all exited with 0). */
 int fw_pools_shutdown(world *w);
 size_t fw_alive(const world *w);
+/* Adds an 'L' fault for every `pool.lease_lost` line in the pools' output: a pool that
+ * lost its lease (Redis refused or delayed its heartbeat: out of memory, a pause) stops
+ * its running jobs, which then run again — duplicates the loss explains. */
+void fw_add_lease_faults(world *w);
 
 /* The generator thread (a few hundred jobs a second at most, three types). */
 int fw_gen_start(world *w);

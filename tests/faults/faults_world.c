@@ -359,6 +359,28 @@ void fw_pool_thaw_tree(world *w, size_t i)
     fw_pool_cont(w, i);
 }
 
+void fw_add_lease_faults(world *w)
+{
+    for (size_t i = 0; i < w->npools; i++) {
+        char path[320];
+        snprintf(path, sizeof path, "%s/%s.out", w->dir, w->pools[i].tag);
+        size_t len = 0;
+        char *text = tl_read_file(path, &len);
+        for (char *line = text; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            long long at = atoll(line);
+            if (strstr(line, " msg=pool.lease_lost ")) {
+                char tag[FH_POOL];
+                memcpy(tag, w->pools[i].tag, sizeof tag); /* (both inside w) */
+                add_fault(w, 'L', tag, at, at);
+            }
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+        free(text);
+    }
+}
+
 size_t fw_alive(const world *w)
 {
     size_t n = 0;

@@ -439,6 +439,7 @@ static void follow(tracker *s, child_result *res)
     int step = 0;
     int64_t next_at = deadline;
     int stop_fd = spec->stop_fd ? *spec->stop_fd : -1;
+    int64_t grace = spec->kill_grace_ms;
     int exited = 0;
     for (;;) {
         siginfo_t si;
@@ -452,7 +453,7 @@ static void follow(tracker *s, child_result *res)
             static const int signals[3] = {SUPERVISOR_TERM, SUPERVISOR_KILL, SIGKILL};
             if (step == 0 && !res->stopped) res->timed_out = 1;
             kill(s->pid, signals[step]);
-            next_at = now + (step == 0 ? spec->kill_grace_ms : LAST_RESORT_MS);
+            next_at = now + (step == 0 ? grace : LAST_RESORT_MS);
             step++;
         }
         int64_t wait = POLL_MS;
@@ -476,6 +477,8 @@ static void follow(tracker *s, child_result *res)
             if (step == 0) {
                 res->stopped = 1;
                 next_at = now;
+                int64_t g = spec->stop_grace_ms ? spec->stop_grace_ms(spec->userdata) : grace;
+                if (g < grace) grace = g;
             }
         }
     }

@@ -37,6 +37,10 @@ typedef struct child_spec {
      * cwork_job_stop_fd), the same steps as a timeout's: SIGTERM to every process of
      * the tree, SIGKILL after the kill grace. NULL: never. */
     const int *stop_fd;
+    /* When set, called (on the calling thread) once stop_fd is readable: the kill grace
+     * of that stop, when shorter than kill_grace_ms (a job whose pool lost its lease
+     * must be gone before another pool may start it). */
+    int64_t (*stop_grace_ms)(void *userdata);
     /* Called (on the calling thread) for each line the child writes to fd 3. */
     void (*on_checkin)(void *userdata, const char *line);
     void *userdata;

@@ -31,6 +31,13 @@ int64_t work_backoff(const cwork_job *job, void *userdata)
     return work_backoff_s(cwork_job_id(job), cwork_job_fails(job));
 }
 
+/* A stop for a lost lease gets at most CWORK_LEASE_STOP_GRACE_MS before the SIGKILL. */
+static int64_t stop_grace(void *job)
+{
+    return cwork_job_stop_reason(job) == CWORK_STOP_LEASE_LOST ? CWORK_LEASE_STOP_GRACE_MS
+                                                               : INT64_MAX;
+}
+
 static void on_checkin(void *job, const char *line)
 {
     cwork_job_checkin(job, line);
@@ -205,6 +212,7 @@ int work_run_job(cwork_job *job, void *ctx)
             .timeout_ms = wj->timeout_ms,
             .kill_grace_ms = wj->kill_grace_ms,
             .stop_fd = stop_fd >= 0 ? &stop_fd : NULL,
+            .stop_grace_ms = stop_grace,
             .on_checkin = on_checkin,
             .userdata = job,
         };
@@ -246,6 +254,16 @@ int work_run_job(cwork_job *job, void *ctx)
         work_duration_text(took, t, sizeof t);
         say(o, job, "done in %s", t);
         return 0;
+    }
+    if (complete && rc == 0 && res.stopped && cwork_job_stop_reason(job) == CWORK_STOP_LEASE_LOST) {
+        /* Not committed by the pool, whatever is returned: whoever reaps runs it again. */
+        char t[32];
+        work_duration_text(took, t, sizeof t);
+        say(o, job,
+            "stopped after %s: this pool lost its lease on the job (it runs again "
+            "elsewhere)",
+            t);
+        return cwork_job_fail(job, "lease lost");
     }
     if (complete && rc == 0 && res.stopped) {
         /* The pool decides where the job goes (a cancelled one: dead, "cancelled"). */

@@ -646,8 +646,16 @@ typedef enum cwork_stop_reason {
     CWORK_STOP_NONE = 0,      /* not asked to stop */
     CWORK_STOP_CANCELLED = 1, /* an operator cancelled it (cwork_client_cancel) */
     CWORK_STOP_TIMEOUT = 2,   /* reserved: its type's timeout passed */
-    CWORK_STOP_LEASE_LOST = 3 /* reserved: its pool no longer owns it */
+    CWORK_STOP_LEASE_LOST = 3 /* its pool can no longer prove it owns the job: its
+                                 heartbeat was not renewed in time, or a reaper took the
+                                 job back (README "Leases"); another pool may run it */
 } cwork_stop_reason;
+
+/* A job asked to stop with CWORK_STOP_LEASE_LOST should be over within this many
+ * milliseconds: the pool's lease ends soon after, and another pool may then start the
+ * job. `cwork work` kills the command's process tree after at most this grace. Such a
+ * job is not committed by its pool, whatever its handler returns. */
+#define CWORK_LEASE_STOP_GRACE_MS 1500
 
 /* Whether, and why, the running job has been asked to stop. A handler that runs long
  * should poll it (or wait on cwork_job_stop_fd) and return soon after it turns non-zero;

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,12 @@ struct cw_heartbeat {
     cw_conn *conn;
     int64_t started_at; /* 0 until the first beat */
     int beaten;         /* a beat has succeeded */
-    unsigned reaped;    /* times a beat found the pool removed from worker_pools */
+    /* Read without a lock by the pool's lease guard, which must never wait behind a beat
+     * that hangs on a cut connection: */
+    atomic_uint reaped;         /* times a beat found the pool removed from worker_pools */
+    _Atomic int64_t acked_sent; /* monotonic ms when the last acknowledged beat was sent */
+    cw_heartbeat_hook hook;     /* set before the thread starts; NULL: none */
+    void *hook_userdata;
 
     /* Guards stop and running; cond wakes the thread at once when stop is set. */
     pthread_mutex_t mu;
@@ -216,7 +222,7 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
     int hrc = read_replies(c, 1, rc ? NULL : err);
     if (rc == 0) rc = hrc;
     if (rc == 0 && added == 1 && hb->beaten) {
-        hb->reaped++;
+        atomic_fetch_add(&hb->reaped, 1);
         cw_log(CWORK_LOG_WARN, "heartbeat.reaped", "pool_id", hb->pool_id, "message",
                "this pool was missing from worker_pools: a reaper judged it dead (stopped, "
                "frozen or too slow to beat) or Redis lost its data; jobs it was running may "
@@ -276,18 +282,30 @@ static void release_conn(cw_heartbeat *hb)
 
 unsigned cw_heartbeat_reaped(cw_heartbeat *hb)
 {
-    pthread_mutex_lock(&hb->beat_mu);
-    unsigned n = hb->reaped;
-    pthread_mutex_unlock(&hb->beat_mu);
-    return n;
+    return atomic_load(&hb->reaped);
+}
+
+int64_t cw_heartbeat_acked_sent_ms(cw_heartbeat *hb)
+{
+    return atomic_load(&hb->acked_sent);
+}
+
+void cw_heartbeat_set_hook(cw_heartbeat *hb, cw_heartbeat_hook hook, void *userdata)
+{
+    hb->hook = hook;
+    hb->hook_userdata = userdata;
 }
 
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
 {
     pthread_mutex_lock(&hb->beat_mu);
+    /* The lease counts from before the write leaves (a retry on a fresh connection
+     * included): a slow reply never lengthens it. */
+    int64_t sent = cw_clock_mono_ms();
     int64_t now = cw_clock_now();
     if (hb->started_at == 0) hb->started_at = now;
     int rc = with_conn(hb, send_beat, now, err);
+    if (rc == 0) atomic_store(&hb->acked_sent, sent);
     pthread_mutex_unlock(&hb->beat_mu);
     return rc;
 }
@@ -312,8 +330,12 @@ static void *beat_loop(void *arg)
         if (hb->stop) break;
         pthread_mutex_unlock(&hb->mu);
 
+        /* Woken after a freeze or a clock jump, the pool must look at its lease before
+         * this beat makes it look alive again. */
+        if (hb->hook) hb->hook(hb->hook_userdata, CW_HEARTBEAT_BEFORE_BEAT);
         cwork_error e = {0};
         int failed = cw_heartbeat_beat(hb, &e) != 0;
+        if (hb->hook) hb->hook(hb->hook_userdata, CW_HEARTBEAT_AFTER_BEAT);
         if (failed) cw_log(CWORK_LOG_ERROR, "heartbeat", "error", e.message, NULL);
 
         /* A fixed cadence, as Go's ticker: the beat's own duration doesn't add up. If a

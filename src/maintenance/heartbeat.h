@@ -31,6 +31,18 @@ int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err);
  * warning, "heartbeat.reaped". */
 unsigned cw_heartbeat_reaped(cw_heartbeat *hb);
 
+/* The pool's lease (docs/PROTOCOL.md §6): monotonic ms (cw_clock_mono_ms) at which the
+ * last beat that Redis acknowledged was sent; 0 before any. Never blocks (read while a
+ * beat may hang on a cut connection). */
+int64_t cw_heartbeat_acked_sent_ms(cw_heartbeat *hb);
+
+/* Called on the heartbeat thread before and after each of its beats (not for
+ * cw_heartbeat_beat's synchronous calls), with no lock of the heartbeat held. */
+typedef enum { CW_HEARTBEAT_BEFORE_BEAT, CW_HEARTBEAT_AFTER_BEAT } cw_heartbeat_moment;
+typedef void (*cw_heartbeat_hook)(void *userdata, cw_heartbeat_moment moment);
+/* Before cw_heartbeat_start only. */
+void cw_heartbeat_set_hook(cw_heartbeat *hb, cw_heartbeat_hook hook, void *userdata);
+
 /* Starts the thread: a beat every CW_HEARTBEAT_PERIOD_MS (errors logged as "heartbeat",
  * and a failed beat tried again after CW_HEARTBEAT_RETRY_MS); it beats at once if
  * nothing has beaten yet. */

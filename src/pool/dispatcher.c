@@ -421,6 +421,28 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     }
 }
 
+/* While the pool is fenced (caller holds mu): its running tasks are asked to stop and
+ * those so asked freed uncommitted once they end; finished ones wait for the renewal
+ * (or, when the pool stops, are left to the reaper too); then a short wait. True when the
+ * dispatcher may exit (the pool stops and nothing is left). */
+static bool hold_fenced(cw_shard *sh)
+{
+    cwork_pool *p = sh->pool;
+    bool stopping = atomic_load(&p->stopping) != 0;
+    size_t dropped = cw_lease_drop_shard_tasks(sh, stopping); /* stopping: all to the reaper */
+    if (stopping && sh->in_flight == 0) {
+        cw_shard_no_more_tasks(sh);
+        return true;
+    }
+    if (dropped && stopping) {
+        pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_pool_notify_idle(p);
+        pthread_mutex_lock(&sh->mu);
+    }
+    wait_until(sh, cw_monotonic_us() + 20000); /* the running ones end: look again */
+    return false;
+}
+
 void *cw_dispatcher_main(void *arg)
 {
     cw_shard *sh = arg;
@@ -435,6 +457,17 @@ void *cw_dispatcher_main(void *arg)
     pthread_mutex_lock(&sh->mu);
     memset(&sh->state, 0, sizeof sh->state);
     for (;;) {
+        /* Before anything else, the lease (lease.c): after a freeze nothing is
+         * committed or fetched until the jobs it held are stopped. */
+        if (cw_lease_lost(p)) {
+            if (hold_fenced(sh)) break;
+            continue;
+        }
+        if (sh->lease_reclaim) { /* the lease was renewed: take up what is left */
+            sh->lease_reclaim = false;
+            reclaim(sh, &c);
+            continue;
+        }
         cw_dispatch_view v = shard_view(sh);
         cw_decision d = cw_dispatch_decide(&sh->state, &v, &p->tuning);
         if (d.announce_no_more) cw_shard_no_more_tasks(sh);

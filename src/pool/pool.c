@@ -165,6 +165,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     pthread_rwlock_init(&p->fetch_lock, &rwa);
     pthread_rwlockattr_destroy(&rwa);
     cw_cond_init_monotonic(&p->idle_cond);
+    cw_lease_init(p);
     return p;
 oom:
     cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -389,6 +390,7 @@ void cwork_pool_free(cwork_pool *p)
     pthread_mutex_destroy(&p->stop_mu);
     pthread_rwlock_destroy(&p->fetch_lock);
     pthread_cond_destroy(&p->idle_cond);
+    cw_lease_destroy(p);
     cw_keys_clear(&p->keys);
     cw_free(p->ns);
     cw_free(p);

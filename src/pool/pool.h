@@ -141,6 +141,8 @@ struct cw_shard {
     bool dispatcher_waiting; /* it sleeps on disp_cond: only then is a signal needed */
     bool no_more_tasks;      /* stopping, and this dispatcher will fetch nothing more:
                                 its executors may exit once ready is empty */
+    bool lease_reclaim;      /* the lease was renewed after a loss: take up what is left
+                                in this pool's in-progress lists (lease.c) */
     int64_t handler_avg_us;  /* moving average of handler run time, for wake-ups */
     atomic_size_t done_seq;  /* tasks its executors finished, ever (read without mu) */
     /* The dispatcher thread's own: */
@@ -200,6 +202,15 @@ struct cwork_pool {
      * maintenance thread touches them. */
     char **go_warned_pools;
     size_t ngo_warned_pools;
+    /* The pool's lease on its jobs (lease.c): fenced while it cannot prove it; the
+     * guard thread watches it. */
+    atomic_int fenced;
+    atomic_uint reaped_seen;
+    pthread_mutex_t lease_mu; /* guards lease_stop; lease_cond on CLOCK_MONOTONIC */
+    pthread_cond_t lease_cond;
+    int lease_stop;
+    atomic_int lease_started; /* read by the dispatchers and the heartbeat's hook */
+    pthread_t lease_guard;
 };
 
 /* What a commit does with a failed task. */
@@ -333,6 +344,31 @@ size_t cw_pool_stop_job(cwork_pool *p, const char *id, size_t len, cwork_stop_re
 /* Closes the task's stop pipe once its handler has returned (caller holds the shard's
  * mu). */
 void cw_task_close_stop_fd(cw_task *t);
+
+/* lease.c: the pool's lease on its jobs (README "Leases"). The lease of a beat sent at
+ * monotonic time s ends at s + CW_LEASE_MS (the reaper's dead time, less the second
+ * heartbeat_at loses to truncation); jobs are stopped at s + CW_LEASE_STOP_AT_MS, so that
+ * the kill grace of CWORK_LEASE_STOP_GRACE_MS and CW_LEASE_SLACK_MS of scheduling fit
+ * before it ends. */
+#define CW_LEASE_MS (CW_REAPER_DEAD_TIME * 1000 - 1000)
+#define CW_LEASE_SLACK_MS 1000
+#define CW_LEASE_STOP_AT_MS (CW_LEASE_MS - CWORK_LEASE_STOP_GRACE_MS - CW_LEASE_SLACK_MS)
+/* Initialises the lease's lock and condition (pool creation); 0 or CWORK_ENOMEM. */
+int cw_lease_init(cwork_pool *p);
+void cw_lease_destroy(cwork_pool *p);
+/* Starts the guard thread (after the first beat; sets the heartbeat's hook first). */
+int cw_lease_start(cwork_pool *p, cwork_error *err);
+/* Stops and joins it. */
+void cw_lease_stop(cwork_pool *p);
+/* Whether the pool may not commit or fetch now: it is fenced, or its lease has run out
+ * to the stop point (it is then fenced by this call, which takes no shard lock). One
+ * atomic load and a monotonic clock read on the plain path. */
+bool cw_lease_lost(cwork_pool *p);
+/* While fenced, the dispatcher of a shard (holding its mu): asks every running or ready
+ * task of the shard to stop (CWORK_STOP_LEASE_LOST) and frees, uncommitted, those so
+ * asked that are not running (their in-progress entries are left to whoever reaps this
+ * pool); with all, every finished task too (the pool stops). Returns how many it freed. */
+size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all);
 
 /* The job type registered under name, or NULL (a stray job). */
 cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len);

@@ -127,7 +127,8 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     }
     /* In worker_pools with a heartbeat before the first fetch (PROTOCOL §16.8). */
     if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0) goto done;
-    if ((rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {
+    if ((rc = cw_lease_start(p, err)) != 0 || (rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {
+        cw_lease_stop(p);
         cw_heartbeat_stop(p->heartbeat, 1, NULL); /* leave no heartbeat of a pool that never ran */
         goto done;
     }
@@ -227,7 +228,15 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
     if (p->subscriber_started) pthread_join(p->subscriber, NULL);
     p->started = 0;
     cw_observer_flush(p->observer, 1, NULL);
-    return cw_heartbeat_stop(p->heartbeat, 1, err);
+    /* A pool that lost its lease and did not renew it leaves its heartbeat and
+     * in-progress entries (and lock_info, which counts them) to a reaper. */
+    cw_heartbeat_stop(p->heartbeat, 0, NULL); /* (no hook call after this) */
+    cw_lease_stop(p);
+    int fenced = atomic_load(&p->fenced);
+    if (fenced)
+        cw_log(CWORK_LOG_WARN, "pool.stop_fenced", "pool_id", p->id, "message",
+               "stopped without its lease: its heartbeat is left to go stale for a reaper", NULL);
+    return cw_heartbeat_stop(p->heartbeat, !fenced, err);
 }
 
 int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)

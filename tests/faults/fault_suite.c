@@ -106,6 +106,7 @@ int main(void)
         fw_destroy(&w, 1);
         return 1;
     }
+    fw_add_lease_faults(&w);
     static const fh_limit limits[] = {{"limited", FW_LIMITED_MAX}};
     fh_report r;
     pthread_mutex_lock(&w.mu);

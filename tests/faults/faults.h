@@ -30,6 +30,8 @@ typedef struct fw_pool {
     int alive, stopped;
     long long stopped_at;
     size_t stop_fault; /* index of its open 'S' fault while stopped */
+    pid_t frozen[64];  /* its descendants stopped with it (fw_pool_freeze_tree) */
+    size_t nfrozen;
 } fw_pool;
 
 typedef struct world {
@@ -38,6 +40,10 @@ typedef struct world {
     char dir[256]; /* the log, each pool's output */
     char log_path[320];
     const char *cli, *job;
+    const char *limited_max; /* --max-concurrency of "limited" (NULL: FW_LIMITED_MAX) */
+    /* For the next fw_pool_start only: run it in this network namespace (`ip netns
+     * exec`), with this Redis URL (NULL: the usual way). */
+    const char *netns, *netns_url;
     redisContext *ctl; /* the suite's own connection; redial with fw_ctl() after restarts */
 
     fw_pool pools[FW_MAX_POOLS];
@@ -87,9 +93,19 @@ int fw_pool_start(world *w);
 void fw_pool_kill(world *w, size_t i, long long at_ms);
 void fw_pool_stop(world *w, size_t i);
 void fw_pool_cont(world *w, size_t i);
+/* The same for the pool's whole process tree (its commands and their supervisors, found
+ * in /proc), as a container pause does; the commands are resumed before the pool, so
+ * that they run on for as long as the pool takes to stop them. Returns how many
+ * processes were stopped. */
+size_t fw_pool_freeze_tree(world *w, size_t i);
+void fw_pool_thaw_tree(world *w, size_t i);
 /* SIGTERM every live pool and wait for each to exit (0 when all exited with 0). */
 int fw_pools_shutdown(world *w);
 size_t fw_alive(const world *w);
+/* Adds an 'L' fault for every `pool.lease_lost` line in the pools' output: a pool that
+ * lost its lease (Redis refused or delayed its heartbeat: out of memory, a pause) stops
+ * its running jobs, which then run again — duplicates the loss explains. */
+void fw_add_lease_faults(world *w);
 
 /* The generator thread (a few hundred jobs a second at most, three types). */
 int fw_gen_start(world *w);
@@ -121,5 +137,18 @@ int sc_redis_restart(world *w);
 int sc_out_of_memory(world *w);
 int sc_damaged_keys(world *w);
 int sc_kill_the_reaper_lock_holder(world *w);
+
+/* fault_runs.c: for the focused fault tests (fault_freeze.c, fault_partition.c). */
+extern int fr_failures;
+void fr_verdict(int ok, const char *what, long long v);
+/* One run of a job, from its start and end lines. */
+typedef struct fr_run {
+    char pool[FH_POOL];
+    long long start, end; /* end -1: not ended */
+} fr_run;
+/* The runs of key in the log, in start order (up to cap). */
+size_t fr_read_runs(world *w, const char *key, fr_run *runs, size_t cap);
+/* LPUSHes a "limited" job with args {"key": key, "ms": ms}, recorded for the checker. */
+void fr_enqueue(world *w, const char *key, long ms);
 
 #endif

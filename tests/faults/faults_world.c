@@ -2,6 +2,7 @@
 #include "faults.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -226,9 +227,16 @@ int fw_pool_start(world *w)
         const char *level = getenv("FAULT_LOG_LEVEL");
         setenv("CWORK_LOG_LEVEL", level ? level : "warn", 1);
         setpgid(0, 0); /* a signal to the suite's group does not reach it */
-        execl(w->cli, w->cli, "work", "--redis", w->redis.url, "--ns", w->ns, "--concurrency",
+        const char *url = w->netns ? w->netns_url : w->redis.url;
+        const char *limit = w->limited_max ? w->limited_max : "2";
+        if (w->netns)
+            execlp("ip", "ip", "netns", "exec", w->netns, w->cli, "work", "--redis", url, "--ns",
+                   w->ns, "--concurrency", FW_CONCURRENCY, "--no-progress", "--grace", "20",
+                   "--job", fast, "--job", limited, "--max-concurrency", limit, "--job", sched,
+                   (char *)NULL);
+        execl(w->cli, w->cli, "work", "--redis", url, "--ns", w->ns, "--concurrency",
               FW_CONCURRENCY, "--no-progress", "--grace", "20", "--job", fast, "--job", limited,
-              "--max-concurrency", "2", "--job", sched, (char *)NULL);
+              "--max-concurrency", limit, "--job", sched, (char *)NULL);
         _exit(127);
     }
     close(pipefd[1]);
@@ -289,6 +297,88 @@ void fw_pool_cont(world *w, size_t i)
     kill(p->pid, SIGCONT);
     p->stopped = 0;
     w->faults[p->stop_fault].until_ms = fw_now_ms();
+}
+
+/* The parent of pid from /proc/<pid>/stat, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* the name may hold spaces */
+    int ppid = -1;
+    if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1) return -1;
+    return (pid_t)ppid;
+}
+
+/* Adds to p->frozen every process under p->pid not in it yet, SIGSTOPped. */
+static void stop_descendants(fw_pool *p)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0 || pid == p->pid) continue;
+        int under = 0;
+        for (pid_t q = parent_of(pid), hops = 0; q > 1 && hops < 16; q = parent_of(q), hops++)
+            if (q == p->pid) {
+                under = 1;
+                break;
+            }
+        int known = 0;
+        for (size_t k = 0; k < p->nfrozen; k++)
+            known |= p->frozen[k] == pid;
+        if (under && !known && p->nfrozen < sizeof p->frozen / sizeof p->frozen[0]) {
+            kill(pid, SIGSTOP);
+            p->frozen[p->nfrozen++] = pid;
+        }
+    }
+    closedir(d);
+}
+
+size_t fw_pool_freeze_tree(world *w, size_t i)
+{
+    fw_pool *p = &w->pools[i];
+    p->nfrozen = 0;
+    fw_pool_stop(w, i); /* first: it forks nothing more */
+    for (int round = 0; round < 3; round++)
+        stop_descendants(p); /* (again: a fork under way when the scan passed) */
+    return p->nfrozen;
+}
+
+void fw_pool_thaw_tree(world *w, size_t i)
+{
+    fw_pool *p = &w->pools[i];
+    for (size_t k = 0; k < p->nfrozen; k++)
+        kill(p->frozen[k], SIGCONT);
+    p->nfrozen = 0;
+    fw_pool_cont(w, i);
+}
+
+void fw_add_lease_faults(world *w)
+{
+    for (size_t i = 0; i < w->npools; i++) {
+        char path[320];
+        snprintf(path, sizeof path, "%s/%s.out", w->dir, w->pools[i].tag);
+        size_t len = 0;
+        char *text = tl_read_file(path, &len);
+        for (char *line = text; line && *line;) {
+            char *nl = strchr(line, '\n');
+            if (nl) *nl = '\0';
+            long long at = atoll(line);
+            if (strstr(line, " msg=pool.lease_lost ")) {
+                char tag[FH_POOL];
+                memcpy(tag, w->pools[i].tag, sizeof tag); /* (both inside w) */
+                add_fault(w, 'L', tag, at, at);
+            }
+            line = nl ? nl + 1 : line + strlen(line);
+        }
+        free(text);
+    }
 }
 
 size_t fw_alive(const world *w)

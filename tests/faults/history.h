@@ -48,7 +48,8 @@ typedef struct fh_event {
 } fh_event;
 
 /* A fault done to one pool: 'K' SIGKILL at at_ms; 'S' SIGSTOP at at_ms until until_ms
- * (SIGCONT, or when it was killed). */
+ * (SIGCONT, or when it was killed); 'L' the pool lost its lease at at_ms and stopped
+ * its running jobs (README "Leases"). */
 typedef struct fh_fault {
     char kind;
     char pool[FH_POOL];

@@ -571,7 +571,12 @@ static int enqueue_bulk(const enqueue_opts *o)
     fclose(spool);
     double secs = seconds_since(&t0);
     char stop[128] = "";
-    if (failed)
+    /* Each round trip is written whole or not at all (enqueue_batch.lua), so the lines
+     * before the failed one are exactly what was written. */
+    if (failed && written_to == 0)
+        snprintf(stop, sizeof stop, "; stopped at a Redis failure: nothing was written%s",
+                 tracked ? " (the batch stays open)" : "");
+    else if (failed)
         snprintf(stop, sizeof stop,
                  "; stopped at a Redis failure: lines 1-%" PRIu64 " were written, the rest not%s",
                  written_to, tracked ? " (the batch stays open)" : "");

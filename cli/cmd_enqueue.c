@@ -1,5 +1,6 @@
 /* cwork enqueue: one job from the command line, or NDJSON lines from stdin (--bulk). */
 #include "cli.h"
+#include "table.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -287,6 +288,31 @@ typedef struct bulk_stats {
     uint64_t written, duplicates, bad;
 } bulk_stats;
 
+/* Whether the line's bytes are valid UTF-8. */
+static int valid_utf8(const char *s, size_t n)
+{
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        size_t k = text_utf8_decode(s + i, n - i, &cp);
+        if (k == 0) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* The JSON reader hands back an invalid UTF-8 sequence as U+FFFD (as Go's does), so a
+ * name that was invalid in the line looks valid once parsed: it holds U+FFFD that the
+ * line does not hold as it is, and the line is not valid UTF-8. cwork_validate_job_name
+ * refuses such a name from argv; the same name must not be renamed here. */
+static int name_was_invalid_utf8(const char *line, size_t len, const char *name)
+{
+    if (!strstr(name, "\xEF\xBF\xBD") || valid_utf8(line, len)) return 0;
+    size_t n = strlen(name);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(line + i, name, n) == 0) return 0; /* the U+FFFD is the line's own */
+    return 1;
+}
+
 /* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
 static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
 {
@@ -310,6 +336,13 @@ static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t l
     const char *name;
     if (cwork_args_get_string(obj, "name", &name) != 0) {
         fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"name\" (a string) is required\n",
+                lineno);
+        goto done;
+    }
+    if (name_was_invalid_utf8(line, len, name)) {
+        fprintf(stderr,
+                "cwork enqueue: line %" PRIu64 ": \"name\" is not valid UTF-8 (refused, as "
+                "from the command line)\n",
                 lineno);
         goto done;
     }

@@ -432,6 +432,45 @@ static ssize_t next_line(FILE *in, char **line, size_t *cap)
     return n;
 }
 
+/* The longest line pass 1 holds in memory: a job of max_job_bytes written with every
+ * byte escaped as \u00XX (6 bytes each), plus room for the other fields. A longer line
+ * is refused while it streams by, so memory stays a small multiple of this limit
+ * whatever the input (a 100 MB line must not cost 400 MB to refuse). */
+static size_t line_limit(size_t max_job_bytes)
+{
+    return max_job_bytes > (SIZE_MAX - 4096) / 6 ? SIZE_MAX : 6 * max_job_bytes + 4096;
+}
+
+/* next_line, but a line longer than limit is skipped to its end without being kept:
+ * *too_long set, and an empty line returned in its place. */
+static ssize_t next_line_bounded(FILE *in, char **line, size_t *cap, size_t limit, int *too_long)
+{
+    size_t n = 0;
+    int ch = EOF;
+    *too_long = 0;
+    while ((ch = getc_unlocked(in)) != EOF && ch != '\n') {
+        if (n >= limit) {
+            *too_long = 1;
+            continue; /* (read on to the line's end, keeping nothing) */
+        }
+        if (n + 1 >= *cap) {
+            size_t grown = *cap ? *cap * 2 : 4096;
+            char *p = realloc(*line, grown);
+            if (!p) return -1;
+            *line = p;
+            *cap = grown;
+        }
+        (*line)[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0 && !*too_long) return -1;
+    if (*too_long) n = 0;
+    while (n > 0 && (*line)[n - 1] == '\r')
+        n--;
+    if (!*line && !(*line = malloc(1))) return -1;
+    (*line)[n] = '\0';
+    return (ssize_t)n;
+}
+
 static int blank(const char *line, ssize_t n)
 {
     return (size_t)n == strspn(line, " \t");
@@ -440,15 +479,26 @@ static int blank(const char *line, ssize_t n)
 /* Pass 1: every line of stdin is checked (added to a batch that is never sent) and
  * copied to spool, so that one bad line anywhere means nothing is written. Returns the
  * number of bad lines, or -1 when the spool cannot be written. */
-static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
+static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size,
+                             size_t max_job_bytes)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     uint64_t lineno = 0;
     long long bad = 0;
-    while ((n = next_line(stdin, &line, &cap)) >= 0) {
+    size_t limit = line_limit(max_job_bytes);
+    int too_long = 0;
+    while ((n = next_line_bounded(stdin, &line, &cap, limit, &too_long)) >= 0) {
         lineno++;
+        if (too_long) {
+            fprintf(stderr,
+                    "cwork enqueue: line %" PRIu64 ": longer than %zu bytes (--max-job-bytes "
+                    "%zu)\n",
+                    lineno, limit, max_job_bytes);
+            bad++;
+            continue;
+        }
         if (fwrite(line, 1, (size_t)n, spool) != (size_t)n || putc('\n', spool) == EOF) {
             bad = -1;
             break;
@@ -546,7 +596,7 @@ static int enqueue_bulk(const enqueue_opts *o)
     if (tracked && tracked_check(o, batch, &cb_args) != 0)
         status = CLI_USAGE;
     else
-        bad = check_lines(batch, spool, o->batch_size);
+        bad = check_lines(batch, spool, o->batch_size, o->max_job_bytes);
     if (bad != 0) {
         if (bad < 0)
             fprintf(stderr, "cwork enqueue: cannot read the input or write its temporary copy\n");

@@ -131,8 +131,13 @@ static int show_pools(const admin_opts *o, cwork_client *client)
               table_cell(t, started) || table_cell(t, beat) || table_cell(t, *jobs ? jobs : "-");
         free(jobs);
     }
+    int status = print_table(o, t, oom);
+    for (size_t i = 0; i < n; i++) /* listed with what could be read; said why here */
+        if (p[i].damaged)
+            fprintf(stderr, "cwork pools: pool %s is damaged: %s\n", p[i].worker_pool_id,
+                    p[i].damaged);
     cwork_pool_heartbeats_free(p, n);
-    return print_table(o, t, oom);
+    return status;
 }
 
 int admin_pools(const admin_opts *o)

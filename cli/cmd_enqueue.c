@@ -1,5 +1,6 @@
 /* cwork enqueue: one job from the command line, or NDJSON lines from stdin (--bulk). */
 #include "cli.h"
+#include "table.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -296,6 +297,31 @@ typedef struct bulk_stats {
     uint64_t written, duplicates, bad;
 } bulk_stats;
 
+/* Whether the line's bytes are valid UTF-8. */
+static int valid_utf8(const char *s, size_t n)
+{
+    uint32_t cp;
+    for (size_t i = 0; i < n;) {
+        size_t k = text_utf8_decode(s + i, n - i, &cp);
+        if (k == 0) return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* The JSON reader hands back an invalid UTF-8 sequence as U+FFFD (as Go's does), so a
+ * name that was invalid in the line looks valid once parsed: it holds U+FFFD that the
+ * line does not hold as it is, and the line is not valid UTF-8. cwork_validate_job_name
+ * refuses such a name from argv; the same name must not be renamed here. */
+static int name_was_invalid_utf8(const char *line, size_t len, const char *name)
+{
+    if (!strstr(name, "\xEF\xBF\xBD") || valid_utf8(line, len)) return 0;
+    size_t n = strlen(name);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(line + i, name, n) == 0) return 0; /* the U+FFFD is the line's own */
+    return 1;
+}
+
 /* Validates one NDJSON line and adds it to the batch; prints why when it cannot. */
 static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t lineno)
 {
@@ -319,6 +345,13 @@ static int add_line(cwork_batch *batch, const char *line, size_t len, uint64_t l
     const char *name;
     if (cwork_args_get_string(obj, "name", &name) != 0) {
         fprintf(stderr, "cwork enqueue: line %" PRIu64 ": \"name\" (a string) is required\n",
+                lineno);
+        goto done;
+    }
+    if (name_was_invalid_utf8(line, len, name)) {
+        fprintf(stderr,
+                "cwork enqueue: line %" PRIu64 ": \"name\" is not valid UTF-8 (refused, as "
+                "from the command line)\n",
                 lineno);
         goto done;
     }
@@ -409,6 +442,45 @@ static ssize_t next_line(FILE *in, char **line, size_t *cap)
     return n;
 }
 
+/* The longest line pass 1 holds in memory: a job of max_job_bytes written with every
+ * byte escaped as \u00XX (6 bytes each), plus room for the other fields. A longer line
+ * is refused while it streams by, so memory stays a small multiple of this limit
+ * whatever the input (a 100 MB line must not cost 400 MB to refuse). */
+static size_t line_limit(size_t max_job_bytes)
+{
+    return max_job_bytes > (SIZE_MAX - 4096) / 6 ? SIZE_MAX : 6 * max_job_bytes + 4096;
+}
+
+/* next_line, but a line longer than limit is skipped to its end without being kept:
+ * *too_long set, and an empty line returned in its place. */
+static ssize_t next_line_bounded(FILE *in, char **line, size_t *cap, size_t limit, int *too_long)
+{
+    size_t n = 0;
+    int ch = EOF;
+    *too_long = 0;
+    while ((ch = getc_unlocked(in)) != EOF && ch != '\n') {
+        if (n >= limit) {
+            *too_long = 1;
+            continue; /* (read on to the line's end, keeping nothing) */
+        }
+        if (n + 1 >= *cap) {
+            size_t grown = *cap ? *cap * 2 : 4096;
+            char *p = realloc(*line, grown);
+            if (!p) return -1;
+            *line = p;
+            *cap = grown;
+        }
+        (*line)[n++] = (char)ch;
+    }
+    if (ch == EOF && n == 0 && !*too_long) return -1;
+    if (*too_long) n = 0;
+    while (n > 0 && (*line)[n - 1] == '\r')
+        n--;
+    if (!*line && !(*line = malloc(1))) return -1;
+    (*line)[n] = '\0';
+    return (ssize_t)n;
+}
+
 static int blank(const char *line, ssize_t n)
 {
     return (size_t)n == strspn(line, " \t");
@@ -417,15 +489,26 @@ static int blank(const char *line, ssize_t n)
 /* Pass 1: every line of stdin is checked (added to a batch that is never sent) and
  * copied to spool, so that one bad line anywhere means nothing is written. Returns the
  * number of bad lines, or -1 when the spool cannot be written. */
-static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size)
+static long long check_lines(cwork_batch *batch, FILE *spool, size_t batch_size,
+                             size_t max_job_bytes)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     uint64_t lineno = 0;
     long long bad = 0;
-    while ((n = next_line(stdin, &line, &cap)) >= 0) {
+    size_t limit = line_limit(max_job_bytes);
+    int too_long = 0;
+    while ((n = next_line_bounded(stdin, &line, &cap, limit, &too_long)) >= 0) {
         lineno++;
+        if (too_long) {
+            fprintf(stderr,
+                    "cwork enqueue: line %" PRIu64 ": longer than %zu bytes (--max-job-bytes "
+                    "%zu)\n",
+                    lineno, limit, max_job_bytes);
+            bad++;
+            continue;
+        }
         if (fwrite(line, 1, (size_t)n, spool) != (size_t)n || putc('\n', spool) == EOF) {
             bad = -1;
             break;
@@ -524,7 +607,7 @@ static int enqueue_bulk(const enqueue_opts *o)
     if (tracked && tracked_check(o, batch, &cb_args) != 0)
         status = CLI_USAGE;
     else
-        bad = check_lines(batch, spool, o->batch_size);
+        bad = check_lines(batch, spool, o->batch_size, o->max_job_bytes);
     if (bad != 0) {
         if (bad < 0)
             fprintf(stderr, "cwork enqueue: cannot read the input or write its temporary copy\n");
@@ -582,7 +665,12 @@ static int enqueue_bulk(const enqueue_opts *o)
     fclose(spool);
     double secs = seconds_since(&t0);
     char stop[128] = "";
-    if (failed)
+    /* Each round trip is written whole or not at all (enqueue_batch.lua), so the lines
+     * before the failed one are exactly what was written. */
+    if (failed && written_to == 0)
+        snprintf(stop, sizeof stop, "; stopped at a Redis failure: nothing was written%s",
+                 tracked ? " (the batch stays open)" : "");
+    else if (failed)
         snprintf(stop, sizeof stop,
                  "; stopped at a Redis failure: lines 1-%" PRIu64 " were written, the rest not%s",
                  written_to, tracked ? " (the batch stays open)" : "");

@@ -886,6 +886,10 @@ typedef struct cwork_pool_heartbeat {
     int pid;
     char **worker_ids; /* sorted; NULL when absent */
     size_t n_worker_ids;
+    /* NULL, or why the pool's hash could not be read whole, naming the key and field
+     * (e.g. a pid that is not a number): the fields above then hold what could be read,
+     * and the other pools are listed as usual. */
+    char *damaged;
 } cwork_pool_heartbeat;
 
 /* One record per id in worker_pools, sorted by id, including ids without a hash. */

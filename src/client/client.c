@@ -259,6 +259,7 @@ void cwork_pool_heartbeats_free(cwork_pool_heartbeat *pools, size_t n)
         for (size_t j = 0; j < pools[i].n_worker_ids; j++)
             cw_free(pools[i].worker_ids[j]);
         cw_free(pools[i].worker_ids);
+        cw_free(pools[i].damaged);
     }
     cw_free(pools);
 }
@@ -339,8 +340,11 @@ static int hash_entry(const redisReply *r, size_t i, const char **f, const char 
     return rc ? rc : cw_reply_at_str(r, i + 1, v, vlen, "HGETALL", err);
 }
 
-/* Fills hb from an HGETALL reply (field, value, …); unknown fields are ignored. */
-static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_error *err)
+/* Fills hb from an HGETALL reply (field, value, …) of key; unknown fields are ignored. A
+ * field whose value cannot be read (someone wrote to the hash) does not fail the whole
+ * listing, as it does Go's: hb->damaged names the key, the field and why. */
+static int parse_heartbeat(const redisReply *r, const char *key, cwork_pool_heartbeat *hb,
+                           cwork_error *err)
 {
     size_t n = 0;
     int rc = cw_reply_array(r, 0, &n, "HGETALL", err);
@@ -368,6 +372,16 @@ static int parse_heartbeat(const redisReply *r, cwork_pool_heartbeat *hb, cwork_
         } else if (!strcmp(f, "worker_ids")) {
             if (split_sorted(v, len, &hb->worker_ids, &hb->n_worker_ids))
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        }
+        if (rc == CWORK_EPROTO && !hb->damaged) {
+            char text[400];
+            snprintf(text, sizeof text, "%s field %s: %s", key, f, err ? err->message : "");
+            if (!(hb->damaged = cw_strdup(text)))
+                rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+            else
+                rc = 0;
+        } else if (rc == CWORK_EPROTO) {
+            rc = 0; /* the first damaged field is named */
         }
     }
     return rc;
@@ -407,7 +421,10 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
             count++;
             break;
         }
-        rc = parse_heartbeat(r, &hb[count], err);
+        cw_buf_reset(&key);
+        cw_key_worker_pool(k, &key, ids.argv[count]);
+        rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : parse_heartbeat(r, key.data, &hb[count], err);
         cw_reply_free(r);
         if (rc) {
             cw_client_fail("worker_pool_statuses.parse", rc, err);

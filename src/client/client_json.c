@@ -168,6 +168,10 @@ int cwork_client_pools_json(cwork_client *client, char **out, size_t *len, cwork
         put_int(&b, "pid", p[i].pid);
         cw_buf_putc(&b, ',');
         put_strings(&b, "worker_ids", p[i].worker_ids, p[i].n_worker_ids);
+        if (p[i].damaged) { /* (cwork's own field; Go's listing fails instead) */
+            cw_buf_putc(&b, ',');
+            put_str(&b, "damaged", p[i].damaged);
+        }
         cw_buf_putc(&b, '}');
     }
     cw_buf_putc(&b, ']');

@@ -215,11 +215,19 @@ static int send_beat(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *err
      * and run again elsewhere: say so, once per occurrence. */
     int64_t added = 0;
     if (cw_reply_error(r))
-        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s", cw_reply_error(r));
+        rc = cw_error(err, CWORK_EREDIS, "redis: %.200s (key %.200s, SADD)", cw_reply_error(r),
+                      hb->pools_key);
     else if (cw_reply_int(r, &added, NULL, NULL) != 0)
         added = 0;
     cw_reply_free(r);
-    int hrc = read_replies(c, 1, rc ? NULL : err);
+    /* The HMSET's reply, its error naming the pool's hash (a damaged key is repaired by
+     * whoever reads the log: it must say which). */
+    r = NULL;
+    int hrc = cw_conn_read(c, &r, rc ? NULL : err);
+    if (hrc == 0 && cw_reply_error(r))
+        hrc = cw_error(rc ? NULL : err, CWORK_EREDIS, "redis: %.200s (key %.200s, HMSET)",
+                       cw_reply_error(r), hb->pool_key);
+    cw_reply_free(r);
     if (rc == 0) rc = hrc;
     if (rc == 0 && added == 1 && hb->beaten) {
         atomic_fetch_add(&hb->reaped, 1);

@@ -106,7 +106,7 @@ static void log_cycle_errors(cwork_pool *p, const redisReply *r, size_t from, si
 
 /* Marks in ca the committed jobs the reply names as not removed from in-progress (see
  * cycle.lua): the first element is the count removed, or {removed, positions in the
- * commit's arguments…}. */
+ * commit's arguments…}, a position negative when the job's write failed. */
 static int read_not_removed(const redisReply *first, cw_commit_args *ca, cwork_error *err)
 {
     if (cw_reply_is_int(first)) return 0;
@@ -116,7 +116,8 @@ static int read_not_removed(const redisReply *first, cw_commit_args *ca, cwork_e
         int64_t pos;
         rc = cw_reply_at_int(first, j, &pos, CYCLE " (commit)", err);
         for (size_t i = 0; rc == 0 && i < ca->ntasks; i++)
-            if ((int64_t)ca->raw_at[i] == pos) ca->not_removed[i] = 1;
+            if ((int64_t)ca->raw_at[i] == (pos < 0 ? -pos : pos))
+                ca->not_removed[i] = pos < 0 ? 2 : 1;
     }
     return rc;
 }
@@ -167,6 +168,14 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
             continue;
         }
         if (ti == 0) {
+            int64_t eti;
+            const char *text;
+            if (!ca->write_error[0] && count >= 2 &&
+                cw_reply_at_int(r, i + 2, &eti, CYCLE, NULL) == 0 && eti >= 1 &&
+                (uint64_t)eti <= p->ntypes &&
+                cw_reply_at_str(r, i + 3, &text, NULL, CYCLE, NULL) == 0)
+                snprintf(ca->write_error, sizeof ca->write_error, "%s: %s", p->types[eti - 1].name,
+                         text);
             log_cycle_errors(p, r, i + 2, (size_t)count);
             i = end;
             continue;
@@ -193,11 +202,17 @@ static int read_cycle(cwork_pool *p, cw_conn *c, cw_commit_args *ca, cw_task_que
 /* Counts the committed jobs by outcome. A job the commit did not find in in-progress
  * was taken back by a reaper (this pool was judged dead while it ran: frozen, stopped,
  * cut off) and runs again elsewhere — unless an earlier commit of it went unanswered: it is not
- * counted here, and the pool says how many, once per round trip that meets them. */
+ * counted here, and the pool says how many, once per round trip that meets them. A job
+ * whose commit could not write (its in-progress list, retry or dead set damaged, or a
+ * command the Redis user may not run) is not counted either, and is said to be that. */
 static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *ca)
 {
-    size_t i = 0, taken_back = 0;
+    size_t i = 0, taken_back = 0, unwritten = 0;
     for (cw_task *t = list; t; t = t->next, i++) {
+        if (i < ca->ntasks && ca->not_removed[i] == 2) {
+            unwritten++;
+            continue;
+        }
         /* A job whose earlier commit went unanswered was most likely removed by it. */
         if (i < ca->ntasks && ca->not_removed[i] && !t->commit_unsure) {
             taken_back++;
@@ -225,6 +240,17 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
                "finished jobs were no longer in this pool's in-progress list: a reaper gave "
                "them back to their queues, so they run again elsewhere and are not counted "
                "as processed here",
+               NULL);
+    }
+    if (unwritten) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", unwritten);
+        cw_log(CWORK_LOG_ERROR, "worker.commit.not_written", "jobs", n, "error",
+               ca->write_error[0] ? ca->write_error : "(not reported)", "message",
+               "finished jobs could not be committed: a write of the commit failed (the key "
+               "and Redis' error are in `error`); they stay in this pool's in-progress list, "
+               "not counted as processed, until the key is repaired or the permission given, "
+               "and run again if a reaper gives them back",
                NULL);
     }
 }

@@ -310,8 +310,10 @@ typedef struct cw_commit_args {
     commit_arg *fail;      /* by task position */
     size_t *raw_at;        /* by task position: where its raw bytes are in args */
     size_t ntasks;
-    unsigned char *not_removed; /* by task position, from the reply: a reaper had
-                                   taken the job back (it runs again elsewhere) */
+    unsigned char *not_removed; /* by task position, from the reply: 1 a reaper had
+                                   taken the job back (it runs again elsewhere), 2 its
+                                   commit's write failed (still in in-progress) */
+    char write_error[200];      /* the reply's first failed write ("type: what: error") */
     unsigned char *cancelled;   /* by task position, from the reply: the script sent
                                    it to dead as cancelled (PROTOCOL §21) */
     cw_buf buf;                 /* re-encoded failed jobs */

@@ -336,13 +336,16 @@ static int eval_args_build(eval_args *e, const cw_script *s, int use_sha, int nk
     return 0;
 }
 
-/* Redis 7.0 reports a command an ACL refuses inside a script by the script's line only
- * ("… can't run this command or subcommand script: SHA, on @user_script:26."): that line
- * of our own script names the command. */
-static int refused_call(const cw_script *s, const char *msg, char *cmd, size_t size)
+/* The call at the line of script s that an error reply names ("… script: SHA, on
+ * @user_script:26."): its command, lowercased, into cmd, and the index of its key when
+ * the call's first argument is KEYS[n] (*key_index n, else 0). 0 when the message names
+ * no line or the line holds no call. Redis 7.0 reports an error raised by a call inside
+ * a script (an ACL refusal, WRONGTYPE) by that line only. */
+static int script_call(const cw_script *s, const char *msg, char *cmd, size_t size, int *key_index)
 {
+    *key_index = 0;
     const char *at = strstr(msg, "@user_script:");
-    if (!at || !strstr(msg, "can't run this command")) return 0;
+    if (!at) return 0;
     long line = strtol(at + 13, NULL, 10);
     const char *p = s->body, *end = s->body + s->body_len;
     for (long i = 1; i < line && p < end; i++) {
@@ -354,12 +357,24 @@ static int refused_call(const cw_script *s, const char *msg, char *cmd, size_t s
     for (const char *q = p; q + 6 < eol; q++) {
         if (memcmp(q, "call(", 5) != 0 || (q[5] != '\'' && q[5] != '"')) continue;
         size_t n = 0;
-        for (const char *w = q + 6; w < eol && n + 1 < size && *w != q[5]; w++)
+        const char *w = q + 6;
+        for (; w < eol && n + 1 < size && *w != q[5]; w++)
             cmd[n++] = (char)tolower((unsigned char)*w);
         cmd[n] = '\0';
+        if (w < eol && (size_t)(eol - w) > 8 && memcmp(w + 1, ", KEYS[", 7) == 0)
+            *key_index = (int)strtol(w + 8, NULL, 10);
         return n > 0;
     }
     return 0;
+}
+
+/* Redis 7.0 reports a command an ACL refuses inside a script by the script's line only
+ * ("… can't run this command or subcommand script: SHA, on @user_script:26."): that line
+ * of our own script names the command. */
+static int refused_call(const cw_script *s, const char *msg, char *cmd, size_t size)
+{
+    int key_index;
+    return strstr(msg, "can't run this command") && script_call(s, msg, cmd, size, &key_index);
 }
 
 void cw_script_explain_error(const cw_script *s, const char *msg, char *out, size_t size)
@@ -370,6 +385,21 @@ void cw_script_explain_error(const cw_script *s, const char *msg, char *out, siz
                  cmd, cmd, s->name ? s->name : "cwork");
     else
         snprintf(out, size, "%s", msg);
+}
+
+/* Any other error raised by a call of the script on one of its KEYS (WRONGTYPE on a
+ * damaged key): Redis' words up to " script: SHA…", then the call and the key, so that
+ * the message names what to repair instead of a line of a script. */
+static void name_the_key(const cw_script *s, const char *msg, int nkeys, const char **argv,
+                         const size_t *lens, char *out, size_t size)
+{
+    char cmd[32];
+    int k;
+    const char *cut = strstr(msg, " script: ");
+    if (!cut || !script_call(s, msg, cmd, sizeof cmd, &k) || k < 1 || k > nkeys) return;
+    size_t klen = lens ? lens[k - 1] : strlen(argv[k - 1]);
+    snprintf(out, size, "%.*s (key %.*s, in the %s script's '%s')", (int)(cut - msg), msg,
+             (int)(klen > 300 ? 300 : klen), argv[k - 1], s->name ? s->name : "cwork", cmd);
 }
 
 int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const char **argv,
@@ -393,8 +423,10 @@ int cw_conn_eval(cw_conn *c, const cw_script *s, int nkeys, int nargs, const cha
     cw_free(e.heap);
     if (r && !cw_reply_error(r)) remember_script(c, s->sha);
     if (cw_reply_error(r)) {
-        char explained[200];
+        char explained[512];
         cw_script_explain_error(s, cw_reply_error(r), explained, sizeof explained);
+        if (strcmp(explained, cw_reply_error(r)) == 0)
+            name_the_key(s, cw_reply_error(r), nkeys, argv, lens, explained, sizeof explained);
         if (strcmp(explained, cw_reply_error(r)) != 0) {
             cw_reply_free(r);
             return cw_error(err, CWORK_EREDIS, "redis %s: %s", c->addr, explained);

@@ -91,6 +91,10 @@ int cw_net_dial_tcp(cw_net *n, const char *host, int port, int connect_ms)
         last = connect_one(fd, ai->ai_addr, ai->ai_addrlen, deadline);
         if (last == 0) {
             n->fd = fd;
+            if (ai->ai_addrlen <= sizeof n->peer) {
+                memcpy(&n->peer, ai->ai_addr, ai->ai_addrlen);
+                n->peer_len = (socklen_t)ai->ai_addrlen;
+            }
             break;
         }
         close(fd);
@@ -161,10 +165,16 @@ static ssize_t io_read(cw_net *n, char *p, size_t len, short *want)
         ssize_t r = recv(n->fd, p, len, 0);
         if (r > 0) return r;
         if (r == 0 || (errno == ECONNRESET && !n->received)) {
-            /* A TLS server drops a client that does not start with a handshake. */
-            const char *hint = n->received ? "" : " before answering (a TLS port? use rediss://)";
-            return cw_net_fail(n, CW_NET_EIO, "%s%s",
-                               r == 0 ? "Server closed the connection" : strerror(errno), hint);
+            /* A TLS server (Redis 7) resets a plain client without a word, and so does a
+             * server killed while our first request was unread: only asking the port
+             * whether it speaks TLS tells the two apart. */
+            const char *what = r == 0 ? "Server closed the connection" : strerror(errno);
+            if (!n->received &&
+                cw_net_peer_speaks_tls(n, n->timeout_ms > 0 && n->timeout_ms < 2000 ? n->timeout_ms
+                                                                                    : 2000))
+                return cw_net_fail(n, CW_NET_ETLS, "%s: the server speaks TLS: use rediss://",
+                                   what);
+            return cw_net_fail(n, CW_NET_EIO, "%s%s", what, n->received ? "" : " before answering");
         }
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) {

@@ -18,6 +18,7 @@
 
 #include <hiredis/hiredis.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
@@ -33,17 +34,26 @@ enum {
 };
 
 typedef struct cw_net {
-    int fd;                 /* -1 when not connected */
-    SSL *ssl;               /* NULL for plain connections */
-    redisReader *reader;    /* replies read but not yet handed out */
-    cw_buf out;             /* formatted commands not yet written */
-    size_t out_sent;        /* bytes of out already written */
-    int timeout_ms;         /* per reply (and per flush); 0 = wait forever */
-    int received;           /* anything was read yet (a TLS answer to a plain hello?) */
-    int tls_cert_requested; /* the TLS server asked for a client certificate */
-    int err;                /* CW_NET_…; non-zero: broken for good */
-    char errstr[160];       /* what err means, for messages (never a secret) */
+    int fd;                       /* -1 when not connected */
+    SSL *ssl;                     /* NULL for plain connections */
+    redisReader *reader;          /* replies read but not yet handed out */
+    cw_buf out;                   /* formatted commands not yet written */
+    size_t out_sent;              /* bytes of out already written */
+    int timeout_ms;               /* per reply (and per flush); 0 = wait forever */
+    int received;                 /* anything was read yet (a TLS answer to a plain hello?) */
+    int tls_cert_requested;       /* the TLS server asked for a client certificate */
+    struct sockaddr_storage peer; /* the TCP address dialled (peer_len 0: a unix socket), */
+    socklen_t peer_len;           /* for cw_net_peer_speaks_tls */
+    int err;                      /* CW_NET_…; non-zero: broken for good */
+    char errstr[160];             /* what err means, for messages (never a secret) */
 } cw_net;
+
+/* Whether n's TCP peer speaks TLS: a new connection to it sends a TLS ClientHello and
+ * the first byte of the answer is a TLS record (handshake or alert) within timeout_ms.
+ * Asked when a plain connection is closed or reset before it read anything, which is
+ * both what a TLS port does to a plain client and what a server killed mid-request
+ * does (redis_net_probe.c). 1 or 0 (no: not TLS, gone, silent, or a unix socket). */
+int cw_net_peer_speaks_tls(const cw_net *n, int timeout_ms);
 
 /* Every cw_net starts here (fd -1, no buffers), so cw_net_close is always safe. */
 void cw_net_init(cw_net *n);

@@ -7,10 +7,20 @@
 -- tried again if a damaged queue refused it before); an error naming the key when there
 -- is no such batch, or when the callback's queue refused it.
 --[[include batch_lib.lua]]
+--[[include acl_lib.lua]]
 local t = redis.call('TYPE', KEYS[1]).ok
 if t ~= 'hash' then
   return redis.error_reply('NOBATCH ' .. KEYS[1] ..
     (t == 'none' and ' does not exist (never opened, or expired)' or ' is a ' .. t))
+end
+-- The writes the seal and its callback make, asked of the ACL before the first one, so
+-- that a refused one leaves the batch as it was (acl_lib.lua).
+local cb = redis.call('HGET', KEYS[1], 'cb_name') or ''
+local refused = acl_refusal({{'HSET', KEYS[1], 'sealed', '1'}, {'HMGET', KEYS[1], 'sealed'},
+  {'EXPIRE', KEYS[1], ARGV[3]},
+  {'EXPIRE', KEYS[2], ARGV[3]}, {'LPUSH', ARGV[1] .. 'jobs:' .. cb, 'x'}})
+if refused then
+  return refused
 end
 local sealed = 1
 if redis.call('HGET', KEYS[1], 'sealed') == '1' then

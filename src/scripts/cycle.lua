@@ -51,7 +51,9 @@
 -- text. When some committed job was not removed (a reaper took it
 -- back, or its retry/dead set is damaged), the first element is instead {removed, the
 -- positions of those jobs' bytes in the commit's arguments (ARGV[5] is position 0)…}, so
--- that the pool does not count as processed a job that runs again elsewhere. Jobs this
+-- that the pool does not count as processed a job that runs again elsewhere; a position
+-- is negative when the job's LREM or its forward to retry/dead failed (a damaged key, a
+-- refused command) rather than a reaper having taken it. Jobs this
 -- call sent to dead because they were cancelled (and the pool did not say 'c') are
 -- listed in a group with type index -1: -1, m, their m positions.
 --
@@ -234,6 +236,7 @@ end
 local a = 6
 local removed = 0
 local lost -- positions of committed jobs not removed, nil while there are none
+local refused -- the positions in lost whose write failed (rather than a reaper's take-back)
 for g = 1, #groups, 6 do
   local t1, t2, s1, s2 = byte(groups, g, g + 3)
   local t = t1 * 256 + t2
@@ -247,7 +250,9 @@ for g = 1, #groups, 6 do
       end
     else
       if r ~= 0 then
-        fail(t, 'in-progress', r.err)
+        fail(t, 'in-progress ' .. inprogress, r.err)
+        refused = refused or {}
+        refused[a - 5] = true
       end
       lost = lost or {}
       lost[#lost + 1] = a - 5
@@ -281,16 +286,20 @@ for g = 1, #groups, 6 do
         end
         if type(z) ~= 'number' then
           -- Not forwarded: back where it was, still holding its lock.
-          fail(t, target == 'r' and 'retry' or 'dead', z.err)
+          fail(t, target == 'r' and 'retry ' .. retry or 'dead ' .. dead, z.err)
           call('LPUSH', inprogress, ARGV[a])
           c = c - 1
+          refused = refused or {}
+          refused[a - 5] = true
           lost = lost or {}
           lost[#lost + 1] = a - 5
         end
       end
     else
       if r ~= 0 then
-        fail(t, 'in-progress', r.err)
+        fail(t, 'in-progress ' .. inprogress, r.err)
+        refused = refused or {}
+        refused[a - 5] = true
       end
       lost = lost or {}
       lost[#lost + 1] = a - 5
@@ -392,6 +401,11 @@ end
 -- Fetch.
 local out = {removed}
 if lost then
+  if refused then -- (reported as negative positions: the pool names the true cause)
+    for i = 1, #lost do
+      lost[i] = refused[lost[i]] and -lost[i] or lost[i]
+    end
+  end
   table.insert(lost, 1, removed)
   out[1] = lost
 end
@@ -494,7 +508,7 @@ if #draws > 0 then
                 if type(r) ~= 'number' then
                   -- In-progress is damaged: the jobs not pushed go back to the queue's
                   -- tail, oldest last, as they were.
-                  fail(t, 'in-progress', r.err)
+                  fail(t, 'in-progress ' .. inprogress, r.err)
                   for j = m, i, -1000 do
                     local back = {}
                     for x = j, math.max(j - 999, i), -1 do

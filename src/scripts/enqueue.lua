@@ -12,7 +12,9 @@
 --         cwork pools fetch at once)
 -- Returns '' or, when the wake-up was refused (the job is written all the same), the
 -- refusal's text. A key of the wrong type is an error reply and nothing is written; so
--- is running out of memory (Redis refuses a script's first write, not later ones).
+-- is running out of memory (Redis refuses a script's first write, not later ones), and
+-- so is a write the Redis user may not run (asked of the ACL first: acl_lib.lua).
+--[[include acl_lib.lua]]
 local want = ARGV[2] == '' and 'list' or 'zset'
 for i, t in ipairs({want, 'set'}) do
   local have = redis.call('TYPE', KEYS[i]).ok
@@ -20,6 +22,11 @@ for i, t in ipairs({want, 'set'}) do
     return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' is a ' .. have .. ', not a ' .. t ..
       ': nothing written')
   end
+end
+local refused = acl_refusal({{'SADD', KEYS[2], ARGV[3]}, ARGV[2] == '' and
+  {'LPUSH', KEYS[1], ARGV[1]} or {'ZADD', KEYS[1], ARGV[2], ARGV[1]}})
+if refused then
+  return refused
 end
 redis.call('SADD', KEYS[2], ARGV[3])
 if ARGV[2] == '' then

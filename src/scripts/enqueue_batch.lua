@@ -38,6 +38,9 @@ if bad then
   return bad
 end
 
+-- acl_refusal: before enqueue_unique.lua, whose own include of it then stays a comment.
+--[[include acl_lib.lua]]
+
 -- enqueue_unique.lua, verbatim, as a function of its KEYS and ARGV: one unique enqueue.
 local function enqueue_unique(KEYS, ARGV)
 --[[include enqueue_unique.lua]]
@@ -68,9 +71,37 @@ local s = tonumber(ARGV[a])
 local sadd_at = a + 1
 a = a + 1 + s
 local p, publish_at = tonumber(ARGV[a]), a + 1
+local tracked = ARGV[publish_at + p]
+-- Every write of the batch asked of the ACL before the first one (acl_lib.lua).
+local calls = {}
+if tracked then
+  calls[1] = {'HINCRBY', tracked, 'total', '1'}
+end
+if s > 0 then
+  calls[#calls + 1] = {'SADD', KEYS[1], 'x'}
+end
+for i = 3, 2 + q do
+  calls[#calls + 1] = {'LPUSH', KEYS[i], 'x'}
+end
+local zadd = d > 0
+for k = 1, u do
+  local guard = 2 + q + 2 * k - 1
+  zadd = zadd or ARGV[unique_at + 5 * (k - 1)] == '0'
+  calls[#calls + 1] = {'SET', KEYS[guard], 'x'}
+  if KEYS[guard + 1] ~= KEYS[guard] then
+    calls[#calls + 1] = {'EXISTS', KEYS[guard + 1]}
+    calls[#calls + 1] = {'SET', KEYS[guard + 1], 'x'}
+  end
+end
+if zadd then
+  calls[#calls + 1] = {'ZADD', KEYS[2], '0', 'x'}
+end
+local refused = acl_refusal(calls)
+if refused then
+  return refused
+end
 -- A tracked batch's members (PROTOCOL §23): its total grows with them, in this call, and
 -- only while the batch is open.
-local tracked = ARGV[publish_at + p]
 if tracked then
   local t = redis.call('TYPE', tracked).ok
   if t ~= 'hash' then

@@ -21,7 +21,10 @@
 -- ARGV[5] says).
 -- A queue, scheduled set or known_jobs of the wrong type is an error reply with nothing
 -- written (checked first: a guard set for a job that could not be pushed would refuse
--- the job's next enqueues for 24 h).
+-- the job's next enqueues for 24 h); so is a write the Redis user may not run (asked of
+-- the ACL before the first write, acl_lib.lua; enqueue_batch.lua defines acl_refusal
+-- before it puts this script in, so the include below stays a comment there).
+--[[include acl_lib.lua]]
 for i, t in ipairs({ARGV[2] == '' and 'list' or 'zset', 'set'}) do
   local key = KEYS[i == 1 and 1 or 3]
   local have = redis.call('TYPE', key).ok
@@ -29,6 +32,19 @@ for i, t in ipairs({ARGV[2] == '' and 'list' or 'zset', 'set'}) do
     return redis.error_reply('WRONGTYPE ' .. key .. ' is a ' .. have .. ', not a ' .. t ..
       ': nothing written')
   end
+end
+local calls = {{'SET', KEYS[2], ARGV[1]}, ARGV[2] == '' and {'LPUSH', KEYS[1], ARGV[1]} or
+  {'ZADD', KEYS[1], ARGV[2], ARGV[1]}}
+if ARGV[3] ~= '' then
+  calls[#calls + 1] = {'SADD', KEYS[3], ARGV[3]}
+end
+if KEYS[4] ~= KEYS[2] then
+  calls[#calls + 1] = {'EXISTS', KEYS[4]}
+  calls[#calls + 1] = {'SET', KEYS[4], ARGV[1]}
+end
+local refused = acl_refusal(calls)
+if refused then
+  return refused
 end
 if ARGV[3] ~= '' then
   redis.call('SADD', KEYS[3], ARGV[3])

@@ -435,6 +435,28 @@ static void password_never_printed(void)
     CHECK(errout_[0] != '\0');
 }
 
+/* A name that is not valid UTF-8 is refused from --bulk as it is from argv (the JSON
+ * reader would otherwise hand it on as U+FFFD, a different name); a name that holds
+ * U+FFFD itself, in a valid line, is a valid name. */
+static void bulk_refuses_an_invalid_utf8_name_as_argv_does(void)
+{
+    tl_unique_ns("cliutf8", ns_, sizeof ns_);
+    const char *argv1[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "bad\xff", NULL};
+    CHECK_INT(run_cli(NULL, argv1), 2);
+    const char *argv[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk", NULL};
+    CHECK_INT(run_cli("{\"name\":\"ok\"}\n{\"name\":\"bad\xff\"}\n", argv), 2);
+    if (!strstr(errout_, "line 2: \"name\" is not valid UTF-8"))
+        tl_fail(__FILE__, __LINE__, "stderr: %s", errout_);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+    CHECK_INT(run_cli("{\"name\":\"ok\xef\xbf\xbd\"}\n", argv), 0);
+    redisReply *r = tl_cmd(rc_, "LLEN %s:jobs:ok\xef\xbf\xbd", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -445,6 +467,7 @@ int main(void)
     RUN(go_json_spells_the_guard);
     RUN(bad_input_exits_2_and_writes_nothing);
     RUN(bulk_reads_ndjson_and_reports_bad_lines);
+    RUN(bulk_refuses_an_invalid_utf8_name_as_argv_does);
     RUN(a_user_without_multi_enqueues_from_the_command_line);
     RUN(bad_redis_url_exits_2_and_unreachable_redis_1);
     RUN(help_and_version);

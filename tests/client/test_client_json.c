@@ -312,9 +312,11 @@ static void errors_come_back_as_values(void)
     freeReplyObject(tl_cmd(rc_, "HSET %s:worker_pools:p pid notanumber", ns_));
     char *body = (char *)"untouched";
     cwork_error err = {0};
-    CHECK_INT(cwork_client_pools_json(cl, &body, NULL, &err), CWORK_EPROTO);
-    CHECK(strstr(err.message, "notanumber") != NULL);
-    CHECK_STR(body, "untouched");
+    /* a damaged pool hash is no error: the pool is listed as damaged (test_client) */
+    CHECK_INT(cwork_client_pools_json(cl, &body, NULL, &err), 0);
+    CHECK(strstr(body, "notanumber") != NULL && strstr(body, "\"damaged\"") != NULL);
+    cwork_free(body);
+    body = (char *)"untouched";
     CHECK_INT(cwork_client_list_json(cl, (cwork_job_set)9, 1, NULL, &body, NULL, &err),
               CWORK_EINVAL);
     done(cl);

@@ -296,6 +296,29 @@ static void beat_survives_a_closed_idle_connection(void)
     tl_server_destroy(&s);
 }
 
+/* A damaged pool hash or pools set: the error names the key (WRONGTYPE alone does not
+ * say what to repair). */
+static void a_damaged_key_is_named(void)
+{
+    cw_heartbeat *hb = fresh("hbdmg");
+    char key[128];
+    cwork_error err = {0};
+    snprintf(key, sizeof key, "%s:worker_pools:abcd", ns_);
+    tl_do(rc_, "SET %s oops", key);
+    CHECK(cw_heartbeat_beat(hb, &err) < 0);
+    if (!strstr(err.message, "WRONGTYPE") || !strstr(err.message, key))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    tl_do(rc_, "DEL %s", key);
+    snprintf(key, sizeof key, "%s:worker_pools", ns_);
+    tl_do(rc_, "SET %s oops", key);
+    memset(&err, 0, sizeof err);
+    CHECK(cw_heartbeat_beat(hb, &err) < 0);
+    if (!strstr(err.message, "WRONGTYPE") || !strstr(err.message, key))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    tl_do(rc_, "DEL %s", key);
+    finish(hb);
+}
+
 static void errors_are_returned_and_logged(void)
 {
     cwork_redis_options o;
@@ -435,6 +458,7 @@ int main(void)
     RUN(stop_with_remove_leaves_nothing_of_the_pool);
     RUN(stop_without_remove_leaves_everything);
     RUN(beat_survives_a_closed_idle_connection);
+    RUN(a_damaged_key_is_named);
     RUN(errors_are_returned_and_logged);
     RUN(a_beat_after_being_reaped_says_so);
     RUN(a_failed_beat_is_retried_soon);

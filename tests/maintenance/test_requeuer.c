@@ -355,6 +355,11 @@ static void a_damaged_zset_is_an_error_with_its_message(void)
     CHECK(cw_requeue_due(redis_, &keys_, CWORK_GO_FORK, names, 1, &moved, NULL) != 0);
     const tl_log *l = tl_find_log("requeuer.process");
     CHECK(l && strstr(l->fields, "WRONGTYPE") != NULL);
+    /* the key to repair, not a line of the script */
+    char key[128];
+    snprintf(key, sizeof key, "key %s:scheduled", ns_);
+    if (l && (!strstr(l->fields, key) || strstr(l->fields, "user_script")))
+        tl_fail(__FILE__, __LINE__, "fields: %s", l->fields);
     char *dump = tl_ns_dump(rc_, ns_);
     char want[256];
     snprintf(want, sizeof want, "%s:scheduled string oops\n", ns_);

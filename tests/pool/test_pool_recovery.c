@@ -163,10 +163,55 @@ static void a_job_a_reaper_took_back_is_not_counted_twice(void)
     redisFree(c);
 }
 
+/* A commit whose LREM fails (the in-progress list damaged while the job ran: a string
+ * now) did not meet a reaper: the pool says the commit could not write, names the key
+ * and Redis' error, and does not claim a reaper gave the job back. */
+static void a_commit_that_cannot_write_says_so(void)
+{
+    char ns[64];
+    tl_unique_ns("unwritten", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    cwork_redis *redis = cwork_redis_new(tl_redis_url(), NULL, NULL);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, NULL);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.concurrency = 1;
+    cwork_pool *p = cwork_pool_new(redis, ns, &o, NULL);
+    cwork_pool_register(p, "j", first_run_waits, NULL, NULL);
+    atomic_store(&runs_, 0);
+    atomic_store(&release_, 0);
+    tl_capture_logs();
+    CHECK_INT(cwork_pool_start(p, NULL), 0);
+    CHECK_INT(cwork_enqueue(enq, "j", NULL, NULL, NULL), 0);
+    CHECK_INT(wait_runs(1), 1);
+    char inprogress[160];
+    snprintf(inprogress, sizeof inprogress, "%s:jobs:j:%s:inprogress", ns, cwork_pool_id(p));
+    tl_do(c, "RENAME %s %s:kept", inprogress, ns);
+    tl_do(c, "SET %s damaged", inprogress);
+    atomic_store(&release_, 1);
+    for (int i = 0; i < 1000 && !tl_find_log("worker.commit.not_written"); i++)
+        tl_sleep_ms(10);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cwork_pool_stats st = {0};
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT((long long)st.succeeded, 0);
+    CHECK_INT(tl_count_logs("worker.commit.taken_back"), 0);
+    const tl_log *l = tl_find_log("worker.commit.not_written");
+    CHECK(l != NULL);
+    if (l && (!strstr(l->fields, inprogress) || !strstr(l->fields, "WRONGTYPE")))
+        tl_fail(__FILE__, __LINE__, "fields: %s", l->fields);
+    cwork_pool_free(p);
+    cwork_enqueuer_free(enq);
+    cwork_redis_free(redis);
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
 int main(void)
 {
     RUN(pool_keeps_working_after_script_flush);
     RUN(a_job_a_reaper_took_back_is_not_counted_twice);
+    RUN(a_commit_that_cannot_write_says_so);
     RUN(enqueue_succeeds_when_publish_is_refused);
     return tl_finish();
 }

@@ -1,7 +1,7 @@
 /* The transport cwork owns (redis_net.c): command and connect deadlines, socket options
  * (close-on-exec, keepalive, no Nagle), big values in and out, commands encoded byte for
  * byte as hiredis encodes them, replies split across reads, and the subscriber's view of
- * buffered replies. */
+ * buffered replies, and a reset that is not mistaken for a TLS port. */
 #include "redis.h"
 #include "testlib.h"
 
@@ -10,7 +10,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static cw_redis_addr shared; /* the server of CWORK_TEST_REDIS_URL */
@@ -250,6 +252,61 @@ static void buffered_replies_after_a_read(void)
     cwork_redis_free(r);
 }
 
+/* A server that accepts one connection, reads the request and resets it (SO_LINGER 0),
+ * as the kernel does for a server SIGKILLed with the request unread; then, when
+ * stay_silent, keeps listening without a word (a plain port that is back), else closes
+ * the port (the server is gone). The error says what happened and never suggests TLS:
+ * the port is asked, and it does not speak TLS. (test_redis_tls checks that a real TLS
+ * port still gets "use rediss://".) */
+static void reset_is_not_called_tls(int stay_silent)
+{
+    int port;
+    int lfd = listen_loopback(8, &port);
+    if (lfd < 0) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = accept(lfd, NULL, NULL);
+        char buf[256];
+        if (fd >= 0 && read(fd, buf, sizeof buf) > 0) {
+            struct linger lg = {1, 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        }
+        if (fd >= 0) close(fd);
+        if (!stay_silent) _exit(0);
+        for (;;) { /* accept and read, never answer, until killed */
+            int c = accept(lfd, NULL, NULL);
+            if (c >= 0 && read(c, buf, sizeof buf) < 0) close(c);
+        }
+    }
+    close(lfd);
+    char url[64];
+    snprintf(url, sizeof url, "redis://127.0.0.1:%d", port);
+    cwork_redis *r = pool_url(url, 2000, 1000);
+    cw_conn *c = NULL;
+    cwork_error err = {0};
+    CHECK_INT(cw_redis_checkout(r, &c, &err), 0);
+    redisReply *x = NULL;
+    if (c) CHECK_INT(cw_conn_commandf(c, &x, &err, "PING"), CWORK_EREDIS);
+    CHECK(x == NULL);
+    if (!strstr(err.message, "reset") || strstr(err.message, "TLS") ||
+        strstr(err.message, "rediss"))
+        tl_fail(__FILE__, __LINE__, "message: %s", err.message);
+    if (c) cw_redis_checkin(r, c);
+    cwork_redis_free(r);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+static void reset_by_a_gone_server(void)
+{
+    reset_is_not_called_tls(0);
+}
+
+static void reset_by_a_plain_server(void)
+{
+    reset_is_not_called_tls(1);
+}
+
 int main(void)
 {
     cwork_error err = {0};
@@ -263,6 +320,8 @@ int main(void)
     RUN(big_values_round_trip);
     RUN(commands_encode_as_hiredis_does);
     RUN(buffered_replies_after_a_read);
+    RUN(reset_by_a_gone_server);
+    RUN(reset_by_a_plain_server);
     cw_redis_addr_clear(&shared);
     return tl_finish();
 }

@@ -193,7 +193,7 @@ static void expired_certificate(void)
 static void plain_and_tls_ports_mixed_up(void)
 {
     expect_error("rediss://localhost:%d?ca=%s/ca.crt", plain_port, "plain redis:// port");
-    expect_error("redis://localhost:%d", tls_port, "TLS");
+    expect_error("redis://localhost:%d", tls_port, "the server speaks TLS: use rediss://");
 }
 
 static void client_certificates(void)

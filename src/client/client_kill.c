@@ -14,8 +14,8 @@ static int kill_begin(cwork_client *client, cwork_job_set set, const char *mode,
 {
     *c = NULL;
     if (set != CWORK_SET_RETRY && set != CWORK_SET_SCHEDULED)
-        return cw_error(err, CWORK_EINVAL,
-                        "only retry and scheduled jobs can be killed (set %d)", (int)set);
+        return cw_error(err, CWORK_EINVAL, "only retry and scheduled jobs can be killed (set %d)",
+                        (int)set);
     int rc = cw_client_add_set_key(a, &client->keys, set, err);
     cw_buf dead;
     cw_buf_init(&dead);
@@ -77,8 +77,8 @@ int cwork_client_kill(cwork_client *client, cwork_job_set set, int64_t at, const
     return v[0] == 0 ? cw_error(err, CWORK_ENOTFOUND, "nothing killed") : 0;
 }
 
-int cwork_client_kill_all(cwork_client *client, cwork_job_set set, const char *name,
-                          int64_t *count, cwork_error *err)
+int cwork_client_kill_all(cwork_client *client, cwork_job_set set, const char *name, int64_t *count,
+                          cwork_error *err)
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);

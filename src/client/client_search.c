@@ -52,8 +52,7 @@ typedef struct search {
  * CWORK_ENOMEM. */
 static int job_matches(search *s, const cwork_job *job, cwork_error *err)
 {
-    if (job->err.len && contains_nocase(job->err.ptr, job->err.len, s->text, s->text_len))
-        return 1;
+    if (job->err.len && contains_nocase(job->err.ptr, job->err.len, s->text, s->text_len)) return 1;
     if (!job->args) return 0;
     cw_buf_reset(&s->args);
     cwork_error e = {0};
@@ -64,17 +63,14 @@ static int job_matches(search *s, const cwork_job *job, cwork_error *err)
 
 /* Looks at one member: the raw bytes first (a member whose bytes do not hold the text
  * cannot match, unless JSON escapes hide it), then the decoded job. 0 or an error. */
-static int look_at(search *s, const redisReply *member, const redisReply *score,
-                   cwork_error *err)
+static int look_at(search *s, const redisReply *member, const redisReply *score, cwork_error *err)
 {
     const char *bytes;
     size_t len;
     int64_t at = 0;
-    if (cw_reply_str(member, &bytes, &len, NULL, NULL) != 0 ||
-        cw_client_score(score, &at) != 0)
+    if (cw_reply_str(member, &bytes, &len, NULL, NULL) != 0 || cw_client_score(score, &at) != 0)
         return 0;
-    if (!memchr(bytes, '\\', len) && !contains_nocase(bytes, len, s->text, s->text_len))
-        return 0;
+    if (!memchr(bytes, '\\', len) && !contains_nocase(bytes, len, s->text, s->text_len)) return 0;
     cwork_job *job = NULL;
     cwork_error e = {0};
     int rc = cw_job_decode(bytes, len, &job, &e);
@@ -145,8 +141,8 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
         return cw_error(err, CWORK_EINVAL, "max_scan %zu is more than %d", q->max_scan,
                         CWORK_SEARCH_MAX_SCAN_MAX);
     size_t size = q->page_size ? q->page_size : CWORK_PAGE_SIZE;
-    search s = {q->text, text_len, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size,
-                NULL, 0, 0, {0}};
+    search s = {q->text, text_len, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0,
+                0,       {0}};
     cw_buf_init(&s.args);
     cw_buf key;
     cw_buf_init(&key);
@@ -156,15 +152,16 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        rc = scan_newest(c, &key, &s, q->max_scan ? q->max_scan : CWORK_SEARCH_MAX_SCAN,
-                         &scanned, err);
+        rc = scan_newest(c, &key, &s, q->max_scan ? q->max_scan : CWORK_SEARCH_MAX_SCAN, &scanned,
+                         err);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);
     cw_buf_free(&s.args);
     if (rc) {
         cwork_listed_jobs_free(s.jobs, s.n);
-        return rc == CWORK_EINVAL || rc == CWORK_ETYPE ? rc : cw_client_fail("client.search", rc, err);
+        return rc == CWORK_EINVAL || rc == CWORK_ETYPE ? rc
+                                                       : cw_client_fail("client.search", rc, err);
     }
     scanned.matches = s.matches;
     if (info) *info = scanned;

@@ -6,7 +6,8 @@
  * checks the whole namespace. */
 #include "client_testutil.h"
 
-#define RETRY_JOB "{\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":{\"k\":1},\"fails\":2,\"err\":\"boom\",\"failed_at\":9}"
+#define RETRY_JOB                                                                                  \
+    "{\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":{\"k\":1},\"fails\":2,\"err\":\"boom\",\"failed_at\":9}"
 
 /* An integer reply, or a string reply's number (ZSCORE), freed. */
 static long long ival(redisReply *r)
@@ -332,8 +333,9 @@ static void search_bound_spans_chunks(void)
     cwork_client *cl = fresh("kn");
     redisContext *p = rc_;
     for (int i = 0; i < 10500; i++)
-        redisAppendCommand(p, "ZADD %s:retry %d {\"name\":\"a\",\"id\":\"j%d\",\"t\":1,"
-                              "\"args\":{\"n\":%d},\"err\":\"e\"}",
+        redisAppendCommand(p,
+                           "ZADD %s:retry %d {\"name\":\"a\",\"id\":\"j%d\",\"t\":1,"
+                           "\"args\":{\"n\":%d},\"err\":\"e\"}",
                            ns_, i, i, i % 1000 == 7 ? 424242 : i);
     for (int i = 0; i < 10500; i++) {
         redisReply *r = NULL;

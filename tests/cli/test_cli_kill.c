@@ -56,8 +56,8 @@ static void retry_kill_by_id_name_and_all(void)
     CHECK(at >= before && at <= after);
     char want[4096];
     snprintf(want, sizeof want,
-             "%s:dead zset " R1 "=%lld\n%s:retry zset " R2 "=1900000001 | " R3 "=1900000002\n",
-             ns_, at, ns_);
+             "%s:dead zset " R1 "=%lld\n%s:retry zset " R2 "=1900000001 | " R3 "=1900000002\n", ns_,
+             at, ns_);
     CHECK_DUMP(want);
 
     /* gone, unknown, a wrong time: 4 and nothing changes */

@@ -179,15 +179,19 @@ static void killed_batch_members_count_dead_once(void)
     char *member0 = NULL, *member1 = NULL;
     long long at1 = 0;
     for (size_t i = 0; i + 1 < r->elements; i += 2) {
-        if (strstr(r->element[i]->str, j0)) member0 = strdup(r->element[i]->str);
-        if (strstr(r->element[i]->str, j1)) {
+        if (!member0 && strstr(r->element[i]->str, j0)) member0 = strdup(r->element[i]->str);
+        if (!member1 && strstr(r->element[i]->str, j1)) {
             member1 = strdup(r->element[i]->str);
             at1 = atoll(r->element[i + 1]->str);
         }
     }
     freeReplyObject(r);
     CHECK(member0 && member1);
-    if (!member0 || !member1) return;
+    if (!member0 || !member1) {
+        free(member0);
+        free(member1);
+        return;
+    }
     cmd("ZREM %s:scheduled %s", ns_, member0);
     char failed[1024];
     snprintf(failed, sizeof failed, "%.*s,\"fails\":1,\"err\":\"boom\",\"failed_at\":5}",

@@ -319,6 +319,7 @@ static void search_finds_text_in_args_and_err_newest_first(void)
     q = (cwork_search_query){"alice", 0, 0, 0};
     CHECK_INT(cwork_client_search(cl, CWORK_SET_RETRY, &q, &jobs, &n, &info, NULL), 0);
     CHECK_INT(n, 0);
+    cwork_listed_jobs_free(jobs, n);
     CHECK_INT(info.total, 0);
     cmd("SET %s:scheduled x", ns_);
     CHECK_INT(cwork_client_search(cl, CWORK_SET_SCHEDULED, &q, &jobs, &n, &info, &err),

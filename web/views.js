@@ -197,9 +197,9 @@ export async function renderJob(ctx) {
   }
   const j = found.job;
   const set = SETS[found.place] ? found.place : null;
-  // A retried or dead job may keep the result of its last run; the rate limit of its
-  // type says whether it would be held back now.
-  const [result, limits] = await Promise.all([jobResult(j.id), rateLimits()]);
+  // The rate limit of its type says whether it would be held back now. (A kept result
+  // is asked for only when the job is nowhere any more, above: one request less here.)
+  const limits = await rateLimits();
   const facts = [
     ['Name', el('span', { class: 'name' }, nameText(j.name))],
     ['Where', found.place === 'queue'
@@ -222,7 +222,6 @@ export async function renderJob(ctx) {
     el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', null, v)])),
     set ? jobActions(ctx, set, found.at, j) : null,
     !ctx.readOnly && CANCELLABLE.includes(found.place) ? el('div', { class: 'toolbar' }, cancelButton(ctx, j.id, false)) : null,
-    resultOf(result),
     el('h3', { text: 'As stored' }),
     el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
 }

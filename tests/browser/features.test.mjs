@@ -148,8 +148,9 @@ async function suite(browser, redis, width) {
 
     // Search the dead list: args and errors, any case; the count says what was searched
     await page.goto(`${web.url}#/dead`);
+    await rowOf(page, 'dead29').waitFor(); // the dead list, not the job page before it
     await page.locator('form.search input').fill('NEEDLE');
-    await page.locator('form.search button').click();
+    await page.locator('form.search input').press('Enter');
     await page.locator('p.search-note').waitFor();
     const note = await page.locator('p.search-note').textContent();
     check(note.includes('2 matches') && note.includes('all 31 dead jobs'), `the search says what it found and read (${note})`);

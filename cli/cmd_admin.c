@@ -12,18 +12,9 @@
 static const char *const cmd_names[] = {"queues", "pools",   "busy", "retry", "scheduled", "dead",
                                         "pause",  "unpause", "job",  "queue", "cancel"};
 
-const char *const admin_option_names[] = {"json",
-                                          "page",
-                                          "name",
-                                          "all",
-                                          "at",
-                                          "retry-at",
-                                          "run-at",
-                                          "died-at",
-                                          "older-than",
-                                          "keep",
-                                          CLI_COMMON_OPTIONS,
-                                          NULL};
+const char *const admin_option_names[] = {
+    "json",    "page",       "name", "all",  "at",     "retry-at",         "run-at",
+    "died-at", "older-than", "keep", "grep", "search", CLI_COMMON_OPTIONS, NULL};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -139,13 +130,14 @@ static unsigned allowed_options(const admin_opts *o)
     switch (o->action) {
     case ACT_LIST:
         if (o->cmd == ADM_RETRY || o->cmd == ADM_SCHEDULED || o->cmd == ADM_DEAD)
-            return OPT_JSON | OPT_PAGE | OPT_NAME;
+            return OPT_JSON | OPT_PAGE | OPT_NAME | OPT_GREP;
         return OPT_JSON;
     case ACT_RETRY:
     case ACT_DELETE:
         if (o->cmd == ADM_QUEUE) return OPT_JSON;
         return OPT_JSON | OPT_AT | (o->cmd == ADM_DEAD ? OPT_ALL | OPT_NAME : 0u);
     case ACT_RUN:
+    case ACT_KILL:
         return OPT_JSON | OPT_AT | OPT_ALL | OPT_NAME;
     case ACT_TRIM:
         return OPT_JSON | OPT_OLDER | OPT_KEEP;
@@ -170,6 +162,8 @@ static const char *option_name(unsigned bit)
         return "--at";
     case OPT_OLDER:
         return "--older-than";
+    case OPT_GREP:
+        return "--grep";
     default:
         return "--keep";
     }
@@ -186,6 +180,7 @@ static unsigned option_bit(const admin_opts *o, const cli_args *a)
     if (cli_is(a, "all")) return OPT_ALL;
     if (cli_is(a, "older-than")) return OPT_OLDER;
     if (cli_is(a, "keep")) return OPT_KEEP;
+    if (cli_is(a, "grep") || cli_is(a, "search")) return OPT_GREP;
     if (cli_is(a, "at") ||
         (o->cmd >= ADM_RETRY && o->cmd <= ADM_DEAD && cli_is(a, at_alias[o->cmd])))
         return OPT_AT;
@@ -220,6 +215,13 @@ static int take_option(admin_opts *o, cli_args *a, unsigned bit)
             return -1;
         }
         return 0;
+    case OPT_GREP:
+        if (!*s || strlen(s) > 256) {
+            fprintf(stderr, "%s: --grep needs a text of 1 to 256 bytes\n", o->label);
+            return -1;
+        }
+        o->grep = s;
+        return 0;
     case OPT_OLDER:
         if (cli_duration_s(s, &o->older_than) < 0) {
             fprintf(stderr, "%s: --older-than needs seconds or a duration like 7d or 12h\n",
@@ -246,7 +248,8 @@ static const action_word *actions_of(admin_cmd cmd)
 {
     static const action_word dead[] = {
         {"retry", ACT_RETRY}, {"delete", ACT_DELETE}, {"trim", ACT_TRIM}, {NULL, ACT_LIST}};
-    static const action_word sets[] = {{"run", ACT_RUN}, {"delete", ACT_DELETE}, {NULL, ACT_LIST}};
+    static const action_word sets[] = {
+        {"run", ACT_RUN}, {"delete", ACT_DELETE}, {"kill", ACT_KILL}, {NULL, ACT_LIST}};
     static const action_word queue[] = {
         {"clear", ACT_CLEAR}, {"delete", ACT_DELETE}, {NULL, ACT_LIST}};
     static const action_word none[] = {{NULL, ACT_LIST}};
@@ -279,7 +282,7 @@ static int take_positional(admin_opts *o, const char *s)
     }
     int wants_arg = o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->cmd == ADM_JOB ||
                     o->cmd == ADM_CANCEL || o->action == ACT_RETRY || o->action == ACT_DELETE ||
-                    o->action == ACT_RUN || o->action == ACT_CLEAR;
+                    o->action == ACT_RUN || o->action == ACT_CLEAR || o->action == ACT_KILL;
     if (o->cmd == ADM_QUEUE && o->action == ACT_DELETE && o->arg && !o->id) {
         o->id = s; /* cwork queue delete NAME ID */
         return 0;
@@ -307,7 +310,8 @@ static int check_options(const admin_opts *o)
             what = "no job name given (cwork queue delete NAME ID)";
         else if (!o->id)
             what = "no job ID given (cwork queue delete NAME ID)";
-    } else if (o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN) {
+    } else if (o->action == ACT_RETRY || o->action == ACT_DELETE || o->action == ACT_RUN ||
+               o->action == ACT_KILL) {
         int all = (o->seen & OPT_ALL) != 0;
         if (all && o->arg)
             what = "give a job ID or --all, not both";
@@ -317,6 +321,8 @@ static int check_options(const admin_opts *o)
             what = "a time addresses one job: --at does not go with --all";
         else if (!all && (o->seen & OPT_NAME))
             what = "--name goes with --all";
+    } else if (o->action == ACT_LIST && (o->seen & OPT_GREP) && (o->seen & OPT_NAME)) {
+        what = "--grep searches every job of the set: it does not go with --name";
     } else if (o->action == ACT_TRIM && !(o->seen & (OPT_OLDER | OPT_KEEP))) {
         what = "give --older-than, --keep or both";
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->action == ACT_CLEAR) &&
@@ -391,6 +397,8 @@ static int admin_main(int argc, char **argv, admin_cmd cmd)
         return admin_run_now(&o);
     case ACT_CLEAR:
         return admin_clear_queue(&o);
+    case ACT_KILL:
+        return admin_kill(&o);
     case ACT_LIST:
         break;
     }

@@ -31,8 +31,9 @@ typedef enum admin_action {
     ACT_RETRY,
     ACT_DELETE,
     ACT_TRIM,
-    ACT_RUN,  /* retry run, scheduled run */
-    ACT_CLEAR /* queue clear (queue delete is ACT_DELETE) */
+    ACT_RUN,   /* retry run, scheduled run */
+    ACT_CLEAR, /* queue clear (queue delete is ACT_DELETE) */
+    ACT_KILL   /* retry kill, scheduled kill */
 } admin_action;
 
 /* Options, as bits of admin_opts.seen. */
@@ -43,7 +44,8 @@ enum {
     OPT_ALL = 1 << 3,
     OPT_AT = 1 << 4,
     OPT_OLDER = 1 << 5,
-    OPT_KEEP = 1 << 6
+    OPT_KEEP = 1 << 6,
+    OPT_GREP = 1 << 7 /* --grep TEXT (--search): the list's substring search */
 };
 
 typedef struct admin_opts {
@@ -59,6 +61,7 @@ typedef struct admin_opts {
     int64_t keep;           /* --keep */
     const char *arg;        /* the ID or NAME argument */
     const char *id;         /* cwork queue delete NAME ID: the ID */
+    const char *grep;       /* --grep */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
 
@@ -101,5 +104,14 @@ int admin_run_now(const admin_opts *o);
 int admin_clear_queue(const admin_opts *o);
 int admin_delete_waiting(const admin_opts *o);
 int admin_cancel(const admin_opts *o);
+
+/* cmd_admin_change.c: retry kill, scheduled kill */
+int admin_kill(const admin_opts *o);
+/* cmd_admin_search.c: a list with --grep */
+int admin_search(const admin_opts *o, cwork_client *client);
+
+/* cmd_admin_show.c: the table of a page of a set's jobs, printed (CLI_OK or a failure) */
+int admin_print_jobs(const admin_opts *o, cwork_job_set set, const cwork_listed_job *jobs,
+                     size_t n);
 
 #endif

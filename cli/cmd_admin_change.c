@@ -345,3 +345,29 @@ int admin_cancel(const admin_opts *o)
 {
     return admin_run(o, cancel_job);
 }
+
+/* ---------------------------------------------------------------- retry kill, scheduled kill */
+
+static int do_kill(const admin_opts *o, cwork_client *client)
+{
+    cwork_error err = {0};
+    cwork_job_set set = admin_set(o->cmd);
+    int64_t count = 0, at = 0;
+    int rc, status;
+    if (o->seen & OPT_ALL) {
+        rc = cwork_client_kill_all(client, set, o->name, &count, &err);
+        if (rc != 0) return admin_fail(o, rc, &err);
+        report(o, "killed", "Killed", count, 0);
+        return CLI_OK;
+    }
+    if ((status = locate(o, client, set, &at)) != CLI_OK) return status;
+    rc = cwork_client_kill(client, set, at, o->arg, &err);
+    if (rc != 0) return admin_fail(o, rc, &err);
+    report(o, "killed", "Killed", 1, at);
+    return CLI_OK;
+}
+
+int admin_kill(const admin_opts *o)
+{
+    return admin_run(o, do_kill);
+}

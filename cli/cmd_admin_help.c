@@ -38,9 +38,11 @@ static const char busy_usage[] =
     "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
 
 static const char retry_usage[] =
-    "Usage: cwork retry [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "Usage: cwork retry [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
+    "                [--json]\n"
     "       cwork retry run ID [--at T] | --all [--name NAME]\n"
     "       cwork retry delete [--at T] [--json] ID\n"
+    "       cwork retry kill ID [--at T] | --all [--name NAME]\n"
     "\n"
     "Lists the retry set: jobs that failed and wait for their next attempt, the\n"
     "soonest first, 20 a page, with the time of the next attempt, the failures so\n"
@@ -48,19 +50,27 @@ static const char retry_usage[] =
     "\n"
     "  --page N      show page N (default 1)\n"
     "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
+    "                case; also --search), newest first: a scan of at most the newest\n"
+    "                10000 jobs, and the count line says when it stopped there;\n"
+    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"retry_at\":T,\"job\":\n"
+    "                {...}}],\"scanned\":S,\"total\":M}\n"
     "  --json        print the body of Go workwebui's GET /retry_jobs instead:\n"
     "                {\"count\": N, \"jobs\": [{\"retry_at\": T, <job fields>}, ...]}\n" COMMON "\n"
     "  run ID        put job ID into its queue now, instead of at its retry time\n"
     "                (with --all every retry job; cwork retry run --help)\n"
     "  delete ID     remove job ID from the retry set (cwork retry delete --help)\n"
+    "  kill ID       move job ID to the dead set now (cwork retry kill --help)\n"
     "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
     "4 no such job.\n";
 
 static const char scheduled_usage[] =
-    "Usage: cwork scheduled [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "Usage: cwork scheduled [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
+    "                [--json]\n"
     "       cwork scheduled run ID [--at T] | --all [--name NAME]\n"
     "       cwork scheduled delete [--at T] [--json] ID\n"
+    "       cwork scheduled kill ID [--at T] | --all [--name NAME]\n"
     "\n"
     "Lists the scheduled set: jobs enqueued to run later (enqueue --in, periodic\n"
     "jobs), the soonest first, 20 a page, with the time each is due and its args\n"
@@ -68,18 +78,25 @@ static const char scheduled_usage[] =
     "\n"
     "  --page N      show page N (default 1)\n"
     "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
+    "                case; also --search), newest first: a scan of at most the newest\n"
+    "                10000 jobs, and the count line says when it stopped there;\n"
+    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"run_at\":T,\"job\":\n"
+    "                {...}}],\"scanned\":S,\"total\":M}\n"
     "  --json        print the body of Go workwebui's GET /scheduled_jobs instead:\n"
     "                {\"count\": N, \"jobs\": [{\"run_at\": T, <job fields>}, ...]}\n" COMMON "\n"
     "  run ID        put job ID into its queue now, instead of when it is due\n"
     "                (with --all every scheduled job; cwork scheduled run --help)\n"
     "  delete ID     remove job ID from the scheduled set\n"
     "                (cwork scheduled delete --help)\n"
+    "  kill ID       move job ID to the dead set now (cwork scheduled kill --help)\n"
     "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
     "4 no such job.\n";
 
 static const char dead_usage[] =
-    "Usage: cwork dead [--redis URL] [--ns NS] [--page N] [--name NAME] [--json]\n"
+    "Usage: cwork dead [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
+    "                [--json]\n"
     "       cwork dead retry  ID [--died-at T] | --all [--name NAME]\n"
     "       cwork dead delete ID [--died-at T] | --all [--name NAME]\n"
     "       cwork dead trim [--older-than AGE] [--keep N]\n"
@@ -90,6 +107,11 @@ static const char dead_usage[] =
     "\n"
     "  --page N      show page N (default 1)\n"
     "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
+    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
+    "                case; also --search), newest first: a scan of at most the newest\n"
+    "                10000 jobs, and the count line says when it stopped there;\n"
+    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"died_at\":T,\"job\":\n"
+    "                {...}}],\"scanned\":S,\"total\":M}\n"
     "  --json        print the body of Go workwebui's GET /dead_jobs instead:\n"
     "                {\"count\": N, \"jobs\": [{\"died_at\": T, <job fields>}, ...]}\n" COMMON "\n"
     "  retry    put dead jobs back into their queues (cwork dead retry --help)\n"
@@ -258,6 +280,27 @@ static const char cancel_usage[] =
     "Exit status: 0 cancelled, 1 Redis failure, 2 bad command line, 4 no job with this\n"
     "id (or it is dead already), 5 it runs in a pool that cannot be told (a Go pool).\n";
 
+/* printf format: the set's name twice, a sentence more, the time option's name, what
+ * the time is, the set's name. */
+static const char set_kill_usage[] =
+    "Usage: cwork %s kill [--redis URL] [--ns NS] [--at T] [--json] ID\n"
+    "       cwork %s kill [--redis URL] [--ns NS] --all [--name NAME] [--json]\n"
+    "\n"
+    "Moves job ID (with --all every job of the set; with --name as well, only those\n"
+    "called NAME) to the dead set now, as Sidekiq's Kill does: it will not run again\n"
+    "unless retried by hand (cwork dead retry). It dies at now (its score in the dead\n"
+    "set) with its last error kept; a job without one gets the error \"killed\".%s A\n"
+    "job of a tracked batch counts as dead in its batch, once.\n"
+    "\n"
+    "  --at T, --%s T\n"
+    "                      the entry's %s, as Unix seconds or as the listing\n"
+    "                      shows it (2023-11-14T22:13:20Z); without it the job is\n"
+    "                      looked up by id first\n"
+    "  --all               every job of the set (of NAME with --name)\n"
+    "  --json              print {\"killed\":N} (for one job also \"at\" and \"id\")\n" COMMON "\n"
+    "Exit status: 0 killed (with --all also when nothing was there), 1 Redis\n"
+    "failure, 2 bad command line (nothing written), 4 no such job in the %s set.\n";
+
 void admin_usage(const admin_opts *o)
 {
     static const char *const usages[] = {
@@ -269,6 +312,12 @@ void admin_usage(const admin_opts *o)
         fputs(dead_retry_usage, stdout);
     else if (o->action == ACT_TRIM)
         fputs(dead_trim_usage, stdout);
+    else if (o->action == ACT_KILL && o->cmd == ADM_RETRY)
+        printf(set_kill_usage, "retry", "retry", "", "retry-at", "retry time", "retry");
+    else if (o->action == ACT_KILL)
+        printf(set_kill_usage, "scheduled", "scheduled",
+               "\nA unique job also loses its guard, so that it can be enqueued again.", "run-at",
+               "run time", "scheduled");
     else if (o->action == ACT_RUN && o->cmd == ADM_RETRY)
         printf(set_run_usage, "retry", "retry", "retry-at", "retry time", "retry", "retry");
     else if (o->action == ACT_RUN)

@@ -231,6 +231,7 @@ static int show_list(const admin_opts *o, cwork_client *client)
     cwork_error err = {0};
     char *body = NULL;
     size_t len = 0;
+    if (o->seen & OPT_GREP) return admin_search(o, client);
     if (o->seen & OPT_JSON) {
         int rc = cwork_client_list_json(client, set, page, o->name, &body, &len, &err);
         return print_body(o, rc, body, len, &err);
@@ -241,10 +242,15 @@ static int show_list(const admin_opts *o, cwork_client *client)
     int rc = cwork_client_list(client, set, page, o->name, &jobs, &n, &total, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
     print_page_title(o, set, total, page);
-    if (n == 0) {
-        cwork_listed_jobs_free(jobs, n);
-        return CLI_OK;
-    }
+    int status = n ? admin_print_jobs(o, set, jobs, n) : CLI_OK;
+    cwork_listed_jobs_free(jobs, n);
+    if (status == CLI_OK && (int64_t)page * CWORK_PAGE_SIZE < total)
+        printf("Next page: --page %u\n", page + 1);
+    return status;
+}
+
+int admin_print_jobs(const admin_opts *o, cwork_job_set set, const cwork_listed_job *jobs, size_t n)
+{
     int failures = set != CWORK_SET_SCHEDULED;
     const char *at_title = set == CWORK_SET_RETRY  ? "RETRY AT"
                            : set == CWORK_SET_DEAD ? "DIED"
@@ -275,11 +281,7 @@ static int show_list(const admin_opts *o, cwork_client *client)
               table_cell(t, args);
         cwork_free(args);
     }
-    cwork_listed_jobs_free(jobs, n);
-    int status = print_table(o, t, oom);
-    if (status == CLI_OK && (int64_t)page * CWORK_PAGE_SIZE < total)
-        printf("Next page: --page %u\n", page + 1);
-    return status;
+    return print_table(o, t, oom);
 }
 
 int admin_list(const admin_opts *o)

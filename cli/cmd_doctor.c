@@ -1,4 +1,4 @@
-/* cwork doctor: the namespace doctor (PROTOCOL §24, cwork_client_doctor). */
+/* cwork doctor: the namespace doctor (PROTOCOL §25, cwork_client_doctor). */
 #include "cli.h"
 #include "cmd_admin.h"
 

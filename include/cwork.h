@@ -990,6 +990,64 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
 int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char *name,
                              int64_t *count, int64_t *stayed, cwork_error *err);
 
+/* Kills a retry or scheduled job (Sidekiq's "Kill"): the members of set with this score
+ * (as listed: see cwork_listed_job.at) and id move to the dead set in one atomic script
+ * (client_kill.lua, PROTOCOL §24), scored by the time they died (now), as Go's dead set
+ * is. A job with `err` (a retry job's last failure) enters dead with its bytes
+ * unchanged; one without gets err "killed" and failed_at = now. A job of a tracked
+ * batch counts there as dead, once (its callback may fire); a killed unique scheduled
+ * job loses its guard (as cwork_client_delete). Nothing is lost: members that cannot be
+ * decoded stay. CWORK_ENOTFOUND ("nothing killed") when no member matches; CWORK_EINVAL
+ * for CWORK_SET_DEAD or a NULL argument; CWORK_ETYPE when the set or the dead key holds
+ * another type (nothing written); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Borrows
+ * id for the call; safe from several threads on one client. */
+int cwork_client_kill(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
+                      cwork_error *err);
+
+/* Kills every job of the retry or scheduled set (only those called name when name is
+ * non-NULL) as cwork_client_kill does one, 1000 per script call (each batch atomic; jobs
+ * added meanwhile may die too). *count (may be NULL) receives how many died — after a
+ * failure, how many died before it. Members that cannot be decoded stay. Errors as
+ * cwork_client_kill, never CWORK_ENOTFOUND: an empty set gives 0 with *count 0. Safe
+ * from several threads. */
+int cwork_client_kill_all(cwork_client *client, cwork_job_set set, const char *name, int64_t *count,
+                          cwork_error *err);
+
+/* A substring search in a set (cwork_client_search). The scan is bounded: at most
+ * max_scan members are read, newest (highest score) first, so that a request costs the
+ * same however large the set is; cwork_search_info says when the bound stopped it. */
+#define CWORK_SEARCH_MAX_SCAN 10000      /* the default bound */
+#define CWORK_SEARCH_MAX_SCAN_MAX 100000 /* the largest bound a caller may ask for */
+
+typedef struct cwork_search_query {
+    const char *text;   /* looked for in the job's args (their JSON text as stored) and its
+                           err, ASCII letters in any case; required, 1–256 bytes */
+    unsigned page;      /* of the matches, 1-based; 0 counts as 1 */
+    unsigned page_size; /* 1–1000; 0 means CWORK_PAGE_SIZE */
+    size_t max_scan;    /* members read at most; 0 means CWORK_SEARCH_MAX_SCAN */
+} cwork_search_query;
+
+typedef struct cwork_search_info {
+    int64_t total;   /* the set's size (ZCARD) when the scan began */
+    int64_t scanned; /* members read (newest first) */
+    int64_t matches; /* matching jobs among them (the pages cover these) */
+    bool bounded;    /* max_scan stopped the scan before the set's end: "searched the
+                        newest `scanned` of `total`" */
+} cwork_search_info;
+
+/* The jobs of a set whose args or err contain q->text, newest first: page q->page of
+ * q->page_size matches into *out (free with cwork_listed_jobs_free), and what was
+ * scanned into *info (may be NULL). The client reads the set in chunks of 1000
+ * (ZREVRANGE … WITHSCORES), never one long script: Redis serves other clients between
+ * chunks, and while writers change the set a member may be seen twice or missed, as
+ * when paging. Members that cannot be decoded are skipped. CWORK_EINVAL for an empty or
+ * longer text, a page size above 1000, a max_scan above CWORK_SEARCH_MAX_SCAN_MAX or a
+ * NULL argument; CWORK_ETYPE when the key holds another type; CWORK_EREDIS/
+ * CWORK_ETIMEOUT when Redis fails (*out then empty). Safe from several threads. */
+int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_search_query *q,
+                        cwork_listed_job **out, size_t *n, cwork_search_info *info,
+                        cwork_error *err);
+
 /* Deletes every job waiting in the queue of job type name, in one atomic step: exactly
  * the jobs waiting at that moment go; jobs in progress, retry, scheduled or dead are
  * not touched. The unique guard of each unique job among them is deleted too, so that
@@ -1104,7 +1162,7 @@ typedef struct cwork_cancel_result {
 int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_result *out,
                         cwork_error *err);
 
-/* The namespace doctor (PROTOCOL §24): a check of every key of the namespace, like fsck. */
+/* The namespace doctor (PROTOCOL §25): a check of every key of the namespace, like fsck. */
 typedef enum cwork_doctor_kind {
     CWORK_DOCTOR_WRONG_TYPE = 0,   /* a key of another type than PROTOCOL documents */
     CWORK_DOCTOR_FUTURE_HEARTBEAT, /* heartbeat_at not a number, or over a minute ahead */
@@ -1141,7 +1199,7 @@ typedef struct cwork_doctor_finding {
 /* cwork_client_doctor's flags. */
 #define CWORK_DOCTOR_REPAIR 1u /* repair each finding as soon as it is found */
 
-/* Checks the namespace (PROTOCOL §24): the type of every key PROTOCOL documents (found
+/* Checks the namespace (PROTOCOL §25): the type of every key PROTOCOL documents (found
  * with SCAN), lock counters against lock_info against the in-progress lists, in-progress
  * lists of pools without a heartbeat, unique guards whose job is gone, queues missing
  * from known_jobs, scheduled periodic instances of specs no pool schedules, heartbeats
@@ -1307,9 +1365,10 @@ int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char 
 
 /* What cwork_client_apply does to each job. */
 typedef enum cwork_job_action {
-    CWORK_ACTION_DELETE = 1, /* any set, as cwork_client_delete */
-    CWORK_ACTION_RETRY = 2,  /* dead jobs, as cwork_client_retry_dead */
-    CWORK_ACTION_RUN_NOW = 3 /* retry and scheduled jobs, as cwork_client_run_now */
+    CWORK_ACTION_DELETE = 1,  /* any set, as cwork_client_delete */
+    CWORK_ACTION_RETRY = 2,   /* dead jobs, as cwork_client_retry_dead */
+    CWORK_ACTION_RUN_NOW = 3, /* retry and scheduled jobs, as cwork_client_run_now */
+    CWORK_ACTION_KILL = 4     /* retry and scheduled jobs, as cwork_client_kill */
 } cwork_job_action;
 
 /* A job of a set as listed: its score and id (borrowed by the call). */

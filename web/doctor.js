@@ -1,4 +1,4 @@
-// The Doctor page (PROTOCOL §24): what `cwork doctor` finds in the namespace, with a
+// The Doctor page (PROTOCOL §25): what `cwork doctor` finds in the namespace, with a
 // Repair button per finding and one for all (none on a read-only server). A check reads
 // every key of the namespace, so the page checks when opened, on "Check again" and
 // after a repair — not on every 2 s refresh.

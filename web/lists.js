@@ -1,6 +1,6 @@
-// The lists people act on: the retry, scheduled and dead sets (filter, order, page
-// size, numbered pages, selection and bulk actions, run/retry/delete all) and the
-// periodic schedules. (A queue's waiting jobs: queue.js.)
+// The lists people act on: the retry, scheduled and dead sets (filter, search, order,
+// page size, numbered pages, selection and bulk actions, run/retry/kill/delete all) and
+// the periodic schedules. (A queue's waiting jobs: queue.js.)
 import { el, num, plural, when, whenExact, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import {
@@ -23,7 +23,7 @@ function listParams(ctx, set) {
   const p = ctx.params;
   const order = p.get('order') === 'newest' || p.get('order') === 'oldest' ? p.get('order') : SETS[set].order;
   const size = PAGE_SIZES.includes(Number(p.get('size'))) ? Number(p.get('size')) : 20;
-  return { page: positive(p.get('page'), 1), size, order, name: p.get('name') || '' };
+  return { page: positive(p.get('page'), 1), size, order, name: p.get('name') || '', q: p.get('q') || '' };
 }
 
 // The URL parameters of the list with some changed (the page goes back to 1 unless
@@ -32,6 +32,7 @@ function paramsWith(lp, set, change) {
   const next = { ...lp, page: 1, ...change };
   return {
     name: next.name,
+    q: next.q,
     order: next.order === SETS[set].order ? '' : next.order,
     size: next.size === 20 ? '' : next.size,
     page: next.page === 1 ? '' : next.page,
@@ -62,7 +63,8 @@ function orderSelect(ctx, set, lp) {
     }, Object.entries(orders).map(([v, text]) => el('option', { value: v, text, selected: v === lp.order }))));
 }
 
-// "Run all now"/"Retry all" and "Delete all", for the jobs of the filter's name.
+// "Run all now"/"Retry all", "Kill all" (retry, scheduled) and "Delete all", for the
+// jobs of the filter's name.
 function allButtons(ctx, set, lp, count) {
   if (ctx.readOnly) return [];
   const s = SETS[set];
@@ -93,10 +95,51 @@ function allButtons(ctx, set, lp, count) {
       },
     }),
   }, 'Delete all');
-  return [primary, del];
+  const kill = set === 'dead' ? null : el('button', {
+    type: 'button', class: 'danger', disabled: count === 0,
+    onclick: () => ctx.act({
+      question: killQuestion(`all ${scope}`),
+      okLabel: `Kill ${plural(count, 'job')}`,
+      run: async () => {
+        const r = await api.post('kill_all', { set, name: lp.name });
+        return `Killed ${plural(r.count, `${s.what} job`)} (moved to the dead set).`;
+      },
+    }),
+  }, 'Kill all');
+  return [primary, kill, del];
 }
 
-// The bar that acts on the selected rows of a set: its primary action and delete.
+// The search box: a substring of the args or the error (GET /search, PROTOCOL §24.2).
+function searchForm(ctx, set, lp) {
+  const input = el('input', {
+    type: 'search', name: 'q', value: lp.q, placeholder: 'Search args and errors',
+    'aria-label': `Search the ${SETS[set].what} jobs' args and errors`, maxlength: '256',
+  });
+  return el('form', {
+    class: 'search', role: 'search',
+    onsubmit: (ev) => {
+      ev.preventDefault();
+      ctx.go(set, '', paramsWith(lp, set, { q: input.value.trim(), name: '' }));
+    },
+  }, input, el('button', { type: 'submit', text: 'Search' }));
+}
+
+// What a search read: all of the set, or (the bound hit) only its newest jobs.
+function searchNote(ctx, set, lp, data) {
+  const scope = data.bounded
+    ? `the newest ${num(data.scanned)} of ${plural(data.total, 'job')} (a search reads at most ${num(data.scanned)})`
+    : `all ${plural(data.total, `${SETS[set].what} job`)}`;
+  return el('p', { class: 'search-note muted small' },
+    `${plural(data.count, 'match', 'matches')} for "${lp.q}" in args and errors, newest first, searching ${scope}. `,
+    el('a', { href: ctx.href(set, '', paramsWith(lp, set, { q: '' })), text: 'Clear search' }));
+}
+
+// Kill (Sidekiq's): a retry or scheduled job to the dead set now.
+function killQuestion(what) {
+  return `Kill ${what}? They move to the dead set now and run only if retried from there.`;
+}
+
+// The bar that acts on the selected rows of a set: its primary action, kill and delete.
 function setSelectionBar(ctx, set, selection) {
   const s = SETS[set];
   return selectionBar(ctx, selection, s.what, [
@@ -104,6 +147,11 @@ function setSelectionBar(ctx, set, selection) {
       label: `${s.primary.label} selected`, danger: false,
       question: (what) => `${s.primary.label}: ${what}?`, okLabel: (jobs) => `${s.primary.label} ${jobs}`,
       run: (jobs) => applyJobs(set, s.primary.action, jobs),
+    },
+    set === 'dead' ? null : {
+      label: 'Kill selected', danger: true,
+      question: killQuestion, okLabel: (jobs) => `Kill ${jobs}`,
+      run: (jobs) => applyJobs(set, 'kill', jobs),
     },
     {
       label: 'Delete selected', danger: true,
@@ -122,6 +170,13 @@ function rowActions(ctx, set, j, at) {
       type: 'button', class: 'primary small', 'aria-label': `${s.primary.label} job ${j.id}`,
       onclick: () => ctx.act({ run: () => applyJobs(set, s.primary.action, ref) }),
     }, s.primary.label),
+    set === 'dead' ? null : el('button', {
+      type: 'button', class: 'danger small', 'aria-label': `Kill job ${j.id}`,
+      onclick: () => ctx.act({
+        question: `Kill the ${j.name} job ${j.id}? It moves to the dead set now.`, okLabel: 'Kill',
+        run: () => applyJobs(set, 'kill', ref),
+      }),
+    }, 'Kill'),
     el('button', {
       type: 'button', class: 'danger small', 'aria-label': `Delete job ${j.id}`,
       onclick: () => ctx.act({
@@ -135,15 +190,18 @@ export async function renderSetList(ctx) {
   const set = ctx.view;
   const s = SETS[set];
   const lp = listParams(ctx, set);
-  const query = { page: lp.page, per_page: lp.size, order: lp.order, name: lp.name };
-  let data = await api.get(s.route, query);
+  // A search (newest first, over every name) or a page of the set.
+  const route = lp.q ? 'search' : s.route;
+  const query = lp.q ? { set, q: lp.q, page: lp.page, per_page: lp.size }
+    : { page: lp.page, per_page: lp.size, order: lp.order, name: lp.name };
+  let data = await api.get(route, query);
   const pages = Math.max(1, Math.ceil(data.count / lp.size));
   if (lp.page > pages && data.count > 0) { // the page emptied under us: show the last one
     lp.page = pages;
-    data = await api.get(s.route, { ...query, page: pages });
+    data = await api.get(route, { ...query, page: pages });
   }
   const jobs = data.jobs || [];
-  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.page}&${lp.size}&${lp.order}&${ctx.params.get('ns') || ''}`);
+  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.q}&${lp.page}&${lp.size}&${lp.order}&${ctx.params.get('ns') || ''}`);
   const pageRows = jobs.map((j) => [rowKey(j, j[s.at]), { at: j[s.at], id: j.id }]);
   keepOnPage(selection, pageRows);
   // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.
@@ -166,20 +224,22 @@ export async function renderSetList(ctx) {
   });
   const headers = [selectAll, s.atLabel, 'Job', 'Id', 'Args',
     set !== 'scheduled' ? '#Fails' : null, set !== 'scheduled' ? 'Error' : null, ctx.readOnly ? null : ''];
-  const labels = lp.order === 'newest' ? ['Newer', 'Older'] : ['Earlier', 'Later'];
+  const labels = lp.order === 'newest' || lp.q ? ['Newer', 'Older'] : ['Earlier', 'Later'];
   const first = (lp.page - 1) * lp.size;
-  const counter = data.count === 0 ? '' : `${num(first + 1)}–${num(first + jobs.length)} of ${plural(data.count, 'job')}`;
+  const counter = data.count === 0 ? '' : `${num(first + 1)}–${num(first + jobs.length)} of ${plural(data.count, lp.q ? 'match' : 'job', lp.q ? 'matches' : undefined)}`;
   const parts = [
     el('div', { class: 'toolbar' },
       el('h2', null, s.title, el('span', { class: 'count', text: lp.name ? ` · ${lp.name}` : '' })),
-      filterSelect(ctx, set, lp, jobs),
-      orderSelect(ctx, set, lp),
+      lp.q ? null : filterSelect(ctx, set, lp, jobs),
+      lp.q ? null : orderSelect(ctx, set, lp),
       pageSizeSelect(ctx, lp.size, (size) => paramsWith(lp, set, { size })),
+      searchForm(ctx, set, lp),
       el('span', { class: 'spacer' }),
       narrowSelectAll ? el('label', { class: 'select-page' }, narrowSelectAll, ' Select page') : null,
-      allButtons(ctx, set, lp, data.count)),
+      lp.q ? null : allButtons(ctx, set, lp, data.count)),
+    lp.q ? searchNote(ctx, set, lp, data) : null,
     setSelectionBar(ctx, set, selection),
-    table(headers, rows, lp.name ? `No ${s.what} jobs of ${lp.name}.` : s.empty, 'jobs'),
+    table(headers, rows, lp.q ? `No ${s.what} job's args or error holds "${lp.q}".` : lp.name ? `No ${s.what} jobs of ${lp.name}.` : s.empty, 'jobs'),
     el('div', { class: 'list-foot' },
       el('span', { class: 'muted small', text: counter }),
       pager(ctx, lp.page, pages, labels, (page) => paramsWith(lp, set, { page }))),

@@ -92,8 +92,9 @@ export function pageSizeSelect(ctx, size, paramsFor) {
 // the sentence that says what happened.
 export async function applyJobs(set, action, jobs) {
   const r = await api.post('apply', { set, action }, jobs);
-  const verb = action === 'delete' ? 'Deleted' : action === 'retry' ? 'Retried' : 'Ran';
-  const where = action === 'delete' ? '' : action === 'retry' ? ' (back in their queues)' : ' now (in their queues)';
+  const verb = action === 'delete' ? 'Deleted' : action === 'retry' ? 'Retried' : action === 'kill' ? 'Killed' : 'Ran';
+  const where = action === 'delete' ? '' : action === 'retry' ? ' (back in their queues)'
+    : action === 'kill' ? ' (moved to the dead set)' : ' now (in their queues)';
   let msg = `${verb} ${plural(r.done, `${SETS[set].what} job`)}${r.done ? where : ''}.`;
   if (r.unchanged) msg += ` ${plural(r.unchanged, 'job')} unchanged: ${r.message}.`;
   return msg;
@@ -180,6 +181,6 @@ export function selectionBar(ctx, selection, what, actions) {
   }, a.label);
   return el('div', { class: 'selection-bar', role: 'region', 'aria-label': 'Selected jobs' },
     el('strong', { text: `${num(selection.size)} selected` }),
-    actions.map(button),
+    actions.filter(Boolean).map(button),
     el('button', { type: 'button', class: 'link', onclick: () => { selection.clear(); ctx.refresh(); } }, 'Clear selection'));
 }

@@ -140,6 +140,18 @@ function jobActions(ctx, set, at, job) {
         run: () => applyJobs(set, s.primary.action, ref),
       }),
     }, s.primary.label) : null,
+    set === 'dead' ? null : el('button', {
+      type: 'button', class: 'danger',
+      onclick: () => ctx.act({
+        question: `Kill ${what}? It moves to the dead set now and runs only if retried from there.`,
+        okLabel: 'Kill',
+        run: async () => {
+          const msg = await applyJobs(set, 'kill', ref);
+          ctx.go('dead', '', {});
+          return msg;
+        },
+      }),
+    }, 'Kill'),
     el('button', {
       type: 'button', class: 'danger',
       onclick: () => ctx.act({
@@ -185,6 +197,9 @@ export async function renderJob(ctx) {
   }
   const j = found.job;
   const set = SETS[found.place] ? found.place : null;
+  // The rate limit of its type says whether it would be held back now. (A kept result
+  // is asked for only when the job is nowhere any more, above: one request less here.)
+  const limits = await rateLimits();
   const facts = [
     ['Name', el('span', { class: 'name' }, nameText(j.name))],
     ['Where', found.place === 'queue'
@@ -199,6 +214,8 @@ export async function renderJob(ctx) {
     j.err ? ['Error', el('span', { class: 'err', text: j.err })] : null,
     j.unique ? ['Unique', el('span', { text: 'yes' })] : null,
     batchFact(ctx, j),
+    limits[j.name] ? ['Rate limit', el('span', null, [...rateLimitCell(limits[j.name]).childNodes])] : null,
+    j.err === 'cancelled' ? ['Cancelled', el('span', { text: 'yes: it was cancelled (cwork cancel) and will not run again unless retried' })] : null,
   ].filter(Boolean);
   return el('section', null,
     el('h2', null, 'Job ', el('span', { class: 'mono', text: j.id })),

@@ -87,13 +87,13 @@ int cwork_client_apply(cwork_client *client, cwork_job_set set, cwork_job_action
     int fits = action == CWORK_ACTION_DELETE
                    ? set == CWORK_SET_RETRY || set == CWORK_SET_SCHEDULED || set == CWORK_SET_DEAD
                : action == CWORK_ACTION_RETRY ? set == CWORK_SET_DEAD
-               : action == CWORK_ACTION_RUN_NOW
+               : action == CWORK_ACTION_RUN_NOW || action == CWORK_ACTION_KILL
                    ? set == CWORK_SET_RETRY || set == CWORK_SET_SCHEDULED
                    : 0;
     if (!fits)
         return cw_error(err, CWORK_EINVAL,
                         "action %d does not apply to set %d (delete: any set; retry: dead; "
-                        "run now: retry and scheduled)",
+                        "run now, kill: retry and scheduled)",
                         (int)action, (int)set);
     size_t ok = 0, missed = 0;
     int rc = 0;
@@ -103,6 +103,8 @@ int cwork_client_apply(cwork_client *client, cwork_job_set set, cwork_job_action
                       ? cwork_client_delete(client, set, jobs[i].at, jobs[i].id, &e)
                   : action == CWORK_ACTION_RETRY
                       ? cwork_client_retry_dead(client, jobs[i].at, jobs[i].id, &e)
+                  : action == CWORK_ACTION_KILL
+                      ? cwork_client_kill(client, set, jobs[i].at, jobs[i].id, &e)
                       : cwork_client_run_now(client, set, jobs[i].at, jobs[i].id, &e);
         if (one == 0) {
             ok++;

@@ -1,4 +1,4 @@
-/* The namespace doctor (PROTOCOL §24): reads every key of a namespace, reports what
+/* The namespace doctor (PROTOCOL §25): reads every key of a namespace, reports what
  * does not match PROTOCOL, and with CWORK_DOCTOR_REPAIR repairs it one finding at a
  * time (client_doctor_repair.c). A damaged key is a finding, never an error: every
  * check reads a key only once its type is known to be the documented one. */

@@ -1,4 +1,4 @@
-/* The namespace doctor (PROTOCOL §24), shared by client_doctor.c (the checks),
+/* The namespace doctor (PROTOCOL §25), shared by client_doctor.c (the checks),
  * client_doctor_keys.c (what PROTOCOL says each key is) and client_doctor_repair.c
  * (findings and their repairs with doctor_repair.lua). */
 #ifndef CWORK_CLIENT_DOCTOR_H

@@ -1,4 +1,4 @@
-/* The doctor's findings and their repairs (PROTOCOL §24): one doctor_repair.lua call
+/* The doctor's findings and their repairs (PROTOCOL §25): one doctor_repair.lua call
  * per finding, which checks again that the finding still holds before it writes. */
 #include "client_doctor.h"
 

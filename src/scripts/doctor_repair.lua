@@ -1,5 +1,5 @@
 -- The namespace doctor's checks that must see several keys at one moment, and its
--- repairs, one finding per call (PROTOCOL §24). Every kind checks again, inside the
+-- repairs, one finding per call (PROTOCOL §25). Every kind checks again, inside the
 -- call, that what the doctor found is still so; when it is not, it answers 0 and writes
 -- nothing. No kind deletes a job: jobs move.
 -- ARGV[1] the kind:

@@ -1,4 +1,4 @@
-/* The web UI's Doctor page (PROTOCOL §24, cwork_client_doctor):
+/* The web UI's Doctor page (PROTOCOL §25, cwork_client_doctor):
  *
  *   GET  /doctor                              {"read_only", "findings": [{"kind", "key", "member",
  *                                             "problem", "action", "repaired",

@@ -19,6 +19,13 @@
  *                                        the listed jobs waiting in queue N (place: as
  *                                        listed by /queue_jobs, 0 the next to run, -1
  *                                        unknown); {"done", "unchanged", "message"}
+ *   POST /kill_all?set=S[&name=N]        retry or scheduled: every job to dead (PROTOCOL §24):
+ *                                        {"count"} (one job: /apply's action kill)
+ *   GET  /search?set=S&q=TEXT&page=P&per_page=S[&max_scan=M]  the jobs of a set whose
+ *                                        args or err hold TEXT, newest first, from a scan
+ *                                        of the newest M (default 10000) members: {"count":
+ *                                        matches, "jobs": [as /retry_jobs], "scanned",
+ *                                        "total", "bounded"}
  *   POST /cancel?id=ID                   cancels the job (PROTOCOL §21): {"place": where it
  *                                        was, "pool": the pool running it or ""}; 404 no
  *                                        such job (or dead already), 409 it runs in a pool
@@ -342,10 +349,11 @@ static void route_apply(const web_request *req, web_response *res)
     cwork_job_action act = !strcmp(action, "delete")    ? CWORK_ACTION_DELETE
                            : !strcmp(action, "retry")   ? CWORK_ACTION_RETRY
                            : !strcmp(action, "run_now") ? CWORK_ACTION_RUN_NOW
+                           : !strcmp(action, "kill")    ? CWORK_ACTION_KILL
                                                         : (cwork_job_action)0;
     cw_free(action);
     if (!act) {
-        cw_web_error(res, 400, "action must be delete, retry or run_now");
+        cw_web_error(res, 400, "action must be delete, retry, run_now or kill");
         return;
     }
     gj_value *doc = NULL;
@@ -639,6 +647,77 @@ static void route_succeeded(const web_request *req, web_response *res)
     reply_json(&b, res);
 }
 
+/* ---------------------------------------------------------------- kill all, search */
+
+static void route_kill_all(const web_request *req, web_response *res)
+{
+    cwork_job_set set;
+    char *name = NULL;
+    if (set_param(req, res, &set) != 0 || text_param(req, res, "name", 0, &name) != 0) return;
+    cwork_error err = {0};
+    int64_t count = 0;
+    int rc = cwork_client_kill_all(req->web->client, set, name, &count, &err);
+    cw_free(name);
+    if (rc != 0)
+        cw_web_client_error(res, rc, &err);
+    else
+        reply_count(res, count, NULL);
+}
+
+/* The rows as /retry_jobs, /scheduled_jobs and /dead_jobs give them, so that the UI's
+ * lists show a search's page as any other. */
+static void route_search(const web_request *req, web_response *res)
+{
+    cwork_job_set set;
+    char *text = NULL;
+    uint64_t page, per_page, max_scan;
+    if (set_param(req, res, &set) != 0 || text_param(req, res, "q", 1, &text) != 0) return;
+    if (uint_param(req, res, "page", 0, 100000000, 1, &page) != 0 ||
+        uint_param(req, res, "per_page", 1, 1000, CWORK_PAGE_SIZE, &per_page) != 0 ||
+        uint_param(req, res, "max_scan", 1, CWORK_SEARCH_MAX_SCAN_MAX, CWORK_SEARCH_MAX_SCAN,
+                   &max_scan) != 0) {
+        cw_free(text);
+        return;
+    }
+    cwork_search_query q = {text, (unsigned)page, (unsigned)per_page, (size_t)max_scan};
+    cwork_listed_job *jobs = NULL;
+    size_t n = 0;
+    cwork_search_info info;
+    cwork_error err = {0};
+    int rc = cwork_client_search(req->web->client, set, &q, &jobs, &n, &info, &err);
+    cw_free(text);
+    if (rc != 0) {
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    const char *at_key = set == CWORK_SET_RETRY       ? "retry_at"
+                         : set == CWORK_SET_SCHEDULED ? "run_at"
+                                                      : "died_at";
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_buf_printf(&b, "{\"bounded\":%s,\"count\":%lld,\"jobs\":[", info.bounded ? "true" : "false",
+                  (long long)info.matches);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char *job = NULL;
+        size_t len = 0;
+        rc = cwork_job_encode_flavor(jobs[i].job, req->web->flavor, &job, &len, &err);
+        if (rc == 0 && len > 1) {
+            cw_buf_printf(&b, "%s{\"%s\":%lld,", i ? "," : "", at_key, (long long)jobs[i].at);
+            cw_buf_append(&b, job + 1, len - 1); /* the job's fields and its '}' */
+        }
+        cwork_free(job);
+    }
+    cw_buf_printf(&b, "],\"scanned\":%lld,\"total\":%lld}", (long long)info.scanned,
+                  (long long)info.total);
+    cwork_listed_jobs_free(jobs, n);
+    if (rc != 0) {
+        cw_buf_free(&b);
+        cw_web_client_error(res, rc, &err);
+        return;
+    }
+    reply_json(&b, res);
+}
+
 /* ---------------------------------------------------------------- dispatch */
 
 typedef struct ui_route {
@@ -658,6 +737,8 @@ static const ui_route ui_routes[] = {
     {"/clear_queue", 1, route_clear_queue},
     {"/delete_waiting", 1, route_delete_waiting},
     {"/cancel", 1, route_cancel},
+    {"/kill_all", 1, route_kill_all},
+    {"/search", 0, route_search},
     {"/rate_limits", 0, route_rate_limits},
     {"/rate_limit", 1, route_set_rate_limit},
     {"/batch", 0, route_batch},

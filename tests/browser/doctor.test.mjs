@@ -1,4 +1,4 @@
-// The Doctor page (PROTOCOL §24) in headless Chromium, at 1280 and 400 px: a damaged
+// The Doctor page (PROTOCOL §25) in headless Chromium, at 1280 and 400 px: a damaged
 // namespace (a queue holding a string, a dead member that is no JSON, a lock counter of
 // 3 with nothing behind it) lists exactly those findings with what a repair does; one
 // finding's Repair button repairs it alone, "Repair all" the rest, after which the page

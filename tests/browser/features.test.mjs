@@ -1,6 +1,7 @@
 // The UI's views of cwork's own features in headless Chromium, at 1280 and 400 px: a
 // rate limit on the Queues page (and whether it holds jobs back now), a tracked batch's
-// page reached from one of its jobs, and the Succeeded tab with a kept result. The
+// page reached from one of its jobs, the Succeeded tab with a kept result, a retry job
+// killed from its list (PROTOCOL §24) and a search of the dead list. The
 // namespace is written by the `cwork` command itself (enqueue --bulk --batch-callback,
 // limit) and by what a pool's commit writes (PROTOCOL §20, §22, §23). Screenshots go to
 // ARTIFACT_DIR as features-<page>-<width>.png.
@@ -12,7 +13,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from './redis.mjs';
-import { setup, results, check, startWeb, stopWeb, shot, middayZone, nowS } from './harness.mjs';
+import {
+  setup, results, check, startWeb, stopWeb, shot, middayZone, nowS, confirmWith, message, rowOf, same,
+} from './harness.mjs';
 
 const [artifacts] = process.argv.slice(2);
 const cli = process.env.CWORK_CLI;
@@ -25,6 +28,9 @@ setup({ artifacts, cli, redisUrl });
 
 const cworkCmd = (ns, args, input) => execFileSync(cli, [...args, '--redis', redisUrl, '--ns', ns],
   { input: input || '', encoding: 'utf8' });
+
+const KILL_ME = '{"name":"mail","id":"kill1","t":1,"args":{"to":"b@example.com"},"fails":2,"err":"smtp timeout","failed_at":1700000000}';
+const RETRY_KEEP = '{"name":"mail","id":"keep1","t":1,"args":{"to":"c@example.com"},"fails":1,"err":"smtp timeout","failed_at":1700000000}';
 
 async function seedFeatures(redis, ns) {
   cworkCmd(ns, ['limit', 'mail', '2/1h']);
@@ -43,6 +49,15 @@ async function seedFeatures(redis, ns) {
   await redis.cmd('ZADD', `${ns}:cwork:succeeded:calc`, String(now * 1000 - 5000),
     `{"ran_at":${now * 1000 - 5250},"took_us":250300,"job":${job}}`);
   await redis.cmd('SET', `${ns}:cwork:result:k1a2b3c4d5e6f7a8b9c0d1e2`, '{"answer":42}');
+  // kill and search: two retry jobs, and dead jobs of which two hold "needle"
+  await redis.cmd('ZADD', `${ns}:retry`, '1900000000', KILL_ME, '1900000001', RETRY_KEEP);
+  for (let i = 0; i < 30; i++) {
+    const hit = i === 3 || i === 20;
+    const err = i === 20 ? 'Needle in the haystack' : 'timeout';
+    const args = i === 3 ? { q: 'a needle' } : { n: i };
+    await redis.cmd('ZADD', `${ns}:dead`, String(1700000000 + i),
+      JSON.stringify({ name: 'calc', id: `dead${i}${hit ? 'hit' : ''}`, t: 1, args, fails: 4, err, failed_at: 1700000000 + i }));
+  }
   return batch;
 }
 
@@ -110,6 +125,42 @@ async function suite(browser, redis, width) {
     const text = await row.textContent();
     check(text.includes('calc') && text.includes('k1a2b3c4d5e6f7a8b9c0d1e2') && text.includes('250.3 ms') && text.includes('"answer"'), `the Succeeded tab lists the kept job, how long it ran and its result (${text})`);
     await shot(page, 'features-succeeded', width);
+
+    // Kill from the Retry list: the job moves to dead with its bytes, scored now
+    await page.goto(`${web.url}#/retry`);
+    await rowOf(page, 'kill1').waitFor();
+    await shot(page, 'features-retry-kill', width);
+    const before = nowS();
+    await rowOf(page, 'kill1').locator('button[aria-label="Kill job kill1"]').click();
+    await confirmWith(page, 'moves to the dead set');
+    await message(page, 'Killed 1 retry job');
+    const died = await redis.cmd('ZSCORE', `${ns}:dead`, KILL_ME);
+    check(died !== null && Number(died) >= before - 1 && Number(died) <= nowS() + 1, `the killed job is in dead with its bytes, scored when it died (${died})`);
+    const retry = await redis.cmd('ZRANGE', `${ns}:retry`, '0', '-1');
+    check(retry.length === 1 && retry[0] === RETRY_KEEP, `only the killed job left the retry set (${retry.length})`);
+    await rowOf(page, 'kill1').waitFor({ state: 'detached' });
+    check(await rowOf(page, 'keep1').count() === 1, 'the list shows the other retry job still');
+    // the job page of a retry job offers Kill too
+    await page.goto(`${web.url}#/job/keep1`);
+    await page.locator('main h2', { hasText: 'Job keep1' }).waitFor();
+    await page.locator('main .toolbar button', { hasText: /^Kill$/ }).waitFor();
+    check(true, 'the job page of a retry job has a Kill button');
+
+    // Search the dead list: args and errors, any case; the count says what was searched
+    await page.goto(`${web.url}#/dead`);
+    await rowOf(page, 'dead29').waitFor(); // the dead list, not the job page before it
+    await page.locator('form.search input').fill('NEEDLE');
+    await page.locator('form.search input').press('Enter');
+    await page.locator('p.search-note').waitFor();
+    const note = await page.locator('p.search-note').textContent();
+    check(note.includes('2 matches') && note.includes('all 31 dead jobs'), `the search says what it found and read (${note})`);
+    const found = await page.locator('main tbody a.id').allTextContents();
+    check(same(found, ['dead20hit', 'dead3hit']), `the search lists the matching jobs, newest first (${found})`);
+    check(page.url().includes('q=NEEDLE'), 'the search is in the URL');
+    await shot(page, 'features-dead-search', width);
+    await page.locator('p.search-note a', { hasText: 'Clear search' }).click();
+    await page.locator('p.search-note').waitFor({ state: 'detached' });
+    check(await page.locator('main tbody tr').count() === 20, 'clearing the search shows the whole list again');
     check(problems.length === 0, `no page errors (${problems.join('; ')})`);
   } finally {
     await context.close();

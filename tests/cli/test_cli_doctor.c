@@ -1,4 +1,4 @@
-/* cwork doctor (PROTOCOL §24): a clean namespace exits 0; findings exit 1 with the key,
+/* cwork doctor (PROTOCOL §25): a clean namespace exits 0; findings exit 1 with the key,
  * the problem and what --repair would do, in text and --json; --repair repairs them (exit
  * 1, the findings marked repaired) and a second run exits 0; the whole namespace after
  * each; bad command lines exit 2, an unreachable Redis 6. */

@@ -1,4 +1,4 @@
-/* cwork_client_doctor against a real Redis (PROTOCOL §24). A whole, healthy namespace
+/* cwork_client_doctor against a real Redis (PROTOCOL §25). A whole, healthy namespace
  * (queues, a unique job and its guard, a live pool with a job in progress and its lock,
  * retry, scheduled and dead jobs, a periodic instance and its published schedule, a
  * rate limit, a tracked batch) is clean. Then each kind of damage is made in turn on a

@@ -1173,11 +1173,13 @@ typedef enum cwork_doctor_kind {
     CWORK_DOCTOR_UNDECODABLE,      /* a dead, retry or scheduled member that is no job */
     CWORK_DOCTOR_REMOVED_PERIODIC, /* a scheduled instance of a spec no pool schedules */
     CWORK_DOCTOR_RATE_LIMIT,       /* a rate limit setting that does not parse */
-    CWORK_DOCTOR_BATCH             /* a tracked batch whose counts do not add up */
+    CWORK_DOCTOR_BATCH,            /* a tracked batch whose counts do not add up */
+    CWORK_DOCTOR_SUPERSEDED        /* reapers dropped superseded by-key entries (records) */
 } cwork_doctor_kind;
 
 /* "wrong_type", "future_heartbeat", "orphan", "lock", "guard", "unknown_name",
- * "undecodable", "removed_periodic", "rate_limit", "batch" ("unknown" otherwise);
+ * "undecodable", "removed_periodic", "rate_limit", "batch", "superseded" ("unknown"
+ * otherwise);
  * static storage. */
 const char *cwork_doctor_kind_name(cwork_doctor_kind kind);
 
@@ -1204,12 +1206,13 @@ typedef struct cwork_doctor_finding {
  * lists of pools without a heartbeat, unique guards whose job is gone, queues missing
  * from known_jobs, scheduled periodic instances of specs no pool schedules, heartbeats
  * from the future, dead/retry/scheduled members that are not job JSON, rate limit
- * settings that do not parse, tracked batches whose counts do not add up. A damaged key
- * is a finding, never an error. *out receives the findings (NULL and *n 0 when the
- * namespace is clean); free them with cwork_doctor_findings_free. With
- * CWORK_DOCTOR_REPAIR each finding is repaired by one script call that first checks it
- * still holds; jobs are moved (to their queue, or to a <p>cwork:quarantine:… key),
- * never deleted; a repair that fails sets repair_error and the others go on. Errors:
+ * settings that do not parse, tracked batches whose counts do not add up, and records of
+ * in-progress entries that reapers dropped as superseded by-key placeholders (PROTOCOL
+ * §9.3; the repair files the records away). A damaged key is a finding, never an error. *out
+ * receives the findings (NULL and *n 0 when the namespace is clean); free them with
+ * cwork_doctor_findings_free. With CWORK_DOCTOR_REPAIR each finding is repaired by one script call
+ * that first checks it still holds; jobs are moved (to their queue, or to a <p>cwork:quarantine:…
+ * key), never deleted; a repair that fails sets repair_error and the others go on. Errors:
  * CWORK_EREDIS and CWORK_EPROTO when Redis fails (no findings are returned),
  * CWORK_EINVAL for NULL arguments, CWORK_ENOMEM. Reads every key of the namespace: its
  * cost grows with the namespace. Thread-safe. */

@@ -29,6 +29,7 @@ cwork_test_packages=(
     abigail-tools                           # abidiff: the ABI check (scripts/abi.sh)
     clang-tidy python3                      # scripts/tidy.sh
     clang-format                            # scripts/format.sh --check
+    iproute2                                # `ip netns`: the fault suite's partition
     libunistring-dev                        # `pkg-config --static cwork-web` names
                                             # -lunistring (gnutls's), which no -dev
                                             # package pulls in: the install check

@@ -640,6 +640,42 @@ static int check_batches(cw_doctor *d, scan_state *s, cwork_error *err)
     return rc;
 }
 
+/* Reapers record each in-progress entry they dropped as superseded by its by-key
+ * guard's job (PROTOCOL §9.3): an upstream Go pool leaves such placeholders behind. The
+ * jobs are not lost (the guard's job ran instead); the finding tells the operator, and
+ * its repair files the records under <p>cwork:quarantine:superseded. */
+static int check_superseded(cw_doctor *d, scan_state *s, cwork_error *err)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->e[i].d.cls != CW_DK_SUPERSEDED || !s->e[i].ok) continue;
+        redisReply *len = NULL, *newest = NULL;
+        int rc = key_command(d, "LLEN", s->keys.argv[i], s->keys.lens[i], NULL, &len, err);
+        if (rc == 0)
+            rc = key_command(d, "LINDEX", s->keys.argv[i], s->keys.lens[i], "0", &newest, err);
+        if (rc == 0 && len && len->type == REDIS_REPLY_INTEGER && len->integer > 0 &&
+            cw_reply_is_str(newest)) {
+            cw_buf q;
+            cw_buf_init(&q);
+            cw_doctor_quarantine(d->k, "superseded", &q);
+            char action[300], m[100];
+            snprintf(action, sizeof action, "file the records under %s",
+                     q.oom ? "quarantine" : q.data);
+            shown(cw_reply_text(newest), cw_reply_len(newest), m);
+            rc = cw_doctor_add(d, CWORK_DOCTOR_SUPERSEDED, s->keys.argv[i], NULL, 0,
+                               cw_reply_text(newest), action,
+                               "%lld in-progress entries were dropped by reapers as superseded "
+                               "by-key placeholders (upstream Go leaves them; the guard's job "
+                               "ran instead); the newest: %s",
+                               (long long)len->integer, m);
+            cw_buf_free(&q);
+        }
+        cw_reply_free(len);
+        cw_reply_free(newest);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- the run */
 
 static int run(cw_doctor *d, cwork_error *err)
@@ -659,6 +695,7 @@ static int run(cw_doctor *d, cwork_error *err)
     if (rc == 0) rc = check_known(d, &s, err);
     if (rc == 0) rc = check_rate_limits(d, err);
     if (rc == 0) rc = check_batches(d, &s, err);
+    if (rc == 0) rc = check_superseded(d, &s, err);
     if (rc == CWORK_ENOMEM && !err->message[0]) rc = oom(err);
     scan_free(&s);
     return rc;

@@ -33,7 +33,8 @@ typedef enum cw_doctor_class {
     CW_DK_RESULT,
     CW_DK_SUCCEEDED,
     CW_DK_BATCH,
-    CW_DK_BATCH_JOBS
+    CW_DK_BATCH_JOBS,
+    CW_DK_SUPERSEDED
 } cw_doctor_class;
 
 /* A key's class and the type PROTOCOL gives it ("list", "zset", …; NULL for

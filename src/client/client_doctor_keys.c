@@ -33,6 +33,7 @@ static const struct {
     {"cwork:periodic", CW_DK_PERIODIC, "hash"},
     {"cwork:rate_limits", CW_DK_RATE_LIMITS, "hash"},
     {"cwork:cancelled", CW_DK_CANCELLED, "hash"},
+    {"cwork:superseded", CW_DK_SUPERSEDED, "list"},
 };
 
 /* Keys named by a prefix followed by something (a name, an id, a date). */

@@ -21,6 +21,7 @@ const char *cwork_doctor_kind_name(cwork_doctor_kind kind)
         [CWORK_DOCTOR_REMOVED_PERIODIC] = "removed_periodic",
         [CWORK_DOCTOR_RATE_LIMIT] = "rate_limit",
         [CWORK_DOCTOR_BATCH] = "batch",
+        [CWORK_DOCTOR_SUPERSEDED] = "superseded",
     };
     if ((unsigned)kind >= sizeof names / sizeof names[0]) return "unknown";
     return names[kind];
@@ -208,7 +209,8 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
                        f->kind == CWORK_DOCTOR_REMOVED_PERIODIC ||
                        f->kind == CWORK_DOCTOR_RATE_LIMIT;
     int needs_value = f->kind == CWORK_DOCTOR_WRONG_TYPE || f->kind == CWORK_DOCTOR_RATE_LIMIT ||
-                      f->kind == CWORK_DOCTOR_FUTURE_HEARTBEAT;
+                      f->kind == CWORK_DOCTOR_FUTURE_HEARTBEAT ||
+                      f->kind == CWORK_DOCTOR_SUPERSEDED;
     if ((needs_member && !f->member) || (needs_value && !f->value))
         return cw_error(err, CWORK_EINVAL, "%s: the finding lacks its %s", f->key,
                         needs_member && !f->member ? "member" : "value");
@@ -284,6 +286,12 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
         cw_argv_add_buf(&keys, &b);
         cw_argv_add_str(&args, "hmove");
         cw_argv_add(&args, f->member, f->member_len);
+        cw_argv_add_str(&args, f->value);
+        break;
+    case CWORK_DOCTOR_SUPERSEDED:
+        cw_doctor_quarantine(k, "superseded", &b);
+        cw_argv_add_buf(&keys, &b);
+        cw_argv_add_str(&args, "file");
         cw_argv_add_str(&args, f->value);
         break;
     case CWORK_DOCTOR_BATCH:

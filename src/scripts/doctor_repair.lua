@@ -30,6 +30,10 @@
 --               'repair'. The counts succeeded, dead and retrying are the tallies of
 --               s, d and r in :jobs, and total is at least their sum. Answers 0 when
 --               they agree, else the text (after repairing it with 'repair').
+--   'file'      KEYS[1] <p>cwork:superseded, KEYS[2] <p>cwork:quarantine:superseded;
+--               ARGV[2] the newest record found. While the newest record is still that
+--               one, moves every record, oldest first, to the head of KEYS[2] (newest
+--               first there too): the records are kept, no longer reported.
 -- Every kind answers 1 when it repaired, 0 when there was nothing to do, or {-2, key}
 -- when a key it would write has another type (nothing written).
 
@@ -235,6 +239,18 @@ if kind == 'batch' then
     end
   end
   return table.concat(wrong, '; ')
+end
+
+if kind == 'file' then
+  if key_type(KEYS[1]) ~= 'list' or redis.call('LINDEX', KEYS[1], 0) ~= ARGV[2] then
+    return 0
+  end
+  if not want(KEYS[2], 'list') then
+    return {-2, KEYS[2]}
+  end
+  while redis.call('RPOPLPUSH', KEYS[1], KEYS[2]) do
+  end
+  return 1
 end
 
 return redis.error_reply('doctor_repair: unknown kind ' .. tostring(kind))

@@ -276,6 +276,22 @@ static void dead_hash_moved(const char *ns)
         "{\"name\":\"mail\",\"id\":\"h1\",\"t\":1,\"args\":null}");
 }
 
+/* Two records of superseded by-key entries (as reaper_requeue.lua writes them, newest
+ * first), and where the repair files them: a record is no job (the guard's job ran),
+ * but it is kept. */
+#define SUPERSEDED_OLD                                                                             \
+    "{\"at\":1900000000,\"pool\":\"" DEAD_POOL "\",\"key\":\"k\",\"id\":\"s1\",\"job\":\"{}\"}"
+#define SUPERSEDED_NEW                                                                             \
+    "{\"at\":1900000100,\"pool\":\"" DEAD_POOL "\",\"key\":\"k\",\"id\":\"s2\",\"job\":\"{}\"}"
+static void superseded_records(const char *ns)
+{
+    cmd("RPUSH %s:cwork:superseded %s %s", ns, SUPERSEDED_NEW, SUPERSEDED_OLD);
+}
+static void superseded_filed(const char *ns)
+{
+    cmd("RPUSH %s:cwork:quarantine:superseded %s %s", ns, SUPERSEDED_NEW, SUPERSEDED_OLD);
+}
+
 static void each_damage_found_repaired_and_clean_after(void)
 {
     static const damage_case cases[] = {
@@ -302,6 +318,8 @@ static void each_damage_found_repaired_and_clean_after(void)
          batch_overcounted, nothing, 1},
         {"an instance of a removed periodic spec", CWORK_DOCTOR_REMOVED_PERIODIC, "scheduled",
          removed_spec, removed_spec_moved, 1},
+        {"records of superseded by-key entries", CWORK_DOCTOR_SUPERSEDED, "cwork:superseded",
+         superseded_records, superseded_filed, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         /* the repaired heartbeat is Redis' now: the healthy one is written with it too */

@@ -182,6 +182,8 @@ static long long next_beat(long long was)
  * clock: the periods pass without waiting for them. */
 static void thread_beats_every_period(void)
 {
+    const long long period_s = CW_HEARTBEAT_PERIOD_MS / 1000; /* heartbeat_at's unit */
+    CHECK(CW_HEARTBEAT_PERIOD_MS % 1000 == 0);
     int64_t t0 = clock_start_manual();
     long long sat = t0 / 1000;
     cw_heartbeat *hb = fresh("hbthread");
@@ -193,19 +195,19 @@ static void thread_beats_every_period(void)
     tl_sleep_ms(300);                     /* (time for a wrong beat to show) */
     CHECK_INT(hget("heartbeat_at"), sat); /* no beat before the period is over */
     cw_clock_advance_ms(1);
-    CHECK_INT(next_beat(sat), sat + 5);
+    CHECK_INT(next_beat(sat), sat + period_s);
     /* The next period counts from the last one's end, not from the beat's. */
     CLOCK_ADVANCE(1, CW_HEARTBEAT_PERIOD_MS - 1);
     tl_sleep_ms(300);
-    CHECK_INT(hget("heartbeat_at"), sat + 5);
+    CHECK_INT(hget("heartbeat_at"), sat + period_s);
     cw_clock_advance_ms(1);
-    CHECK_INT(next_beat(sat + 5), sat + 10);
+    CHECK_INT(next_beat(sat + period_s), sat + 2 * period_s);
     CHECK_INT(hget("started_at"), sat);
     CLOCK_SETTLE(1);
     int64_t t1 = tl_now_ms();
     CHECK_INT(cw_heartbeat_stop(hb, 0, NULL), 0);
     CHECK(tl_now_ms() - t1 < 500);
-    check_dump(spec_dump(sat + 10, sat));
+    check_dump(spec_dump(sat + 2 * period_s, sat));
     finish(hb);
     cw_clock_system();
 }

@@ -61,7 +61,7 @@ static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_comm
     /* Every beat from now on is refused (WRONGTYPE on SADD worker_pools). */
     freeReplyObject(tl_cmd(rc_, "DEL %s:worker_pools", ns_));
     freeReplyObject(tl_cmd(rc_, "SET %s:worker_pools damaged", ns_));
-    /* Up to the stop point the beats (at 5 s, retried each second) could still renew the
+    /* Up to the stop point the beats (every 2 s, retried each second) could still renew the
      * lease: the job runs on. */
     int64_t at = 0;
     for (; at + 500 < CW_LEASE_STOP_AT_MS; at += 500) {

@@ -21,8 +21,8 @@ static const char pools_usage[] =
     "\n"
     "Lists the worker pools of the namespace, Go's and cwork's, from their\n"
     "heartbeats: host, pid, concurrency, workers, when each started and last beat,\n"
-    "and its job names. Pools beat every 5 s; one silent for minutes has died, and\n"
-    "a dead pool reaper puts its jobs back into their queues.\n"
+    "and its job names. cwork pools beat every 2 s, Go's every 5 s; one silent for\n"
+    "minutes has died, and a dead pool reaper puts its jobs back into their queues.\n"
     "\n"
     "  --json   print the body of Go workwebui's GET /worker_pools instead\n" COMMON "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";

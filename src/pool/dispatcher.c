@@ -370,9 +370,18 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
                        size_t fetch)
 {
     cwork_pool *p = sh->pool;
-    /* Everything done so far is committed, with what an earlier failed attempt left. */
+    /* Everything done so far is committed, with what an earlier failed attempt left —
+     * except a task stopped for a lost lease that finished after the dispatcher last
+     * held off (the lease came back meanwhile): its run is not this pool's to report,
+     * and the lease's reclaim takes its entry up again if no reaper did (lease.c). */
     for (cw_task *t = cw_tq_take_all(&sh->done); t;) {
         cw_task *next = t->next;
+        if (atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
+            cw_task_free(t);
+            sh->in_flight--;
+            t = next;
+            continue;
+        }
         t->next = sh->pending;
         sh->pending = t;
         sh->npending++;

@@ -165,7 +165,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     pthread_rwlock_init(&p->fetch_lock, &rwa);
     pthread_rwlockattr_destroy(&rwa);
     cw_cond_init_monotonic(&p->idle_cond);
-    cw_lease_init(p);
+    if (cw_lease_init(p) != 0) goto oom; /* (a condition without its clock: never on Linux) */
     return p;
 oom:
     cw_error(err, CWORK_ENOMEM, "out of memory");

@@ -46,6 +46,39 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
     return k;
 }
 
+/* Reclaimed jobs an operator cancelled meanwhile (their ids in <p>cwork:cancelled, for
+ * instance while the pool had lost its lease and stopped them) are marked stopped
+ * before they are delivered: no executor runs them, and their commit sends them to dead
+ * as cancelled (PROTOCOL §21.3). One HMGET, on this rare path only; a failed read
+ * leaves them unmarked (the commit still sends them to dead, after a run). */
+static void mark_cancelled(cwork_pool *p, cw_conn *c, cw_task_queue *tasks)
+{
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_cancelled(&p->keys, &key);
+    cw_argv a;
+    cw_argv_init(&a);
+    cw_argv_add_str(&a, "HMGET");
+    cw_argv_add_buf(&a, &key);
+    for (cw_task *t = tasks->head; t; t = t->next)
+        if (t->job) cw_argv_add(&a, t->job->id.ptr, t->job->id.len);
+    redisReply *r = NULL;
+    size_t n = 0;
+    if (!key.oom && !a.oom && a.n > 2 &&
+        cw_conn_command(c, (int)a.n, a.argv, a.lens, &r, NULL) == 0 &&
+        cw_reply_array(r, 0, &n, NULL, NULL) == 0) {
+        size_t i = 0;
+        for (cw_task *t = tasks->head; t && i < n; t = t->next) {
+            if (!t->job) continue;
+            const redisReply *v = cw_reply_at(r, i++);
+            if (v && v->type == REDIS_REPLY_STRING) cw_task_stop(t, CWORK_STOP_CANCELLED);
+        }
+    }
+    cw_reply_free(r);
+    cw_argv_free(&a);
+    cw_buf_free(&key);
+}
+
 int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *incomplete,
                           cwork_error *err)
 {
@@ -91,6 +124,7 @@ int cw_reclaim_inprogress(cwork_pool *p, cw_conn *c, cw_task_queue *out, int *in
     cw_free(replies);
     cw_free(known);
     cw_free(used);
+    if (rc == 0 && out->len) mark_cancelled(p, c, out);
     if (out->len) {
         char n[24];
         snprintf(n, sizeof n, "%zu", out->len);

@@ -81,7 +81,9 @@ local function drop_superseded(list, key, job, raw)
   if type(r) ~= 'number' then
     return superseded_key .. ': ' .. r.err
   end
-  redis.call('LTRIM', superseded_key, 0, superseded_cap - 1)
+  -- pcall: a user without +ltrim keeps a longer record rather than a stuck reaper (the
+  -- record is written; an error here would leave it written and the entry in place)
+  redis.pcall('LTRIM', superseded_key, 0, superseded_cap - 1)
   redis.call('RPOP', list)
   dropped[#dropped + 1] = key
   dropped[#dropped + 1] = id

@@ -44,8 +44,14 @@ static void wait_atomic(atomic_int *v, int want, const char *what)
     tl_fail(__FILE__, __LINE__, "timed out waiting for %s", what);
 }
 
-static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_commits_nothing(void)
+/* Makes the pool unable to beat, runs its job to the lease's stop point, and checks it
+ * was stopped and not committed. Returns the pool (started, fenced, its job stopped). */
+static cwork_pool *fence_a_running_job(void)
 {
+    atomic_store(&started_, 0);
+    atomic_store(&stopped_, 0);
+    atomic_store(&returned_, 0);
+    atomic_store(&reason_, CWORK_STOP_NONE);
     clock_start_manual();
     cwork_pool *p = new_pool("lease", 1);
     cwork_job_options jo;
@@ -90,6 +96,16 @@ static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_comm
     cwork_pool_get_stats(p, &st);
     CHECK_INT(st.succeeded, 0);
     CHECK_INT(st.failed, 0);
+    return p;
+}
+
+static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_commits_nothing(void)
+{
+    cwork_pool *p = fence_a_running_job();
+    const char *id = cwork_pool_id(p);
+    cwork_error err = {0};
+    cwork_pool_stats st;
+    char key[256];
 
     /* Redis takes the heartbeat again: the pool beats, takes the job up (no reaper came)
      * and runs it to success. */
@@ -121,10 +137,46 @@ static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_comm
     tl_ns_delete(rc_, ns_);
 }
 
+/* Cancelled while its pool had lost its lease (the job was stopped, its entry left in
+ * progress): once the lease is renewed the pool takes the entry up, sees the cancel
+ * mark and sends it to dead as cancelled without running it again (reclaim.c). */
+static void a_job_cancelled_while_fenced_is_not_run_again(void)
+{
+    cwork_pool *p = fence_a_running_job();
+    const char *id = cwork_pool_id(p);
+    /* The cancel as the cancel script leaves it (PROTOCOL §21.1): the mark, which the
+     * pool did not hear of (its worker_pools is still damaged, so cwork_client_cancel
+     * itself cannot look the job up here). */
+    freeReplyObject(tl_cmd(rc_, "HSET %s:cwork:cancelled l1 1700000100", ns_));
+
+    freeReplyObject(tl_cmd(rc_, "DEL %s:worker_pools", ns_));
+    for (int i = 0; i < 200 && wait_for_int(1, 0, "ZCARD %s:dead%s", "") != 1; i++) {
+        CLOCK_ADVANCE(THREADS, 100);
+        tl_sleep_ms(20);
+    }
+    CHECK_INT(wait_for_int(1, 0, "ZCARD %s:dead%s", ""), 1);
+    CHECK_INT(atomic_load(&started_), 1); /* never run again */
+    char key[256];
+    snprintf(key, sizeof key, "LLEN %%s:jobs:long:%s:inprogress%%s", id);
+    CHECK_INT(wait_for_int(0, 10000, key, ""), 0);
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:dead 0 -1", ns_);
+    CHECK(r->elements == 1 && strstr(r->element[0]->str, "\"err\":\"cancelled\"") != NULL);
+    freeReplyObject(r);
+    CHECK_INT(wait_for_int(0, 10000, "EXISTS %s:cwork:cancelled%s", ""), 0); /* consumed */
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cw_clock_system();
+    cwork_pool_stats st;
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT(st.succeeded, 0);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     pool_test_setup();
     RUN(a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_commits_nothing);
+    RUN(a_job_cancelled_while_fenced_is_not_run_again);
     pool_test_teardown();
     return tl_finish();
 }

@@ -101,50 +101,69 @@ if kind == 'locks' then
   if not want(KEYS[1], 'string') or not want(KEYS[2], 'hash') then
     return 0
   end
-  local pools, holds, sum = {}, {}, 0
+  -- A pool holds a slot for each entry of its list, except that an upstream Go pool
+  -- leaves a by-key placeholder behind after it released the slot (§4.5): entries that
+  -- carry "unique_key" may or may not hold one. So each pool holds between its other
+  -- entries (low) and all of them (high), and so does the lock between the sums.
+  local pools, low, high, lsum, hsum = {}, {}, {}, 0, 0
   for i = 3, #KEYS do
     if not want(KEYS[i], 'list') then
       return 0
     end
     pools[ARGV[i]] = i
-    holds[i] = redis.call('LLEN', KEYS[i])
-    sum = sum + holds[i]
+    high[i] = redis.call('LLEN', KEYS[i])
+    low[i] = high[i]
+    for _, e in ipairs(redis.call('LRANGE', KEYS[i], 0, -1)) do
+      if string.find(e, '"unique_key"', 1, true) then
+        low[i] = low[i] - 1
+      end
+    end
+    lsum, hsum = lsum + low[i], hsum + high[i]
+  end
+  local function holds(i)
+    return low[i] == high[i] and tostring(high[i]) or (low[i] .. ' to ' .. high[i])
   end
   local fields = redis.call('HGETALL', KEYS[2])
-  local wrong = {}
+  local wrong, set = {}, {}
   for i = 1, #fields, 2 do
     local at = pools[fields[i]]
     if not at then
       return -1
     end
     local v = int_text(fields[i + 1])
-    if v ~= holds[at] then
+    if not v or v < low[at] or v > high[at] then
       table.insert(wrong, 'lock_info field ' .. fields[i] .. ' is ' .. fields[i + 1] ..
-                   ', its in-progress list holds ' .. holds[at])
+                   ', its in-progress list holds ' .. holds(at))
+      set[at] = (v and v > high[at]) and high[at] or low[at]
     end
   end
   for i = 3, #KEYS do
-    if holds[i] > 0 and redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
-      table.insert(wrong, 'pool ' .. ARGV[i] .. ' holds ' .. holds[i] ..
+    if low[i] > 0 and redis.call('HEXISTS', KEYS[2], ARGV[i]) == 0 then
+      table.insert(wrong, 'pool ' .. ARGV[i] .. ' holds ' .. holds(i) ..
                    ' in progress with no lock_info field')
+      set[i] = low[i]
     end
   end
   local lock_text = redis.call('GET', KEYS[1])
-  local lock = int_text(lock_text)
-  if (lock_text and lock ~= sum) or (not lock_text and sum ~= 0) then
+  local lock = int_text(lock_text) or (lock_text and -1 or 0)
+  if lock < lsum or lock > hsum then
     table.insert(wrong, 'lock is ' .. (lock_text or 'absent') .. ', in-progress lists hold ' ..
-                 sum)
+                 (lsum == hsum and tostring(hsum) or (lsum .. ' to ' .. hsum)))
   end
   if #wrong == 0 then
     return 0
   end
   if ARGV[2] == 'repair' then
+    -- each wrong field to the nearest count it may hold, then the lock to their sum
+    local sum = 0
     for i = 3, #KEYS do
-      if holds[i] > 0 then
-        redis.call('HSET', KEYS[2], ARGV[i], holds[i])
+      local v = set[i] or int_text(redis.call('HGET', KEYS[2], ARGV[i])) or 0
+      if v > 0 then
+        redis.call('HSET', KEYS[2], ARGV[i], v)
       else
         redis.call('HDEL', KEYS[2], ARGV[i])
       end
+      sum = sum + v
     end
     redis.call('SET', KEYS[1], sum)
   end

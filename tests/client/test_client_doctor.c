@@ -368,6 +368,48 @@ static void clean_namespace_is_clean_and_unchanged(void)
 }
 
 /* A finding repaired later (the web UI's button): 0 when it no longer holds. */
+/* An upstream Go pool's by-key placeholder (PROTOCOL §4.5): the entry stays in the Go
+ * pool's in-progress list after the pool released its slot. Not a lock finding; a
+ * lock_info field below the pool's other entries still is, and is repaired to them. */
+#define GO_POOL "cccccccccccccccccccccccc"
+#define PLACEHOLDER                                                                                \
+    "{\"name\":\"good\",\"id\":\"p1\",\"t\":1700000000,\"args\":{\"v\":1},"                        \
+    "\"unique\":true,\"unique_key\":\"k\"}"
+static void an_upstream_placeholder_is_no_lock_finding(void)
+{
+    cwork_client *cl = fresh("doc");
+    redisReply *t = tl_cmd(rc_, "TIME");
+    now_s_ = atoll(t->element[0]->str);
+    freeReplyObject(t);
+    healthy(ns_);
+    cmd("SADD %s:worker_pools %s", ns_, GO_POOL);
+    cmd("HSET %s:worker_pools:%s heartbeat_at %lld started_at %lld job_names good "
+        "concurrency 1 worker_ids w host h pid 2",
+        ns_, GO_POOL, now_s_, now_s_);
+    cmd("LPUSH %s:jobs:good:%s:inprogress %s", ns_, GO_POOL, PLACEHOLDER);
+    cmd("HSET %s:jobs:good:lock_info %s 0", ns_, GO_POOL);
+    size_t n = 7;
+    cwork_doctor_finding *f = doctor(cl, 0, &n);
+    if (n) tl_fail(__FILE__, __LINE__, "%s: %s", f[0].key, f[0].problem);
+    cwork_doctor_findings_free(f, n);
+    /* the cwork pool's field below its one running job: found, repaired to 1 */
+    cmd("HSET %s:jobs:good:lock_info %s 0", ns_, LIVE);
+    f = doctor(cl, CWORK_DOCTOR_REPAIR, &n);
+    CHECK_INT(n, 1);
+    if (n) CHECK_INT(f[0].kind, CWORK_DOCTOR_LOCK);
+    cwork_doctor_findings_free(f, n);
+    redisReply *r = tl_cmd(rc_, "HGET %s:jobs:good:lock_info %s", ns_, LIVE);
+    CHECK_STR(r->str, "1");
+    freeReplyObject(r);
+    r = tl_cmd(rc_, "GET %s:jobs:good:lock", ns_);
+    CHECK_STR(r->str, "1");
+    freeReplyObject(r);
+    f = doctor(cl, 0, &n);
+    CHECK_INT(n, 0);
+    cwork_doctor_findings_free(f, n);
+    done(cl);
+}
+
 static void a_finding_repaired_alone_and_twice(void)
 {
     cwork_client *cl = fresh("doc");
@@ -404,6 +446,7 @@ int main(void)
     RUN(clean_namespace_is_clean_and_unchanged);
     RUN(each_damage_found_repaired_and_clean_after);
     RUN(a_finding_repaired_alone_and_twice);
+    RUN(an_upstream_placeholder_is_no_lock_finding);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

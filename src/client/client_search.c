@@ -46,7 +46,25 @@ typedef struct search {
     size_t n;
     int64_t matches;
     cw_buf args; /* scratch: the args' JSON */
+    /* the text as Go's encoder writes it inside a string (<, > and & as \u003c, \u003e,
+     * \u0026: the args' JSON spells them so), or empty when the text has none of them */
+    cw_buf go_text;
 } search;
+
+/* s->go_text from s->text (see above). */
+static void spell_as_go(search *s)
+{
+    if (!memchr(s->text, '<', s->text_len) && !memchr(s->text, '>', s->text_len) &&
+        !memchr(s->text, '&', s->text_len))
+        return;
+    for (size_t i = 0; i < s->text_len; i++) {
+        char c = s->text[i];
+        if (c == '<' || c == '>' || c == '&')
+            cw_buf_puts(&s->go_text, c == '<' ? "\\u003c" : c == '>' ? "\\u003e" : "\\u0026");
+        else
+            cw_buf_putc(&s->go_text, c);
+    }
+}
 
 /* 1 when the decoded job's args (as JSON text) or err hold the text, 0 when not, or
  * CWORK_ENOMEM. */
@@ -58,7 +76,9 @@ static int job_matches(search *s, const cwork_job *job, cwork_error *err)
     cwork_error e = {0};
     if (cw_gj_encode(&s->args, job->args, &e) != 0) return 0; /* args JSON cannot hold */
     if (s->args.oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    return contains_nocase(s->args.data, s->args.len, s->text, s->text_len);
+    return contains_nocase(s->args.data, s->args.len, s->text, s->text_len) ||
+           (s->go_text.len &&
+            contains_nocase(s->args.data, s->args.len, s->go_text.data, s->go_text.len));
 }
 
 /* Looks at one member: the raw bytes first (a member whose bytes do not hold the text
@@ -141,9 +161,11 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
         return cw_error(err, CWORK_EINVAL, "max_scan %zu is more than %d", q->max_scan,
                         CWORK_SEARCH_MAX_SCAN_MAX);
     size_t size = q->page_size ? q->page_size : CWORK_PAGE_SIZE;
-    search s = {q->text, text_len, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0,
-                0,       {0}};
+    search s = {q->text, text_len, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0, 0,
+                {0},     {0}};
     cw_buf_init(&s.args);
+    cw_buf_init(&s.go_text);
+    spell_as_go(&s);
     cw_buf key;
     cw_buf_init(&key);
     int rc = cw_client_set_key(&client->keys, set, &key, err);
@@ -158,6 +180,8 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
     }
     cw_buf_free(&key);
     cw_buf_free(&s.args);
+    if (rc == 0 && s.go_text.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    cw_buf_free(&s.go_text);
     if (rc) {
         cwork_listed_jobs_free(s.jobs, s.n);
         return rc == CWORK_EINVAL || rc == CWORK_ETYPE ? rc

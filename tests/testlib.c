@@ -169,18 +169,25 @@ void tl_capture_logs(void)
     cwork_set_logger(record_log, NULL, CWORK_LOG_DEBUG);
 }
 
+/* (A record below tl_nlogs is never written again until the next capture: the one
+ * returned may be read after the lock is let go.) */
 const tl_log *tl_find_log(const char *message)
 {
-    for (int i = 0; i < tl_nlogs; i++)
-        if (strcmp(tl_logs[i].message, message) == 0) return &tl_logs[i];
-    return NULL;
+    const tl_log *found = NULL;
+    pthread_mutex_lock(&logs_mu);
+    for (int i = 0; i < tl_nlogs && !found; i++)
+        if (strcmp(tl_logs[i].message, message) == 0) found = &tl_logs[i];
+    pthread_mutex_unlock(&logs_mu);
+    return found;
 }
 
 int tl_count_logs(const char *message)
 {
     int n = 0;
+    pthread_mutex_lock(&logs_mu);
     for (int i = 0; i < tl_nlogs; i++)
         n += strcmp(tl_logs[i].message, message) == 0;
+    pthread_mutex_unlock(&logs_mu);
     return n;
 }
 

@@ -264,6 +264,7 @@ typedef int (*send_fn)(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *e
  * Call with beat_mu held. */
 static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *err)
 {
+    int followed = 0;
     for (;;) {
         int fresh = hb->conn == NULL;
         int rc;
@@ -271,12 +272,16 @@ static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *e
             hb->conn = NULL;
             return rc;
         }
-        rc = send(hb, hb->conn, now, err);
+        cwork_error e = {0};
+        rc = send(hb, hb->conn, now, &e);
+        if (err && rc) *err = e;
         if (!hb->conn->broken && hb->conn->pending == 0)
             return rc; /* success, or an error reply on a healthy connection */
         cw_redis_checkin(hb->redis, hb->conn); /* closes it */
         hb->conn = NULL;
-        if (fresh) return rc;
+        /* A fresh connection that met MOVED (Redis Cluster moved the namespace's slot;
+         * the pool has learned where to): once more, to the slot's new owner. */
+        if (fresh && !(rc && !followed++ && strstr(e.message, "MOVED "))) return rc;
     }
 }
 

@@ -418,6 +418,19 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
         cw_redis_checkin(p->redis, c);
         *cp = c = NULL;
     }
+    /* A fetch whose reply is read after a freeze (or once the lease ran out): a reaper
+     * may have given those jobs back, and another pool run them, meanwhile. They are not
+     * delivered; their entries stay for the reaper, or for this pool's reclaim once its
+     * lease is renewed (lease.c). */
+    if (fetched.len && cw_lease_lost(p)) {
+        for (cw_task *t = fetched.head; t;) {
+            cw_task *next = t->next;
+            cw_task_free(t);
+            t = next;
+        }
+        fetched.head = fetched.tail = NULL;
+        fetched.len = 0;
+    }
     if (fetched.len && c) cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;

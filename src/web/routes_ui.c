@@ -406,19 +406,29 @@ static void reply_count(web_response *res, int64_t count, const int64_t *stayed)
     reply_json(&b, res);
 }
 
-static void route_delete_all(const web_request *req, web_response *res)
+/* A whole-set action of the client (delete all, kill all): the set and an optional name
+ * from the query, the count as the reply. */
+typedef int (*set_action)(cwork_client *client, cwork_job_set set, const char *name, int64_t *count,
+                          cwork_error *err);
+
+static void apply_to_set(const web_request *req, web_response *res, set_action action)
 {
     cwork_job_set set;
     char *name = NULL;
     if (set_param(req, res, &set) != 0 || text_param(req, res, "name", 0, &name) != 0) return;
     cwork_error err = {0};
     int64_t count = 0;
-    int rc = cwork_client_delete_all(req->web->client, set, name, &count, &err);
+    int rc = action(req->web->client, set, name, &count, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);
     else
         reply_count(res, count, NULL);
+}
+
+static void route_delete_all(const web_request *req, web_response *res)
+{
+    apply_to_set(req, res, cwork_client_delete_all);
 }
 
 static void route_run_all(const web_request *req, web_response *res)
@@ -651,17 +661,7 @@ static void route_succeeded(const web_request *req, web_response *res)
 
 static void route_kill_all(const web_request *req, web_response *res)
 {
-    cwork_job_set set;
-    char *name = NULL;
-    if (set_param(req, res, &set) != 0 || text_param(req, res, "name", 0, &name) != 0) return;
-    cwork_error err = {0};
-    int64_t count = 0;
-    int rc = cwork_client_kill_all(req->web->client, set, name, &count, &err);
-    cw_free(name);
-    if (rc != 0)
-        cw_web_client_error(res, rc, &err);
-    else
-        reply_count(res, count, NULL);
+    apply_to_set(req, res, cwork_client_kill_all);
 }
 
 /* The rows as /retry_jobs, /scheduled_jobs and /dead_jobs give them, so that the UI's

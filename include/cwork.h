@@ -50,6 +50,14 @@ extern "C" {
     CWORK_VERSION_STR(CWORK_VERSION_MAJOR)                                                         \
     "." CWORK_VERSION_STR(CWORK_VERSION_MINOR) "." CWORK_VERSION_STR(CWORK_VERSION_PATCH)
 
+/* Checks a printf-style format and its arguments where the compiler can (GCC, Clang);
+ * expands to nothing elsewhere. fmt_index and first_arg count parameters from 1. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CWORK_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define CWORK_PRINTF(fmt_index, first_arg)
+#endif
+
 /* The library's version string ("MAJOR.MINOR.PATCH"); static storage. */
 const char *cwork_version(void);
 
@@ -599,7 +607,7 @@ int cwork_next_call(cwork_next *next);
  * error of its own; CWORK_EINVAL (the job is not being run by a pool: NULL, decoded by
  * the caller, or its handler returned) means nothing was recorded. From the thread
  * running the job's handler. */
-int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int cwork_job_fail(cwork_job *job, const char *fmt, ...) CWORK_PRINTF(2, 3);
 
 /* Fails the running job as cwork_job_fail does (same message rules), and without retry:
  * whatever its fails and its type's max_fails, the job goes to the dead set at once, its
@@ -610,8 +618,7 @@ int cwork_job_fail(cwork_job *job, const char *fmt, ...) __attribute__((format(p
  * or CWORK_EINVAL when job is not running in a pool, which changes nothing. Call it, as
  * cwork_job_fail, only from the thread running the job (its handler or middleware); the
  * message is copied. */
-int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+int cwork_job_fail_no_retry(cwork_job *job, const char *fmt, ...) CWORK_PRINTF(2, 3);
 
 /* The largest result cwork_job_set_result takes (1 MiB). */
 #define CWORK_RESULT_MAX_BYTES (1024 * 1024)

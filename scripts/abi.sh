@@ -13,7 +13,9 @@
 # functions that use it) and a changed SONAME fail the check; additions are reported
 # and pass. BUILD_DIR must be a build without sanitizers
 # and with debug information (-g: the default RelWithDebInfo, or CMAKE_C_FLAGS=-g), so
-# that abidw sees the types. README "ABI" says when to run `update`.
+# that abidw sees the types. docs/ABI.md is the policy this enforces: `check` also needs
+# its history to have an entry for the dumps' version, and `update` refuses to write an
+# incompatible dump under the same SONAME unless that entry says "unreleased".
 set -eu
 
 usage() { echo "usage: $0 check|update BUILD_DIR" >&2; exit 2; }
@@ -22,6 +24,30 @@ mode=$1
 build=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 suppr="$root/abi/internal.suppr"
+policy="$root/docs/ABI.md"
+
+# The number of incompatible changes in an abidiff report: anything removed or changed
+# (after abidiff's filter of harmless changes), or a new SONAME. abidiff's exit status is
+# a bit field (1 error, 2 usage error, 4 some change, 8 a change it is sure breaks
+# callers); a changed public struct or parameter only sets 4, like an addition, so its
+# summary lines decide.
+breaks_in() { # REPORT
+    printf '%s\n' "$1" | awk '
+        /^ELF SONAME changed/ { n++ }
+        /changes summary:/ {
+            for (i = 2; i <= NF; i++)
+                if (($(i) ~ /^Removed/ || $(i) ~ /^Changed/) && $(i - 1) + 0 > 0) n++
+        }
+        END { print n + 0 }'
+}
+# The version a SONAME carries: libcwork.so.0.2 -> 0.2.
+version_of() { printf '%s\n' "${1##*.so.}"; }
+# The dump's SONAME.
+dump_soname() { sed -n "s/.* soname='\([^']*\)'.*/\1/p" "$1" | head -n 1; }
+# Whether docs/ABI.md's history has an entry "### VERSION" (any status).
+has_history() { grep -Eq "^### $(printf '%s' "$1" | sed 's/\./\\./g')( |\$)" "$policy"; }
+# Whether that entry says the version is not released yet.
+is_unreleased() { grep -Eq "^### $(printf '%s' "$1" | sed 's/\./\\./g') .*unreleased" "$policy"; }
 
 for tool in abidw abidiff readelf; do
     command -v "$tool" >/dev/null 2>&1 ||
@@ -37,6 +63,27 @@ one() { # NAME (libcwork, libcwork-web)
 
     case $mode in
     update)
+        # An incompatible change is written only with a new SONAME (a version bump) or
+        # into a version that is not released yet (docs/ABI.md, "What bumps the SONAME").
+        if [ -f "$dump" ]; then
+            status=0
+            report=$(abidiff --suppr "$suppr" --headers-dir2 "$root/include" "$dump" "$lib") || status=$?
+            if [ $((status & 3)) -ne 0 ]; then
+                printf '%s\n' "$report"
+                echo "abidiff failed (status $status)" >&2
+                return 1
+            fi
+            old=$(dump_soname "$dump")
+            new=$(readelf -d "$lib" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+            if { [ $((status & 8)) -ne 0 ] || [ "$(breaks_in "$report")" -gt 0 ]; } &&
+                [ "$old" = "$new" ] && ! is_unreleased "$(version_of "$new")"; then
+                printf '%s\n' "$report"
+                echo "REFUSED: the change above breaks the ABI of released $new. Bump the" \
+                    "version in include/cwork.h (the minor while 0.x) and add its entry to" \
+                    "docs/ABI.md's history, or undo the change." >&2
+                return 1
+            fi
+        fi
         # Locations are kept short and paths out, so that the dump does not depend on where
         # the tree was built; types outside include/ are dropped.
         abidw --headers-dir "$root/include" --drop-private-types --drop-undefined-syms --suppr "$suppr" \
@@ -46,29 +93,25 @@ one() { # NAME (libcwork, libcwork-web)
         ;;
     check)
         [ -f "$dump" ] || { echo "no $dump: run '$0 update' on the last release" >&2; return 1; }
+        version=$(version_of "$(dump_soname "$dump")")
+        has_history "$version" || {
+            echo "docs/ABI.md has no history entry '### $version' for the SONAME of $dump:" \
+                "write what that version changed" >&2
+            return 1
+        }
         status=0
         report=$(abidiff --suppr "$suppr" --headers-dir2 "$root/include" "$dump" "$lib") || status=$?
         printf '%s\n' "$report"
-        # abidiff's exit status is a bit field: 1 error, 2 usage error, 4 some change,
-        # 8 a change it is sure breaks callers (a removed symbol). A changed public struct
-        # or parameter only sets 4, like an addition, so its summary lines decide: anything
-        # removed or changed (after abidiff's filter of harmless changes), or a new SONAME,
-        # breaks; additions alone do not.
         if [ $((status & 3)) -ne 0 ]; then
             echo "abidiff failed (status $status)" >&2
             return 1
         fi
-        breaks=$(printf '%s\n' "$report" | awk '
-            /^ELF SONAME changed/ { n++ }
-            /changes summary:/ {
-                for (i = 2; i <= NF; i++)
-                    if (($(i) ~ /^Removed/ || $(i) ~ /^Changed/) && $(i - 1) + 0 > 0) n++
-            }
-            END { print n + 0 }')
+        breaks=$(breaks_in "$report")
         if [ $((status & 8)) -ne 0 ] || [ "$breaks" -gt 0 ]; then
             echo "INCOMPATIBLE ABI change against abi/$name.abi (above). Undo it, or make it" \
-                "deliberately: bump the version in include/cwork.h (the minor while 0.x), then" \
-                "run scripts/abi.sh update and commit the dump with the change." >&2
+                "deliberately as docs/ABI.md says: bump the version in include/cwork.h (the minor" \
+                "while 0.x; not needed while its history entry says unreleased), then run" \
+                "scripts/abi.sh update and commit the dumps with the change." >&2
             return 1
         elif [ $((status & 4)) -ne 0 ]; then
             echo "compatible ABI additions against abi/$name.abi (above): fine;" \

@@ -2,6 +2,7 @@
  * three example job types — some fail and are retried — a stream of jobs, and a
  * progress line, until Ctrl-C stops everything cleanly. */
 #include "cli.h"
+#include "cwork_web.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,6 +1,7 @@
 /* cwork web: serves the web UI and workwebui's JSON API for one namespace until SIGINT,
  * SIGTERM or SIGQUIT. */
 #include "cli.h"
+#include "cwork_web.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -34,7 +34,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 libdir=$(find "$prefix" -name "$so" -printf '%h\n' | head -n 1)
 test -n "$libdir" || fail "$so not installed"
 webso=$(echo "$so" | sed 's/^libcwork/libcwork-web/')
-for f in "$prefix/include/cwork.h" "$libdir/libcwork.a" "$libdir/libcwork-web.a" \
+for f in "$prefix/include/cwork.h" "$prefix/include/cwork_web.h" "$libdir/libcwork.a" "$libdir/libcwork-web.a" \
     "$libdir/$webso" "$libdir/pkgconfig/cwork.pc" "$libdir/pkgconfig/cwork-web.pc" \
     "$libdir/cmake/cwork/cworkConfig.cmake" "$libdir/cmake/cwork/cworkWebTargets.cmake"; do
     test -f "$f" || fail "$f not installed"
@@ -73,7 +73,7 @@ no_web_stack "$prefix/enqueue_pc" "an enqueue-only program (pkg-config cwork)"
 
 # A program that serves the web UI (port 0: any free one) and stops.
 cat >"$prefix/web.c" <<'EOC'
-#include <cwork.h>
+#include <cwork_web.h>
 #include <stdio.h>
 
 int main(void)

@@ -43,6 +43,6 @@ grep -q 'built without the web UI' "$dir/out" || { cat "$dir/out"; fail "cwork w
 # The install has no cwork-web.pc and a CMake package without cwork::cwork_web.
 cmake --install "$dir/build" --prefix "$dir/prefix" >/dev/null
 test -n "$(find "$dir/prefix" -name cwork.pc)" || fail "no cwork.pc installed"
-test -z "$(find "$dir/prefix" -name 'cwork-web.pc' -o -name 'libcwork-web*')" ||
+test -z "$(find "$dir/prefix" -name 'cwork-web.pc' -o -name 'libcwork-web*' -o -name cwork_web.h)" ||
     fail "web files installed"
 echo "1 passed, 0 failed"

@@ -5,6 +5,7 @@
 #define CWORK_TRANSPORT_TESTUTIL_H
 
 #include "cwork.h"
+#include "cwork_web.h"
 #include "testlib.h"
 
 #include <arpa/inet.h>

@@ -5,6 +5,7 @@
 #define CWORK_WEB_TESTUTIL_H
 
 #include "testlib.h"
+#include "cwork_web.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -8,6 +8,7 @@
 #ifndef CWORK_WEB_H
 #define CWORK_WEB_H
 
+#include "cwork_web.h"
 #include "keys.h"
 #include "util.h"
 

@@ -3,6 +3,7 @@
  * are milliseconds checked against one range, and enqueuers, clients, pools and web
  * servers take the namespace the same way. */
 #include "cwork.h"
+#include "cwork_web.h"
 #include "testlib.h"
 
 #include <stddef.h>

@@ -6,6 +6,7 @@
 #include "flavor_testutil.h"
 
 #include "cwork.h"
+#include "cwork_web.h"
 
 static redisContext *rc_;
 static cwork_redis *redis_;

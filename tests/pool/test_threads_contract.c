@@ -3,6 +3,7 @@
  * server's — have every asynchronous signal blocked and leave the caller's mask alone;
  * the logger is swapped whole while other threads log; an enqueuer's and a client's
  * settings change while other threads use them. */
+#include "cwork_web.h"
 #include "log.h"
 #include "pool_testutil.h"
 

@@ -4,6 +4,7 @@
  * resharded under a running pool, and the namespace's master SIGKILLed mid-run. */
 #include "redis.h"
 #include "redis_cluster.h"
+#include "cwork_web.h"
 #include "failover_testutil.h"
 
 #define NODES 6

@@ -3,7 +3,7 @@
  * workwebui's routes and bodies (PROTOCOL §12.1, §17.8), cwork's own routes, status codes
  * and JSON errors, security headers, the origin, host and auth checks, /metrics (with
  * promtool when installed) and that nonsense never stops the server. */
-#include "cwork.h"
+#include "cwork_web.h"
 #include "web_testutil.h"
 
 #include <arpa/inet.h>

@@ -352,8 +352,8 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
         fmt_when(when, sizeof when, cwork_job_failed_at(job), now);
         print_field("failed at", when);
     }
-    if (cwork_job_deadline_at(job)) {
-        fmt_when(when, sizeof when, cwork_job_deadline_at(job), now);
+    if (cwork_job_periodic_deadline(job)) {
+        fmt_when(when, sizeof when, cwork_job_periodic_deadline(job), now);
         print_field("deadline", when);
     }
     size_t len = 0;

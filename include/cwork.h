@@ -338,7 +338,10 @@ bool cwork_job_unique(const cwork_job *job);
 /* upstream's `unique_key`: the guard key a unique job was enqueued under ("" when the
  * job has none, as the fork's jobs). */
 const char *cwork_job_unique_key(const cwork_job *job);
-int64_t cwork_job_deadline_at(const cwork_job *job); /* `d` of a periodic instance, or 0 */
+/* `d` of a periodic instance, the fork's starting deadline (Unix seconds: an instance
+ * still waiting after it is discarded, PROTOCOL §10.3), or 0. Not the handler's timeout:
+ * that is cwork_job_timeout_at_ms. */
+int64_t cwork_job_periodic_deadline(const cwork_job *job);
 /* run-at of a job returned by a delayed enqueue, else 0. */
 int64_t cwork_job_run_at(const cwork_job *job);
 /* The exact bytes the job was decoded from or written as; borrowed. */
@@ -638,9 +641,9 @@ int cwork_job_set_result(cwork_job *job, const void *bytes, size_t len);
 void cwork_job_checkin(cwork_job *job, const char *message);
 
 /* When the running job should be done, as Unix milliseconds: start + the job type's
- * timeout_ms; 0 when the type has none. A handler that runs past it is logged
+ * timeout_ms (cwork_job_options); 0 when the type has none. A handler that runs past it is logged
  * ("job.overrun"), not killed: in-process code cannot be stopped safely. */
-int64_t cwork_job_deadline_ms(const cwork_job *job);
+int64_t cwork_job_timeout_at_ms(const cwork_job *job);
 
 /* The userdata of the pool running the job (cwork_pool_options.userdata); NULL for a
  * job no pool is running. */
@@ -739,7 +742,7 @@ typedef struct cwork_job_options {
      * ±CWORK_MAX_DELAY_SECONDS. Called on a library thread, possibly several at once. */
     int64_t (*backoff)(const cwork_job *job, void *userdata);
     void *backoff_userdata;
-    int64_t timeout_ms; /* deadline for cwork_job_deadline_ms; 0 = none */
+    int64_t timeout_ms; /* a handler's time (cwork_job_timeout_at_ms); 0 = none */
     /* At most rate_limit jobs of this type start per rate_limit_window_ms, across every
      * cwork pool of the namespace (PROTOCOL §20: starts are scheduled window / N apart
      * on Redis' clock; any window holds at most N + 1). 0 = none. cwork_pool_start writes it to the

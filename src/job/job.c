@@ -467,7 +467,7 @@ const char *cwork_job_unique_key(const cwork_job *job)
     return job && job->unique_key.ptr ? job->unique_key.ptr : "";
 }
 
-int64_t cwork_job_deadline_at(const cwork_job *job)
+int64_t cwork_job_periodic_deadline(const cwork_job *job)
 {
     return job ? job->d : 0;
 }

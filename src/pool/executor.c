@@ -73,7 +73,7 @@ void cwork_job_checkin(cwork_job *job, const char *message)
                             cw_now());
 }
 
-int64_t cwork_job_deadline_ms(const cwork_job *job)
+int64_t cwork_job_timeout_at_ms(const cwork_job *job)
 {
     cw_run *run = job ? job->run : NULL;
     return run ? run->deadline_ms : 0;

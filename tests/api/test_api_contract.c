@@ -66,7 +66,7 @@ static void job_fail_outside_a_pool_is_einval_not_a_failure(void)
     CHECK_INT(cwork_job_fail(job, "not running: %d", 1), CWORK_EINVAL);
     CHECK_STR(cwork_job_last_error(job), "");
     CHECK(cwork_job_userdata(job) == NULL);
-    CHECK_INT(cwork_job_deadline_ms(job), 0);
+    CHECK_INT(cwork_job_timeout_at_ms(job), 0);
     cwork_job_free(job);
 }
 

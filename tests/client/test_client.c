@@ -292,7 +292,7 @@ static void retry_dead_requeues_with_t_now_and_failure_fields_and_d_removed(void
         CHECK_INT(cwork_job_fails(job), 0);
         CHECK_STR(cwork_job_last_error(job), "");
         CHECK_INT(cwork_job_failed_at(job), 0);
-        CHECK_INT(cwork_job_deadline_at(job), 0);
+        CHECK_INT(cwork_job_periodic_deadline(job), 0);
         CHECK(cwork_job_unique(job)); /* unique and trace are kept, as Go does */
         CHECK(strstr(moved, "\"traceparent\":\"00-ab-cd-01\"") != NULL);
         CHECK(strstr(moved, "\"address\":\"a@b.c\"") != NULL);

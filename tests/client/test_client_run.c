@@ -27,7 +27,7 @@ static void run_now_moves_a_retry_job_with_t_now_keeping_fails_and_dropping_d(vo
         CHECK_INT(cwork_job_fails(job), 2); /* still a retried job, as the requeuer keeps it */
         CHECK_STR(cwork_job_last_error(job), "boom");
         CHECK_INT(cwork_job_failed_at(job), 1700000100);
-        CHECK_INT(cwork_job_deadline_at(job), 0); /* d dropped */
+        CHECK_INT(cwork_job_periodic_deadline(job), 0); /* d dropped */
         CHECK(strstr(moved, "\"traceparent\":\"00-ab-cd-01\"") != NULL);
         cwork_job_free(job);
     }

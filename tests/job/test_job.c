@@ -127,7 +127,7 @@ static void field_accessors(void)
     CHECK_INT(cwork_job_fails(job), INT64_MAX);
     CHECK_STR(cwork_job_last_error(job), "e");
     CHECK(cwork_job_failed_at(job) == INT64_MIN);
-    CHECK_INT(cwork_job_deadline_at(job), 1);
+    CHECK_INT(cwork_job_periodic_deadline(job), 1);
     CHECK_INT(cwork_job_run_at(job), 0);
     char *args = cwork_job_args_json(job);
     CHECK_STR(args, "{\"a\":[1,{\"b\":null}]}");

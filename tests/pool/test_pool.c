@@ -326,7 +326,7 @@ static int ctx_handler(cwork_job *job, void *ctx)
     test_ctx *c = ctx;
     strcat(c->trail, c->magic == 42 ? "handler" : "bad-ctx");
     CHECK(*(int *)cwork_job_userdata(job) == 42);
-    CHECK(cwork_job_deadline_ms(job) > 0);
+    CHECK(cwork_job_timeout_at_ms(job) > 0);
     cwork_job_checkin(job, "working");
     return 0;
 }

@@ -37,7 +37,7 @@ static int seen(const char *needle)
 static int slow(cwork_job *job, void *ctx)
 {
     (void)ctx;
-    int64_t deadline = cwork_job_deadline_ms(job);
+    int64_t deadline = cwork_job_timeout_at_ms(job);
     struct timespec ts = {0, 300 * 1000000L};
     nanosleep(&ts, NULL);
     struct timespec now;

@@ -53,7 +53,7 @@ typedef struct web_opts {
     const char *more_ns[MAX_NS]; /* after the first --ns */
     size_t n_more_ns;
     int seen_ns;
-    int insecure;
+    bool insecure;
 } web_opts;
 
 static int parse_options(int argc, char **argv, web_opts *o)
@@ -92,7 +92,7 @@ static int parse_options(int argc, char **argv, web_opts *o)
             o->read_only = true;
         } else if (cli_is(&a, "insecure")) {
             if (cli_flag(&a) < 0) return -1;
-            o->insecure = 1;
+            o->insecure = true;
         } else if (cli_is(&a, "auth")) {
             if (cli_take_value(&a) < 0) return -1;
             if (!strchr(a.value, ':')) {

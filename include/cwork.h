@@ -1203,7 +1203,7 @@ typedef struct cwork_doctor_finding {
     char *value;        /* the value found that the repair checks is still there, or NULL */
     char *problem;      /* what is wrong, one line */
     char *action;       /* what the repair does, one line; NULL when there is no repair */
-    int repaired;       /* 1 once repaired by this call; 0 otherwise */
+    bool repaired;      /* true once repaired by this call */
     char *repair_error; /* why the repair failed (cwork_client_doctor with
                            CWORK_DOCTOR_REPAIR), or NULL */
 } cwork_doctor_finding;

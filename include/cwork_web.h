@@ -43,9 +43,8 @@ typedef struct cwork_web_options {
                                       ns of cwork_web_start being the first and the
                                       default; copied. No other namespace is served. */
     size_t n_namespaces;
-    int insecure; /* non-zero: serve beyond loopback without auth (refused
-                     otherwise: any web page a browser there opens could drive
-                     the UI) */
+    bool insecure; /* serve beyond loopback without auth (refused otherwise: any web
+                      page a browser there opens could drive the UI) */
 } cwork_web_options;
 
 void cwork_web_options_init(cwork_web_options *opts);

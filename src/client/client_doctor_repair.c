@@ -318,7 +318,7 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
         cw_reply_free(r);
     }
 done:
-    if (rc == 1) f->repaired = 1;
+    if (rc == 1) f->repaired = true;
     cw_free(d.name);
     cw_buf_free(&b);
     cw_argv_free(&keys), cw_argv_free(&args);

@@ -100,7 +100,7 @@ static void repair_all(const web_request *req, web_response *res)
     size_t n = 0, repaired = 0, failed = 0;
     if (run(req, res, CWORK_DOCTOR_REPAIR, &f, &n) != 0) return;
     for (size_t i = 0; i < n; i++)
-        repaired += f[i].repaired != 0, failed += f[i].repair_error != NULL;
+        repaired += f[i].repaired, failed += f[i].repair_error != NULL;
     cw_buf b;
     cw_buf_init(&b);
     cw_buf_printf(&b, "{\"repaired\":%zu,\"failed\":%zu,", repaired, failed);

@@ -129,7 +129,7 @@ static void run_case(const damage_case *c)
         snprintf(key, sizeof key, "%s:%s", ns_, c->key);
         CHECK_STR(f[0].key, key);
         CHECK(f[0].action != NULL);
-        CHECK_INT(f[0].repaired, 0);
+        CHECK(!f[0].repaired);
     }
     cwork_doctor_findings_free(f, n);
     char *after = dump_now();
@@ -140,7 +140,7 @@ static void run_case(const damage_case *c)
     CHECK_INT(n, c->repaired);
     for (size_t i = 0; i < n; i++) {
         if (f[i].repair_error) tl_fail(__FILE__, __LINE__, "%s: %s", c->what, f[i].repair_error);
-        CHECK_INT(f[i].repaired, 1);
+        CHECK(f[i].repaired);
     }
     cwork_doctor_findings_free(f, n);
     f = doctor(cl, 0, &n);
@@ -430,7 +430,7 @@ static void a_finding_repaired_alone_and_twice(void)
     CHECK_INT(n, 1);
     cwork_error err = {0};
     CHECK_INT(cwork_client_doctor_repair(cl, &f[0], &err), 1);
-    CHECK_INT(f[0].repaired, 1);
+    CHECK(f[0].repaired);
     CHECK_INT(cwork_client_doctor_repair(cl, &f[0], &err), 0);
     cwork_doctor_findings_free(f, n);
     CHECK_DUMP("NS:cwork:quarantine:retry zset {bad=7\n");
@@ -440,7 +440,7 @@ static void a_finding_repaired_alone_and_twice(void)
     f = doctor(cl, CWORK_DOCTOR_REPAIR, &n);
     CHECK_INT(n, 1);
     if (n) {
-        CHECK_INT(f[0].repaired, 0);
+        CHECK(!f[0].repaired);
         CHECK(f[0].repair_error &&
               strstr(f[0].repair_error, "cwork:quarantine:retry has another type"));
     }

@@ -805,12 +805,12 @@ static void listen_errors_and_warning_beyond_loopback(void)
     CHECK(strstr(err.message, "insecure") != NULL && strstr(err.message, "auth"));
     CHECK(strstr(err.message, "CWORK_WEB_AUTH") == NULL); /* the command's name, not ours */
     CHECK_INT(warned_, 0);
-    o.insecure = 1;
+    o.insecure = true;
     cwork_web *w = cwork_web_start(redis_, "x", &o, NULL);
     CHECK(w != NULL);
     cwork_web_stop(w);
     CHECK_INT(warned_, 1);
-    o.insecure = 0;
+    o.insecure = false;
     o.auth = "a:b";
     w = cwork_web_start(redis_, "x", &o, NULL);
     CHECK(w != NULL);
@@ -820,7 +820,7 @@ static void listen_errors_and_warning_beyond_loopback(void)
     CHECK_INT(open_fds(), fds); /* every listening socket was closed */
     cwork_web_options_init(&o);
     CHECK_STR(o.listen, "127.0.0.1:5040");
-    CHECK(o.auth == NULL && o.pool == NULL && o.insecure == 0);
+    CHECK(o.auth == NULL && o.pool == NULL && !o.insecure);
     cwork_web_stop(NULL);
 }
 

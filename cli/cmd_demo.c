@@ -514,7 +514,7 @@ int cmd_demo(int argc, char **argv)
     pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
     atomic_store(&d.stop_feeding, 1);
     pthread_join(feed, NULL);
-    cwork_web_stop(web); /* before the pool it reports on */
+    cwork_web_free(web); /* before the pool it reports on */
     int rc = cwork_pool_stop(pool, 10000, &err);
     stopped = rc == 0;
     if (rc != 0) fprintf(stderr, "cwork demo: %s\n", err.message);

@@ -138,7 +138,7 @@ static int read_stats(cwork_client *client, const stats_opts *o, reading *r)
 static void reading_clear(reading *r)
 {
     cwork_free(r->days);
-    cwork_job_types_clear(&r->types);
+    cwork_job_types_free(&r->types);
     memset(r, 0, sizeof *r);
 }
 

@@ -183,7 +183,7 @@ int cmd_web(int argc, char **argv)
     int sig = 0;
     sigwait(&stop, &sig);
     fprintf(stderr, "cwork web: stopping\n");
-    cwork_web_stop(web);
+    cwork_web_free(web);
     cwork_redis_free(redis);
     return CLI_OK;
 }

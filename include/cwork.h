@@ -7,8 +7,13 @@
  * Conventions (see also README.md):
  *  - Functions that can fail return int: 0 (CWORK_OK) or a negative CWORK_E… code,
  *    and fill an optional `cwork_error *` with a message. Nothing prints or exits.
- *  - Whatever a `_new`, `_dup` or `_parse` function returns is the caller's and is
- *    released with the matching `_free`. Borrowed pointers say until when they are valid.
+ *  - One release verb: whatever the library allocated is released with a `_free`
+ *    (NULL is ignored). An object (`_new`, `_parse`, `_start`) with its type's `_free`,
+ *    which also stops what runs (cwork_pool_free, cwork_web_free); an array of records
+ *    that own strings with the records' `_free(array, n)`; a filled struct that owns
+ *    memory (cwork_job_types) with its `_free`, which leaves it empty; a plain buffer or
+ *    an array of plain records with cwork_free. Borrowed pointers say until when they
+ *    are valid.
  *  - Threads: each type and function says what may run at the same time. In short:
  *    cwork_redis, cwork_enqueuer and cwork_client are safe to share between threads;
  *    cwork_args, cwork_job and cwork_batch are one thread's at a time when changed
@@ -1300,12 +1305,14 @@ typedef struct cwork_job_types {
  * the members read and the busy workers. To bound the work on big sets, at most
  * `sample` members of the retry set and of the dead set are read and decoded (the
  * newest: highest scores first); 0 means 1000, more than 100000 is CWORK_EINVAL.
- * Members that cannot be decoded are skipped. Fills *out (clear it with
- * cwork_job_types_clear); on error *out is empty. A malformed heartbeat or worker hash
+ * Members that cannot be decoded are skipped. Fills *out (release what it holds with
+ * cwork_job_types_free); on error *out is empty. A malformed heartbeat or worker hash
  * leaves `running` at 0 instead of failing the call. */
 int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types *out,
                            cwork_error *err);
-void cwork_job_types_clear(cwork_job_types *types);
+/* Frees what *types holds and leaves it empty (the struct itself is the caller's); an
+ * empty or NULL one is fine. */
+void cwork_job_types_free(cwork_job_types *types);
 
 /* A page of a set as cwork_client_list gives it, with a page size and an order. */
 typedef struct cwork_list_query {

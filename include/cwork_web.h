@@ -20,7 +20,7 @@ extern "C" {
  * with 400/404 and a JSON error instead of Go's 500s), pause routes, lookup by id,
  * filters by name, /metrics in the Prometheus text format, and the single-page UI.
  * Requests are served on the server's own threads (asynchronous signals blocked).
- * cwork_web_port is thread-safe; cwork_web_stop needs the server to itself.
+ * cwork_web_port is thread-safe; cwork_web_free needs the server to itself.
  */
 typedef struct cwork_web cwork_web;
 
@@ -50,7 +50,7 @@ typedef struct cwork_web_options {
 void cwork_web_options_init(cwork_web_options *opts);
 
 /* Starts serving namespace ns (as cwork_enqueuer_new takes it) of redis (borrowed:
- * keep it alive until cwork_web_stop) on its own threads (a few event loops: idle and
+ * keep it alive until cwork_web_free) on its own threads (a few event loops: idle and
  * slow clients cost a socket, not a thread); opts (its strings copied) may be NULL.
  * Connections: as many as the file limit allows (at most 10,000), 64 per client
  * address; a connection silent for 10 s is closed. Beyond loopback without auth it
@@ -62,8 +62,9 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
                            cwork_error *err);
 /* The port actually bound (useful with port 0). */
 int cwork_web_port(const cwork_web *web);
-/* Stops (in-flight requests get up to 10 s to finish) and frees. NULL is ignored. */
-void cwork_web_stop(cwork_web *web);
+/* Stops serving (in-flight requests get up to 10 s to finish) and frees the server.
+ * NULL is ignored. */
+void cwork_web_free(cwork_web *web);
 
 #ifdef __cplusplus
 }

@@ -89,7 +89,7 @@ int main(void)
         return 1;
     }
     printf("port %d\n", cwork_web_port(web));
-    cwork_web_stop(web);
+    cwork_web_free(web);
     cwork_redis_free(redis);
     return 0;
 }

@@ -292,7 +292,7 @@ __attribute__((unused)) static long tt_every_role(cwork_redis *r, const char *ns
         int status = tt_http_get(cwork_web_port(web), "/queues", body, sizeof body);
         if (status != 200 || !strstr(body, "\"tt_job\""))
             tl_fail(__FILE__, __LINE__, "GET /queues: %d %.200s", status, body);
-        cwork_web_stop(web);
+        cwork_web_free(web);
     }
 
     cwork_pool_options po;

@@ -93,7 +93,7 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
 #define DEFAULT_SAMPLE 1000
 #define MAX_SAMPLE 100000
 
-void cwork_job_types_clear(cwork_job_types *t)
+void cwork_job_types_free(cwork_job_types *t)
 {
     if (!t) return;
     for (size_t i = 0; i < t->n; i++) {
@@ -272,7 +272,7 @@ int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types 
     out->types = r.v;
     out->n = r.n;
     if (rc) {
-        cwork_job_types_clear(out);
+        cwork_job_types_free(out);
         return cw_client_fail("client.job_types", rc, err);
     }
     return 0;

@@ -204,7 +204,7 @@ static void route_dashboard(const web_request *req, web_response *res)
     put_pool(&b, req->web->pool);
     cw_buf_putc(&b, '}');
     cwork_free(d);
-    cwork_job_types_clear(&t);
+    cwork_job_types_free(&t);
     reply_json(&b, res);
 }
 

@@ -519,7 +519,7 @@ int cwork_web_port(const cwork_web *web)
     return web ? web->port : -1;
 }
 
-void cwork_web_stop(cwork_web *web)
+void cwork_web_free(cwork_web *web)
 {
     if (!web) return;
     /* Stop accepting, let the requests in flight finish (bounded), then stop. */

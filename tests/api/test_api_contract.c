@@ -183,7 +183,7 @@ static void every_object_takes_the_namespace_the_same_way(void)
     wo.listen = "127.0.0.1:0";
     cwork_web *web = cwork_web_start(redis, "shared", &wo, &err);
     CHECK(web != NULL);
-    cwork_web_stop(web);
+    cwork_web_free(web);
     cwork_pool_free(pool);
     cwork_client_free(client);
     cwork_enqueuer_free(enq);

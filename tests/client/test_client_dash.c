@@ -136,14 +136,14 @@ static void job_types_count_per_name_with_the_latest_error(void)
         CHECK_INT(g->retry, 1);
         CHECK_STR(g->last_error, "no handler");
     }
-    cwork_job_types_clear(&t);
+    cwork_job_types_free(&t);
     /* A sample of 1 reads the newest member of each set only. */
     CHECK_INT(cwork_client_job_types(cl, 1, &t, NULL), 0);
     CHECK_INT(t.dead_read, 1);
     CHECK_INT(t.dead_total, 3);
     CHECK(t.n == 3 && t.types[0].dead == 1 && !strcmp(t.types[0].last_error, "newest"));
     CHECK(t.n == 3 && t.types[2].retry == 1 && t.types[0].retry == 0); /* ghost: the newer */
-    cwork_job_types_clear(&t);
+    cwork_job_types_free(&t);
     cwork_error err = {0};
     CHECK_INT(cwork_client_job_types(cl, 100001, &t, &err), CWORK_EINVAL);
     CHECK(t.n == 0 && t.types == NULL);
@@ -151,13 +151,13 @@ static void job_types_count_per_name_with_the_latest_error(void)
     cmd("HSET %s:worker:w2 job_name a started_at notanumber", ns_);
     CHECK_INT(cwork_client_job_types(cl, 0, &t, NULL), 0);
     CHECK(t.n == 3 && t.types[0].waiting == 2);
-    cwork_job_types_clear(&t);
+    cwork_job_types_free(&t);
     cmd("DEL %s:worker:w2", ns_);
     char *after = dump_now();
     CHECK_STR(after, before);
     free(before);
     free(after);
-    cwork_job_types_clear(NULL);
+    cwork_job_types_free(NULL);
     done(cl);
 }
 

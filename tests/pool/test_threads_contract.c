@@ -127,7 +127,7 @@ static void library_threads_block_async_signals_and_leave_ours_alone(void)
     cwork_web *web = cwork_web_start(redis_, ns_, &wo, &err);
     CHECK(web != NULL);
     if (web) CHECK_INT(get_queues(cwork_web_port(web)), 0);
-    cwork_web_stop(web);
+    cwork_web_free(web);
     CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
     pthread_sigmask(SIG_SETMASK, NULL, &after);
     cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);

@@ -317,7 +317,7 @@ static void web_with_its_acl(void)
             if (st != 200 && st != 404)
                 tl_fail(__FILE__, __LINE__, "GET %s: %d %.200s", gets[i], st, body);
         }
-        cwork_web_stop(web);
+        cwork_web_free(web);
     }
     cwork_client *cl = cwork_client_new(r, ns, &err);
     int64_t count = 0;
@@ -407,7 +407,7 @@ static void missing_permission_is_named(void)
         int st = tt_http_get(cwork_web_port(web), "/dead_jobs", body, sizeof body);
         CHECK(st >= 500);
         if (!strstr(body, "'zcard'")) tl_fail(__FILE__, __LINE__, "body: %s", body);
-        cwork_web_stop(web);
+        cwork_web_free(web);
     }
     cwork_redis_free(r);
     freeReplyObject(tl_cmd(admin, "ACL LOG RESET"));

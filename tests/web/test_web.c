@@ -89,7 +89,7 @@ static void fresh_ns(const char *tag)
 /* (Re)starts the shared server on a fresh namespace, its bodies in a Go flavour. */
 static void serve_flavour(const char *tag, cwork_go_flavor flavor)
 {
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     fresh_ns(tag);
     cwork_web_options o;
     cwork_web_options_init(&o);
@@ -596,7 +596,7 @@ static void basic_auth_when_configured(void)
     CHECK_INT(http_port(port, "GET", "/metrics", "Authorization: basic YWRtaW46czNjcjpldA\r\n", &r),
               0);
     CHECK_INT(r.status, 200);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     /* The library reads no environment: CWORK_WEB_AUTH is the cwork command's (tested in
      * cli_serves_until_sigint); with the option NULL there is no auth. */
     setenv("CWORK_WEB_AUTH", "env:pw", 1);
@@ -608,7 +608,7 @@ static void basic_auth_when_configured(void)
     port = cwork_web_port(w);
     CHECK_INT(http_port(port, "GET", "/queues", NULL, &r), 0);
     CHECK_INT(r.status, 200);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     o.auth = "no-colon";
     cwork_error err = {0};
     CHECK(cwork_web_start(redis_, ns_, &o, &err) == NULL);
@@ -732,7 +732,7 @@ static void metrics_of_a_pool_and_without_redis(void)
                  cwork_pool_id(pool));
         CHECK(strstr(r.body, want) != NULL);
         CHECK(strstr(r.body, "# TYPE cwork_pool_jobs_failed_total counter\n") != NULL);
-        cwork_web_stop(w);
+        cwork_web_free(w);
     }
     cwork_pool_free(pool);
     /* Redis unreachable: JSON routes answer 503, /metrics says cwork_up 0 */
@@ -753,7 +753,7 @@ static void metrics_of_a_pool_and_without_redis(void)
         CHECK_INT(r.status, 200);
         CHECK(strstr(r.body, "\ncwork_up 0\n") != NULL);
         CHECK(strstr(r.body, "cwork_pool_jobs") == NULL); /* no pool this time */
-        cwork_web_stop(w);
+        cwork_web_free(w);
     }
     cwork_redis_free(down);
 }
@@ -795,7 +795,7 @@ static void listen_errors_and_warning_beyond_loopback(void)
     CHECK(strstr(err.message, "cannot listen") != NULL);
     cwork_set_logger(capture, NULL, CWORK_LOG_DEBUG);
     o.listen = "127.0.0.1:0";
-    cwork_web_stop(cwork_web_start(redis_, "x", &o, NULL));
+    cwork_web_free(cwork_web_start(redis_, "x", &o, NULL));
     CHECK_INT(warned_, 0);
     /* Beyond loopback without auth: refused, unless insecure is asked for (and warned). */
     o.listen = "0.0.0.0:0";
@@ -808,20 +808,20 @@ static void listen_errors_and_warning_beyond_loopback(void)
     o.insecure = true;
     cwork_web *w = cwork_web_start(redis_, "x", &o, NULL);
     CHECK(w != NULL);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     CHECK_INT(warned_, 1);
     o.insecure = false;
     o.auth = "a:b";
     w = cwork_web_start(redis_, "x", &o, NULL);
     CHECK(w != NULL);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     CHECK_INT(warned_, 1);
     cwork_set_logger(NULL, NULL, CWORK_LOG_WARN);
     CHECK_INT(open_fds(), fds); /* every listening socket was closed */
     cwork_web_options_init(&o);
     CHECK_STR(o.listen, "127.0.0.1:5040");
     CHECK(o.auth == NULL && o.pool == NULL && !o.insecure);
-    cwork_web_stop(NULL);
+    cwork_web_free(NULL);
 }
 
 /* Waits until fd's connection is established (in the server's accept queue or
@@ -1126,7 +1126,7 @@ int main(void)
     RUN(the_ui_answers_while_a_thousand_idle_connections_are_held);
     RUN(cli_serves_until_sigint);
     RUN(rate_limits_batches_and_kept_successes);
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

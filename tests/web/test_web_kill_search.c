@@ -94,7 +94,7 @@ static void kill_one_and_all(void)
     CHECK_INT(zcard("dead"), 3);
     CHECK_INT(zcard("retry"), 0);
     CHECK_INT(zcard("scheduled"), 0);
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     web_ = NULL;
     done(NULL);
 }
@@ -127,7 +127,7 @@ static void search_answers_matches_and_the_scan(void)
     CHECK_STR(after, snap);
     free(snap);
     free(after);
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     web_ = NULL;
     done(NULL);
 }
@@ -142,7 +142,7 @@ static void read_only_and_cross_origin_refuse_kill(void)
     REQ("POST", "/kill_all?set=retry", NULL, 403, NULL);
     REQ("POST", "/apply?set=retry&action=kill", "[{\"at\":1800000000,\"id\":\"r1\"}]", 403, NULL);
     REQ("GET", "/search?set=retry&q=x", NULL, 200, NULL); /* reading is allowed */
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     web_ = start(false);
     port_ = cwork_web_port(web_);
     req_at(__LINE__, "POST", "/kill_all?set=retry", "Origin: http://evil.example\r\n", NULL, 403,
@@ -151,7 +151,7 @@ static void read_only_and_cross_origin_refuse_kill(void)
     CHECK_STR(after, snap);
     free(snap);
     free(after);
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     web_ = NULL;
     done(NULL);
 }

@@ -34,7 +34,7 @@ static cwork_web *start(const cwork_web_options *extra)
 /* A fresh namespace and the shared server on it. */
 static void serve(const char *tag)
 {
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     tl_unique_ns(tag, ns_, sizeof ns_);
     web_ = start(NULL);
     port_ = cwork_web_port(web_);
@@ -133,7 +133,7 @@ static void dashboard_shows_the_pool_of_its_process(void)
              "\"in_flight\": 0\n\t}\n}",
              cwork_pool_id(pool));
     CHECK(strstr(r.body, want) != NULL);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     cwork_pool_free(pool);
     tl_ns_delete(rc_, ns_);
 }
@@ -448,7 +448,7 @@ static void read_only_refuses_every_change(void)
     CHECK_STR(after, snap);
     free(after);
     free(snap);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     port_ = saved;
     tl_ns_delete(rc_, ns_);
 }
@@ -492,7 +492,7 @@ static void several_namespaces(void)
         "{\"error\": \"this server does not serve namespace nope\"}");
     REQ("GET", "/queues?ns=%zz", NULL, 400, NULL);
     REQ("GET", "/queues?ns=", NULL, 200, NULL); /* empty: the default */
-    cwork_web_stop(w);
+    cwork_web_free(w);
     port_ = saved;
     tl_ns_delete(rc_, first);
     tl_ns_delete(rc_, second);
@@ -534,7 +534,7 @@ static void under_a_base_path(void)
     CHECK_INT(wt_http(port, "POST", "/ops/jobs/pause/a", NULL, NULL, &r), 0);
     CHECK_INT(r.status, 200);
     CHECK_INT(int_of("EXISTS", ns_, ":jobs:a:paused"), 1);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     static const char *const bad[] = {"jobs", "/a?b", "/a/../b", "/a#b", "/a b", "/a//b", "/%2e"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         o.base_path = bad[i];
@@ -543,10 +543,10 @@ static void under_a_base_path(void)
         cwork_web *x = cwork_web_start(redis_, ns_, &o, &err);
         if (x || err.code != CWORK_EINVAL)
             tl_fail(__FILE__, __LINE__, "base path %s: accepted", bad[i]);
-        cwork_web_stop(x);
+        cwork_web_free(x);
     }
     o.base_path = "/";
-    cwork_web_stop(start(&o)); /* "/" is no prefix at all */
+    cwork_web_free(start(&o)); /* "/" is no prefix at all */
     tl_ns_delete(rc_, ns_);
 }
 
@@ -617,7 +617,7 @@ int main(void)
     RUN(several_namespaces);
     RUN(under_a_base_path);
     RUN(cli_options);
-    cwork_web_stop(web_);
+    cwork_web_free(web_);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

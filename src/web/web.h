@@ -5,8 +5,8 @@
  * request.c percent-decoding, query parameters, basic auth, origins
  * routes.c  the route table and the JSON routes (PROTOCOL §12.1 plus cwork's own)
  * metrics.c the namespace snapshot behind /metrics and /summary */
-#ifndef CWORK_WEB_H
-#define CWORK_WEB_H
+#ifndef CW_WEB_INTERNAL_H
+#define CW_WEB_INTERNAL_H
 
 #include "cwork_web.h"
 #include "keys.h"

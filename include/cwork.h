@@ -152,9 +152,9 @@ typedef struct cwork_redis cwork_redis;
 
 /* Durations in ms (int64_t), 0 to 100 years; outside that CWORK_EINVAL. */
 typedef struct cwork_redis_options {
-    int64_t connect_timeout_ms;    /* default 5000; must be > 0 */
+    int64_t connect_timeout_ms;    /* default (and 0) 5000 */
     int64_t command_timeout_ms;    /* default 5000; 0 = none */
-    int max_connections;           /* default 16 */
+    int max_connections;           /* default (and 0) 16 */
     int64_t checkout_timeout_ms;   /* how long to wait for a free connection, or for
                                       Redis to come back while re-dialling; default 5000 */
     const char *password;          /* used when the URL carries none (it keeps the

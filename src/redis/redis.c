@@ -41,11 +41,14 @@ const char *cw_redis_url_redacted(const cwork_redis *r)
 
 /* ---------------------------------------------------------------- creation */
 
-static int check_options(const cwork_redis_options *o, cwork_error *err)
+/* Zero means the default (docs/ABI.md: a zeroed options struct is valid). */
+static int check_options(cwork_redis_options *o, cwork_error *err)
 {
-    if (o->connect_timeout_ms <= 0)
+    if (o->connect_timeout_ms == 0) o->connect_timeout_ms = 5000;
+    if (o->max_connections == 0) o->max_connections = 16;
+    if (o->connect_timeout_ms < 0)
         return cw_error(err, CWORK_EINVAL, "redis options: connect_timeout_ms must be > 0");
-    if (o->max_connections < 1)
+    if (o->max_connections < 0)
         return cw_error(err, CWORK_EINVAL, "redis options: max_connections must be >= 1");
     if (cw_check_duration_ms("redis options: connect_timeout_ms", o->connect_timeout_ms, err) ||
         cw_check_duration_ms("redis options: command_timeout_ms", o->command_timeout_ms, err) ||

@@ -140,8 +140,8 @@ static void out_of_range_durations_are_refused_by_name(void)
             *(int64_t *)((char *)&ro + redis_fields[f].offset) = values[v];
             cwork_error err = {0};
             cwork_redis *r = cwork_redis_new("redis://127.0.0.1:1", &ro, &err);
-            /* connect_timeout_ms must also be above 0 */
-            int valid = values[v] >= (f == 0 ? 1 : 0) && values[v] <= HUNDRED_YEARS_MS;
+            /* 0 is valid for each: connect_timeout_ms's default, the others' "none" */
+            int valid = values[v] >= 0 && values[v] <= HUNDRED_YEARS_MS;
             if (valid != (r != NULL))
                 tl_fail(__FILE__, __LINE__, "%s = %lld: %s", redis_fields[f].name,
                         (long long)values[v], r ? "accepted" : err.message);
@@ -152,6 +152,33 @@ static void out_of_range_durations_are_refused_by_name(void)
             cwork_redis_free(r);
         }
     }
+}
+
+/* ---------------------------------------------------------------- zeroed options */
+
+static int noop_handler(cwork_job *job, void *ctx)
+{
+    (void)job, (void)ctx;
+    return 0;
+}
+
+/* docs/ABI.md: an options struct left all zero is accepted, each field at its default
+ * (or off), so that a field appended later changes nothing for a caller who zeroes. */
+static void zeroed_options_are_accepted(void)
+{
+    cwork_error err = {0};
+    cwork_redis_options ro = {0};
+    cwork_redis *redis = cwork_redis_new(tl_redis_url(), &ro, &err);
+    CHECK(redis != NULL);
+    if (!redis) return;
+    CHECK_INT(cwork_redis_ping(redis, &err), 0);
+    cwork_pool_options po = {0};
+    cwork_pool *pool = cwork_pool_new(redis, "contract_zero", &po, &err);
+    CHECK(pool != NULL);
+    cwork_job_options jo = {0};
+    CHECK_INT(cwork_pool_register(pool, "zeroed", noop_handler, &jo, &err), 0);
+    cwork_pool_free(pool);
+    cwork_redis_free(redis);
 }
 
 /* ---------------------------------------------------------------- the namespace */
@@ -196,6 +223,7 @@ int main(void)
     RUN(job_fail_outside_a_pool_is_einval_not_a_failure);
     RUN(duration_defaults_are_milliseconds);
     RUN(out_of_range_durations_are_refused_by_name);
+    RUN(zeroed_options_are_accepted);
     RUN(every_object_takes_the_namespace_the_same_way);
     return tl_finish();
 }

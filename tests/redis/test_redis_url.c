@@ -337,9 +337,15 @@ static void pool_validates_at_creation(void)
     CHECK_INT(o.max_connections, 16);
     CHECK_INT(o.checkout_timeout_ms, 5000);
     CHECK(o.password == NULL);
-    o.max_connections = 0;
+    o.max_connections = -1;
     CHECK(cwork_redis_new("redis://h", &o, &err) == NULL);
     CHECK_INT(err.code, CWORK_EINVAL);
+    /* All zero is valid (docs/ABI.md): connect_timeout_ms and max_connections take their
+     * defaults. */
+    cwork_redis_options zero = {0};
+    r = cwork_redis_new("redis://h", &zero, &err);
+    CHECK(r != NULL);
+    cwork_redis_free(r);
     cwork_redis_options_init(&o);
     o.checkout_timeout_ms = -1;
     CHECK(cwork_redis_new("redis://h", &o, &err) == NULL);

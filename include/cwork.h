@@ -408,51 +408,76 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
  * then). */
 int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
 
-/* Enqueue a job to run now. args may be NULL (written as `null`). On success, *out (if
- * out is not NULL) receives the written job. The job is pushed and its name recorded in
- * known_jobs together (one command, or one script — never MULTI, which an ACL may
- * refuse): an error reply (a key of the wrong type, out of memory, a command the ACL
- * refuses) means nothing was written. Only when the connection fails after the request
- * was sent (a timeout, Redis dying) is the outcome unknown, as with any Redis client;
- * CWORK_EREDIS either way. Needs EVALSHA/EVAL (the first enqueue of a name) and
- * LPUSH/ZADD; PUBLISH is optional (a refused wake-up is logged, the job is written). */
-int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args, cwork_job **out,
-                  cwork_error *err);
-
 /* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
  * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
  * passes 2^53 where scores stop being whole seconds. */
 #define CWORK_MAX_DELAY_SECONDS 3155760000LL
 
-/* Enqueue a job to run `seconds` from now (zero or negative: due at once) through the
- * scheduled set; cwork_job_run_at tells when. |seconds| > CWORK_MAX_DELAY_SECONDS:
- * CWORK_EINVAL, nothing written. */
+/* How cwork_enqueue_ex writes a job. All zero (`cwork_enqueue_opts o = {0};`, or a NULL
+ * pointer) is a plain enqueue: the job goes to its queue, to run now. Every field's zero
+ * keeps the plain behaviour, and fields are only appended (docs/ABI.md). */
+typedef struct cwork_enqueue_opts {
+    /* Write the job through the scheduled set, to run delay_seconds from now (Go's
+     * EnqueueIn; zero or negative: due at once, with that score); cwork_job_run_at tells
+     * when. |delay_seconds| > CWORK_MAX_DELAY_SECONDS is CWORK_EINVAL, and so is a
+     * delay_seconds other than 0 without delayed (nothing is written either way). */
+    bool delayed;
+    int64_t delay_seconds;
+    /* Go's EnqueueUnique: only if no job with this name and these args is waiting (guard
+     * key <p>unique:<name>:<args JSON>\n with a 24 h TTL); CWORK_DUPLICATE (and *out =
+     * NULL) when one is. A guard written by a Go built before 1.22 (args with
+     * U+0008/U+000C escaped as \u0008/\u000c rather than \b/\f) counts as well. Under
+     * CWORK_GO_UPSTREAM the job carries `unique_key` and a duplicate re-arms the guard's
+     * 24 h, as upstream does; under CWORK_GO_FORK a duplicate changes nothing. */
+    bool unique;
+    /* Upstream's EnqueueUniqueByKey (implies unique): unique by name and this key (a JSON
+     * object like args) rather than by args, and a duplicate *replaces* the waiting job.
+     * The job is written to its queue (or the scheduled set) with `unique_key` = the
+     * guard's key, and the guard <p>unique:<name>:<key JSON>\n (24 h) holds the job's
+     * JSON. When a job with that key is already waiting, nothing is queued: the guard
+     * takes this job instead and its 24 h start again, and CWORK_DUPLICATE is returned
+     * with *out (when out is not NULL) set to this job, the one that will run. The worker
+     * that picks up the waiting entry (cwork's, or upstream Go's) runs the guard's job:
+     * these args, this id. Written the same way under both flavours (the fork has no
+     * ByKey; its Go workers ignore unique_key and would run the first job's args: run
+     * ByKey job names on cwork or upstream pools only). A key that JSON cannot hold is
+     * CWORK_EJSON. Borrowed for the call. */
+    const cwork_args *unique_key;
+} cwork_enqueue_opts;
+
+/* Enqueues a job named name with args (NULL: written as `null`) as opts says (NULL: a
+ * plain enqueue). Returns 0, CWORK_DUPLICATE for a unique job that found one waiting
+ * (see cwork_enqueue_opts), or an error with nothing written: CWORK_EINVAL (a NULL enq
+ * or name, a bad name, a bad delay, the field named), CWORK_EJSON, CWORK_ETOOBIG,
+ * CWORK_EREDIS. On success, *out (if out is not NULL) receives the written job. The job
+ * is pushed and its name recorded in known_jobs together (one command, or one script —
+ * never MULTI, which an ACL may refuse): an error reply (a key of the wrong type, out of
+ * memory, a command the ACL refuses) means nothing was written. Only when the
+ * connection fails after the request was sent (a timeout, Redis dying) is the outcome
+ * unknown, as with any Redis client; CWORK_EREDIS either way. Needs EVALSHA/EVAL (the
+ * first enqueue of a name, and unique jobs) and LPUSH/ZADD; PUBLISH is optional (a
+ * refused wake-up is logged, the job is written). Thread-safe as the enqueuer. */
+int cwork_enqueue_ex(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                     const cwork_enqueue_opts *opts, cwork_job **out, cwork_error *err);
+
+/* Go's six enqueue calls, kept as thin wrappers of cwork_enqueue_ex for code written
+ * (or ported from Go) in their terms; each is exactly cwork_enqueue_ex with the options
+ * its name says, and nothing else:
+ *  - cwork_enqueue: none (Go's Enqueue);
+ *  - cwork_enqueue_in: delayed, delay_seconds = seconds (EnqueueIn);
+ *  - cwork_enqueue_unique: unique (EnqueueUnique);
+ *  - cwork_enqueue_unique_in: unique, delayed (EnqueueUniqueIn);
+ *  - cwork_enqueue_unique_by_key: unique, unique_key = key (EnqueueUniqueByKey; with
+ *    key NULL, cwork_enqueue_unique);
+ *  - cwork_enqueue_unique_in_by_key: all three (EnqueueUniqueInByKey). */
+int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args, cwork_job **out,
+                  cwork_error *err);
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds, const cwork_args *args,
                      cwork_job **out, cwork_error *err);
-
-/* Like cwork_enqueue, but only if no job with this name and these args is waiting
- * (guard key <p>unique:<name>:<args JSON>\n with a 24 h TTL). Returns CWORK_DUPLICATE
- * (and *out = NULL) when one is. A guard written by a Go built before 1.22 (args with
- * U+0008/U+000C escaped as \u0008/\u000c rather than \b/\f) counts as well. Under
- * CWORK_GO_UPSTREAM the job carries `unique_key` and a duplicate re-arms the guard's
- * 24 h, as upstream does; under CWORK_GO_FORK a duplicate changes nothing. */
 int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          cwork_job **out, cwork_error *err);
 int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                             const cwork_args *args, cwork_job **out, cwork_error *err);
-
-/* Upstream's EnqueueUniqueByKey: unique by name and key (a JSON object like args) rather
- * than by args, and a duplicate *replaces* the waiting job. The job is written to its
- * queue (or, for _in_, the scheduled set) with `unique_key` = the guard's key, and the
- * guard <p>unique:<name>:<key JSON>\n (24 h) holds the job's JSON. When a job with
- * that key is already waiting, nothing is queued: the guard takes this job instead and
- * its 24 h start again, and CWORK_DUPLICATE is returned with *out (when out is not
- * NULL) set to this job, the one that will run. The worker that picks up the waiting
- * entry (cwork's, or upstream Go's) runs the guard's job: these args, this id. With
- * key NULL these are cwork_enqueue_unique / cwork_enqueue_unique_in. Written the same
- * way under both flavours (the fork has no ByKey; its Go workers ignore unique_key and
- * would run the first job's args: run ByKey job names on cwork or upstream pools only).
- * Errors as cwork_enqueue_unique; a key that JSON cannot hold is CWORK_EJSON. */
 int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                                 const cwork_args *key, cwork_job **out, cwork_error *err);
 int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,

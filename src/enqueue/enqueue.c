@@ -389,9 +389,9 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
     return rc;
 }
 
-/* Every public variant. A delayed job's run-at may lie in the past (negative seconds):
- * it is still written to the scheduled set with that score, as Go does. key is only
- * used for unique jobs (ByKey). */
+/* cwork_enqueue_ex's work (the six Go-named calls are its wrappers). A delayed job's run-at may lie
+ * in the past (negative seconds): it is still written to the scheduled set with that score, as Go
+ * does. key is only used for unique jobs (ByKey). */
 static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *args, int delayed,
                        int64_t seconds, int unique, const cwork_args *key, cwork_job **out,
                        cwork_error *err)
@@ -439,39 +439,63 @@ done:
     return rc;
 }
 
+int cwork_enqueue_ex(cwork_enqueuer *enq, const char *name, const cwork_args *args,
+                     const cwork_enqueue_opts *opts, cwork_job **out, cwork_error *err)
+{
+    static const cwork_enqueue_opts plain;
+    if (!opts) opts = &plain;
+    if (!opts->delayed && opts->delay_seconds != 0) {
+        if (out) *out = NULL;
+        return cw_error(err, CWORK_EINVAL,
+                        "enqueue: opts.delay_seconds is %lld but opts.delayed is false "
+                        "(set delayed to run the job later)",
+                        (long long)opts->delay_seconds);
+    }
+    bool unique = opts->unique || opts->unique_key;
+    return enqueue_one(enq, name, args, opts->delayed, opts->delay_seconds, unique,
+                       opts->unique_key, out, err);
+}
+
+/* Go's six calls: cwork_enqueue_ex with the options their names say (cwork.h). */
 int cwork_enqueue(cwork_enqueuer *enq, const char *name, const cwork_args *args, cwork_job **out,
                   cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 0, 0, 0, NULL, out, err);
+    return cwork_enqueue_ex(enq, name, args, NULL, out, err);
 }
 
 int cwork_enqueue_in(cwork_enqueuer *enq, const char *name, int64_t seconds, const cwork_args *args,
                      cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 1, seconds, 0, NULL, out, err);
+    cwork_enqueue_opts o = {.delayed = true, .delay_seconds = seconds};
+    return cwork_enqueue_ex(enq, name, args, &o, out, err);
 }
 
 int cwork_enqueue_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 0, 0, 1, NULL, out, err);
+    cwork_enqueue_opts o = {.unique = true};
+    return cwork_enqueue_ex(enq, name, args, &o, out, err);
 }
 
 int cwork_enqueue_unique_in(cwork_enqueuer *enq, const char *name, int64_t seconds,
                             const cwork_args *args, cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 1, seconds, 1, NULL, out, err);
+    cwork_enqueue_opts o = {.delayed = true, .delay_seconds = seconds, .unique = true};
+    return cwork_enqueue_ex(enq, name, args, &o, out, err);
 }
 
 int cwork_enqueue_unique_by_key(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                                 const cwork_args *key, cwork_job **out, cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 0, 0, 1, key, out, err);
+    cwork_enqueue_opts o = {.unique = true, .unique_key = key};
+    return cwork_enqueue_ex(enq, name, args, &o, out, err);
 }
 
 int cwork_enqueue_unique_in_by_key(cwork_enqueuer *enq, const char *name, int64_t seconds,
                                    const cwork_args *args, const cwork_args *key, cwork_job **out,
                                    cwork_error *err)
 {
-    return enqueue_one(enq, name, args, 1, seconds, 1, key, out, err);
+    cwork_enqueue_opts o = {
+        .delayed = true, .delay_seconds = seconds, .unique = true, .unique_key = key};
+    return cwork_enqueue_ex(enq, name, args, &o, out, err);
 }

@@ -96,8 +96,9 @@ echo "== packaging checks (release build): install, static links, CWORK_WEB=OFF,
 echo "== all tests under ASan + UBSan"
 (cd build/asan && ctest --output-on-failure -j "$jobs" -LE faults) || status=1
 
-# The fault suite (tests/faults/, about 3 minutes): pools, a private Redis with AOF and
-# the faults of issue 14; on the release build, whose timings are the ones users get.
+# The fault suite (tests/faults/, about 6 minutes): pools, a private Redis with AOF and
+# the faults of issue 14, a freeze, a partition, a Sentinel and a Cluster failover; on
+# the release build, whose timings are the ones users get.
 echo "== fault suite (release build)"
 (cd build/release-check && ctest --output-on-failure -L faults) || status=1
 

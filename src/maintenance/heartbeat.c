@@ -265,6 +265,7 @@ typedef int (*send_fn)(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *e
 static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *err)
 {
     int followed = 0;
+    cw_redis_drop_retired(hb->redis, &hb->conn); /* beat where reapers look: the new master */
     for (;;) {
         int fresh = hb->conn == NULL;
         int rc;

@@ -339,6 +339,7 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
     cwork_error err = {0};
     cw_task_queue found = {0};
     int incomplete = 0;
+    cw_redis_drop_retired(p->redis, cp); /* the master moved: not one more write there */
     int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
     if (rc == 0) {
         pthread_rwlock_wrlock(&p->fetch_lock);
@@ -396,6 +397,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     cwork_error err = {0};
     cw_task_queue fetched = {0};
     int incomplete = 0;
+    cw_redis_drop_retired(p->redis, cp); /* the master moved: not one more write there */
     int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
     cw_conn *c = *cp;
     int locked = rc == 0;

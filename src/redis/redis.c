@@ -356,6 +356,17 @@ void cw_redis_checkin(cwork_redis *r, cw_conn *c)
     cw_mutex_unlock(&r->mu);
 }
 
+void cw_redis_drop_retired(cwork_redis *r, cw_conn **cp)
+{
+    if (!*cp || !r->sentinel) return; /* only Sentinel moves the epoch */
+    cw_mutex_lock(&r->mu);
+    int retired = (*cp)->epoch != r->epoch;
+    cw_mutex_unlock(&r->mu);
+    if (!retired) return;
+    cw_redis_checkin(r, *cp); /* closes it: of an older epoch */
+    *cp = NULL;
+}
+
 int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err)
 {
     return r && r->cluster && ns ? cw_cluster_bind(r, ns, err) : 0;

@@ -87,6 +87,13 @@ typedef struct cw_conn {
 int cw_redis_checkout(cwork_redis *r, cw_conn **out, cwork_error *err);
 /* Returns c to the pool (closing it if broken or if replies are still pending). */
 void cw_redis_checkin(cwork_redis *r, cw_conn *c);
+/* For a connection kept across uses (the dispatcher's, the heartbeat's): when *cp was
+ * dialled before the master moved (Sentinel named another one), closes it and sets *cp
+ * to NULL, so that the next use checks out a connection to the new master. A retired
+ * master that is still up (a second failover, a manual one, a partition) would
+ * otherwise take this pool's fetches, commits and beats until it is demoted, while
+ * the real master's reapers take the pool for dead. No cost without Sentinel. */
+void cw_redis_drop_retired(cwork_redis *r, cw_conn **cp);
 
 /* One command, argv with explicit lengths (lens NULL: strlen). Returns 0 with the reply
  * in *out (free with freeReplyObject; out NULL: the reply is freed here), or the error

@@ -44,6 +44,13 @@ typedef struct world {
     /* For the next fw_pool_start only: run it in this network namespace (`ip netns
      * exec`), with this Redis URL (NULL: the usual way). */
     const char *netns, *netns_url;
+    /* Replicated Redis (fault_ha.c): the URL pools and the generator use instead of
+     * w->redis.url (redis+sentinel://, redis+cluster://), and where the control
+     * connection dials: ctl_port(w) names the node that serves the namespace now (NULL:
+     * w->redis.port); topo is the test's own. */
+    const char *url;
+    int (*ctl_port)(struct world *w);
+    void *topo;
     redisContext *ctl; /* the suite's own connection; redial with fw_ctl() after restarts */
 
     fw_pool pools[FW_MAX_POOLS];
@@ -77,6 +84,8 @@ long long fw_now_ms(void);
 
 /* Starts Redis (AOF, appendfsync always), makes the directory and namespace. 0 or -1. */
 int fw_init(world *w);
+/* The same without a Redis of its own: the test starts one and sets url and ctl_port. */
+int fw_init_external(world *w);
 /* Stops everything that still runs and removes the directory (kept when keep). */
 void fw_destroy(world *w, int keep);
 

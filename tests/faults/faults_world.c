@@ -23,7 +23,7 @@ long long fw_now_ms(void)
 
 /* ---------------------------------------------------------------- Redis */
 
-int fw_init(world *w)
+int fw_init_external(world *w)
 {
     memset(w, 0, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
@@ -37,6 +37,12 @@ int fw_init(world *w)
     if (!mkdtemp(w->dir)) return -1;
     snprintf(w->log_path, sizeof w->log_path, "%s/history.log", w->dir);
     tl_unique_ns("faults", w->ns, sizeof w->ns);
+    return 0;
+}
+
+int fw_init(world *w)
+{
+    if (fw_init_external(w) != 0) return -1;
     if (tl_server_start(&w->redis, 1) != 0) {
         fprintf(stderr, "cannot start redis-server\n");
         return -1;
@@ -87,7 +93,8 @@ redisContext *fw_ctl(world *w)
     w->ctl = NULL;
     for (int i = 0; i < 100 && !w->ctl; i++) {
         struct timeval tv = {2, 0};
-        redisContext *c = redisConnectWithTimeout("127.0.0.1", w->redis.port, tv);
+        int port = w->ctl_port ? w->ctl_port(w) : w->redis.port;
+        redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
         if (c && !c->err) {
             redisSetTimeout(c, (struct timeval){15, 0});
             w->ctl = c;
@@ -227,7 +234,7 @@ int fw_pool_start(world *w)
         const char *level = getenv("FAULT_LOG_LEVEL");
         setenv("CWORK_LOG_LEVEL", level ? level : "warn", 1);
         setpgid(0, 0); /* a signal to the suite's group does not reach it */
-        const char *url = w->netns ? w->netns_url : w->redis.url;
+        const char *url = w->netns ? w->netns_url : w->url ? w->url : w->redis.url;
         const char *limit = w->limited_max ? w->limited_max : "2";
         if (w->netns)
             execlp("ip", "ip", "netns", "exec", w->netns, w->cli, "work", "--redis", url, "--ns",
@@ -462,7 +469,7 @@ static void *generate(void *arg)
     o.connect_timeout_ms = 500;
     o.command_timeout_ms = 2000;
     o.checkout_timeout_ms = 500;
-    cwork_redis *redis = cwork_redis_new(w->redis.url, &o, NULL);
+    cwork_redis *redis = cwork_redis_new(w->url ? w->url : w->redis.url, &o, NULL);
     cwork_enqueuer *enq = NULL;
     unsigned seed = (unsigned)fw_now_ms();
     for (unsigned i = 0; !atomic_load(&w->gen_stop); i++) {

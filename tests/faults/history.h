@@ -49,7 +49,10 @@ typedef struct fh_event {
 
 /* A fault done to one pool: 'K' SIGKILL at at_ms; 'S' SIGSTOP at at_ms until until_ms
  * (SIGCONT, or when it was killed); 'L' the pool lost its lease at at_ms and stopped
- * its running jobs (README "Leases"). */
+ * its running jobs (README "Leases"); 'R' the Redis master the pool used was SIGKILLed
+ * at at_ms and a replica promoted (fault_ha.c: one for every pool), so that a fetch or
+ * a commit of a run in flight then, or ended just before, may not have reached the
+ * promoted replica and the job runs again. */
 typedef struct fh_fault {
     char kind;
     char pool[FH_POOL];

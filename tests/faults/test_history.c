@@ -62,6 +62,12 @@ static const hcase cases[] = {
      "S a lim p1 100\nS b lim p2 110\nS a lim p3 15000\nE a lim p1 16000\nE b lim p2 16000\n"
      "E a lim p3 16100\n",
      "a:o b:o", "S:p1:1000:30000", 0, 0, 1, 0, 0, 14000, 2, 0},
+    {"a run in flight at a failover runs again on the promoted replica",
+     "S a fast p1 100\nE a fast p1 300\nS a fast p2 3000\nE a fast p2 3050\n", "a:o",
+     "R:p1:200 R:p2:200", 0, 0, 1, 0, 0, 2800, 0, 0},
+    {"a run long finished before a failover runs again: unexplained",
+     "S a fast p1 100\nE a fast p1 110\nS a fast p2 6000\nE a fast p2 6010\n", "a:o",
+     "R:p1:4000 R:p2:4000", 0, 0, 1, 1, 0, 0, 0, 0},
 };
 
 static size_t parse_enqueued(const char *s, fh_enqueue *out)

@@ -142,6 +142,26 @@ static void minutes_across_an_hour_sum_to_the_day(void)
         check_hash(day1, "failed=3 | processed=12", 39 * 86400, 40 * 86400);
         check_hash(day2, "failed=0 | processed=4", 39 * 86400, 40 * 86400);
     }
+    /* The admin client reads the three minutes back (on the clock of the last write). */
+    cw_clock_manual((hour + 53) * 1000);
+    cwork_client *cl = cwork_client_new(redis_, ns_, &err);
+    cwork_minute_stats *m = NULL;
+    size_t n = 0;
+    CHECK_INT(cwork_client_throughput(cl, 3, &m, &n, &err), 0);
+    CHECK_INT(n, 3);
+    if (n == 3) {
+        CHECK_INT(m[0].minute, hour - 120);
+        CHECK_INT(m[0].processed, 9);
+        CHECK_INT(m[0].failed, 2);
+        CHECK_INT(m[1].processed, 3);
+        CHECK_INT(m[1].failed, 1);
+        CHECK_INT(m[2].minute, hour);
+        CHECK_INT(m[2].processed, 4);
+        CHECK_INT(m[2].failed, 0);
+    }
+    cwork_free(m);
+    cwork_client_free(cl);
+    cw_clock_system();
     /* Both kinds sum to the same, and nothing else holds counts. */
     tl_take_stat_days(rc_, ns_, 16, 3);
     redisReply *r = tl_cmd(rc_, "KEYS %s:cwork:stat:*", ns_);

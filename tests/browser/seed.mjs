@@ -28,7 +28,7 @@ export function minuteKey(ns, t) {
 // that the graph has a shape; a failure every seventh minute.
 export function seededMinute(m) {
   const i = m / 60;
-  return [40 + Math.round(25 * Math.sin(i / 30)) + (i % 11), i % 7 === 0 ? 3 : 0];
+  return [300 + Math.round(120 * Math.sin(i / 30) + 40 * Math.sin(i / 7)), i % 7 === 0 ? 9 : 0];
 }
 
 // Writes the main namespace; returns what the tests need to know of it.
@@ -67,11 +67,11 @@ export async function seed(redis, ns, now) {
     const processed = 800 + ((d * 37) % 11) * 90;
     c.push(['HSET', `${p}cwork:stat:${utcDate(now - d * 86400)}`, 'processed', processed, 'failed', (d * 7) % 40]);
   }
-  // 24 hours of per-minute counts, up to the minute before now (the current one grows
-  // during the test), one HSET per hour
+  // 24 hours of per-minute counts up to now's minute (which grows during the tests),
+  // one HSET per hour
   const hours = new Map();
   const thisMinute = Math.floor(now / 60) * 60;
-  for (let m = thisMinute - 1440 * 60; m < thisMinute; m += 60) {
+  for (let m = thisMinute - 1439 * 60; m <= thisMinute; m += 60) {
     const [key, mm] = minuteKey(ns, m);
     const [processed, failed] = seededMinute(m);
     if (!hours.has(key)) hours.set(key, []);

@@ -27,6 +27,7 @@ static void get_at(int line, int port, const char *path, int status, const char 
                    http_res *out)
 {
     http_res r;
+    if (out) memset(out, 0, sizeof *out); /* what a caller reads when nothing answered */
     if (wt_http(port, "GET", path, NULL, NULL, &r) != 0) {
         tl_fail(__FILE__, line, "GET %s: no answer", path);
         return;

@@ -1,7 +1,8 @@
 /* cwork stats: the web dashboard's numbers on the command line — processed and failed
  * today and per day (the per-day counters cwork pools keep), and per job name: waiting,
  * running, retry, dead, paused, last error. --json for scripts; --watch repeats every
- * few seconds and adds the live rate (from the difference of today's counters). */
+ * few seconds and adds the live rate (from the difference of today's counters);
+ * --history shows the per-minute counts of the last 24 hours instead. */
 #include "cli.h"
 #include "cmd_admin.h"
 #include "table.h"
@@ -15,7 +16,8 @@
 #include <unistd.h>
 
 static const char help[] =
-    "Usage: cwork stats [--days N] [--json] [--watch [SECONDS]] [--redis URL] [--ns NS]\n"
+    "Usage: cwork stats [--days N] [--history] [--json] [--watch [SECONDS]] [--redis URL]\n"
+    "                   [--ns NS]\n"
     "\n"
     "What the web UI's dashboard shows: jobs processed and failed today and on each of\n"
     "the last days (counted by cwork pools; Go pools do not count), and per job name the\n"
@@ -24,6 +26,9 @@ static const char help[] =
     "\n"
     "Options:\n"
     "  --days N          days of history, today included (1-366, default 7)\n"
+    "  --history         the jobs finished per minute over the last 24 hours instead\n"
+    "                    (kept by cwork pools for 25 h), summed per UTC hour; with\n"
+    "                    --json every minute too\n"
     "  --json            one JSON object (with --watch: one per line)\n"
     "  --watch [SECONDS] print again every SECONDS (a duration, default 2s) with the\n"
     "                    rate since the last print, until Ctrl-C\n"
@@ -38,6 +43,7 @@ typedef struct stats_opts {
     unsigned days;
     size_t sample;
     int json;
+    int history;      /* --history: the per-minute counts instead */
     int64_t watch_ms; /* 0: print once */
 } stats_opts;
 
@@ -58,8 +64,8 @@ static int64_t monotonic_ms(void)
 
 static int parse_options(int argc, char **argv, stats_opts *o)
 {
-    static const char *const names[] = {"days", "json", "watch", "sample", CLI_COMMON_OPTIONS,
-                                        NULL};
+    static const char *const names[] = {
+        "days", "json", "watch", "sample", "history", CLI_COMMON_OPTIONS, NULL};
     memset(o, 0, sizeof *o);
     o->conn.ns = "work";
     o->days = 7;
@@ -81,6 +87,9 @@ static int parse_options(int argc, char **argv, stats_opts *o)
         } else if (cli_is(&a, "json")) {
             if (cli_flag(&a) != 0) return -1;
             o->json = 1;
+        } else if (cli_is(&a, "history")) {
+            if (cli_flag(&a) != 0) return -1;
+            o->history = 1;
         } else if (cli_is(&a, "days") || cli_is(&a, "sample")) {
             int days = cli_is(&a, "days");
             if (cli_take_value(&a) != 0) return -1;
@@ -239,6 +248,92 @@ static void print_text(const stats_opts *o, const reading *r, double per_s)
                r->types.retry_read, r->types.retry_total, r->types.dead_read, r->types.dead_total);
 }
 
+/* ---------------------------------------------------------------- --history */
+
+#define HISTORY_MINUTES 1440
+
+/* The last 24 hours per minute: per UTC hour (newest first) with its busiest minute, and
+ * the totals of the day and of the last hour; --json adds every minute. 0 or -1. */
+static int print_history(cwork_client *client, const stats_opts *o)
+{
+    cwork_minute_stats *m = NULL;
+    size_t n = 0;
+    cwork_error err = {0};
+    if (cwork_client_throughput(client, HISTORY_MINUTES, &m, &n, &err) != 0) {
+        fprintf(stderr, "cwork stats: %s\n", err.message);
+        return -1;
+    }
+    int64_t day_p = 0, day_f = 0, hour_p = 0, hour_f = 0;
+    for (size_t i = 0; i < n; i++) {
+        day_p += m[i].processed;
+        day_f += m[i].failed;
+        if (i + 60 >= n) {
+            hour_p += m[i].processed;
+            hour_f += m[i].failed;
+        }
+    }
+    if (o->json) {
+        printf("{\"ns\":");
+        admin_json_string(o->conn.ns, strlen(o->conn.ns));
+        printf(",\"processed\":%" PRId64 ",\"failed\":%" PRId64
+               ",\"last_hour\":{\"processed\":%" PRId64 ",\"failed\":%" PRId64 "},\"hours\":[",
+               day_p, day_f, hour_p, hour_f);
+    } else {
+        printf("namespace %s, the last 24 hours (UTC): %" PRId64 " processed, %" PRId64
+               " failed; the last hour: %" PRId64 " processed, %" PRId64 " failed\n\n",
+               o->conn.ns, day_p, day_f, hour_p, hour_f);
+    }
+    static const char *const h[] = {"HOUR (UTC)", "PROCESSED", "FAILED", "BUSIEST MINUTE"};
+    table *t = o->json ? NULL : table_new(4, h);
+    if (t)
+        for (size_t c = 1; c <= 3; c++)
+            table_set_right(t, c);
+    /* Hours newest first: walk the minutes backwards, one row per hour met. */
+    int first_row = 1;
+    for (size_t end = n; end > 0;) {
+        int64_t hour = m[end - 1].minute / 3600 * 3600, p = 0, f = 0, busiest = 0;
+        size_t start = end;
+        while (start > 0 && m[start - 1].minute >= hour) {
+            start--;
+            p += m[start].processed;
+            f += m[start].failed;
+            if (m[start].processed > busiest) busiest = m[start].processed;
+        }
+        char when[24];
+        time_t tt = (time_t)hour;
+        struct tm tm;
+        gmtime_r(&tt, &tm);
+        strftime(when, sizeof when, o->json ? "%Y-%m-%dT%H" : "%Y-%m-%d %H:00", &tm);
+        if (o->json) {
+            printf("%s{\"hour\":\"%s\",\"processed\":%" PRId64 ",\"failed\":%" PRId64
+                   ",\"busiest_minute\":%" PRId64 "}",
+                   first_row ? "" : ",", when, p, f, busiest);
+        } else if (t) {
+            table_cell(t, when);
+            table_cellf(t, "%" PRId64, p);
+            table_cellf(t, "%" PRId64, f);
+            table_cellf(t, "%" PRId64, busiest);
+        }
+        first_row = 0;
+        end = start;
+    }
+    if (o->json) {
+        printf("],\"minutes\":{\"first\":%" PRId64 ",\"step\":60,\"processed\":[",
+               n ? m[0].minute : 0);
+        for (size_t i = 0; i < n; i++)
+            printf("%s%" PRId64, i ? "," : "", m[i].processed);
+        printf("],\"failed\":[");
+        for (size_t i = 0; i < n; i++)
+            printf("%s%" PRId64, i ? "," : "", m[i].failed);
+        printf("]}}\n");
+    } else if (t) {
+        table_print(t, stdout);
+        table_free(t);
+    }
+    cwork_free(m);
+    return 0;
+}
+
 static volatile sig_atomic_t stop_;
 
 static void on_signal(int sig)
@@ -270,7 +365,11 @@ int cmd_stats(int argc, char **argv)
     int rc = CLI_OK, tty = isatty(STDOUT_FILENO);
     reading prev = {0}, now;
     for (int first = 1; !stop_; first = 0) {
-        if (read_stats(client, &o, &now) != 0) {
+        if (o.history) {
+            if (o.watch_ms && !o.json) fputs(tty ? "\033[H\033[2J" : (first ? "" : "\n"), stdout);
+            rc = print_history(client, &o) == 0 ? CLI_OK : CLI_FAILURE;
+            fflush(stdout);
+        } else if (read_stats(client, &o, &now) != 0) {
             reading_clear(&now);
             rc = CLI_FAILURE;
             if (!o.watch_ms) break;

@@ -1302,6 +1302,49 @@ typedef struct cwork_day_stats {
 int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out, size_t *n,
                              cwork_error *err);
 
+/* One UTC minute of the per-minute counts cwork pools keep in
+ * <ns>:cwork:stat:<YYYY-MM-DDTHH> (a hash per hour with fields MM:processed and MM:failed,
+ * kept 25 h; Go pools write none). */
+typedef struct cwork_minute_stats {
+    int64_t minute;    /* Unix seconds of the minute's start */
+    int64_t processed; /* jobs cwork pools finished in that minute, failed ones included */
+    int64_t failed;
+} cwork_minute_stats;
+
+/* The throughput history: the `minutes` minutes (1–1440) ending with the current one
+ * (UTC, by this machine's clock), oldest first: *out is an array of *n = minutes entries
+ * (free with cwork_free); a minute in which no cwork pool wrote counts 0. A key of
+ * another type or a field that is no MM:processed/MM:failed whole number reads as 0
+ * (logged as client.throughput.damaged) instead of failing the call. One round trip (at
+ * most 25 HGETALLs). CWORK_EINVAL for minutes out of range or a NULL argument;
+ * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. */
+int cwork_client_throughput(cwork_client *client, unsigned minutes, cwork_minute_stats **out,
+                            size_t *n, cwork_error *err);
+
+/* The Redis server that holds the namespace (in a Cluster, the master of the namespace's
+ * slot), as its INFO reports it, for the dashboard's Redis panel. */
+typedef struct cwork_redis_info {
+    bool permitted;            /* false: the Redis user may not run INFO (ACL); then every
+                                  other field is empty or -1 */
+    char version[32];          /* redis_version, e.g. "7.2.4" */
+    char role[16];             /* "master", or "slave" for a replica */
+    char maxmemory_policy[32]; /* e.g. "noeviction", "allkeys-lru"; "" when not reported */
+    bool evicts;               /* maxmemory_policy is reported and not noeviction: when
+                                  memory runs out Redis may delete job keys (jobs lost) */
+    int64_t used_memory;       /* bytes */
+    int64_t maxmemory;         /* bytes; 0 = no limit */
+    int64_t connected_clients;
+    int64_t ops_per_sec; /* instantaneous_ops_per_sec */
+    int64_t uptime_s;    /* uptime_in_seconds */
+} cwork_redis_info;
+
+/* Fills *out from one INFO of the namespace's server (the reply is parsed here: numbers a
+ * server does not report read -1, strings ""). A user the ACL refuses INFO (a NOPERM
+ * reply) is no failure: 0 with out->permitted false. CWORK_EINVAL for a NULL argument;
+ * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails; CWORK_EPROTO when the reply is no INFO
+ * text (no redis_version field). */
+int cwork_client_redis_info(cwork_client *client, cwork_redis_info *out, cwork_error *err);
+
 /* The dashboard's row of one job name. */
 typedef struct cwork_job_type_stats {
     char *job_name;

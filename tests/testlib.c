@@ -1,6 +1,7 @@
 /* Test harness and Redis helpers; see testlib.h. */
 #include "testlib.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -449,14 +450,50 @@ void tl_ns_delete(redisContext *c, const char *prefix)
     freeReplyObject(keys);
 }
 
+/* One hour's per-minute hash "<hour>" (YYYY-MM-DDTHH): fields MM:processed and MM:failed
+ * only, a TTL of about 25 h; adds its counts to *p and *f. */
+static void take_stat_hour(redisContext *c, const char *key, const char *hour, long long *p,
+                           long long *f)
+{
+    if (strlen(hour) != 13 || hour[4] != '-' || hour[7] != '-' || hour[10] != 'T')
+        tl_fail(__FILE__, __LINE__, "%s: not a date and hour", key);
+    redisReply *h = tl_cmd(c, "HGETALL %s", key);
+    if (h->type != REDIS_REPLY_ARRAY || h->elements == 0)
+        tl_fail(__FILE__, __LINE__, "%s: not a hash with fields", key);
+    for (size_t i = 0; h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2) {
+        const char *field = h->element[i]->str;
+        int minute = atoi(field);
+        if (strlen(field) < 4 || field[2] != ':' || minute < 0 || minute > 59 ||
+            !isdigit((unsigned char)field[0]) || !isdigit((unsigned char)field[1]))
+            tl_fail(__FILE__, __LINE__, "%s: unexpected field %s", key, field);
+        else if (!strcmp(field + 3, "processed"))
+            *p += atoll(h->element[i + 1]->str);
+        else if (!strcmp(field + 3, "failed"))
+            *f += atoll(h->element[i + 1]->str);
+        else
+            tl_fail(__FILE__, __LINE__, "%s: unexpected field %s", key, field);
+    }
+    freeReplyObject(h);
+    redisReply *ttl = tl_cmd(c, "TTL %s", key);
+    if (ttl->integer < 24 * 3600 || ttl->integer > 25 * 3600)
+        tl_fail(__FILE__, __LINE__, "%s: TTL %lld, want about 25 h", key, ttl->integer);
+    freeReplyObject(ttl);
+}
+
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed)
 {
     char prefix[256];
     snprintf(prefix, sizeof prefix, "%s:cwork:stat:", ns);
     redisReply *keys = keys_with_prefix(c, prefix);
-    long long got_p = 0, got_f = 0;
+    long long got_p = 0, got_f = 0, minutes_p = 0, minutes_f = 0;
     for (size_t k = 0; k < keys->elements; k++) {
         const char *key = keys->element[k]->str;
+        const char *date = key + strlen(prefix);
+        if (strchr(date, 'T')) {
+            take_stat_hour(c, key, date, &minutes_p, &minutes_f);
+            freeReplyObject(tl_cmd(c, "DEL %s", key));
+            continue;
+        }
         redisReply *h = tl_cmd(c, "HGETALL %s", key);
         for (size_t i = 0; h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2) {
             if (!strcmp(h->element[i]->str, "processed"))
@@ -472,7 +509,6 @@ void tl_take_stat_days(redisContext *c, const char *ns, long long processed, lon
             tl_fail(__FILE__, __LINE__, "%s: TTL %lld, want about 40 days", key, ttl->integer);
         freeReplyObject(ttl);
         /* YYYY-MM-DD */
-        const char *date = key + strlen(prefix);
         if (strlen(date) != 10 || date[4] != '-' || date[7] != '-')
             tl_fail(__FILE__, __LINE__, "%s: not a date", key);
         freeReplyObject(tl_cmd(c, "DEL %s", key));
@@ -482,6 +518,11 @@ void tl_take_stat_days(redisContext *c, const char *ns, long long processed, lon
         tl_fail(__FILE__, __LINE__,
                 "daily stats of %s: processed %lld failed %lld, want %lld and %lld", ns, got_p,
                 got_f, processed, failed);
+    /* The per-minute counts are written with the day's, in one script (PROTOCOL §14.2). */
+    if (minutes_p != got_p || minutes_f != got_f)
+        tl_fail(__FILE__, __LINE__,
+                "per-minute stats of %s: processed %lld failed %lld, the days say %lld and %lld",
+                ns, minutes_p, minutes_f, got_p, got_f);
 }
 
 /* ---------------------------------------------------------------- private servers */

@@ -103,7 +103,9 @@ char *tl_ns_dump(redisContext *c, const char *prefix);
 void tl_ns_delete(redisContext *c, const char *prefix);
 /* Checks the daily stats hashes cwork pools keep under "<ns>:cwork:stat:<date>" (the
  * processed and failed jobs summed over their days, a TTL of about 40 days) and
- * deletes them, so that a whole-namespace dump after a pool run shows the rest. */
+ * deletes them, so that a whole-namespace dump after a pool run shows the rest. The
+ * per-minute hashes "<ns>:cwork:stat:<YYYY-MM-DDTHH>" are checked (fields MM:processed and
+ * MM:failed, a TTL of about 25 h, the same sums as the days) and deleted with them. */
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed);
 
 /* ---- a private redis-server, for tests that kill and restart Redis */

@@ -1,11 +1,13 @@
-// The dashboard: today's processed and failed counts, the throughput of the last minutes
-// (the daily counters polled and differenced here), the last 30 days, and one row per
-// job name (waiting, running, retry, dead, last error). Charts are plain SVG.
+// The dashboard: today's processed and failed counts, the current rate (the daily counters
+// polled and differenced here), the throughput per minute of the last hour or day (kept
+// by the pools, so a reload keeps it), the last 30 days, the namespace's Redis server,
+// and one row per job name (waiting, running, retry, dead, last error). Charts are plain
+// SVG.
 import { el, num, plural, duration, when, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import { table, toggle } from './parts.js';
 
-const WINDOW_S = 300; // the throughput chart's span
+const WINDOW_S = 60; // how long the live samples (the "Now" card) are kept
 const RATE_S = 10; // "now" averages over this much
 const W = 600;
 const H = 140;
@@ -52,35 +54,137 @@ function fmtRate(r) {
   return r.toFixed(r >= 10 ? 1 : 2).replace(/\.?0+$/, '') || '0';
 }
 
-function throughputChart(samples, now) {
-  const points = [];
-  for (let i = 1; i < samples.length; i++) {
-    const [p, f] = rate(samples[i - 1], samples[i]);
-    points.push({ t: samples[i].t, p, f });
+// ------------------------------------------------------------------ throughput history
+
+// The per-minute counts the pools keep (GET /throughput, PROTOCOL §14.2): the whole range
+// is read when the page opens, the range or the namespace changes, and every 30 s; in
+// between each poll reads only the last two minutes, so that the current minute follows
+// the pools' once-a-second writes while the page is open.
+const RANGES = { '1h': 60, '24h': 1440 };
+const FULL_EVERY_S = 30;
+
+async function loadThroughput(ctx, minutes) {
+  const key = api.url('throughput', { minutes });
+  const st = ctx.state.throughput;
+  if (!st || st.key !== key || ctx.now - st.at >= FULL_EVERY_S) {
+    const data = await api.get('throughput', { minutes });
+    ctx.state.throughput = { key, at: ctx.now, data };
+    return data;
   }
-  const max = Math.max(1, ...points.map((x) => x.p));
-  // The last 5 minutes once there are; until then the time measured, at least a minute.
-  const span = Math.min(WINDOW_S, Math.max(60, samples.length ? now - samples[0].t : 0));
-  const x = (t) => Math.max(0, ((t - (now - span)) / span) * W);
+  const tail = await api.get('throughput', { minutes: 2 });
+  const d = st.data;
+  // Moves the window on to the tail's last minute, then takes the tail's counts.
+  const last = tail.first + (tail.processed.length - 1) * tail.step;
+  while (d.first + (d.processed.length - 1) * d.step < last) {
+    d.processed.push(0);
+    d.failed.push(0);
+    if (d.processed.length > minutes) {
+      d.processed.shift();
+      d.failed.shift();
+      d.first += d.step;
+    }
+  }
+  for (let i = 0; i < tail.processed.length; i++) {
+    const j = (tail.first + i * tail.step - d.first) / d.step;
+    if (j >= 0 && j < d.processed.length) {
+      d.processed[j] = tail.processed[i];
+      d.failed[j] = tail.failed[i];
+    }
+  }
+  return d;
+}
+
+function clock(t) {
+  return new Date(t * 1000).toISOString().slice(11, 16);
+}
+
+function throughputChart(d, rangeName) {
+  const n = d.processed.length;
+  const max = Math.max(1, ...d.processed);
+  const x = (i) => (n > 1 ? (i / (n - 1)) * W : W);
   const y = (v) => H - (v / max) * (H - 6);
-  const line = (key) => points.map((pt) => `${x(pt.t).toFixed(1)},${y(pt[key]).toFixed(1)}`).join(' ');
-  const area = points.length
-    ? `M${x(points[0].t).toFixed(1)},${H} L${line('p').replace(/ /g, ' L')} L${x(points[points.length - 1].t).toFixed(1)},${H} Z`
-    : '';
-  const label = points.length
-    ? `Jobs per second over the last ${Math.round((now - samples[0].t) / 60) || 1} minutes, at most ${fmtRate(max)}`
-    : 'Collecting throughput samples';
+  const line = (arr) => arr.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
+  const total = d.processed.reduce((a, b) => a + b, 0);
+  const failed = d.failed.reduce((a, b) => a + b, 0);
+  const area = n ? `M0,${H} L${line(d.processed).replace(/ /g, ' L')} L${W},${H} Z` : '';
+  const label = `Jobs per minute over the last ${rangeName === '24h' ? '24 hours' : 'hour'}: ${num(total)} processed, ${num(failed)} failed, at most ${num(max)} a minute`;
   return el('figure', { class: 'chart' },
-    el('div', { class: 'chart-scale' }, el('span', { text: `${fmtRate(max)}/s` }), el('span', { text: '0' })),
-    el('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label, class: 'plot' },
+    el('div', { class: 'chart-scale' }, el('span', { text: `${num(max)}/min` }), el('span', { text: '0' })),
+    el('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': label, class: 'plot throughput' },
+      el('title', { text: label }),
       el('line', { x1: 0, y1: H / 2, x2: W, y2: H / 2, class: 'grid' }),
       area ? el('path', { d: area, class: 'area' }) : null,
-      points.length ? el('polyline', { points: line('p'), class: 'processed', 'vector-effect': 'non-scaling-stroke' }) : null,
-      points.length ? el('polyline', { points: line('f'), class: 'failed', 'vector-effect': 'non-scaling-stroke' }) : null),
+      n ? el('polyline', { points: line(d.processed), class: 'processed', 'vector-effect': 'non-scaling-stroke' }) : null,
+      n ? el('polyline', { points: line(d.failed), class: 'failed', 'vector-effect': 'non-scaling-stroke' }) : null),
     el('figcaption', { class: 'chart-axis' },
-      el('span', { text: `${Math.round(span / 60)} min ago` }),
+      el('span', { text: n ? `${clock(d.first)} UTC` : '' }),
       el('span', { class: 'legend' }, el('i', { class: 'key processed' }), 'processed ', el('i', { class: 'key failed' }), 'failed'),
       el('span', { text: 'now' })));
+}
+
+function rangePicker(ctx, current) {
+  return el('span', { class: 'range', role: 'group', 'aria-label': 'Throughput range' },
+    Object.keys(RANGES).map((r) => el('a', {
+      href: ctx.href('dashboard', '', { range: r === '1h' ? '' : r }),
+      class: r === current ? 'on' : null,
+      'aria-current': r === current ? 'true' : null,
+      text: r === '1h' ? '1 h' : '24 h',
+    })));
+}
+
+// ------------------------------------------------------------------ Redis
+
+const REDIS_EVERY_S = 5;
+
+// INFO of the namespace's server, read every few seconds; an error is shown in the panel
+// instead of failing the page.
+async function loadRedis(ctx) {
+  const key = api.url('redis_info', {});
+  const st = ctx.state.redisInfo;
+  if (st && st.key === key && ctx.now - st.at < REDIS_EVERY_S) return st.info;
+  let info;
+  try {
+    info = await api.get('redis_info', {});
+  } catch (e) {
+    info = { error: e.message };
+  }
+  ctx.state.redisInfo = { key, at: ctx.now, info };
+  return info;
+}
+
+function bytes(n) {
+  if (n === null || n === undefined) return '—';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return `${u ? v.toFixed(v >= 100 ? 0 : 1) : v} ${units[u]}`;
+}
+
+function redisPanel(info) {
+  const rows = [];
+  const row = (k, v, cls) => rows.push(el('dt', { text: k }), el('dd', { class: cls || null }, v));
+  if (info.error) {
+    row('Status', `could not read INFO: ${info.error}`, 'bad');
+  } else if (!info.permitted) {
+    row('Status', 'not permitted: this Redis user may not run INFO (ACL +info)', 'muted');
+  } else {
+    row('Version', info.version);
+    row('Role', info.role === 'slave' ? 'replica' : info.role || '—');
+    row('Memory', info.maxmemory ? `${bytes(info.used_memory)} of ${bytes(info.maxmemory)}` : `${bytes(info.used_memory)} (no limit)`);
+    row('Eviction', info.evicts
+      ? `${info.maxmemory_policy}: Redis may delete job keys when memory runs out (jobs lost); use noeviction`
+      : info.maxmemory_policy || '—', info.evicts ? 'bad' : null);
+    row('Clients', info.connected_clients === null ? '—' : num(info.connected_clients));
+    row('Ops/s', info.ops_per_sec === null ? '—' : num(info.ops_per_sec));
+    row('Uptime', info.uptime_s === null ? '—' : duration(info.uptime_s));
+  }
+  return el('div', { class: 'panel redis' },
+    el('h2', null, 'Redis', info.evicts ? el('span', { class: 'tag warn', text: 'evicts' }) : null),
+    el('dl', { class: 'facts' }, rows));
 }
 
 // ------------------------------------------------------------------ history
@@ -147,7 +251,12 @@ function typesTable(ctx, d) {
 }
 
 export async function renderDashboard(ctx) {
-  const d = await api.get('dashboard', { days: 30 });
+  const rangeName = RANGES[ctx.params.get('range')] ? ctx.params.get('range') : '1h';
+  const [d, tp, redis] = await Promise.all([
+    api.get('dashboard', { days: 30 }),
+    loadThroughput(ctx, RANGES[rangeName]),
+    loadRedis(ctx),
+  ]);
   addSample(ctx.state, ctx.now, d.days);
   const sum = ctx.sum;
   const today = d.days[d.days.length - 1] || { processed: 0, failed: 0 };
@@ -168,14 +277,15 @@ export async function renderDashboard(ctx) {
       card('Dead', num(sum.dead), el('a', { href: ctx.href('dead', '', {}), text: 'gave up' }), sum.dead ? 'bad' : null)),
     el('div', { class: 'charts' },
       el('div', { class: 'panel' },
-        el('h2', { text: 'Throughput' }),
-        throughputChart(ctx.state.samples, ctx.now),
-        el('p', { class: 'muted small', text: `Measured while this page is open (polled every 2 s), for ${duration(ctx.state.samples.length ? ctx.now - ctx.state.samples[0].t : 0)} so far.` })),
+        el('div', { class: 'panel-head' }, el('h2', { text: 'Throughput' }), rangePicker(ctx, rangeName)),
+        throughputChart(tp, rangeName),
+        el('p', { class: 'muted small', text: 'Jobs finished per minute (UTC), as every cwork pool counts them in Redis (kept 25 h); the current minute updates while this page is open.' })),
       el('div', { class: 'panel' },
         el('h2', { text: `Last ${d.days.length} days` }),
-        historyChart(d.days))),
+        historyChart(d.days)),
+      redisPanel(redis)),
     pool,
     el('h2', { text: 'Jobs' }),
     typesTable(ctx, d),
-    el('p', { class: 'muted small', text: 'Counts per day are kept in Redis by cwork pools (40 days); Go pools keep none.' }));
+    el('p', { class: 'muted small', text: 'Counts are kept in Redis by cwork pools, per day for 40 days and per minute for 25 h; Go pools keep none.' }));
 }

@@ -51,6 +51,11 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date)
     put_prefix(k, out, "cwork:stat:");
     cw_buf_puts(out, date);
 }
+void cw_key_stat_hour(const cw_keys *k, cw_buf *out, const char *hour)
+{
+    put_prefix(k, out, "cwork:stat:");
+    cw_buf_puts(out, hour);
+}
 void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:periodic");

@@ -35,6 +35,9 @@ void cw_key_reaper_lock(const cw_keys *k, cw_buf *out);
 /* "<p>cwork:stat:<date>" (date YYYY-MM-DD, UTC): a hash of the jobs cwork pools
  * processed and failed that day, for dashboards. cwork's own: Go never reads it. */
 void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
+/* "<p>cwork:stat:<hour>" (hour YYYY-MM-DDTHH, UTC): a hash of that hour's jobs per minute,
+ * fields "MM:processed" and "MM:failed", kept 25 h. cwork's own, like the day's. */
+void cw_key_stat_hour(const cw_keys *k, cw_buf *out, const char *hour);
 /* "<p>cwork:periodic": a hash in which cwork pools publish the periodic jobs they
  * schedule, for dashboards (field ["<name>","<spec>"], value {"next_at":…,"seen_at":…};
  * the key expires CW_PERIODIC_PUBLISHED_TTL after the last pool wrote it). cwork's own:

@@ -745,6 +745,8 @@ static const ui_route ui_routes[] = {
     {"/succeeded", 0, route_succeeded},
     {"/doctor", 0, cw_web_route_doctor},
     {"/doctor_repair", 1, cw_web_route_doctor_repair},
+    {"/throughput", 0, cw_web_route_throughput},
+    {"/redis_info", 0, cw_web_route_redis_info},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

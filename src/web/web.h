@@ -150,6 +150,10 @@ int cw_web_ui_route(const web_request *req, web_response *res);
 /* The Doctor page's routes (routes_doctor.c): GET /doctor, POST /doctor_repair. */
 void cw_web_route_doctor(const web_request *req, web_response *res);
 void cw_web_route_doctor_repair(const web_request *req, web_response *res);
+/* The dashboard's throughput graph and Redis panel (routes_dashboard.c): GET /throughput,
+ * GET /redis_info. */
+void cw_web_route_throughput(const web_request *req, web_response *res);
+void cw_web_route_redis_info(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
 int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,

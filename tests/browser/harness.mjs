@@ -36,11 +36,11 @@ export function middayZone(t) {
 // ------------------------------------------------------------------ cwork web
 
 export const servers = [];
-export async function startWeb(args) {
-  const proc = spawn(cli, ['web', '--redis', redisUrl, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startWeb(args, url = redisUrl) {
+  const proc = spawn(cli, ['web', '--redis', url, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
   proc.stderr.on('data', (d) => { err += d; });
-  const url = await new Promise((resolve, reject) => {
+  const base = await new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (d) => {
       out += d;
@@ -48,7 +48,7 @@ export async function startWeb(args) {
     });
     proc.on('exit', (code) => reject(new Error(`cwork web exited with ${code}: ${err}`)));
   });
-  const w = { proc, url, stderr: () => err };
+  const w = { proc, url: base, stderr: () => err };
   servers.push(w);
   return w;
 }

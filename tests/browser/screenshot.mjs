@@ -1,6 +1,6 @@
 // Makes docs/screenshot.png, the dashboard the README shows: the browser test's jobs in
 // a namespace called "myapp", with jobs finishing for a few polls so that the
-// throughput chart has a line. Not a test; run it by hand after a UI change:
+// throughput chart's current minute grows. Not a test; run it by hand after a UI change:
 //
 //   CWORK_CLI=build/asan/cwork CWORK_TEST_REDIS_URL=redis://127.0.0.1:6379 \
 //     node tests/browser/screenshot.mjs docs/screenshot.png
@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from './redis.mjs';
-import { seed, statKey } from './seed.mjs';
+import { seed, statKey, minuteKey } from './seed.mjs';
 
 const [out] = process.argv.slice(2);
 const cli = process.env.CWORK_CLI;
@@ -47,8 +47,15 @@ const context = await chromium.launchPersistentContext(dir, {
 let tick = 0;
 const bump = setInterval(() => {
   tick++;
-  redis.cmd('HINCRBY', statKey(ns, nowS()), 'processed', 3 + Math.round(2 + 2 * Math.sin(tick / 5))).catch(() => {});
-  if (tick % 5 === 0) redis.cmd('HINCRBY', statKey(ns, nowS()), 'failed', 1).catch(() => {});
+  // as a pool writes them: the day's counts and the minute's (PROTOCOL §14.2)
+  const n = 3 + Math.round(2 + 2 * Math.sin(tick / 5));
+  const [hourKey, mm] = minuteKey(ns, nowS());
+  redis.cmd('HINCRBY', statKey(ns, nowS()), 'processed', n).catch(() => {});
+  redis.cmd('HINCRBY', hourKey, `${mm}:processed`, n).catch(() => {});
+  if (tick % 5 === 0) {
+    redis.cmd('HINCRBY', statKey(ns, nowS()), 'failed', 1).catch(() => {});
+    redis.cmd('HINCRBY', hourKey, `${mm}:failed`, 1).catch(() => {});
+  }
   redis.cmd('HSET', `${ns}:worker_pools:a0b1c2d3e4f5a6b7c8d9e0f1`, 'heartbeat_at', nowS()).catch(() => {});
 }, 500);
 try {

@@ -17,6 +17,20 @@ function utcDate(t) {
   return new Date(t * 1000).toISOString().slice(0, 10);
 }
 
+// The per-minute hash of the UTC hour of t and the field prefix of its minute, as pools
+// write them (PROTOCOL §14.2).
+export function minuteKey(ns, t) {
+  const iso = new Date(t * 1000).toISOString();
+  return [`${ns}:cwork:stat:${iso.slice(0, 13)}`, iso.slice(14, 16)];
+}
+
+// What the seeded history holds for the minute starting at unix second m: a wave, so
+// that the graph has a shape; a failure every seventh minute.
+export function seededMinute(m) {
+  const i = m / 60;
+  return [300 + Math.round(120 * Math.sin(i / 30) + 40 * Math.sin(i / 7)), i % 7 === 0 ? 9 : 0];
+}
+
 // Writes the main namespace; returns what the tests need to know of it.
 export async function seed(redis, ns, now) {
   const p = `${ns}:`;
@@ -53,6 +67,17 @@ export async function seed(redis, ns, now) {
     const processed = 800 + ((d * 37) % 11) * 90;
     c.push(['HSET', `${p}cwork:stat:${utcDate(now - d * 86400)}`, 'processed', processed, 'failed', (d * 7) % 40]);
   }
+  // 24 hours of per-minute counts up to now's minute (which grows during the tests),
+  // one HSET per hour
+  const hours = new Map();
+  const thisMinute = Math.floor(now / 60) * 60;
+  for (let m = thisMinute - 1439 * 60; m <= thisMinute; m += 60) {
+    const [key, mm] = minuteKey(ns, m);
+    const [processed, failed] = seededMinute(m);
+    if (!hours.has(key)) hours.set(key, []);
+    hours.get(key).push(`${mm}:processed`, processed, `${mm}:failed`, failed);
+  }
+  for (const [key, fields] of hours) c.push(['HSET', key, ...fields]);
   // a live pool with one busy worker
   const pool = 'a0b1c2d3e4f5a6b7c8d9e0f1';
   c.push(['SADD', `${p}worker_pools`, pool]);

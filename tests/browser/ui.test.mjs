@@ -11,7 +11,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Redis } from './redis.mjs';
-import { seed, seedOther, statKey, id, DEAD_HTML_ID, LONG_NAME } from './seed.mjs';
+import { seed, seedOther, statKey, minuteKey, seededMinute, id, DEAD_HTML_ID, LONG_NAME } from './seed.mjs';
 import {
   setup, results, check, sleep, nowS, middayZone, servers, startWeb, stopWeb, checkDump, memberIds,
   checkMoved, confirmWith, message, shot, nameUnbroken, gotoView, rowOf, same,
@@ -27,6 +27,34 @@ if (!artifacts || !cli || !redisUrl) {
 }
 mkdirSync(artifacts, { recursive: true });
 setup({ artifacts, cli, redisUrl });
+
+// ------------------------------------------------------------------ the throughput graph
+
+// The graph's totals as its label states them against the seeded history of the same
+// window (the route says which minutes it covers; minutes after seededAt's have no seed).
+// A minute may turn between the page's read and the route's: then the next poll is
+// looked at, up to three times.
+async function graphShowsSeededHistory(page, minutes, seededAt, what) {
+  let got = '';
+  let want = '';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const label = await page.locator('svg.throughput').getAttribute('aria-label');
+    const m = /: ([\d,]+) processed, ([\d,]+) failed/.exec(label || '');
+    got = m ? `${m[1].replace(/,/g, '')}/${m[2].replace(/,/g, '')}` : `no totals in "${label}"`;
+    const r = await page.evaluate(async (n) => (await fetch(`throughput?minutes=${n}`)).json(), minutes);
+    let p = 0;
+    let f = 0;
+    for (let i = 0; i < r.processed.length && r.first + i * 60 <= seededAt; i++) {
+      const [sp, sf] = seededMinute(r.first + i * 60);
+      p += sp;
+      f += sf;
+    }
+    want = `${p}/${f}`;
+    if (got === want && r.processed.length === minutes) break;
+    await sleep(2500);
+  }
+  check(got === want, `${what}: the graph's totals are the seeded minutes' (${got}, want ${want})`);
+}
 
 // ------------------------------------------------------------------ the suite
 
@@ -83,11 +111,33 @@ async function suite(browser, redis, width) {
     const processedCard = page.locator('.card', { hasText: 'Processed today' }).locator('.card-value');
     check((await processedCard.textContent()).replace(/,/g, '') === String(todayCount), `the dashboard shows today's count (${todayCount})`);
     check((await page.locator('svg.bars g.day').count()) === 30, 'the history has 30 days');
-    // pools finish jobs: the throughput shows it within a few polls
+    // the throughput graph: the pools' per-minute history, there as soon as the page opens
+    await page.locator('svg.throughput').waitFor();
+    await graphShowsSeededHistory(page, 60, t0, 'the last hour');
+    check(await page.locator('.range a.on', { hasText: '1 h' }).count() === 1, 'the graph shows 1 h unless asked');
+    await page.click('.range a:text-is("24 h")');
+    await page.locator('svg.throughput[aria-label*="24 hours"]').waitFor();
+    await graphShowsSeededHistory(page, 1440, t0, 'the last 24 hours');
+    await page.click('.range a:text-is("1 h")');
+    await page.locator('svg.throughput[aria-label*="last hour"]').waitFor();
+    // the Redis panel: the server's own INFO
+    const info = await redis.cmd('INFO', 'server');
+    const version = /redis_version:([^\r\n]+)/.exec(info)[1];
+    const fact = (name) => page.locator('.panel.redis dt', { hasText: name }).locator('xpath=following-sibling::dd[1]');
+    await page.locator('.panel.redis dt', { hasText: 'Version' }).waitFor();
+    check((await fact('Version').textContent()) === version, `the Redis panel shows the version (${version})`);
+    check((await fact('Role').textContent()) === 'master', 'the Redis panel shows the role');
+    check(/ (B|KiB|MiB|GiB)/.test(await fact('Memory').textContent()), `the Redis panel shows the memory (${await fact('Memory').textContent()})`);
+    check(/^[1-9]/.test(await fact('Clients').textContent()), 'the Redis panel counts the clients');
+    // pools finish jobs: the throughput shows it within a few polls (in the day's counts
+    // and in the minute's, as a pool writes them)
     let tick = 0;
     const bump = setInterval(() => {
       tick++;
-      redis.cmd('HINCRBY', statKey(ns, nowS()), 'processed', 20 + 15 * Math.round(2 + 2 * Math.sin(tick / 4))).catch(() => {});
+      const n = 20 + 15 * Math.round(2 + 2 * Math.sin(tick / 4));
+      const [hourKey, mm] = minuteKey(ns, nowS());
+      redis.cmd('HINCRBY', statKey(ns, nowS()), 'processed', n).catch(() => {});
+      redis.cmd('HINCRBY', hourKey, `${mm}:processed`, n).catch(() => {});
       if (tick % 6 === 0) redis.cmd('HINCRBY', statKey(ns, nowS()), 'failed', 3).catch(() => {});
       if (tick % 8 === 0) beat().catch(() => {}); // the pool stays live
     }, 500);
@@ -106,6 +156,34 @@ async function suite(browser, redis, width) {
     check((await resizeRow.locator('td[data-label="Running"]').textContent()) === '1', 'resize_image: 1 running');
     await shot(page, 'dashboard', width);
     clearInterval(bump);
+    // the current minute follows the pools' writes while the page is open
+    const [hourKey, mm] = minuteKey(ns, nowS());
+    const live = Number(await redis.cmd('HGET', hourKey, `${mm}:processed`));
+    check(live > 0, `the bumps reached the current minute (${live})`);
+    // a reload keeps the history (it is in Redis, not in the page), and 24 h is a click away
+    await page.reload();
+    await page.locator('svg.throughput').waitFor();
+    const title = await page.locator('svg.throughput').getAttribute('aria-label');
+    check(/last hour: [1-9][\d,]* processed/.test(title), `after a reload the graph still has the last hour (${title})`);
+    await page.click('.range a:text-is("24 h")');
+    await page.locator('.range a.on', { hasText: '24 h' }).waitFor();
+    await page.locator('svg.throughput[aria-label*="24 hours"]').waitFor();
+    check(page.url().includes('range=24h'), 'the range is in the URL (a reload keeps it)');
+    await shot(page, 'dashboard-24h', width);
+    await page.click('.range a:text-is("1 h")');
+    await page.locator('svg.throughput[aria-label*="last hour"]').waitFor();
+    // a Redis user that may not run INFO: the panel says so, the page works
+    const limitedUser = `${ns}-noinfo`;
+    await redis.cmd('ACL', 'SETUSER', limitedUser, 'on', '>pw', '~*', '&*', '+@all', '-info');
+    const limited = await startWeb(['--ns', ns], redisUrl.replace('redis://', `redis://${limitedUser}:pw@`));
+    await page.goto(limited.url);
+    await page.locator('.panel.redis dd', { hasText: 'not permitted' }).waitFor();
+    check(await page.locator('.cards').count() === 1, 'without INFO the dashboard still shows, the Redis panel says "not permitted"');
+    await shot(page, 'dashboard-redis-not-permitted', width);
+    check((await stopWeb(limited)) === 0, 'the limited server stops with status 0');
+    await redis.cmd('ACL', 'DELUSER', limitedUser);
+    await page.goto(base);
+    await page.locator('.cards').waitFor();
 
     // ---------------------------------------------------------------- queues
     await page.click('#tabs a[data-tab="queues"]');

@@ -170,17 +170,7 @@ static void killed_reaper_lock_holder_stalls_no_recovery(void)
     }
     freeReplyObject(r);
     /* The day's statistics: the one run that finished, B's. */
-    r = tl_cmd(c, "KEYS %s:cwork:stat:*", ns_);
-    CHECK(r->type == REDIS_REPLY_ARRAY && r->elements == 1);
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
-        redisReply *h = tl_cmd(c, "HMGET %s processed failed", r->element[i]->str);
-        CHECK(h->type == REDIS_REPLY_ARRAY && h->elements == 2 &&
-              h->element[0]->type == REDIS_REPLY_STRING && strcmp(h->element[0]->str, "1") == 0 &&
-              h->element[1]->type == REDIS_REPLY_STRING && strcmp(h->element[1]->str, "0") == 0);
-        freeReplyObject(h);
-        freeReplyObject(tl_cmd(c, "DEL %s", r->element[i]->str));
-    }
-    freeReplyObject(r);
+    tl_take_stat_days(c, ns_, 1, 0);
     char *dump = tl_ns_dump(c, ns_);
     char want[512];
     snprintf(want, sizeof want,

@@ -75,7 +75,7 @@ static void throughput_route(void)
     http_res post;
     CHECK_INT(wt_http(port, "POST", "/throughput", NULL, "", &post), 0);
     CHECK_INT(post.status, 405);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     cw_clock_system();
     char *after = tl_ns_dump(rc_, ns_);
     CHECK_STR(after, before);
@@ -106,7 +106,7 @@ static void redis_info_route(void)
         if (!strstr(r.body, fields[i]))
             tl_fail(__FILE__, __LINE__, "no %s in %s", fields[i], r.body);
     CHECK(strstr(r.body, "null") == NULL); /* a real server reports every number */
-    cwork_web_stop(w);
+    cwork_web_free(w);
 
     /* A user without +info: the panel's route still answers. */
     char user[64], url[256];
@@ -121,7 +121,7 @@ static void redis_info_route(void)
         "\"maxmemory\": null,\n\t\"connected_clients\": null,\n\t\"ops_per_sec\": null,\n\t"
         "\"uptime_s\": null\n}",
         NULL);
-    cwork_web_stop(w);
+    cwork_web_free(w);
     cwork_redis_free(limited);
     cmd("ACL DELUSER %s", user);
     tl_ns_delete(rc_, ns_);

@@ -49,29 +49,10 @@ __attribute__((unused)) static long long wait_for_int(long long want, long ms, c
     return v;
 }
 
-/* The failure histories (<ns>:cwork:failures:<id>, PROTOCOL §26) the pool's commits of
- * failed jobs wrote, checked and deleted, so that the caller can compare the rest of the
- * namespace: each a list of 1 to 10 entries ending in a first_t, whose TTL is at least
- * the 30 days of a dead job's story. Returns how many there were. */
+/* tl_take_failure_histories of the test's namespace. */
 __attribute__((unused)) static long long take_failure_histories(void)
 {
-    redisReply *keys = tl_cmd(rc_, "KEYS %s:cwork:failures:*", ns_);
-    long long n = (long long)keys->elements;
-    for (size_t i = 0; i < keys->elements; i++) {
-        const char *key = keys->element[i]->str;
-        redisReply *r = tl_cmd(rc_, "LRANGE %s 0 -1", key);
-        CHECK(r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->elements <= 10);
-        for (size_t j = 0; r->type == REDIS_REPLY_ARRAY && j < r->elements; j++)
-            CHECK(strstr(r->element[j]->str, ",\"first_t\":") != NULL &&
-                  r->element[j]->str[r->element[j]->len - 1] == '}');
-        freeReplyObject(r);
-        r = tl_cmd(rc_, "TTL %s", key);
-        CHECK(r->integer > 2592000 - 120);
-        freeReplyObject(r);
-        freeReplyObject(tl_cmd(rc_, "DEL %s", key));
-    }
-    freeReplyObject(keys);
-    return n;
+    return tl_take_failure_histories(rc_, ns_);
 }
 
 static void pool_test_setup(void)

@@ -87,7 +87,17 @@ static void running_job_tells_pool_worker_and_checkin(void)
         CHECK_INT(cwork_client_job_story(cl, "run1", &st, &err), 0);
         if (st.place == CWORK_PLACE_IN_PROGRESS && *st.checkin) break;
     }
-    CHECK_INT(st.place, CWORK_PLACE_IN_PROGRESS);
+    if (st.place != CWORK_PLACE_IN_PROGRESS || !st.worker_id || st.n_phases != 2) {
+        tl_fail(__FILE__, __LINE__, "the running job was not seen running (place %d)",
+                (int)st.place);
+        atomic_store(&release_, 1);
+        cwork_job_story_free(&st);
+        CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
+        cwork_client_free(cl);
+        cwork_pool_free(p);
+        tl_ns_delete(rc_, ns_);
+        return;
+    }
     CHECK_STR(st.pool_id, cwork_pool_id(p));
     char host[256] = "";
     gethostname(host, sizeof host);

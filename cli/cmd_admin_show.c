@@ -298,24 +298,86 @@ static void print_field(const char *label, const char *value)
     free(clean);
 }
 
-static int print_job_json(const admin_opts *o, cwork_job_place place, const cwork_listed_job *found)
+/* One compact JSON object: the members of the story, sorted by name; "job" is Go's
+ * encoding in the chosen flavour. */
+static int print_job_json(const admin_opts *o, const cwork_job_story *st)
 {
     cwork_error err = {0};
     char *enc = NULL;
     size_t len = 0;
-    int rc = cwork_job_encode_flavor(found->job, o->flavor, &enc, &len, &err);
+    int rc = cwork_job_encode_flavor(st->job, o->flavor, &enc, &len, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
-    printf("{\"at\":%" PRId64 ",\"job\":", found->at);
+    printf("{\"at\":%" PRId64 ",\"checkin\":", st->at);
+    admin_json_string(st->checkin, strlen(st->checkin));
+    printf(",\"checkin_at\":%" PRId64 ",\"failures\":[", st->checkin_at);
+    for (size_t i = 0; i < st->n_failures; i++) {
+        const cwork_job_failure *f = &st->failures[i];
+        printf("%s{\"enqueued_at\":%" PRId64 ",\"err\":", i ? "," : "", f->enqueued_at);
+        admin_json_string(f->err, strlen(f->err));
+        printf(",\"failed_at\":%" PRId64 ",\"fails\":%" PRId64 ",\"ran_at_ms\":%" PRId64
+               ",\"retry_at\":%" PRId64 ",\"took_us\":%" PRId64 "}",
+               f->failed_at, f->fails, f->ran_at_ms, f->retry_at, f->took_us);
+    }
+    printf("],\"first_enqueued_at\":%" PRId64 ",\"job\":", st->first_enqueued_at);
     fwrite(enc, 1, len, stdout);
-    printf(",\"place\":\"%s\"}\n", cwork_job_place_name(place));
+    printf(",\"last_requeued_at\":%" PRId64 ",\"phases\":[", st->last_requeued_at);
+    for (size_t i = 0; i < st->n_phases; i++)
+        printf("%s{\"from\":%" PRId64 ",\"state\":\"%s\",\"until\":%" PRId64 "}", i ? "," : "",
+               st->phases[i].from, st->phases[i].state, st->phases[i].until);
+    printf("],\"place\":\"%s\",\"pool\":", cwork_job_place_name(st->place));
+    admin_json_string(st->pool_id, strlen(st->pool_id));
+    printf(",\"pool_host\":");
+    admin_json_string(st->pool_host, strlen(st->pool_host));
+    printf(",\"pool_pid\":%d,\"started_at\":%" PRId64 ",\"worker\":", st->pool_pid, st->started_at);
+    admin_json_string(st->worker_id, strlen(st->worker_id));
+    printf("}\n");
     cwork_free(enc);
     return CLI_OK;
 }
 
-static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
+/* "waiting 3s, running 1s, retry 16s, dead 2m (so far)": the time in each state. */
+static void print_phases(const cwork_job_story *st)
 {
-    const cwork_job *job = found->job;
-    int64_t now = (int64_t)time(NULL);
+    if (!st->n_phases) return;
+    char line[1024] = "", d[32];
+    size_t used = 0;
+    for (size_t i = 0; i < st->n_phases && used < sizeof line; i++) {
+        const cwork_job_phase *ph = &st->phases[i];
+        int64_t until = ph->until ? ph->until : st->now;
+        fmt_duration(d, sizeof d, until > ph->from ? until - ph->from : 0);
+        int w = snprintf(line + used, sizeof line - used, "%s%s %s%s", i ? ", " : "", ph->state, d,
+                         ph->until ? "" : " (so far)");
+        if (w > 0) used += (size_t)w;
+    }
+    print_field("states", line);
+}
+
+/* The failures kept (newest first): when, after how long, and the message. */
+static void print_failures(const cwork_job_story *st)
+{
+    for (size_t i = 0; i < st->n_failures; i++) {
+        const cwork_job_failure *f = &st->failures[i];
+        char when[64], took[32], line[160];
+        fmt_iso_time(when, sizeof when, f->failed_at);
+        if (f->took_us < 1000000) /* most runs: a short duration in ms */
+            snprintf(took, sizeof took, "%" PRId64 "ms", f->took_us / 1000);
+        else
+            fmt_duration(took, sizeof took, f->took_us / 1000000);
+        snprintf(line, sizeof line, "#%" PRId64 " %s ran %s%s: ", f->fails, when, took,
+                 f->retry_at ? ", retried" : ", dead");
+        size_t n = strlen(line) + strlen(f->err) + 1;
+        char *all = malloc(n);
+        if (all) snprintf(all, n, "%s%s", line, f->err);
+        print_field(i ? "" : "failures", all ? all : "?");
+        free(all);
+    }
+}
+
+static void print_job_text(const cwork_job_story *st)
+{
+    const cwork_job *job = st->job;
+    cwork_job_place place = st->place;
+    int64_t now = st->now;
     char buf[160], when[64];
     switch (place) {
     case CWORK_PLACE_QUEUE:
@@ -329,9 +391,9 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
         break;
     }
     print_field("place", buf);
-    if (found->at) {
-        fmt_when(when, sizeof when, found->at, now);
-        snprintf(buf, sizeof buf, "%s = %" PRId64, when, found->at);
+    if (st->at) {
+        fmt_when(when, sizeof when, st->at, now);
+        snprintf(buf, sizeof buf, "%s = %" PRId64, when, st->at);
         print_field(place == CWORK_PLACE_RETRY       ? "retry at"
                     : place == CWORK_PLACE_SCHEDULED ? "run at"
                                                      : "died at",
@@ -339,8 +401,32 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
     }
     print_field("name", cwork_job_name(job));
     print_field("id", cwork_job_id(job));
-    fmt_when(when, sizeof when, cwork_job_enqueued_at(job), now);
+    fmt_when(when, sizeof when, st->first_enqueued_at, now);
     print_field("enqueued", when);
+    if (st->last_requeued_at) {
+        fmt_when(when, sizeof when, st->last_requeued_at, now);
+        print_field("requeued", when);
+    }
+    if (*st->pool_id) {
+        if (*st->pool_host)
+            snprintf(buf, sizeof buf, "%s (%s, pid %d)", st->pool_id, st->pool_host, st->pool_pid);
+        else
+            snprintf(buf, sizeof buf, "%s (no heartbeat)", st->pool_id);
+        print_field("pool", buf);
+    }
+    if (*st->worker_id) print_field("worker", st->worker_id);
+    if (st->started_at) {
+        fmt_when(when, sizeof when, st->started_at, now);
+        print_field("started", when);
+    }
+    if (*st->checkin || st->checkin_at) {
+        fmt_when(when, sizeof when, st->checkin_at, now);
+        size_t n = strlen(st->checkin) + strlen(when) + 4;
+        char *line = malloc(n);
+        if (line) snprintf(line, n, "%s (%s)", st->checkin, when);
+        print_field("check-in", line ? line : "?");
+        free(line);
+    }
     if (cwork_job_unique(job)) print_field("unique", "yes");
     if (*cwork_job_unique_key(job)) print_field("unique key", cwork_job_unique_key(job));
     if (cwork_job_fails(job)) {
@@ -356,6 +442,8 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
         fmt_when(when, sizeof when, cwork_job_periodic_deadline(job), now);
         print_field("deadline", when);
     }
+    print_failures(st);
+    print_phases(st);
     size_t len = 0;
     const char *raw = cwork_job_raw(job, &len);
     char *clean = text_clean(raw, len, 0, NULL);
@@ -366,16 +454,15 @@ static void print_job_text(cwork_job_place place, const cwork_listed_job *found)
 static int show_job(const admin_opts *o, cwork_client *client)
 {
     cwork_error err = {0};
-    cwork_job_place place;
-    cwork_listed_job found = {0};
-    int rc = cwork_client_find(client, o->arg, &place, &found, &err);
+    cwork_job_story story;
+    int rc = cwork_client_job_story(client, o->arg, &story, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
     int status = CLI_OK;
     if (o->seen & OPT_JSON)
-        status = print_job_json(o, place, &found);
+        status = print_job_json(o, &story);
     else
-        print_job_text(place, &found);
-    cwork_job_free(found.job);
+        print_job_text(&story);
+    cwork_job_story_free(&story);
     return status;
 }
 

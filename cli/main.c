@@ -21,7 +21,7 @@ static const char usage[] =
     "  dead      list dead jobs; retry, delete or trim them\n"
     "  pause     stop every pool from taking jobs of one name\n"
     "  unpause   let pools take them again\n"
-    "  job       find a job by id: where it is and its JSON\n"
+    "  job       find a job by id: its whole story and its JSON\n"
     "  batch     a tracked batch's counts and callback; --seal seals it\n"
     "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
     "  stats     processed and failed jobs today and per day, and per job name\n"

@@ -1179,6 +1179,65 @@ void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n);
  * static storage. */
 const char *cwork_job_place_name(cwork_job_place place);
 
+/* One failed run of a job, as the commit of a cwork pool kept it in
+ * <p>cwork:failures:<id> (PROTOCOL §26; Go pools keep only the job's last err). */
+typedef struct cwork_job_failure {
+    int64_t failed_at;   /* Unix s */
+    int64_t fails;       /* the job's fails counting this failure */
+    int64_t enqueued_at; /* the job's t for that run (Unix s) */
+    int64_t ran_at_ms;   /* when its handler started (Unix ms; 0 when it did not run) */
+    int64_t took_us;     /* how long it ran */
+    int64_t retry_at;    /* when it was due again (Unix s); 0 when it went to dead */
+    char *err;           /* the failure's message (NUL-terminated) */
+} cwork_job_failure;
+
+/* A span of time a job spent in one state. */
+typedef struct cwork_job_phase {
+    const char *state;   /* "waiting", "running", "retry", "scheduled" or "dead" (static) */
+    int64_t from, until; /* Unix s; until is 0 while the job is still in it */
+} cwork_job_phase;
+
+/* Everything the namespace knows about one job (cwork_client_job_story). Strings are
+ * NUL-terminated, never NULL, owned by the story. */
+typedef struct cwork_job_story {
+    cwork_job_place place;
+    int64_t at;     /* its score in the retry, scheduled or dead set, else 0 */
+    cwork_job *job; /* decoded, with the exact bytes (cwork_job_raw) */
+    int64_t now;    /* Redis' clock when it was read (Unix s) */
+    /* The first enqueue: the kept one (§26) when a cwork pool recorded a failure, else
+     * the job's t. Requeuers and a retry from dead rewrite t (PROTOCOL §3.1), so t is
+     * then the last requeue: last_requeued_at, 0 when t is the first enqueue. */
+    int64_t first_enqueued_at, last_requeued_at;
+    /* A running job: the pool whose in-progress list holds it ("" otherwise), that
+     * pool's heartbeat host and pid ("" and 0 when it has none), and what its worker's
+     * observer published (PROTOCOL §7): "" and 0 while none is (yet) seen. */
+    char pool_id[25];
+    char *pool_host;
+    int pool_pid;
+    char *worker_id;
+    int64_t started_at;
+    char *checkin; /* the handler's last cwork_job_checkin message: its progress */
+    int64_t checkin_at;
+    /* The failures kept (newest first; at most 10), and the time in each state
+     * (oldest first) as far as the times above tell it. */
+    cwork_job_failure *failures;
+    size_t n_failures;
+    cwork_job_phase *phases;
+    size_t n_phases;
+} cwork_job_story;
+
+/* Finds the job with this id as cwork_client_find does and tells its whole story into
+ * *out: where it is, its first enqueue and last requeue, for a running job its pool,
+ * worker, start and check-in, the failures kept and the time spent in each state.
+ * Free with cwork_job_story_free. CWORK_ENOTFOUND when no job has that id; CWORK_EINVAL
+ * for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. An entry of the
+ * failures key that cannot be read is skipped. A scan, like cwork_client_find.
+ * Thread-safe. */
+int cwork_client_job_story(cwork_client *client, const char *id, cwork_job_story *out,
+                           cwork_error *err);
+/* Frees what the story holds (not the struct itself) and zeroes it; NULL is a no-op. */
+void cwork_job_story_free(cwork_job_story *story);
+
 /* What cwork_client_cancel found. */
 typedef struct cwork_cancel_result {
     /* Where the job was: CWORK_PLACE_QUEUE, _SCHEDULED or _RETRY (it is in the dead set

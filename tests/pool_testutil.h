@@ -7,6 +7,7 @@
 #include "testlib.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static redisContext *rc_;
@@ -46,6 +47,12 @@ __attribute__((unused)) static long long wait_for_int(long long want, long ms, c
         tl_sleep_ms(10);
     }
     return v;
+}
+
+/* tl_take_failure_histories of the test's namespace. */
+__attribute__((unused)) static long long take_failure_histories(void)
+{
+    return tl_take_failure_histories(rc_, ns_);
 }
 
 static void pool_test_setup(void)

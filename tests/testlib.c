@@ -480,6 +480,27 @@ static void take_stat_hour(redisContext *c, const char *key, const char *hour, l
     freeReplyObject(ttl);
 }
 
+long long tl_take_failure_histories(redisContext *c, const char *ns)
+{
+    redisReply *keys = tl_cmd(c, "KEYS %s:cwork:failures:*", ns);
+    long long n = (long long)keys->elements;
+    for (size_t i = 0; i < keys->elements; i++) {
+        const char *key = keys->element[i]->str;
+        redisReply *r = tl_cmd(c, "LRANGE %s 0 -1", key);
+        CHECK(r->type == REDIS_REPLY_ARRAY && r->elements >= 1 && r->elements <= 10);
+        for (size_t j = 0; r->type == REDIS_REPLY_ARRAY && j < r->elements; j++)
+            CHECK(strstr(r->element[j]->str, ",\"first_t\":") != NULL &&
+                  r->element[j]->str[r->element[j]->len - 1] == '}');
+        freeReplyObject(r);
+        r = tl_cmd(c, "TTL %s", key);
+        CHECK(r->integer > 2592000 - 120);
+        freeReplyObject(r);
+        freeReplyObject(tl_cmd(c, "DEL %s", key));
+    }
+    freeReplyObject(keys);
+    return n;
+}
+
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed)
 {
     char prefix[256];

@@ -107,6 +107,11 @@ void tl_ns_delete(redisContext *c, const char *prefix);
  * per-minute hashes "<ns>:cwork:stat:<YYYY-MM-DDTHH>" are checked (fields MM:processed and
  * MM:failed, a TTL of about 25 h, the same sums as the days) and deleted with them. */
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed);
+/* The failure histories (<ns>:cwork:failures:<id>, PROTOCOL §26) that pools' commits of
+ * failed jobs wrote, checked and deleted, so that the caller can compare the rest of the
+ * namespace: each a list of 1 to 10 entries ending in a first_t, whose TTL is at least
+ * the 30 days of a dead job's story (less two minutes). Returns how many there were. */
+long long tl_take_failure_histories(redisContext *c, const char *ns);
 
 /* ---- a private redis-server, for tests that kill and restart Redis */
 typedef struct tl_server {

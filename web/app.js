@@ -5,7 +5,7 @@
 // open or the tab is hidden) and patches the page in place, so that a refresh keeps
 // focus, selection, text selection and scroll. Where you are (tab, job, queue, page,
 // filter, order, page size, namespace) is in the URL's hash: links can be shared.
-import { el, $, patch, delegateEvents, plural } from './dom.js';
+import { el, $, patch, delegateEvents, plural, markClamps } from './dom.js';
 import * as api from './api.js';
 import { renderDashboard } from './dashboard.js';
 import { renderQueues, renderProcesses, renderJob } from './views.js';
@@ -280,6 +280,7 @@ export async function refresh(reason) {
       const live = main.firstElementChild;
       if (live && live.dataset.key === view.dataset.key) patch(live, view);
       else main.replaceChildren(view);
+      markClamps(main);
     }
     if (sumError) refreshFailed(sumError.message);
     else refreshWorked();
@@ -320,6 +321,8 @@ function init() {
     startFind();
   });
   window.addEventListener('hashchange', route);
+  // Text is cut or not by the width it gets: look again when the width changes.
+  window.addEventListener('resize', () => markClamps($('main')));
   setInterval(() => {
     if (!document.hidden) refresh('tick');
   }, REFRESH_MS);

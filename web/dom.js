@@ -175,16 +175,29 @@ export function whenExact(t, now) {
 
 // A piece of job data (args, an error) clamped to a few lines, with a button to see it
 // all. open: whether it is shown whole (the caller keeps that across refreshes); json:
-// the text is compact JSON (it wraps after commas first).
+// the text is compact JSON (it wraps after commas first). Whether the text is cut
+// depends on the width it gets, not on its length: the button is always there, and
+// markClamps shows it where the text overflows (class "long").
 export function clamp(text, open, onToggle, label, json = false) {
   const long = text.length > 160 || (text.match(/\n/g) || []).length >= 3;
   return el('div', { class: `clamp${open ? ' open' : ''}${long ? ' long' : ''}` },
     el('span', { class: 'clamp-text' }, json ? jsonText(text) : text),
-    long ? el('button', {
+    el('button', {
       type: 'button', class: 'link more', 'aria-expanded': open ? 'true' : 'false',
       'aria-label': `${open ? 'Show less of' : 'Show all of'} ${label}`,
       onclick: onToggle,
-    }, open ? 'less' : 'more') : null);
+    }, open ? 'less' : 'more'));
+}
+
+// Marks each closed clamp under root whose text is cut at the width it has now as
+// "long" (its "more" shows), and the others not: called after every render and when
+// the window's width changes, since a patch sets the class back to the first guess.
+export function markClamps(root) {
+  if (!root) return;
+  for (const box of root.querySelectorAll('.clamp:not(.open)')) {
+    const text = box.querySelector('.clamp-text');
+    if (text && text.getClientRects().length) box.classList.toggle('long', text.scrollHeight > text.clientHeight + 1);
+  }
 }
 
 // Text with a break opportunity (<wbr>) after each match of after: copying it gives the

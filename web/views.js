@@ -1,5 +1,5 @@
 // The Queues, Processes and job pages.
-import { el, num, plural, duration, when, whenExact, clamp, nameText, jsonText } from './dom.js';
+import { el, num, plural, duration, when, whenExact, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import { table, applyJobs, SETS, jobLink, toggle } from './parts.js';
 import { rateLimits, rateLimitCell, batchFact } from './features.js';
@@ -200,28 +200,54 @@ export async function renderJob(ctx) {
   // The rate limit of its type says whether it would be held back now. (A kept result
   // is asked for only when the job is nowhere any more, above: one request less here.)
   const limits = await rateLimits();
+  const now = ctx.now;
+  // Clipped text (args, errors) opens with its "more"; the choice survives refreshes.
+  const clip = (key, text, label, json) => clamp(text, ctx.state.expanded.has(key), () => toggle(ctx, key), label, json);
+  const running = found.place === 'in_progress';
   const facts = [
     ['Name', el('span', { class: 'name' }, nameText(j.name))],
     ['Where', found.place === 'queue'
       ? el('a', { href: ctx.href('queue', j.name, {}), text: PLACES.queue })
       : set ? el('a', { href: ctx.href(set, '', { name: j.name }), text: PLACES[found.place] })
         : el('span', { text: PLACES[found.place] || found.place })],
-    ['Enqueued', whenExact(j.t, ctx.now)],
-    found.at ? [set ? SETS[set].atLabel : 'At', whenExact(found.at, ctx.now)] : null,
-    j.args !== undefined ? ['Args', el('code', { class: 'args' }, jsonText(JSON.stringify(j.args)))] : null,
+    ['Enqueued', whenExact(found.first_enqueued_at || j.t, now)],
+    found.last_requeued_at ? ['Requeued', [whenExact(found.last_requeued_at, now), el('span', { class: 'muted', text: ' (last moved back to its queue)' })]] : null,
+    found.at ? [set ? SETS[set].atLabel : 'At', whenExact(found.at, now)] : null,
+    running ? ['Pool', el('span', null,
+      el('a', { class: 'mono', href: ctx.href('processes', '', {}), text: found.pool }),
+      found.pool_host ? el('span', { class: 'muted', text: ` on ${found.pool_host}, pid ${found.pool_pid}` }) : el('span', { class: 'muted', text: ' (no heartbeat)' }))] : null,
+    running ? ['Worker', found.worker ? el('span', { class: 'mono', text: found.worker }) : el('span', { class: 'muted', text: 'not shown by its pool yet' })] : null,
+    found.started_at ? ['Started', whenExact(found.started_at, now)] : null,
+    found.checkin || found.checkin_at ? ['Check-in', el('span', null,
+      el('span', { class: 'checkin', text: found.checkin }), found.checkin_at ? [' ', when(found.checkin_at, now)] : null)] : null,
+    j.args !== undefined ? ['Args', el('div', { class: 'args' }, clip(`job-args:${j.id}`, JSON.stringify(j.args), `the args of job ${j.id}`, true))] : null,
     j.fails ? ['Fails', el('span', { text: String(j.fails) })] : null,
-    j.failed_at ? ['Failed', whenExact(j.failed_at, ctx.now)] : null,
-    j.err ? ['Error', el('span', { class: 'err', text: j.err })] : null,
+    j.failed_at ? ['Failed', whenExact(j.failed_at, now)] : null,
+    j.err ? ['Error', el('div', { class: 'err' }, clip(`job-err:${j.id}`, j.err, `the error of job ${j.id}`))] : null,
     j.unique ? ['Unique', el('span', { text: 'yes' })] : null,
     batchFact(ctx, j),
     limits[j.name] ? ['Rate limit', el('span', null, [...rateLimitCell(limits[j.name]).childNodes])] : null,
     j.err === 'cancelled' ? ['Cancelled', el('span', { text: 'yes: it was cancelled (cwork cancel) and will not run again unless retried' })] : null,
   ].filter(Boolean);
+  const failures = (found.failures || []).map((f, i) => el('tr', { key: `f${f.fails}:${f.failed_at}` },
+    el('td', { class: 'num', 'data-label': 'Run', text: String(f.fails) }),
+    el('td', { 'data-label': 'Failed' }, whenExact(f.failed_at, now)),
+    el('td', { class: 'num', 'data-label': 'Ran', text: f.ran_at_ms ? duration(f.took_us / 1e6) : '—' }),
+    el('td', { class: 'err', 'data-label': 'Error' }, clip(`job-fail:${j.id}:${i}:${f.failed_at}`, f.err, `the error of run ${f.fails}`)),
+    el('td', { 'data-label': 'Then', text: f.retry_at ? 'retry' : 'dead' })));
+  const phases = (found.phases || []).map((p, i) => el('tr', { key: `p${i}` },
+    el('td', { 'data-label': 'State' }, el('span', { class: `state ${p.state}`, text: p.state })),
+    el('td', { 'data-label': 'From' }, whenExact(p.from, now)),
+    el('td', { class: 'num', 'data-label': 'For', text: p.until ? duration(p.until - p.from) : `${duration(now - p.from)} so far` })));
   return el('section', null,
     el('h2', null, 'Job ', el('span', { class: 'mono', text: j.id })),
     el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', { text: k }), el('dd', null, v)])),
     set ? jobActions(ctx, set, found.at, j) : null,
     !ctx.readOnly && CANCELLABLE.includes(found.place) ? el('div', { class: 'toolbar' }, cancelButton(ctx, j.id, false)) : null,
+    phases.length ? [el('h3', { text: 'Time in each state' }), table(['State', 'From', '#For'], phases, '')] : null,
+    el('h3', { text: 'Failures' }),
+    failures.length ? table(['#Run', 'Failed', '#Ran', 'Error', 'Then'], failures, '')
+      : el('p', { class: 'muted', text: j.fails ? `It failed ${plural(j.fails, 'time')}; cwork kept no history of those runs (a Go pool ran them, or it expired): the last error is above.` : 'None: it has not failed.' }),
     el('h3', { text: 'As stored' }),
     el('pre', { class: 'json', text: JSON.stringify(j, null, 2) }));
 }

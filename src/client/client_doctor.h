@@ -34,7 +34,8 @@ typedef enum cw_doctor_class {
     CW_DK_SUCCEEDED,
     CW_DK_BATCH,
     CW_DK_BATCH_JOBS,
-    CW_DK_SUPERSEDED
+    CW_DK_SUPERSEDED,
+    CW_DK_FAILURES /* <p>cwork:failures:<id>, a job's failure history (PROTOCOL §26) */
 } cw_doctor_class;
 
 /* A key's class and the type PROTOCOL gives it ("list", "zset", …; NULL for

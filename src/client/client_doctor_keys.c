@@ -1,4 +1,4 @@
-/* What each key of a namespace is, by its name (PROTOCOL §2.2, §2.3, §20–§23): the
+/* What each key of a namespace is, by its name (PROTOCOL §2.2, §2.3, §20–§23, §26): the
  * doctor compares the type Redis reports with the type given here. */
 #include "client_doctor.h"
 
@@ -49,6 +49,7 @@ static const struct {
     {"cwork:rate_limit:", CW_DK_RATE_LIMIT, "string"},
     {"cwork:result:", CW_DK_RESULT, "string"},
     {"cwork:succeeded:", CW_DK_SUCCEEDED, "zset"},
+    {"cwork:failures:", CW_DK_FAILURES, "list"},
 };
 
 /* <p>jobs:<name>…: the suffixes of a name's keys (PROTOCOL §2.4 keeps names from

@@ -361,6 +361,11 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     int rc = cw_client_add_set_key(&a, &client->keys, set, err);
     char min[24], max[24];
     cw_score_range(at, min, max);
+    cw_buf failures;
+    cw_buf_init(&failures);
+    cw_key_failures(&client->keys, &failures, id);
+    cw_argv_add_buf(&a, &failures);
+    cw_buf_free(&failures);
     cw_argv_add_str(&a, id);
     cw_argv_add_str(&a, min);
     cw_argv_add_str(&a, max);
@@ -369,7 +374,7 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
         (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
         redisReply *r = NULL;
         int64_t deleted = 0;
-        rc = cw_conn_eval(c, &cw_script_client_delete, 1, 3, a.argv, a.lens, &r, err);
+        rc = cw_conn_eval(c, &cw_script_client_delete, 2, 3, a.argv, a.lens, &r, err);
         if (rc == 0) rc = cw_reply_at_int(r, 0, &deleted, "delete script", err);
         if (rc == 0 && deleted == 0)
             rc = cw_error(err, CWORK_ENOTFOUND, "nothing deleted");

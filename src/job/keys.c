@@ -160,6 +160,11 @@ void cw_key_result(const cw_keys *k, cw_buf *out, const char *id)
     put_prefix(k, out, "cwork:result:");
     cw_buf_puts(out, id);
 }
+void cw_key_failures(const cw_keys *k, cw_buf *out, const char *id)
+{
+    put_prefix(k, out, "cwork:failures:");
+    cw_buf_puts(out, id);
+}
 void cw_key_succeeded(const cw_keys *k, cw_buf *out, const char *name)
 {
     put_prefix(k, out, "cwork:succeeded:");

@@ -58,6 +58,10 @@ void cw_key_rate_limit(const cw_keys *k, cw_buf *out, const char *name);
 void cw_key_batch(const cw_keys *k, cw_buf *out, const char *id);
 void cw_key_batch_jobs(const cw_keys *k, cw_buf *out, const char *id);
 #define CW_BATCH_TTL_SECONDS 604800 /* a week: long enough to look at a finished batch */
+/* A job's failure history (PROTOCOL §26): the last 10 failures, kept 30 days past the
+ * job's retry time or its death — the time an operator looks at a dead job's story. */
+#define CW_FAILURES_KEEP 10
+#define CW_FAILURES_TTL_SECONDS 2592000
 /* 30 days from opening: a batch left unsealed, or with a job an operator deleted, does
  * not stay for ever; far longer than any retry schedule of a sealed batch's jobs. */
 #define CW_BATCH_OPEN_TTL_SECONDS 2592000
@@ -82,6 +86,9 @@ void cw_key_cancel_channel(const cw_keys *k, cw_buf *out, const char *pool_id);
  * that id, written by the commit of its successful run with the type's result TTL
  * (PROTOCOL §22). cwork's own: Go never reads it. */
 void cw_key_result(const cw_keys *k, cw_buf *out, const char *id);
+/* "<p>cwork:failures:<id>": a list, newest first, of the last CW_FAILURES_KEEP failures of
+ * the job with that id, written by the commit of each failed run (PROTOCOL §26). */
+void cw_key_failures(const cw_keys *k, cw_buf *out, const char *id);
 /* "<p>cwork:succeeded:<name>": a zset of the type's kept succeeded jobs (score: when
  * the commit wrote it, Unix ms; member: {"ran_at":…,"took_us":…,"job":<bytes>}). */
 void cw_key_succeeded(const cw_keys *k, cw_buf *out, const char *name);

@@ -97,6 +97,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
             continue;
         }
         a->json_len = buf->len - a->json_off;
+        a->failed_at = now;
         a->target = cancelled ? "c" : t->outcome == OUTCOME_RETRY ? "r" : "d";
         snprintf(a->score, sizeof a->score, "%lld", (long long)score);
     }

@@ -300,6 +300,7 @@ typedef struct commit_arg {
     size_t json_off, json_len;
     char score[24];
     const char *target; /* "r", "d" or "-" (dropped) */
+    int64_t failed_at;  /* the failure's time as recorded in the job (Unix s) */
 } commit_arg;
 
 /* The commit part of the cycle script's ARGV (from ARGV[5] on) for a list of done tasks,

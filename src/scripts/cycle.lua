@@ -8,7 +8,8 @@
 --   KEYS[5n+t] lock_info; then <p>retry, <p>dead, <p>cwork:cancelled; then, only when
 --   L > 0 types are rate-limited (PROTOCOL §20): <p>cwork:rate_limits and each limited
 --   type's <p>cwork:rate_limit:<name>, in the order of ARGV[4]; then x extra keys
---   (results, kept successes: PROTOCOL §22), only when the commit has any.
+--   (results, kept successes: PROTOCOL §22; failure histories: §26), only when the
+--   commit has any.
 -- ARGV[1] pool id
 -- ARGV[2] '1' to move one job per step (RPOPLPUSH, servers < 6.2), else '0'; followed
 --   by ' x<x> b<b>' when there are x > 0 extra keys or b > 0 batch arguments
@@ -353,6 +354,12 @@ end
 --   'R', pos, key, ttl ms, result, id  SET the result key, PUBLISH the id
 --   'S', pos, t, key, member           ZADD the type's kept successes at now
 --   'T', t, key, '(oldest', '-keep-1' trim them by age, then by count
+--   'F', pos, t, key, ttl s, keep-1, entry, job t
+--                                      a failed run's record (PROTOCOL §26): LPUSH onto
+--                                      <p>cwork:failures:<id> the entry completed with
+--                                      ,"first_t":<n>} (the newest kept entry's, else the
+--                                      job's t), keep the newest keep, set the TTL
+--   'D', pos, key                      DEL the failures of a job that now succeeded
 -- (key: the index of the extra key, 1-based after the rate-limit keys). A job this call
 -- sent to dead as cancelled publishes nothing either.
 if nx > 0 then
@@ -384,6 +391,28 @@ if nx > 0 then
         end
       end
       a = a + 5
+    elseif kind == 'F' then
+      if not gone[ARGV[a + 1]] then
+        local key = KEYS[base + tonumber(ARGV[a + 3])]
+        local first = ARGV[a + 7]
+        local newest = rpcall('LINDEX', key, '0')
+        if type(newest) == 'string' then
+          first = string.match(newest, ',"first_t":(%-?%d+)}$') or first
+        end
+        local r = rpcall('LPUSH', key, ARGV[a + 6] .. ',"first_t":' .. first .. '}')
+        if type(r) == 'number' then
+          call('LTRIM', key, '0', ARGV[a + 5])
+          call('EXPIRE', key, ARGV[a + 4])
+        else
+          fail(tonumber(ARGV[a + 2]), 'failures ' .. key, r.err)
+        end
+      end
+      a = a + 8
+    elseif kind == 'D' then
+      if not gone[ARGV[a + 1]] then
+        call('DEL', KEYS[base + tonumber(ARGV[a + 2])])
+      end
+      a = a + 3
     else
       local key = KEYS[base + tonumber(ARGV[a + 2])]
       local r = rpcall('ZREMRANGEBYSCORE', key, '-inf', ARGV[a + 3])

@@ -260,12 +260,65 @@ static void route_unpause(const web_request *req, const route_args *a, web_respo
         ok_status(res);
 }
 
+/* The story's string member: ,\n\t"name": "value" */
+static void story_string(cw_buf *b, const char *name, const char *value)
+{
+    cw_buf_puts(b, ",\n\t\"");
+    cw_buf_puts(b, name);
+    cw_buf_puts(b, "\": ");
+    cw_gj_encode_string(b, value, strlen(value));
+}
+
+static void story_int(cw_buf *b, const char *name, int64_t value)
+{
+    cw_buf_puts(b, ",\n\t\"");
+    cw_buf_puts(b, name);
+    cw_buf_puts(b, "\": ");
+    cw_buf_put_int64(b, value);
+}
+
+/* The failures kept and the time in each state (cwork_client_job_story). */
+static void story_lists(cw_buf *b, const cwork_job_story *st)
+{
+    cw_buf_puts(b, ",\n\t\"failures\": [");
+    for (size_t i = 0; i < st->n_failures; i++) {
+        const cwork_job_failure *f = &st->failures[i];
+        cw_buf_puts(b, i ? ",\n\t\t{\"failed_at\": " : "\n\t\t{\"failed_at\": ");
+        cw_buf_put_int64(b, f->failed_at);
+        cw_buf_puts(b, ", \"fails\": ");
+        cw_buf_put_int64(b, f->fails);
+        cw_buf_puts(b, ", \"enqueued_at\": ");
+        cw_buf_put_int64(b, f->enqueued_at);
+        cw_buf_puts(b, ", \"ran_at_ms\": ");
+        cw_buf_put_int64(b, f->ran_at_ms);
+        cw_buf_puts(b, ", \"took_us\": ");
+        cw_buf_put_int64(b, f->took_us);
+        cw_buf_puts(b, ", \"retry_at\": ");
+        cw_buf_put_int64(b, f->retry_at);
+        cw_buf_puts(b, ", \"err\": ");
+        cw_gj_encode_string(b, f->err, strlen(f->err));
+        cw_buf_putc(b, '}');
+    }
+    cw_buf_puts(b, st->n_failures ? "\n\t],\n\t\"phases\": [" : "],\n\t\"phases\": [");
+    for (size_t i = 0; i < st->n_phases; i++) {
+        cw_buf_puts(b, i ? ",\n\t\t{\"state\": \"" : "\n\t\t{\"state\": \"");
+        cw_buf_puts(b, st->phases[i].state);
+        cw_buf_puts(b, "\", \"from\": ");
+        cw_buf_put_int64(b, st->phases[i].from);
+        cw_buf_puts(b, ", \"until\": ");
+        cw_buf_put_int64(b, st->phases[i].until);
+        cw_buf_putc(b, '}');
+    }
+    cw_buf_puts(b, st->n_phases ? "\n\t]" : "]");
+}
+
+/* GET /job?id=: the job's whole story (cwork_client_job_story), the job as stored under
+ * "job". */
 static void route_job(const web_request *req, const route_args *a, web_response *res)
 {
     cwork_error err = {0};
-    cwork_job_place place = 0;
-    cwork_listed_job found = {0};
-    int rc = cwork_client_find(req->web->client, a->rest, &place, &found, &err);
+    cwork_job_story st;
+    int rc = cwork_client_job_story(req->web->client, a->rest, &st, &err);
     if (rc == CWORK_ENOTFOUND) {
         cw_web_error(res, 404, "no job with this id");
         return;
@@ -276,14 +329,25 @@ static void route_job(const web_request *req, const route_args *a, web_response 
     }
     char *job = NULL;
     size_t job_len = 0;
-    rc = cwork_job_encode_flavor(found.job, req->web->flavor, &job, &job_len, &err);
+    rc = cwork_job_encode_flavor(st.job, req->web->flavor, &job, &job_len, &err);
     if (rc == 0) {
         cw_buf b;
         cw_buf_init(&b);
         cw_buf_puts(&b, "{\n\t\"place\": \"");
-        cw_buf_puts(&b, cwork_job_place_name(place));
+        cw_buf_puts(&b, cwork_job_place_name(st.place));
         cw_buf_puts(&b, "\",\n\t\"at\": ");
-        cw_buf_put_int64(&b, found.at);
+        cw_buf_put_int64(&b, st.at);
+        story_int(&b, "now", st.now);
+        story_int(&b, "first_enqueued_at", st.first_enqueued_at);
+        story_int(&b, "last_requeued_at", st.last_requeued_at);
+        story_string(&b, "pool", st.pool_id);
+        story_string(&b, "pool_host", st.pool_host);
+        story_int(&b, "pool_pid", st.pool_pid);
+        story_string(&b, "worker", st.worker_id);
+        story_int(&b, "started_at", st.started_at);
+        story_string(&b, "checkin", st.checkin);
+        story_int(&b, "checkin_at", st.checkin_at);
+        story_lists(&b, &st);
         cw_buf_puts(&b, ",\n\t\"job\": ");
         cw_web_json_indent(&b, job, job_len, 1);
         cw_buf_puts(&b, "\n}");
@@ -293,7 +357,7 @@ static void route_job(const web_request *req, const route_args *a, web_response 
         if (rc == 0) cw_web_ok_json(res, body, len);
     }
     cwork_free(job);
-    cwork_job_free(found.job);
+    cwork_job_story_free(&st);
     if (rc != 0) cw_web_client_error(res, rc, &err);
 }
 

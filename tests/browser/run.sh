@@ -31,6 +31,8 @@ CWORK_CHROMIUM=$chromium node "$here/ui.test.mjs" "$artifacts"
 status=$?
 # cwork's own features (rate limits, batches, kept successes): their own namespaces.
 CWORK_CHROMIUM=$chromium node "$here/features.test.mjs" "$artifacts" || status=1
+# The job page's story (PROTOCOL §26): its own namespaces.
+CWORK_CHROMIUM=$chromium node "$here/story.test.mjs" "$artifacts" || status=1
 # The Doctor page (cwork doctor): its own namespaces.
 CWORK_CHROMIUM=$chromium node "$here/doctor.test.mjs" "$artifacts" || status=1
 echo "screenshots: $artifacts"

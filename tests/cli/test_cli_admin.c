@@ -641,18 +641,25 @@ static void pause_and_unpause_set_and_remove_the_flag(void)
     tl_ns_delete(rc_, ns_);
 }
 
-/* cwork job ID --json is {"at":T,"job":<Go's encoding>,"place":P}; these members are
- * in Go's encoding already. */
+/* cwork job ID --json is {"at":T,…,"job":<Go's encoding>,…,"place":P,…} with the story's
+ * members sorted; these members are in Go's encoding already, and hold no kept failure
+ * (their story is what the job's own fields say: phases). */
 static void check_job(const char *id, const char *place_line, long long at, const char *member,
-                      const char *place)
+                      const char *place, const char *pool, const char *phases)
 {
     CHECK_INT(CLI("job", id), 0);
     CHECK_LINE("place ", place_line);
     CHECK_LINE("id ", id);
     CHECK_LINE("json ", member);
+    CHECK_LINE("enqueued ", "2023-11-14T22:13:20Z (");
     CHECK_INT(CLI("job", "--json", id), 0);
-    char want[1024];
-    snprintf(want, sizeof want, "{\"at\":%lld,\"job\":%s,\"place\":\"%s\"}\n", at, member, place);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "{\"at\":%lld,\"checkin\":\"\",\"checkin_at\":0,\"failures\":[],"
+             "\"first_enqueued_at\":1700000000,\"job\":%s,\"last_requeued_at\":0,\"phases\":[%s],"
+             "\"place\":\"%s\",\"pool\":\"%s\",\"pool_host\":\"\",\"pool_pid\":0,"
+             "\"started_at\":0,\"worker\":\"\"}\n",
+             at, member, phases, place, pool);
     CHECK_STR(cli_out_, want);
     cwork_args_free(parse_line());
 }
@@ -675,14 +682,24 @@ static void job_is_found_wherever_it_is(void)
     zadd("dead", 1700000500, d);
     char *before = dump();
 
-    check_job("000000000000000000000001", "queue", 0, q, "queue");
-    check_job("000000000000000000000002", "in progress", 0, p, "in_progress");
-    check_job("000000000000000000000003", "retry set", 1700000300, r, "retry");
-    check_job("000000000000000000000004", "scheduled set", 1700000400, s, "scheduled");
-    check_job("000000000000000000000005", "dead set", 1700000500, d, "dead");
+#define PH(state, from, until) "{\"from\":" #from ",\"state\":\"" state "\",\"until\":" #until "}"
+    check_job("000000000000000000000001", "queue", 0, q, "queue", "", PH("waiting", 1700000000, 0));
+    check_job("000000000000000000000002", "in progress", 0, p, "in_progress",
+              "0123456789abcdef01234567", PH("running", 1700000000, 0));
+    CHECK_INT(CLI("job", "000000000000000000000002"), 0);
+    CHECK_LINE("pool ", "0123456789abcdef01234567 (no heartbeat)");
+    CHECK_LINE("states ", "running ");
+    check_job("000000000000000000000003", "retry set", 1700000300, r, "retry", "",
+              PH("waiting", 1700000000, 1700000100) "," PH("retry", 1700000100, 0));
+    check_job("000000000000000000000004", "scheduled set", 1700000400, s, "scheduled", "",
+              PH("scheduled", 1700000000, 0));
+    check_job("000000000000000000000005", "dead set", 1700000500, d, "dead", "",
+              PH("waiting", 1700000000, 1700000100) "," PH("dead", 1700000100, 0));
+#undef PH
     CHECK_INT(CLI("job", "000000000000000000000005"), 0);
     CHECK_LINE("died at ", "2023-11-14T22:21:40Z (");
     CHECK_LINE("died at ", "= 1700000500");
+    CHECK_LINE("states ", "waiting 1m, dead ");
 
     CHECK_INT(CLI("job", "nope"), 4);
     CHECK_STR(cli_out_, "");
@@ -712,10 +729,14 @@ static void json_bodies_follow_the_go_flavour(void)
     CHECK(strstr(cli_out_, "\t\t\t\"unique_key\": \"k\",\n") && !strstr(cli_out_, "\"d\""));
     CHECK_INT(CLI("job", "--json", "-go-flavor=upstream", "0123456789abcdef01234567"), 0);
     CHECK_STR(cli_out_,
-              "{\"at\":1700000200,\"job\":{\"name\":\"calc\",\"id\":"
+              "{\"at\":1700000200,\"checkin\":\"\",\"checkin_at\":0,\"failures\":[],"
+              "\"first_enqueued_at\":1700000040,\"job\":{\"name\":\"calc\",\"id\":"
               "\"0123456789abcdef01234567\",\"t\":1700000040,\"args\":null,\"unique\":true,"
               "\"unique_key\":\"k\",\"fails\":1,\"err\":\"e\",\"failed_at\":1700000099},"
-              "\"place\":\"retry\"}\n");
+              "\"last_requeued_at\":0,\"phases\":[{\"from\":1700000040,\"state\":\"waiting\","
+              "\"until\":1700000099},{\"from\":1700000099,\"state\":\"retry\",\"until\":0}],"
+              "\"place\":\"retry\",\"pool\":\"\",\"pool_host\":\"\",\"pool_pid\":0,"
+              "\"started_at\":0,\"worker\":\"\"}\n");
     setenv("CWORK_GO_FLAVOR", "upstream", 1);
     CHECK_INT(CLI("job", "--json", "0123456789abcdef01234567"), 0);
     CHECK(strstr(cli_out_, "\"d\"") == NULL);

@@ -92,6 +92,7 @@ static void fd4_result_read_back_and_listed(void)
     freeReplyObject(r);
     tl_do(rc_, "DEL %s:cwork:result:%s %s:cwork:succeeded:res %s:dead", ns_, ID_RES, ns_, ns_);
     tl_take_stat_days(rc_, ns_, 3, 1);
+    CHECK_INT(tl_take_failure_histories(rc_, ns_), 1); /* the dead job's (PROTOCOL §26) */
     char want[2048];
     snprintf(want, sizeof want,
              "%s:jobs:big:lock string 0\n"

@@ -204,6 +204,7 @@ static void exit_100_sends_the_job_to_dead_at_once(void)
              dfa);
     CHECK_STR(dead, want);
     tl_take_stat_days(rc_, ns_, 3, 3);
+    CHECK_INT(tl_take_failure_histories(rc_, ns_), 2); /* dead and retry; the dropped none */
     char *dump = tl_ns_dump(rc_, ns_);
     snprintf(want, sizeof want,
              "%s:dead zset {\"name\":\"nr\",\"id\":\"" ID_OK "\",\"t\":1,\"args\":{},\"fails\":1,"

@@ -172,6 +172,16 @@ static void queue_string_moved(const char *ns)
     cmd("SET %s:cwork:quarantine:key:jobs:x notalist", ns);
 }
 
+/* A job's failure history (PROTOCOL §26) that is not a list. */
+static void failures_string(const char *ns)
+{
+    cmd("SET %s:cwork:failures:d1 notalist", ns);
+}
+static void failures_string_moved(const char *ns)
+{
+    cmd("SET %s:cwork:quarantine:key:cwork:failures:d1 notalist", ns);
+}
+
 static void lock_without_info(const char *ns)
 {
     cmd("SET %s:jobs:mail:lock 3", ns);
@@ -309,6 +319,8 @@ static void each_damage_found_repaired_and_clean_after(void)
         {"a queue holding a string", CWORK_DOCTOR_WRONG_TYPE, "jobs:x", queue_string,
          queue_string_moved, 1},
         {"dead as a hash", CWORK_DOCTOR_WRONG_TYPE, "dead", dead_hash, dead_hash_moved, 1},
+        {"a failure history holding a string", CWORK_DOCTOR_WRONG_TYPE, "cwork:failures:d1",
+         failures_string, failures_string_moved, 1},
         {"known_jobs as a string", CWORK_DOCTOR_WRONG_TYPE, "known_jobs", known_jobs_string,
          known_jobs_moved, 2},
         {"a lock of 3 with no lock_info", CWORK_DOCTOR_LOCK, "jobs:mail:lock", lock_without_info,

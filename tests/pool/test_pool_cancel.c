@@ -119,6 +119,7 @@ static void run_cancel_case(const char *tag, cwork_handler handler, uint64_t wan
     char dead[600], want[2048];
     check_cancelled_dead(__LINE__, "c1", dead, sizeof dead);
     tl_take_stat_days(rc_, ns_, 2, 2);
+    CHECK_INT(take_failure_histories(), 2); /* c1's and c2's "cancelled" */
     snprintf(want, sizeof want,
              "%s:dead zset %s\n"
              "%s:jobs:long:lock string 0\n"
@@ -207,6 +208,9 @@ static void cancels_racing_completions_end_each_job_one_way(void)
     freeReplyObject(tl_cmd(rc_, "DEL %s:dead", ns_));
     tl_take_stat_days(rc_, ns_, (long long)(RACE_JOBS - queued_cancels),
                       (long long)(cancelled - queued_cancels));
+    /* a history for each job its pool committed as cancelled (the cancel script moves
+     * a waiting one to dead itself, without one) */
+    CHECK(take_failure_histories() <= cancelled - queued_cancels);
     char want[512];
     snprintf(want, sizeof want,
              "%s:jobs:long:lock string 0\n"

@@ -274,6 +274,7 @@ static void failed_unique_job_keeps_unique_key(void)
                  (long long)cwork_job_enqueued_at(dead), ns_, (long long)cwork_job_failed_at(dead));
         CHECK_STR(r->element[0]->str, want);
         drop_stat_days(rc_, ns_);
+        CHECK_INT(take_failure_histories(), 1); /* its two failures (PROTOCOL §26) */
         char *dump = tl_ns_dump(rc_, ns_);
         char expect[4096];
         snprintf(expect, sizeof expect, "%s:dead zset %s=%s\n%s", ns_, dumped(want),

@@ -128,6 +128,11 @@ static void goes_to_dead_at_once_with_retries_left(void)
     redisReply *r = tl_cmd(rc_, "DEL %s:dead %s:retry", ns_, ns_);
     freeReplyObject(r);
     tl_take_stat_days(rc_, ns_, 3, 3);
+    /* each failure kept (PROTOCOL §26); the retry job's until its retry and 30 days on */
+    r = tl_cmd(rc_, "TTL %s:cwork:failures:j3retry", ns_);
+    CHECK(r->integer > 2592000);
+    freeReplyObject(r);
+    CHECK_INT(take_failure_histories(), 3);
     char *dump = tl_ns_dump(rc_, ns_);
     snprintf(want, sizeof want,
              "%s:jobs:import:lock string 0\n"

@@ -152,6 +152,7 @@ static void library_threads_block_async_signals_and_leave_ours_alone(void)
     freeReplyObject(r);
     tl_do(rc_, "DEL %s:retry", ns_);
     tl_take_stat_days(rc_, ns_, 1, 1);
+    CHECK_INT(take_failure_histories(), 1);
     char want[512];
     snprintf(want, sizeof want,
              "%s:jobs:mask:lock string 0\n"

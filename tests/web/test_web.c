@@ -315,9 +315,28 @@ static void ids_with_slashes_and_one_name(void)
     CHECK(strncmp(r.body, "{\n\t\"count\": 2,", 14) == 0 && !strstr(r.body, "send_email"));
     CHECK_INT(http("GET", "/job/periodic%3Acalc%3A*%2F5%3A1700000000", NULL, &r), 0);
     CHECK_INT(r.status, 200);
-    const char head[] =
-        "{\n\t\"place\": \"dead\",\n\t\"at\": 1700000100,\n\t\"job\": {\n\t\t\"name\"";
+    const char head[] = "{\n\t\"place\": \"dead\",\n\t\"at\": 1700000100,\n\t\"now\": ";
     CHECK(strncmp(r.body, head, sizeof head - 1) == 0);
+    /* its story (PROTOCOL §26): what the job's fields tell, no failure kept */
+    const char story[] =
+        ",\n\t\"first_enqueued_at\": 1,\n\t\"last_requeued_at\": 0,\n\t\"pool\": \"\",\n\t"
+        "\"pool_host\": \"\",\n\t\"pool_pid\": 0,\n\t\"worker\": \"\",\n\t\"started_at\": 0,\n\t"
+        "\"checkin\": \"\",\n\t\"checkin_at\": 0,\n\t\"failures\": [],\n\t\"phases\": [\n\t\t"
+        "{\"state\": \"waiting\", \"from\": 1, \"until\": 1700000100},\n\t\t"
+        "{\"state\": \"dead\", \"from\": 1700000100, \"until\": 0}\n\t],\n\t\"job\": {\n\t\t\"name\"";
+    CHECK(strstr(r.body, story) != NULL);
+    /* with the failures a cwork pool kept: each of them, and the first enqueue */
+    cmd("RPUSH %s:cwork:failures:%s {\"failed_at\":1700000100,\"fails\":1,\"err\":\"x\",\"t\":1,"
+        "\"ran_at\":1700000090500,\"took_us\":9500000,\"first_t\":1}",
+        ns_, id);
+    CHECK_INT(http("GET", "/job/periodic%3Acalc%3A*%2F5%3A1700000000", NULL, &r), 0);
+    const char kept[] =
+        "\t\"failures\": [\n\t\t{\"failed_at\": 1700000100, \"fails\": 1, \"enqueued_at\": 1, "
+        "\"ran_at_ms\": 1700000090500, \"took_us\": 9500000, \"retry_at\": 0, \"err\": \"x\"}\n\t],\n\t"
+        "\"phases\": [\n\t\t{\"state\": \"waiting\", \"from\": 1, \"until\": 1700000090},\n\t\t"
+        "{\"state\": \"running\", \"from\": 1700000090, \"until\": 1700000100},\n\t\t"
+        "{\"state\": \"dead\", \"from\": 1700000100, \"until\": 0}\n\t],";
+    CHECK(r.status == 200 && strstr(r.body, kept) != NULL);
     CHECK_RES("GET", "/job/nope", NULL, 404, NULL);
     CHECK_RES("POST", "/retry_dead_job/1700000100/periodic%3Acalc%3A*%2F5%3A1700000000", NULL, 200,
               status_ok);

@@ -864,6 +864,32 @@ void cwork_client_free(cwork_client *client);
  * unknown flavour (nothing changes then). */
 int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 
+/* Damaged keys. A key of the namespace that holds the wrong kind of value (a string
+ * where a list is expected: written by hand or by another program) does not fail the
+ * admin views. cwork_client_queues, _pools, _workers, _list, _list_page, _find,
+ * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search, _succeeded and the
+ * *_json bodies read such a key as empty, read the rest, and add the key to a list of
+ * the calling thread; the calls that change a set or queue name it in their error
+ * (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such keys. */
+typedef struct cwork_damaged_key {
+    const char *key;      /* the whole key, prefix included */
+    const char *type;     /* what Redis holds there: "string", "hash", …, "none" when it
+                             went meanwhile, "unknown" when TYPE failed */
+    const char *expected; /* what PROTOCOL says it is: "list", "zset", "set", "hash",
+                             "string" ("unknown" for a key cwork does not know) */
+    const char *what;     /* what it is for, e.g. "queue of x", "the dead set" */
+} cwork_damaged_key;
+
+/* The damaged keys the calling thread's client calls met since its last
+ * cwork_client_damage_clear, each once, in the order met (at most 64: the doctor lists
+ * all). *out (may be NULL) points into the thread's own list: valid until the thread's
+ * next cwork_client_* call or its end; the strings are the library's. Returns the
+ * count. Thread-safe: each thread has its own list (clear it before a view, read it
+ * after). */
+size_t cwork_client_damage(const cwork_damaged_key **out);
+/* Empties the calling thread's list. */
+void cwork_client_damage_clear(void);
+
 typedef struct cwork_queue_info {
     char *job_name;
     int64_t count;   /* jobs waiting in the queue */

@@ -56,7 +56,10 @@ void cli_print_json_body(const char *body, size_t len)
     while (close > 0 && strchr(" \t\r\n", body[close - 1]))
         close--;
     fwrite(body, 1, close, stdout);
-    fputs(body[close - 1] == '{' ? "\"damaged\":" : ",\"damaged\":", stdout);
+    /* indented as the body is (Go's MarshalIndent: a tab per level) */
+    const char *sep = body[close] == '\n' ? "\n\t\"damaged\": " : "\"damaged\":";
+    if (body[close - 1] != '{') putchar(',');
+    fputs(sep, stdout);
     cli_json_damaged();
     fwrite(body + close, 1, len - close, stdout);
 }

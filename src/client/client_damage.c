@@ -22,11 +22,14 @@ static pthread_key_t list_key;
 static pthread_once_t list_once = PTHREAD_ONCE_INIT;
 static int list_key_ok;
 
+/* What an entry shows when even its placeholder could not be allocated (never freed). */
+static const char no_text[] = "";
+
 static void entry_clear(cwork_damaged_key *d)
 {
     cw_free((char *)d->key);
-    cw_free((char *)d->type);
-    cw_free((char *)d->what);
+    if (d->type != no_text) cw_free((char *)d->type);
+    if (d->what != no_text) cw_free((char *)d->what);
     memset(d, 0, sizeof *d);
 }
 
@@ -60,6 +63,14 @@ static damage_list *list_get(int create)
 size_t cwork_client_damage(const cwork_damaged_key **out)
 {
     damage_list *l = list_get(0);
+    /* A call that failed after noting a key gave its connection back unresolved: the
+     * key is still named, its types unknown. */
+    for (size_t i = 0; l && i < l->n; i++) {
+        cwork_damaged_key *e = &l->v[i];
+        if (!e->expected) e->expected = "unknown";
+        if (!e->type && !(e->type = cw_strdup("unknown"))) e->type = no_text;
+        if (!e->what && !(e->what = cw_strdup("not checked"))) e->what = no_text;
+    }
     if (out) *out = l && l->n ? l->v : NULL;
     return l ? l->n : 0;
 }

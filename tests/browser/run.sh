@@ -2,8 +2,8 @@
 # CTest driver of the browser test: runs ui.test.mjs, features.test.mjs, doctor.test.mjs
 # and damage.test.mjs in headless Chromium against the test Redis; the tests write their
 # namespaces themselves and start their own `cwork web` servers. Skips (77) when node,
-# chromium or playwright-core is missing (scripts/test.sh installs them). The screenshots (every page at 1280 and 400 px) go to
-# $CWORK_BINARY_DIR/tests/browser-artifacts/.
+# chromium or playwright-core is missing (scripts/test.sh installs them). The screenshots
+# (every page at 1280 and 400 px) go to $CWORK_BINARY_DIR/tests/browser-artifacts/.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)

@@ -867,7 +867,7 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 /* Damaged keys. A key of the namespace that holds the wrong kind of value (a string
  * where a list is expected: written by hand or by another program) does not fail the
  * admin views. cwork_client_queues, _pools, _workers, _list, _list_page, _find,
- * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search, _succeeded and the
+ * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search and the
  * *_json bodies read such a key as empty, read the rest, and add the key to a list of
  * the calling thread; the calls that change a set or queue name it in their error
  * (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such keys. */

@@ -104,6 +104,15 @@ const char *cli_suggest(const char *word, const char *const *candidates);
  * cannot be read. */
 void cli_warn_unserved(cwork_redis *redis, const char *ns, const char *const *names, size_t n);
 
+/* Damaged keys (cli_damage.c, cwork_client_damage): the calling thread's list as one
+ * "LABEL: warning: KEY is a TYPE, expected a WANT (WHAT); … cwork doctor --ns NS can
+ * repair it" line each on stderr (returns the count); as a JSON array on stdout; and a
+ * JSON body printed with a "damaged" member added when it is an object and the list is
+ * not empty (an array is printed as it is). */
+size_t cli_warn_damage(const char *label, const char *ns);
+void cli_json_damaged(void);
+void cli_print_json_body(const char *body, size_t len);
+
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);
 

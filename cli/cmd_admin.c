@@ -39,7 +39,10 @@ int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
     if (client) {
         cwork_client_set_go_flavor(client, o->flavor);
+        cwork_client_damage_clear();
         status = fn(o, client);
+        /* a failure already named its damaged key; a view that worked warns of each */
+        if (status == CLI_OK) cli_warn_damage(o->label, o->conn.ns);
         cwork_client_free(client);
     } else {
         status = admin_fail(o, err.code ? err.code : CWORK_ENOMEM, &err);
@@ -56,7 +59,11 @@ int admin_fail(const admin_opts *o, int rc, const cwork_error *err)
 {
     const char *msg = err && err->message[0] ? err->message : cwork_strerror(rc);
     char *clean = text_clean(msg, strlen(msg), 0, NULL);
-    fprintf(stderr, "%s: %s\n", o->label, clean ? clean : cwork_strerror(rc));
+    if (rc == CWORK_ETYPE) /* a damaged key */
+        fprintf(stderr, "%s: %s — cwork doctor --ns %s can repair it\n", o->label,
+                clean ? clean : cwork_strerror(rc), o->conn.ns);
+    else
+        fprintf(stderr, "%s: %s\n", o->label, clean ? clean : cwork_strerror(rc));
     free(clean);
     if (rc == CWORK_ENOTFOUND) return CLI_NOT_FOUND;
     return rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;

@@ -16,7 +16,7 @@ enum { MAX_NAME = 32, MAX_ID = 64, MAX_ERROR = 40, MAX_ARGS = 48, MAX_HOST = 32,
 static int print_body(const admin_opts *o, int rc, char *body, size_t len, const cwork_error *err)
 {
     if (rc != 0) return admin_fail(o, rc, err);
-    fwrite(body, 1, len, stdout);
+    cli_print_json_body(body, len);
     putchar('\n');
     cwork_free(body);
     return CLI_OK;

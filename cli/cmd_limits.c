@@ -107,7 +107,12 @@ static void print_json(const cwork_rate_limit_info *l, size_t n)
                l[i].count, l[i].window_ms, l[i].count ? "true" : "false",
                l[i].limited_now ? "true" : "false", l[i].next_in_us);
     }
-    fputs("]}\n", stdout);
+    fputs("]", stdout);
+    if (cwork_client_damage(NULL)) {
+        fputs(",\"damaged\":", stdout);
+        cli_json_damaged();
+    }
+    fputs("}\n", stdout);
 }
 
 static int print_table(const cwork_rate_limit_info *l, size_t n)

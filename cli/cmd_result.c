@@ -201,6 +201,10 @@ int cmd_result(int argc, char **argv)
         fprintf(stderr, "cwork result: no result for job %s%s\n", o.id,
                 o.wait_ms ? " after waiting" : " (it has not succeeded, set none, or it expired)");
         status = CLI_NOT_FOUND;
+    } else if (rc == CWORK_ETYPE) { /* a damaged result key, named */
+        fprintf(stderr, "cwork result: %s — cwork doctor --ns %s can repair it\n", err.message,
+                o.conn.ns);
+        status = CLI_FAILURE;
     } else {
         fprintf(stderr, "cwork result: %s\n", err.message);
         status = rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;

@@ -135,6 +135,7 @@ static int read_stats(cwork_client *client, const stats_opts *o, reading *r)
 {
     memset(r, 0, sizeof *r);
     cwork_error err = {0};
+    cwork_client_damage_clear();
     if (cwork_client_daily_stats(client, o->days, &r->days, &r->ndays, &err) != 0 ||
         cwork_client_job_types(client, o->sample, &r->types, &err) != 0) {
         fprintf(stderr, "cwork stats: %s\n", err.message);
@@ -194,7 +195,12 @@ static void print_json(const stats_opts *o, const reading *r, double per_s)
             fputs("null", stdout);
         printf(",\"last_failed_at\":%" PRId64 "}", t->last_failed_at);
     }
-    printf("]}\n");
+    printf("]");
+    if (cwork_client_damage(NULL)) {
+        printf(",\"damaged\":");
+        cli_json_damaged();
+    }
+    printf("}\n");
 }
 
 static void print_text(const stats_opts *o, const reading *r, double per_s)
@@ -381,6 +387,7 @@ int cmd_stats(int argc, char **argv)
             else
                 print_text(&o, &now, per_s);
             fflush(stdout);
+            cli_warn_damage("cwork stats", o.conn.ns);
             reading_clear(&prev);
             prev = now;
             rc = CLI_OK;

@@ -904,6 +904,32 @@ void cwork_client_free(cwork_client *client);
  * unknown flavour (nothing changes then). */
 int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 
+/* Damaged keys. A key of the namespace that holds the wrong kind of value (a string
+ * where a list is expected: written by hand or by another program) does not fail the
+ * admin views. cwork_client_queues, _pools, _workers, _list, _list_page, _find,
+ * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search and the
+ * *_json bodies read such a key as empty, read the rest, and add the key to a list of
+ * the calling thread; the calls that change a set or queue name it in their error
+ * (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such keys. */
+typedef struct cwork_damaged_key {
+    const char *key;      /* the whole key, prefix included */
+    const char *type;     /* what Redis holds there: "string", "hash", …, "none" when it
+                             went meanwhile, "unknown" when TYPE failed */
+    const char *expected; /* what PROTOCOL says it is: "list", "zset", "set", "hash",
+                             "string" ("unknown" for a key cwork does not know) */
+    const char *what;     /* what it is for, e.g. "queue of x", "the dead set" */
+} cwork_damaged_key;
+
+/* The damaged keys the calling thread's client calls met since its last
+ * cwork_client_damage_clear, each once, in the order met (at most 64: the doctor lists
+ * all). *out (may be NULL) points into the thread's own list: valid until the thread's
+ * next cwork_client_* call or its end; the strings are the library's. Returns the
+ * count. Thread-safe: each thread has its own list (clear it before a view, read it
+ * after). */
+size_t cwork_client_damage(const cwork_damaged_key **out);
+/* Empties the calling thread's list. */
+void cwork_client_damage_clear(void);
+
 typedef struct cwork_queue_info {
     char *job_name;
     int64_t count;   /* jobs waiting in the queue */
@@ -996,7 +1022,10 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
 int cwork_client_retry_all_dead(cwork_client *client, const char *name, int64_t *count,
                                 cwork_error *err);
 
-/* Deletes every dead job (of one name when name is non-NULL). */
+/* Deletes every dead job (of one name when name is non-NULL). These two and
+ * cwork_client_trim_dead fail with CWORK_ETYPE, err naming the key, its type and the
+ * type expected, when the dead set (or known_jobs) holds another type (nothing written;
+ * the key is listed by cwork_client_damage). */
 int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t *count,
                                  cwork_error *err);
 
@@ -1082,8 +1111,9 @@ typedef struct cwork_search_info {
  * chunks, and while writers change the set a member may be seen twice or missed, as
  * when paging. Members that cannot be decoded are skipped. CWORK_EINVAL for an empty or
  * longer text, a page size above 1000, a max_scan above CWORK_SEARCH_MAX_SCAN_MAX or a
- * NULL argument; CWORK_ETYPE when the key holds another type; CWORK_EREDIS/
- * CWORK_ETIMEOUT when Redis fails (*out then empty). Safe from several threads. */
+ * NULL argument; a key of another type finds nothing and is listed as damaged
+ * (cwork_client_damage); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails (*out then
+ * empty). Safe from several threads. */
 int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_search_query *q,
                         cwork_listed_job **out, size_t *n, cwork_search_info *info,
                         cwork_error *err);
@@ -1151,7 +1181,8 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
  * besides, should the subscription be lost); this takes a connection of its own for
  * the wait. CWORK_ENOTFOUND when there is none (yet, or any more) at the end;
  * CWORK_EINVAL for a NULL client, id or out, an empty id, or wait_ms outside 0 to 100
- * years. Thread-safe as every client function. */
+ * years; CWORK_ETYPE, err naming the key and its type, when the result key holds
+ * another type than a string. Thread-safe as every client function. */
 int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, char **out,
                         size_t *len, cwork_error *err);
 
@@ -1355,7 +1386,8 @@ typedef struct cwork_day_stats {
 /* The `days` days (1–366) ending today (UTC, by this machine's clock), oldest first:
  * *out is an array of *n = days entries (free with cwork_free). A day without its hash
  * counts 0; a key of another type or a field that is no whole number also reads as 0
- * (logged as client.daily_stats.damaged) instead of failing the call. One round trip.
+ * (logged as client.daily_stats.damaged; such a key is listed by cwork_client_damage)
+ * instead of failing the call. One round trip.
  * CWORK_EINVAL for days out of range or a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT
  * when Redis fails. */
 int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stats **out, size_t *n,
@@ -1460,7 +1492,8 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const c
 /* The jobs waiting in the queue of job type name, next to run first: page (1-based, 0
  * counts as 1) of page_size (1–1000; 0 means CWORK_PAGE_SIZE) jobs, *total the queue's
  * length. Entries that cannot be decoded are skipped (logged); `at` is 0 (a queue has
- * no scores: cwork_job_enqueued_at tells when). A key of another type gives CWORK_ETYPE.
+ * no scores: cwork_job_enqueued_at tells when). A key of another type lists nothing (*total
+ * 0) and is listed as damaged (cwork_client_damage).
  * Free *out with cwork_listed_jobs_free. */
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
                             unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,

@@ -20,6 +20,30 @@ export function url(path, params) {
   return s ? `${path}?${s}` : path;
 }
 
+// The damaged keys the server met while answering (its X-Cwork-Damaged header: a
+// percent-encoded JSON array of {key, type, expected, what}), each key once, collected
+// over the calls of a refresh: the page shows them in one banner (takeDamaged).
+let damaged = new Map();
+
+function noteDamaged(res) {
+  const h = res.headers.get('X-Cwork-Damaged');
+  if (!h) return;
+  try {
+    for (const d of JSON.parse(decodeURIComponent(h))) {
+      if (d && typeof d.key === 'string' && !damaged.has(d.key)) damaged.set(d.key, d);
+    }
+  } catch {
+    // a header that cannot be read names nothing; the page still renders
+  }
+}
+
+// The keys noted since the last call, in the order met; starts a new collection.
+export function takeDamaged() {
+  const list = [...damaged.values()];
+  damaged = new Map();
+  return list;
+}
+
 export class ApiError extends Error {
   constructor(message, status) {
     super(message);
@@ -39,6 +63,7 @@ async function call(method, path, params, body) {
   } catch (e) {
     throw new ApiError(`the server does not answer (${e.message})`, 0);
   }
+  noteDamaged(res);
   const text = await res.text();
   let data = null;
   try {

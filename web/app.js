@@ -110,6 +110,25 @@ function refreshWorked() {
   }
 }
 
+// The banner of damaged keys (api.takeDamaged): each key once, with its type and what
+// it should be; the rest of the page renders as usual, and the Doctor repairs them.
+function renderDamaged(list) {
+  const box = $('damaged');
+  box.hidden = list.length === 0;
+  if (!list.length) {
+    box.replaceChildren();
+    return;
+  }
+  const ns = state.summary ? state.summary.namespace : '';
+  const next = el('div', { id: 'damaged', role: 'alert' },
+    el('strong', { text: `${plural(list.length, 'damaged key')} in ${ns || 'this namespace'}: shown as empty. ` }),
+    el('a', { href: href('doctor', '', {}), text: 'The Doctor can repair them.' }),
+    el('ul', {}, list.map((d) => el('li', {},
+      el('code', { text: d.key }),
+      ` is a ${d.type}, expected a ${d.expected}${d.what ? ` (${d.what})` : ''}`))));
+  patch(box, next);
+}
+
 // ------------------------------------------------------------------ confirmation
 
 export function confirmAction(question, okLabel, danger = true) {
@@ -256,6 +275,7 @@ export async function refresh(reason) {
   state.busy = true;
   state.stale = false;
   const key = routeKey(state.route);
+  api.takeDamaged(); // what this refresh meets
   try {
     // The Doctor page is for a damaged namespace: it shows even when the summary fails.
     let sum = null;
@@ -281,6 +301,7 @@ export async function refresh(reason) {
       if (live && live.dataset.key === view.dataset.key) patch(live, view);
       else main.replaceChildren(view);
       markClamps(main);
+      renderDamaged(api.takeDamaged());
     }
     if (sumError) refreshFailed(sumError.message);
     else refreshWorked();

@@ -7,6 +7,7 @@
 #include "log.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ static int copy_strings(const cw_argv *v, char ***out)
 
 int cw_client_fail(const char *step, int rc, const cwork_error *err)
 {
+    if (rc == CWORK_ETYPE) return rc; /* a damaged key: named to the caller, listed once */
     cw_log(CWORK_LOG_ERROR, step, "error", err ? err->message : cwork_strerror(rc), NULL);
     return rc;
 }
@@ -39,7 +41,9 @@ int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error 
     const char *argv[] = {"SMEMBERS", key->data};
     size_t lens[] = {8, key->len};
     redisReply *r = NULL;
-    int rc = cw_conn_command(c, 2, argv, lens, &r, err);
+    /* a damaged set (WRONGTYPE) is noted and read as empty */
+    int rc = cw_client_read_command(c, 2, argv, lens, key->data, key->len, &r, err);
+    if (rc == 0 && !r) return 0;
     if (rc == 0) rc = cw_reply_strings(r, out, "SMEMBERS", err);
     cw_reply_free(r);
     if (rc) return rc;
@@ -161,6 +165,31 @@ static int64_t queue_latency(const redisReply *head, int64_t now)
     return latency;
 }
 
+/* The replies of a queue's LLEN, EXISTS and LINDEX, each WRONGTYPE reply (a damaged
+ * queue) noted and left NULL. */
+static int read_replies_of(cw_conn *c, const cw_keys *k, const char *name, redisReply *r[3],
+                           cwork_error *err)
+{
+    int rc = 0;
+    memset(r, 0, 3 * sizeof *r);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        rc = cw_conn_read(c, &r[i], err);
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_queue(k, &key, name);
+    for (int i = 0; i < 3 && rc == 0; i++) {
+        if (key.oom)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        else if (i != 1)
+            cw_damage_reply(&r[i], key.data, key.len);
+        const char *refused = cw_reply_error(r[i]);
+        if (refused && rc == 0) rc = cw_error(err, CWORK_EREDIS, "redis: %s", refused);
+    }
+    cw_buf_free(&key);
+    if (rc) cw_client_free_replies(r, 3);
+    return rc;
+}
+
 /* Per name one pipelined LLEN, EXISTS <paused> and LINDEX -1: one round trip for all. */
 static int read_queues(cw_conn *c, const cw_keys *k, cwork_queue_info *q, size_t n,
                        cwork_error *err)
@@ -194,10 +223,12 @@ static int read_queues(cw_conn *c, const cw_keys *k, cwork_queue_info *q, size_t
     redisReply *r[3];
     int64_t now = cw_now();
     for (size_t i = 0; i < n; i++) {
-        if ((rc = cw_client_read_replies(c, 3, r, err)) != 0) return rc;
+        if ((rc = read_replies_of(c, k, q[i].job_name, r, err)) != 0) return rc;
         int64_t paused = 0;
-        if ((rc = cw_reply_int(r[0], &q[i].count, "LLEN", err)) == 0 &&
-            (rc = cw_reply_int(r[1], &paused, "EXISTS", err)) == 0) {
+        /* a damaged queue (its LLEN and LINDEX nil) is listed as empty, and named */
+        if ((r[0] && (rc = cw_reply_int(r[0], &q[i].count, "LLEN", err)) == 0) || !r[0])
+            rc = cw_reply_int(r[1], &paused, "EXISTS", err);
+        if (rc == 0) {
             q[i].paused = paused > 0;
             q[i].latency = q[i].count > 0 ? queue_latency(r[2], now) : 0;
         }
@@ -233,6 +264,7 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
                 rc = cw_error(err, CWORK_ENOMEM, "out of memory");
         if (rc == 0) rc = read_queues(c, &client->keys, q, count, err);
     }
+    if (rc == 0) cw_damage_resolve(c, &client->keys);
     cw_redis_checkin(client->redis, c);
     cw_buf_free(&key);
     cw_argv_free(&names);
@@ -415,16 +447,28 @@ static int read_pools(cw_conn *c, const cw_keys *k, cwork_pool_heartbeat **out, 
             rc = cw_error(err, CWORK_ENOMEM, "out of memory");
             break;
         }
-        redisReply *r;
-        if ((rc = cw_client_read_replies(c, 1, &r, err)) != 0) {
+        redisReply *r = NULL;
+        cw_buf_reset(&key);
+        cw_key_worker_pool(k, &key, ids.argv[count]);
+        if ((rc = cw_conn_read(c, &r, err)) == 0 && key.oom)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc == 0 && cw_damage_reply(&r, key.data, key.len)) {
+            /* a damaged heartbeat: the pool is listed, and says so */
+            char text[400];
+            snprintf(text, sizeof text, "%.300s is no hash", key.data);
+            hb[count].damaged = cw_strdup(text);
+            if (!hb[count].damaged) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+            continue;
+        }
+        if (rc == 0 && cw_reply_error(r))
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
+        if (rc) {
+            cw_reply_free(r);
             cw_client_fail("worker_pool_statuses.receive", rc, err);
             count++;
             break;
         }
-        cw_buf_reset(&key);
-        cw_key_worker_pool(k, &key, ids.argv[count]);
-        rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                     : parse_heartbeat(r, key.data, &hb[count], err);
+        rc = parse_heartbeat(r, key.data, &hb[count], err);
         cw_reply_free(r);
         if (rc) {
             cw_client_fail("worker_pool_statuses.parse", rc, err);
@@ -456,6 +500,7 @@ int cwork_client_pools(cwork_client *client, cwork_pool_heartbeat **out, size_t 
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc == 0) {
         rc = read_pools(c, &client->keys, out, n, err);
+        if (rc == 0) cw_damage_resolve(c, &client->keys);
         cw_redis_checkin(client->redis, c);
     }
     return rc ? cw_client_fail("client.worker_pool_heartbeats", rc, err) : 0;
@@ -532,10 +577,17 @@ static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat
                 rc = cw_conn_append(c, 2, argv, lens, err);
         }
     }
-    cw_buf_free(&key);
     for (size_t i = 0; i < total && rc == 0; i++) {
-        redisReply *r;
-        if ((rc = cw_client_read_replies(c, 1, &r, err)) != 0) {
+        redisReply *r = NULL;
+        cw_buf_reset(&key);
+        cw_key_worker(k, &key, ob[i].worker_id);
+        if ((rc = cw_conn_read(c, &r, err)) == 0 && key.oom)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc == 0 && cw_damage_reply(&r, key.data, key.len)) continue; /* not busy */
+        if (rc == 0 && cw_reply_error(r))
+            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r));
+        if (rc) {
+            cw_reply_free(r);
             cw_client_fail("worker_observations.receive", rc, err);
             break;
         }
@@ -543,6 +595,7 @@ static int read_workers(cw_conn *c, const cw_keys *k, const cwork_pool_heartbeat
         cw_reply_free(r);
         if (rc) cw_client_fail("worker_observations.parse", rc, err);
     }
+    cw_buf_free(&key);
     if (rc) {
         cwork_worker_observations_free(ob, count);
         return rc;
@@ -568,6 +621,7 @@ int cwork_client_workers(cwork_client *client, cwork_worker_observation **out, s
     size_t npools = 0;
     rc = read_pools(c, &client->keys, &hb, &npools, err);
     if (rc == 0) rc = read_workers(c, &client->keys, hb, npools, out, n, err);
+    if (rc == 0) cw_damage_resolve(c, &client->keys);
     cw_redis_checkin(client->redis, c);
     cwork_pool_heartbeats_free(hb, npools);
     return rc ? cw_client_fail("worker_observations.worker_pool_heartbeats", rc, err) : 0;

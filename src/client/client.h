@@ -30,7 +30,8 @@ struct cwork_client {
 int cw_client_fail(const char *step, int rc, const cwork_error *err);
 
 /* SMEMBERS of a set key appended to out, sorted (as Go's sort.Strings); members
- * containing NUL are left out (no key can be built from them). */
+ * containing NUL are left out (no key can be built from them). A damaged key
+ * (WRONGTYPE) is noted (cw_damage_note) and reads as empty. */
 int cw_client_smembers(cw_conn *c, const cw_buf *key, cw_argv *out, cwork_error *err);
 
 /* Reads n pipelined replies into replies[0..n). Every reply is read even when one is
@@ -81,6 +82,45 @@ int cw_client_delete_guards(cw_conn *c, const cw_keys *k, const redisReply *r, s
  * id of the pool that holds it. Returns 1 when found, 0 when not, or an error. */
 int cw_client_find_job(cw_conn *c, const cw_keys *k, const char *id, cwork_job_place *place,
                        cwork_listed_job *out, cw_buf *where, char pool_id[25], cwork_error *err);
+
+/* ---------------------------------------------------------------- damaged keys
+ * (client_damage.c; cwork_client_damage). A read that meets WRONGTYPE on a key notes the
+ * key on the calling thread's list and reads it as empty; before it gives its
+ * connection back, the public call resolves what it noted (TYPE, and what the doctor's
+ * table says the key should be). */
+
+/* Whether r is Redis's WRONGTYPE error reply. */
+int cw_client_wrong_type(const redisReply *r);
+
+/* Notes key[0..len) as damaged (once). 0, or CWORK_ENOMEM (then it goes unnamed). */
+int cw_damage_note(const char *key, size_t len);
+
+/* When *r is a WRONGTYPE reply: notes key, frees *r, sets it to NULL and returns 1;
+ * else 0 (*r untouched). */
+int cw_damage_reply(redisReply **r, const char *key, size_t len);
+
+/* One command on c with the rules of cw_conn_command, except that a WRONGTYPE reply
+ * (key, key_len: the key it reads) is noted and gives 0 with *out NULL: the key reads
+ * as empty. */
+int cw_client_read_command(cw_conn *c, int argc, const char **argv, const size_t *lens,
+                           const char *key, size_t key_len, redisReply **out, cwork_error *err);
+
+/* After a call on set (0: none) failed with rc: when err says WRONGTYPE, checks the
+ * type of set's key and of known_jobs on c (no reply pending), notes and resolves the
+ * damaged ones and returns CWORK_ETYPE with err naming the first
+ * (cw_damage_error); otherwise returns rc as it is. */
+int cw_client_explain_wrongtype(cw_conn *c, const cw_keys *k, cwork_job_set set, int rc,
+                                cwork_error *err);
+
+/* Fills the type (TYPE on c, which must have no reply pending), the expected type and
+ * the purpose of every key noted but not yet resolved; c NULL or a failed TYPE gives
+ * "unknown". */
+void cw_damage_resolve(cw_conn *c, const cw_keys *k);
+
+/* Sets err to "KEY is a TYPE, expected a WANT (PURPOSE)" when key was noted and
+ * resolved (else a generic line naming it) and returns rc: for a call that has nothing
+ * left to show once the key is damaged. */
+int cw_damage_error(cwork_error *err, int rc, const char *key, size_t len);
 
 /* The internal functions of the client files need a non-NULL err; the public ones
  * substitute a local one for a caller's NULL with this (they log every failure, so they

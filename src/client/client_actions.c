@@ -66,6 +66,7 @@ int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char 
         from += v[1] - v[0];
         if (v[1] < CW_CLIENT_BATCH) break;
     }
+    rc = cw_client_explain_wrongtype(c, &client->keys, set, rc, err);
     if (c) cw_redis_checkin(client->redis, c);
     cw_buf_free(&key);
     if (count) *count = gone; /* what went before a failure did go */

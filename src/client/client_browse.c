@@ -13,13 +13,6 @@
 
 /* ---------------------------------------------------------------- a queue's jobs */
 
-/* Whether an error reply is Redis's WRONGTYPE. */
-static int wrong_type(const redisReply *r)
-{
-    const char *refused = cw_reply_error(r);
-    return refused && strncmp(refused, "WRONGTYPE", 9) == 0;
-}
-
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
                             unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
                             cwork_error *err)
@@ -56,13 +49,16 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
     redisReply *r[2] = {NULL, NULL};
     for (int i = 0; rc == 0 && i < 2; i++)
         rc = cw_conn_read(c, &r[i], err);
+    /* a damaged queue lists nothing, and is named */
+    int damaged = 0;
+    for (int i = 0; rc == 0 && i < 2; i++)
+        damaged |= cw_damage_reply(&r[i], key.data, key.len);
+    if (rc == 0 && damaged) cw_damage_resolve(c, &client->keys);
     if (c) cw_redis_checkin(client->redis, c);
     size_t count = 0, nrange = 0;
     int64_t queued = 0;
-    if (rc == 0 && (wrong_type(r[0]) || wrong_type(r[1])))
-        rc = cw_error(err, CWORK_ETYPE, "%s is not a list", key.data);
-    if (rc == 0) rc = cw_reply_int(r[0], &queued, "LLEN", err);
-    if (rc == 0) rc = cw_reply_array(r[1], 0, &nrange, "LRANGE", err);
+    if (rc == 0 && !damaged) rc = cw_reply_int(r[0], &queued, "LLEN", err);
+    if (rc == 0 && !damaged) rc = cw_reply_array(r[1], 0, &nrange, "LRANGE", err);
     /* LRANGE gives left to right: the next job to run is its last element. */
     for (size_t i = nrange; rc == 0 && i-- > 0 && count < size;) {
         cwork_error e = {0};

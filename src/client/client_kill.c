@@ -104,6 +104,7 @@ int cwork_client_kill_all(cwork_client *client, cwork_job_set set, const char *n
         from += v[1] - v[0];
         if (v[1] < CW_CLIENT_BATCH) break;
     }
+    rc = cw_client_explain_wrongtype(c, &client->keys, set, rc, err);
     if (c) cw_redis_checkin(client->redis, c);
     cw_argv_free(&a);
     if (count) *count = killed; /* what died before a failure did die */

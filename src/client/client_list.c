@@ -68,7 +68,7 @@ enum { SCAN_LIST = 0, SCAN_ZSET = 1, SCAN_ZSET_DESC = 2 };
 /* Visits every member of a zset (ascending score, as ZRANGEBYSCORE -inf +inf, or
  * descending with SCAN_ZSET_DESC) or every entry of a list (left to right),
  * CW_CLIENT_BATCH per round trip. Returns 1 when the visitor stopped the scan, 0 at
- * the end, or an error. */
+ * the end, or an error. A damaged key (WRONGTYPE) is noted and visits nothing. */
 static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const scan *s,
                     cwork_error *err)
 {
@@ -81,7 +81,8 @@ static int scan_key(cw_conn *c, const char *key, size_t key_len, int zset, const
         size_t lens[] = {strlen(cmd), key_len, strlen(start), strlen(stop), 10};
         redisReply *r = NULL;
         size_t n = 0, step = zset ? 2 : 1;
-        int rc = cw_conn_command(c, zset ? 5 : 4, argv, lens, &r, err);
+        int rc = cw_client_read_command(c, zset ? 5 : 4, argv, lens, key, key_len, &r, err);
+        if (rc == 0 && !r) return 0; /* damaged: read as empty */
         if (rc == 0) rc = cw_reply_array(r, 0, &n, argv[0], err);
         for (size_t i = 0; rc == 0 && i + step <= n; i += step)
             rc = visit(s, cw_reply_at(r, i), zset ? cw_reply_at(r, i + 1) : NULL);
@@ -152,12 +153,20 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
     redisReply *r[2];
     int rc;
     if ((rc = cw_conn_append(c, 8, range, range_lens, err)) != 0 ||
-        (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0 ||
-        (rc = cw_client_read_replies(c, 2, r, err)) != 0)
+        (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0)
         return rc;
+    memset(r, 0, sizeof r);
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = cw_conn_read(c, &r[i], err);
     size_t n = 0;
     int64_t total = 0;
-    rc = cw_reply_array(r[0], 0, &n, range[0], err);
+    /* a damaged set (WRONGTYPE to both) is an empty page, and named */
+    if (rc == 0 && cw_damage_reply(&r[0], key->data, key->len) &&
+        cw_damage_reply(&r[1], key->data, key->len)) {
+        p->total = 0;
+        return 0;
+    }
+    if (rc == 0) rc = cw_reply_array(r[0], 0, &n, range[0], err);
     if (rc == 0) rc = cw_reply_int(r[1], &total, "ZCARD", err);
     scan s = {NULL, page_add, p, "client.get_zset_page.new_job"};
     for (size_t i = 0; rc == 0 && i + 2 <= n; i += 2)
@@ -200,6 +209,7 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
         } else {
             rc = read_page(c, &key, &p, q->newest_first, err);
         }
+        if (rc == 0) cw_damage_resolve(c, &client->keys);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);
@@ -304,6 +314,7 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
     scan s = {ascii(id) ? id : NULL, found_check, &f, NULL};
     cwork_job_place where = CWORK_PLACE_QUEUE;
     rc = find_in(c, &client->keys, &s, &where, NULL, NULL, err);
+    if (rc >= 0) cw_damage_resolve(c, &client->keys);
     cw_redis_checkin(client->redis, c);
     if (rc < 0) return cw_client_fail("client.find", rc, err);
     if (rc == 0) return cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
@@ -318,6 +329,7 @@ int cw_client_find_job(cw_conn *c, const cw_keys *k, const char *id, cwork_job_p
     found f = {id, out};
     scan s = {ascii(id) ? id : NULL, found_check, &f, NULL};
     int rc = find_in(c, k, &s, place, where, pool_id, err);
+    if (rc >= 0) cw_damage_resolve(c, k);
     if (rc != 1) {
         cwork_job_free(out->job);
         out->job = NULL;
@@ -518,6 +530,7 @@ static int dead_begin(cwork_client *client, cw_conn **c, cw_buf *key, cwork_erro
 static int dead_end(cwork_client *client, cw_conn *c, cw_buf *key, int rc, const char *step,
                     cwork_error *err)
 {
+    rc = cw_client_explain_wrongtype(c, &client->keys, CWORK_SET_DEAD, rc, err);
     if (c) cw_redis_checkin(client->redis, c);
     cw_buf_free(key);
     return rc ? cw_client_fail(step, rc, err) : 0;

@@ -78,10 +78,23 @@ static int read_state(cw_conn *c, const cw_keys *keys, cwork_rate_limit_info *l,
         const char *get[] = {"GET", key.data};
         if (rc == 0) rc = cw_conn_append(c, 2, get, (size_t[]){3, key.len}, err);
     }
-    cw_buf_free(&key);
     redisReply **replies = rc ? NULL : cw_calloc(n + 1, sizeof *replies);
     if (rc == 0 && !replies) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0) rc = cw_client_read_replies(c, n + 1, replies, err);
+    for (size_t i = 0; rc == 0 && i < n + 1; i++)
+        rc = cw_conn_read(c, &replies[i], err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        /* a damaged state (no string) holds the type back below, and is named */
+        cw_buf_reset(&key);
+        cw_key_rate_limit(keys, &key, l[i].job_name);
+        if (key.oom)
+            rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        else if (cw_client_wrong_type(replies[i + 1]))
+            cw_damage_note(key.data, key.len);
+    }
+    cw_buf_free(&key);
+    if (rc == 0 && cw_reply_error(replies[0]))
+        rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(replies[0]));
+    if (rc && replies) cw_client_free_replies(replies, n + 1);
     int64_t now = rc == 0 ? time_us(replies[0]) : -1;
     for (size_t i = 0; rc == 0 && now >= 0 && i < n; i++) {
         const char *s;
@@ -121,8 +134,10 @@ int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, 
     cwork_rate_limit_info *l = NULL;
     if (rc == 0) {
         const char *hgetall[] = {"HGETALL", key.data};
-        rc = cw_conn_command(c, 2, hgetall, (size_t[]){7, key.len}, &r, err);
-        if (rc == 0) rc = cw_reply_array(r, 0, &count, "HGETALL rate_limits", err);
+        rc = cw_client_read_command(c, 2, hgetall, (size_t[]){7, key.len}, key.data, key.len, &r,
+                                    err);
+        if (rc == 0 && r) /* damaged (r NULL): no limits */
+            rc = cw_reply_array(r, 0, &count, "HGETALL rate_limits", err);
         count /= 2;
         if (rc == 0 && count) {
             l = cw_calloc(count, sizeof *l);
@@ -130,6 +145,7 @@ int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, 
             if (rc == 0) rc = read_state(c, &client->keys, l, count, err);
         }
         cw_reply_free(r);
+        if (rc == 0) cw_damage_resolve(c, &client->keys);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);

@@ -17,6 +17,16 @@ static int get_result(cwork_client *client, const cw_buf *key, char **out, size_
     size_t lens[] = {3, key->len};
     redisReply *r = NULL;
     int rc = cw_redis_command(client->redis, 2, argv, lens, &r, err);
+    if (rc == CWORK_EREDIS && strstr(err->message, "WRONGTYPE")) {
+        /* nothing else to show: the error names the key, its type and what it should be */
+        cw_damage_note(key->data, key->len);
+        cw_conn *c = NULL;
+        if (cw_redis_checkout(client->redis, &c, NULL) == 0) {
+            cw_damage_resolve(c, &client->keys);
+            cw_redis_checkin(client->redis, c);
+        }
+        return cw_damage_error(err, CWORK_ETYPE, key->data, key->len);
+    }
     if (rc) return rc;
     const char *s = NULL;
     size_t n = 0;
@@ -134,6 +144,7 @@ int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, c
         rc = get_result(client, &key, out, &n, err);
     cw_buf_free(&key);
     if (rc == 0 && len) *len = n;
-    if (rc && rc != CWORK_ENOTFOUND) return cw_client_fail("client.result", rc, err);
+    if (rc && rc != CWORK_ENOTFOUND && rc != CWORK_ETYPE)
+        return cw_client_fail("client.result", rc, err);
     return rc;
 }

@@ -123,6 +123,7 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
         from += batch.looked_at - batch.run;
         if (batch.looked_at < CW_CLIENT_BATCH) break;
     }
+    rc = cw_client_explain_wrongtype(c, &client->keys, set, rc, err);
     if (c) cw_redis_checkin(client->redis, c);
     cw_argv_free(&a);
     if (count) *count = res.run; /* what ran before a failure did run */

@@ -113,8 +113,12 @@ static int scan_newest(cw_conn *c, const cw_buf *key, search *s, size_t bound,
 {
     int rc = cw_client_command_ints(c, 2, (const char *[]){"ZCARD", key->data},
                                     (const size_t[]){5, key->len}, &info->total, 1, err);
-    if (rc == CWORK_EREDIS && strstr(err->message, "WRONGTYPE"))
-        return cw_error(err, CWORK_ETYPE, "%s holds another type than a sorted set", key->data);
+    if (rc == CWORK_EREDIS && strstr(err->message, "WRONGTYPE")) {
+        /* a damaged set: nothing found there, and the key is named */
+        info->total = 0;
+        return cw_damage_note(key->data, key->len) ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                                                   : 0;
+    }
     for (size_t from = 0; rc == 0 && from < bound;) {
         size_t want = bound - from < CW_CLIENT_BATCH ? bound - from : CW_CLIENT_BATCH;
         char start[24], stop[24];
@@ -176,6 +180,7 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
     if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
         rc = scan_newest(c, &key, &s, q->max_scan ? q->max_scan : CWORK_SEARCH_MAX_SCAN, &scanned,
                          err);
+        if (rc == 0) cw_damage_resolve(c, &client->keys);
         cw_redis_checkin(client->redis, c);
     }
     cw_buf_free(&key);

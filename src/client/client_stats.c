@@ -61,7 +61,6 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
         rc = key.oom ? cw_error(err, CWORK_ENOMEM, "out of memory")
                      : cw_conn_append(c, 4, argv, lens, err);
     }
-    cw_buf_free(&key);
     int damaged = 0;
     for (unsigned i = 0; rc == 0 && i < days; i++) {
         redisReply *r = NULL;
@@ -72,9 +71,14 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
             d[i].failed = counter(cw_reply_at(r, 1), &damaged);
         } else {
             damaged = 1; /* WRONGTYPE: a key someone else wrote */
+            cw_buf_reset(&key);
+            cw_key_stat_day(&client->keys, &key, d[i].date);
+            if (!key.oom) cw_damage_reply(&r, key.data, key.len);
         }
         cw_reply_free(r);
     }
+    cw_buf_free(&key);
+    if (rc == 0) cw_damage_resolve(c, &client->keys);
     if (c) cw_redis_checkin(client->redis, c);
     if (rc) {
         cw_free(d);
@@ -206,13 +210,18 @@ static int read_sets(cwork_client *client, size_t sample, rows *r, cwork_job_typ
             rc = cw_conn_append(c, 4, range, range_lens, err);
     }
     redisReply *rep[4] = {NULL, NULL, NULL, NULL};
-    if (rc == 0) rc = cw_client_read_replies(c, 4, rep, err);
+    for (int i = 0; rc == 0 && i < 4; i++)
+        rc = cw_conn_read(c, &rep[i], err);
+    /* a damaged set counts nothing, and is named */
+    for (int i = 0; rc == 0 && i < 4; i++)
+        cw_damage_reply(&rep[i], keys[i / 2]->data, keys[i / 2]->len);
+    if (rc == 0) cw_damage_resolve(c, &client->keys);
     if (c) cw_redis_checkin(client->redis, c);
     size_t retry_read = 0, dead_read = 0;
-    if (rc == 0) rc = cw_reply_int(rep[0], &out->retry_total, "ZCARD", err);
-    if (rc == 0) rc = cw_reply_array(rep[1], 0, &retry_read, "ZREVRANGE", err);
-    if (rc == 0) rc = cw_reply_int(rep[2], &out->dead_total, "ZCARD", err);
-    if (rc == 0) rc = cw_reply_array(rep[3], 0, &dead_read, "ZREVRANGE", err);
+    if (rc == 0 && rep[0]) rc = cw_reply_int(rep[0], &out->retry_total, "ZCARD", err);
+    if (rc == 0 && rep[1]) rc = cw_reply_array(rep[1], 0, &retry_read, "ZREVRANGE", err);
+    if (rc == 0 && rep[2]) rc = cw_reply_int(rep[2], &out->dead_total, "ZCARD", err);
+    if (rc == 0 && rep[3]) rc = cw_reply_array(rep[3], 0, &dead_read, "ZREVRANGE", err);
     if (rc == 0) {
         out->retry_read = (int64_t)retry_read;
         out->dead_read = (int64_t)dead_read;

@@ -2,6 +2,7 @@
  * scheduled and dead sets, busy workers, pools) and its two renderings: /metrics in the
  * Prometheus text format (version 0.0.4) and /summary as JSON for the UI. */
 #include "web.h"
+#include "client.h"
 #include "log.h"
 
 #include "redis.h"
@@ -31,12 +32,14 @@ static int set_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
     for (int i = 0; rc == 0 && i < 3; i++) {
         redisReply *r = NULL;
         rc = cw_conn_read(c, &r, err);
+        if (rc == 0 && cw_damage_reply(&r, keys[i].data, keys[i].len)) continue; /* counts 0 */
         if (rc == 0 && cw_reply_error(r))
             rc = cw_error(err, CWORK_EREDIS, "ZCARD: %s", cw_reply_error(r));
         else if (rc == 0)
             rc = cw_reply_int(r, dst[i], "ZCARD", err);
         cw_reply_free(r);
     }
+    if (rc == 0) cw_damage_resolve(c, &web->keys);
     if (c) cw_redis_checkin(web->redis, c);
     for (int i = 0; i < 3; i++)
         cw_buf_free(&keys[i]);

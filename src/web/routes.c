@@ -16,8 +16,9 @@
  *   and the UI's own routes (routes_ui.c).
  *
  * Every route answers for the namespace of ?ns= (one of those the server was started
- * with; the first by default). Under a base path, paths are also answered with it in
- * front; POST routes answer 403 on a read-only server.
+ * with; the first by default). The keys of the wrong type an answer's reads met are in
+ * its X-Cwork-Damaged header and, for an object body, its "damaged" member (damage.c). Under a base
+ * path, paths are also answered with it in front; POST routes answer 403 on a read-only server.
  *
  * A trailing parameter (<id>, <name>) is the rest of the path, percent-decoded: ids
  * with '/' (periodic ids of "*\/5" specs) work encoded or not, and an empty one is the

@@ -62,7 +62,11 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *
         if (!r) cw_free(res->body);
     }
     res->body = NULL;
-    if (!r) return MHD_NO;
+    if (!r) {
+        cw_free(res->damaged);
+        res->damaged = NULL;
+        return MHD_NO;
+    }
     MHD_add_response_header(r, "Content-Type",
                             res->content_type ? res->content_type : WEB_JSON_TYPE);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
@@ -75,6 +79,9 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, web_response *
     if (res->www_authenticate)
         MHD_add_response_header(r, "WWW-Authenticate", "Basic realm=\"cwork\", charset=\"UTF-8\"");
     if (res->location) MHD_add_response_header(r, "Location", res->location);
+    if (res->damaged) MHD_add_response_header(r, "X-Cwork-Damaged", res->damaged);
+    cw_free(res->damaged);
+    res->damaged = NULL;
     enum MHD_Result ok = MHD_queue_response(conn, res->status, r);
     MHD_destroy_response(r);
     return ok;
@@ -115,7 +122,9 @@ static void handle(cwork_web *web, struct MHD_Connection *conn, const char *url,
         cw_web_error(res, 400, "request target must be a path");
         return;
     }
+    cwork_client_damage_clear(); /* this thread's list: what this request meets */
     cw_web_route(&req, res);
+    cw_web_add_damage(res);
 }
 
 /* Per request, from its request line on: the length of the whole target (path and

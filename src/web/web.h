@@ -69,11 +69,16 @@ typedef struct web_response {
     const char *etag;     /* embedded assets */
     int www_authenticate; /* 401: ask for basic auth */
     const char *location; /* a redirect's Location (static or the server's) */
+    char *damaged;        /* X-Cwork-Damaged: the damaged keys met, or NULL (cw_free'd) */
 } web_response;
 
 #define WEB_JSON_TYPE "application/json; charset=utf-8"
 
 /* ---- responses (response.c) */
+
+/* Adds the damaged keys the request's client calls met on this thread (damage.c): a
+ * "damaged" member to a JSON object body, and res->damaged for every answer. */
+void cw_web_add_damage(web_response *res);
 
 /* 200 with a JSON body taken over from the caller (cw_free'd later). */
 void cw_web_ok_json(web_response *res, char *body, size_t len);

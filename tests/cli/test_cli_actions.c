@@ -207,8 +207,11 @@ static void queue_clear_deletes_waiting_jobs_and_guards(void)
     cmd("HSET %s:jobs:odd f v", ns_);
     CHECK_INT(CLI("queue", "clear", "odd"), 1);
     CHECK_STR(cli_out_, "");
-    CHECK(strstr(cli_err_, "\ncwork queue clear: ") &&
-          strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is\n"));
+    /* once, with what repairs it (no log line before it) */
+    CHECK(strncmp(cli_err_, "cwork queue clear: ", 19) == 0 &&
+          strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is — cwork doctor "
+                           "--ns ") &&
+          !strchr(cli_err_, '\n')[1]);
     CHECK_INT(CLI("queue", "--help"), 0);
     CHECK(strncmp(cli_out_, "Usage: cwork queue clear", 24) == 0);
     tl_ns_delete(rc_, ns_);
@@ -258,8 +261,11 @@ static void queue_delete_deletes_one_waiting_job(void)
     cmd("HSET %s:jobs:odd f v", ns_);
     CHECK_INT(CLI("queue", "delete", "odd", "q"), 1);
     CHECK_STR(cli_out_, "");
-    CHECK(strstr(cli_err_, "\ncwork queue delete: ") &&
-          strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is\n"));
+    /* once, with what repairs it (no log line before it) */
+    CHECK(strncmp(cli_err_, "cwork queue delete: ", 20) == 0 &&
+          strstr(cli_err_, ":jobs:odd holds a hash, not a queue: left as it is — cwork doctor "
+                           "--ns ") &&
+          !strchr(cli_err_, '\n')[1]);
     CHECK_INT(CLI("queue", "delete", "--help"), 0);
     CHECK(strncmp(cli_out_, "Usage: cwork queue delete", 25) == 0);
     tl_ns_delete(rc_, ns_);

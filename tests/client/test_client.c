@@ -51,13 +51,22 @@ static void queues_give_counts_latency_and_pause_sorted_by_name(void)
     CHECK_STR(after_dump, before); /* read only */
     free(before);
     free(after_dump);
-    /* a queue key of the wrong type: Redis' error comes back */
+    /* a queue key of the wrong type: listed as empty, the others read, the key named */
     cmd("SADD %s:known_jobs e_wrong", ns_);
     cmd("SET %s:jobs:e_wrong x", ns_);
-    q = (cwork_queue_info *)1;
-    CHECK_INT(cwork_client_queues(cl, &q, &n, &err), CWORK_EREDIS);
-    CHECK(strstr(err.message, "WRONGTYPE") != NULL);
-    CHECK(q == NULL && n == 0);
+    cwork_client_damage_clear();
+    CHECK_INT(cwork_client_queues(cl, &q, &n, &err), 0);
+    CHECK_INT(n, 5);
+    if (n == 5) {
+        CHECK_STR(q[4].job_name, "e_wrong");
+        CHECK_INT(q[4].count, 0);
+        CHECK_INT(q[3].count, 1);
+    }
+    cwork_queue_infos_free(q, n);
+    const cwork_damaged_key *d = NULL;
+    CHECK_INT(cwork_client_damage(&d), 1);
+    if (d) CHECK_STR(d[0].type, "string");
+    cwork_client_damage_clear();
     /* no known jobs: an empty list */
     tl_ns_delete(rc_, ns_);
     CHECK_INT(cwork_client_queues(cl, &q, &n, &err), 0);

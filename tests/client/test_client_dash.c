@@ -251,7 +251,13 @@ static void queue_jobs_next_to_run_first(void)
     CHECK(n == 0 && total == 0);
     cwork_listed_jobs_free(jobs, n);
     cwork_error err = {0};
-    CHECK_INT(cwork_client_queue_jobs(cl, "bad", 1, 20, &jobs, &n, &total, &err), CWORK_ETYPE);
+    /* a key of another type lists nothing and is named */
+    cwork_client_damage_clear();
+    CHECK_INT(cwork_client_queue_jobs(cl, "bad", 1, 20, &jobs, &n, &total, &err), 0);
+    CHECK(n == 0 && total == 0);
+    cwork_listed_jobs_free(jobs, n);
+    CHECK_INT(cwork_client_damage(NULL), 1);
+    cwork_client_damage_clear();
     CHECK_INT(cwork_client_queue_jobs(cl, "a", 1, 1001, &jobs, &n, &total, &err), CWORK_EINVAL);
     CHECK_INT(cwork_client_queue_jobs(cl, NULL, 1, 20, &jobs, &n, &total, &err), CWORK_EINVAL);
     char *after = dump_now();

@@ -332,8 +332,14 @@ static void search_finds_text_in_args_and_err_newest_first(void)
     cwork_listed_jobs_free(jobs, n);
     CHECK_INT(info.total, 0);
     cmd("SET %s:scheduled x", ns_);
-    CHECK_INT(cwork_client_search(cl, CWORK_SET_SCHEDULED, &q, &jobs, &n, &info, &err),
-              CWORK_ETYPE);
+    cwork_client_damage_clear(); /* finds nothing, and names the key */
+    CHECK_INT(cwork_client_search(cl, CWORK_SET_SCHEDULED, &q, &jobs, &n, &info, &err), 0);
+    CHECK(n == 0 && info.total == 0);
+    cwork_listed_jobs_free(jobs, n);
+    const cwork_damaged_key *d = NULL;
+    CHECK_INT(cwork_client_damage(&d), 1);
+    if (d) CHECK_STR(d[0].expected, "zset");
+    cwork_client_damage_clear();
     cmd("DEL %s:scheduled", ns_);
     char *after = dump_now();
     CHECK_STR(after, before); /* a search writes nothing */

@@ -152,7 +152,13 @@ static void queue_jobs_and_list_options(void)
     REQ("GET", "/queue_jobs?name=a&per_page=1001", NULL, 400, NULL);
     REQ("GET", "/queue_jobs?name=a&per_page=0", NULL, 400, NULL);
     REQ("GET", "/queue_jobs?name=a&page=x", NULL, 400, NULL);
-    REQ("GET", "/queue_jobs?name=bad", NULL, 500, NULL); /* a key of another type */
+    /* a key of another type: listed as empty, and named */
+    char damaged[512];
+    snprintf(damaged, sizeof damaged,
+             "{\n\t\"count\": 0,\n\t\"jobs\": [],\n\t\"damaged\": [{\"key\":\"%s:jobs:bad\","
+             "\"type\":\"string\",\"expected\":\"list\",\"what\":\"queue of bad\"}]\n}",
+             ns_);
+    REQ("GET", "/queue_jobs?name=bad", NULL, 200, damaged);
     for (int i = 1; i <= 3; i++)
         cmd("ZADD %s:dead %d {\"name\":\"a\",\"id\":\"d%d\",\"t\":1}", ns_, 100 + i, i);
     REQ("GET", "/dead_jobs?per_page=1&order=newest", NULL, 200,

@@ -1,0 +1,101 @@
+/* The cwork admin views with one key of a whole namespace damaged in turn
+ * (damage_testutil.h): each view exits 0 with what it could read; the views that read
+ * the damaged key print one warning naming it, its type, the type expected and the
+ * doctor; --json objects carry a "damaged" array; nothing in the namespace changes. A
+ * change that has nothing to work on names the key once and exits 1. */
+#include "cli_testutil.h"
+#include "damage_testutil.h"
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void every_view_exits_0_and_warns_once(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgcli", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    static const struct {
+        const char *argv[4];
+        unsigned reads; /* DMG_V_* */
+    } views[] = {
+        {{"queues", NULL}, DMG_V_QUEUES},       {{"pools", NULL}, DMG_V_POOLS},
+        {{"busy", NULL}, DMG_V_BUSY},           {{"retry", NULL}, DMG_V_RETRY},
+        {{"scheduled", NULL}, DMG_V_SCHEDULED}, {{"dead", NULL}, DMG_V_DEAD},
+        {{"dead", "--json", NULL}, DMG_V_DEAD}, {{"dead", "--grep", "a", NULL}, DMG_V_DEAD},
+        {{"stats", NULL}, DMG_V_STATS},         {{"stats", "--json", NULL}, DMG_V_STATS},
+        {{"limits", NULL}, DMG_V_LIMITS},       {{"job", "FIND", NULL}, DMG_V_JOB},
+    };
+    for (size_t i = 0; i < DMG_NCASES; i++) {
+        const dmg_case *k = &dmg_cases[i];
+        char key[256], warning[400], json_key[300];
+        dmg_key(ns, k, key, sizeof key);
+        snprintf(warning, sizeof warning, ": warning: %s is a %s, expected a %s (", key, k->type,
+                 k->expected);
+        snprintf(json_key, sizeof json_key, "{\"key\":\"%s\",\"type\":\"%s\",\"expected\":\"%s\"",
+                 key, k->type, k->expected);
+        dmg_fixture(c, ns);
+        dmg_apply(c, ns, k);
+        char *before = tl_ns_dump(c, ns);
+        for (size_t j = 0; j < sizeof views / sizeof views[0]; j++) {
+            const char *argv[5];
+            size_t n = 0;
+            for (; views[j].argv[n]; n++)
+                argv[n] = strcmp(views[j].argv[n], "FIND") ? views[j].argv[n] : k->find;
+            argv[n] = NULL;
+            int status = cli_run_in_ns(ns, NULL, argv);
+            if (status != 0)
+                tl_fail(__FILE__, __LINE__, "cwork %s %s with %s damaged: exit %d: %s", argv[0],
+                        argv[1] ? argv[1] : "", key, status, cli_err_);
+            int warned = count_of(cli_err_, warning);
+            int wanted = (views[j].reads & k->named_by) ? 1 : 0;
+            if (warned != wanted)
+                tl_fail(__FILE__, __LINE__, "cwork %s %s with %s damaged: %d warnings: %s", argv[0],
+                        argv[1] ? argv[1] : "", key, warned, cli_err_);
+            if (wanted && !strstr(cli_err_, "cwork doctor --ns "))
+                tl_fail(__FILE__, __LINE__, "no doctor hint: %s", cli_err_);
+            if (wanted && argv[1] && !strcmp(argv[1], "--json"))
+                CHECK_INT(count_of(cli_out_, json_key), 1);
+        }
+        char *after = tl_ns_dump(c, ns);
+        CHECK_STR(after, before);
+        free(before);
+        free(after);
+    }
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
+static void a_change_on_a_damaged_set_names_it_once(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgclichange", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    dmg_fixture(c, ns);
+    dmg_apply(c, ns, &dmg_cases[5]); /* dead */
+    char *before = tl_ns_dump(c, ns);
+    char want[400];
+    snprintf(want, sizeof want,
+             "cwork dead retry: %s:dead is a string, expected a zset (the dead set) — cwork "
+             "doctor --ns %s can repair it\n",
+             ns, ns);
+    CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"dead", "retry", "--all", NULL}), 1);
+    CHECK_STR(cli_err_, want);
+    char *after = tl_ns_dump(c, ns);
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
+int main(void)
+{
+    RUN(every_view_exits_0_and_warns_once);
+    RUN(a_change_on_a_damaged_set_names_it_once);
+    return tl_finish();
+}

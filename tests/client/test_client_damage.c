@@ -43,7 +43,7 @@ static void read_every_view(cwork_client *cl, const dmg_case *k)
     cwork_job_free(found.job);
     cwork_job_types t;
     CHECK_INT(cwork_client_job_types(cl, 0, &t, &err), 0);
-    cwork_job_types_clear(&t);
+    cwork_job_types_free(&t);
     cwork_day_stats *d = NULL;
     CHECK_INT(cwork_client_daily_stats(cl, 7, &d, &n, &err), 0);
     cwork_free(d);

@@ -97,7 +97,7 @@ static void every_route_answers_and_names_the_damaged_key(void)
         free(before);
         free(after);
     }
-    cwork_web_stop(web);
+    cwork_web_free(web);
     tl_ns_delete(c, ns);
     cwork_redis_free(r);
     redisFree(c);

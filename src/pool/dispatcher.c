@@ -306,9 +306,9 @@ static void wait_until(cw_shard *sh, int64_t until_us)
     sh->dispatcher_waiting = true;
     if (until_us) {
         struct timespec ts = {(time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000};
-        pthread_cond_timedwait(&sh->disp_cond, &sh->mu, &ts);
+        cw_cond_timedwait(&sh->disp_cond, &sh->mu, &ts);
     } else {
-        pthread_cond_wait(&sh->disp_cond, &sh->mu);
+        cw_cond_wait(&sh->disp_cond, &sh->mu);
     }
     sh->dispatcher_waiting = false;
 }
@@ -322,20 +322,20 @@ static void spin_for_batch(cw_shard *sh, size_t busy, int64_t until_us)
 {
     /* done_seq moves under mu: read here, it counts what is still due. */
     size_t start = atomic_load_explicit(&sh->done_seq, memory_order_acquire);
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     for (unsigned i = 1; atomic_load_explicit(&sh->done_seq, memory_order_acquire) - start < busy;
          i++) {
         if ((i & 15) == 0 && cw_monotonic_us() >= until_us) break;
         sched_yield(); /* two cores: let the executor (or Redis) have this one */
     }
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
 }
 
 /* A reclaim (caller holds mu, released meanwhile). */
 static void reclaim(cw_shard *sh, cw_conn **cp)
 {
     cwork_pool *p = sh->pool;
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     cwork_error err = {0};
     cw_task_queue found = {0};
     int incomplete = 0;
@@ -345,9 +345,9 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         rc = cw_reclaim_inprogress(p, *cp, &found, &incomplete, &err);
         if (found.len && !(*cp)->broken)
             cw_unique_guards_release(p, *cp, &found); /* as for any fetched unique job */
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         if (found.len) deliver(sh, &found);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
         pthread_rwlock_unlock(&p->fetch_lock);
     }
     if (rc) cw_log(CWORK_LOG_ERROR, "worker.reclaim", "error", err.message, NULL);
@@ -355,7 +355,7 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         cw_redis_checkin(p->redis, *cp);
         *cp = NULL;
     }
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
     cw_round_trip_result res = {
         .ok = rc == 0, .complete = rc == 0 && !incomplete, .reclaimed = true, .got = found.len};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
@@ -391,7 +391,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
                                        changes the list, under mu */
     size_t npending = sh->npending;
     sh->fetching = fetch; /* until delivered: cwork_pool_drain must not miss them */
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
 
     cwork_error err = {0};
     cw_task_queue fetched = {0};
@@ -441,7 +441,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
         for (cw_task *t = pending; t; t = t->next)
             t->commit_unsure = 1;
     cw_commit_args_free(&ca);
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
     if (got) deliver(sh, &fetched);
     sh->fetching = 0;
     if (committed) {
@@ -463,9 +463,9 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
                                 .rate_wait_us = rate_wait_us};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
     if (committed && atomic_load(&p->stopping)) {
-        pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
     }
 }
 
@@ -483,9 +483,9 @@ static bool hold_fenced(cw_shard *sh)
         return true;
     }
     if (dropped && stopping) {
-        pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
     }
     wait_until(sh, cw_monotonic_us() + 20000); /* the running ones end: look again */
     return false;
@@ -502,7 +502,7 @@ void *cw_dispatcher_main(void *arg)
     /* The rate-limited types of a call (without memory, types are never limited). */
     size_t *limited = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *limited);
 
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
     memset(&sh->state, 0, sizeof sh->state);
     for (;;) {
         /* Before anything else, the lease (lease.c): after a freeze nothing is
@@ -536,7 +536,7 @@ void *cw_dispatcher_main(void *arg)
             break;
         }
     }
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     if (c) cw_redis_checkin(p->redis, c);
     cw_cycle_call_clear(&call);
     cw_free(limited);

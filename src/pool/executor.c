@@ -184,7 +184,7 @@ static void sleep_until_woken(cw_executor *ex)
     s->sleepers = ex;
     s->nsleeping++;
     while (!ex->woken)
-        pthread_cond_wait(&ex->cond, &s->mu);
+        cw_cond_wait(&ex->cond, &s->mu);
 }
 
 void *cw_executor_main(void *arg)
@@ -193,7 +193,7 @@ void *cw_executor_main(void *arg)
     cwork_pool *p = ex->pool;
     cw_shard *s = ex->shard;
     cw_block_sigpipe_thread();
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     for (;;) {
         /* A fetch in flight when stop began can still deliver tasks: executors leave
          * only once their dispatcher says nothing more will come. */
@@ -209,7 +209,7 @@ void *cw_executor_main(void *arg)
         t->run.deadline_ms =
             type && type->opts.timeout_ms > 0 ? t->started_ms + type->opts.timeout_ms : 0;
         ex->current = t;
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
 
         int64_t start_us = cw_monotonic_us();
         run_task(ex, t, type);
@@ -218,16 +218,16 @@ void *cw_executor_main(void *arg)
         int64_t took_us = cw_monotonic_us() - start_us;
         t->handler_type = type;
         t->took_us = took_us;
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         ex->current = NULL;
         cw_task_close_stop_fd(t);
         if (overrun) {
-            pthread_mutex_unlock(&s->mu);
+            cw_mutex_unlock(&s->mu);
             log_overrun(t, end);
-            pthread_mutex_lock(&s->mu);
+            cw_mutex_lock(&s->mu);
         }
         cw_tq_push(&s->done, t);
         atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
@@ -236,6 +236,6 @@ void *cw_executor_main(void *arg)
          * itself for ready tasks that wait too long). */
         if (s->dispatcher_waiting && s->ready.len == 0) pthread_cond_signal(&s->disp_cond);
     }
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     return NULL;
 }

@@ -68,14 +68,14 @@ size_t cw_pool_stop_job(cwork_pool *p, const char *id, size_t len, cwork_stop_re
     size_t n = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *s = &p->shards[i];
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         for (size_t e = s->first_executor; e < s->first_executor + s->nexecutors; e++)
             if (holds(p->executors[e].current, id, len))
                 cw_task_stop(p->executors[e].current, reason), n++;
         n += stop_in(s->ready.head, id, len, reason);
         n += stop_in(s->done.head, id, len, reason);
         n += stop_in(s->pending, id, len, reason);
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
     }
     return n;
 }
@@ -102,7 +102,7 @@ int cwork_job_stop_fd(cwork_job *job)
     }
     cw_run *run = job->run;
     cw_shard *s = run->pool->executors[run->worker].shard;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int fd = t->stop_pipe[0], saved = 0;
     if (fd < 0) {
         if (pipe2(t->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -113,7 +113,7 @@ int cwork_job_stop_fd(cwork_job *job)
             if (atomic_load(&t->stop_reason) != CWORK_STOP_NONE) wake_fd(t); /* asked before */
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     if (fd < 0) errno = saved;
     return fd;
 }

@@ -156,8 +156,8 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     }
     cw_pool_tuning_init(&p->tuning);
     if (cw_pool_build_shards(p) != 0) goto oom;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_mutex_init(&p->stop_mu, NULL);
+    cw_mutex_init(&p->mu);
+    cw_mutex_init(&p->stop_mu);
     /* Writer-preferring: a reclaim must not wait behind a stream of round trips. */
     pthread_rwlockattr_t rwa;
     pthread_rwlockattr_init(&rwa);
@@ -182,9 +182,9 @@ fail:
 
 void cw_pool_notify_idle(cwork_pool *p)
 {
-    pthread_mutex_lock(&p->mu);
+    cw_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->idle_cond);
-    pthread_mutex_unlock(&p->mu);
+    cw_mutex_unlock(&p->mu);
 }
 
 const char *cwork_pool_id(const cwork_pool *p)
@@ -386,8 +386,8 @@ void cwork_pool_free(cwork_pool *p)
     cw_reaper_free(p->reaper);
     cw_watchdog_free(p->watchdog);
     cw_periodic_free(p->periodic);
-    pthread_mutex_destroy(&p->mu);
-    pthread_mutex_destroy(&p->stop_mu);
+    cw_mutex_destroy(&p->mu);
+    cw_mutex_destroy(&p->stop_mu);
     pthread_rwlock_destroy(&p->fetch_lock);
     pthread_cond_destroy(&p->idle_cond);
     cw_lease_destroy(p);

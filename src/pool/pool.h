@@ -19,6 +19,7 @@
 #include "heartbeat.h"
 #include "job.h"
 #include "keys.h"
+#include "mutex.h"
 #include "observer.h"
 #include "periodic.h"
 #include "reaper.h"
@@ -128,7 +129,7 @@ struct cw_shard {
     size_t first_executor, nexecutors;
     pthread_t dispatcher;
     int dispatcher_started;
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t disp_cond; /* dispatcher: a batch drained, a wake-up, or stopping */
     cw_task_queue ready, done;
     cw_task *pending; /* done tasks taken by the dispatcher, not yet committed */
@@ -169,7 +170,7 @@ struct cwork_pool {
     size_t nshards;
     bool single_fetch; /* opts.single_fetch or a server < 6.2 */
 
-    pthread_mutex_t mu;       /* life cycle: idle_cond waits */
+    cw_mutex mu;       /* life cycle: idle_cond waits */
     pthread_cond_t idle_cond; /* stop/drain/maintenance: in_flight fell while stopping */
     int started;
     atomic_int stopping;
@@ -182,7 +183,7 @@ struct cwork_pool {
     /* Which threads exist (a start can fail half-way), and one stop at a time. */
     size_t executors_started;
     int maintenance_started, subscriber_started;
-    pthread_mutex_t stop_mu;
+    cw_mutex stop_mu;
     cw_heartbeat *heartbeat;
     cw_observer *observer;
     cw_reaper *reaper;
@@ -206,7 +207,7 @@ struct cwork_pool {
      * guard thread watches it. */
     atomic_int fenced;
     atomic_uint reaped_seen;
-    pthread_mutex_t lease_mu; /* guards lease_stop; lease_cond on CLOCK_MONOTONIC */
+    cw_mutex lease_mu; /* guards lease_stop; lease_cond on CLOCK_MONOTONIC */
     pthread_cond_t lease_cond;
     int lease_stop;
     atomic_int lease_started; /* read by the dispatchers and the heartbeat's hook */

@@ -161,9 +161,9 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
          * yet unless the dispatcher started, and then stop commits what it took. */
         for (size_t i = 0; i < p->nshards; i++) {
             cw_shard *sh = &p->shards[i];
-            pthread_mutex_lock(&sh->mu);
+            cw_mutex_lock(&sh->mu);
             if (!sh->dispatcher_started) cw_shard_no_more_tasks(sh); /* no dispatcher to say so */
-            pthread_mutex_unlock(&sh->mu);
+            cw_mutex_unlock(&sh->mu);
         }
         cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
         cw_error(err, rc, "cannot start the pool's threads");
@@ -179,36 +179,36 @@ done:
 
 static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
-    pthread_mutex_lock(&p->mu);
+    cw_mutex_lock(&p->mu);
     atomic_store(&p->stopping, 1);
     pthread_cond_broadcast(&p->idle_cond); /* maintenance: stop its own duties */
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         pthread_cond_signal(&sh->disp_cond);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     struct timespec deadline;
     cw_deadline_after_ms(&deadline, grace_ms < 0                    ? 0
                                     : grace_ms > CW_MAX_DURATION_MS ? CW_MAX_DURATION_MS
                                                                     : grace_ms);
     while (cw_pool_in_flight(p) > 0) {
-        if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT) break;
+        if (cw_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT) break;
     }
     size_t left = 0, ready = 0, running = 0, done = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         left += sh->in_flight;
         ready += sh->ready.len;
         done += sh->done.len + sh->npending;
         for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
             running += p->executors[e].current != NULL;
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     char where[96];
     snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", ready, running, done);
-    pthread_mutex_unlock(&p->mu);
+    cw_mutex_unlock(&p->mu);
     if (left > 0) {
         /* Leave the heartbeat (it goes stale) and the in-progress entries to a reaper. */
         cw_heartbeat_stop(p->heartbeat, 0, NULL);
@@ -242,10 +242,10 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
     if (!p) return 0;
-    pthread_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
+    cw_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
     int rc = 0;
     if (p->started) rc = stop_locked(p, grace_ms, err);
-    pthread_mutex_unlock(&p->stop_mu);
+    cw_mutex_unlock(&p->stop_mu);
     return rc;
 }
 

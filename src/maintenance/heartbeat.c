@@ -265,6 +265,7 @@ typedef int (*send_fn)(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *e
  * Call with beat_mu held. */
 static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *err)
 {
+    cw_mutex_assert_held(&hb->beat_mu);
     int followed = 0;
     for (;;) {
         int fresh = hb->conn == NULL;
@@ -288,6 +289,7 @@ static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *e
 
 static void release_conn(cw_heartbeat *hb)
 {
+    cw_mutex_assert_held(&hb->beat_mu);
     if (hb->conn) {
         cw_redis_checkin(hb->redis, hb->conn);
         hb->conn = NULL;

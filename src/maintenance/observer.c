@@ -60,7 +60,7 @@ struct cw_observer {
     size_t ninit; /* slots whose mutex exists */
 
     cw_mutex flush_mu; /* serialises flushes; guards writes and arena */
-    obs_write *writes;        /* n entries, reused by every flush */
+    obs_write *writes; /* n entries, reused by every flush */
     cw_buf arena;
 };
 

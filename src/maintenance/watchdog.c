@@ -120,6 +120,7 @@ static int plan(wd_name *nm, int64_t t)
 
 static int64_t pop_first(wd_name *nm)
 {
+    CW_ASSERT(nm->n > 0);
     int64_t t = nm->times[0];
     memmove(nm->times, nm->times + 1, (nm->n - 1) * sizeof *nm->times);
     nm->n--;
@@ -143,6 +144,7 @@ void cw_watchdog_tick(cw_watchdog *w, int64_t now)
     for (size_t i = 0; i < w->nschedules; i++) { /* planning */
         int64_t next = cw_cron_next(w->schedules[i].schedule, now);
         if (next == 0) continue; /* none within five years (Go would plan its zero time) */
+        CW_ASSERT(w->schedules[i].name < w->nnames);
         wd_name *nm = &w->names[w->schedules[i].name];
         if (plan(nm, next))
             log_event(CWORK_LOG_DEBUG, "Watchdog: planning job", nm->name, next,

@@ -260,6 +260,7 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
 /* What the policy looks at (caller holds mu); consumes the wake-up flag. */
 static cw_dispatch_view shard_view(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     cw_dispatch_view v = {
         .now_us = cw_monotonic_us(),
@@ -282,12 +283,14 @@ static cw_dispatch_view shard_view(cw_shard *sh)
  * mu). An undecodable job goes straight to its commit (to dead). */
 static void deliver(cw_shard *sh, cw_task_queue *fetched)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     int64_t now = cw_monotonic_us();
     atomic_fetch_add(&p->n_fetched, fetched->len);
     sh->in_flight += fetched->len;
     for (cw_task *t = fetched->head; t;) {
         cw_task *next = t->next;
+        CW_ASSERT(t->run.pool == NULL); /* handed over fresh: no executor has taken it */
         t->delivered_us = now;
         cw_tq_push(t->job ? &sh->ready : &sh->done, t);
         t = next;
@@ -303,6 +306,7 @@ static void deliver(cw_shard *sh, cw_task_queue *fetched)
  * limit); caller holds mu. */
 static void wait_until(cw_shard *sh, int64_t until_us)
 {
+    cw_mutex_assert_held(&sh->mu);
     sh->dispatcher_waiting = true;
     if (until_us) {
         struct timespec ts = {(time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000};
@@ -320,6 +324,7 @@ static void wait_until(cw_shard *sh, int64_t until_us)
  * at until_us; the caller then looks at the shard again under mu. */
 static void spin_for_batch(cw_shard *sh, size_t busy, int64_t until_us)
 {
+    cw_mutex_assert_held(&sh->mu);
     /* done_seq moves under mu: read here, it counts what is still due. */
     size_t start = atomic_load_explicit(&sh->done_seq, memory_order_acquire);
     cw_mutex_unlock(&sh->mu);
@@ -334,6 +339,7 @@ static void spin_for_batch(cw_shard *sh, size_t busy, int64_t until_us)
 /* A reclaim (caller holds mu, released meanwhile). */
 static void reclaim(cw_shard *sh, cw_conn **cp)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     cw_mutex_unlock(&sh->mu);
     cwork_error err = {0};
@@ -369,6 +375,7 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
 static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *limited,
                        size_t fetch)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     /* Everything done so far is committed, with what an earlier failed attempt left —
      * except a task stopped for a lost lease that finished after the dispatcher last
@@ -378,6 +385,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
         cw_task *next = t->next;
         if (atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
             cw_task_free(t);
+            CW_ASSERT(sh->in_flight > 0);
             sh->in_flight--;
             t = next;
             continue;
@@ -445,6 +453,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     if (got) deliver(sh, &fetched);
     sh->fetching = 0;
     if (committed) {
+        CW_ASSERT(sh->in_flight >= npending && sh->npending == npending);
         sh->in_flight -= npending;
         sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
         sh->npending = 0;
@@ -475,6 +484,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
  * dispatcher may exit (the pool stops and nothing is left). */
 static bool hold_fenced(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     bool stopping = atomic_load(&p->stopping) != 0;
     size_t dropped = cw_lease_drop_shard_tasks(sh, stopping); /* stopping: all to the reaper */

@@ -160,8 +160,10 @@ static void log_overrun(const cw_task *t, int64_t end_ms)
 
 void cw_shard_wake_executors(cw_shard *s, size_t n)
 {
+    cw_mutex_assert_held(&s->mu);
     for (; n > 0 && s->sleepers; n--) {
         cw_executor *ex = s->sleepers;
+        CW_ASSERT(s->nsleeping > 0 && !ex->woken);
         s->sleepers = ex->next_sleeper;
         s->nsleeping--;
         ex->woken = true;
@@ -171,6 +173,7 @@ void cw_shard_wake_executors(cw_shard *s, size_t n)
 
 void cw_shard_no_more_tasks(cw_shard *s)
 {
+    cw_mutex_assert_held(&s->mu);
     s->no_more_tasks = true;
     cw_shard_wake_executors(s, s->nsleeping);
 }
@@ -179,6 +182,7 @@ void cw_shard_no_more_tasks(cw_shard *s)
 static void sleep_until_woken(cw_executor *ex)
 {
     cw_shard *s = ex->shard;
+    cw_mutex_assert_held(&s->mu);
     ex->woken = false;
     ex->next_sleeper = s->sleepers;
     s->sleepers = ex;
@@ -201,6 +205,8 @@ void *cw_executor_main(void *arg)
             sleep_until_woken(ex);
         if (!s->ready.head) break;
         cw_task *t = cw_tq_pop(&s->ready);
+        /* The hand-off: this executor is free, and no other has taken the task. */
+        CW_ASSERT(ex->current == NULL && t->run.pool == NULL && t->job != NULL);
         cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
         t->started_ms = cw_now_ms();
         t->run.pool = p;
@@ -222,6 +228,7 @@ void *cw_executor_main(void *arg)
         s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
+        CW_ASSERT(ex->current == t);
         ex->current = NULL;
         cw_task_close_stop_fd(t);
         if (overrun) {

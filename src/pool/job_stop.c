@@ -36,6 +36,7 @@ static void wake_fd(cw_task *t)
 
 bool cw_task_stop(cw_task *t, cwork_stop_reason reason)
 {
+    cw_task_assert_locked(t);
     int none = CWORK_STOP_NONE;
     if (!atomic_compare_exchange_strong(&t->stop_reason, &none, (int)reason)) return false;
     wake_fd(t);
@@ -44,6 +45,7 @@ bool cw_task_stop(cw_task *t, cwork_stop_reason reason)
 
 void cw_task_close_stop_fd(cw_task *t)
 {
+    cw_task_assert_locked(t);
     for (int i = 0; i < 2; i++) {
         if (t->stop_pipe[i] >= 0) close(t->stop_pipe[i]);
         t->stop_pipe[i] = -1;
@@ -101,6 +103,7 @@ int cwork_job_stop_fd(cwork_job *job)
         return -1;
     }
     cw_run *run = job->run;
+    CW_ASSERT(run->worker < run->pool->opts.concurrency);
     cw_shard *s = run->pool->executors[run->worker].shard;
     cw_mutex_lock(&s->mu);
     int fd = t->stop_pipe[0], saved = 0;

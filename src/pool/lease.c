@@ -47,6 +47,7 @@ void cw_lease_destroy(cwork_pool *p)
  * (the cycle script's LREM: a reaper that gave the job back removed it). */
 static void stop_shard_tasks(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
         if (p->executors[e].current) cw_task_stop(p->executors[e].current, CWORK_STOP_LEASE_LOST);
@@ -126,6 +127,7 @@ size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all)
 {
     stop_shard_tasks(sh);
     size_t n = drop_from(&sh->pending, all);
+    CW_ASSERT(sh->npending >= n);
     sh->npending -= n;
     /* ready: every task was asked to stop above; done: rebuilt, its tail found again */
     cw_task *ready = cw_tq_take_all(&sh->ready), *done = cw_tq_take_all(&sh->done);
@@ -136,6 +138,7 @@ size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all)
         cw_tq_push(&sh->done, done);
         done = next;
     }
+    CW_ASSERT(sh->in_flight >= n);
     sh->in_flight -= n;
     return n;
 }

@@ -32,6 +32,8 @@
 #include <stdbool.h>
 
 #define CW_DEFAULT_CONCURRENCY 10
+/* Executors per pool at most: the commit's per-type counts are 16-bit (commit_layout.h). */
+#define CW_MAX_CONCURRENCY 10000
 #define CW_DEFAULT_MAX_FAILS 4
 #define CW_MAX_PRIORITY 100000
 #define CW_MAX_JOB_TYPES 2000
@@ -170,7 +172,7 @@ struct cwork_pool {
     size_t nshards;
     bool single_fetch; /* opts.single_fetch or a server < 6.2 */
 
-    cw_mutex mu;       /* life cycle: idle_cond waits */
+    cw_mutex mu;              /* life cycle: idle_cond waits */
     pthread_cond_t idle_cond; /* stop/drain/maintenance: in_flight fell while stopping */
     int started;
     atomic_int stopping;
@@ -216,6 +218,22 @@ struct cwork_pool {
 
 /* What a commit does with a failed task. */
 enum { OUTCOME_DROP, OUTCOME_RETRY, OUTCOME_DEAD };
+
+/* Asserts (CW_ASSERTS builds) that the caller holds the mu of the shard whose executor
+ * took t; a task no executor has taken (fetched, not yet delivered or run) belongs to
+ * the thread that holds it, and nothing is checked. A macro: a failure names the
+ * caller. */
+#ifdef CW_ASSERTS
+static inline bool cw_task_locked(const cw_task *t)
+{
+    const cwork_pool *p = t->run.pool;
+    return !p || (t->run.worker < p->opts.concurrency &&
+                  cw_mutex_held(&p->executors[t->run.worker].shard->mu));
+}
+#define cw_task_assert_locked(t) CW_ASSERT(cw_task_locked(t))
+#else
+#define cw_task_assert_locked(t) ((void)sizeof(t))
+#endif
 
 /* Task queues (caller holds the shard's mu). */
 void cw_tq_push(cw_task_queue *q, cw_task *t);

@@ -38,6 +38,9 @@ int cw_pool_build_shards(cwork_pool *p)
     size_t n = p->opts.concurrency / per;
     if (n > p->tuning.max_shards) n = p->tuning.max_shards;
     if (n < 1) n = 1;
+    /* (cwork_pool_new caps concurrency; the commit's 16-bit counts rely on it) */
+    CW_ASSERT(p->opts.concurrency >= 1 && p->opts.concurrency <= CW_MAX_CONCURRENCY);
+    CW_ASSERT(n <= p->opts.concurrency);
     cw_shard *shards = cw_calloc(n, sizeof *shards);
     if (!shards) return CWORK_ENOMEM;
     p->shards = shards;

@@ -197,6 +197,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     cw_buf_free(&call->body);
     cw_free(call);
     cw_mutex_lock(&web->mu);
+    CW_ASSERT(web->inflight > 0);
     if (--web->inflight == 0) pthread_cond_broadcast(&web->idle);
     cw_mutex_unlock(&web->mu);
 }

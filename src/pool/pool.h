@@ -318,7 +318,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len);
 typedef struct commit_arg {
     size_t json_off, json_len;
     char score[24];
-    const char *target; /* "r", "d" or "-" (dropped) */
+    const char *target; /* CW_COMMIT_TARGET_* (commit_layout.h) */
 } commit_arg;
 
 /* The commit part of the cycle script's ARGV (from ARGV[5] on) for a list of done tasks,

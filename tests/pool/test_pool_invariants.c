@@ -2,6 +2,7 @@
  * CW_ASSERTS, calling a function that needs a shard's lock without it, or handing a task
  * over twice, aborts naming the function and the condition; called as intended, the
  * same functions pass. Without CW_ASSERTS, only the intended calls are made. */
+#include "commit_layout.h"
 #include "invariant_testutil.h"
 #include "pool.h"
 
@@ -129,9 +130,35 @@ static void task_queued_once(void)
     cw_mutex_destroy(&w.shard.mu);
 }
 
+static void group_count_over_16_bits(void *arg)
+{
+    unsigned char g[CW_COMMIT_GROUP_BYTES];
+    cw_commit_put_group(g, 1, CW_COMMIT_FIELD_MAX + 1, 0);
+    (void)arg;
+}
+
+/* The commit's 16-bit fields: the largest pool and type table fit, one more does not. */
+static void commit_fields_bounded(void)
+{
+    unsigned char g[CW_COMMIT_GROUP_BYTES];
+    cw_commit_put_group(g, CW_MAX_JOB_TYPES, CW_MAX_CONCURRENCY, 1);
+    const unsigned char want[] = {0x07, 0xd0, 0x27, 0x10, 0x00, 0x01};
+    CHECK_MEM(g, sizeof g, want, sizeof want);
+    unsigned char e[CW_COMMIT_BATCH_ENTRY_BYTES];
+    cw_commit_put_batch_entry(e, 0x01020304, 3, CW_COMMIT_BATCH_RETRY);
+    const unsigned char want_e[] = {1, 2, 3, 4, 0, 3, 'r'};
+    CHECK_MEM(e, sizeof e, want_e, sizeof want_e);
+#ifdef CW_ASSERTS
+    char err[1024];
+    int status = run_child(group_count_over_16_bits, NULL, err, sizeof err);
+    CHECK_ABORTED(status, err, "invariant failed: v <= CW_COMMIT_FIELD_MAX");
+#endif
+}
+
 int main(void)
 {
     RUN(shard_lock_needed);
     RUN(task_queued_once);
+    RUN(commit_fields_bounded);
     return tl_finish();
 }

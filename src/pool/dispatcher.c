@@ -367,20 +367,14 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
 }
 
-/* One round trip: commits every done task and fetches `fetch` jobs (caller holds mu,
- * released meanwhile). Until its reply is read, what it moved is unknown (reclaim). The
- * round-trip lock is held shared until fetched jobs are delivered and committed tasks
- * freed, so that another shard's reclaim (exclusive) sees every task and none is freed
- * under it. */
-static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *limited,
-                       size_t fetch)
+/* Moves the shard's done tasks to its pending list, for the next commit, with what an
+ * earlier failed attempt left (caller holds mu) — except a task stopped for a lost lease
+ * that finished after the dispatcher last held off (the lease came back meanwhile): its
+ * run is not this pool's to report, and the lease's reclaim takes its entry up again if
+ * no reaper did (lease.c). */
+static void take_done(cw_shard *sh)
 {
     cw_mutex_assert_held(&sh->mu);
-    cwork_pool *p = sh->pool;
-    /* Everything done so far is committed, with what an earlier failed attempt left —
-     * except a task stopped for a lost lease that finished after the dispatcher last
-     * held off (the lease came back meanwhile): its run is not this pool's to report,
-     * and the lease's reclaim takes its entry up again if no reaper did (lease.c). */
     for (cw_task *t = cw_tq_take_all(&sh->done); t;) {
         cw_task *next = t->next;
         if (atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
@@ -395,6 +389,80 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
         sh->npending++;
         t = next;
     }
+}
+
+/* The round trip's one exchange with Redis on c (no shard lock held): commits the
+ * npending tasks of pending and fetches `fetch` jobs into fetched, in one cycle call
+ * (with min_replicas, the commit's WAIT in the same trip). 0 or the error. */
+static int exchange(cw_shard *sh, cw_conn *c, cw_cycle_call *call, size_t *limited, size_t fetch,
+                    cw_task *pending, size_t npending, cw_commit_args *ca, cw_task_queue *fetched,
+                    int *incomplete, int64_t *rate_wait_us, cwork_error *err)
+{
+    cwork_pool *p = sh->pool;
+    int rc = 0;
+    if (npending) rc = cw_commit_prepare(p, pending, ca, err);
+    if (rc == 0) rc = append_cycle(sh, c, fetch, ca, call, limited, err);
+    if (rc == 0 && npending) rc = cw_conn_append_wait_replicas(c, err);
+    if (rc == 0) rc = read_cycle(p, c, ca, fetched, incomplete, rate_wait_us, err);
+    if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, err);
+    return rc;
+}
+
+/* Gives back a connection left broken or with a reply unread (*cp cleared); returns
+ * the connection kept, or NULL. */
+static cw_conn *keep_conn(cwork_pool *p, cw_conn **cp)
+{
+    cw_conn *c = *cp;
+    if (c && (c->broken || c->pending)) {
+        c->broken = 1;
+        cw_redis_checkin(p->redis, c);
+        *cp = c = NULL;
+    }
+    return c;
+}
+
+static void free_fetched(cw_task_queue *fetched)
+{
+    for (cw_task *t = fetched->head; t;) {
+        cw_task *next = t->next;
+        cw_task_free(t);
+        t = next;
+    }
+    fetched->head = fetched->tail = NULL;
+    fetched->len = 0;
+}
+
+/* After the exchange (caller holds mu): delivers what was fetched and, when the commit
+ * went through, frees the committed tasks. */
+static void settle(cw_shard *sh, cw_task_queue *fetched, bool committed)
+{
+    cw_mutex_assert_held(&sh->mu);
+    if (fetched->len) deliver(sh, fetched);
+    sh->fetching = 0;
+    if (!committed) return;
+    CW_ASSERT(sh->in_flight >= sh->npending);
+    sh->in_flight -= sh->npending;
+    cw_task *pending = sh->pending; /* only this thread adds to it, and not meanwhile */
+    sh->pending = NULL;
+    sh->npending = 0;
+    while (pending) {
+        cw_task *next = pending->next;
+        cw_task_free(pending);
+        pending = next;
+    }
+}
+
+/* One round trip: commits every done task and fetches `fetch` jobs (caller holds mu,
+ * released meanwhile). Until its reply is read, what it moved is unknown (reclaim). The
+ * round-trip lock is held shared until fetched jobs are delivered and committed tasks
+ * freed, so that another shard's reclaim (exclusive) sees every task and none is freed
+ * under it. */
+static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *limited,
+                       size_t fetch)
+{
+    cw_mutex_assert_held(&sh->mu);
+    cwork_pool *p = sh->pool;
+    take_done(sh);
     cw_task *pending = sh->pending; /* stable while we commit it: only this thread
                                        changes the list, under mu */
     size_t npending = sh->npending;
@@ -404,41 +472,25 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     cwork_error err = {0};
     cw_task_queue fetched = {0};
     int incomplete = 0;
-    int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
-    cw_conn *c = *cp;
-    int locked = rc == 0;
-    if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
+    int64_t rate_wait_us = 0;
     cw_commit_args ca;
     memset(&ca, 0, sizeof ca);
-    if (rc == 0 && npending) rc = cw_commit_prepare(p, pending, &ca, &err);
-    if (rc == 0) rc = append_cycle(sh, c, fetch, &ca, call, limited, &err);
-    if (rc == 0 && npending) /* min_replicas: the commit waits for replicas, same trip */
-        rc = cw_conn_append_wait_replicas(c, &err);
-    int64_t rate_wait_us = 0;
-    if (rc == 0) rc = read_cycle(p, c, &ca, &fetched, &incomplete, &rate_wait_us, &err);
-    if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, &err);
+    int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
+    int locked = rc == 0;
+    if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
+    if (rc == 0)
+        rc = exchange(sh, *cp, call, limited, fetch, pending, npending, &ca, &fetched, &incomplete,
+                      &rate_wait_us, &err);
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error", err.message,
                NULL);
     if (rc && fetch) cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
-    if (c && (c->broken || c->pending)) {
-        c->broken = 1;
-        cw_redis_checkin(p->redis, c);
-        *cp = c = NULL;
-    }
+    cw_conn *c = keep_conn(p, cp);
     /* A fetch whose reply is read after a freeze (or once the lease ran out): a reaper
      * may have given those jobs back, and another pool run them, meanwhile. They are not
      * delivered; their entries stay for the reaper, or for this pool's reclaim once its
      * lease is renewed (lease.c). */
-    if (fetched.len && cw_lease_lost(p)) {
-        for (cw_task *t = fetched.head; t;) {
-            cw_task *next = t->next;
-            cw_task_free(t);
-            t = next;
-        }
-        fetched.head = fetched.tail = NULL;
-        fetched.len = 0;
-    }
+    if (fetched.len && cw_lease_lost(p)) free_fetched(&fetched);
     if (fetched.len && c) cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;
@@ -450,19 +502,8 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
             t->commit_unsure = 1;
     cw_commit_args_free(&ca);
     cw_mutex_lock(&sh->mu);
-    if (got) deliver(sh, &fetched);
-    sh->fetching = 0;
-    if (committed) {
-        CW_ASSERT(sh->in_flight >= npending && sh->npending == npending);
-        sh->in_flight -= npending;
-        sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
-        sh->npending = 0;
-        while (pending) {
-            cw_task *next = pending->next;
-            cw_task_free(pending);
-            pending = next;
-        }
-    }
+    CW_ASSERT(sh->pending == pending && sh->npending == npending);
+    settle(sh, &fetched, committed);
     if (locked) pthread_rwlock_unlock(&p->fetch_lock);
     cw_round_trip_result res = {.ok = rc == 0,
                                 .complete = rc == 0 && !incomplete,

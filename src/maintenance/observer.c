@@ -100,10 +100,11 @@ cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys, const char
 void cw_observer_free(cw_observer *obs)
 {
     if (!obs) return;
-    for (size_t i = 0; i < obs->ninit; i++) {
+    /* (ninit > 0 implies slots; said for the analyzer, which cannot see that cw_calloc
+     * zeroed it) */
+    for (size_t i = 0; obs->slots && i < obs->ninit; i++) {
         obs_slot *s = &obs->slots[i];
-        /* ninit > 0 implies slots: the analyzer cannot see that cw_calloc zeroed it */
-        cw_mutex_destroy(&s->mu); // NOLINT(clang-analyzer-core.NonNullParamChecker)
+        cw_mutex_destroy(&s->mu);
         cw_free(s->key);
         cw_free(s->job);
         cw_free(s->checkin);

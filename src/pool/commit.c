@@ -131,9 +131,9 @@ static void add_batch_section(cwork_pool *p, cw_task *done, cw_commit_args *out,
         atomic_store_explicit(&t->type->saw_batch_member, true, memory_order_relaxed);
         size_t type_index = (size_t)(t->type - p->types);
         CW_ASSERT(type_index < p->ntypes);
-        char kind = !t->failed                    ? CW_COMMIT_BATCH_SUCCEEDED
-                    : t->outcome == OUTCOME_RETRY ? CW_COMMIT_BATCH_RETRY
-                                                  : CW_COMMIT_BATCH_DEAD;
+        int kind = !t->failed                    ? CW_COMMIT_BATCH_SUCCEEDED
+                   : t->outcome == OUTCOME_RETRY ? CW_COMMIT_BATCH_RETRY
+                                                 : CW_COMMIT_BATCH_DEAD;
         cw_commit_put_batch_entry(e, out->raw_at[i], type_index + 1, kind);
         e += CW_COMMIT_BATCH_ENTRY_BYTES;
         cw_argv_add_ref(args, t->job->batch.ptr, t->job->batch.len);

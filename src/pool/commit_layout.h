@@ -60,7 +60,7 @@ static inline void cw_commit_put_group(unsigned char *at, size_t type_number, si
 /* Writes one batch entry at `at` (CW_COMMIT_BATCH_ENTRY_BYTES): position is the job's
  * bytes' position in the commit's arguments (ARGV[5] is 0), type_number 1-based. */
 static inline void cw_commit_put_batch_entry(unsigned char *at, size_t position, size_t type_number,
-                                             char kind)
+                                             int kind)
 {
     CW_ASSERT(position <= UINT32_MAX && type_number >= 1);
     for (int b = 0; b < 4; b++)

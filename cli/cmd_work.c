@@ -558,7 +558,8 @@ static void raise_fd_limit(unsigned concurrency)
                 (unsigned long long)want, concurrency);
 }
 
-static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
+/* The pool of the command's options, or NULL (said on stderr). */
+static cwork_pool *new_pool(work_opts *o, cwork_redis *redis)
 {
     cwork_error err = {0};
     cwork_pool_options po;
@@ -571,10 +572,14 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         po.reap_period_ms = (int64_t)o->reap_period_s * 1000;
     if (o->dead_check_s) po.dead_check_ms = (int64_t)o->dead_check_s * 1000;
     cwork_pool *pool = cwork_pool_new(redis, o->conn.ns, &po, &err);
-    if (!pool) {
-        fprintf(stderr, "cwork work: %s\n", err.message);
-        return CLI_FAILURE;
-    }
+    if (!pool) fprintf(stderr, "cwork work: %s\n", err.message);
+    return pool;
+}
+
+/* Registers every --job; CLI_OK or CLI_FAILURE (said on stderr). */
+static int register_jobs(work_opts *o, cwork_pool *pool)
+{
+    cwork_error err = {0};
     for (size_t i = 0; i < o->njobs; i++) {
         work_job *j = &o->jobs[i];
         /* The library only warns when a job passes its deadline; set it past our own
@@ -583,10 +588,17 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         j->opts.backoff = work_backoff;
         if (cwork_pool_register(pool, j->name, work_run_job, &j->opts, &err) != 0) {
             fprintf(stderr, "cwork work: %s\n", err.message);
-            cwork_pool_free(pool);
             return CLI_FAILURE;
         }
     }
+    return CLI_OK;
+}
+
+/* Registers every --periodic ('<cron spec> <name>'); CLI_OK or CLI_USAGE (said on
+ * stderr). A name no --job here runs gets a note. */
+static int register_periodic(const work_opts *o, cwork_pool *pool)
+{
+    cwork_error err = {0};
     for (size_t i = 0; i < o->nperiodic; i++) {
         /* The name is the last word; the spec (which has spaces) is the rest. */
         const char *v = o->periodic[i];
@@ -597,14 +609,12 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             len--;
         if (len >= sizeof spec || len == 0) {
             fprintf(stderr, "cwork work: --periodic '%s': no cron spec before the name\n", v);
-            cwork_pool_free(pool);
             return CLI_USAGE;
         }
         memcpy(spec, v, len);
         spec[len] = '\0';
         if (cwork_pool_periodically_enqueue(pool, spec, space + 1, &err) != 0) {
             fprintf(stderr, "cwork work: --periodic '%s': %s\n", v, err.message);
-            cwork_pool_free(pool);
             return CLI_USAGE;
         }
         int handled = 0;
@@ -614,36 +624,48 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
             fprintf(stderr, "cwork work: note: no --job %s here; another pool must run it\n",
                     space + 1);
     }
-    /* Bound before the pool starts: a port in use stops us before anything is
-     * written. */
-    work_metrics *metrics = NULL;
+    return CLI_OK;
+}
+
+/* Binds --metrics-listen (before the pool starts: a port in use stops us before
+ * anything is written), then starts the pool. CLI_OK with *metrics set (NULL without
+ * the option), or CLI_FAILURE (said on stderr; nothing left running). */
+static int start_pool(work_opts *o, cwork_pool *pool, cwork_redis *redis, work_metrics **metrics)
+{
+    *metrics = NULL;
+    char why[300];
     if (o->metrics_listen) {
-        char why[300];
-        metrics = work_metrics_start(o, pool, redis, why, sizeof why);
-        if (!metrics) {
+        *metrics = work_metrics_start(o, pool, redis, why, sizeof why);
+        if (!*metrics) {
             fprintf(stderr, "cwork work: --metrics-listen %s: %s\n", o->metrics_listen, why);
-            cwork_pool_free(pool);
             return CLI_FAILURE;
         }
     }
+    cwork_error err = {0};
     if (cwork_pool_start(pool, &err) != 0) {
         fprintf(stderr, "cwork work: cannot start the pool: %s\n", err.message);
-        work_metrics_stop(metrics);
-        cwork_pool_free(pool);
+        work_metrics_stop(*metrics);
+        *metrics = NULL;
         return CLI_FAILURE;
     }
     fprintf(stderr,
             "cwork work: pool %s started in namespace %s: %zu job type%s, "
             "concurrency %u\n",
             cwork_pool_id(pool), o->conn.ns, o->njobs, o->njobs == 1 ? "" : "s", o->concurrency);
-    if (metrics) {
-        char why[300];
-        if (work_metrics_pool_started(metrics, why, sizeof why) != 0)
+    if (*metrics) {
+        if (work_metrics_pool_started(*metrics, why, sizeof why) != 0)
             fprintf(stderr, "cwork work: warning: /healthz stays 503: %s\n", why);
         fprintf(stderr, "cwork work: metrics on %s/metrics, health on %s/healthz\n",
-                work_metrics_url(metrics), work_metrics_url(metrics));
+                work_metrics_url(*metrics), work_metrics_url(*metrics));
     }
+    return CLI_OK;
+}
 
+/* Shows progress until the first SIGINT/SIGTERM, then stops the pool on another thread
+ * (a second signal ends the process at once); returns the stop's result in *st. */
+static void run_until_stopped(const work_opts *o, cwork_pool *pool, const sigset_t *sigs,
+                              stopper *st)
+{
     progress_state ps = {0};
     if (o->progress >= 0 && isatty(2))
         ps.mode = 1, ps.period = 1000;
@@ -651,8 +673,6 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
         ps.mode = 2, ps.period = 5000;
     ps.next_at = mono_ms() + ps.period;
 
-    stopper st = {.pool = pool, .grace_ms = o->grace_ms};
-    atomic_init(&st.done, 0);
     pthread_t stop_thread;
     int signals = 0, joinable = 0;
     for (;;) {
@@ -664,17 +684,34 @@ static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
                     "cwork work: %s: stopping; running commands get up to %g s to "
                     "finish (signal again to stop at once)\n",
                     sig == SIGINT ? "SIGINT" : "SIGTERM", (double)o->grace_ms / 1000.0);
-            if (pthread_create(&stop_thread, NULL, stopper_main, &st) == 0)
+            if (pthread_create(&stop_thread, NULL, stopper_main, st) == 0)
                 joinable = 1;
             else
-                stopper_main(&st); /* no second signal while it waits, but a stop */
-        } else if (sig > 0 && !atomic_load(&st.done)) {
+                stopper_main(st); /* no second signal while it waits, but a stop */
+        } else if (sig > 0 && !atomic_load(&st->done)) {
             exit_now("second signal");
         }
-        if (signals && atomic_load(&st.done)) break;
+        if (signals && atomic_load(&st->done)) break;
         progress_tick(pool, &ps);
     }
     if (joinable) pthread_join(stop_thread, NULL);
+}
+
+static int run_pool(work_opts *o, cwork_redis *redis, const sigset_t *sigs)
+{
+    cwork_pool *pool = new_pool(o, redis);
+    if (!pool) return CLI_FAILURE;
+    work_metrics *metrics = NULL;
+    int rc = register_jobs(o, pool);
+    if (rc == CLI_OK) rc = register_periodic(o, pool);
+    if (rc == CLI_OK) rc = start_pool(o, pool, redis, &metrics);
+    if (rc != CLI_OK) {
+        cwork_pool_free(pool);
+        return rc;
+    }
+    stopper st = {.pool = pool, .grace_ms = o->grace_ms};
+    atomic_init(&st.done, 0);
+    run_until_stopped(o, pool, sigs, &st);
     child_status_line(NULL);
     if (st.rc == CWORK_ETIMEOUT) exit_now("grace period over");
     char line[256];

@@ -6,6 +6,7 @@
 #ifndef CWORK_CYCLE_TESTUTIL_H
 #define CWORK_CYCLE_TESTUTIL_H
 
+#include "commit_layout.h"
 #include "cycle_call.h"
 #include "scripts.h"
 #include "testlib.h"
@@ -113,7 +114,7 @@ static inline drawbuf draws(int width, const char *orders, int count)
 
 /* The commit arguments: ARGV[5] (the groups) and what follows it. */
 typedef struct commit {
-    unsigned char groups[6 * MAXT];
+    unsigned char groups[CW_COMMIT_GROUP_BYTES * MAXT];
     size_t glen;
     const char *args[32];
     int nargs;
@@ -121,13 +122,11 @@ typedef struct commit {
     size_t used;
 } commit;
 
+/* A group of type t (1-based), laid out as the pool's commit lays it (commit_layout.h). */
 static inline void group(commit *c, int t, int ok, int failed)
 {
-    int v[3] = {t, ok, failed};
-    for (int i = 0; i < 3; i++) {
-        c->groups[c->glen++] = (unsigned char)(v[i] >> 8);
-        c->groups[c->glen++] = (unsigned char)(v[i] & 0xff);
-    }
+    cw_commit_put_group(c->groups + c->glen, (size_t)t, (size_t)ok, (size_t)failed);
+    c->glen += CW_COMMIT_GROUP_BYTES;
 }
 
 /* Appends arguments (templates, NULL-terminated) after the groups. */

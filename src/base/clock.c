@@ -34,13 +34,13 @@ int64_t cw_clock_mono_ms(void)
     return atomic_load(&manual) ? atomic_load(&manual_mono_ms) : cw_monotonic_ms();
 }
 
-int cw_clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadline_ms)
+int cw_clock_wait_until(pthread_cond_t *cond, cw_mutex *mu, int64_t deadline_ms)
 {
     if (!atomic_load(&manual)) {
         if (deadline_ms <= cw_monotonic_ms()) return ETIMEDOUT;
         struct timespec ts = {.tv_sec = (time_t)(deadline_ms / 1000),
                               .tv_nsec = (long)(deadline_ms % 1000) * 1000000L};
-        return pthread_cond_timedwait(cond, mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
+        return cw_cond_timedwait(cond, mu, &ts) == ETIMEDOUT ? ETIMEDOUT : 0;
     }
     if (atomic_load(&manual_mono_ms) >= deadline_ms)
         return ETIMEDOUT; /* (not counted as sleeping) */
@@ -55,7 +55,7 @@ int cw_clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadl
         }
         struct timespec ts;
         cw_deadline_after_ms(&ts, MANUAL_POLL_MS);
-        if (pthread_cond_timedwait(cond, mu, &ts) != ETIMEDOUT) break; /* signalled */
+        if (cw_cond_timedwait(cond, mu, &ts) != ETIMEDOUT) break; /* signalled */
     }
     atomic_fetch_sub(&sleepers, 1);
     return rc;

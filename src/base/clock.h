@@ -13,6 +13,8 @@
 #ifndef CWORK_CLOCK_H
 #define CWORK_CLOCK_H
 
+#include "mutex.h"
+
 #include <pthread.h>
 #include <stdint.h>
 
@@ -26,7 +28,7 @@ int64_t cw_clock_mono_ms(void);
  * it is signalled or cw_clock_mono_ms() reaches deadline_ms. ETIMEDOUT when the deadline
  * has passed; 0 otherwise (signalled or woken early: callers re-check what they wait
  * for, as with any condition variable). */
-int cw_clock_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadline_ms);
+int cw_clock_wait_until(pthread_cond_t *cond, cw_mutex *mu, int64_t deadline_ms);
 
 /* ---- for tests */
 

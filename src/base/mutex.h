@@ -63,6 +63,10 @@ static inline void cw_mutex_destroy(cw_mutex *mu)
 
 static inline void cw_mutex_lock(cw_mutex *mu)
 {
+#ifdef CW_ASSERTS
+    /* Taking a lock this thread holds would deadlock: fail naming the line instead. */
+    CW_ASSERT(atomic_load_explicit(&mu->owner, memory_order_relaxed) != cw_thread_token());
+#endif
     int rc = pthread_mutex_lock(&mu->m);
     CW_ASSERT(rc == 0);
     (void)rc;
@@ -77,14 +81,21 @@ static inline void cw_mutex_unlock(cw_mutex *mu)
     (void)rc;
 }
 
-/* Fails (with CW_ASSERTS) unless the calling thread holds mu. */
-static inline void cw_mutex_assert_held(cw_mutex *mu)
-{
+/* cw_mutex_assert_held(mu) fails (with CW_ASSERTS) unless the calling thread holds mu;
+ * cw_mutex_assert_not_held(mu) when it does (for "the caller holds no X", where X is
+ * taken further down or comes first in the lock order). Macros, so that a failure names
+ * the caller's file, line and function. */
 #ifdef CW_ASSERTS
-    CW_ASSERT(atomic_load_explicit(&mu->owner, memory_order_relaxed) == cw_thread_token());
-#endif
-    (void)mu;
+static inline int cw_mutex_held(cw_mutex *mu)
+{
+    return atomic_load_explicit(&mu->owner, memory_order_relaxed) == cw_thread_token();
 }
+#define cw_mutex_assert_held(mu) CW_ASSERT(cw_mutex_held(mu))
+#define cw_mutex_assert_not_held(mu) CW_ASSERT(!cw_mutex_held(mu))
+#else
+#define cw_mutex_assert_held(mu) ((void)sizeof(mu))
+#define cw_mutex_assert_not_held(mu) ((void)sizeof(mu))
+#endif
 
 /* pthread_cond_wait on mu, which the caller holds. */
 static inline void cw_cond_wait(pthread_cond_t *cv, cw_mutex *mu)

@@ -221,6 +221,240 @@ static int send_one_command(const cwork_batch *b, cw_conn *c, const size_t *orde
     return rc;
 }
 
+/* How one send lays the batch out. order: the entries, plain immediate ones first
+ * (sorted by name), then plain delayed, then unique; sadd_name: by entry, the first
+ * entry of each name missing from the known_jobs cache; queue_entry: an entry of each
+ * distinct queue of immediate jobs; queue_of: by entry, its queue (1-based, 0 delayed). */
+typedef struct batch_plan {
+    size_t n, nplain, ndelayed, nunique, nsadd, q;
+    size_t *order, *queue_entry, *queue_of;
+    unsigned char *sadd_name;
+} batch_plan;
+
+static void plan_free(batch_plan *pl)
+{
+    cw_free(pl->order);
+    cw_free(pl->queue_entry);
+    cw_free(pl->queue_of);
+    cw_free(pl->sadd_name);
+}
+
+/* Partition: plain immediate (sorted by name), plain delayed, unique. */
+static int plan_order(const cwork_batch *b, batch_plan *pl)
+{
+    size_t n = pl->n;
+    for (size_t i = 0; i < n; i++)
+        if (!b->e[i].unique && !b->e[i].delayed) pl->order[pl->nplain++] = i;
+    for (size_t i = 0; i < n; i++)
+        if (!b->e[i].unique && b->e[i].delayed) pl->order[pl->nplain + pl->ndelayed++] = i;
+    for (size_t i = 0; i < n; i++)
+        if (b->e[i].unique) pl->order[pl->nplain + pl->ndelayed + pl->nunique++] = i;
+    return sort_by_name(b, pl->order, pl->nplain);
+}
+
+/* Which names need SADD: one per distinct name missing from the cache. */
+static void plan_sadd(const cwork_batch *b, batch_plan *pl, int64_t now)
+{
+    const size_t *order = pl->order;
+    for (size_t k = 0; k < pl->n; k++) {
+        size_t i = order[k];
+        if (!cw_enq_known_needs_sadd(b->enq, entry_name(b, i), now)) continue;
+        int seen = 0;
+        for (size_t m = 0; m < k && !seen; m++)
+            seen =
+                pl->sadd_name[order[m]] && strcmp(entry_name(b, order[m]), entry_name(b, i)) == 0;
+        if (!seen) {
+            pl->sadd_name[i] = 1;
+            pl->nsadd++;
+        }
+    }
+}
+
+/* The distinct queues of immediate jobs: runs of the sorted plain entries, then the
+ * unique immediate entries' names not seen yet. */
+static void plan_queues(const cwork_batch *b, batch_plan *pl)
+{
+    const size_t *order = pl->order;
+    for (size_t k = 0; k < pl->n; k++) {
+        size_t i = order[k];
+        if (b->e[i].delayed) continue;
+        size_t j = 0;
+        if (k < pl->nplain) /* sorted: a new name starts a new queue */
+            j = k > 0 && strcmp(entry_name(b, order[k - 1]), entry_name(b, i)) == 0 ? pl->q : 0;
+        else
+            j = find_queue(b, pl->queue_entry, pl->q, entry_name(b, i));
+        if (j == 0) {
+            pl->queue_entry[pl->q++] = i;
+            j = pl->q;
+        }
+        pl->queue_of[i] = j;
+    }
+}
+
+/* The plan of the batch's send; 0 or CWORK_ENOMEM (pl is then freed). */
+static int plan_batch(const cwork_batch *b, batch_plan *pl, int64_t now)
+{
+    memset(pl, 0, sizeof *pl);
+    size_t n = pl->n = b->n;
+    pl->order = cw_malloc(n * sizeof *pl->order);
+    pl->queue_entry = cw_malloc(n * sizeof *pl->queue_entry);
+    pl->queue_of = cw_calloc(n, sizeof *pl->queue_of);
+    pl->sadd_name = cw_calloc(n, 1);
+    if (!pl->order || !pl->queue_entry || !pl->queue_of || !pl->sadd_name ||
+        plan_order(b, pl) != 0) {
+        plan_free(pl);
+        return CWORK_ENOMEM;
+    }
+    plan_sadd(b, pl, now);
+    plan_queues(b, pl);
+    return 0;
+}
+
+/* Where single commands find their keys and channel among the script's arguments. */
+#define SCHED_AT 1
+#define QUEUES_AT 2
+
+/* KEYS: known_jobs, scheduled, the queues, the guards. The keys are copies; every
+ * other argument is borrowed from the batch. */
+static void add_keys(const cwork_batch *b, const batch_plan *pl, cw_argv *a, cw_buf *scratch)
+{
+    const cw_keys *keys = &b->enq->keys;
+    cw_key_known_jobs(keys, scratch);
+    cw_argv_add_buf(a, scratch);
+    cw_buf_reset(scratch);
+    cw_key_scheduled(keys, scratch);
+    cw_argv_add_buf(a, scratch);
+    for (size_t j = 0; j < pl->q; j++) {
+        cw_buf_reset(scratch);
+        cw_key_queue(keys, scratch, entry_name(b, pl->queue_entry[j]));
+        cw_argv_add_buf(a, scratch);
+    }
+    for (size_t k = pl->nplain + pl->ndelayed; k < pl->n; k++) { /* both guard spellings */
+        const batch_entry *e = &b->e[pl->order[k]];
+        const char *guard = b->data.data + e->guard_off;
+        cw_argv_add_ref(a, guard, e->guard_len);
+        cw_argv_add_ref(a, e->alt_len ? guard + e->guard_len : guard,
+                        e->alt_len ? e->alt_len : e->guard_len);
+    }
+}
+
+/* The plain immediate jobs: the number of groups, then per queue its index, its size
+ * and its jobs. */
+static void add_plain_groups(const cwork_batch *b, const batch_plan *pl, cw_argv *a)
+{
+    size_t ngroups = 0, groups_at = a->n;
+    cw_argv_add_int(a, 0); /* the number of groups, set below */
+    for (size_t k = 0; k < pl->nplain;) {
+        size_t first = k, i = pl->order[k];
+        cw_argv_add_int(a, (int64_t)pl->queue_of[i]);
+        size_t count_at = a->n;
+        cw_argv_add_int(a, 0); /* the group's size, set below */
+        while (k < pl->nplain && pl->queue_of[pl->order[k]] == pl->queue_of[i]) {
+            const batch_entry *e = &b->e[pl->order[k++]];
+            cw_argv_add_ref(a, b->data.data + e->json_off, e->json_len);
+        }
+        cw_argv_set_int(a, count_at, (int64_t)(k - first));
+        ngroups++;
+    }
+    cw_argv_set_int(a, groups_at, (int64_t)ngroups);
+}
+
+/* The delayed pairs, then the unique entries. */
+static void add_delayed_and_unique(const cwork_batch *b, const batch_plan *pl, cw_argv *a)
+{
+    size_t unique_from = pl->nplain + pl->ndelayed;
+    cw_argv_add_int(a, (int64_t)pl->ndelayed);
+    for (size_t k = pl->nplain; k < unique_from; k++) {
+        const batch_entry *e = &b->e[pl->order[k]];
+        cw_argv_add_ref(a, e->score, strlen(e->score));
+        cw_argv_add_ref(a, b->data.data + e->json_off, e->json_len);
+    }
+    cw_argv_add_int(a, (int64_t)pl->nunique);
+    for (size_t k = unique_from; k < pl->n; k++) {
+        const batch_entry *e = &b->e[pl->order[k]];
+        cw_argv_add_int(a, e->delayed ? 0 : (int64_t)pl->queue_of[pl->order[k]]);
+        cw_argv_add_ref(a, e->delayed ? e->score : "", e->delayed ? strlen(e->score) : 0);
+        cw_argv_add_ref(a, b->data.data + e->json_off, e->json_len);
+        cw_argv_add_ref(a, e->guard_value, strlen(e->guard_value));
+        cw_argv_add_ref(a, e->rearm, strlen(e->rearm));
+    }
+}
+
+/* ARGV: channel, q; plain groups; delayed pairs; unique entries; SADD; PUBLISH; the
+ * tracked batch. Returns where the channel is. */
+static size_t add_args(const cwork_batch *b, const batch_plan *pl, cw_argv *a, cw_buf *scratch)
+{
+    const cwork_enqueuer *enq = b->enq;
+    cw_buf_reset(scratch);
+    cw_key_wakeup_channel(&enq->keys, scratch);
+    size_t channel_at = a->n;
+    cw_argv_add_buf(a, scratch);
+    cw_argv_add_int(a, (int64_t)pl->q);
+    add_plain_groups(b, pl, a);
+    add_delayed_and_unique(b, pl, a);
+    cw_argv_add_int(a, (int64_t)pl->nsadd);
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->sadd_name[i]) cw_argv_add_ref(a, entry_name(b, i), strlen(entry_name(b, i)));
+    cw_argv_add_int(a, (int64_t)pl->q); /* one wake-up per distinct name of immediate jobs */
+    for (size_t j = 0; j < pl->q; j++) {
+        const char *name = entry_name(b, pl->queue_entry[j]);
+        cw_argv_add_ref(a, name, strlen(name));
+    }
+    if (b->tracked[0]) { /* the tracked batch's key and how many jobs join it */
+        cw_buf_reset(scratch);
+        cw_key_batch(&enq->keys, scratch, b->tracked);
+        cw_argv_add_buf(a, scratch);
+        cw_argv_add_int(a, (int64_t)pl->n);
+    }
+    return channel_at;
+}
+
+/* Sends the batch: a single LPUSH or ZADD when one queue's jobs or only delayed ones
+ * with every name registered (atomic on its own and cheaper than the script), else the
+ * script. *replicated is min_replicas' verdict once the reply is read. */
+static int send_batch(const cwork_batch *b, const batch_plan *pl, const cw_argv *a, size_t nkeys,
+                      size_t channel_at, redisReply **r, int *redirected, int *replicated,
+                      cwork_error *err)
+{
+    cw_conn *c = NULL;
+    int rc = cw_redis_checkout(b->enq->redis, &c, err);
+    if (rc != 0) return rc;
+    if (!b->tracked[0] && pl->nsadd == 0 && pl->nunique == 0 &&
+        (pl->ndelayed == 0) != (pl->q == 0) && pl->q <= 1)
+        rc = send_one_command(b, c, pl->order, pl->n, pl->q ? a->argv[QUEUES_AT] : NULL,
+                              a->argv[SCHED_AT], a->lens[SCHED_AT], a->argv[channel_at],
+                              a->lens[channel_at], r, err);
+    else
+        rc = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a->n - nkeys), a->argv,
+                          a->lens, r, err);
+    /* min_replicas: acknowledged means replicated (checked once the reply is read). */
+    *replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
+    *redirected = c->redirected;
+    cw_redis_checkin(b->enq->redis, c);
+    return rc;
+}
+
+/* Each entry's status from the reply: the single command's count, or the script's one
+ * letter per unique job ('d' for a duplicate). */
+static int read_statuses(cwork_batch *b, const batch_plan *pl, const redisReply *r,
+                         cwork_error *err)
+{
+    const char *marks = "";
+    size_t nmarks = 0;
+    int rc = 0;
+    if (!(pl->nunique == 0 && cw_reply_is_int(r))) {
+        rc = cw_reply_str(r, &marks, &nmarks, "enqueue_batch script", err);
+        if (rc == 0 && nmarks != pl->nunique)
+            rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: %zu marks for %zu unique jobs",
+                          nmarks, pl->nunique);
+    }
+    size_t unique_from = pl->nplain + pl->ndelayed;
+    for (size_t k = 0; rc == 0 && k < pl->n; k++)
+        b->e[pl->order[k]].status =
+            k >= unique_from && marks[k - unique_from] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
+    return rc;
+}
+
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err);
 
 int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
@@ -238,187 +472,38 @@ static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)
 {
     if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
     if (b->n == 0) return 0;
-    cwork_enqueuer *enq = b->enq;
     int64_t now = cw_now();
-    size_t n = b->n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < b->n; i++)
         b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
-    size_t *order = cw_malloc(n * sizeof *order);
-    size_t *queue_entry = cw_malloc(n * sizeof *queue_entry); /* an entry of each queue */
-    size_t *queue_of = cw_calloc(n, sizeof *queue_of);        /* by entry, 1-based */
-    unsigned char *sadd_name = cw_calloc(n, 1);
+    batch_plan pl;
+    if (plan_batch(b, &pl, now) != 0) return cw_error(err, CWORK_ENOMEM, "out of memory");
     /* The script's arguments, KEYS first (see enqueue_batch.lua). Upper bound (loose): 2
      * fixed keys and 8 counts; per entry a queue key, two guard spellings, 5 args, a SADD
      * name, a publish name and a group's 2 numbers. */
     cw_argv a = {0};
-    cw_argv_reserve(&a, 12 * n + 18);
+    cw_argv_reserve(&a, 12 * pl.n + 18);
     cw_buf scratch;
     cw_buf_init(&scratch);
-    int rc = 0;
-    cw_conn *c = NULL;
-    if (!order || !queue_entry || !queue_of || !sadd_name || a.oom) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
+    int rc = a.oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+    size_t nkeys = 0, channel_at = 0;
+    if (rc == 0) {
+        add_keys(b, &pl, &a, &scratch);
+        nkeys = a.n;
+        channel_at = add_args(b, &pl, &a, &scratch);
+        rc = cw_argv_check(&a, err);
     }
-
-    /* Partition: plain immediate (sorted by name), plain delayed, unique. */
-    size_t nplain = 0, ndelayed = 0, nunique = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!b->e[i].unique && !b->e[i].delayed) order[nplain++] = i;
-    for (size_t i = 0; i < n; i++)
-        if (!b->e[i].unique && b->e[i].delayed) order[nplain + ndelayed++] = i;
-    for (size_t i = 0; i < n; i++)
-        if (b->e[i].unique) order[nplain + ndelayed + nunique++] = i;
-    if (sort_by_name(b, order, nplain) != 0) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
-
-    /* Which names need SADD: one per distinct name missing from the cache. */
-    size_t nsadd = 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = order[k];
-        if (!cw_enq_known_needs_sadd(enq, entry_name(b, i), now)) continue;
-        int seen = 0;
-        for (size_t m = 0; m < k && !seen; m++)
-            seen = sadd_name[order[m]] && strcmp(entry_name(b, order[m]), entry_name(b, i)) == 0;
-        if (!seen) {
-            sadd_name[i] = 1;
-            nsadd++;
-        }
-    }
-
-    /* The distinct queues of immediate jobs: runs of the sorted plain entries, then the
-     * unique immediate entries' names not seen yet. */
-    size_t q = 0;
-    for (size_t k = 0; k < n; k++) {
-        size_t i = order[k];
-        if (b->e[i].delayed) continue;
-        size_t j = 0;
-        if (k < nplain) /* sorted: a new name starts a new queue */
-            j = k > 0 && strcmp(entry_name(b, order[k - 1]), entry_name(b, i)) == 0 ? q : 0;
-        else
-            j = find_queue(b, queue_entry, q, entry_name(b, i));
-        if (j == 0) {
-            queue_entry[q++] = i;
-            j = q;
-        }
-        queue_of[i] = j;
-    }
-
-    /* KEYS: known_jobs, scheduled, the queues, the guards. The keys are copies; every
-     * other argument is borrowed from the batch. */
-    cw_key_known_jobs(&enq->keys, &scratch);
-    cw_argv_add_buf(&a, &scratch);
-    cw_buf_reset(&scratch);
-    cw_key_scheduled(&enq->keys, &scratch);
-    cw_argv_add_buf(&a, &scratch);
-    const size_t sched_at = 1, queues_at = 2;
-    for (size_t j = 0; j < q; j++) {
-        cw_buf_reset(&scratch);
-        cw_key_queue(&enq->keys, &scratch, entry_name(b, queue_entry[j]));
-        cw_argv_add_buf(&a, &scratch);
-    }
-    for (size_t k = nplain + ndelayed; k < n; k++) { /* each guard in both spellings */
-        const batch_entry *e = &b->e[order[k]];
-        const char *guard = b->data.data + e->guard_off;
-        cw_argv_add_ref(&a, guard, e->guard_len);
-        cw_argv_add_ref(&a, e->alt_len ? guard + e->guard_len : guard,
-                        e->alt_len ? e->alt_len : e->guard_len);
-    }
-    size_t nkeys = a.n;
-    /* ARGV: channel, q; plain groups; delayed pairs; unique entries; SADD; PUBLISH. */
-    cw_buf_reset(&scratch);
-    cw_key_wakeup_channel(&enq->keys, &scratch);
-    const size_t channel_at = a.n;
-    cw_argv_add_buf(&a, &scratch);
-    cw_argv_add_int(&a, (int64_t)q);
-    size_t ngroups = 0, groups_at = a.n;
-    cw_argv_add_int(&a, 0); /* the number of groups, set below */
-    for (size_t k = 0; k < nplain;) {
-        size_t first = k, i = order[k];
-        cw_argv_add_int(&a, (int64_t)queue_of[i]);
-        size_t count_at = a.n;
-        cw_argv_add_int(&a, 0); /* the group's size, set below */
-        while (k < nplain && queue_of[order[k]] == queue_of[i]) {
-            const batch_entry *e = &b->e[order[k++]];
-            cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
-        }
-        cw_argv_set_int(&a, count_at, (int64_t)(k - first));
-        ngroups++;
-    }
-    cw_argv_set_int(&a, groups_at, (int64_t)ngroups);
-    cw_argv_add_int(&a, (int64_t)ndelayed);
-    for (size_t k = nplain; k < nplain + ndelayed; k++) {
-        const batch_entry *e = &b->e[order[k]];
-        cw_argv_add_ref(&a, e->score, strlen(e->score));
-        cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
-    }
-    cw_argv_add_int(&a, (int64_t)nunique);
-    for (size_t k = nplain + ndelayed; k < n; k++) {
-        const batch_entry *e = &b->e[order[k]];
-        cw_argv_add_int(&a, e->delayed ? 0 : (int64_t)queue_of[order[k]]);
-        cw_argv_add_ref(&a, e->delayed ? e->score : "", e->delayed ? strlen(e->score) : 0);
-        cw_argv_add_ref(&a, b->data.data + e->json_off, e->json_len);
-        cw_argv_add_ref(&a, e->guard_value, strlen(e->guard_value));
-        cw_argv_add_ref(&a, e->rearm, strlen(e->rearm));
-    }
-    cw_argv_add_int(&a, (int64_t)nsadd);
-    for (size_t i = 0; i < n; i++)
-        if (sadd_name[i]) cw_argv_add_ref(&a, entry_name(b, i), strlen(entry_name(b, i)));
-    cw_argv_add_int(&a, (int64_t)q); /* one wake-up per distinct name of the immediate jobs */
-    for (size_t j = 0; j < q; j++)
-        cw_argv_add_ref(&a, entry_name(b, queue_entry[j]), strlen(entry_name(b, queue_entry[j])));
-    if (b->tracked[0]) { /* the tracked batch's key and how many jobs join it */
-        cw_buf_reset(&scratch);
-        cw_key_batch(&enq->keys, &scratch, b->tracked);
-        cw_argv_add_buf(&a, &scratch);
-        cw_argv_add_int(&a, (int64_t)n);
-    }
-    if ((rc = cw_argv_check(&a, err)) != 0) goto done;
-
-    if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) goto done;
     redisReply *r = NULL;
-    if (!b->tracked[0] && nsadd == 0 && nunique == 0 && (ndelayed == 0) != (q == 0) && q <= 1) {
-        /* One queue's jobs or only delayed ones, every name registered: a single LPUSH
-         * or ZADD, atomic on its own and cheaper than the script. */
-        rc = send_one_command(b, c, order, n, q ? a.argv[queues_at] : NULL, a.argv[sched_at],
-                              a.lens[sched_at], a.argv[channel_at], a.lens[channel_at], &r, err);
-    } else {
-        rc = cw_conn_eval(c, &cw_script_enqueue_batch, (int)nkeys, (int)(a.n - nkeys), a.argv,
-                          a.lens, &r, err);
-    }
-    /* min_replicas: acknowledged means replicated (checked once the reply is read). */
-    int replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
-    *redirected = c->redirected;
-    cw_redis_checkin(enq->redis, c);
-    if (rc) goto done; /* nothing written (or, on I/O, unknown) */
-    /* The single command's count, or the script's one letter per unique job: 'd' for a
-     * duplicate. */
-    const char *marks = "";
-    size_t nmarks = 0;
-    if (!(nunique == 0 && cw_reply_is_int(r))) {
-        rc = cw_reply_str(r, &marks, &nmarks, "enqueue_batch script", err);
-        if (rc == 0 && nmarks != nunique)
-            rc = cw_error(err, CWORK_EPROTO, "enqueue_batch script: %zu marks for %zu unique jobs",
-                          nmarks, nunique);
-    }
-    for (size_t k = 0; rc == 0 && k < n; k++) {
-        size_t u = k - (nplain + ndelayed);
-        b->e[order[k]].status =
-            k >= nplain + ndelayed && marks[u] == 'd' ? CWORK_DUPLICATE : CWORK_OK;
-    }
+    int replicated = 0;
+    if (rc == 0) rc = send_batch(b, &pl, &a, nkeys, channel_at, &r, redirected, &replicated, err);
+    /* (an error: nothing written, or, on I/O, unknown) */
+    if (rc == 0) rc = read_statuses(b, &pl, r, err);
     cw_reply_free(r);
-    if (rc) goto done;
-    for (size_t i = 0; i < n; i++)
-        if (sadd_name[i]) cw_enq_known_mark(enq, entry_name(b, i), now);
-    rc = replicated;
-
-done:
-    cw_free(order);
-    cw_free(queue_entry);
-    cw_free(queue_of);
-    cw_free(sadd_name);
+    if (rc == 0) {
+        for (size_t i = 0; i < pl.n; i++)
+            if (pl.sadd_name[i]) cw_enq_known_mark(b->enq, entry_name(b, i), now);
+        rc = replicated;
+    }
+    plan_free(&pl);
     cw_argv_free(&a);
     cw_buf_free(&scratch);
     return rc;

@@ -32,7 +32,7 @@ cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_err
     }
     enq->redis = redis;
     enq->max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
-    pthread_mutex_init(&enq->mu, NULL);
+    cw_mutex_init(&enq->mu);
     return enq;
 }
 
@@ -47,7 +47,7 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
             e = next;
         }
     }
-    pthread_mutex_destroy(&enq->mu);
+    cw_mutex_destroy(&enq->mu);
     cw_keys_clear(&enq->keys);
     cw_free(enq);
 }
@@ -86,21 +86,21 @@ static size_t known_bucket(const char *name)
 int cw_enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now)
 {
     int needs = 1;
-    pthread_mutex_lock(&enq->mu);
+    cw_mutex_lock(&enq->mu);
     for (known_entry *e = enq->known[known_bucket(name)]; e; e = e->next) {
         if (strcmp(e->name, name) == 0) {
             needs = now >= e->expiry;
             break;
         }
     }
-    pthread_mutex_unlock(&enq->mu);
+    cw_mutex_unlock(&enq->mu);
     return needs;
 }
 
 void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
 {
     size_t b = known_bucket(name);
-    pthread_mutex_lock(&enq->mu);
+    cw_mutex_lock(&enq->mu);
     known_entry *e = enq->known[b];
     while (e && strcmp(e->name, name) != 0)
         e = e->next;
@@ -114,7 +114,7 @@ void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now)
         }
     }
     if (e) e->expiry = now + KNOWN_JOBS_TTL;
-    pthread_mutex_unlock(&enq->mu);
+    cw_mutex_unlock(&enq->mu);
 }
 
 /* ---------------------------------------------------------------- building the job */

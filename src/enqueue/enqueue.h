@@ -3,6 +3,7 @@
 #define CWORK_ENQUEUE_H
 
 #include "keys.h"
+#include "mutex.h"
 #include "redis.h"
 
 #include <pthread.h>
@@ -25,7 +26,7 @@ struct cwork_enqueuer {
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     _Atomic cwork_go_json go_json;  /* the spelling of the guard keys they write */
-    pthread_mutex_t mu;             /* guards known */
+    cw_mutex mu;                    /* guards known */
     known_entry *known[KNOWN_BUCKETS];
 };
 

@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "mutex.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -43,7 +44,7 @@ struct cw_heartbeat {
 
     /* Serialises beats and removal (the synchronous calls and the thread may overlap);
      * guards conn and started_at. */
-    pthread_mutex_t beat_mu;
+    cw_mutex beat_mu;
     cw_conn *conn;
     int64_t started_at; /* 0 until the first beat */
     int beaten;         /* a beat has succeeded */
@@ -55,7 +56,7 @@ struct cw_heartbeat {
     void *hook_userdata;
 
     /* Guards stop and running; cond wakes the thread at once when stop is set. */
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t cond; /* on CLOCK_MONOTONIC: a wall-clock step must not stall beats */
     int stop;
     int running;
@@ -143,8 +144,8 @@ cw_heartbeat *cw_heartbeat_new(cwork_redis *redis, const cw_keys *keys, const ch
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&hb->cond, &ca);
     pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&hb->mu, NULL);
-    pthread_mutex_init(&hb->beat_mu, NULL);
+    cw_mutex_init(&hb->mu);
+    cw_mutex_init(&hb->beat_mu);
     hb->ready = 1;
     return hb;
 }
@@ -155,8 +156,8 @@ void cw_heartbeat_free(cw_heartbeat *hb)
     if (hb->ready) {
         cw_heartbeat_stop(hb, 0, NULL); /* joins a forgotten thread, returns the connection */
         pthread_cond_destroy(&hb->cond);
-        pthread_mutex_destroy(&hb->mu);
-        pthread_mutex_destroy(&hb->beat_mu);
+        cw_mutex_destroy(&hb->mu);
+        cw_mutex_destroy(&hb->beat_mu);
     }
     if (hb->lock_info_keys)
         for (size_t i = 0; i < hb->njobs; i++)
@@ -264,6 +265,7 @@ typedef int (*send_fn)(cw_heartbeat *hb, cw_conn *c, int64_t now, cwork_error *e
  * Call with beat_mu held. */
 static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *err)
 {
+    cw_mutex_assert_held(&hb->beat_mu);
     int followed = 0;
     cw_redis_drop_retired(hb->redis, &hb->conn); /* beat where reapers look: the new master */
     for (;;) {
@@ -288,6 +290,7 @@ static int with_conn(cw_heartbeat *hb, send_fn send, int64_t now, cwork_error *e
 
 static void release_conn(cw_heartbeat *hb)
 {
+    cw_mutex_assert_held(&hb->beat_mu);
     if (hb->conn) {
         cw_redis_checkin(hb->redis, hb->conn);
         hb->conn = NULL;
@@ -312,7 +315,7 @@ void cw_heartbeat_set_hook(cw_heartbeat *hb, cw_heartbeat_hook hook, void *userd
 
 int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
 {
-    pthread_mutex_lock(&hb->beat_mu);
+    cw_mutex_lock(&hb->beat_mu);
     /* The lease counts from before the write leaves (a retry on a fresh connection
      * included): a slow reply never lengthens it. */
     int64_t sent = cw_clock_mono_ms();
@@ -320,7 +323,7 @@ int cw_heartbeat_beat(cw_heartbeat *hb, cwork_error *err)
     if (hb->started_at == 0) hb->started_at = now;
     int rc = with_conn(hb, send_beat, now, err);
     if (rc == 0) atomic_store(&hb->acked_sent, sent);
-    pthread_mutex_unlock(&hb->beat_mu);
+    cw_mutex_unlock(&hb->beat_mu);
     return rc;
 }
 
@@ -332,17 +335,17 @@ static void *beat_loop(void *arg)
     int64_t next = cw_clock_mono_ms();
     /* The pool beats synchronously before its first fetch (PROTOCOL §16.8); the
      * thread then waits a period. Started without that, it beats at once as Go does. */
-    pthread_mutex_lock(&hb->beat_mu);
+    cw_mutex_lock(&hb->beat_mu);
     int beaten = hb->started_at != 0;
-    pthread_mutex_unlock(&hb->beat_mu);
+    cw_mutex_unlock(&hb->beat_mu);
     if (beaten) next += CW_HEARTBEAT_PERIOD_MS;
 
-    pthread_mutex_lock(&hb->mu);
+    cw_mutex_lock(&hb->mu);
     for (;;) {
         while (!hb->stop && cw_clock_wait_until(&hb->cond, &hb->mu, next) != ETIMEDOUT) {
         }
         if (hb->stop) break;
-        pthread_mutex_unlock(&hb->mu);
+        cw_mutex_unlock(&hb->mu);
 
         /* Woken after a freeze or a clock jump, the pool must look at its lease before
          * this beat makes it look alive again. */
@@ -366,9 +369,9 @@ static void *beat_loop(void *arg)
             next += CW_HEARTBEAT_PERIOD_MS;
             if (next < now) next = now;
         }
-        pthread_mutex_lock(&hb->mu);
+        cw_mutex_lock(&hb->mu);
     }
-    pthread_mutex_unlock(&hb->mu);
+    cw_mutex_unlock(&hb->mu);
     return NULL;
 }
 
@@ -377,7 +380,7 @@ static void *beat_loop(void *arg)
  * to a dead Redis connection can never kill the process from here. */
 int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err)
 {
-    pthread_mutex_lock(&hb->mu);
+    cw_mutex_lock(&hb->mu);
     int rc = 0;
     if (hb->running) {
         rc = cw_error(err, CWORK_EINVAL, "heartbeat: already started");
@@ -389,24 +392,24 @@ int cw_heartbeat_start(cw_heartbeat *hb, cwork_error *err)
         else
             hb->running = 1;
     }
-    pthread_mutex_unlock(&hb->mu);
+    cw_mutex_unlock(&hb->mu);
     return rc;
 }
 
 int cw_heartbeat_stop(cw_heartbeat *hb, int remove, cwork_error *err)
 {
-    pthread_mutex_lock(&hb->mu);
+    cw_mutex_lock(&hb->mu);
     int running = hb->running;
     hb->stop = 1;
     hb->running = 0;
     pthread_cond_signal(&hb->cond);
-    pthread_mutex_unlock(&hb->mu);
+    cw_mutex_unlock(&hb->mu);
     /* Joined before removing: a beat still in flight would otherwise write the hash
      * back right after the DEL. */
     if (running) pthread_join(hb->thread, NULL);
 
     int rc = 0;
-    pthread_mutex_lock(&hb->beat_mu);
+    cw_mutex_lock(&hb->beat_mu);
     if (remove) {
         cwork_error e = {0};
         rc = with_conn(hb, send_remove, 0, &e);
@@ -416,6 +419,6 @@ int cw_heartbeat_stop(cw_heartbeat *hb, int remove, cwork_error *err)
         }
     }
     release_conn(hb);
-    pthread_mutex_unlock(&hb->beat_mu);
+    cw_mutex_unlock(&hb->beat_mu);
     return rc;
 }

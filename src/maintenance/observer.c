@@ -16,6 +16,7 @@
 #include "observer.h"
 
 #include "log.h"
+#include "mutex.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -24,7 +25,7 @@
 #define CHECKIN_MISMATCH "got checkin but mismatch on job ID or no job"
 
 typedef struct obs_slot {
-    pthread_mutex_t mu;
+    cw_mutex mu;
     char *key; /* <p>worker:<worker id>, fixed */
     size_t key_len;
 
@@ -58,8 +59,8 @@ struct cw_observer {
     size_t n;
     size_t ninit; /* slots whose mutex exists */
 
-    pthread_mutex_t flush_mu; /* serialises flushes; guards writes and arena */
-    obs_write *writes;        /* n entries, reused by every flush */
+    cw_mutex flush_mu; /* serialises flushes; guards writes and arena */
+    obs_write *writes; /* n entries, reused by every flush */
     cw_buf arena;
 };
 
@@ -74,7 +75,7 @@ cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys, const char
     obs->redis = redis;
     obs->n = nworkers;
     cw_buf_init(&obs->arena);
-    pthread_mutex_init(&obs->flush_mu, NULL);
+    cw_mutex_init(&obs->flush_mu);
     obs->slots = cw_calloc(nworkers ? nworkers : 1, sizeof *obs->slots);
     obs->writes = cw_calloc(nworkers ? nworkers : 1, sizeof *obs->writes);
     if (!obs->slots || !obs->writes) {
@@ -83,7 +84,7 @@ cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys, const char
     }
     for (size_t i = 0; i < nworkers; i++) {
         obs_slot *s = &obs->slots[i];
-        pthread_mutex_init(&s->mu, NULL);
+        cw_mutex_init(&s->mu);
         obs->ninit++;
         cw_buf b;
         cw_buf_init(&b);
@@ -99,10 +100,11 @@ cw_observer *cw_observer_new(cwork_redis *redis, const cw_keys *keys, const char
 void cw_observer_free(cw_observer *obs)
 {
     if (!obs) return;
-    for (size_t i = 0; i < obs->ninit; i++) {
+    /* (ninit > 0 implies slots; said for the analyzer, which cannot see that cw_calloc
+     * zeroed it) */
+    for (size_t i = 0; obs->slots && i < obs->ninit; i++) {
         obs_slot *s = &obs->slots[i];
-        /* ninit > 0 implies slots: the analyzer cannot see that cw_calloc zeroed it */
-        pthread_mutex_destroy(&s->mu); // NOLINT(clang-analyzer-core.NonNullParamChecker)
+        cw_mutex_destroy(&s->mu);
         cw_free(s->key);
         cw_free(s->job);
         cw_free(s->checkin);
@@ -110,7 +112,7 @@ void cw_observer_free(cw_observer *obs)
     cw_free(obs->slots);
     cw_free(obs->writes);
     cw_buf_free(&obs->arena);
-    pthread_mutex_destroy(&obs->flush_mu);
+    cw_mutex_destroy(&obs->flush_mu);
     cw_free(obs);
 }
 
@@ -148,7 +150,7 @@ void cw_observer_started(cw_observer *obs, size_t worker, const cwork_job *job, 
     char *block = cw_buf_take(&b, NULL); /* NULL on OOM: the slot still turns busy */
 
     obs_slot *s = &obs->slots[worker];
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     char *old_job = s->job, *old_checkin = s->checkin;
     s->busy = 1;
     s->job = block;
@@ -162,7 +164,7 @@ void cw_observer_started(cw_observer *obs, size_t worker, const cwork_job *job, 
     s->checkin = NULL; /* a check-in belongs to the job it was made for */
     s->checkin_at = 0;
     s->version++;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     cw_free(old_job);
     cw_free(old_checkin);
 }
@@ -171,7 +173,7 @@ void cw_observer_done(cw_observer *obs, size_t worker)
 {
     if (!obs || worker >= obs->n) return;
     obs_slot *s = &obs->slots[worker];
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     char *old_job = s->job, *old_checkin = s->checkin;
     s->busy = 0;
     s->job = s->checkin = NULL;
@@ -179,7 +181,7 @@ void cw_observer_done(cw_observer *obs, size_t worker)
     s->name_len = s->id_len = s->args_len = 0;
     s->started_at = s->checkin_at = 0;
     s->version++;
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     cw_free(old_job);
     cw_free(old_checkin);
 }
@@ -191,7 +193,7 @@ void cw_observer_checkin(cw_observer *obs, size_t worker, const char *job_id, co
     char *msg = cw_strdup(message ? message : "");
     size_t id_len = job_id ? strlen(job_id) : 0;
     obs_slot *s = &obs->slots[worker];
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int match =
         s->busy && s->id && job_id && s->id_len == id_len && memcmp(s->id, job_id, id_len) == 0;
     char *old = NULL;
@@ -202,7 +204,7 @@ void cw_observer_checkin(cw_observer *obs, size_t worker, const char *job_id, co
         s->version++;
         msg = NULL;
     }
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     cw_free(old);
     cw_free(msg);
     if (!match)
@@ -321,14 +323,14 @@ static int send_writes(cw_observer *obs, obs_write *writes, size_t nw, cwork_err
 
 int cw_observer_flush(cw_observer *obs, int force, cwork_error *err)
 {
-    pthread_mutex_lock(&obs->flush_mu);
+    cw_mutex_lock(&obs->flush_mu);
     cw_buf_reset(&obs->arena);
     size_t nw = 0;
     for (size_t i = 0; i < obs->n; i++) {
         obs_slot *s = &obs->slots[i];
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         if (force || s->version != s->written) snapshot(s, i, &obs->writes[nw++], &obs->arena);
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
     }
     /* The arena always holds a NUL, so empty strings point at valid memory. */
     cw_buf_putc(&obs->arena, '\0');
@@ -344,16 +346,16 @@ int cw_observer_flush(cw_observer *obs, int force, cwork_error *err)
         obs_write *w = &obs->writes[i];
         if (!w->ok) continue; /* still dirty: retried by the next flush */
         obs_slot *s = &obs->slots[w->slot];
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         /* Observations made since the snapshot leave version ahead: still dirty. */
         s->written = w->version;
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
     }
     if (rc) {
         cw_log(CWORK_LOG_ERROR, "observer.write", "error", e.message, NULL);
         if (err) *err = e;
     }
 done:
-    pthread_mutex_unlock(&obs->flush_mu);
+    cw_mutex_unlock(&obs->flush_mu);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include "watchdog.h"
 
 #include "log.h"
+#include "mutex.h"
 #include "tzfile.h"
 
 #include <stdio.h>
@@ -23,7 +24,7 @@ typedef struct wd_schedule {
 } wd_schedule;
 
 struct cw_watchdog {
-    pthread_mutex_t mu;
+    cw_mutex mu;
     int64_t timeout;
     wd_name *names;
     size_t nnames, names_cap;
@@ -35,7 +36,7 @@ cw_watchdog *cw_watchdog_new(int64_t timeout_seconds)
 {
     cw_watchdog *w = cw_calloc(1, sizeof *w);
     if (!w) return NULL;
-    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+    if (cw_mutex_init(&w->mu) != 0) {
         cw_free(w);
         return NULL;
     }
@@ -52,7 +53,7 @@ void cw_watchdog_free(cw_watchdog *w)
     }
     cw_free(w->names);
     cw_free(w->schedules);
-    pthread_mutex_destroy(&w->mu);
+    cw_mutex_destroy(&w->mu);
     cw_free(w);
 }
 
@@ -119,6 +120,7 @@ static int plan(wd_name *nm, int64_t t)
 
 static int64_t pop_first(wd_name *nm)
 {
+    CW_ASSERT(nm->n > 0);
     int64_t t = nm->times[0];
     memmove(nm->times, nm->times + 1, (nm->n - 1) * sizeof *nm->times);
     nm->n--;
@@ -138,10 +140,11 @@ static void log_event(cwork_log_level level, const char *msg, const char *name, 
 void cw_watchdog_tick(cw_watchdog *w, int64_t now)
 {
     if (!w) return;
-    pthread_mutex_lock(&w->mu);
+    cw_mutex_lock(&w->mu);
     for (size_t i = 0; i < w->nschedules; i++) { /* planning */
         int64_t next = cw_cron_next(w->schedules[i].schedule, now);
         if (next == 0) continue; /* none within five years (Go would plan its zero time) */
+        CW_ASSERT(w->schedules[i].name < w->nnames);
         wd_name *nm = &w->names[w->schedules[i].name];
         if (plan(nm, next))
             log_event(CWORK_LOG_DEBUG, "Watchdog: planning job", nm->name, next,
@@ -156,13 +159,13 @@ void cw_watchdog_tick(cw_watchdog *w, int64_t now)
                       nm->skipped);
         }
     }
-    pthread_mutex_unlock(&w->mu);
+    cw_mutex_unlock(&w->mu);
 }
 
 void cw_watchdog_picked(cw_watchdog *w, const char *name, int64_t t)
 {
     if (!w || !name) return;
-    pthread_mutex_lock(&w->mu);
+    cw_mutex_lock(&w->mu);
     int idx = find_name(w, name);
     if (idx >= 0) {
         wd_name *nm = &w->names[idx];
@@ -173,7 +176,7 @@ void cw_watchdog_picked(cw_watchdog *w, const char *name, int64_t t)
                       "jobs_processed", nm->processed);
         }
     }
-    pthread_mutex_unlock(&w->mu);
+    cw_mutex_unlock(&w->mu);
 }
 
 int cw_watchdog_stats(cw_watchdog *w, cw_watchdog_stat **out, size_t *n)
@@ -181,7 +184,7 @@ int cw_watchdog_stats(cw_watchdog *w, cw_watchdog_stat **out, size_t *n)
     *out = NULL;
     *n = 0;
     if (!w) return 0;
-    pthread_mutex_lock(&w->mu);
+    cw_mutex_lock(&w->mu);
     int rc = 0;
     if (w->nnames > 0) {
         cw_watchdog_stat *s = cw_calloc(w->nnames, sizeof *s);
@@ -197,6 +200,6 @@ int cw_watchdog_stats(cw_watchdog *w, cw_watchdog_stat **out, size_t *n)
             *n = w->nnames;
         }
     }
-    pthread_mutex_unlock(&w->mu);
+    cw_mutex_unlock(&w->mu);
     return rc;
 }

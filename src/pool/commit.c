@@ -2,6 +2,7 @@
  * retry with backoff, to dead, or is dropped (SkipDead). Decided here; written by the
  * dispatcher's cycle script together with the next fetch. */
 #include "clock.h"
+#include "commit_layout.h"
 #include "log.h"
 #include "pool.h"
 #include "scripts.h"
@@ -51,7 +52,7 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
     size_t i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
         commit_arg *a = &ca[i];
-        a->target = "-";
+        a->target = CW_COMMIT_TARGET_DROP;
         strcpy(a->score, "0");
         /* A cancelled job goes to dead with err "cancelled", whatever its handler
          * returned and whatever its type's retry or skip-dead options (PROTOCOL §21). */
@@ -98,7 +99,9 @@ static int prepare_failures(cwork_pool *p, cw_task *done, commit_arg *ca, cw_buf
         }
         a->json_len = buf->len - a->json_off;
         a->failed_at = now;
-        a->target = cancelled ? "c" : t->outcome == OUTCOME_RETRY ? "r" : "d";
+        a->target = cancelled                     ? CW_COMMIT_TARGET_CANCELLED
+                    : t->outcome == OUTCOME_RETRY ? CW_COMMIT_TARGET_RETRY
+                                                  : CW_COMMIT_TARGET_DEAD;
         snprintf(a->score, sizeof a->score, "%lld", (long long)score);
     }
     return buf->oom ? CWORK_ENOMEM : 0;
@@ -120,22 +123,20 @@ static void add_batch_section(cwork_pool *p, cw_task *done, cw_commit_args *out,
     cw_argv_add_ref(args, p->keys.prefix, p->keys.prefix_len);
     cw_argv_add_ref(args, out->batch_now, strlen(out->batch_now));
     cw_argv_add_ref(args, out->batch_ttl, strlen(out->batch_ttl));
-    cw_argv_add_ref(args, out->batch_entries, 7 * nbatch);
-    out->batch_nargs = 4 + 2 * nbatch;
+    cw_argv_add_ref(args, out->batch_entries, CW_COMMIT_BATCH_ENTRY_BYTES * nbatch);
+    out->batch_nargs = CW_COMMIT_BATCH_FIXED_ARGS + CW_COMMIT_BATCH_ENTRY_ARGS * nbatch;
     unsigned char *e = out->batch_entries;
     size_t i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
         if (!in_batch(t)) continue;
         atomic_store_explicit(&t->type->saw_batch_member, true, memory_order_relaxed);
-        size_t pos = out->raw_at[i], type_index = (size_t)(t->type - p->types) + 1;
-        for (int b = 0; b < 4; b++)
-            e[b] = (unsigned char)(pos >> (24 - 8 * b));
-        e[4] = (unsigned char)(type_index >> 8);
-        e[5] = (unsigned char)(type_index & 0xff);
-        e[6] = !t->failed                    ? 's'
-               : t->outcome == OUTCOME_RETRY ? 'r'
-                                             : 'd'; /* dead, or dropped (SkipDead) */
-        e += 7;
+        size_t type_index = (size_t)(t->type - p->types);
+        CW_ASSERT(type_index < p->ntypes);
+        int kind = !t->failed                    ? CW_COMMIT_BATCH_SUCCEEDED
+                   : t->outcome == OUTCOME_RETRY ? CW_COMMIT_BATCH_RETRY
+                                                 : CW_COMMIT_BATCH_DEAD;
+        cw_commit_put_batch_entry(e, out->raw_at[i], type_index + 1, kind);
+        e += CW_COMMIT_BATCH_ENTRY_BYTES;
         cw_argv_add_ref(args, t->job->batch.ptr, t->job->batch.len);
         cw_argv_add_ref(args, t->job->id.ptr, t->job->id.len);
     }
@@ -154,14 +155,16 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     size_t *group_type = cw_calloc(nt, sizeof *group_type); /* type index of group g */
     size_t *nok = cw_calloc(nt, sizeof *nok), *nfail = cw_calloc(nt, sizeof *nfail);
     size_t *group_of = cw_calloc(n ? n : 1, sizeof *group_of);
-    out->groups = cw_malloc(6 * nt);
+    out->groups = cw_malloc(CW_COMMIT_GROUP_BYTES * nt);
     out->fail = cw_calloc(n ? n : 1, sizeof *out->fail);
     out->raw_at = cw_calloc(n ? n : 1, sizeof *out->raw_at);
     out->not_removed = cw_calloc(n ? n : 1, 1);
     out->cancelled = cw_calloc(n ? n : 1, 1);
     cw_argv *args = &out->args;
-    cw_argv_reserve(args, 1 + 4 * n + (nbatch ? 4 + 2 * nbatch : 0));
-    if (nbatch) out->batch_entries = cw_malloc(7 * nbatch);
+    cw_argv_reserve(
+        args, 1 + CW_COMMIT_FAIL_ARGS * n +
+                  (nbatch ? CW_COMMIT_BATCH_FIXED_ARGS + CW_COMMIT_BATCH_ENTRY_ARGS * nbatch : 0));
+    if (nbatch) out->batch_entries = cw_malloc(CW_COMMIT_BATCH_ENTRY_BYTES * nbatch);
     int rc = 0;
     if (!group_type || !nok || !nfail || !group_of || !out->groups || !out->fail || !out->raw_at ||
         !out->not_removed || !out->cancelled || args->oom || (nbatch && !out->batch_entries) ||
@@ -172,6 +175,7 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
     size_t G = 0, i = 0;
     for (cw_task *t = done; t; t = t->next, i++) {
         size_t type_index = (size_t)(t->type - p->types);
+        CW_ASSERT(type_index < p->ntypes);
         size_t g = 0;
         while (g < G && group_type[g] != type_index)
             g++;
@@ -182,17 +186,13 @@ int cw_commit_prepare(cwork_pool *p, cw_task *done, cw_commit_args *out, cwork_e
         else
             nok[g]++;
     }
-    /* One argument for all groups, three 16-bit big-endian numbers each: the script
-     * reads it with string.byte instead of tonumber on three arguments per type. */
-    for (size_t g = 0; g < G; g++) {
-        size_t v[3] = {group_type[g] + 1, nok[g], nfail[g]};
-        for (int j = 0; j < 3; j++) {
-            out->groups[6 * g + 2 * j] = (unsigned char)(v[j] >> 8);
-            out->groups[6 * g + 2 * j + 1] = (unsigned char)(v[j] & 0xff);
-        }
-    }
+    /* One argument for all groups, three 16-bit numbers each: the script reads it with
+     * string.byte instead of tonumber on three arguments per type. */
+    for (size_t g = 0; g < G; g++)
+        cw_commit_put_group(out->groups + CW_COMMIT_GROUP_BYTES * g, group_type[g] + 1, nok[g],
+                            nfail[g]);
     /* (the reservation above makes every append below succeed) */
-    cw_argv_add_ref(args, out->groups, 6 * G);
+    cw_argv_add_ref(args, out->groups, CW_COMMIT_GROUP_BYTES * G);
     for (size_t g = 0; g < G; g++) {
         i = 0;
         for (cw_task *t = done; t; t = t->next, i++)

@@ -260,6 +260,7 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
 /* What the policy looks at (caller holds mu); consumes the wake-up flag. */
 static cw_dispatch_view shard_view(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     cw_dispatch_view v = {
         .now_us = cw_monotonic_us(),
@@ -282,12 +283,14 @@ static cw_dispatch_view shard_view(cw_shard *sh)
  * mu). An undecodable job goes straight to its commit (to dead). */
 static void deliver(cw_shard *sh, cw_task_queue *fetched)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     int64_t now = cw_monotonic_us();
     atomic_fetch_add(&p->n_fetched, fetched->len);
     sh->in_flight += fetched->len;
     for (cw_task *t = fetched->head; t;) {
         cw_task *next = t->next;
+        CW_ASSERT(t->run.pool == NULL); /* handed over fresh: no executor has taken it */
         t->delivered_us = now;
         cw_tq_push(t->job ? &sh->ready : &sh->done, t);
         t = next;
@@ -303,12 +306,13 @@ static void deliver(cw_shard *sh, cw_task_queue *fetched)
  * limit); caller holds mu. */
 static void wait_until(cw_shard *sh, int64_t until_us)
 {
+    cw_mutex_assert_held(&sh->mu);
     sh->dispatcher_waiting = true;
     if (until_us) {
         struct timespec ts = {(time_t)(until_us / 1000000), (long)(until_us % 1000000) * 1000};
-        pthread_cond_timedwait(&sh->disp_cond, &sh->mu, &ts);
+        cw_cond_timedwait(&sh->disp_cond, &sh->mu, &ts);
     } else {
-        pthread_cond_wait(&sh->disp_cond, &sh->mu);
+        cw_cond_wait(&sh->disp_cond, &sh->mu);
     }
     sh->dispatcher_waiting = false;
 }
@@ -320,22 +324,24 @@ static void wait_until(cw_shard *sh, int64_t until_us)
  * at until_us; the caller then looks at the shard again under mu. */
 static void spin_for_batch(cw_shard *sh, size_t busy, int64_t until_us)
 {
+    cw_mutex_assert_held(&sh->mu);
     /* done_seq moves under mu: read here, it counts what is still due. */
     size_t start = atomic_load_explicit(&sh->done_seq, memory_order_acquire);
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     for (unsigned i = 1; atomic_load_explicit(&sh->done_seq, memory_order_acquire) - start < busy;
          i++) {
         if ((i & 15) == 0 && cw_monotonic_us() >= until_us) break;
         sched_yield(); /* two cores: let the executor (or Redis) have this one */
     }
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
 }
 
 /* A reclaim (caller holds mu, released meanwhile). */
 static void reclaim(cw_shard *sh, cw_conn **cp)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     cwork_error err = {0};
     cw_task_queue found = {0};
     int incomplete = 0;
@@ -346,9 +352,9 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         rc = cw_reclaim_inprogress(p, *cp, &found, &incomplete, &err);
         if (found.len && !(*cp)->broken)
             cw_unique_guards_release(p, *cp, &found); /* as for any fetched unique job */
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         if (found.len) deliver(sh, &found);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
         pthread_rwlock_unlock(&p->fetch_lock);
     }
     if (rc) cw_log(CWORK_LOG_ERROR, "worker.reclaim", "error", err.message, NULL);
@@ -356,10 +362,95 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
         cw_redis_checkin(p->redis, *cp);
         *cp = NULL;
     }
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
     cw_round_trip_result res = {
         .ok = rc == 0, .complete = rc == 0 && !incomplete, .reclaimed = true, .got = found.len};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
+}
+
+/* Moves the shard's done tasks to its pending list, for the next commit, with what an
+ * earlier failed attempt left (caller holds mu) — except a task stopped for a lost lease
+ * that finished after the dispatcher last held off (the lease came back meanwhile): its
+ * run is not this pool's to report, and the lease's reclaim takes its entry up again if
+ * no reaper did (lease.c). */
+static void take_done(cw_shard *sh)
+{
+    cw_mutex_assert_held(&sh->mu);
+    for (cw_task *t = cw_tq_take_all(&sh->done); t;) {
+        cw_task *next = t->next;
+        if (atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
+            cw_task_free(t);
+            CW_ASSERT(sh->in_flight > 0);
+            sh->in_flight--;
+            t = next;
+            continue;
+        }
+        t->next = sh->pending;
+        sh->pending = t;
+        sh->npending++;
+        t = next;
+    }
+}
+
+/* The round trip's one exchange with Redis on c (no shard lock held): commits the
+ * npending tasks of pending and fetches `fetch` jobs into fetched, in one cycle call
+ * (with min_replicas, the commit's WAIT in the same trip). 0 or the error. */
+static int exchange(cw_shard *sh, cw_conn *c, cw_cycle_call *call, size_t *limited, size_t fetch,
+                    cw_task *pending, size_t npending, cw_commit_args *ca, cw_task_queue *fetched,
+                    int *incomplete, int64_t *rate_wait_us, cwork_error *err)
+{
+    cwork_pool *p = sh->pool;
+    int rc = 0;
+    if (npending) rc = cw_commit_prepare(p, pending, ca, err);
+    if (rc == 0) rc = append_cycle(sh, c, fetch, ca, call, limited, err);
+    if (rc == 0 && npending) rc = cw_conn_append_wait_replicas(c, err);
+    if (rc == 0) rc = read_cycle(p, c, ca, fetched, incomplete, rate_wait_us, err);
+    if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, err);
+    return rc;
+}
+
+/* Gives back a connection left broken or with a reply unread (*cp cleared); returns
+ * the connection kept, or NULL. */
+static cw_conn *keep_conn(cwork_pool *p, cw_conn **cp)
+{
+    cw_conn *c = *cp;
+    if (c && (c->broken || c->pending)) {
+        c->broken = 1;
+        cw_redis_checkin(p->redis, c);
+        *cp = c = NULL;
+    }
+    return c;
+}
+
+static void free_fetched(cw_task_queue *fetched)
+{
+    for (cw_task *t = fetched->head; t;) {
+        cw_task *next = t->next;
+        cw_task_free(t);
+        t = next;
+    }
+    fetched->head = fetched->tail = NULL;
+    fetched->len = 0;
+}
+
+/* After the exchange (caller holds mu): delivers what was fetched and, when the commit
+ * went through, frees the committed tasks. */
+static void settle(cw_shard *sh, cw_task_queue *fetched, bool committed)
+{
+    cw_mutex_assert_held(&sh->mu);
+    if (fetched->len) deliver(sh, fetched);
+    sh->fetching = 0;
+    if (!committed) return;
+    CW_ASSERT(sh->in_flight >= sh->npending);
+    sh->in_flight -= sh->npending;
+    cw_task *pending = sh->pending; /* only this thread adds to it, and not meanwhile */
+    sh->pending = NULL;
+    sh->npending = 0;
+    while (pending) {
+        cw_task *next = pending->next;
+        cw_task_free(pending);
+        pending = next;
+    }
 }
 
 /* One round trip: commits every done task and fetches `fetch` jobs (caller holds mu,
@@ -370,69 +461,38 @@ static void reclaim(cw_shard *sh, cw_conn **cp)
 static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *limited,
                        size_t fetch)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
-    /* Everything done so far is committed, with what an earlier failed attempt left —
-     * except a task stopped for a lost lease that finished after the dispatcher last
-     * held off (the lease came back meanwhile): its run is not this pool's to report,
-     * and the lease's reclaim takes its entry up again if no reaper did (lease.c). */
-    for (cw_task *t = cw_tq_take_all(&sh->done); t;) {
-        cw_task *next = t->next;
-        if (atomic_load(&t->stop_reason) == CWORK_STOP_LEASE_LOST) {
-            cw_task_free(t);
-            sh->in_flight--;
-            t = next;
-            continue;
-        }
-        t->next = sh->pending;
-        sh->pending = t;
-        sh->npending++;
-        t = next;
-    }
+    take_done(sh);
     cw_task *pending = sh->pending; /* stable while we commit it: only this thread
                                        changes the list, under mu */
     size_t npending = sh->npending;
     sh->fetching = fetch; /* until delivered: cwork_pool_drain must not miss them */
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
 
     cwork_error err = {0};
     cw_task_queue fetched = {0};
     int incomplete = 0;
+    int64_t rate_wait_us = 0;
     cw_redis_drop_retired(p->redis, cp); /* the master moved: not one more write there */
-    int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
-    cw_conn *c = *cp;
-    int locked = rc == 0;
-    if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
     cw_commit_args ca;
     memset(&ca, 0, sizeof ca);
-    if (rc == 0 && npending) rc = cw_commit_prepare(p, pending, &ca, &err);
-    if (rc == 0) rc = append_cycle(sh, c, fetch, &ca, call, limited, &err);
-    if (rc == 0 && npending) /* min_replicas: the commit waits for replicas, same trip */
-        rc = cw_conn_append_wait_replicas(c, &err);
-    int64_t rate_wait_us = 0;
-    if (rc == 0) rc = read_cycle(p, c, &ca, &fetched, &incomplete, &rate_wait_us, &err);
-    if (rc == 0 && npending) rc = cw_conn_read_wait_replicas(c, &err);
+    int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
+    int locked = rc == 0;
+    if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
+    if (rc == 0)
+        rc = exchange(sh, *cp, call, limited, fetch, pending, npending, &ca, &fetched, &incomplete,
+                      &rate_wait_us, &err);
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error", err.message,
                NULL);
     if (rc && fetch) cw_log(CWORK_LOG_ERROR, "worker.fetch", "error", err.message, NULL);
-    if (c && (c->broken || c->pending)) {
-        c->broken = 1;
-        cw_redis_checkin(p->redis, c);
-        *cp = c = NULL;
-    }
+    cw_conn *c = keep_conn(p, cp);
     /* A fetch whose reply is read after a freeze (or once the lease ran out): a reaper
      * may have given those jobs back, and another pool run them, meanwhile. They are not
      * delivered; their entries stay for the reaper, or for this pool's reclaim once its
      * lease is renewed (lease.c). */
-    if (fetched.len && cw_lease_lost(p)) {
-        for (cw_task *t = fetched.head; t;) {
-            cw_task *next = t->next;
-            cw_task_free(t);
-            t = next;
-        }
-        fetched.head = fetched.tail = NULL;
-        fetched.len = 0;
-    }
+    if (fetched.len && cw_lease_lost(p)) free_fetched(&fetched);
     if (fetched.len && c) cw_unique_guards_release(p, c, &fetched);
 
     size_t got = fetched.len;
@@ -443,19 +503,9 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
         for (cw_task *t = pending; t; t = t->next)
             t->commit_unsure = 1;
     cw_commit_args_free(&ca);
-    pthread_mutex_lock(&sh->mu);
-    if (got) deliver(sh, &fetched);
-    sh->fetching = 0;
-    if (committed) {
-        sh->in_flight -= npending;
-        sh->pending = NULL; /* only this thread adds to it, and not meanwhile */
-        sh->npending = 0;
-        while (pending) {
-            cw_task *next = pending->next;
-            cw_task_free(pending);
-            pending = next;
-        }
-    }
+    cw_mutex_lock(&sh->mu);
+    CW_ASSERT(sh->pending == pending && sh->npending == npending);
+    settle(sh, &fetched, committed);
     if (locked) pthread_rwlock_unlock(&p->fetch_lock);
     cw_round_trip_result res = {.ok = rc == 0,
                                 .complete = rc == 0 && !incomplete,
@@ -465,9 +515,9 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
                                 .rate_wait_us = rate_wait_us};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
     if (committed && atomic_load(&p->stopping)) {
-        pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
     }
 }
 
@@ -477,6 +527,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
  * dispatcher may exit (the pool stops and nothing is left). */
 static bool hold_fenced(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     bool stopping = atomic_load(&p->stopping) != 0;
     size_t dropped = cw_lease_drop_shard_tasks(sh, stopping); /* stopping: all to the reaper */
@@ -485,9 +536,9 @@ static bool hold_fenced(cw_shard *sh)
         return true;
     }
     if (dropped && stopping) {
-        pthread_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
     }
     wait_until(sh, cw_monotonic_us() + 20000); /* the running ones end: look again */
     return false;
@@ -504,7 +555,7 @@ void *cw_dispatcher_main(void *arg)
     /* The rate-limited types of a call (without memory, types are never limited). */
     size_t *limited = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *limited);
 
-    pthread_mutex_lock(&sh->mu);
+    cw_mutex_lock(&sh->mu);
     memset(&sh->state, 0, sizeof sh->state);
     for (;;) {
         /* Before anything else, the lease (lease.c): after a freeze nothing is
@@ -538,7 +589,7 @@ void *cw_dispatcher_main(void *arg)
             break;
         }
     }
-    pthread_mutex_unlock(&sh->mu);
+    cw_mutex_unlock(&sh->mu);
     if (c) cw_redis_checkin(p->redis, c);
     cw_cycle_call_clear(&call);
     cw_free(limited);

@@ -160,8 +160,10 @@ static void log_overrun(const cw_task *t, int64_t end_ms)
 
 void cw_shard_wake_executors(cw_shard *s, size_t n)
 {
+    cw_mutex_assert_held(&s->mu);
     for (; n > 0 && s->sleepers; n--) {
         cw_executor *ex = s->sleepers;
+        CW_ASSERT(s->nsleeping > 0 && !ex->woken);
         s->sleepers = ex->next_sleeper;
         s->nsleeping--;
         ex->woken = true;
@@ -171,6 +173,7 @@ void cw_shard_wake_executors(cw_shard *s, size_t n)
 
 void cw_shard_no_more_tasks(cw_shard *s)
 {
+    cw_mutex_assert_held(&s->mu);
     s->no_more_tasks = true;
     cw_shard_wake_executors(s, s->nsleeping);
 }
@@ -179,12 +182,13 @@ void cw_shard_no_more_tasks(cw_shard *s)
 static void sleep_until_woken(cw_executor *ex)
 {
     cw_shard *s = ex->shard;
+    cw_mutex_assert_held(&s->mu);
     ex->woken = false;
     ex->next_sleeper = s->sleepers;
     s->sleepers = ex;
     s->nsleeping++;
     while (!ex->woken)
-        pthread_cond_wait(&ex->cond, &s->mu);
+        cw_cond_wait(&ex->cond, &s->mu);
 }
 
 void *cw_executor_main(void *arg)
@@ -193,7 +197,7 @@ void *cw_executor_main(void *arg)
     cwork_pool *p = ex->pool;
     cw_shard *s = ex->shard;
     cw_block_sigpipe_thread();
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     for (;;) {
         /* A fetch in flight when stop began can still deliver tasks: executors leave
          * only once their dispatcher says nothing more will come. */
@@ -201,6 +205,8 @@ void *cw_executor_main(void *arg)
             sleep_until_woken(ex);
         if (!s->ready.head) break;
         cw_task *t = cw_tq_pop(&s->ready);
+        /* The hand-off: this executor is free, and no other has taken the task. */
+        CW_ASSERT(ex->current == NULL && t->run.pool == NULL && t->job != NULL);
         cw_job_type *type = cw_pool_find_type(p, t->job->name.ptr, t->job->name.len);
         t->started_ms = cw_now_ms();
         t->run.pool = p;
@@ -209,7 +215,7 @@ void *cw_executor_main(void *arg)
         t->run.deadline_ms =
             type && type->opts.timeout_ms > 0 ? t->started_ms + type->opts.timeout_ms : 0;
         ex->current = t;
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
 
         int64_t start_us = cw_monotonic_us();
         run_task(ex, t, type);
@@ -218,16 +224,17 @@ void *cw_executor_main(void *arg)
         int64_t took_us = cw_monotonic_us() - start_us;
         t->handler_type = type;
         t->took_us = took_us;
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
+        CW_ASSERT(ex->current == t);
         ex->current = NULL;
         cw_task_close_stop_fd(t);
         if (overrun) {
-            pthread_mutex_unlock(&s->mu);
+            cw_mutex_unlock(&s->mu);
             log_overrun(t, end);
-            pthread_mutex_lock(&s->mu);
+            cw_mutex_lock(&s->mu);
         }
         cw_tq_push(&s->done, t);
         atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
@@ -236,6 +243,6 @@ void *cw_executor_main(void *arg)
          * itself for ready tasks that wait too long). */
         if (s->dispatcher_waiting && s->ready.len == 0) pthread_cond_signal(&s->disp_cond);
     }
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     return NULL;
 }

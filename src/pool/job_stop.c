@@ -36,6 +36,7 @@ static void wake_fd(cw_task *t)
 
 bool cw_task_stop(cw_task *t, cwork_stop_reason reason)
 {
+    cw_task_assert_locked(t);
     int none = CWORK_STOP_NONE;
     if (!atomic_compare_exchange_strong(&t->stop_reason, &none, (int)reason)) return false;
     wake_fd(t);
@@ -44,6 +45,7 @@ bool cw_task_stop(cw_task *t, cwork_stop_reason reason)
 
 void cw_task_close_stop_fd(cw_task *t)
 {
+    cw_task_assert_locked(t);
     for (int i = 0; i < 2; i++) {
         if (t->stop_pipe[i] >= 0) close(t->stop_pipe[i]);
         t->stop_pipe[i] = -1;
@@ -68,14 +70,14 @@ size_t cw_pool_stop_job(cwork_pool *p, const char *id, size_t len, cwork_stop_re
     size_t n = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *s = &p->shards[i];
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         for (size_t e = s->first_executor; e < s->first_executor + s->nexecutors; e++)
             if (holds(p->executors[e].current, id, len))
                 cw_task_stop(p->executors[e].current, reason), n++;
         n += stop_in(s->ready.head, id, len, reason);
         n += stop_in(s->done.head, id, len, reason);
         n += stop_in(s->pending, id, len, reason);
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
     }
     return n;
 }
@@ -101,8 +103,9 @@ int cwork_job_stop_fd(cwork_job *job)
         return -1;
     }
     cw_run *run = job->run;
+    CW_ASSERT(run->worker < run->pool->opts.concurrency);
     cw_shard *s = run->pool->executors[run->worker].shard;
-    pthread_mutex_lock(&s->mu);
+    cw_mutex_lock(&s->mu);
     int fd = t->stop_pipe[0], saved = 0;
     if (fd < 0) {
         if (pipe2(t->stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
@@ -113,7 +116,7 @@ int cwork_job_stop_fd(cwork_job *job)
             if (atomic_load(&t->stop_reason) != CWORK_STOP_NONE) wake_fd(t); /* asked before */
         }
     }
-    pthread_mutex_unlock(&s->mu);
+    cw_mutex_unlock(&s->mu);
     if (fd < 0) errno = saved;
     return fd;
 }

@@ -31,14 +31,14 @@ int cw_lease_init(cwork_pool *p)
 {
     atomic_store(&p->fenced, 0);
     atomic_store(&p->reaped_seen, 0);
-    pthread_mutex_init(&p->lease_mu, NULL);
+    cw_mutex_init(&p->lease_mu);
     return cw_cond_init_monotonic(&p->lease_cond) ? CWORK_ENOMEM : 0;
 }
 
 void cw_lease_destroy(cwork_pool *p)
 {
     pthread_cond_destroy(&p->lease_cond);
-    pthread_mutex_destroy(&p->lease_mu);
+    cw_mutex_destroy(&p->lease_mu);
 }
 
 /* Asks each task of the shard that runs or waits to run to stop (caller holds its mu).
@@ -47,6 +47,7 @@ void cw_lease_destroy(cwork_pool *p)
  * (the cycle script's LREM: a reaper that gave the job back removed it). */
 static void stop_shard_tasks(cw_shard *sh)
 {
+    cw_mutex_assert_held(&sh->mu);
     cwork_pool *p = sh->pool;
     for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
         if (p->executors[e].current) cw_task_stop(p->executors[e].current, CWORK_STOP_LEASE_LOST);
@@ -68,10 +69,10 @@ static void fence(cwork_pool *p, const char *why)
     }
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         stop_shard_tasks(sh);
         pthread_cond_signal(&sh->disp_cond);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
 }
 
@@ -96,9 +97,9 @@ bool cw_lease_lost(cwork_pool *p)
     /* Only the flag here (the caller may hold a shard's mu); the guard asks the tasks
      * of every shard to stop, the caller those of its own. */
     if (atomic_exchange(&p->fenced, 1) == 0) {
-        pthread_mutex_lock(&p->lease_mu);
+        cw_mutex_lock(&p->lease_mu);
         pthread_cond_signal(&p->lease_cond);
-        pthread_mutex_unlock(&p->lease_mu);
+        cw_mutex_unlock(&p->lease_mu);
         cw_log(CWORK_LOG_ERROR, "pool.lease_lost", "pool_id", p->id, "why", why, NULL);
     }
     return true;
@@ -126,6 +127,7 @@ size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all)
 {
     stop_shard_tasks(sh);
     size_t n = drop_from(&sh->pending, all);
+    CW_ASSERT(sh->npending >= n);
     sh->npending -= n;
     /* ready: every task was asked to stop above; done: rebuilt, its tail found again */
     cw_task *ready = cw_tq_take_all(&sh->ready), *done = cw_tq_take_all(&sh->done);
@@ -136,6 +138,7 @@ size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all)
         cw_tq_push(&sh->done, done);
         done = next;
     }
+    CW_ASSERT(sh->in_flight >= n);
     sh->in_flight -= n;
     return n;
 }
@@ -147,11 +150,11 @@ static bool nothing_runs(cwork_pool *p)
     bool quiet = true;
     for (size_t i = 0; i < p->nshards && quiet; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         quiet = sh->ready.len == 0 && sh->fetching == 0;
         for (size_t e = sh->first_executor; quiet && e < sh->first_executor + sh->nexecutors; e++)
             quiet = p->executors[e].current == NULL;
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     return quiet;
 }
@@ -165,9 +168,9 @@ static void try_recover(cwork_pool *p)
     if (cw_heartbeat_beat(p->heartbeat, &e) != 0) return; /* (the heartbeat logs its own) */
     atomic_store(&p->reaped_seen, cw_heartbeat_reaped(p->heartbeat));
     cw_shard *first = &p->shards[0];
-    pthread_mutex_lock(&first->mu);
+    cw_mutex_lock(&first->mu);
     first->lease_reclaim = true;
-    pthread_mutex_unlock(&first->mu);
+    cw_mutex_unlock(&first->mu);
     atomic_store(&p->fenced, 0);
     cw_log(CWORK_LOG_WARN, "pool.lease_renewed", "pool_id", p->id, "message",
            "the pool beat again after losing its lease: fetching resumes", NULL);
@@ -177,28 +180,28 @@ static void try_recover(cwork_pool *p)
 static void *guard_main(void *arg)
 {
     cwork_pool *p = arg;
-    pthread_mutex_lock(&p->lease_mu);
+    cw_mutex_lock(&p->lease_mu);
     while (!p->lease_stop) {
         int64_t wake;
         if (atomic_load(&p->fenced)) {
-            pthread_mutex_unlock(&p->lease_mu);
+            cw_mutex_unlock(&p->lease_mu);
             fence(p, "lease lost"); /* (again: tasks a round trip delivered meanwhile) */
             if (!atomic_load(&p->stopping)) try_recover(p);
-            pthread_mutex_lock(&p->lease_mu);
+            cw_mutex_lock(&p->lease_mu);
             wake = cw_clock_mono_ms() + RECOVER_POLL_MS;
         } else {
             const char *why = lease_gone(p, &wake);
             if (why) {
-                pthread_mutex_unlock(&p->lease_mu);
+                cw_mutex_unlock(&p->lease_mu);
                 fence(p, why);
-                pthread_mutex_lock(&p->lease_mu);
+                cw_mutex_lock(&p->lease_mu);
                 continue;
             }
         }
         if (p->lease_stop) break;
         cw_clock_wait_until(&p->lease_cond, &p->lease_mu, wake);
     }
-    pthread_mutex_unlock(&p->lease_mu);
+    cw_mutex_unlock(&p->lease_mu);
     return NULL;
 }
 
@@ -212,9 +215,9 @@ static void on_beat(void *userdata, cw_heartbeat_moment moment)
         if (cw_lease_lost(p)) fence(p, "lease lost");
         return;
     }
-    pthread_mutex_lock(&p->lease_mu);
+    cw_mutex_lock(&p->lease_mu);
     pthread_cond_signal(&p->lease_cond);
-    pthread_mutex_unlock(&p->lease_mu);
+    cw_mutex_unlock(&p->lease_mu);
 }
 
 int cw_lease_start(cwork_pool *p, cwork_error *err)
@@ -235,10 +238,10 @@ int cw_lease_start(cwork_pool *p, cwork_error *err)
 void cw_lease_stop(cwork_pool *p)
 {
     if (!atomic_load(&p->lease_started)) return;
-    pthread_mutex_lock(&p->lease_mu);
+    cw_mutex_lock(&p->lease_mu);
     p->lease_stop = 1;
     pthread_cond_signal(&p->lease_cond);
-    pthread_mutex_unlock(&p->lease_mu);
+    cw_mutex_unlock(&p->lease_mu);
     pthread_join(p->lease_guard, NULL);
     atomic_store(&p->lease_started, 0);
 }

@@ -70,7 +70,7 @@ static int64_t warn_overruns(maintenance *m)
     int64_t now_ms = cw_now_ms();
     for (size_t s = 0; s < p->nshards; s++) {
         cw_shard *sh = &p->shards[s];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++) {
             cw_task *t = p->executors[e].current;
             if (!t || !t->job || !t->run.deadline_ms || now_ms <= t->run.deadline_ms ||
@@ -83,7 +83,7 @@ static int64_t warn_overruns(maintenance *m)
             cw_log(CWORK_LOG_WARN, "job.overrun", "job_name", t->job->name.ptr, "job_id",
                    t->job->id.ptr, "timeout_ms", timeout, NULL);
         }
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     return 100;
 }
@@ -232,7 +232,7 @@ void *cw_maintenance_main(void *arg)
     setup(&m, arg);
     cwork_pool *p = m.p;
     cw_block_sigpipe_thread();
-    pthread_mutex_lock(&p->mu);
+    cw_mutex_lock(&p->mu);
     for (;;) {
         bool stopping = atomic_load(&p->stopping);
         if (stopping && cw_pool_in_flight(p) == 0) break;
@@ -240,9 +240,9 @@ void *cw_maintenance_main(void *arg)
         for (timer *t = m.timers; t < m.timers + T_N; t++) {
             if (!t->enabled || (stopping && !t->while_stopping)) continue;
             if (now >= t->next_ms) {
-                pthread_mutex_unlock(&p->mu);
+                cw_mutex_unlock(&p->mu);
                 t->next_ms = cw_clock_mono_ms() + t->run(&m);
-                pthread_mutex_lock(&p->mu);
+                cw_mutex_lock(&p->mu);
                 now = cw_clock_mono_ms();
             }
             if (t->next_ms < next) next = t->next_ms;
@@ -250,7 +250,7 @@ void *cw_maintenance_main(void *arg)
         if (next > now) /* stop wakes it early */
             cw_clock_wait_until(&p->idle_cond, &p->mu, next);
     }
-    pthread_mutex_unlock(&p->mu);
+    cw_mutex_unlock(&p->mu);
     flush_daily_stats(&m); /* what the last commits added */
     cw_free(m.names);
     return NULL;

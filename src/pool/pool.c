@@ -34,6 +34,8 @@ void cwork_job_options_init(cwork_job_options *o)
 
 void cw_tq_push(cw_task_queue *q, cw_task *t)
 {
+    CW_ASSERT((q->head == NULL) == (q->len == 0) && (q->tail == NULL) == (q->len == 0));
+    CW_ASSERT(t != q->tail); /* not pushed twice */
     t->next = NULL;
     if (q->tail)
         q->tail->next = t;
@@ -47,6 +49,7 @@ cw_task *cw_tq_pop(cw_task_queue *q)
 {
     cw_task *t = q->head;
     if (t) {
+        CW_ASSERT(q->len > 0);
         q->head = t->next;
         if (!q->head) q->tail = NULL;
         q->len--;
@@ -123,8 +126,9 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
         cw_check_duration_ms("watchdog_timeout_ms", o.watchdog_timeout_ms, err))
         return NULL;
     if (o.concurrency == 0) o.concurrency = CW_DEFAULT_CONCURRENCY;
-    if (o.concurrency > 10000) {
-        cw_error(err, CWORK_EINVAL, "concurrency %u is over the limit of 10000", o.concurrency);
+    if (o.concurrency > CW_MAX_CONCURRENCY) {
+        cw_error(err, CWORK_EINVAL, "concurrency %u is over the limit of %d", o.concurrency,
+                 CW_MAX_CONCURRENCY);
         return NULL;
     }
     if (o.idle_backoff_max_ms == 0) o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
@@ -156,8 +160,8 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
     }
     cw_pool_tuning_init(&p->tuning);
     if (cw_pool_build_shards(p) != 0) goto oom;
-    pthread_mutex_init(&p->mu, NULL);
-    pthread_mutex_init(&p->stop_mu, NULL);
+    cw_mutex_init(&p->mu);
+    cw_mutex_init(&p->stop_mu);
     /* Writer-preferring: a reclaim must not wait behind a stream of round trips. */
     pthread_rwlockattr_t rwa;
     pthread_rwlockattr_init(&rwa);
@@ -182,9 +186,13 @@ fail:
 
 void cw_pool_notify_idle(cwork_pool *p)
 {
-    pthread_mutex_lock(&p->mu);
+#ifdef CW_ASSERTS
+    for (size_t i = 0; i < p->nshards; i++) /* pool->mu comes before a shard's */
+        cw_mutex_assert_not_held(&p->shards[i].mu);
+#endif
+    cw_mutex_lock(&p->mu);
     pthread_cond_broadcast(&p->idle_cond);
-    pthread_mutex_unlock(&p->mu);
+    cw_mutex_unlock(&p->mu);
 }
 
 const char *cwork_pool_id(const cwork_pool *p)
@@ -386,8 +394,8 @@ void cwork_pool_free(cwork_pool *p)
     cw_reaper_free(p->reaper);
     cw_watchdog_free(p->watchdog);
     cw_periodic_free(p->periodic);
-    pthread_mutex_destroy(&p->mu);
-    pthread_mutex_destroy(&p->stop_mu);
+    cw_mutex_destroy(&p->mu);
+    cw_mutex_destroy(&p->stop_mu);
     pthread_rwlock_destroy(&p->fetch_lock);
     pthread_cond_destroy(&p->idle_cond);
     cw_lease_destroy(p);

@@ -19,6 +19,7 @@
 #include "heartbeat.h"
 #include "job.h"
 #include "keys.h"
+#include "mutex.h"
 #include "observer.h"
 #include "periodic.h"
 #include "reaper.h"
@@ -31,6 +32,8 @@
 #include <stdbool.h>
 
 #define CW_DEFAULT_CONCURRENCY 10
+/* Executors per pool at most: the commit's per-type counts are 16-bit (commit_layout.h). */
+#define CW_MAX_CONCURRENCY 10000
 #define CW_DEFAULT_MAX_FAILS 4
 #define CW_MAX_PRIORITY 100000
 #define CW_MAX_JOB_TYPES 2000
@@ -128,7 +131,7 @@ struct cw_shard {
     size_t first_executor, nexecutors;
     pthread_t dispatcher;
     int dispatcher_started;
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t disp_cond; /* dispatcher: a batch drained, a wake-up, or stopping */
     cw_task_queue ready, done;
     cw_task *pending; /* done tasks taken by the dispatcher, not yet committed */
@@ -169,7 +172,7 @@ struct cwork_pool {
     size_t nshards;
     bool single_fetch; /* opts.single_fetch or a server < 6.2 */
 
-    pthread_mutex_t mu;       /* life cycle: idle_cond waits */
+    cw_mutex mu;              /* life cycle: idle_cond waits */
     pthread_cond_t idle_cond; /* stop/drain/maintenance: in_flight fell while stopping */
     int started;
     atomic_int stopping;
@@ -182,7 +185,7 @@ struct cwork_pool {
     /* Which threads exist (a start can fail half-way), and one stop at a time. */
     size_t executors_started;
     int maintenance_started, subscriber_started;
-    pthread_mutex_t stop_mu;
+    cw_mutex stop_mu;
     cw_heartbeat *heartbeat;
     cw_observer *observer;
     cw_reaper *reaper;
@@ -206,7 +209,7 @@ struct cwork_pool {
      * guard thread watches it. */
     atomic_int fenced;
     atomic_uint reaped_seen;
-    pthread_mutex_t lease_mu; /* guards lease_stop; lease_cond on CLOCK_MONOTONIC */
+    cw_mutex lease_mu; /* guards lease_stop; lease_cond on CLOCK_MONOTONIC */
     pthread_cond_t lease_cond;
     int lease_stop;
     atomic_int lease_started; /* read by the dispatchers and the heartbeat's hook */
@@ -215,6 +218,22 @@ struct cwork_pool {
 
 /* What a commit does with a failed task. */
 enum { OUTCOME_DROP, OUTCOME_RETRY, OUTCOME_DEAD };
+
+/* Asserts (CW_ASSERTS builds) that the caller holds the mu of the shard whose executor
+ * took t; a task no executor has taken (fetched, not yet delivered or run) belongs to
+ * the thread that holds it, and nothing is checked. A macro: a failure names the
+ * caller. */
+#ifdef CW_ASSERTS
+static inline bool cw_task_locked(const cw_task *t)
+{
+    const cwork_pool *p = t->run.pool;
+    return !p || (t->run.worker < p->opts.concurrency &&
+                  cw_mutex_held(&p->executors[t->run.worker].shard->mu));
+}
+#define cw_task_assert_locked(t) CW_ASSERT(cw_task_locked(t))
+#else
+#define cw_task_assert_locked(t) ((void)sizeof(t))
+#endif
 
 /* Task queues (caller holds the shard's mu). */
 void cw_tq_push(cw_task_queue *q, cw_task *t);
@@ -299,7 +318,7 @@ cw_task *cw_task_new(cw_job_type *type, const char *bytes, size_t len);
 typedef struct commit_arg {
     size_t json_off, json_len;
     char score[24];
-    const char *target; /* "r", "d" or "-" (dropped) */
+    const char *target; /* CW_COMMIT_TARGET_* (commit_layout.h) */
     int64_t failed_at;  /* the failure's time as recorded in the job (Unix s) */
 } commit_arg;
 

@@ -70,27 +70,29 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg, cwork_erro
     return 0;
 }
 
-int cwork_pool_start(cwork_pool *p, cwork_error *err)
+/* The watchdog tracks every periodic registration (a new one per start); none without
+ * periodic jobs. 0, or -1 when out of memory. */
+static int make_watchdog(cwork_pool *p)
 {
-    if (!p) return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
-    if (p->started) return 0;
-    p->single_fetch = p->opts.single_fetch;
-    int rc = prepare_redis(p, err);
-    if (rc == 0) rc = cw_pool_rate_limits_start(p, err); /* before the first fetch */
-    if (rc) return rc;
-    unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
-    const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
-    const char **workers = cw_calloc(p->opts.concurrency, sizeof *workers);
-    if (!prio || !names || !workers) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < p->ntypes; i++) {
-        prio[i] = p->types[i].opts.priority;
-        names[i] = p->types[i].name;
-    }
-    for (size_t i = 0; i < p->opts.concurrency; i++)
-        workers[i] = p->executors[i].worker_id;
+    cw_watchdog_free(p->watchdog);
+    p->watchdog = NULL;
+    size_t nperiodic = p->periodic ? cw_periodic_count(p->periodic) : 0;
+    if (!nperiodic) return 0;
+    /* Fire times are whole seconds: a timeout of part of one counts as a whole. */
+    p->watchdog = cw_watchdog_new((p->opts.watchdog_timeout_ms + 999) / 1000);
+    if (!p->watchdog) return -1;
+    for (size_t i = 0; i < nperiodic; i++)
+        if (cw_watchdog_track(p->watchdog, cw_periodic_name(p->periodic, i),
+                              cw_periodic_schedule(p->periodic, i)) != 0)
+            return -1;
+    return 0;
+}
+
+/* The helpers a start makes anew: reaper, heartbeat, observer, the shards' samplers and
+ * the watchdog. 0 or CWORK_ENOMEM. */
+static int make_helpers(cwork_pool *p, const unsigned *prio, const char **names,
+                        const char **workers, cwork_error *err)
+{
     cw_heartbeat_free(p->heartbeat);
     cw_observer_free(p->observer);
     cw_reaper_free(p->reaper);
@@ -108,34 +110,30 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
         cw_sampler_clear(&p->shards[i].sampler);
         sampler_failed |= cw_sampler_init(&p->shards[i].sampler, prio, p->ntypes) != 0;
     }
-    /* The watchdog tracks every periodic registration (a new one per start). */
-    cw_watchdog_free(p->watchdog);
-    p->watchdog = NULL;
-    size_t nperiodic = p->periodic ? cw_periodic_count(p->periodic) : 0;
-    int watchdog_failed = 0;
-    if (nperiodic) {
-        /* Fire times are whole seconds: a timeout of part of one counts as a whole. */
-        p->watchdog = cw_watchdog_new((p->opts.watchdog_timeout_ms + 999) / 1000);
-        watchdog_failed = !p->watchdog;
-        for (size_t i = 0; !watchdog_failed && i < nperiodic; i++)
-            watchdog_failed = cw_watchdog_track(p->watchdog, cw_periodic_name(p->periodic, i),
-                                                cw_periodic_schedule(p->periodic, i)) != 0;
-    }
-    if (sampler_failed || watchdog_failed || !p->heartbeat || !p->observer || !p->reaper) {
-        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        goto done;
-    }
-    /* In worker_pools with a heartbeat before the first fetch (PROTOCOL §16.8). */
-    if ((rc = cw_heartbeat_beat(p->heartbeat, err)) != 0) goto done;
+    int watchdog_failed = make_watchdog(p) != 0;
+    if (sampler_failed || watchdog_failed || !p->heartbeat || !p->observer || !p->reaper)
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* In worker_pools with a heartbeat before the first fetch (PROTOCOL §16.8), then the
+ * lease's guard and the heartbeat's thread. */
+static int begin_beating(cwork_pool *p, cwork_error *err)
+{
+    int rc = cw_heartbeat_beat(p->heartbeat, err);
+    if (rc != 0) return rc;
     if ((rc = cw_lease_start(p, err)) != 0 || (rc = cw_heartbeat_start(p->heartbeat, err)) != 0) {
         cw_lease_stop(p);
         cw_heartbeat_stop(p->heartbeat, 1, NULL); /* leave no heartbeat of a pool that never ran */
-        goto done;
     }
-    atomic_store(&p->stopping, 0);
-    p->start_failed = atomic_load(&p->n_failed);
-    p->start_processed = atomic_load(&p->n_succeeded) + p->start_failed;
-    p->started = 1;
+    return rc;
+}
+
+/* Starts executors, dispatchers, maintenance and the wake-up subscriber. When one cannot
+ * start (rare: thread limits) the threads that did are stopped. */
+static int start_threads(cwork_pool *p, cwork_error *err)
+{
+    int rc = 0;
     p->executors_started = 0;
     p->maintenance_started = p->subscriber_started = 0;
     for (size_t i = 0; i < p->nshards; i++) {
@@ -157,18 +155,50 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
     if (rc == 0 && (rc = start_thread(&p->subscriber, cw_subscriber_main, p, err)) == 0)
         p->subscriber_started = 1;
     if (rc) {
-        /* Rare (thread limits): stop the threads that did start. Nothing was fetched
-         * yet unless the dispatcher started, and then stop commits what it took. */
+        /* Nothing was fetched yet unless the dispatcher started, and then stop commits
+         * what it took. */
         for (size_t i = 0; i < p->nshards; i++) {
             cw_shard *sh = &p->shards[i];
-            pthread_mutex_lock(&sh->mu);
+            cw_mutex_lock(&sh->mu);
             if (!sh->dispatcher_started) cw_shard_no_more_tasks(sh); /* no dispatcher to say so */
-            pthread_mutex_unlock(&sh->mu);
+            cw_mutex_unlock(&sh->mu);
         }
         cwork_pool_stop(p, CW_DEFAULT_STOP_GRACE_MS, NULL);
         cw_error(err, rc, "cannot start the pool's threads");
     }
-done:
+    return rc;
+}
+
+int cwork_pool_start(cwork_pool *p, cwork_error *err)
+{
+    if (!p) return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
+    if (p->started) return 0;
+    p->single_fetch = p->opts.single_fetch;
+    int rc = prepare_redis(p, err);
+    if (rc == 0) rc = cw_pool_rate_limits_start(p, err); /* before the first fetch */
+    if (rc) return rc;
+    unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
+    const char **names = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *names);
+    const char **workers = cw_calloc(p->opts.concurrency, sizeof *workers);
+    if (!prio || !names || !workers) {
+        rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    } else {
+        for (size_t i = 0; i < p->ntypes; i++) {
+            prio[i] = p->types[i].opts.priority;
+            names[i] = p->types[i].name;
+        }
+        for (size_t i = 0; i < p->opts.concurrency; i++)
+            workers[i] = p->executors[i].worker_id;
+        rc = make_helpers(p, prio, names, workers, err);
+    }
+    if (rc == 0) rc = begin_beating(p, err);
+    if (rc == 0) {
+        atomic_store(&p->stopping, 0);
+        p->start_failed = atomic_load(&p->n_failed);
+        p->start_processed = atomic_load(&p->n_succeeded) + p->start_failed;
+        p->started = 1;
+        rc = start_threads(p, err);
+    }
     cw_free(prio);
     cw_free(names);
     cw_free(workers);
@@ -179,36 +209,36 @@ done:
 
 static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
-    pthread_mutex_lock(&p->mu);
+    cw_mutex_lock(&p->mu);
     atomic_store(&p->stopping, 1);
     pthread_cond_broadcast(&p->idle_cond); /* maintenance: stop its own duties */
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         pthread_cond_signal(&sh->disp_cond);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     struct timespec deadline;
     cw_deadline_after_ms(&deadline, grace_ms < 0                    ? 0
                                     : grace_ms > CW_MAX_DURATION_MS ? CW_MAX_DURATION_MS
                                                                     : grace_ms);
     while (cw_pool_in_flight(p) > 0) {
-        if (pthread_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT) break;
+        if (cw_cond_timedwait(&p->idle_cond, &p->mu, &deadline) == ETIMEDOUT) break;
     }
     size_t left = 0, ready = 0, running = 0, done = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         left += sh->in_flight;
         ready += sh->ready.len;
         done += sh->done.len + sh->npending;
         for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
             running += p->executors[e].current != NULL;
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     char where[96];
     snprintf(where, sizeof where, "ready=%zu running=%zu done=%zu", ready, running, done);
-    pthread_mutex_unlock(&p->mu);
+    cw_mutex_unlock(&p->mu);
     if (left > 0) {
         /* Leave the heartbeat (it goes stale) and the in-progress entries to a reaper. */
         cw_heartbeat_stop(p->heartbeat, 0, NULL);
@@ -242,10 +272,10 @@ static int stop_locked(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
     if (!p) return 0;
-    pthread_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
+    cw_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
     int rc = 0;
     if (p->started) rc = stop_locked(p, grace_ms, err);
-    pthread_mutex_unlock(&p->stop_mu);
+    cw_mutex_unlock(&p->stop_mu);
     return rc;
 }
 

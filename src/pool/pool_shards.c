@@ -21,7 +21,7 @@ void cw_pool_free_shards(cwork_pool *p)
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
         cw_sampler_clear(&sh->sampler);
-        pthread_mutex_destroy(&sh->mu);
+        cw_mutex_destroy(&sh->mu);
         pthread_cond_destroy(&sh->disp_cond);
     }
     for (size_t e = 0; p->shards && e < p->opts.concurrency; e++)
@@ -38,6 +38,9 @@ int cw_pool_build_shards(cwork_pool *p)
     size_t n = p->opts.concurrency / per;
     if (n > p->tuning.max_shards) n = p->tuning.max_shards;
     if (n < 1) n = 1;
+    /* (cwork_pool_new caps concurrency; the commit's 16-bit counts rely on it) */
+    CW_ASSERT(p->opts.concurrency >= 1 && p->opts.concurrency <= CW_MAX_CONCURRENCY);
+    CW_ASSERT(n <= p->opts.concurrency);
     cw_shard *shards = cw_calloc(n, sizeof *shards);
     if (!shards) return CWORK_ENOMEM;
     p->shards = shards;
@@ -52,7 +55,7 @@ int cw_pool_build_shards(cwork_pool *p)
             p->executors[e].shard = sh;
             pthread_cond_init(&p->executors[e].cond, NULL);
         }
-        pthread_mutex_init(&sh->mu, NULL);
+        cw_mutex_init(&sh->mu);
         cw_cond_init_monotonic(&sh->disp_cond);
     }
     return 0;
@@ -62,9 +65,9 @@ size_t cw_pool_in_flight(cwork_pool *p)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->nshards; i++) {
-        pthread_mutex_lock(&p->shards[i].mu);
+        cw_mutex_lock(&p->shards[i].mu);
         n += p->shards[i].in_flight;
-        pthread_mutex_unlock(&p->shards[i].mu);
+        cw_mutex_unlock(&p->shards[i].mu);
     }
     return n;
 }
@@ -73,9 +76,9 @@ bool cw_pool_busy(cwork_pool *p)
 {
     bool busy = false;
     for (size_t i = 0; i < p->nshards && !busy; i++) {
-        pthread_mutex_lock(&p->shards[i].mu);
+        cw_mutex_lock(&p->shards[i].mu);
         busy = p->shards[i].in_flight > 0 || p->shards[i].fetching > 0;
-        pthread_mutex_unlock(&p->shards[i].mu);
+        cw_mutex_unlock(&p->shards[i].mu);
     }
     return busy;
 }
@@ -84,9 +87,9 @@ void cw_pool_wake_dispatchers(cwork_pool *p)
 {
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         sh->wakeup = true;
         if (sh->dispatcher_waiting) pthread_cond_signal(&sh->disp_cond);
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
 }

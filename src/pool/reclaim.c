@@ -32,7 +32,7 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
     size_t k = 0;
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *sh = &p->shards[i];
-        pthread_mutex_lock(&sh->mu);
+        cw_mutex_lock(&sh->mu);
         for (cw_task *t = sh->ready.head; t && k < cap; t = t->next)
             known[k++] = t;
         for (cw_task *t = sh->done.head; t && k < cap; t = t->next)
@@ -41,7 +41,7 @@ static size_t collect_known(cwork_pool *p, cw_task **known, size_t cap)
             known[k++] = t;
         for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors && k < cap; e++)
             if (p->executors[e].current) known[k++] = p->executors[e].current;
-        pthread_mutex_unlock(&sh->mu);
+        cw_mutex_unlock(&sh->mu);
     }
     return k;
 }

@@ -51,7 +51,7 @@ static void collect_ids(cwork_pool *p, cw_argv *ids)
 {
     for (size_t i = 0; i < p->nshards; i++) {
         cw_shard *s = &p->shards[i];
-        pthread_mutex_lock(&s->mu);
+        cw_mutex_lock(&s->mu);
         cw_task *lists[3] = {s->ready.head, s->done.head, s->pending};
         for (size_t e = s->first_executor; e < s->first_executor + s->nexecutors; e++) {
             cw_task *t = p->executors[e].current;
@@ -60,7 +60,7 @@ static void collect_ids(cwork_pool *p, cw_argv *ids)
         for (int l = 0; l < 3; l++)
             for (cw_task *t = lists[l]; t; t = t->next)
                 if (t->job) cw_argv_add(ids, t->job->id.ptr, t->job->id.len);
-        pthread_mutex_unlock(&s->mu);
+        cw_mutex_unlock(&s->mu);
     }
 }
 

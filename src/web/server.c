@@ -147,9 +147,9 @@ static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *
     web_call *call = cw_calloc(1, sizeof *call);
     if (!call) return NULL; /* on_request then refuses the request */
     call->target_len = strlen(uri);
-    pthread_mutex_lock(&web->mu);
+    cw_mutex_lock(&web->mu);
     web->inflight++;
-    pthread_mutex_unlock(&web->mu);
+    cw_mutex_unlock(&web->mu);
     return call;
 }
 
@@ -205,9 +205,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     *req_cls = NULL;
     cw_buf_free(&call->body);
     cw_free(call);
-    pthread_mutex_lock(&web->mu);
+    cw_mutex_lock(&web->mu);
+    CW_ASSERT(web->inflight > 0);
     if (--web->inflight == 0) pthread_cond_broadcast(&web->idle);
-    pthread_mutex_unlock(&web->mu);
+    cw_mutex_unlock(&web->mu);
 }
 
 /* No decoding by libmicrohttpd: routes decode each path segment themselves, so that
@@ -346,7 +347,7 @@ static void web_free(cwork_web *web)
         cw_free(web->auth);
     }
     pthread_cond_destroy(&web->idle);
-    pthread_mutex_destroy(&web->mu);
+    cw_mutex_destroy(&web->mu);
     cw_free(web);
 }
 
@@ -456,7 +457,7 @@ cwork_web *cwork_web_start(cwork_redis *redis, const char *ns, const cwork_web_o
     web->listen_fd = -1;
     web->redis = redis;
     web->pool = opts->pool;
-    pthread_mutex_init(&web->mu, NULL);
+    cw_mutex_init(&web->mu);
     pthread_cond_init(&web->idle, NULL);
     web->ns = cw_strdup(ns);
     web->auth = auth && *auth ? cw_strdup(auth) : NULL;
@@ -536,10 +537,10 @@ void cwork_web_free(cwork_web *web)
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += WEB_STOP_GRACE_MS / 1000;
-    pthread_mutex_lock(&web->mu);
+    cw_mutex_lock(&web->mu);
     while (web->inflight > 0)
-        if (pthread_cond_timedwait(&web->idle, &web->mu, &deadline) == ETIMEDOUT) break;
-    pthread_mutex_unlock(&web->mu);
+        if (cw_cond_timedwait(&web->idle, &web->mu, &deadline) == ETIMEDOUT) break;
+    cw_mutex_unlock(&web->mu);
     MHD_stop_daemon(web->daemon);
     if (fd == MHD_INVALID_SOCKET) web->listen_fd = -1; /* closed by MHD_stop_daemon */
     cw_log(CWORK_LOG_INFO, "web.stop", "listen", web->bound, NULL);

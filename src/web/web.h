@@ -10,6 +10,7 @@
 
 #include "cwork_web.h"
 #include "keys.h"
+#include "mutex.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -33,7 +34,7 @@ struct cwork_web {
     int port;
     int loopback;   /* bound to a loopback address */
     char bound[64]; /* "127.0.0.1:5040" or "[::1]:5040" */
-    pthread_mutex_t mu;
+    cw_mutex mu;
     pthread_cond_t idle; /* signalled when inflight drops to 0 */
     int inflight;        /* requests between their first handler call and completion */
     char *base_path;     /* "/jobs" (no trailing '/'), or NULL */

@@ -1,40 +1,11 @@
 /* Checked invariants (src/base/invariant.h, mutex.h): in a build with CW_ASSERTS a
  * broken invariant aborts with its condition named, and a mutex knows its owner; in a
  * build without, CW_ASSERT evaluates nothing. */
+#include "invariant_testutil.h"
 #include "mutex.h"
-#include "testlib.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-/* Runs fn in a child with stderr captured; returns how the child ended and its stderr. */
-static int run_child(void (*fn)(void *), void *arg, char *err, size_t errsz)
-{
-    int fds[2];
-    CHECK(pipe(fds) == 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        fn(arg);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < errsz && (r = read(fds[0], err + n, errsz - 1 - n)) > 0)
-        n += (size_t)r;
-    err[n] = '\0';
-    close(fds[0]);
-    int status = 0;
-    CHECK(waitpid(pid, &status, 0) == pid);
-    return status;
-}
 
 static void assert_false(void *arg)
 {
@@ -47,6 +18,13 @@ static void held_by_nobody(void *arg)
 {
     cw_mutex *mu = arg;
     cw_mutex_assert_held(mu);
+}
+
+static void locked_twice(void *arg)
+{
+    cw_mutex *mu = arg;
+    cw_mutex_lock(mu);
+    cw_mutex_lock(mu); /* would deadlock: fails instead */
 }
 
 static void *lock_and_keep(void *arg)
@@ -101,8 +79,11 @@ static void mutex_knows_its_owner(void)
     status = run_child(held_by_nobody, &mu, err, sizeof err);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
     CHECK(strstr(err, "invariant failed") != NULL);
+    CHECK(strstr(err, "held_by_nobody") != NULL); /* the caller, not mutex.h */
     status = run_child(held_by_another_thread, &mu, err, sizeof err);
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    status = run_child(locked_twice, &mu, err, sizeof err);
+    CHECK_ABORTED(status, err, "cw_mutex_lock"); /* (inline: names itself) */
 #endif
     cw_mutex_destroy(&mu);
 }

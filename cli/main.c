@@ -1,5 +1,6 @@
 /* The cwork command: dispatches to one sub-command per file (cmd_*.c). */
 #include "cli.h"
+#include "cmd_admin.h"
 #include "opt.h"
 
 #include <string.h>
@@ -43,6 +44,9 @@ static int cmd_without_web(int argc, char **argv)
 }
 #define cmd_demo cmd_without_web
 #define cmd_web cmd_without_web
+#define WEB_COMMAND NULL
+#else
+#define WEB_COMMAND &cli_web_command
 #endif
 
 /* Every command: what runs it, its option table when it has one (completion and the
@@ -52,26 +56,32 @@ const cli_command_entry cli_commands[] = {
      "put a job (or, with --bulk, many jobs from stdin) into a queue"},
     {"work", cmd_work, NULL, "run jobs as shell commands in a worker pool (cwork work --help)"},
     {"demo", cmd_demo, NULL, "run example jobs on a private Redis and watch them (Ctrl-C stops)"},
-    {"queues", cmd_queues, NULL, "list queues: jobs waiting, latency, paused or not"},
-    {"queue", cmd_queue, NULL, "delete waiting jobs: queue clear NAME, queue delete NAME ID"},
-    {"pools", cmd_pools, NULL, "list worker pools (Go's and cwork's) and their heartbeats"},
-    {"busy", cmd_busy, NULL, "list the workers running a job now"},
-    {"retry", cmd_retry, NULL,
+    {"queues", cmd_queues, &admin_commands[ADM_QUEUES],
+     "list queues: jobs waiting, latency, paused or not"},
+    {"queue", cmd_queue, &admin_commands[ADM_QUEUE],
+     "delete waiting jobs: queue clear NAME, queue delete NAME ID"},
+    {"pools", cmd_pools, &admin_commands[ADM_POOLS],
+     "list worker pools (Go's and cwork's) and their heartbeats"},
+    {"busy", cmd_busy, &admin_commands[ADM_BUSY], "list the workers running a job now"},
+    {"retry", cmd_retry, &admin_commands[ADM_RETRY],
      "list failed jobs waiting to be retried; run them now or delete one"},
-    {"scheduled", cmd_scheduled, NULL, "list jobs scheduled for later; run them now or delete one"},
-    {"dead", cmd_dead, NULL, "list dead jobs; retry, delete or trim them"},
-    {"pause", cmd_pause, NULL, "stop every pool from taking jobs of one name"},
-    {"unpause", cmd_unpause, NULL, "let pools take them again"},
-    {"job", cmd_job, NULL, "find a job by id: where it is and its JSON"},
-    {"batch", cmd_batch, NULL, "a tracked batch's counts and callback; --seal seals it"},
-    {"web", cmd_web, NULL,
+    {"scheduled", cmd_scheduled, &admin_commands[ADM_SCHEDULED],
+     "list jobs scheduled for later; run them now or delete one"},
+    {"dead", cmd_dead, &admin_commands[ADM_DEAD], "list dead jobs; retry, delete or trim them"},
+    {"pause", cmd_pause, &admin_commands[ADM_PAUSE],
+     "stop every pool from taking jobs of one name"},
+    {"unpause", cmd_unpause, &admin_commands[ADM_UNPAUSE], "let pools take them again"},
+    {"job", cmd_job, &admin_commands[ADM_JOB], "find a job by id: where it is and its JSON"},
+    {"batch", cmd_batch, &cli_batch_command,
+     "a tracked batch's counts and callback; --seal seals it"},
+    {"web", cmd_web, WEB_COMMAND,
      "serve the web UI, workwebui's JSON API and /metrics (cwork web --help)"},
     {"stats", cmd_stats, &cli_stats_command,
      "processed and failed jobs today and per day, and per job name"},
     {"limits", cmd_limits, NULL,
      "list the rate limits per job type and whether each holds jobs back"},
     {"limit", cmd_limit, NULL, "set or remove a job type's rate limit: limit NAME 100/1s|off"},
-    {"cancel", cmd_cancel, NULL,
+    {"cancel", cmd_cancel, &admin_commands[ADM_CANCEL],
      "cancel a job by id: waiting ones go to dead, running ones are stopped"},
     {"result", cmd_result, NULL, "print a job's result by id (--wait for it)"},
     {"succeeded", cmd_succeeded, NULL,
@@ -88,7 +98,7 @@ static void print_usage(FILE *out)
     fputs(usage_head, out);
     for (size_t i = 0; i < cli_ncommands; i++)
         if (cli_commands[i].summary)
-            fprintf(out, "  %-10s %s\n", cli_commands[i].name, cli_commands[i].summary);
+            fprintf(out, "  %-9s %s\n", cli_commands[i].name, cli_commands[i].summary);
     fputs("\nOptions of every command that talks to Redis:\n", out);
     cli_print_common_options(out);
     fputs(usage_tail, out);

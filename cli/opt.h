@@ -172,5 +172,7 @@ int cmd_man(int argc, char **argv);
 
 /* The tables (each in its command's file). */
 extern const cli_command cli_stats_command;
+extern const cli_command cli_batch_command;
+extern const cli_command cli_web_command; /* not in a build without the web UI */
 
 #endif

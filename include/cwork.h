@@ -1303,6 +1303,10 @@ typedef struct cwork_list_query {
     unsigned page_size; /* 1–1000; 0 means CWORK_PAGE_SIZE */
     const char *name;   /* only decodable jobs of this name (a scan of the set), or NULL */
     bool newest_first;  /* highest score first (Go lists lowest first) */
+    /* leave out the instances periodic jobs enqueue ahead, whose ids start with
+     * "periodic:" (PROTOCOL §10.3; Go's and cwork's alike): a scan of the set, as with
+     * name, and the total counts the others only */
+    bool skip_periodic;
 } cwork_list_query;
 
 /* cwork_client_list with a page size and an order; q may be NULL (cwork_client_list's

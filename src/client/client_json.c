@@ -220,7 +220,7 @@ int cwork_client_busy_workers_json(cwork_client *client, char **out, size_t *len
 int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned page, const char *name,
                            char **out, size_t *len, cwork_error *err)
 {
-    cwork_list_query q = {page, CWORK_PAGE_SIZE, name, false};
+    cwork_list_query q = {page, CWORK_PAGE_SIZE, name, false, false};
     return cwork_client_list_page_json(client, set, &q, out, len, err);
 }
 

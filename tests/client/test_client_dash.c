@@ -173,7 +173,7 @@ static void list_pages_with_a_size_and_newest_first(void)
     cwork_listed_job *jobs = NULL;
     size_t n = 0;
     int64_t total = 0;
-    cwork_list_query q = {1, 2, NULL, true};
+    cwork_list_query q = {1, 2, NULL, true, false};
     CHECK_INT(cwork_client_list_page(cl, CWORK_SET_DEAD, &q, &jobs, &n, &total, NULL), 0);
     CHECK_INT(total, 5);
     CHECK(n == 2 && jobs[0].at == 105 && !strcmp(cwork_job_id(jobs[0].job), "d5") &&
@@ -188,7 +188,7 @@ static void list_pages_with_a_size_and_newest_first(void)
     CHECK(n == 0 && total == 5);
     cwork_listed_jobs_free(jobs, n);
     /* one name, newest first: d5, d3 | d1 */
-    q = (cwork_list_query){1, 2, "odd", true};
+    q = (cwork_list_query){1, 2, "odd", true, false};
     CHECK_INT(cwork_client_list_page(cl, CWORK_SET_DEAD, &q, &jobs, &n, &total, NULL), 0);
     CHECK_INT(total, 3);
     CHECK(n == 2 && jobs[0].at == 105 && jobs[1].at == 103);
@@ -198,7 +198,7 @@ static void list_pages_with_a_size_and_newest_first(void)
     CHECK(n == 1 && jobs[0].at == 101);
     cwork_listed_jobs_free(jobs, n);
     /* oldest first as Go, and the old call is the same thing */
-    q = (cwork_list_query){1, 3, NULL, false};
+    q = (cwork_list_query){1, 3, NULL, false, false};
     CHECK_INT(cwork_client_list_page(cl, CWORK_SET_DEAD, &q, &jobs, &n, &total, NULL), 0);
     CHECK(n == 3 && jobs[0].at == 101 && jobs[2].at == 103);
     cwork_listed_jobs_free(jobs, n);
@@ -211,7 +211,7 @@ static void list_pages_with_a_size_and_newest_first(void)
               CWORK_EINVAL);
     char *body = NULL;
     size_t len = 0;
-    q = (cwork_list_query){2, 4, NULL, true};
+    q = (cwork_list_query){2, 4, NULL, true, false};
     CHECK_INT(cwork_client_list_page_json(cl, CWORK_SET_DEAD, &q, &body, &len, NULL), 0);
     CHECK(body && strncmp(body, "{\n\t\"count\": 5,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"died_at\": 101,",
                           45) == 0);

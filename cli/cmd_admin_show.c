@@ -240,18 +240,18 @@ static int show_list(const admin_opts *o, cwork_client *client)
     size_t len = 0;
     if (o->seen & OPT_GREP) return admin_search(o, client);
     /* The web UI's order unless --order says otherwise (admin_main), and its filters. */
-    cwork_list_query q = {page, CWORK_PAGE_SIZE, o->name, o->newest_first != 0,
-                          (o->seen & OPT_NO_PERIODIC) != 0};
+    cwork_list_query q = {page, CWORK_PAGE_SIZE, o->name, o->newest_first != 0};
+    unsigned filters = o->seen & OPT_NO_PERIODIC ? CWORK_LIST_SKIP_PERIODIC : 0u;
     if (o->seen & OPT_JSON) {
         /* The body of Go's route: its order (lowest score first) unless --order says */
         if (!(o->seen & OPT_ORDER)) q.newest_first = false;
-        int rc = cwork_client_list_page_json(client, set, &q, &body, &len, &err);
+        int rc = cwork_client_list_filtered_json(client, set, &q, filters, &body, &len, &err);
         return print_body(o, rc, body, len, &err);
     }
     cwork_listed_job *jobs = NULL;
     size_t n = 0;
     int64_t total = 0;
-    int rc = cwork_client_list_page(client, set, &q, &jobs, &n, &total, &err);
+    int rc = cwork_client_list_filtered(client, set, &q, filters, &jobs, &n, &total, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
     print_page_title(o, client, set, total, page);
     int status = n ? admin_print_jobs(o, set, jobs, n) : CLI_OK;

@@ -59,8 +59,9 @@ static void print_bash(void)
            "        return\n"
            "    fi\n"
            "    case \"${COMP_WORDS[1]}\" in\n");
-    for (size_t i = 0; i < cli_ncommands; i++)
-        if (cli_commands[i].summary) print_command_case(&cli_commands[i]);
+    for (size_t i = 0; i < cli_ncommands; i++) /* completion's own arm follows */
+        if (cli_commands[i].summary && strcmp(cli_commands[i].name, "completion") != 0)
+            print_command_case(&cli_commands[i]);
     printf("    completion) subs=\"bash zsh\" ;;\n"
            "    esac\n"
            "    if [[ \"$cur\" == -* ]]; then\n"

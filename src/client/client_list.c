@@ -180,11 +180,22 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
 int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
                            cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
 {
+    return cwork_client_list_filtered(client, set, q, 0, out, n, total, err);
+}
+
+int cwork_client_list_filtered(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                               unsigned filters, cwork_listed_job **out, size_t *n, int64_t *total,
+                               cwork_error *err)
+{
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !out || !n)
         return cw_error(err, CWORK_EINVAL, "cwork_client_list: NULL argument");
-    cwork_list_query dflt = {1, CWORK_PAGE_SIZE, NULL, false, false};
+    if (filters & ~CWORK_LIST_SKIP_PERIODIC)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_list_filtered: unknown filter 0x%x",
+                        filters);
+    bool skip_periodic = (filters & CWORK_LIST_SKIP_PERIODIC) != 0;
+    cwork_list_query dflt = {1, CWORK_PAGE_SIZE, NULL, false};
     if (!q) q = &dflt;
     *out = NULL;
     *n = 0;
@@ -196,14 +207,13 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
     cw_buf key;
     cw_buf_init(&key);
     int rc = cw_client_set_key(&client->keys, set, &key, err);
-    page p = {
-        q->name, q->skip_periodic, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0,
-        0};
+    page p = {q->name, skip_periodic, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0,
+              0};
     if (rc == 0 && !(p.jobs = cw_calloc(size, sizeof *p.jobs)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        if (q->name || q->skip_periodic) { /* a filter: every member is read */
+        if (q->name || skip_periodic) { /* a filter: every member is read */
             scan s = {q->name && ascii(q->name) ? q->name : NULL, page_add, &p,
                       "client.get_zset_page.new_job"};
             rc = scan_key(c, key.data, key.len, q->newest_first ? SCAN_ZSET_DESC : SCAN_ZSET, &s,
@@ -227,7 +237,7 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
 int cwork_client_list(cwork_client *client, cwork_job_set set, unsigned page_no, const char *name,
                       cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
 {
-    cwork_list_query q = {page_no, CWORK_PAGE_SIZE, name, false, false};
+    cwork_list_query q = {page_no, CWORK_PAGE_SIZE, name, false};
     return cwork_client_list_page(client, set, &q, out, n, total, err);
 }
 

@@ -150,8 +150,10 @@ static void list_set(const web_request *req, cwork_job_set set, web_response *re
     cwork_error err = {0};
     char *body = NULL;
     size_t len = 0;
-    cwork_list_query q = {page, per_page, name, newest_first, skip_periodic};
-    int rc = cwork_client_list_page_json(req->web->client, set, &q, &body, &len, &err);
+    cwork_list_query q = {page, per_page, name, newest_first};
+    int rc = cwork_client_list_filtered_json(req->web->client, set, &q,
+                                             skip_periodic ? CWORK_LIST_SKIP_PERIODIC : 0u, &body,
+                                             &len, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);

@@ -37,7 +37,8 @@ enum {
     CLI_OPT_FILE = 1u << 2    /* the value is a file name (completion offers files) */
 };
 
-struct cli_opt {
+/* The fields are in the order a table row reads best, not the tightest packing. */
+struct cli_opt {         // NOLINT(clang-analyzer-optin.performance.Padding)
     const char *name;    /* long name, without dashes; NULL ends a table */
     const char *alias;   /* a second spelling ("search", "died-at", "h"), or NULL */
     cli_opt_arg arg;     /* whether it takes a value */
@@ -117,6 +118,7 @@ int cli_set_redis_url(void *opts, const char *value, const cli_opt_ctx *ctx);
     "the default) or \\u0008, \\u000c (Go 1.19-1.21); the unique guards\n"                         \
     "cwork enqueue writes follow it (default: $CWORK_GO_JSON, else\n"                              \
     "go1.22; README \"Go flavours\")"
+/* NOLINTBEGIN(bugprone-macro-parentheses): offsetof takes a type and a member designator */
 #define CLI_CONN_OPTS(T, C)                                                                        \
     {"redis",                                                                                      \
      NULL,                                                                                         \
@@ -145,6 +147,7 @@ int cli_set_redis_url(void *opts, const char *value, const cli_opt_ctx *ctx);
         "go-json", NULL, CLI_ARG_REQUIRED, "go1.22|go1.21", CLI_CONN_HELP_JSON, cli_set_string,    \
             offsetof(T, C.go_json), 0, "go1.22 go1.21", CLI_OPT_COMMON                             \
     }
+/* NOLINTEND(bugprone-macro-parentheses) */
 #define CLI_HELP_OPT                                                                               \
     {                                                                                              \
         "help", "h", CLI_ARG_NONE, NULL, NULL, NULL, 0, 0, NULL, 0                                 \

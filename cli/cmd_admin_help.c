@@ -399,13 +399,13 @@ static const char *const queue_actions[] = {"clear", "delete", NULL};
 
 #define JSON_ONLY(cmd, text, subs_)                                                                \
     {                                                                                              \
-        .name = cmd, .intro = text, .opts = json_only, .subs = subs_,                              \
+        .name = (cmd), .intro = (text), .opts = json_only, .subs = (subs_),                        \
         .seen_field = offsetof(admin_opts, seen), .once = 1, .help = admin_help                    \
     }
 #define SET(cmd, table, subs_)                                                                     \
     {                                                                                              \
-        .name = #cmd, .intro = admin_##cmd##_intro, .outro = admin_##cmd##_outro, .opts = table,   \
-        .subs = subs_, .seen_field = offsetof(admin_opts, seen), .once = 1, .help = admin_help     \
+        .name = #cmd, .intro = admin_##cmd##_intro, .outro = admin_##cmd##_outro, .opts = (table), \
+        .subs = (subs_), .seen_field = offsetof(admin_opts, seen), .once = 1, .help = admin_help   \
     }
 
 const cli_command admin_commands[] = {

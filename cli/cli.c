@@ -1,5 +1,6 @@
 /* Option walking and the shared Redis set-up of the cwork command. */
 #include "cli.h"
+#include "opt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,14 @@ int cli_conn_option(cli_args *a, cli_conn_opts *o)
         o->go_json = a->value;
         return 1;
     }
+    return 0;
+}
+
+int cli_set_redis_url(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    /* value is argv memory (cli_take_value), writable: it is overwritten with the redacted URL */
+    *(const char **)(void *)((char *)opts + ctx->opt->field) =
+        keep_secrets_out_of_ps((char *)value);
     return 0;
 }
 

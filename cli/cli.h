@@ -113,6 +113,11 @@ size_t cli_warn_damage(const char *label, const char *ns);
 void cli_json_damaged(void);
 void cli_print_json_body(const char *body, size_t len);
 
+/* The job name the namespace knows (known_jobs, names in its queues and sets, names its
+ * pools register) that name is probably a typo of (cli_suggest): 1 with it copied into
+ * out, 0 when none is near or the names cannot be read (enqueue_hint.c). */
+int cli_near_job_name(cwork_client *client, const char *name, char *out, size_t size);
+
 /* Installs the stderr logger at warn level (CWORK_LOG_LEVEL=debug|info|warn|error). */
 void cli_setup_logging(void);
 

@@ -2,6 +2,7 @@
  * looking into a namespace and repairing it (PROTOCOL §11). This file parses their command lines;
  * cmd_admin_show.c and cmd_admin_change.c do the work, cmd_admin_help.c has the texts. */
 #include "cmd_admin.h"
+#include "opt.h"
 #include "table.h"
 
 #include <errno.h>
@@ -11,10 +12,6 @@
 
 static const char *const cmd_names[] = {"queues", "pools",   "busy", "retry", "scheduled", "dead",
                                         "pause",  "unpause", "job",  "queue", "cancel"};
-
-const char *const admin_option_names[] = {
-    "json",    "page",       "name", "all",  "at",     "retry-at",         "run-at",
-    "died-at", "older-than", "keep", "grep", "search", CLI_COMMON_OPTIONS, NULL};
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -137,7 +134,7 @@ static unsigned allowed_options(const admin_opts *o)
     switch (o->action) {
     case ACT_LIST:
         if (o->cmd == ADM_RETRY || o->cmd == ADM_SCHEDULED || o->cmd == ADM_DEAD)
-            return OPT_JSON | OPT_PAGE | OPT_NAME | OPT_GREP;
+            return OPT_JSON | OPT_PAGE | OPT_NAME | OPT_GREP | OPT_ORDER | OPT_NO_PERIODIC;
         return OPT_JSON;
     case ACT_RETRY:
     case ACT_DELETE:
@@ -171,36 +168,29 @@ static const char *option_name(unsigned bit)
         return "--older-than";
     case OPT_GREP:
         return "--grep";
+    case OPT_ORDER:
+        return "--order";
+    case OPT_NO_PERIODIC:
+        return "--no-periodic";
     default:
         return "--keep";
     }
 }
 
-/* The OPT_ bit of the current option, or 0 when this command has no such option. */
-static unsigned option_bit(const admin_opts *o, const cli_args *a)
+int admin_set_option(void *opts, const char *s, const cli_opt_ctx *ctx)
 {
-    static const char *const at_alias[] = {
-        [ADM_RETRY] = "retry-at", [ADM_SCHEDULED] = "run-at", [ADM_DEAD] = "died-at"};
-    if (cli_is(a, "json")) return OPT_JSON;
-    if (cli_is(a, "page")) return OPT_PAGE;
-    if (cli_is(a, "name")) return OPT_NAME;
-    if (cli_is(a, "all")) return OPT_ALL;
-    if (cli_is(a, "older-than")) return OPT_OLDER;
-    if (cli_is(a, "keep")) return OPT_KEEP;
-    if (cli_is(a, "grep") || cli_is(a, "search")) return OPT_GREP;
-    if (cli_is(a, "at") ||
-        (o->cmd >= ADM_RETRY && o->cmd <= ADM_DEAD && cli_is(a, at_alias[o->cmd])))
-        return OPT_AT;
-    return 0;
-}
-
-static int take_option(admin_opts *o, cli_args *a, unsigned bit)
-{
+    admin_opts *o = opts;
+    unsigned bit = ctx->opt->bit;
     int64_t v;
-    if (bit == OPT_JSON || bit == OPT_ALL) return cli_flag(a); /* never --all=false = all */
-    if (cli_take_value(a) < 0) return -1;
-    const char *s = a->value;
+    if (ctx->opt->arg == CLI_ARG_NONE) return 0; /* a flag: its bit in o->seen says it all */
     switch (bit) {
+    case OPT_ORDER:
+        if (strcmp(s, "newest") != 0 && strcmp(s, "oldest") != 0) {
+            fprintf(stderr, "%s: --order takes newest or oldest, not \"%s\"\n", o->label, s);
+            return -1;
+        }
+        o->newest_first = strcmp(s, "newest") == 0;
+        return 0;
     case OPT_PAGE:
         if (parse_int(s, &v) < 0 || v < 1 || v > 100000000) {
             fprintf(stderr, "%s: --page needs a page number (1, 2, ...)\n", o->label);
@@ -218,7 +208,7 @@ static int take_option(admin_opts *o, cli_args *a, unsigned bit)
     case OPT_AT:
         if (parse_time(s, &o->at) < 0) {
             fprintf(stderr, "%s: --%s needs Unix seconds or a time like 2023-11-14T22:13:20Z\n",
-                    o->label, a->name);
+                    o->label, ctx->spelled);
             return -1;
         }
         return 0;
@@ -330,6 +320,11 @@ static int check_options(const admin_opts *o)
             what = "--name goes with --all";
     } else if (o->action == ACT_LIST && (o->seen & OPT_GREP) && (o->seen & OPT_NAME)) {
         what = "--grep searches every job of the set: it does not go with --name";
+    } else if (o->action == ACT_LIST && (o->seen & OPT_GREP) &&
+               (o->seen & (OPT_ORDER | OPT_NO_PERIODIC))) {
+        what = o->seen & OPT_ORDER
+                   ? "--grep lists the newest first: it does not go with --order"
+                   : "--grep searches every job of the set: it does not go with --no-periodic";
     } else if (o->action == ACT_TRIM && !(o->seen & (OPT_OLDER | OPT_KEEP))) {
         what = "give --older-than, --keep or both";
     } else if ((o->cmd == ADM_PAUSE || o->cmd == ADM_UNPAUSE || o->action == ACT_CLEAR) &&
@@ -349,36 +344,16 @@ static int check_options(const admin_opts *o)
     return 0;
 }
 
+static int take_positional_arg(void *opts, const char *s)
+{
+    return take_positional(opts, s);
+}
+
 /* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, admin_opts *o)
 {
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind;
-    while ((kind = cli_next(&a)) >= 0) {
-        if (kind == 0) {
-            if (take_positional(o, a.value) < 0) return -1;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c > 0) continue;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            admin_usage(o);
-            return 1;
-        }
-        unsigned bit = option_bit(o, &a);
-        if (!bit) {
-            cli_unknown_option(o->label, &a, admin_option_names);
-            return -1;
-        }
-        if (o->seen & bit) {
-            fprintf(stderr, "%s: %s given twice\n", o->label, option_name(bit));
-            return -1;
-        }
-        o->seen |= bit;
-        if (take_option(o, &a, bit) < 0) return -1;
-    }
+    int p = cli_parse(admin_command(o->cmd), o->label, argc, argv, 2, o, take_positional_arg);
+    if (p != 0) return p;
     if (cli_go_flavor(&o->conn, &o->flavor) < 0) return -1;
     return check_options(o);
 }
@@ -390,6 +365,8 @@ static int admin_main(int argc, char **argv, admin_cmd cmd)
     o.conn.ns = "work";
     o.cmd = cmd;
     o.keep = -1;
+    /* The web UI's order of each set: the latest retry, the soonest run, the newest death */
+    o.newest_first = cmd == ADM_RETRY || cmd == ADM_DEAD;
     snprintf(o.label, sizeof o.label, "cwork %s", cmd_names[cmd]);
     int p = parse_options(argc, argv, &o);
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;

@@ -6,6 +6,7 @@
 #define CWORK_CLI_CMD_ADMIN_H
 
 #include "cli.h"
+#include "opt.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +46,9 @@ enum {
     OPT_AT = 1 << 4,
     OPT_OLDER = 1 << 5,
     OPT_KEEP = 1 << 6,
-    OPT_GREP = 1 << 7 /* --grep TEXT (--search): the list's substring search */
+    OPT_GREP = 1 << 7,       /* --grep TEXT (--search): the list's substring search */
+    OPT_ORDER = 1 << 8,      /* --order newest|oldest */
+    OPT_NO_PERIODIC = 1 << 9 /* --no-periodic: scheduled list without periodic instances */
 };
 
 typedef struct admin_opts {
@@ -62,11 +65,19 @@ typedef struct admin_opts {
     const char *arg;        /* the ID or NAME argument */
     const char *id;         /* cwork queue delete NAME ID: the ID */
     const char *grep;       /* --grep */
+    int newest_first;       /* --order, else the web UI's default for the set */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
 } admin_opts;
 
-/* Every option name of the admin commands, for "did you mean" (NULL-terminated). */
-extern const char *const admin_option_names[];
+/* The option table of each admin command (cmd_admin.c), and the texts around the
+ * generated option list of the set commands' lists (cmd_admin_help.c). */
+const cli_command *admin_command(admin_cmd cmd);
+extern const char admin_retry_intro[], admin_retry_outro[], admin_scheduled_intro[],
+    admin_scheduled_outro[], admin_dead_intro[], admin_dead_outro[];
+extern const char *const admin_usage_texts[];
+extern const cli_command admin_commands[]; /* indexed by admin_cmd */
+/* The setter of every admin option row (cmd_admin.c). */
+int admin_set_option(void *opts, const char *value, const cli_opt_ctx *ctx);
 
 /* Connects, creates a client for the namespace and returns fn's exit status, or the
  * exit status of a failure to connect (reported); CLI_FAILURE when stdout could not be

@@ -1,5 +1,6 @@
 /* The --help texts of the admin commands (cmd_admin.c). */
 #include "cmd_admin.h"
+#include "opt.h"
 
 #define COMMON                                                                                     \
     "  --redis URL, --ns NS, --go-flavor fork|upstream (what --json bodies of jobs hold):\n"       \
@@ -37,26 +38,20 @@ static const char busy_usage[] =
     "           when no worker is busy, where Go's body is null)\n" COMMON "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line.\n";
 
-static const char retry_usage[] =
+const char admin_retry_intro[] =
     "Usage: cwork retry [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
-    "                [--json]\n"
+    "                [--order newest|oldest] [--json]\n"
     "       cwork retry run ID [--at T] | --all [--name NAME]\n"
     "       cwork retry delete [--at T] [--json] ID\n"
     "       cwork retry kill ID [--at T] | --all [--name NAME]\n"
     "\n"
     "Lists the retry set: jobs that failed and wait for their next attempt, the\n"
-    "soonest first, 20 a page, with the time of the next attempt, the failures so\n"
-    "far, the last error and the args (cut to fit).\n"
-    "\n"
-    "  --page N      show page N (default 1)\n"
-    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
-    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
-    "                case; also --search), newest first: a scan of at most the newest\n"
-    "                10000 jobs, and the count line says when it stopped there;\n"
-    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"retry_at\":T,\"job\":\n"
-    "                {...}}],\"scanned\":S,\"total\":M}\n"
-    "  --json        print the body of Go workwebui's GET /retry_jobs instead:\n"
-    "                {\"count\": N, \"jobs\": [{\"retry_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "latest retry first (as the web UI; --order oldest: the next retry first), 20 a\n"
+    "page, with the time of the next attempt, the failures so far, the last error and\n"
+    "the args (cut to fit).\n";
+
+const char admin_retry_outro[] =
+    "Actions:\n"
     "  run ID        put job ID into its queue now, instead of at its retry time\n"
     "                (with --all every retry job; cwork retry run --help)\n"
     "  delete ID     remove job ID from the retry set (cwork retry delete --help)\n"
@@ -65,26 +60,19 @@ static const char retry_usage[] =
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
     "4 no such job.\n";
 
-static const char scheduled_usage[] =
+const char admin_scheduled_intro[] =
     "Usage: cwork scheduled [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
-    "                [--json]\n"
+    "                [--order newest|oldest] [--no-periodic] [--json]\n"
     "       cwork scheduled run ID [--at T] | --all [--name NAME]\n"
     "       cwork scheduled delete [--at T] [--json] ID\n"
     "       cwork scheduled kill ID [--at T] | --all [--name NAME]\n"
     "\n"
     "Lists the scheduled set: jobs enqueued to run later (enqueue --in, periodic\n"
-    "jobs), the soonest first, 20 a page, with the time each is due and its args\n"
-    "(cut to fit).\n"
-    "\n"
-    "  --page N      show page N (default 1)\n"
-    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
-    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
-    "                case; also --search), newest first: a scan of at most the newest\n"
-    "                10000 jobs, and the count line says when it stopped there;\n"
-    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"run_at\":T,\"job\":\n"
-    "                {...}}],\"scanned\":S,\"total\":M}\n"
-    "  --json        print the body of Go workwebui's GET /scheduled_jobs instead:\n"
-    "                {\"count\": N, \"jobs\": [{\"run_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "jobs), the soonest first (as the web UI; --order newest: the latest first), 20 a\n"
+    "page, with the time each is due and its args (cut to fit).\n";
+
+const char admin_scheduled_outro[] =
+    "Actions:\n"
     "  run ID        put job ID into its queue now, instead of when it is due\n"
     "                (with --all every scheduled job; cwork scheduled run --help)\n"
     "  delete ID     remove job ID from the scheduled set\n"
@@ -94,26 +82,19 @@ static const char scheduled_usage[] =
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written),\n"
     "4 no such job.\n";
 
-static const char dead_usage[] =
+const char admin_dead_intro[] =
     "Usage: cwork dead [--redis URL] [--ns NS] [--page N] [--name NAME | --grep TEXT]\n"
-    "                [--json]\n"
+    "                [--order newest|oldest] [--json]\n"
     "       cwork dead retry  ID [--died-at T] | --all [--name NAME]\n"
     "       cwork dead delete ID [--died-at T] | --all [--name NAME]\n"
     "       cwork dead trim [--older-than AGE] [--keep N]\n"
     "\n"
-    "Lists the dead set: jobs that failed for the last time, the oldest death\n"
-    "first, 20 a page, with the time of death, the failures, the last error and\n"
-    "the args (cut to fit).\n"
-    "\n"
-    "  --page N      show page N (default 1)\n"
-    "  --name NAME   only jobs called NAME (the count and the pages count only those)\n"
-    "  --grep TEXT   only jobs whose args or error hold TEXT (ASCII letters in any\n"
-    "                case; also --search), newest first: a scan of at most the newest\n"
-    "                10000 jobs, and the count line says when it stopped there;\n"
-    "                with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"died_at\":T,\"job\":\n"
-    "                {...}}],\"scanned\":S,\"total\":M}\n"
-    "  --json        print the body of Go workwebui's GET /dead_jobs instead:\n"
-    "                {\"count\": N, \"jobs\": [{\"died_at\": T, <job fields>}, ...]}\n" COMMON "\n"
+    "Lists the dead set: jobs that failed for the last time, the newest death\n"
+    "first (as the web UI; --order oldest: the oldest first), 20 a page, with the\n"
+    "time of death, the failures, the last error and the args (cut to fit).\n";
+
+const char admin_dead_outro[] =
+    "Actions:\n"
     "  retry    put dead jobs back into their queues (cwork dead retry --help)\n"
     "  delete   delete dead jobs (cwork dead delete --help)\n"
     "  trim     delete old dead jobs or all but the N newest (cwork dead trim --help)\n"
@@ -304,13 +285,17 @@ static const char set_kill_usage[] =
     "Exit status: 0 killed (with --all also when nothing was there), 1 Redis\n"
     "failure, 2 bad command line (nothing written), 4 no such job in the %s set.\n";
 
+/* The whole --help texts of the commands whose one option (--json) they list by hand;
+ * NULL for the set commands, whose list options come from their tables. */
+const char *const admin_usage_texts[] = {
+    [ADM_QUEUES] = queues_usage, [ADM_POOLS] = pools_usage,   [ADM_BUSY] = busy_usage,
+    [ADM_RETRY] = NULL,          [ADM_SCHEDULED] = NULL,      [ADM_DEAD] = NULL,
+    [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage, [ADM_JOB] = job_usage,
+    [ADM_QUEUE] = queue_usage,   [ADM_CANCEL] = cancel_usage};
+
 void admin_usage(const admin_opts *o)
 {
-    static const char *const usages[] = {
-        [ADM_QUEUES] = queues_usage, [ADM_POOLS] = pools_usage,         [ADM_BUSY] = busy_usage,
-        [ADM_RETRY] = retry_usage,   [ADM_SCHEDULED] = scheduled_usage, [ADM_DEAD] = dead_usage,
-        [ADM_PAUSE] = pause_usage,   [ADM_UNPAUSE] = pause_usage,       [ADM_JOB] = job_usage,
-        [ADM_QUEUE] = queue_usage,   [ADM_CANCEL] = cancel_usage};
+    const char *const *usages = admin_usage_texts;
     if (o->action == ACT_RETRY)
         fputs(dead_retry_usage, stdout);
     else if (o->action == ACT_TRIM)
@@ -336,6 +321,111 @@ void admin_usage(const admin_opts *o)
         printf(set_delete_usage, "scheduled", "scheduled",
                "\nA unique job also loses its guard, so that it can be enqueued again.", "run-at",
                "run time", "scheduled");
+    else if (!usages[o->cmd])
+        cli_print_help(admin_command(o->cmd), stdout);
     else
         fputs(usages[o->cmd], stdout);
+}
+
+/* ---------------------------------------------------------------- option tables */
+
+static void admin_help(const cli_command *cmd, const void *opts)
+{
+    (void)cmd;
+    admin_usage(opts);
+}
+
+#define ROW(name, alias, arg, metavar, help, bit)                                                  \
+    {                                                                                              \
+        name, alias, arg, metavar, help, admin_set_option, 0, bit, NULL, 0                         \
+    }
+#define ADMIN_TAIL CLI_CONN_OPTS(admin_opts, conn), CLI_HELP_OPT, CLI_OPT_END
+#define LIST_ROWS(set, at_alias)                                                                   \
+    ROW("page", NULL, CLI_ARG_REQUIRED, "N", "show page N (default 1)", OPT_PAGE),                 \
+        ROW("name", NULL, CLI_ARG_REQUIRED, "NAME",                                                \
+            "only jobs called NAME (the count and the pages count only those)", OPT_NAME),         \
+        ROW("grep", "search", CLI_ARG_REQUIRED, "TEXT",                                            \
+            "only jobs whose args or error hold TEXT (ASCII letters in any\n"                      \
+            "case), newest first: a scan of at most the newest\n"                                  \
+            "10000 jobs, and the count line says when it stopped there;\n"                         \
+            "with --json {\"bounded\":B,\"count\":N,\"jobs\":[{\"" at_alias "\":T,\"job\":\n"      \
+            "{...}}],\"scanned\":S,\"total\":M}",                                                  \
+            OPT_GREP),                                                                             \
+    {                                                                                              \
+        "order", NULL, CLI_ARG_REQUIRED, "newest|oldest",                                          \
+            "newest: the highest " set " time first; oldest: the lowest\n"                         \
+            "first (default: the web UI's, above; --json: Go's, oldest)",                          \
+            admin_set_option, 0, OPT_ORDER, "newest oldest", 0                                     \
+    }
+/* The options of the actions (their texts are in the actions' --help). */
+#define ACTION_ROWS(at_name)                                                                       \
+    ROW("all", NULL, CLI_ARG_NONE, NULL, NULL, OPT_ALL),                                           \
+        ROW("at", at_name, CLI_ARG_REQUIRED, "T", NULL, OPT_AT)
+
+static const cli_opt json_only[] = {ROW("json", NULL, CLI_ARG_NONE, NULL, NULL, OPT_JSON),
+                                    ADMIN_TAIL};
+
+static const cli_opt retry_options[] = {
+    LIST_ROWS("retry", "retry_at"),
+    ROW("json", NULL, CLI_ARG_NONE, NULL,
+        "print the body of Go workwebui's GET /retry_jobs instead:\n"
+        "{\"count\": N, \"jobs\": [{\"retry_at\": T, <job fields>}, ...]}",
+        OPT_JSON),
+    ACTION_ROWS("retry-at"), ADMIN_TAIL};
+
+static const cli_opt scheduled_options[] = {
+    LIST_ROWS("run", "run_at"),
+    ROW("no-periodic", NULL, CLI_ARG_NONE, NULL,
+        "leave out the instances periodic jobs enqueue ahead (their ids\n"
+        "start with periodic:; the count counts the others only)",
+        OPT_NO_PERIODIC),
+    ROW("json", NULL, CLI_ARG_NONE, NULL,
+        "print the body of Go workwebui's GET /scheduled_jobs instead:\n"
+        "{\"count\": N, \"jobs\": [{\"run_at\": T, <job fields>}, ...]}",
+        OPT_JSON),
+    ACTION_ROWS("run-at"), ADMIN_TAIL};
+
+static const cli_opt dead_options[] = {
+    LIST_ROWS("death", "died_at"),
+    ROW("json", NULL, CLI_ARG_NONE, NULL,
+        "print the body of Go workwebui's GET /dead_jobs instead:\n"
+        "{\"count\": N, \"jobs\": [{\"died_at\": T, <job fields>}, ...]}",
+        OPT_JSON),
+    ACTION_ROWS("died-at"),
+    ROW("older-than", NULL, CLI_ARG_REQUIRED, "AGE", NULL, OPT_OLDER),
+    ROW("keep", NULL, CLI_ARG_REQUIRED, "N", NULL, OPT_KEEP),
+    ADMIN_TAIL};
+
+static const char *const set_actions[] = {"run", "delete", "kill", NULL};
+static const char *const dead_actions[] = {"retry", "delete", "trim", NULL};
+static const char *const queue_actions[] = {"clear", "delete", NULL};
+
+#define JSON_ONLY(cmd, text, subs_)                                                                \
+    {                                                                                              \
+        .name = (cmd), .intro = (text), .opts = json_only, .subs = (subs_),                        \
+        .seen_field = offsetof(admin_opts, seen), .once = 1, .help = admin_help                    \
+    }
+#define SET(cmd, table, subs_)                                                                     \
+    {                                                                                              \
+        .name = #cmd, .intro = admin_##cmd##_intro, .outro = admin_##cmd##_outro, .opts = (table), \
+        .subs = (subs_), .seen_field = offsetof(admin_opts, seen), .once = 1, .help = admin_help   \
+    }
+
+const cli_command admin_commands[] = {
+    [ADM_QUEUES] = JSON_ONLY("queues", queues_usage, NULL),
+    [ADM_POOLS] = JSON_ONLY("pools", pools_usage, NULL),
+    [ADM_BUSY] = JSON_ONLY("busy", busy_usage, NULL),
+    [ADM_RETRY] = SET(retry, retry_options, set_actions),
+    [ADM_SCHEDULED] = SET(scheduled, scheduled_options, set_actions),
+    [ADM_DEAD] = SET(dead, dead_options, dead_actions),
+    [ADM_PAUSE] = JSON_ONLY("pause", pause_usage, NULL),
+    [ADM_UNPAUSE] = JSON_ONLY("unpause", pause_usage, NULL),
+    [ADM_JOB] = JSON_ONLY("job", job_usage, NULL),
+    [ADM_QUEUE] = JSON_ONLY("queue", queue_usage, queue_actions),
+    [ADM_CANCEL] = JSON_ONLY("cancel", cancel_usage, NULL),
+};
+
+const cli_command *admin_command(admin_cmd cmd)
+{
+    return &admin_commands[cmd];
 }

@@ -204,14 +204,21 @@ int admin_busy(const admin_opts *o)
 /* ---------------------------------------------------------------- retry, scheduled, dead */
 
 /* The sentence above a page: "Dead jobs called x: 57 (page 1 of 3)". */
-static void print_page_title(const admin_opts *o, cwork_job_set set, int64_t total, unsigned page)
+static void print_page_title(const admin_opts *o, cwork_client *client, cwork_job_set set,
+                             int64_t total, unsigned page)
 {
     static const char *const titles[] = {[CWORK_SET_RETRY] = "Jobs to retry",
                                          [CWORK_SET_SCHEDULED] = "Scheduled jobs",
                                          [CWORK_SET_DEAD] = "Dead jobs"};
     char *name = o->name ? text_clean(o->name, strlen(o->name), MAX_NAME * 2, NULL) : NULL;
     int64_t pages = (total + CWORK_PAGE_SIZE - 1) / CWORK_PAGE_SIZE;
-    if (total == 0 && name)
+    char near[256];
+    if (total == 0 && name && cli_near_job_name(client, o->name, near, sizeof near)) {
+        char *shown = text_clean(near, strlen(near), MAX_NAME * 2, NULL);
+        printf("No %s jobs called %s; did you mean %s?\n", admin_set_title(set), name,
+               shown ? shown : near);
+        free(shown);
+    } else if (total == 0 && name)
         printf("No %s jobs called %s.\n", admin_set_title(set), name);
     else if (total == 0)
         printf("The %s set is empty.\n", admin_set_title(set));
@@ -232,16 +239,21 @@ static int show_list(const admin_opts *o, cwork_client *client)
     char *body = NULL;
     size_t len = 0;
     if (o->seen & OPT_GREP) return admin_search(o, client);
+    /* The web UI's order unless --order says otherwise (admin_main), and its filters. */
+    cwork_list_query q = {page, CWORK_PAGE_SIZE, o->name, o->newest_first != 0};
+    unsigned filters = o->seen & OPT_NO_PERIODIC ? CWORK_LIST_SKIP_PERIODIC : 0u;
     if (o->seen & OPT_JSON) {
-        int rc = cwork_client_list_json(client, set, page, o->name, &body, &len, &err);
+        /* The body of Go's route: its order (lowest score first) unless --order says */
+        if (!(o->seen & OPT_ORDER)) q.newest_first = false;
+        int rc = cwork_client_list_filtered_json(client, set, &q, filters, &body, &len, &err);
         return print_body(o, rc, body, len, &err);
     }
     cwork_listed_job *jobs = NULL;
     size_t n = 0;
     int64_t total = 0;
-    int rc = cwork_client_list(client, set, page, o->name, &jobs, &n, &total, &err);
+    int rc = cwork_client_list_filtered(client, set, &q, filters, &jobs, &n, &total, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
-    print_page_title(o, set, total, page);
+    print_page_title(o, client, set, total, page);
     int status = n ? admin_print_jobs(o, set, jobs, n) : CLI_OK;
     cwork_listed_jobs_free(jobs, n);
     if (status == CLI_OK && (int64_t)page * CWORK_PAGE_SIZE < total)

@@ -1,6 +1,7 @@
 /* cwork batch: a tracked batch's counts and its callback's state (PROTOCOL §23); with
  * --seal, seals it first (after `cwork enqueue --bulk --open`). */
 #include "cli.h"
+#include "opt.h"
 #include "table.h"
 
 #include <inttypes.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char usage[] =
+static const char intro[] =
     "Usage: cwork batch [--redis URL] [--ns NS] [--json] [--seal] ID\n"
     "\n"
     "Shows tracked batch ID (made by cwork enqueue --bulk --batch-callback): how many\n"
@@ -16,17 +17,9 @@ static const char usage[] =
     "or dead, whether it is sealed, and its callback: waiting, enqueued (once every\n"
     "job was counted) or skipped (on_success, and a job died). Only cwork pools count\n"
     "jobs (README \"Batches and chains\"). A finished batch is kept for a week; one\n"
-    "not finished 30 days after it was opened expires then.\n"
-    "\n"
-    "  --seal        seal it first: no job can join it any more, and its callback\n"
-    "                fires once every job is counted (at once if they are)\n"
-    "  --json        one JSON object: {\"id\", \"total\", \"pending\", \"succeeded\",\n"
-    "                \"retrying\", \"dead\", \"sealed\", \"when\" (\"on_success\" or\n"
-    "                \"on_complete\"), \"callback\", \"callback_state\", \"created_at\",\n"
-    "                \"completed_at\" (0 until settled), \"expires_in\" (seconds;\n"
-    "                -1 for a batch opened before open batches expired)}\n"
-    "  --redis URL, --ns NS: see cwork --help\n"
-    "\n"
+    "not finished 30 days after it was opened expires then.\n";
+
+static const char outro[] =
     "Exit status: 0 shown, 1 Redis failure, 2 bad command line or id, 4 no such batch\n"
     "(never opened, or expired).\n";
 
@@ -36,35 +29,46 @@ typedef struct batch_opts {
     const char *id;
 } batch_opts;
 
+static int take_id(void *opts, const char *arg)
+{
+    batch_opts *o = opts;
+    if (o->id) {
+        fprintf(stderr, "cwork batch: unexpected argument \"%s\"\n", arg);
+        return -1;
+    }
+    o->id = arg;
+    return 0;
+}
+
+static const cli_opt batch_options[] = {
+    {"seal", NULL, CLI_ARG_NONE, NULL,
+     "seal it first: no job can join it any more, and its callback\n"
+     "fires once every job is counted (at once if they are)",
+     cli_set_flag, offsetof(batch_opts, seal), 0, NULL, 0},
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "one JSON object: {\"id\", \"total\", \"pending\", \"succeeded\",\n"
+     "\"retrying\", \"dead\", \"sealed\", \"when\" (\"on_success\" or\n"
+     "\"on_complete\"), \"callback\", \"callback_state\", \"created_at\",\n"
+     "\"completed_at\" (0 until settled), \"expires_in\" (seconds;\n"
+     "-1 for a batch opened before open batches expired)}",
+     cli_set_flag, offsetof(batch_opts, json), 0, NULL, 0},
+    CLI_CONN_OPTS(batch_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_batch_command = {
+    .name = "batch",
+    .intro = intro,
+    .outro = outro,
+    .opts = batch_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, batch_opts *o)
 {
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind;
-    while ((kind = cli_next(&a)) >= 0) {
-        if (kind == 0) {
-            if (o->id) {
-                fprintf(stderr, "cwork batch: unexpected argument \"%s\"\n", a.value);
-                return -1;
-            }
-            o->id = a.value;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c > 0) continue;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(usage, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "json") || cli_is(&a, "seal")) {
-            if (cli_flag(&a) < 0) return -1;
-            *(cli_is(&a, "json") ? &o->json : &o->seal) = 1;
-        } else {
-            static const char *const names[] = {"json", "seal", CLI_COMMON_OPTIONS, NULL};
-            cli_unknown_option("cwork batch", &a, names);
-            return -1;
-        }
-    }
+    int p = cli_parse(&cli_batch_command, "cwork batch", argc, argv, 2, o, take_id);
+    if (p != 0) return p;
     if (!o->id) {
         fprintf(stderr, "cwork batch: no batch id given (see cwork batch --help)\n");
         return -1;
@@ -131,7 +135,8 @@ int cmd_batch(int argc, char **argv)
 {
     batch_opts o = {0};
     o.conn.ns = "work";
-    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status = CLI_OK;
     cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) return status;

@@ -5,6 +5,7 @@
  * --history shows the per-minute counts of the last 24 hours instead. */
 #include "cli.h"
 #include "cmd_admin.h"
+#include "opt.h"
 #include "table.h"
 
 #include <errno.h>
@@ -15,28 +16,15 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char help[] =
-    "Usage: cwork stats [--days N] [--history] [--json] [--watch [SECONDS]] [--redis URL]\n"
-    "                   [--ns NS]\n"
+static const char intro[] =
+    "Usage: cwork stats [--days N] [--history] [--json] [--watch [SECONDS]] [--redis URL] [--ns NS]\n"
     "\n"
     "What the web UI's dashboard shows: jobs processed and failed today and on each of\n"
     "the last days (counted by cwork pools; Go pools do not count), and per job name the\n"
     "jobs waiting, running, waiting for a retry and dead, whether the name is paused and\n"
-    "its last error.\n"
-    "\n"
-    "Options:\n"
-    "  --days N          days of history, today included (1-366, default 7)\n"
-    "  --history         the jobs finished per minute over the last 24 hours instead\n"
-    "                    (kept by cwork pools for 25 h), summed per UTC hour; with\n"
-    "                    --json every minute too\n"
-    "  --json            one JSON object (with --watch: one per line)\n"
-    "  --watch [SECONDS] print again every SECONDS (a duration, default 2s) with the\n"
-    "                    rate since the last print, until Ctrl-C\n"
-    "  --sample N        retry and dead jobs read for the per-name counts (default\n"
-    "                    10000); above it the counts are of the newest N\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
-    "\n"
-    "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
+    "its last error.\n";
+
+static const char outro[] = "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
 
 typedef struct stats_opts {
     cli_conn_opts conn;
@@ -62,73 +50,89 @@ static int64_t monotonic_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* --days N and --sample N: a whole number from 1 to a maximum. */
+static int set_count(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    stats_opts *o = opts;
+    int days = strcmp(ctx->opt->name, "days") == 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(value, &end, 10);
+    unsigned long max = days ? 366 : 1000000;
+    if (errno || end == value || *end || value[0] == '-' || v < 1 || v > max) {
+        fprintf(stderr, "cwork stats: --%s takes a whole number from 1 to %lu, not \"%s\"\n",
+                ctx->opt->name, max, value);
+        return -1;
+    }
+    if (days)
+        o->days = (unsigned)v;
+    else
+        o->sample = v;
+    return 0;
+}
+
+/* --watch [SECONDS]: an optional value, --watch=5s or a next argument that reads as a
+ * duration. */
+static int set_watch(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    stats_opts *o = opts;
+    cli_args *a = ctx->args;
+    int64_t ms;
+    o->watch_ms = 2000;
+    if (!value && a->i < a->argc && cli_duration_ms(a->argv[a->i], &ms) == 0)
+        value = a->argv[a->i++];
+    if (value) {
+        if (cli_duration_ms(value, &ms) != 0 || ms < 100) {
+            fprintf(stderr,
+                    "cwork stats: --watch takes a duration of at least 0.1s "
+                    "(2, 5s, 1m), not \"%s\"\n",
+                    value);
+            return -1;
+        }
+        o->watch_ms = ms;
+    }
+    return 0;
+}
+
+static const cli_opt stats_options[] = {
+    {"days", NULL, CLI_ARG_REQUIRED, "N", "days of history, today included (1-366, default 7)",
+     set_count, 0, 0, NULL, 0},
+    {"history", NULL, CLI_ARG_NONE, NULL,
+     "the jobs finished per minute over the last 24 hours instead\n"
+     "(kept by cwork pools for 25 h), summed per UTC hour; with\n"
+     "--json every minute too",
+     cli_set_flag, offsetof(stats_opts, history), 0, NULL, 0},
+    {"json", NULL, CLI_ARG_NONE, NULL, "one JSON object (with --watch: one per line)", cli_set_flag,
+     offsetof(stats_opts, json), 0, NULL, 0},
+    {"watch", NULL, CLI_ARG_OPTIONAL, "SECONDS",
+     "print again every SECONDS (a duration, default 2s) with the\n"
+     "rate since the last print, until Ctrl-C",
+     set_watch, 0, 0, NULL, 0},
+    {"sample", NULL, CLI_ARG_REQUIRED, "N",
+     "retry and dead jobs read for the per-name counts (default\n"
+     "10000); above it the counts are of the newest N",
+     set_count, 0, 0, NULL, 0},
+    CLI_CONN_OPTS(stats_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_stats_command = {
+    .name = "stats",
+    .summary = "processed and failed jobs today and per day, and per job name",
+    .intro = intro,
+    .outro = outro,
+    .opts = stats_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, stats_opts *o)
 {
-    static const char *const names[] = {
-        "days", "json", "watch", "sample", "history", CLI_COMMON_OPTIONS, NULL};
     memset(o, 0, sizeof *o);
     o->conn.ns = "work";
     o->days = 7;
     o->sample = 10000;
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    for (int k; (k = cli_next(&a)) >= 0;) {
-        if (k == 0) {
-            fprintf(stderr, "cwork stats: unexpected argument \"%s\" (see cwork stats --help)\n",
-                    a.value);
-            return -1;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c) continue;
-        if (cli_is(&a, "help")) {
-            fputs(help, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "json")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->json = 1;
-        } else if (cli_is(&a, "history")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->history = 1;
-        } else if (cli_is(&a, "days") || cli_is(&a, "sample")) {
-            int days = cli_is(&a, "days");
-            if (cli_take_value(&a) != 0) return -1;
-            char *end;
-            errno = 0;
-            unsigned long v = strtoul(a.value, &end, 10);
-            unsigned long max = days ? 366 : 1000000;
-            if (errno || end == a.value || *end || a.value[0] == '-' || v < 1 || v > max) {
-                fprintf(stderr,
-                        "cwork stats: --%s takes a whole number from 1 to %lu, not \"%s\"\n",
-                        days ? "days" : "sample", max, a.value);
-                return -1;
-            }
-            if (days)
-                o->days = (unsigned)v;
-            else
-                o->sample = v;
-        } else if (cli_is(&a, "watch")) {
-            o->watch_ms = 2000;
-            /* An optional value: --watch=5s, or a next argument that reads as a duration. */
-            const char *v = a.inline_value;
-            int64_t ms;
-            if (!v && a.i < a.argc && cli_duration_ms(a.argv[a.i], &ms) == 0) v = a.argv[a.i++];
-            if (v) {
-                if (cli_duration_ms(v, &ms) != 0 || ms < 100) {
-                    fprintf(stderr,
-                            "cwork stats: --watch takes a duration of at least 0.1s "
-                            "(2, 5s, 1m), not \"%s\"\n",
-                            v);
-                    return -1;
-                }
-                o->watch_ms = ms;
-            }
-        } else {
-            cli_unknown_option("cwork stats", &a, names);
-            return -1;
-        }
-    }
-    return 0;
+    return cli_parse(&cli_stats_command, "cwork stats", argc, argv, 2, o, NULL);
 }
 
 static int read_stats(cwork_client *client, const stats_opts *o, reading *r)
@@ -351,7 +355,8 @@ static void on_signal(int sig)
 int cmd_stats(int argc, char **argv)
 {
     stats_opts o;
-    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status;
     cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) return status;

@@ -2,37 +2,22 @@
  * SIGTERM or SIGQUIT. */
 #include "cli.h"
 #include "cwork_web.h"
+#include "opt.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
-static const char usage[] =
+static const char intro[] =
     "Usage: cwork web [--redis URL] [--ns NS]... [--listen HOST:PORT] [--auth USER:PASS]\n"
     "                 [--base-path /PREFIX] [--read-only] [--insecure]\n"
     "\n"
     "Serves the web UI and the JSON API of Go's workwebui (same paths and bodies) for\n"
     "namespace NS, and prints its URL. Ctrl-C (SIGINT), SIGTERM or SIGQUIT stop it once\n"
-    "the requests in flight are answered.\n"
-    "\n"
-    "  --ns NS             the namespace (default work); give --ns more than once and the\n"
-    "                      UI offers a switch between them (the first is the default)\n"
-    "  --base-path /PREFIX behind a reverse proxy that passes a path prefix on (e.g.\n"
-    "                      /jobs/ → this server), answer under it too; a proxy that strips\n"
-    "                      the prefix needs nothing (the UI uses relative URLs only)\n"
-    "  --read-only         refuse every change (403); the UI shows no action buttons\n"
-    "  --listen HOST:PORT  address to listen on (default 127.0.0.1:5040; port 0 picks a\n"
-    "                      free one; \":PORT\" listens on every interface, as Go's\n"
-    "                      workwebui)\n"
-    "  --auth USER:PASS    require HTTP basic auth; better: set CWORK_WEB_AUTH=USER:PASS,\n"
-    "                      which keeps the password out of `ps`\n"
-    "  --insecure          serve beyond loopback without auth (refused otherwise: any\n"
-    "                      web page a browser on that network opens could drive the UI)\n"
-    "  --redis URL, --ns NS, -redis, -ns, -listen: see cwork --help\n"
-    "  --go-flavor fork|upstream  upstream: job bodies as gocraft/work v0.5's workwebui\n"
-    "                      gives them (no d, no trace); see cwork --help\n"
-    "\n"
+    "the requests in flight are answered.\n";
+
+static const char outro[] =
     "Changes are POST requests, refused (403) when a page of another origin sends them.\n"
     "GET /metrics answers in the Prometheus text format. Connections: as many as the\n"
     "open-file limit allows (raised to its hard limit), 64 per client address; one\n"
@@ -53,60 +38,87 @@ typedef struct web_opts {
     const char *more_ns[MAX_NS]; /* after the first --ns */
     size_t n_more_ns;
     int seen_ns;
-    bool insecure;
+    int insecure; /* cli_set_flag writes an int */
 } web_opts;
 
+/* --ns: the first goes to o->conn, the others are the namespaces the UI switches to. */
+static int set_ns(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    web_opts *o = opts;
+    (void)ctx;
+    if (o->seen_ns++ == 0) {
+        o->conn.ns = value;
+        return 0;
+    }
+    if (o->n_more_ns == MAX_NS) {
+        fprintf(stderr, "cwork web: at most %d namespaces\n", MAX_NS + 1);
+        return -1;
+    }
+    o->more_ns[o->n_more_ns++] = value;
+    return 0;
+}
+
+static int set_auth(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)ctx;
+    if (!strchr(value, ':')) {
+        fprintf(stderr, "cwork web: --auth needs USER:PASS\n");
+        return -1;
+    }
+    ((web_opts *)opts)->auth = value;
+    return 0;
+}
+
+static int set_read_only(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)value;
+    (void)ctx;
+    ((web_opts *)opts)->read_only = true;
+    return 0;
+}
+
+static const cli_opt web_options[] = {
+    {"ns", NULL, CLI_ARG_REQUIRED, "NS",
+     "the namespace (default work); give --ns more than once and the\n"
+     "UI offers a switch between them (the first is the default)",
+     set_ns, 0, 0, NULL, CLI_OPT_REPEAT},
+    {"base-path", NULL, CLI_ARG_REQUIRED, "/PREFIX",
+     "behind a reverse proxy that passes a path prefix on (e.g.\n"
+     "/jobs/ → this server), answer under it too; a proxy that strips\n"
+     "the prefix needs nothing (the UI uses relative URLs only)",
+     cli_set_string, offsetof(web_opts, base_path), 0, NULL, 0},
+    {"read-only", NULL, CLI_ARG_NONE, NULL,
+     "refuse every change (403); the UI shows no action buttons", set_read_only, 0, 0, NULL, 0},
+    {"listen", NULL, CLI_ARG_REQUIRED, "HOST:PORT",
+     "address to listen on (default 127.0.0.1:5040; port 0 picks a\n"
+     "free one; \":PORT\" listens on every interface, as Go's\n"
+     "workwebui)",
+     cli_set_string, offsetof(web_opts, listen), 0, NULL, 0},
+    {"auth", NULL, CLI_ARG_REQUIRED, "USER:PASS",
+     "require HTTP basic auth; better: set CWORK_WEB_AUTH=USER:PASS,\n"
+     "which keeps the password out of `ps`",
+     set_auth, 0, 0, NULL, 0},
+    {"insecure", NULL, CLI_ARG_NONE, NULL,
+     "serve beyond loopback without auth (refused otherwise: any\n"
+     "web page a browser on that network opens could drive the UI)",
+     cli_set_flag, offsetof(web_opts, insecure), 0, NULL, 0},
+    CLI_CONN_OPTS(web_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_web_command = {
+    .name = "web",
+    .intro = intro,
+    .outro = outro,
+    .opts = web_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, web_opts *o)
 {
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind;
-    while ((kind = cli_next(&a)) >= 0) {
-        if (kind == 0) {
-            fprintf(stderr, "cwork web: unexpected argument \"%s\"\n", a.value);
-            return -1;
-        }
-        if (cli_is(&a, "ns") && o->seen_ns++ > 0) { /* the first goes to o->conn */
-            if (cli_take_value(&a) < 0) return -1;
-            if (o->n_more_ns == MAX_NS) {
-                fprintf(stderr, "cwork web: at most %d namespaces\n", MAX_NS + 1);
-                return -1;
-            }
-            o->more_ns[o->n_more_ns++] = a.value;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c > 0) continue;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(usage, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "listen")) {
-            if (cli_take_value(&a) < 0) return -1;
-            o->listen = a.value;
-        } else if (cli_is(&a, "base-path")) {
-            if (cli_take_value(&a) < 0) return -1;
-            o->base_path = a.value;
-        } else if (cli_is(&a, "read-only")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->read_only = true;
-        } else if (cli_is(&a, "insecure")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->insecure = true;
-        } else if (cli_is(&a, "auth")) {
-            if (cli_take_value(&a) < 0) return -1;
-            if (!strchr(a.value, ':')) {
-                fprintf(stderr, "cwork web: --auth needs USER:PASS\n");
-                return -1;
-            }
-            o->auth = a.value;
-        } else {
-            static const char *const names[] = {
-                "listen", "auth", "base-path", "read-only", CLI_COMMON_OPTIONS, NULL};
-            cli_unknown_option("cwork web", &a, names);
-            return -1;
-        }
-    }
+    int p = cli_parse(&cli_web_command, "cwork web", argc, argv, 2, o, NULL);
+    if (p != 0) return p;
     return cli_go_flavor(&o->conn, &o->flavor);
 }
 
@@ -135,7 +147,8 @@ int cmd_web(int argc, char **argv)
     web_opts o = {0};
     o.conn.ns = "work";
     o.listen = "127.0.0.1:5040";
-    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     /* The signals are taken with sigwait below; blocked before any thread starts so
      * that every thread inherits the mask. */
     sigset_t stop;

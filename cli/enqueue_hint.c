@@ -65,3 +65,36 @@ void cli_warn_unserved(cwork_redis *redis, const char *ns, const char *const *na
     cwork_pool_heartbeats_free(pools, npools);
     cwork_client_free(client);
 }
+
+int cli_near_job_name(cwork_client *client, const char *name, char *out, size_t size)
+{
+    /* The names the namespace knows: known_jobs and those of waiting, retry and dead
+     * jobs (a sample), and those the pools register. */
+    cwork_job_types types;
+    cwork_pool_heartbeat *pools = NULL;
+    size_t npools = 0;
+    int found = 0;
+    if (cwork_client_job_types(client, 1000, &types, NULL) != 0) return 0;
+    if (cwork_client_pools(client, &pools, &npools, NULL) != 0) npools = 0;
+    const char **served = served_names(pools, npools);
+    size_t nserved = 0;
+    while (served && served[nserved])
+        nserved++;
+    const char **names = calloc(types.n + nserved + 1, sizeof *names);
+    if (names) {
+        for (size_t i = 0; i < types.n; i++)
+            names[i] = types.types[i].job_name;
+        for (size_t i = 0; i < nserved; i++)
+            names[types.n + i] = served[i];
+        const char *near = cli_suggest(name, names);
+        if (near && strlen(near) < size) {
+            memcpy(out, near, strlen(near) + 1);
+            found = 1;
+        }
+    }
+    free(names);
+    free(served);
+    cwork_pool_heartbeats_free(pools, npools);
+    cwork_job_types_clear(&types);
+    return found;
+}

@@ -1,57 +1,18 @@
 /* The cwork command: dispatches to one sub-command per file (cmd_*.c). */
 #include "cli.h"
+#include "cmd_admin.h"
+#include "opt.h"
 
 #include <string.h>
 
-static const char usage[] =
+static const char usage_head[] =
     "Usage: cwork COMMAND [OPTIONS]\n"
     "\n"
     "Durable background jobs in Redis, compatible with Go's gocraft/work.\n"
     "\n"
-    "Commands:\n"
-    "  enqueue   put a job (or, with --bulk, many jobs from stdin) into a queue\n"
-    "  work      run jobs as shell commands in a worker pool (cwork work --help)\n"
-    "  demo      run example jobs on a private Redis and watch them (Ctrl-C stops)\n"
-    "  queues    list queues: jobs waiting, latency, paused or not\n"
-    "  queue     delete waiting jobs: queue clear NAME, queue delete NAME ID\n"
-    "  pools     list worker pools (Go's and cwork's) and their heartbeats\n"
-    "  busy      list the workers running a job now\n"
-    "  retry     list failed jobs waiting to be retried; run them now or delete one\n"
-    "  scheduled list jobs scheduled for later; run them now or delete one\n"
-    "  dead      list dead jobs; retry, delete or trim them\n"
-    "  pause     stop every pool from taking jobs of one name\n"
-    "  unpause   let pools take them again\n"
-    "  job       find a job by id: its whole story and its JSON\n"
-    "  batch     a tracked batch's counts and callback; --seal seals it\n"
-    "  web       serve the web UI, workwebui's JSON API and /metrics (cwork web --help)\n"
-    "  stats     processed and failed jobs today and per day, and per job name\n"
-    "  limits    list the rate limits per job type and whether each holds jobs back\n"
-    "  limit     set or remove a job type's rate limit: limit NAME 100/1s|off\n"
-    "  cancel    cancel a job by id: waiting ones go to dead, running ones are stopped\n"
-    "  result    print a job's result by id (--wait for it)\n"
-    "  succeeded list the succeeded jobs that job types keep, with their results\n"
-    "  doctor    check every key of the namespace, like fsck; --repair repairs\n"
-    /* COMMAND HELP LINES (one per command, keep this marker) */
-    "\n"
-    "Options of every command that talks to Redis:\n"
-    "  --redis URL   redis://[user:password@]host[:port][/db], host:port,\n"
-    "                unix:///path[?db=N], rediss://…?ca=FILE[&cert=F&key=F&sni=NAME]\n"
-    "                (TLS), redis+sentinel://h1:p1,h2:p2/MASTER[/db] or\n"
-    "                redis+cluster://h1:p1,h2:p2 (namespace with a hash tag: {app})\n"
-    "                (default: $CWORK_REDIS_URL, else redis://127.0.0.1:6379); the\n"
-    "                passwords may instead come from $CWORK_REDIS_PASSWORD and\n"
-    "                $CWORK_REDIS_SENTINEL_PASSWORD, which keeps them out of `ps`\n"
-    "  --ns NS       namespace (default: work)\n"
-    "  --go-flavor fork|upstream\n"
-    "                which Go library shares the namespace: the Kuper-Tech fork\n"
-    "                (default) or upstream gocraft/work v0.5; decides what cwork\n"
-    "                writes where they differ (default: $CWORK_GO_FLAVOR, else fork;\n"
-    "                README \"Go flavours\")\n"
-    "  --go-json go1.22|go1.21\n"
-    "                how that Go spells U+0008/U+000C in JSON: \\b, \\f (Go >= 1.22,\n"
-    "                the default) or \\u0008, \\u000c (Go 1.19-1.21); the unique guards\n"
-    "                cwork enqueue writes follow it (default: $CWORK_GO_JSON, else\n"
-    "                go1.22; README \"Go flavours\")\n"
+    "Commands:\n";
+
+static const char usage_tail[] =
     "  The Go tools' single-dash spellings (-redis, -ns, -go-flavor) work too.\n"
     "\n"
     "Options that take a duration (--in, --older-than, --timeout, --grace, ...) take\n"
@@ -64,6 +25,14 @@ static const char usage[] =
     "  cwork COMMAND --help   shows a command's options\n"
     "  cwork --version        prints the version\n";
 
+/* The options every command that talks to Redis takes, for --help and the man page. */
+typedef struct conn_only {
+    cli_conn_opts conn;
+} conn_only;
+static const cli_opt conn_options[] = {CLI_CONN_OPTS(conn_only, conn), CLI_OPT_END};
+const cli_command cli_conn_command = {
+    .name = "", .summary = "", .intro = "", .opts = conn_options, .seen_field = CLI_NO_SEEN};
+
 #ifdef CWORK_CLI_NO_WEB
 /* Built with -DCWORK_WEB=OFF: there is no libcwork-web, so nothing to serve a web UI. */
 static int cmd_without_web(int argc, char **argv)
@@ -75,17 +44,75 @@ static int cmd_without_web(int argc, char **argv)
 }
 #define cmd_demo cmd_without_web
 #define cmd_web cmd_without_web
+#define WEB_COMMAND NULL
+#else
+#define WEB_COMMAND &cli_web_command
 #endif
+
+/* Every command: what runs it, its option table when it has one (completion and the
+ * man page are made from them), and its line in cwork --help (NULL: not listed). */
+const cli_command_entry cli_commands[] = {
+    {"enqueue", cmd_enqueue, NULL,
+     "put a job (or, with --bulk, many jobs from stdin) into a queue"},
+    {"work", cmd_work, NULL, "run jobs as shell commands in a worker pool (cwork work --help)"},
+    {"demo", cmd_demo, NULL, "run example jobs on a private Redis and watch them (Ctrl-C stops)"},
+    {"queues", cmd_queues, &admin_commands[ADM_QUEUES],
+     "list queues: jobs waiting, latency, paused or not"},
+    {"queue", cmd_queue, &admin_commands[ADM_QUEUE],
+     "delete waiting jobs: queue clear NAME, queue delete NAME ID"},
+    {"pools", cmd_pools, &admin_commands[ADM_POOLS],
+     "list worker pools (Go's and cwork's) and their heartbeats"},
+    {"busy", cmd_busy, &admin_commands[ADM_BUSY], "list the workers running a job now"},
+    {"retry", cmd_retry, &admin_commands[ADM_RETRY],
+     "list failed jobs waiting to be retried; run them now or delete one"},
+    {"scheduled", cmd_scheduled, &admin_commands[ADM_SCHEDULED],
+     "list jobs scheduled for later; run them now or delete one"},
+    {"dead", cmd_dead, &admin_commands[ADM_DEAD], "list dead jobs; retry, delete or trim them"},
+    {"pause", cmd_pause, &admin_commands[ADM_PAUSE],
+     "stop every pool from taking jobs of one name"},
+    {"unpause", cmd_unpause, &admin_commands[ADM_UNPAUSE], "let pools take them again"},
+    {"job", cmd_job, &admin_commands[ADM_JOB], "find a job by id: its whole story and its JSON"},
+    {"batch", cmd_batch, &cli_batch_command,
+     "a tracked batch's counts and callback; --seal seals it"},
+    {"web", cmd_web, WEB_COMMAND,
+     "serve the web UI, workwebui's JSON API and /metrics (cwork web --help)"},
+    {"stats", cmd_stats, &cli_stats_command,
+     "processed and failed jobs today and per day, and per job name"},
+    {"limits", cmd_limits, NULL,
+     "list the rate limits per job type and whether each holds jobs back"},
+    {"limit", cmd_limit, NULL, "set or remove a job type's rate limit: limit NAME 100/1s|off"},
+    {"cancel", cmd_cancel, &admin_commands[ADM_CANCEL],
+     "cancel a job by id: waiting ones go to dead, running ones are stopped"},
+    {"result", cmd_result, NULL, "print a job's result by id (--wait for it)"},
+    {"succeeded", cmd_succeeded, NULL,
+     "list the succeeded jobs that job types keep, with their results"},
+    {"doctor", cmd_doctor, NULL, "check every key of the namespace, like fsck; --repair repairs"},
+    {"completion", cmd_completion, NULL, "print a bash or zsh completion script: completion bash"},
+    {"man", cmd_man, NULL, NULL}, /* prints cwork.1, the man page (the build installs it) */
+    /* COMMAND TABLE (one row per command, keep this marker) */
+};
+const size_t cli_ncommands = sizeof cli_commands / sizeof cli_commands[0];
+
+static void print_usage(FILE *out)
+{
+    fputs(usage_head, out);
+    for (size_t i = 0; i < cli_ncommands; i++)
+        if (cli_commands[i].summary)
+            fprintf(out, "  %-9s %s\n", cli_commands[i].name, cli_commands[i].summary);
+    fputs("\nOptions of every command that talks to Redis:\n", out);
+    cli_print_common_options(out);
+    fputs(usage_tail, out);
+}
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        print_usage(stderr);
         return CLI_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
+        print_usage(stdout);
         return CLI_OK;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-version") || !strcmp(cmd, "version")) {
@@ -93,29 +120,15 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     cli_setup_logging();
-    static const struct {
-        const char *name;
-        int (*run)(int argc, char **argv);
-    } commands[] = {
-        {"enqueue", cmd_enqueue}, {"work", cmd_work},           {"demo", cmd_demo},
-        {"queues", cmd_queues},   {"pools", cmd_pools},         {"busy", cmd_busy},
-        {"retry", cmd_retry},     {"scheduled", cmd_scheduled}, {"dead", cmd_dead},
-        {"pause", cmd_pause},     {"unpause", cmd_unpause},     {"job", cmd_job},
-        {"web", cmd_web},         {"queue", cmd_queue},         {"stats", cmd_stats},
-        {"limits", cmd_limits},   {"limit", cmd_limit},         {"cancel", cmd_cancel},
-        {"result", cmd_result},   {"succeeded", cmd_succeeded}, {"batch", cmd_batch},
-        {"doctor", cmd_doctor},
-        /* COMMAND TABLE (one row per command, keep this marker) */
-    };
-    enum { NCOMMANDS = sizeof commands / sizeof commands[0] };
-    const char *names[NCOMMANDS + 3];
-    for (size_t i = 0; i < NCOMMANDS; i++) {
-        if (!strcmp(cmd, commands[i].name)) return commands[i].run(argc, argv);
-        names[i] = commands[i].name;
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < cli_ncommands; i++) {
+        if (!strcmp(cmd, cli_commands[i].name)) return cli_commands[i].run(argc, argv);
+        if (cli_commands[i].summary && n < 60) names[n++] = cli_commands[i].name;
     }
-    names[NCOMMANDS] = "help";
-    names[NCOMMANDS + 1] = "version";
-    names[NCOMMANDS + 2] = NULL;
+    names[n++] = "help";
+    names[n++] = "version";
+    names[n] = NULL;
     /* "--bogus" is no command either; "--hepl" may be a mistyped --help */
     const char *near = cli_suggest(cmd + strspn(cmd, "-"), names);
     if (near)

@@ -1489,6 +1489,23 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
 int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
                                 char **out, size_t *len, cwork_error *err);
 
+/* Filters of cwork_client_list_filtered (bits). */
+#define CWORK_LIST_SKIP_PERIODIC                                                                   \
+    1u /* leave out the instances periodic jobs enqueue ahead,                                     \
+        * whose ids start with "periodic:" (PROTOCOL §10.3;                                       \
+        * Go's and cwork's alike) */
+/* cwork_client_list_page with filters (CWORK_LIST_*; 0: none, the same as
+ * cwork_client_list_page): a filtered list is a scan of the set, as with q->name, and
+ * *total counts the jobs that pass. CWORK_EINVAL for an unknown filter bit. Thread-safe
+ * as the client's other calls; the caller frees *out with cwork_listed_jobs_free. */
+int cwork_client_list_filtered(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                               unsigned filters, cwork_listed_job **out, size_t *n, int64_t *total,
+                               cwork_error *err);
+/* Its body, as cwork_client_list_page_json (the caller frees *out with cwork_free). */
+int cwork_client_list_filtered_json(cwork_client *client, cwork_job_set set,
+                                    const cwork_list_query *q, unsigned filters, char **out,
+                                    size_t *len, cwork_error *err);
+
 /* The jobs waiting in the queue of job type name, next to run first: page (1-based, 0
  * counts as 1) of page_size (1–1000; 0 means CWORK_PAGE_SIZE) jobs, *total the queue's
  * length. Entries that cannot be decoded are skipped (logged); `at` is 0 (a queue has

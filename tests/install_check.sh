@@ -40,6 +40,17 @@ for f in "$prefix/include/cwork.h" "$prefix/include/cwork_web.h" "$libdir/libcwo
     test -f "$f" || fail "$f not installed"
 done
 
+# The command and its man page (made by `cwork man` at build time from the option tables).
+test -x "$prefix/bin/cwork" || fail "bin/cwork not installed"
+man1="$prefix/share/man/man1/cwork.1"
+test -f "$man1" || fail "share/man/man1/cwork.1 not installed"
+grep -q '^\.TH CWORK 1' "$man1" || fail "cwork.1 has no .TH CWORK 1 header"
+grep -q '^\.SH CWORK stats' "$man1" || fail "cwork.1 lacks the stats command's options"
+grep -q 'days of history' "$man1" || fail "cwork.1 lacks --days's text from the table"
+if command -v groff >/dev/null 2>&1; then
+    groff -k -man -Tutf8 "$man1" | grep -q 'days of history' || fail "groff cannot render cwork.1"
+fi
+
 soname() { objdump -p "$1" | awk '/SONAME/ {print $2}'; }
 test "$(soname "$libdir/$so")" = "$so" || fail "libcwork's SONAME is '$(soname "$libdir/$so")', not $so"
 test "$(soname "$libdir/$webso")" = "$webso" ||

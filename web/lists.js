@@ -23,7 +23,9 @@ function listParams(ctx, set) {
   const p = ctx.params;
   const order = p.get('order') === 'newest' || p.get('order') === 'oldest' ? p.get('order') : SETS[set].order;
   const size = PAGE_SIZES.includes(Number(p.get('size'))) ? Number(p.get('size')) : 20;
-  return { page: positive(p.get('page'), 1), size, order, name: p.get('name') || '', q: p.get('q') || '' };
+  // periodic: 'hide' leaves out the instances periodic jobs enqueue ahead (scheduled only)
+  const periodic = set === 'scheduled' && p.get('periodic') === 'hide' ? 'hide' : '';
+  return { page: positive(p.get('page'), 1), size, order, name: p.get('name') || '', q: p.get('q') || '', periodic };
 }
 
 // The URL parameters of the list with some changed (the page goes back to 1 unless
@@ -34,6 +36,7 @@ function paramsWith(lp, set, change) {
     name: next.name,
     q: next.q,
     order: next.order === SETS[set].order ? '' : next.order,
+    periodic: next.periodic,
     size: next.size === 20 ? '' : next.size,
     page: next.page === 1 ? '' : next.page,
   };
@@ -61,6 +64,19 @@ function orderSelect(ctx, set, lp) {
       'aria-label': 'Order',
       onchange: (ev) => ctx.go(set, '', paramsWith(lp, set, { order: ev.target.value })),
     }, Object.entries(orders).map(([v, text]) => el('option', { value: v, text, selected: v === lp.order }))));
+}
+
+// Scheduled only: a switch that hides the instances periodic jobs enqueue ahead, which
+// would otherwise flood the list (the server filters: ?periodic=hide).
+function periodicToggle(ctx, set, lp) {
+  if (set !== 'scheduled') return null;
+  return el('label', { class: 'inline' },
+    el('input', {
+      type: 'checkbox',
+      'aria-label': 'Hide periodic jobs',
+      checked: lp.periodic === 'hide',
+      onchange: (ev) => ctx.go(set, '', paramsWith(lp, set, { periodic: ev.target.checked ? 'hide' : '' })),
+    }), ' Hide periodic');
 }
 
 // "Run all now"/"Retry all", "Kill all" (retry, scheduled) and "Delete all", for the
@@ -193,7 +209,7 @@ export async function renderSetList(ctx) {
   // A search (newest first, over every name) or a page of the set.
   const route = lp.q ? 'search' : s.route;
   const query = lp.q ? { set, q: lp.q, page: lp.page, per_page: lp.size }
-    : { page: lp.page, per_page: lp.size, order: lp.order, name: lp.name };
+    : { page: lp.page, per_page: lp.size, order: lp.order, name: lp.name, periodic: lp.periodic };
   let data = await api.get(route, query);
   const pages = Math.max(1, Math.ceil(data.count / lp.size));
   if (lp.page > pages && data.count > 0) { // the page emptied under us: show the last one
@@ -201,7 +217,7 @@ export async function renderSetList(ctx) {
     data = await api.get(route, { ...query, page: pages });
   }
   const jobs = data.jobs || [];
-  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.q}&${lp.page}&${lp.size}&${lp.order}&${ctx.params.get('ns') || ''}`);
+  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.q}&${lp.page}&${lp.size}&${lp.order}&${lp.periodic}&${ctx.params.get('ns') || ''}`);
   const pageRows = jobs.map((j) => [rowKey(j, j[s.at]), { at: j[s.at], id: j.id }]);
   keepOnPage(selection, pageRows);
   // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.
@@ -232,6 +248,7 @@ export async function renderSetList(ctx) {
       el('h2', null, s.title, el('span', { class: 'count', text: lp.name ? ` · ${lp.name}` : '' })),
       lp.q ? null : filterSelect(ctx, set, lp, jobs),
       lp.q ? null : orderSelect(ctx, set, lp),
+      lp.q ? null : periodicToggle(ctx, set, lp),
       pageSizeSelect(ctx, lp.size, (size) => paramsWith(lp, set, { size })),
       searchForm(ctx, set, lp),
       el('span', { class: 'spacer' }),

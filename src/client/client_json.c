@@ -227,6 +227,13 @@ int cwork_client_list_json(cwork_client *client, cwork_job_set set, unsigned pag
 int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
                                 char **out, size_t *len, cwork_error *err)
 {
+    return cwork_client_list_filtered_json(client, set, q, 0, out, len, err);
+}
+
+int cwork_client_list_filtered_json(cwork_client *client, cwork_job_set set,
+                                    const cwork_list_query *q, unsigned filters, char **out,
+                                    size_t *len, cwork_error *err)
+{
     if (!out) return cw_error(err, CWORK_EINVAL, "cwork_client_list_json: NULL argument");
     const char *at_key = set == CWORK_SET_RETRY       ? "retry_at"
                          : set == CWORK_SET_SCHEDULED ? "run_at"
@@ -234,7 +241,7 @@ int cwork_client_list_page_json(cwork_client *client, cwork_job_set set, const c
     cwork_listed_job *jobs;
     size_t n;
     int64_t total;
-    int rc = cwork_client_list_page(client, set, q, &jobs, &n, &total, err);
+    int rc = cwork_client_list_filtered(client, set, q, filters, &jobs, &n, &total, err);
     if (rc) return rc;
     cw_job_fields fields =
         cw_job_fields_of(atomic_load_explicit(&client->flavor, memory_order_relaxed));

@@ -106,6 +106,7 @@ void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n)
 
 typedef struct page {
     const char *name;
+    bool skip_periodic;
     uint64_t skip; /* matching jobs before the page */
     size_t size;   /* jobs per page */
     cwork_listed_job *jobs;
@@ -113,11 +114,19 @@ typedef struct page {
     int64_t total;
 } page;
 
+/* A periodic job's instance: "periodic:<name>:<spec>:<fire>" (PROTOCOL §10.3). */
+static bool periodic_instance(const cwork_job *job)
+{
+    static const char prefix[] = "periodic:";
+    return job->id.len >= sizeof prefix - 1 && memcmp(job->id.ptr, prefix, sizeof prefix - 1) == 0;
+}
+
 static int page_add(void *ctx, cwork_job *job, int64_t at)
 {
     page *p = ctx;
-    if (p->name &&
-        (job->name.len != strlen(p->name) || memcmp(job->name.ptr, p->name, job->name.len))) {
+    if ((p->name &&
+         (job->name.len != strlen(p->name) || memcmp(job->name.ptr, p->name, job->name.len))) ||
+        (p->skip_periodic && periodic_instance(job))) {
         cwork_job_free(job);
         return 0;
     }
@@ -180,10 +189,21 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
 int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
                            cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err)
 {
+    return cwork_client_list_filtered(client, set, q, 0, out, n, total, err);
+}
+
+int cwork_client_list_filtered(cwork_client *client, cwork_job_set set, const cwork_list_query *q,
+                               unsigned filters, cwork_listed_job **out, size_t *n, int64_t *total,
+                               cwork_error *err)
+{
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !out || !n)
         return cw_error(err, CWORK_EINVAL, "cwork_client_list: NULL argument");
+    if (filters & ~CWORK_LIST_SKIP_PERIODIC)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_list_filtered: unknown filter 0x%x",
+                        filters);
+    bool skip_periodic = (filters & CWORK_LIST_SKIP_PERIODIC) != 0;
     cwork_list_query dflt = {1, CWORK_PAGE_SIZE, NULL, false};
     if (!q) q = &dflt;
     *out = NULL;
@@ -196,13 +216,14 @@ int cwork_client_list_page(cwork_client *client, cwork_job_set set, const cwork_
     cw_buf key;
     cw_buf_init(&key);
     int rc = cw_client_set_key(&client->keys, set, &key, err);
-    page p = {q->name, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0, 0};
+    page p = {q->name, skip_periodic, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0,
+              0};
     if (rc == 0 && !(p.jobs = cw_calloc(size, sizeof *p.jobs)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_conn *c = NULL;
     if (rc == 0 && (rc = cw_redis_checkout(client->redis, &c, err)) == 0) {
-        if (q->name) {
-            scan s = {ascii(q->name) ? q->name : NULL, page_add, &p,
+        if (q->name || skip_periodic) { /* a filter: every member is read */
+            scan s = {q->name && ascii(q->name) ? q->name : NULL, page_add, &p,
                       "client.get_zset_page.new_job"};
             rc = scan_key(c, key.data, key.len, q->newest_first ? SCAN_ZSET_DESC : SCAN_ZSET, &s,
                           err);

@@ -5,6 +5,7 @@
  *
  *   GET  /retry_jobs, /scheduled_jobs, /dead_jobs ?name=N   only jobs of name N
  *        ?per_page=S (1–1000, Go's 20) ?order=newest (highest score first; Go: oldest)
+ *        ?periodic=hide (without the instances of periodic jobs)
  *   POST /retry_all_dead_jobs?name=N, /delete_all_dead_jobs?name=N
  *   POST /delete_retry_job/<retry_at>/<id>, /delete_scheduled_job/<run_at>/<id>
  *   POST /pause/<name>, /unpause/<name>
@@ -141,17 +142,19 @@ static void route_busy_workers(const web_request *req, const route_args *a, web_
 static void list_set(const web_request *req, cwork_job_set set, web_response *res)
 {
     unsigned page, per_page;
-    bool newest_first;
+    bool newest_first, skip_periodic;
     char *name = NULL;
     if (page_param(req, res, &page) != 0 ||
         cw_web_list_options(req, res, &per_page, &newest_first) != 0 ||
-        name_param(req, res, &name) != 0)
+        cw_web_periodic_param(req, res, &skip_periodic) != 0 || name_param(req, res, &name) != 0)
         return;
     cwork_error err = {0};
     char *body = NULL;
     size_t len = 0;
     cwork_list_query q = {page, per_page, name, newest_first};
-    int rc = cwork_client_list_page_json(req->web->client, set, &q, &body, &len, &err);
+    int rc = cwork_client_list_filtered_json(req->web->client, set, &q,
+                                             skip_periodic ? CWORK_LIST_SKIP_PERIODIC : 0u, &body,
+                                             &len, &err);
     cw_free(name);
     if (rc != 0)
         cw_web_client_error(res, rc, &err);

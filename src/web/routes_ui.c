@@ -116,6 +116,18 @@ int cw_web_list_options(const web_request *req, web_response *res, unsigned *per
     return rc;
 }
 
+int cw_web_periodic_param(const web_request *req, web_response *res, bool *skip_periodic)
+{
+    char *v = NULL;
+    if (text_param(req, res, "periodic", 0, &v) != 0) return -1;
+    int rc = 0;
+    *skip_periodic = v && !strcmp(v, "hide");
+    if (v && !*skip_periodic && strcmp(v, "show") != 0) rc = -1;
+    cw_free(v);
+    if (rc) cw_web_error(res, 400, "periodic must be show or hide");
+    return rc;
+}
+
 /* Ends a route: the compact JSON in b indented into the response (200). */
 static void reply_json(cw_buf *b, web_response *res)
 {

@@ -162,6 +162,9 @@ void cw_web_route_throughput(const web_request *req, web_response *res);
 void cw_web_route_redis_info(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
+/* ?periodic=hide|show of a set's list (default show): hide leaves out the instances of
+ * periodic jobs (CWORK_LIST_SKIP_PERIODIC). 0, or -1 with a 400 answered. */
+int cw_web_periodic_param(const web_request *req, web_response *res, bool *skip_periodic);
 int cw_web_list_options(const web_request *req, web_response *res, unsigned *per_page,
                         bool *newest_first);
 

@@ -258,7 +258,17 @@ static void dead_lists_pages_and_filters_by_name(void)
     }
     char *before = dump();
 
+    /* The web UI's order: the newest death first. */
     CHECK_INT(CLI("dead"), 0);
+    CHECK_INT(cli_lines(cli_out_), 23);
+    CHECK(starts(cli_out_, "Dead jobs: 25 (page 1 of 2)\n"));
+    CHECK(strstr(strchr(cli_out_, '\n') + 1, "\n2023-11-14T22:15:24Z (") != NULL);
+    CHECK(strstr(cli_out_, "000000000000000000000000") == NULL);
+    CHECK_INT(CLI("dead", "--page", "2"), 0);
+    CHECK(strstr(cli_out_, "000000000000000000000000") != NULL);
+    CHECK(strstr(cli_out_, "000000000000000000000024") == NULL);
+
+    CHECK_INT(CLI("dead", "--order", "oldest"), 0);
     CHECK_INT(cli_lines(cli_out_), 23);
     CHECK(starts(cli_out_, "Dead jobs: 25 (page 1 of 2)\n"));
     CHECK_LINE("DIED", "ERROR");
@@ -268,7 +278,7 @@ static void dead_lists_pages_and_filters_by_name(void)
     CHECK_LINE("2023-11-14T22:15:01Z (", "  {\"i\":1}");
     CHECK_LINE("Next page", "--page 2");
 
-    CHECK_INT(CLI("dead", "--page", "2"), 0);
+    CHECK_INT(CLI("dead", "--page", "2", "--order=oldest"), 0);
     CHECK_INT(cli_lines(cli_out_), 7);
     CHECK(starts(cli_out_, "Dead jobs: 25 (page 2 of 2)\n"));
     CHECK(strstr(cli_out_, "000000000000000000000024") != NULL);
@@ -890,6 +900,92 @@ static void redis_failure_exits_1(void)
     }
 }
 
+/* --order (the web UI's default per set), --no-periodic on the scheduled list, and a
+ * --name that matches nothing but is near a name the namespace knows. */
+static void lists_order_skip_periodic_and_suggest_names(void)
+{
+    tl_unique_ns("ado", ns_, sizeof ns_);
+    static const char p1[] = "{\"name\":\"report\",\"id\":\"periodic:report:@daily:1700006400\","
+                             "\"t\":1700006400,\"args\":null,\"d\":1700092800}";
+    static const char p2[] = "{\"name\":\"report\",\"id\":\"periodic:report:@daily:1700092800\","
+                             "\"t\":1700092800,\"args\":null,\"d\":1700179200}";
+    static const char one[] = "{\"name\":\"report\",\"id\":\"aaaaaaaaaaaaaaaaaaaaaaaa\","
+                              "\"t\":1700000000,\"args\":{\"x\":1}}";
+    char job[256];
+    zadd("scheduled", 1700006400, p1);
+    zadd("scheduled", 1700092800, p2);
+    zadd("scheduled", 1700050000, one);
+    zadd("dead", 1700000100, dead_job(job, sizeof job, "flaky", "000000000000000000000001", 1));
+    zadd("dead", 1700000200, dead_job(job, sizeof job, "flaky", "000000000000000000000002", 2));
+    zadd("retry", 1700000300, dead_job(job, sizeof job, "flaky", "000000000000000000000003", 3));
+    zadd("retry", 1700000400, dead_job(job, sizeof job, "flaky", "000000000000000000000004", 4));
+    char *before = dump();
+
+    /* scheduled: the soonest first, as the UI; --order newest the latest first */
+    CHECK_INT(CLI("scheduled"), 0);
+    CHECK(starts(cli_out_, "Scheduled jobs: 3 (page 1 of 1)\n"));
+    const char *a = strstr(cli_out_, "periodic:report:@daily:1700006400");
+    const char *b = strstr(cli_out_, "aaaaaaaaaaaaaaaaaaaaaaaa");
+    const char *c = strstr(cli_out_, "periodic:report:@daily:1700092800");
+    CHECK(a && b && c && a < b && b < c);
+    CHECK_INT(CLI("scheduled", "--order", "newest"), 0);
+    a = strstr(cli_out_, "periodic:report:@daily:1700006400");
+    c = strstr(cli_out_, "periodic:report:@daily:1700092800");
+    CHECK(a && c && c < a);
+
+    /* --no-periodic: the instances go, and the count counts the others only */
+    CHECK_INT(CLI("scheduled", "--no-periodic"), 0);
+    CHECK(starts(cli_out_, "Scheduled jobs: 1 (page 1 of 1)\n"));
+    CHECK(strstr(cli_out_, "aaaaaaaaaaaaaaaaaaaaaaaa") != NULL);
+    CHECK(strstr(cli_out_, "periodic:") == NULL);
+    CHECK_INT(CLI("scheduled", "--no-periodic", "--json"), 0);
+    CHECK(strstr(cli_out_, "\"count\": 1") != NULL);
+    CHECK(strstr(cli_out_, "periodic:") == NULL);
+    CHECK(strstr(cli_out_, "aaaaaaaaaaaaaaaaaaaaaaaa") != NULL);
+
+    /* retry and dead: the latest first; --order oldest turns it round */
+    CHECK_INT(CLI("retry"), 0);
+    a = strstr(cli_out_, "000000000000000000000004");
+    b = strstr(cli_out_, "000000000000000000000003");
+    CHECK(a && b && a < b);
+    CHECK_INT(CLI("retry", "--order=oldest"), 0);
+    a = strstr(cli_out_, "000000000000000000000004");
+    b = strstr(cli_out_, "000000000000000000000003");
+    CHECK(a && b && b < a);
+    CHECK_INT(CLI("dead"), 0);
+    a = strstr(cli_out_, "000000000000000000000002");
+    b = strstr(cli_out_, "000000000000000000000001");
+    CHECK(a && b && a < b);
+    /* --json keeps Go's order unless --order is given */
+    CHECK_INT(CLI("dead", "--json"), 0);
+    a = strstr(cli_out_, "000000000000000000000002");
+    b = strstr(cli_out_, "000000000000000000000001");
+    CHECK(a && b && b < a);
+    CHECK_INT(CLI("dead", "--json", "--order", "newest"), 0);
+    a = strstr(cli_out_, "000000000000000000000002");
+    b = strstr(cli_out_, "000000000000000000000001");
+    CHECK(a && b && a < b);
+
+    /* a name near one the namespace knows */
+    CHECK_INT(CLI("dead", "--name", "flaki"), 0);
+    CHECK_STR(cli_out_, "No dead jobs called flaki; did you mean flaky?\n");
+    CHECK_INT(CLI("retry", "--name", "flakey"), 0);
+    CHECK_STR(cli_out_, "No retry jobs called flakey; did you mean flaky?\n");
+    CHECK_INT(CLI("dead", "--name", "something"), 0);
+    CHECK_STR(cli_out_, "No dead jobs called something.\n");
+
+    /* bad values and combinations */
+    CHECK_INT(CLI("dead", "--order", "sideways"), 2);
+    CHECK_STR(cli_err_, "cwork dead: --order takes newest or oldest, not \"sideways\"\n");
+    CHECK_INT(CLI("scheduled", "--grep", "x", "--no-periodic"), 2);
+    CHECK(strstr(cli_err_, "does not go with --no-periodic") != NULL);
+    CHECK_INT(CLI("dead", "--no-periodic"), 2);
+    CHECK(starts(cli_err_, "cwork dead: unknown option --no-periodic"));
+    CHECK_DUMP(before);
+    free(before);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -899,6 +995,7 @@ int main(void)
     RUN(pools_and_busy_show_heartbeats_and_workers);
     RUN(dead_lists_pages_and_filters_by_name);
     RUN(retry_and_scheduled_list_their_sets);
+    RUN(lists_order_skip_periodic_and_suggest_names);
     RUN(tables_survive_hostile_job_text);
     RUN(dead_retry_by_id_puts_the_job_back_in_its_queue);
     RUN(dead_retry_all_and_by_name);

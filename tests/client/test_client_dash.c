@@ -223,6 +223,54 @@ static void list_pages_with_a_size_and_newest_first(void)
     done(cl);
 }
 
+/* CWORK_LIST_SKIP_PERIODIC: the instances go from the page and from the total, in
+ * either order and with a name; an unknown filter bit is refused. */
+static void list_filtered_skips_periodic_instances(void)
+{
+    cwork_client *cl = fresh("lf");
+    cmd("ZADD %s:scheduled 101 {\"name\":\"rep\",\"id\":\"periodic:rep:@daily:101\",\"t\":1}", ns_);
+    cmd("ZADD %s:scheduled 102 {\"name\":\"rep\",\"id\":\"a1\",\"t\":1}", ns_);
+    cmd("ZADD %s:scheduled 103 {\"name\":\"rep\",\"id\":\"periodic:rep:@daily:103\",\"t\":1}", ns_);
+    cmd("ZADD %s:scheduled 104 {\"name\":\"other\",\"id\":\"a2\",\"t\":1}", ns_);
+    char *before = dump_now();
+    cwork_listed_job *jobs = NULL;
+    size_t n = 0;
+    int64_t total = 0;
+    cwork_list_query q = {1, 20, NULL, false};
+    CHECK_INT(cwork_client_list_filtered(cl, CWORK_SET_SCHEDULED, &q, CWORK_LIST_SKIP_PERIODIC,
+                                         &jobs, &n, &total, NULL),
+              0);
+    CHECK(total == 2 && n == 2 && !strcmp(cwork_job_id(jobs[0].job), "a1") && jobs[1].at == 104);
+    cwork_listed_jobs_free(jobs, n);
+    q = (cwork_list_query){1, 1, "rep", true};
+    CHECK_INT(cwork_client_list_filtered(cl, CWORK_SET_SCHEDULED, &q, CWORK_LIST_SKIP_PERIODIC,
+                                         &jobs, &n, &total, NULL),
+              0);
+    CHECK(total == 1 && n == 1 && jobs[0].at == 102);
+    cwork_listed_jobs_free(jobs, n);
+    CHECK_INT(cwork_client_list_filtered(cl, CWORK_SET_SCHEDULED, &q, 0, &jobs, &n, &total, NULL),
+              0);
+    CHECK(total == 3 && n == 1 && jobs[0].at == 103);
+    cwork_listed_jobs_free(jobs, n);
+    char *body = NULL;
+    size_t len = 0;
+    q = (cwork_list_query){1, 20, NULL, false};
+    CHECK_INT(cwork_client_list_filtered_json(cl, CWORK_SET_SCHEDULED, &q, CWORK_LIST_SKIP_PERIODIC,
+                                              &body, &len, NULL),
+              0);
+    CHECK(body && strstr(body, "\"count\": 2") && !strstr(body, "periodic:"));
+    cwork_free(body);
+    cwork_error err = {0};
+    CHECK_INT(cwork_client_list_filtered(cl, CWORK_SET_SCHEDULED, &q, 2u, &jobs, &n, &total, &err),
+              CWORK_EINVAL);
+    CHECK(strstr(err.message, "unknown filter") != NULL);
+    char *after = dump_now();
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    done(cl);
+}
+
 static void queue_jobs_next_to_run_first(void)
 {
     cwork_client *cl = fresh("qj");
@@ -506,6 +554,7 @@ int main(void)
     RUN(daily_stats_read_30_days_oldest_first_and_damage_reads_as_zero);
     RUN(job_types_count_per_name_with_the_latest_error);
     RUN(list_pages_with_a_size_and_newest_first);
+    RUN(list_filtered_skips_periodic_instances);
     RUN(queue_jobs_next_to_run_first);
     RUN(delete_all_of_a_name_then_everything);
     RUN(delete_all_scheduled_drops_unique_guards_of_what_went);

@@ -171,6 +171,17 @@ static void queue_jobs_and_list_options(void)
         "{\"error\": \"order must be newest or oldest\"}");
     REQ("GET", "/retry_jobs?per_page=0", NULL, 400, NULL);
     REQ("GET", "/scheduled_jobs?per_page=1001", NULL, 400, NULL);
+    /* ?periodic=hide: without the instances periodic jobs enqueue ahead */
+    cmd("ZADD %s:scheduled 201 {\"name\":\"a\",\"id\":\"periodic:a:@daily:201\",\"t\":1}", ns_);
+    cmd("ZADD %s:scheduled 202 {\"name\":\"a\",\"id\":\"s1\",\"t\":1}", ns_);
+    REQ("GET", "/scheduled_jobs?periodic=hide", NULL, 200,
+        "{\n\t\"count\": 1,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"run_at\": 202,\n\t\t\t\"name\": \"a\","
+        "\n\t\t\t\"id\": \"s1\",\n\t\t\t\"t\": 1,\n\t\t\t\"args\": null\n\t\t}\n\t]\n}");
+    REQ("GET", "/scheduled_jobs?periodic=show&per_page=1", NULL, 200,
+        "{\n\t\"count\": 2,\n\t\"jobs\": [\n\t\t{\n\t\t\t\"run_at\": 201,\n\t\t\t\"name\": \"a\","
+        "\n\t\t\t\"id\": \"periodic:a:@daily:201\",\n\t\t\t\"t\": 1,\n\t\t\t\"args\": null\n\t\t}\n\t]\n}");
+    REQ("GET", "/scheduled_jobs?periodic=maybe", NULL, 400,
+        "{\"error\": \"periodic must be show or hide\"}");
     tl_ns_delete(rc_, ns_);
 }
 

@@ -95,6 +95,6 @@ int cli_near_job_name(cwork_client *client, const char *name, char *out, size_t 
     free(names);
     free(served);
     cwork_pool_heartbeats_free(pools, npools);
-    cwork_job_types_clear(&types);
+    cwork_job_types_free(&types);
     return found;
 }

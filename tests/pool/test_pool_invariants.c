@@ -32,11 +32,13 @@ static void world_init(world *w)
     w->task.run.worker = 0;
 }
 
+#ifdef CW_ASSERTS /* called only where an assertion can fire */
 static void wake_unlocked(void *arg)
 {
     world *w = arg;
     cw_shard_wake_executors(&w->shard, 1);
 }
+#endif
 
 static void wake_locked(void *arg)
 {
@@ -47,11 +49,13 @@ static void wake_locked(void *arg)
     cw_mutex_unlock(&w->shard.mu);
 }
 
+#ifdef CW_ASSERTS /* called only where an assertion can fire */
 static void stop_task_unlocked(void *arg)
 {
     world *w = arg;
     cw_task_stop(&w->task, CWORK_STOP_CANCELLED);
 }
+#endif
 
 static void stop_task_locked(void *arg)
 {
@@ -63,6 +67,7 @@ static void stop_task_locked(void *arg)
     if (!set) _exit(3);
 }
 
+#ifdef CW_ASSERTS /* called only where an assertion can fire */
 static void push_twice(void *arg)
 {
     world *w = arg;
@@ -71,6 +76,7 @@ static void push_twice(void *arg)
     cw_tq_push(&w->shard.ready, &w->task); /* the same task queued twice */
     cw_mutex_unlock(&w->shard.mu);
 }
+#endif
 
 static void push_two(void *arg)
 {
@@ -85,6 +91,7 @@ static void push_two(void *arg)
     if (!ok) _exit(3);
 }
 
+#ifdef CW_ASSERTS /* called only where an assertion can fire */
 static void notify_idle_holding_shard(void *arg)
 {
     world *w = arg;
@@ -92,6 +99,7 @@ static void notify_idle_holding_shard(void *arg)
     cw_mutex_lock(&w->shard.mu);
     cw_pool_notify_idle(&w->pool); /* pool->mu comes before a shard's */
 }
+#endif
 
 static void shard_lock_needed(void)
 {
@@ -130,12 +138,14 @@ static void task_queued_once(void)
     cw_mutex_destroy(&w.shard.mu);
 }
 
+#ifdef CW_ASSERTS /* called only where an assertion can fire */
 static void group_count_over_16_bits(void *arg)
 {
     unsigned char g[CW_COMMIT_GROUP_BYTES];
     cw_commit_put_group(g, 1, CW_COMMIT_FIELD_MAX + 1, 0);
     (void)arg;
 }
+#endif
 
 /* The commit's 16-bit fields: the largest pool and type table fit, one more does not. */
 static void commit_fields_bounded(void)

@@ -90,6 +90,22 @@ static void newline(cw_buf *out, int depth)
         cw_buf_putc(out, '\t');
 }
 
+void cw_web_ok_indented(web_response *res, cw_buf *b)
+{
+    cw_buf out;
+    cw_buf_init(&out);
+    if (!b->oom) cw_web_json_indent(&out, b->data, b->len, 0);
+    int oom = b->oom || out.oom;
+    cw_buf_free(b);
+    size_t len = 0;
+    char *body = oom ? NULL : cw_buf_take(&out, &len);
+    cw_buf_free(&out);
+    if (!body)
+        cw_web_error(res, 500, "out of memory");
+    else
+        cw_web_ok_json(res, body, len);
+}
+
 void cw_web_json_indent(cw_buf *out, const char *json, size_t len, int depth)
 {
     for (size_t i = 0; i < len; i++) {

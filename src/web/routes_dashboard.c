@@ -17,23 +17,6 @@
 
 #include <string.h>
 
-/* Ends a route with the compact JSON in b, indented (200); b is freed. */
-static void reply(cw_buf *b, web_response *res)
-{
-    cw_buf out;
-    cw_buf_init(&out);
-    if (!b->oom) cw_web_json_indent(&out, b->data, b->len, 0);
-    int oom = b->oom || out.oom;
-    cw_buf_free(b);
-    size_t len = 0;
-    char *body = oom ? NULL : cw_buf_take(&out, &len);
-    cw_buf_free(&out);
-    if (!body)
-        cw_web_error(res, 500, "out of memory");
-    else
-        cw_web_ok_json(res, body, len);
-}
-
 void cw_web_route_throughput(const web_request *req, web_response *res)
 {
     char *v = NULL;
@@ -64,7 +47,7 @@ void cw_web_route_throughput(const web_request *req, web_response *res)
         cw_buf_printf(&b, "%s%lld", i ? "," : "", (long long)m[i].failed);
     cw_buf_puts(&b, "]}");
     cwork_free(m);
-    reply(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 static void put_str(cw_buf *b, const char *key, const char *v)
@@ -104,5 +87,5 @@ void cw_web_route_redis_info(const web_request *req, web_response *res)
     put_num(&b, "ops_per_sec", info.ops_per_sec);
     put_num(&b, "uptime_s", info.uptime_s);
     cw_buf_putc(&b, '}');
-    reply(&b, res);
+    cw_web_ok_indented(res, &b);
 }

@@ -52,22 +52,6 @@ static void put_findings(cw_buf *b, const cwork_doctor_finding *f, size_t n)
     cw_buf_putc(b, ']');
 }
 
-/* Ends a route with the compact JSON in b, indented (200). */
-static void reply(cw_buf *b, web_response *res)
-{
-    cw_buf out;
-    cw_buf_init(&out);
-    if (!b->oom) cw_web_json_indent(&out, b->data, b->len, 0);
-    int oom = b->oom || out.oom;
-    size_t len = 0;
-    char *body = oom ? NULL : cw_buf_take(&out, &len);
-    cw_buf_free(&out);
-    if (!body)
-        cw_web_error(res, 500, "out of memory");
-    else
-        cw_web_ok_json(res, body, len);
-}
-
 /* One check (flags 0) or a repairing run, ended with {…prefix, "findings": […]}. */
 static int run(const web_request *req, web_response *res, unsigned flags, cwork_doctor_finding **f,
                size_t *n)
@@ -90,8 +74,7 @@ void cw_web_route_doctor(const web_request *req, web_response *res)
     put_findings(&b, f, n);
     cw_buf_putc(&b, '}');
     cwork_doctor_findings_free(f, n);
-    reply(&b, res);
-    cw_buf_free(&b);
+    cw_web_ok_indented(res, &b);
 }
 
 static void repair_all(const web_request *req, web_response *res)
@@ -107,8 +90,7 @@ static void repair_all(const web_request *req, web_response *res)
     put_findings(&b, f, n);
     cw_buf_putc(&b, '}');
     cwork_doctor_findings_free(f, n);
-    reply(&b, res);
-    cw_buf_free(&b);
+    cw_web_ok_indented(res, &b);
 }
 
 void cw_web_route_doctor_repair(const web_request *req, web_response *res)
@@ -162,8 +144,7 @@ void cw_web_route_doctor_repair(const web_request *req, web_response *res)
     put_findings(&b, f, n);
     cw_buf_putc(&b, '}');
     cwork_doctor_findings_free(f, n);
-    reply(&b, res);
-    cw_buf_free(&b);
+    cw_web_ok_indented(res, &b);
 out:
     cw_free(all), cw_free(kind), cw_free(key), cw_free(member);
 }

@@ -128,23 +128,6 @@ int cw_web_periodic_param(const web_request *req, web_response *res, bool *skip_
     return rc;
 }
 
-/* Ends a route: the compact JSON in b indented into the response (200). */
-static void reply_json(cw_buf *b, web_response *res)
-{
-    cw_buf out;
-    cw_buf_init(&out);
-    if (!b->oom) cw_web_json_indent(&out, b->data, b->len, 0);
-    int oom = b->oom || out.oom;
-    cw_buf_free(b);
-    size_t len = 0;
-    char *body = oom ? NULL : cw_buf_take(&out, &len);
-    cw_buf_free(&out);
-    if (!body)
-        cw_web_error(res, 500, "out of memory");
-    else
-        cw_web_ok_json(res, body, len);
-}
-
 static void put_str(cw_buf *b, const char *key, const char *v)
 {
     cw_buf_printf(b, "\"%s\":", key);
@@ -217,7 +200,7 @@ static void route_dashboard(const web_request *req, web_response *res)
     cw_buf_putc(&b, '}');
     cwork_free(d);
     cwork_job_types_free(&t);
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 static void route_queue_jobs(const web_request *req, web_response *res)
@@ -261,7 +244,7 @@ static void route_queue_jobs(const web_request *req, web_response *res)
         cw_web_client_error(res, rc, &err);
         return;
     }
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 static void route_periodic(const web_request *req, web_response *res)
@@ -287,7 +270,7 @@ static void route_periodic(const web_request *req, web_response *res)
     }
     cw_buf_putc(&b, ']');
     cwork_periodic_schedules_free(s, n);
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* ---------------------------------------------------------------- changing */
@@ -350,7 +333,7 @@ static void reply_selection(web_response *res, int rc, size_t done, size_t uncha
     cw_buf_printf(&b, "{\"done\":%zu,\"unchanged\":%zu,", done, unchanged);
     put_str(&b, "message", rc ? err->message : "");
     cw_buf_putc(&b, '}');
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 static void route_apply(const web_request *req, web_response *res)
@@ -415,7 +398,7 @@ static void reply_count(web_response *res, int64_t count, const int64_t *stayed)
     cw_buf_printf(&b, "{\"count\":%lld", (long long)count);
     if (stayed) cw_buf_printf(&b, ",\"stayed\":%lld", (long long)*stayed);
     cw_buf_putc(&b, '}');
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* A whole-set action of the client (delete all, kill all): the set and an optional name
@@ -510,7 +493,7 @@ static void route_cancel(const web_request *req, web_response *res)
     cw_buf_putc(&b, ',');
     put_str(&b, "pool", out.pool_id);
     cw_buf_putc(&b, '}');
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* ---------------------------------------------------------------- beyond Go's features */
@@ -541,7 +524,7 @@ static void route_rate_limits(const web_request *req, web_response *res)
     }
     cw_buf_putc(&b, ']');
     cwork_rate_limit_infos_free(l, n);
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* POST /rate_limit?name=N&limit=100/1s (or limit=off): sets or removes a type's limit
@@ -569,7 +552,7 @@ static void route_set_rate_limit(const web_request *req, web_response *res)
     cw_buf b;
     cw_buf_init(&b);
     cw_buf_puts(&b, "{\"status\":\"ok\"}");
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 static const char *batch_callback_state(cwork_batch_callback_state s)
@@ -612,7 +595,7 @@ static void route_batch(const web_request *req, web_response *res)
     put_str(&b, "callback_state", batch_callback_state(bi.callback_state));
     cw_buf_printf(&b, ",\"created_at\":%lld,\"completed_at\":%lld,\"ttl\":%lld}",
                   (long long)bi.created_at, (long long)bi.completed_at, (long long)bi.ttl);
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* GET /succeeded?name=N&limit=L: the succeeded jobs types keep (PROTOCOL §22), newest
@@ -666,7 +649,7 @@ static void route_succeeded(const web_request *req, web_response *res)
     }
     cw_buf_putc(&b, ']');
     cwork_succeeded_jobs_free(jobs, n);
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* ---------------------------------------------------------------- kill all, search */
@@ -727,7 +710,7 @@ static void route_search(const web_request *req, web_response *res)
         cw_web_client_error(res, rc, &err);
         return;
     }
-    reply_json(&b, res);
+    cw_web_ok_indented(res, &b);
 }
 
 /* ---------------------------------------------------------------- dispatch */

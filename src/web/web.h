@@ -83,6 +83,8 @@ void cw_web_add_damage(web_response *res);
 
 /* 200 with a JSON body taken over from the caller (cw_free'd later). */
 void cw_web_ok_json(web_response *res, char *body, size_t len);
+/* 200 with the compact JSON in b indented (500 when memory ran out); frees b. */
+void cw_web_ok_indented(web_response *res, cw_buf *b);
 /* A JSON error {"error": "<message>"} with Go's escaping. */
 void cw_web_error(web_response *res, unsigned status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -76,6 +76,42 @@ __attribute__((unused)) static int tt_free_cluster_port(void)
     return -1;
 }
 
+/* One command to one node by port, on a fresh connection with a 5 s timeout (a node
+ * may have just been killed); NULL when the node cannot be reached. For set-up and
+ * checks of private servers, not the library under test. */
+__attribute__((unused, format(printf, 2, 3))) static redisReply *tt_node_cmd(int port,
+                                                                             const char *fmt, ...)
+{
+    struct timeval tv = {5, 0};
+    redisContext *rc = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (!rc || rc->err) {
+        if (rc) redisFree(rc);
+        return NULL;
+    }
+    redisSetTimeout(rc, tv);
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(rc, fmt, ap);
+    va_end(ap);
+    redisFree(rc);
+    return r;
+}
+
+/* A cluster asked of port is ready: its state is ok and every master of CLUSTER SLOTS
+ * has a replica. */
+__attribute__((unused)) static int tt_cluster_ready(int port)
+{
+    redisReply *info = tt_node_cmd(port, "CLUSTER INFO");
+    int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
+    if (info) freeReplyObject(info);
+    redisReply *slots = ok ? tt_node_cmd(port, "CLUSTER SLOTS") : NULL;
+    ok = slots && slots->type == REDIS_REPLY_ARRAY && slots->elements > 0;
+    for (size_t i = 0; ok && i < slots->elements; i++)
+        ok = slots->element[i]->elements >= 4; /* start, end, master, a replica */
+    if (slots) freeReplyObject(slots);
+    return ok;
+}
+
 /* A private server process: argv is run as given (stdout/stderr to log, if set), then
  * the port is polled until it accepts connections. 0, or -1 (and the process killed). */
 typedef struct tt_proc {

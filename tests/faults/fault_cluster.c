@@ -58,43 +58,12 @@ static int start_node(cluster_topo *c, int i)
     return -1;
 }
 
-static redisReply *node_cmd(int port, const char *fmt, ...)
-{
-    struct timeval tv = {1, 0};
-    redisContext *rc = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (!rc || rc->err) {
-        if (rc) redisFree(rc);
-        return NULL;
-    }
-    redisSetTimeout(rc, tv);
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(rc, fmt, ap);
-    va_end(ap);
-    redisFree(rc);
-    return r;
-}
-
-/* The state is ok and every master of CLUSTER SLOTS (asked of port) has a replica. */
-static int cluster_ready(int port)
-{
-    redisReply *info = node_cmd(port, "CLUSTER INFO");
-    int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-    if (info) freeReplyObject(info);
-    redisReply *slots = ok ? node_cmd(port, "CLUSTER SLOTS") : NULL;
-    ok = slots && slots->type == REDIS_REPLY_ARRAY && slots->elements > 0;
-    for (size_t i = 0; ok && i < slots->elements; i++)
-        ok = slots->element[i]->elements >= 4; /* start, end, master, a replica */
-    if (slots) freeReplyObject(slots);
-    return ok;
-}
-
 /* The port of the master serving slot, as the first live node says; 0 if unknown. */
 static int master_of(cluster_topo *c, int slot)
 {
     for (int i = 0; i < NODES + 1; i++) {
         if (c->node[i].pid <= 0) continue;
-        redisReply *x = node_cmd(c->node[i].port, "CLUSTER SLOTS");
+        redisReply *x = tt_node_cmd(c->node[i].port, "CLUSTER SLOTS");
         int port = 0;
         for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
             redisReply *r = x->element[k];
@@ -135,14 +104,14 @@ static int topo_start(cluster_topo *c, const char *ns, int *unsupported)
     for (int k = 0; k < 300 && !ready; k++) {
         ready = 1;
         for (int i = 0; i < NODES && ready; i++)
-            ready = cluster_ready(c->node[i].port);
+            ready = tt_cluster_ready(c->node[i].port);
         if (!ready) tl_sleep_ms(100);
     }
-    redisReply *s = node_cmd(c->node[0].port, "CLUSTER KEYSLOT %s", ns);
+    redisReply *s = tt_node_cmd(c->node[0].port, "CLUSTER KEYSLOT %s", ns);
     c->slot = s && s->type == REDIS_REPLY_INTEGER ? (int)s->integer : -1;
     if (s) freeReplyObject(s);
     int master = master_of(c, c->slot);
-    redisReply *id = master ? node_cmd(master, "CLUSTER MYID") : NULL;
+    redisReply *id = master ? tt_node_cmd(master, "CLUSTER MYID") : NULL;
     int ok = ready && id && id->type == REDIS_REPLY_STRING && start_node(c, NODES) == 0 &&
              tt_sh("redis-cli --cluster add-node 127.0.0.1:%d 127.0.0.1:%d --cluster-slave "
                    "--cluster-master-id %s >>%s/create.log 2>&1",
@@ -150,7 +119,7 @@ static int topo_start(cluster_topo *c, const char *ns, int *unsupported)
     if (id) freeReplyObject(id);
     int synced = 0;
     for (int k = 0; ok && k < 300 && !synced; k++) {
-        redisReply *w = node_cmd(master, "WAIT 2 100");
+        redisReply *w = tt_node_cmd(master, "WAIT 2 100");
         synced = w && w->type == REDIS_REPLY_INTEGER && w->integer >= 2;
         if (w) freeReplyObject(w);
         if (!synced) tl_sleep_ms(50);
@@ -186,7 +155,7 @@ static int promoted(world *w)
     cluster_topo *c = w->topo;
     int port = master_of(c, c->slot);
     if (!port || port == killed_port) return 0;
-    redisReply *r = node_cmd(port, "ROLE");
+    redisReply *r = tt_node_cmd(port, "ROLE");
     int master = r && r->type == REDIS_REPLY_ARRAY && r->elements > 0 &&
                  r->element[0]->type == REDIS_REPLY_STRING && !strcmp(r->element[0]->str, "master");
     if (r) freeReplyObject(r);

@@ -36,35 +36,6 @@ static int start_node(cluster *c, int i)
     return -1;
 }
 
-static redisReply *node_cmd(int port, const char *fmt, ...)
-{
-    redisContext *rc = redisConnect("127.0.0.1", port);
-    if (!rc || rc->err) {
-        if (rc) redisFree(rc);
-        return NULL;
-    }
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(rc, fmt, ap);
-    va_end(ap);
-    redisFree(rc);
-    return r;
-}
-
-/* Every master of CLUSTER SLOTS (asked of port) has a replica, and the state is ok. */
-static int cluster_ready(int port)
-{
-    redisReply *info = node_cmd(port, "CLUSTER INFO");
-    int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-    if (info) freeReplyObject(info);
-    redisReply *slots = ok ? node_cmd(port, "CLUSTER SLOTS") : NULL;
-    ok = slots && slots->type == REDIS_REPLY_ARRAY && slots->elements > 0;
-    for (size_t i = 0; ok && i < slots->elements; i++)
-        ok = slots->element[i]->elements >= 4; /* start, end, master, a replica */
-    if (slots) freeReplyObject(slots);
-    return ok;
-}
-
 static void cluster_stop(cluster *c)
 {
     for (int i = 0; i < NODES + 1; i++)
@@ -89,7 +60,7 @@ static int cluster_start(cluster *c)
     for (int k = 0; k < 300 && !ready; k++) {
         ready = 1;
         for (int i = 0; i < NODES && ready; i++)
-            ready = cluster_ready(c->node[i].port);
+            ready = tt_cluster_ready(c->node[i].port);
         if (!ready) tl_sleep_ms(100);
     }
     snprintf(c->url, sizeof c->url, "redis+cluster://127.0.0.1:%d,127.0.0.1:%d", c->node[0].port,
@@ -102,7 +73,7 @@ static int master_of(cluster *c, unsigned slot)
 {
     for (int i = 0; i < NODES; i++) {
         if (c->node[i].pid <= 0) continue;
-        redisReply *x = node_cmd(c->node[i].port, "CLUSTER SLOTS");
+        redisReply *x = tt_node_cmd(c->node[i].port, "CLUSTER SLOTS");
         int port = 0;
         for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
             redisReply *r = x->element[k];
@@ -121,7 +92,7 @@ static int slot_with_replica(cluster *c)
 {
     for (int i = 0; i < NODES; i++) {
         if (c->node[i].pid <= 0) continue;
-        redisReply *x = node_cmd(c->node[i].port, "CLUSTER SLOTS");
+        redisReply *x = tt_node_cmd(c->node[i].port, "CLUSTER SLOTS");
         int slot = -1;
         for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements && slot < 0; k++)
             if (x->element[k]->elements >= 4) slot = (int)x->element[k]->element[0]->integer;
@@ -178,7 +149,7 @@ static void slots_and_tags(void)
         "foo", "bar", "{app}:jobs:x", "app{x}:queue",         "foo{}{bar}",
         "{}",  "{",   "a{b}c{d}",     "work:jobs:send_email", "\xc3\xa9t\xc3\xa9"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        redisReply *x = node_cmd(cl.node[0].port, "CLUSTER KEYSLOT %s", keys[i]);
+        redisReply *x = tt_node_cmd(cl.node[0].port, "CLUSTER KEYSLOT %s", keys[i]);
         CHECK(x && x->type == REDIS_REPLY_INTEGER);
         if (x && (long long)cw_cluster_key_slot(keys[i], strlen(keys[i])) != x->integer)
             tl_fail(__FILE__, __LINE__, "%s: slot %u, Redis says %lld", keys[i],
@@ -212,7 +183,7 @@ static void every_role_in_a_tagged_namespace(void)
     tt_cli_roles(cl.url, ns);
     /* Every key of the namespace is on the master of its slot. */
     unsigned slot = cw_cluster_key_slot(ns, strlen(ns));
-    redisReply *x = node_cmd(master_of(&cl, slot), "CLUSTER COUNTKEYSINSLOT %u", slot);
+    redisReply *x = tt_node_cmd(master_of(&cl, slot), "CLUSTER COUNTKEYSINSLOT %u", slot);
     CHECK(x && x->integer >= 1);
     if (x) freeReplyObject(x);
 }
@@ -258,8 +229,8 @@ typedef struct reshard_ctx {
 static void reshard_slot_0(void *arg)
 {
     reshard_ctx *rc = arg;
-    redisReply *a = node_cmd(rc->from_port, "CLUSTER MYID");
-    redisReply *b = node_cmd(rc->to_port, "CLUSTER MYID");
+    redisReply *a = tt_node_cmd(rc->from_port, "CLUSTER MYID");
+    redisReply *b = tt_node_cmd(rc->to_port, "CLUSTER MYID");
     /* redis-cli moves the source's first slots: slot 0 here. */
     rc->rc =
         a && b ? tt_sh("redis-cli --cluster reshard 127.0.0.1:%d --cluster-from %s --cluster-to %s "
@@ -277,7 +248,7 @@ static void moved_after_reshard(void)
     int from = master_of(&cl, 0), to = 0;
     for (int i = 0; i < NODES && !to; i++) {
         int p = cl.node[i].port;
-        redisReply *x = node_cmd(p, "ROLE");
+        redisReply *x = tt_node_cmd(p, "ROLE");
         if (x && p != from && !strcmp(x->element[0]->str, "master")) to = p;
         if (x) freeReplyObject(x);
     }
@@ -294,10 +265,10 @@ static void moved_after_reshard(void)
         CHECK_INT(st.lost, 0);
         CHECK_INT(st.acked, 5000);
         /* The namespace lives on the new master now, nothing of it on the old. */
-        redisReply *x = node_cmd(to, "CLUSTER COUNTKEYSINSLOT 0");
+        redisReply *x = tt_node_cmd(to, "CLUSTER COUNTKEYSINSLOT 0");
         CHECK(x && x->integer >= 1);
         if (x) freeReplyObject(x);
-        x = node_cmd(from, "CLUSTER COUNTKEYSINSLOT 0");
+        x = tt_node_cmd(from, "CLUSTER COUNTKEYSINSLOT 0");
         CHECK(x && x->integer == 0);
         if (x) freeReplyObject(x);
     }
@@ -360,7 +331,7 @@ static void failover_of_the_namespace_master(void)
 static int add_second_replica(int slot)
 {
     int master = master_of(&cl, (unsigned)slot);
-    redisReply *id = node_cmd(master, "CLUSTER MYID");
+    redisReply *id = tt_node_cmd(master, "CLUSTER MYID");
     if (!id || start_node(&cl, NODES) != 0) {
         if (id) freeReplyObject(id);
         return -1;
@@ -370,7 +341,7 @@ static int add_second_replica(int slot)
                    cl.node[NODES].port, master, id->str);
     freeReplyObject(id);
     for (int k = 0; rc == 0 && k < 300; k++) {
-        redisReply *w = node_cmd(master, "WAIT 2 100");
+        redisReply *w = tt_node_cmd(master, "WAIT 2 100");
         long long n = w && w->type == REDIS_REPLY_INTEGER ? w->integer : 0;
         if (w) freeReplyObject(w);
         if (n >= 2) return 0;

@@ -99,6 +99,11 @@ int cw_damage_note(const char *key, size_t len);
  * else 0 (*r untouched). */
 int cw_damage_reply(redisReply **r, const char *key, size_t len);
 
+/* A reply read for key (key, key_len): a WRONGTYPE error is noted and gives 0 with *r
+ * NULL (the key reads as empty); any other error reply gives CWORK_EREDIS with Redis'
+ * message and *r freed and NULL; else 0 with *r untouched. */
+int cw_client_check_reply(redisReply **r, const char *key, size_t key_len, cwork_error *err);
+
 /* One command on c with the rules of cw_conn_command, except that a WRONGTYPE reply
  * (key, key_len: the key it reads) is noted and gives 0 with *out NULL: the key reads
  * as empty. */

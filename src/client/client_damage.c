@@ -202,13 +202,17 @@ int cw_client_read_command(cw_conn *c, int argc, const char **argv, const size_t
     *out = NULL;
     int rc = cw_conn_append(c, argc, argv, lens, err);
     if (rc == 0) rc = cw_conn_read(c, out, err);
-    if (rc) return rc;
-    if (cw_damage_reply(out, key, key_len)) return 0;
-    const char *refused = cw_reply_error(*out);
+    return rc ? rc : cw_client_check_reply(out, key, key_len, err);
+}
+
+int cw_client_check_reply(redisReply **r, const char *key, size_t key_len, cwork_error *err)
+{
+    if (cw_damage_reply(r, key, key_len)) return 0;
+    const char *refused = cw_reply_error(*r);
     if (!refused) return 0;
-    rc = cw_error(err, CWORK_EREDIS, "redis: %s", refused);
-    cw_reply_free(*out);
-    *out = NULL;
+    int rc = cw_error(err, CWORK_EREDIS, "redis: %s", refused);
+    cw_reply_free(*r);
+    *r = NULL;
     return rc;
 }
 

@@ -169,16 +169,14 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
         rc = cw_conn_read(c, &r[i], err);
     size_t n = 0;
     int64_t total = 0;
-    /* a damaged set (WRONGTYPE to both) is an empty page, and named */
-    if (rc == 0 && cw_damage_reply(&r[0], key->data, key->len) &&
-        cw_damage_reply(&r[1], key->data, key->len)) {
+    /* a damaged set (WRONGTYPE to both) is an empty page, and named; any other error
+     * reply (an ACL refusal) is reported as Redis said it */
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = cw_client_check_reply(&r[i], key->data, key->len, err);
+    if (rc == 0 && !r[0] && !r[1]) {
         p->total = 0;
         return 0;
     }
-    /* any other error reply (an ACL refusal) is reported as Redis said it */
-    for (int i = 0; i < 2 && rc == 0; i++)
-        if (r[i] && cw_reply_error(r[i]))
-            rc = cw_error(err, CWORK_EREDIS, "redis: %s", cw_reply_error(r[i]));
     if (rc == 0) rc = cw_reply_array(r[0], 0, &n, range[0], err);
     if (rc == 0) rc = cw_reply_int(r[1], &total, "ZCARD", err);
     scan s = {NULL, page_add, p, "client.get_zset_page.new_job"};

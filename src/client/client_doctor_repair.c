@@ -199,11 +199,9 @@ int cw_doctor_locks(cw_conn *c, const cw_keys *k, const char *name, cw_argv *poo
     return rc;
 }
 
-int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int64_t now,
-                     cwork_error *err)
+/* A finding whose repair needs a member or a value it lacks: 0, or CWORK_EINVAL. */
+static int check_finding(const cwork_doctor_finding *f, cwork_error *err)
 {
-    if (!f->action)
-        return cw_error(err, CWORK_EUNSUPPORTED, "%s: this finding has no repair", f->key);
     int needs_member = f->kind == CWORK_DOCTOR_LOCK || f->kind == CWORK_DOCTOR_UNKNOWN_NAME ||
                        f->kind == CWORK_DOCTOR_UNDECODABLE ||
                        f->kind == CWORK_DOCTOR_REMOVED_PERIODIC ||
@@ -214,112 +212,138 @@ int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int6
     if ((needs_member && !f->member) || (needs_value && !f->value))
         return cw_error(err, CWORK_EINVAL, "%s: the finding lacks its %s", f->key,
                         needs_member && !f->member ? "member" : "value");
-    cw_argv keys, args;
-    cw_argv_init(&keys), cw_argv_init(&args);
-    cw_buf b;
-    cw_buf_init(&b);
+    return 0;
+}
+
+/* A lock finding is repaired by the lock check itself, run with repair on. */
+static int repair_lock(cw_conn *c, const cw_keys *k, const cwork_doctor_finding *f,
+                       cwork_error *err)
+{
+    cw_argv pools;
+    cw_argv_init(&pools);
+    char *text = NULL;
+    int rc = cw_doctor_name_pools(c, k, f->member, &pools, err);
+    if (rc == 0) rc = cw_doctor_locks(c, k, f->member, &pools, 1, &text, err);
+    cw_free(text);
+    cw_argv_free(&pools);
+    return rc;
+}
+
+/* An orphaned in-progress list goes back to its queue: the keys the requeue needs. */
+static int orphan_arguments(const cw_keys *k, const cwork_doctor_finding *f, cw_argv *keys,
+                            cw_argv *args, cw_buf *b, cwork_error *err)
+{
     cw_doctor_key d = {0};
-    int rc = 0;
-    cw_argv_add_str(&keys, f->key);
+    int rc = key_parts(k, f->key, &d, err);
+    if (rc == 0) {
+        cw_key_queue(k, b, d.name);
+        cw_argv_add_buf(keys, b);
+        cw_buf_reset(b);
+        cw_key_lock(k, b, d.name);
+        cw_argv_add_buf(keys, b);
+        cw_buf_reset(b);
+        cw_key_lock_info(k, b, d.name);
+        cw_argv_add_buf(keys, b);
+        cw_buf_reset(b);
+        cw_key_worker_pool(k, b, d.pool);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "requeue");
+        cw_argv_add_str(args, d.pool);
+    }
+    cw_free(d.name);
+    return rc;
+}
+
+/* The repair script's keys after f->key (which keys[0] already holds) and its arguments,
+ * for every kind but a lock. */
+static int repair_arguments(const cw_keys *k, const cwork_doctor_finding *f, int64_t now,
+                            cw_argv *keys, cw_argv *args, cw_buf *b, cwork_error *err)
+{
     switch (f->kind) {
     case CWORK_DOCTOR_WRONG_TYPE:
     case CWORK_DOCTOR_GUARD:
         if (f->kind == CWORK_DOCTOR_GUARD && f->value && !strcmp(f->value, "1")) {
-            cw_argv_add_str(&args, "unguard");
-            cw_argv_add_str(&args, "1");
-            break;
+            cw_argv_add_str(args, "unguard");
+            cw_argv_add_str(args, "1");
+            return 0;
         }
-        cw_doctor_quarantine_key(k, f->key, &b);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "rename");
-        cw_argv_add_str(&args, f->kind == CWORK_DOCTOR_GUARD ? "string" : f->value);
-        break;
+        cw_doctor_quarantine_key(k, f->key, b);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "rename");
+        cw_argv_add_str(args, f->kind == CWORK_DOCTOR_GUARD ? "string" : f->value);
+        return 0;
     case CWORK_DOCTOR_FUTURE_HEARTBEAT:
-        cw_argv_add_str(&args, "beat");
-        cw_argv_add_str(&args, f->value);
-        cw_argv_add_int(&args, now);
-        break;
+        cw_argv_add_str(args, "beat");
+        cw_argv_add_str(args, f->value);
+        cw_argv_add_int(args, now);
+        return 0;
     case CWORK_DOCTOR_ORPHAN:
-        if ((rc = key_parts(k, f->key, &d, err)) != 0) break;
-        cw_key_queue(k, &b, d.name);
-        cw_argv_add_buf(&keys, &b);
-        cw_buf_reset(&b);
-        cw_key_lock(k, &b, d.name);
-        cw_argv_add_buf(&keys, &b);
-        cw_buf_reset(&b);
-        cw_key_lock_info(k, &b, d.name);
-        cw_argv_add_buf(&keys, &b);
-        cw_buf_reset(&b);
-        cw_key_worker_pool(k, &b, d.pool);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "requeue");
-        cw_argv_add_str(&args, d.pool);
-        break;
-    case CWORK_DOCTOR_LOCK: {
-        cw_argv pools;
-        cw_argv_init(&pools);
-        char *text = NULL;
-        rc = cw_doctor_name_pools(c, k, f->member, &pools, err);
-        if (rc == 0) rc = cw_doctor_locks(c, k, f->member, &pools, 1, &text, err);
-        cw_free(text);
-        cw_argv_free(&pools);
-        goto done;
-    }
+        return orphan_arguments(k, f, keys, args, b, err);
     case CWORK_DOCTOR_UNKNOWN_NAME:
-        cw_argv_reset(&keys);
-        cw_key_known_jobs(k, &b);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "sadd");
-        cw_argv_add(&args, f->member, f->member_len);
-        break;
+        cw_argv_reset(keys);
+        cw_key_known_jobs(k, b);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "sadd");
+        cw_argv_add(args, f->member, f->member_len);
+        return 0;
     case CWORK_DOCTOR_UNDECODABLE:
-    case CWORK_DOCTOR_REMOVED_PERIODIC: {
-        const char *set = f->key + k->prefix_len;
-        cw_doctor_quarantine(k, set, &b);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "zmove");
-        cw_argv_add(&args, f->member, f->member_len);
-        break;
-    }
+    case CWORK_DOCTOR_REMOVED_PERIODIC:
+        cw_doctor_quarantine(k, f->key + k->prefix_len, b);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "zmove");
+        cw_argv_add(args, f->member, f->member_len);
+        return 0;
     case CWORK_DOCTOR_RATE_LIMIT:
-        cw_doctor_quarantine(k, "rate_limits", &b);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "hmove");
-        cw_argv_add(&args, f->member, f->member_len);
-        cw_argv_add_str(&args, f->value);
-        break;
+        cw_doctor_quarantine(k, "rate_limits", b);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "hmove");
+        cw_argv_add(args, f->member, f->member_len);
+        cw_argv_add_str(args, f->value);
+        return 0;
     case CWORK_DOCTOR_SUPERSEDED:
-        cw_doctor_quarantine(k, "superseded", &b);
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "file");
-        cw_argv_add_str(&args, f->value);
-        break;
+        cw_doctor_quarantine(k, "superseded", b);
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "file");
+        cw_argv_add_str(args, f->value);
+        return 0;
     case CWORK_DOCTOR_BATCH:
-        cw_buf_puts(&b, f->key);
-        cw_buf_puts(&b, ":jobs");
-        cw_argv_add_buf(&keys, &b);
-        cw_argv_add_str(&args, "batch");
-        cw_argv_add_str(&args, "repair");
-        break;
+        cw_buf_puts(b, f->key);
+        cw_buf_puts(b, ":jobs");
+        cw_argv_add_buf(keys, b);
+        cw_argv_add_str(args, "batch");
+        cw_argv_add_str(args, "repair");
+        return 0;
     default:
-        rc = cw_error(err, CWORK_EINVAL, "unknown finding kind %d", (int)f->kind);
+        return cw_error(err, CWORK_EINVAL, "unknown finding kind %d", (int)f->kind);
     }
+}
+
+int cw_doctor_repair(cw_conn *c, const cw_keys *k, cwork_doctor_finding *f, int64_t now,
+                     cwork_error *err)
+{
+    if (!f->action)
+        return cw_error(err, CWORK_EUNSUPPORTED, "%s: this finding has no repair", f->key);
+    int rc = check_finding(f, err);
+    if (rc == 0 && f->kind == CWORK_DOCTOR_LOCK) rc = repair_lock(c, k, f, err);
+    if (rc != 0 || f->kind == CWORK_DOCTOR_LOCK) {
+        if (rc == 1) f->repaired = true;
+        return rc;
+    }
+    cw_argv keys, args;
+    cw_argv_init(&keys), cw_argv_init(&args);
+    cw_buf b;
+    cw_buf_init(&b);
+    cw_argv_add_str(&keys, f->key);
+    rc = repair_arguments(k, f, now, &keys, &args, &b, err);
     if (rc == 0 && (b.oom || keys.oom || args.oom))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
         redisReply *r = NULL;
         rc = cw_doctor_eval(c, &keys, &args, &r, err);
-        if (rc == 0) {
-            if (f->kind == CWORK_DOCTOR_BATCH)
-                rc = cw_reply_is_str(r) ? 1 : 0;
-            else
-                rc = repair_reply(r, err);
-        }
+        if (rc == 0) rc = f->kind == CWORK_DOCTOR_BATCH ? cw_reply_is_str(r) : repair_reply(r, err);
         cw_reply_free(r);
     }
-done:
     if (rc == 1) f->repaired = true;
-    cw_free(d.name);
     cw_buf_free(&b);
     cw_argv_free(&keys), cw_argv_free(&args);
     return rc;

@@ -160,6 +160,99 @@ static void report_failure(const work_opts *o, work_job *wj, const cwork_job *jo
 
 /* ---------------------------------------------------------------- the handler */
 
+/* Runs job's command with its environment (CWORK_JOB_* and the args' variables) and the
+ * job's bytes on stdin. *complete is 0 when that could not be set up (out of memory: res
+ * untouched); else child_run's return, with res filled. */
+static int run_command(const work_job *wj, cwork_job *job, child_result *res, int *complete)
+{
+    char fails[32];
+    snprintf(fails, sizeof fails, "%" PRId64, cwork_job_fails(job));
+    char *args = cwork_job_args_json(job);
+    env_list env = {0};
+    env_add(&env, "CWORK_JOB_ID", cwork_job_id(job));
+    env_add(&env, "CWORK_JOB_NAME", cwork_job_name(job));
+    env_add(&env, "CWORK_JOB_FAILS", fails);
+    env_add(&env, "CWORK_RESULT_FD", "4"); /* what the command writes there is its result */
+    if (args && strlen(args) <= ARGS_ENV_MAX) {
+        env_add(&env, "CWORK_JOB_ARGS", args);
+        add_arg_vars(&env, args);
+    }
+    char *prefix = NULL;
+    if (asprintf(&prefix, "[%s %s] ", cwork_job_name(job), cwork_job_id(job)) < 0) prefix = NULL;
+    *complete = args && prefix && !env.oom;
+    int rc = -1;
+    /* Readable once the pool asks the job to stop (a cancel, PROTOCOL §21): the command's
+     * tree then gets the timeout's SIGTERM and, after the kill grace, SIGKILL. */
+    int stop_fd = cwork_job_stop_fd(job);
+    if (*complete) {
+        size_t raw_len = 0;
+        const char *raw = cwork_job_raw(job, &raw_len);
+        child_spec spec = {
+            .command = wj->command,
+            .stdin_data = raw,
+            .stdin_len = raw_len,
+            .env_add = (const char *const *)env.items,
+            .env_count = env.n,
+            .prefix = prefix,
+            .timeout_ms = wj->timeout_ms,
+            .kill_grace_ms = wj->kill_grace_ms,
+            .stop_fd = stop_fd >= 0 ? &stop_fd : NULL,
+            .stop_grace_ms = stop_grace,
+            .on_checkin = on_checkin,
+            .userdata = job,
+        };
+        rc = child_run(&spec, res);
+    }
+    cwork_free(args);
+    free(prefix);
+    env_free(&env);
+    return rc;
+}
+
+/* Keeps what a successful run wrote to fd 4 as the job's result, and frees it. A result
+ * that cannot be stored whole is refused, and so is the run: a caller waiting for it must
+ * not read a cut one (PROTOCOL §22). */
+static void keep_result(cwork_job *job, int rc, child_result *res)
+{
+    if (rc == 0 && res->ok && res->result_over) {
+        snprintf(res->message, sizeof res->message,
+                 "the result written to fd 4 is over the limit of %d bytes", CHILD_RESULT_MAX);
+        res->ok = 0;
+    } else if (rc == 0 && res->ok && res->result) {
+        int set = cwork_job_set_result(job, res->result, res->result_len);
+        if (set != 0) {
+            snprintf(res->message, sizeof res->message, "the result could not be kept (%s)",
+                     cwork_err_name(set));
+            res->ok = 0;
+        }
+    }
+    free(res->result);
+    res->result = NULL;
+}
+
+/* A command whose processes were stopped at the pool's request (res.stopped). */
+static int report_stopped(const work_opts *o, work_job *wj, cwork_job *job, int64_t took)
+{
+    char t[32];
+    work_duration_text(took, t, sizeof t);
+    if (cwork_job_stop_reason(job) == CWORK_STOP_LEASE_LOST) {
+        /* Not committed by the pool, whatever is returned: whoever reaps runs it again. */
+        say(o, job,
+            "stopped after %s: this pool lost its lease on the job (it runs again "
+            "elsewhere)",
+            t);
+        return cwork_job_fail(job, "lease lost");
+    }
+    /* The pool decides where the job goes (a cancelled one: dead, "cancelled"). */
+    atomic_fetch_add(&wj->counts.processed, 1);
+    atomic_fetch_add(&wj->counts.failed, 1);
+    atomic_fetch_add(&wj->counts.dead, 1);
+    int cancelled = cwork_job_cancelled(job);
+    const char *why = cancelled ? "cancelled" : "asked to stop";
+    say(o, job, "%s after %s: its processes were stopped%s", why, t, cancelled ? " -> dead" : "");
+    return cwork_job_fail(job, "%s", why);
+}
+
 int work_run_job(cwork_job *job, void *ctx)
 {
     (void)ctx;
@@ -177,50 +270,10 @@ int work_run_job(cwork_job *job, void *ctx)
     else
         say(o, job, "started");
 
-    char fails[32];
-    snprintf(fails, sizeof fails, "%" PRId64, cwork_job_fails(job));
-    char *args = cwork_job_args_json(job);
-    env_list env = {0};
-    env_add(&env, "CWORK_JOB_ID", cwork_job_id(job));
-    env_add(&env, "CWORK_JOB_NAME", cwork_job_name(job));
-    env_add(&env, "CWORK_JOB_FAILS", fails);
-    env_add(&env, "CWORK_RESULT_FD", "4"); /* what the command writes there is its result */
-    if (args && strlen(args) <= ARGS_ENV_MAX) {
-        env_add(&env, "CWORK_JOB_ARGS", args);
-        add_arg_vars(&env, args);
-    }
-    char *prefix = NULL;
-    if (asprintf(&prefix, "[%s %s] ", cwork_job_name(job), cwork_job_id(job)) < 0) prefix = NULL;
-    int complete = args && prefix && !env.oom;
-
     child_result res;
     memset(&res, 0, sizeof res);
-    int rc = -1;
-    /* Readable once the pool asks the job to stop (a cancel, PROTOCOL §21): the command's
-     * tree then gets the timeout's SIGTERM and, after the kill grace, SIGKILL. */
-    int stop_fd = cwork_job_stop_fd(job);
-    if (complete) {
-        size_t raw_len = 0;
-        const char *raw = cwork_job_raw(job, &raw_len);
-        child_spec spec = {
-            .command = wj->command,
-            .stdin_data = raw,
-            .stdin_len = raw_len,
-            .env_add = (const char *const *)env.items,
-            .env_count = env.n,
-            .prefix = prefix,
-            .timeout_ms = wj->timeout_ms,
-            .kill_grace_ms = wj->kill_grace_ms,
-            .stop_fd = stop_fd >= 0 ? &stop_fd : NULL,
-            .stop_grace_ms = stop_grace,
-            .on_checkin = on_checkin,
-            .userdata = job,
-        };
-        rc = child_run(&spec, &res);
-    }
-    cwork_free(args);
-    free(prefix);
-    env_free(&env);
+    int complete = 0;
+    int rc = run_command(wj, job, &res, &complete);
     if (complete && res.aborted) {
         /* Stopping at once: the job must stay in progress for the reaper, so this
          * handler never returns (a return would commit a failure); the process is about
@@ -230,24 +283,7 @@ int work_run_job(cwork_job *job, void *ctx)
     }
     atomic_fetch_sub(&wj->counts.running, 1);
     int64_t took = mono_ms() - t0;
-    if (complete && rc == 0 && res.ok && res.result_over) {
-        /* A result that cannot be stored whole is refused, and so is the run: a caller
-         * waiting for it must not read a cut one (PROTOCOL §22). */
-        free(res.result);
-        snprintf(res.message, sizeof res.message,
-                 "the result written to fd 4 is over the limit of %d bytes", CHILD_RESULT_MAX);
-        res.ok = 0;
-    } else if (complete && rc == 0 && res.ok && res.result) {
-        int set = cwork_job_set_result(job, res.result, res.result_len);
-        free(res.result);
-        if (set != 0) {
-            snprintf(res.message, sizeof res.message, "the result could not be kept (%s)",
-                     cwork_err_name(set));
-            res.ok = 0;
-        }
-    } else if (complete) {
-        free(res.result);
-    }
+    if (complete) keep_result(job, rc, &res);
     if (complete && rc == 0 && res.ok) {
         atomic_fetch_add(&wj->counts.processed, 1);
         char t[32];
@@ -255,29 +291,7 @@ int work_run_job(cwork_job *job, void *ctx)
         say(o, job, "done in %s", t);
         return 0;
     }
-    if (complete && rc == 0 && res.stopped && cwork_job_stop_reason(job) == CWORK_STOP_LEASE_LOST) {
-        /* Not committed by the pool, whatever is returned: whoever reaps runs it again. */
-        char t[32];
-        work_duration_text(took, t, sizeof t);
-        say(o, job,
-            "stopped after %s: this pool lost its lease on the job (it runs again "
-            "elsewhere)",
-            t);
-        return cwork_job_fail(job, "lease lost");
-    }
-    if (complete && rc == 0 && res.stopped) {
-        /* The pool decides where the job goes (a cancelled one: dead, "cancelled"). */
-        atomic_fetch_add(&wj->counts.processed, 1);
-        atomic_fetch_add(&wj->counts.failed, 1);
-        atomic_fetch_add(&wj->counts.dead, 1);
-        char t[32];
-        work_duration_text(took, t, sizeof t);
-        int cancelled = cwork_job_cancelled(job);
-        const char *why = cancelled ? "cancelled" : "asked to stop";
-        say(o, job, "%s after %s: its processes were stopped%s", why, t,
-            cancelled ? " -> dead" : "");
-        return cwork_job_fail(job, "%s", why);
-    }
+    if (complete && rc == 0 && res.stopped) return report_stopped(o, wj, job, took);
     const char *message = complete ? res.message : "out of memory";
     int no_retry = complete && rc == 0 && !res.timed_out && res.exit_status == WORK_EXIT_NO_RETRY;
     report_failure(o, wj, job, took, message, no_retry);

@@ -444,105 +444,119 @@ static int read_scalar(pctx *c, gj_value **out)
     return rc;
 }
 
+/* The containers open around the value being read, innermost last; the first 32 need no
+ * allocation. */
+typedef struct frame_stack {
+    frame inline_frames[32];
+    frame *st;
+    size_t cap, n;
+} frame_stack;
+
+static int push_frame(pctx *c, frame_stack *s, gj_value *container, int is_object)
+{
+    if (s->n == s->cap) {
+        frame *bigger = cw_malloc(s->cap * 2 * sizeof *bigger);
+        if (!bigger) return oom(c);
+        memcpy(bigger, s->st, s->n * sizeof *s->st);
+        if (s->st != s->inline_frames) cw_free(s->st);
+        s->st = bigger;
+        s->cap *= 2;
+    }
+    frame *f = &s->st[s->n++];
+    f->container = container;
+    f->is_object = is_object;
+    f->key.ptr = NULL;
+    return 0;
+}
+
+/* Reads the start of the value at c->pos, levels containers deep: a scalar whole, or the
+ * bracket of a container (*opens is then '{' or '['; else 0). */
+static int begin_value(pctx *c, size_t levels, gj_value **v, int *opens)
+{
+    skip_ws(c);
+    if (c->pos >= c->len) return syntax_error(c, "looking for beginning of value");
+    unsigned char ch = c->s[c->pos];
+    *opens = ch == '{' || ch == '[' ? ch : 0;
+    if (!*opens) return read_scalar(c, v);
+    if (levels + 1 > GJ_MAX_DEPTH)
+        return cw_error(c->err, CWORK_EJSON, "json: exceeded max depth at offset %zu", c->pos);
+    c->pos++;
+    if (c->build && !(*v = ch == '{' ? cw_gj_new_object() : cw_gj_new_array())) return oom(c);
+    return 0;
+}
+
+/* Enters the container v just opened by bracket: *empty when it closes at once, else
+ * ready for its first member (an object's key read). */
+static int open_container(pctx *c, frame_stack *s, gj_value *v, int bracket, int *empty)
+{
+    int rc = push_frame(c, s, v, bracket == '{');
+    if (rc != 0) return rc;
+    skip_ws(c);
+    *empty = c->pos < c->len && c->s[c->pos] == (bracket == '{' ? '}' : ']');
+    if (*empty) {
+        c->pos++;
+        s->n--;
+        return 0;
+    }
+    return bracket == '{' ? read_key(c, &s->st[s->n - 1]) : 0;
+}
+
+/* A value just ended: closes the containers it ends, or moves past the comma (and the
+ * key) to the next member of the innermost one. */
+static int end_value(pctx *c, frame_stack *s)
+{
+    while (s->n > 0) {
+        frame *f = &s->st[s->n - 1];
+        skip_ws(c);
+        if (c->pos >= c->len) return syntax_error(c, "");
+        unsigned char ch = c->s[c->pos];
+        if (ch == ',') {
+            c->pos++;
+            return f->is_object ? read_key(c, f) : 0;
+        }
+        if (ch != (f->is_object ? '}' : ']'))
+            return syntax_error(c, f->is_object ? "after object key:value pair"
+                                                : "after array element");
+        c->pos++;
+        if (f->is_object && c->build && cw_gj_object_dedup(f->container) != 0) return oom(c);
+        s->n--;
+    }
+    return 0;
+}
+
+/* Without recursion, so that the depth limit is the only bound on nesting. */
 static int parse_value(pctx *c, int depth, gj_value **out)
 {
-    frame inline_frames[32], *st = inline_frames;
-    size_t cap = 32, n = 0;
+    frame_stack s;
+    s.st = s.inline_frames;
+    s.cap = sizeof s.inline_frames / sizeof s.inline_frames[0];
+    s.n = 0;
     gj_value *root = NULL;
-    int rc = 0;
-
-    for (;;) {
-        /* A value is expected at c->pos. */
-        skip_ws(c);
-        if (c->pos >= c->len) {
-            rc = syntax_error(c, "looking for beginning of value");
-            goto fail;
-        }
-        unsigned char ch = c->s[c->pos];
+    int rc;
+    do {
         gj_value *v = NULL;
-        int opens = ch == '{' || ch == '[';
-        if (opens) {
-            if ((size_t)depth + n + 1 > GJ_MAX_DEPTH) {
-                rc =
-                    cw_error(c->err, CWORK_EJSON, "json: exceeded max depth at offset %zu", c->pos);
-                goto fail;
-            }
-            c->pos++;
-            if (c->build && !(v = ch == '{' ? cw_gj_new_object() : cw_gj_new_array())) {
-                rc = oom(c);
-                goto fail;
-            }
-        } else if ((rc = read_scalar(c, &v)) != 0) {
-            goto fail;
-        }
-        if (c->build) {
-            if (n == 0)
+        int opens = 0, empty = 0;
+        rc = begin_value(c, (size_t)depth + s.n, &v, &opens);
+        if (rc == 0 && c->build) {
+            if (s.n == 0)
                 root = v;
-            else if ((rc = attach(c, &st[n - 1], v)) != 0)
-                goto fail;
+            else
+                rc = attach(c, &s.st[s.n - 1], v);
         }
-        if (opens) {
-            if (n == cap) {
-                frame *bigger = cw_malloc(cap * 2 * sizeof *bigger);
-                if (!bigger) {
-                    rc = oom(c);
-                    goto fail;
-                }
-                memcpy(bigger, st, n * sizeof *st);
-                if (st != inline_frames) cw_free(st);
-                st = bigger;
-                cap *= 2;
-            }
-            st[n].container = v;
-            st[n].is_object = ch == '{';
-            st[n].key.ptr = NULL;
-            n++;
-            skip_ws(c);
-            if (c->pos < c->len && c->s[c->pos] == (ch == '{' ? '}' : ']')) {
-                c->pos++;
-                n--; /* empty container */
-            } else {
-                if (ch == '{' && (rc = read_key(c, &st[n - 1])) != 0) goto fail;
-                continue;
-            }
+        if (rc == 0 && opens) {
+            rc = open_container(c, &s, v, opens, &empty);
+            if (rc == 0 && !empty) continue; /* its first member is next */
         }
-        /* A value just ended: close containers or move to their next member. */
-        while (n > 0) {
-            frame *f = &st[n - 1];
-            skip_ws(c);
-            if (c->pos >= c->len) {
-                rc = syntax_error(c, "");
-                goto fail;
-            }
-            ch = c->s[c->pos];
-            if (ch == ',') {
-                c->pos++;
-                if (f->is_object && (rc = read_key(c, f)) != 0) goto fail;
-                break;
-            }
-            if (ch != (f->is_object ? '}' : ']')) {
-                rc = syntax_error(c, f->is_object ? "after object key:value pair"
-                                                  : "after array element");
-                goto fail;
-            }
-            c->pos++;
-            if (f->is_object && c->build && cw_gj_object_dedup(f->container) != 0) {
-                rc = oom(c);
-                goto fail;
-            }
-            n--;
-        }
-        if (n == 0) break;
+        if (rc == 0) rc = end_value(c, &s);
+    } while (rc == 0 && s.n > 0);
+    if (rc != 0) {
+        for (size_t i = 0; i < s.n; i++)
+            cw_free(s.st[i].key.ptr);
+        cw_gj_free(root);
+    } else if (out) {
+        *out = root;
     }
-    if (st != inline_frames) cw_free(st);
-    if (out) *out = root;
-    return 0;
-
-fail:
-    for (size_t i = 0; i < n; i++)
-        cw_free(st[i].key.ptr);
-    if (st != inline_frames) cw_free(st);
-    cw_gj_free(root);
+    if (s.st != s.inline_frames) cw_free(s.st);
     return rc;
 }
 

@@ -351,9 +351,79 @@ static uint64_t unit_ns(const char *u, size_t n)
     return 0;
 }
 
+#define DURATION_LIMIT (UINT64_C(1) << 63)
+
+/* The integer part of a term (Go's leadingInt): its digits at *s, consumed. -1 past 2^63. */
+static int leading_int(const char **s, size_t *n, uint64_t *v)
+{
+    size_t i = 0;
+    for (*v = 0; i < *n && (*s)[i] >= '0' && (*s)[i] <= '9'; i++) {
+        if (*v > DURATION_LIMIT / 10) return -1;
+        *v = *v * 10 + (uint64_t)((*s)[i] - '0');
+        if (*v > DURATION_LIMIT) return -1;
+    }
+    *s += i, *n -= i;
+    return (int)(i > 0);
+}
+
+/* The digits after a term's '.' (Go's leadingFraction), consumed: as many as fit in f,
+ * scale the power of ten they make; the rest only skipped. 1 when there was a digit. */
+static int leading_fraction(const char **s, size_t *n, uint64_t *f, double *scale)
+{
+    int overflow = 0;
+    size_t i = 0;
+    for (; i < *n && (*s)[i] >= '0' && (*s)[i] <= '9'; i++) {
+        if (overflow) continue;
+        uint64_t y = *f > (DURATION_LIMIT - 1) / 10 ? DURATION_LIMIT + 1
+                                                    : *f * 10 + (uint64_t)((*s)[i] - '0');
+        if (y > DURATION_LIMIT) {
+            overflow = 1;
+            continue;
+        }
+        *f = y;
+        *scale *= 10;
+    }
+    *s += i, *n -= i;
+    return i > 0;
+}
+
+/* One term of a duration, "<number><unit>" ("1.5h"), consumed: its nanoseconds in *out.
+ * 0, or -1 with the error in msg. */
+static int duration_term(const char **s, size_t *n, uint64_t *out, const char *orig,
+                         size_t orig_len, cw_buf *msg)
+{
+    uint64_t v = 0, f = 0;
+    double scale = 1;
+    if (!((*s)[0] == '.' || ((*s)[0] >= '0' && (*s)[0] <= '9')))
+        return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    int pre = leading_int(s, n, &v), post = 0;
+    if (pre < 0) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    if (*n > 0 && (*s)[0] == '.') {
+        (*s)++, (*n)--;
+        post = leading_fraction(s, n, &f, &scale);
+    }
+    if (!pre && !post) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    size_t i = 0;
+    while (i < *n && (*s)[i] != '.' && !((*s)[i] >= '0' && (*s)[i] <= '9'))
+        i++;
+    if (i == 0) return duration_error(msg, "missing unit in duration", NULL, 0, orig, orig_len);
+    uint64_t unit = unit_ns(*s, i);
+    if (!unit) return duration_error(msg, "unknown unit", *s, i, orig, orig_len);
+    *s += i, *n -= i;
+    if (v > DURATION_LIMIT / unit)
+        return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    v *= unit;
+    if (f > 0) {
+        v += (uint64_t)((double)f * ((double)unit / scale));
+        if (v > DURATION_LIMIT)
+            return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    }
+    *out = v;
+    return 0;
+}
+
 int cw_cron_parse_duration(const char *orig, size_t orig_len, int64_t *out, cw_buf *msg)
 {
-    const uint64_t lim = UINT64_C(1) << 63;
     const char *s = orig;
     size_t n = orig_len;
     uint64_t d = 0;
@@ -368,60 +438,18 @@ int cw_cron_parse_duration(const char *orig, size_t orig_len, int64_t *out, cw_b
     }
     if (n == 0) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
     while (n > 0) {
-        uint64_t v = 0, f = 0;
-        double scale = 1;
-        if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9')))
-            return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-        size_t i = 0;
-        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-            if (v > lim / 10)
-                return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-            v = v * 10 + (uint64_t)(s[i] - '0');
-            if (v > lim) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-        }
-        int pre = i > 0, post = 0;
-        s += i, n -= i;
-        if (n > 0 && s[0] == '.') {
-            s++, n--;
-            int overflow = 0;
-            for (i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
-                if (overflow) continue;
-                if (f > (lim - 1) / 10) {
-                    overflow = 1;
-                    continue;
-                }
-                uint64_t y = f * 10 + (uint64_t)(s[i] - '0');
-                if (y > lim) {
-                    overflow = 1;
-                    continue;
-                }
-                f = y;
-                scale *= 10;
-            }
-            post = i > 0;
-            s += i, n -= i;
-        }
-        if (!pre && !post) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-        for (i = 0; i < n && s[i] != '.' && !(s[i] >= '0' && s[i] <= '9'); i++) {
-        }
-        if (i == 0) return duration_error(msg, "missing unit in duration", NULL, 0, orig, orig_len);
-        uint64_t unit = unit_ns(s, i);
-        if (!unit) return duration_error(msg, "unknown unit", s, i, orig, orig_len);
-        s += i, n -= i;
-        if (v > lim / unit) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-        v *= unit;
-        if (f > 0) {
-            v += (uint64_t)((double)f * ((double)unit / scale));
-            if (v > lim) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
-        }
+        uint64_t v = 0;
+        if (duration_term(&s, &n, &v, orig, orig_len, msg) != 0) return -1;
         d += v;
-        if (d > lim) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+        if (d > DURATION_LIMIT)
+            return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
     }
     if (neg) {
-        *out = d == lim ? INT64_MIN : -(int64_t)d;
+        *out = d == DURATION_LIMIT ? INT64_MIN : -(int64_t)d;
         return 0;
     }
-    if (d > lim - 1) return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
+    if (d > DURATION_LIMIT - 1)
+        return duration_error(msg, "invalid duration", NULL, 0, orig, orig_len);
     *out = (int64_t)d;
     return 0;
 }

@@ -207,12 +207,14 @@ static const work_bound bounds[] = {
     {"keep-succeeded-for", 1, INT64_MAX, "a positive duration (1h, 7d)"},
 };
 
+/* The row's bounds; NULL (said) for a row with these setters that bounds[] lacks, a
+ * slip of this file. */
 static const work_bound *bound_of(const cli_opt_ctx *ctx)
 {
-    size_t i = 0;
-    while (i + 1 < sizeof bounds / sizeof bounds[0] && strcmp(bounds[i].name, ctx->opt->name) != 0)
-        i++;
-    return &bounds[i];
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (strcmp(bounds[i].name, ctx->opt->name) == 0) return &bounds[i];
+    fprintf(stderr, "cwork work: --%s has no bounds (a bug)\n", ctx->opt->name);
+    return NULL;
 }
 
 /* A number into the unsigned at the row's field of base (the options or a job). */
@@ -220,7 +222,8 @@ static int set_count(void *base, const char *value, const cli_opt_ctx *ctx)
 {
     const work_bound *b = bound_of(ctx);
     uint64_t n;
-    if (cli_opt_uint(ctx, value, (uint64_t)b->min, (uint64_t)b->max, b->want, &n) != 0) return -1;
+    if (!b || cli_opt_uint(ctx, value, (uint64_t)b->min, (uint64_t)b->max, b->want, &n) != 0)
+        return -1;
     *(unsigned *)(void *)((char *)base + ctx->opt->field) = (unsigned)n;
     return 0;
 }
@@ -230,7 +233,7 @@ static int set_ms(void *base, const char *value, const cli_opt_ctx *ctx)
 {
     const work_bound *b = bound_of(ctx);
     int64_t *field = (int64_t *)(void *)((char *)base + ctx->opt->field);
-    return cli_opt_duration_ms(ctx, value, b->min, b->max, b->want, field);
+    return b ? cli_opt_duration_ms(ctx, value, b->min, b->max, b->want, field) : -1;
 }
 
 /* --reap-period and --dead-check: whole seconds into the unsigned at the row's field. */
@@ -238,7 +241,7 @@ static int set_seconds(void *opts, const char *value, const cli_opt_ctx *ctx)
 {
     const work_bound *b = bound_of(ctx);
     int64_t secs;
-    if (cli_opt_duration_s(ctx, value, b->min, b->max, b->want, &secs) != 0) return -1;
+    if (!b || cli_opt_duration_s(ctx, value, b->min, b->max, b->want, &secs) != 0) return -1;
     *(unsigned *)(void *)((char *)opts + ctx->opt->field) = (unsigned)secs;
     return 0;
 }

@@ -1,5 +1,6 @@
 /* cwork enqueue: one job from the command line, or NDJSON lines from stdin (--bulk). */
 #include "cli.h"
+#include "opt.h"
 #include "table.h"
 
 #include <errno.h>
@@ -9,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-static const char usage[] =
+static const char intro[] =
     "Usage: cwork enqueue [--redis URL] [--ns NS] [--in DURATION]\n"
     "                     [--unique | --unique-key KEY_JSON] NAME [ARGS_JSON]\n"
     "       cwork enqueue [--redis URL] [--ns NS] --bulk [--quiet] < jobs.ndjson\n"
@@ -18,45 +19,13 @@ static const char usage[] =
     "       cwork enqueue [--redis URL] [--ns NS] --bulk --batch ID [--open] < jobs.ndjson\n"
     "\n"
     "Puts a job into the queue NAME with ARGS_JSON (a JSON object; default {}) and\n"
-    "prints its id. A Go worker of gocraft/work runs it like one of its own.\n"
-    "\n"
-    "  --in DURATION      run it that long from now (through the scheduled set):\n"
-    "                     whole seconds (90) or 90s, 15m, 1h, 7d, 1h30m\n"
-    "  --unique           only if no job with this name and these args is waiting;\n"
-    "                     a duplicate prints nothing on stdout and exits 3\n"
-    "  --unique-key KEY_JSON\n"
-    "                     upstream's EnqueueUniqueByKey: unique by name and this JSON\n"
-    "                     object instead of the args; a duplicate replaces the waiting\n"
-    "                     job's args (and id) with these, prints the id that will run\n"
-    "                     and exits 3\n"
-    "  --bulk             read one job per line from stdin:\n"
-    "                       {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
-    "                     (only name is required) and send them in batches, each\n"
-    "                     written whole or not at all; every line is checked first:\n"
-    "                     bad lines are reported with their line number and nothing is\n"
-    "                     written (exit 2); prints the id of each job written, in input\n"
-    "                     order (none for duplicates); the count and rate go to stderr.\n"
-    "                     A Redis failure stops at the batch it hit (exit 1): the lines\n"
-    "                     before it were written, the message says up to which line\n"
-    "  --quiet            with --bulk: print no ids\n"
-    "  --batch-callback NAME\n"
-    "                     with --bulk: the jobs form a tracked batch (README \"Batches\n"
-    "                     and chains\"), whose id is printed instead of the jobs' ids;\n"
-    "                     once every job has succeeded, cwork pools enqueue one job\n"
-    "                     NAME with ARGS_JSON (default {}) plus batch_id, batch_total,\n"
-    "                     batch_succeeded and batch_dead\n"
-    "  --on-complete      fire the callback when every job has succeeded or died\n"
-    "                     (default: only when all succeeded; never once one dies)\n"
-    "  --batch ID         with --bulk: add the jobs to open batch ID (see --open)\n"
-    "  --open             leave the batch open for more --batch calls; seal it with\n"
-    "                     cwork batch --seal ID (default: sealed once all is written)\n"
-    "  --batch-size N     jobs per round trip with --bulk (default 1000)\n"
-    "  --max-job-bytes N  refuse jobs larger than N bytes (default 1048576)\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream: see cwork --help (upstream\n"
-    "                     writes unique jobs as gocraft/work v0.5 does: with unique_key)\n"
-    "  --go-json go1.22|go1.21  the Go that shares the namespace: go1.21 writes unique\n"
-    "                     guards of args with U+0008/U+000C as \\u0008/\\u000c, as Go\n"
-    "                     1.19-1.21 does (default: $CWORK_GO_JSON, else go1.22: \\b, \\f)\n"
+    "prints its id. A Go worker of gocraft/work runs it like one of its own.\n";
+
+static const char outro[] =
+    "With --go-flavor upstream, unique jobs are written as gocraft/work v0.5 writes\n"
+    "them (with unique_key). With --go-json go1.21, unique guards of args holding\n"
+    "U+0008/U+000C spell them \\u0008/\\u000c, as Go 1.19-1.21 does (default:\n"
+    "$CWORK_GO_JSON, else go1.22: \\b, \\f).\n"
     "\n"
     "Exit status: 0 written, 1 Redis failure, 2 bad input (nothing written),\n"
     "3 unique duplicate, 4 no such batch (--batch; nothing written).\n";
@@ -80,115 +49,132 @@ typedef struct enqueue_opts {
     int on_complete, keep_open;
 } enqueue_opts;
 
-static int parse_int64(const char *s, int64_t *out)
+/* NAME, then ARGS_JSON. */
+static int take_positional(void *opts, const char *arg)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end) return -1;
-    *out = v;
+    enqueue_opts *o = opts;
+    if (!o->name) {
+        o->name = arg;
+    } else if (!o->args_json) {
+        o->args_json = arg;
+    } else {
+        fprintf(stderr, "cwork enqueue: unexpected argument \"%s\"\n", arg);
+        return -1;
+    }
     return 0;
 }
 
+/* --in: whole seconds from now, 0 or more. */
+static int set_in(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    enqueue_opts *o = opts;
+    if (cli_opt_duration_s(ctx, value, 0, INT64_MAX,
+                           "whole seconds or a duration like 90s, 15m, 1h or 7d (not negative: "
+                           "0 is now)",
+                           &o->in) != 0)
+        return -1;
+    o->has_in = 1;
+    return 0;
+}
+
+/* --batch-size and --max-job-bytes: a positive number into a size_t. */
+static int set_size(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    uint64_t n;
+    if (cli_opt_uint(ctx, value, 1, SIZE_MAX < INT64_MAX ? SIZE_MAX : INT64_MAX,
+                     "a positive number", &n) != 0)
+        return -1;
+    *(size_t *)(void *)((char *)opts + ctx->opt->field) = (size_t)n;
+    return 0;
+}
+
+static const cli_opt enqueue_options[] = {
+    {"in", NULL, CLI_ARG_REQUIRED, "DURATION",
+     "run it that long from now (through the scheduled set):\n"
+     "whole seconds (90) or 90s, 15m, 1h, 7d, 1h30m",
+     set_in, 0, 0, NULL, 0},
+    {"unique", NULL, CLI_ARG_NONE, NULL,
+     "only if no job with this name and these args is waiting;\n"
+     "a duplicate prints nothing on stdout and exits 3",
+     cli_set_flag, offsetof(enqueue_opts, unique), 0, NULL, 0},
+    {"unique-key", NULL, CLI_ARG_REQUIRED, "KEY_JSON",
+     "upstream's EnqueueUniqueByKey: unique by name and this JSON\n"
+     "object instead of the args; a duplicate replaces the waiting\n"
+     "job's args (and id) with these, prints the id that will run\n"
+     "and exits 3",
+     cli_set_string, offsetof(enqueue_opts, unique_key), 0, NULL, 0},
+    {"bulk", NULL, CLI_ARG_NONE, NULL,
+     "read one job per line from stdin:\n"
+     "  {\"name\":\"email\",\"args\":{...},\"in\":60,\"unique\":true}\n"
+     "(only name is required) and send them in batches, each\n"
+     "written whole or not at all; every line is checked first:\n"
+     "bad lines are reported with their line number and nothing is\n"
+     "written (exit 2); prints the id of each job written, in input\n"
+     "order (none for duplicates); the count and rate go to stderr.\n"
+     "A Redis failure stops at the batch it hit (exit 1): the lines\n"
+     "before it were written, the message says up to which line",
+     cli_set_flag, offsetof(enqueue_opts, bulk), 0, NULL, 0},
+    {"quiet", NULL, CLI_ARG_NONE, NULL, "with --bulk: print no ids", cli_set_flag,
+     offsetof(enqueue_opts, quiet), 0, NULL, 0},
+    {"batch-callback", NULL, CLI_ARG_REQUIRED, "NAME",
+     "with --bulk: the jobs form a tracked batch (README \"Batches\n"
+     "and chains\"), whose id is printed instead of the jobs' ids;\n"
+     "once every job has succeeded, cwork pools enqueue one job\n"
+     "NAME with ARGS_JSON (default {}) plus batch_id, batch_total,\n"
+     "batch_succeeded and batch_dead",
+     cli_set_string, offsetof(enqueue_opts, batch_callback), 0, NULL, 0},
+    {"on-complete", NULL, CLI_ARG_NONE, NULL,
+     "fire the callback when every job has succeeded or died\n"
+     "(default: only when all succeeded; never once one dies)",
+     cli_set_flag, offsetof(enqueue_opts, on_complete), 0, NULL, 0},
+    {"batch", NULL, CLI_ARG_REQUIRED, "ID",
+     "with --bulk: add the jobs to open batch ID (see --open)", cli_set_string,
+     offsetof(enqueue_opts, batch_id), 0, NULL, 0},
+    {"open", NULL, CLI_ARG_NONE, NULL,
+     "leave the batch open for more --batch calls; seal it with\n"
+     "cwork batch --seal ID (default: sealed once all is written)",
+     cli_set_flag, offsetof(enqueue_opts, keep_open), 0, NULL, 0},
+    {"batch-size", NULL, CLI_ARG_REQUIRED, "N", "jobs per round trip with --bulk (default 1000)",
+     set_size, offsetof(enqueue_opts, batch_size), 0, NULL, 0},
+    {"max-job-bytes", NULL, CLI_ARG_REQUIRED, "N",
+     "refuse jobs larger than N bytes (default 1048576)", set_size,
+     offsetof(enqueue_opts, max_job_bytes), 0, NULL, 0},
+    CLI_CONN_OPTS(enqueue_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_enqueue_command = {
+    .name = "enqueue",
+    .intro = intro,
+    .outro = outro,
+    .opts = enqueue_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* The message for options that do not go together, or NULL when they do. */
+static const char *conflict(const enqueue_opts *o)
+{
+    int tracked = o->batch_callback || o->batch_id;
+    if (o->unique && o->unique_key)
+        return "--unique and --unique-key exclude each other (--unique-key is unique by its key)";
+    if (o->quiet && !o->bulk) return "--quiet goes with --bulk (one job prints its id)";
+    if ((tracked || o->on_complete || o->keep_open) && !o->bulk)
+        return "--batch-callback, --batch, --on-complete and --open go with --bulk";
+    if (o->batch_callback && o->batch_id)
+        return "--batch-callback opens a new batch, --batch adds to an open one: not both";
+    if (o->on_complete && !o->batch_callback) return "--on-complete goes with --batch-callback";
+    if (o->keep_open && !tracked) return "--open goes with --batch-callback or --batch";
+    return NULL;
+}
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, enqueue_opts *o)
 {
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind, positional = 0;
-    while ((kind = cli_next(&a)) >= 0) {
-        if (kind == 0) {
-            if (positional == 0)
-                o->name = a.value;
-            else if (positional == 1)
-                o->args_json = a.value;
-            else {
-                fprintf(stderr, "cwork enqueue: unexpected argument \"%s\"\n", a.value);
-                return -1;
-            }
-            positional++;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c > 0) continue;
-        int64_t n;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(usage, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "unique")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->unique = 1;
-        } else if (cli_is(&a, "unique-key")) {
-            if (cli_take_value(&a) < 0) return -1;
-            o->unique_key = a.value;
-        } else if (cli_is(&a, "bulk")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->bulk = 1;
-        } else if (cli_is(&a, "batch-callback") || cli_is(&a, "batch")) {
-            int cb = cli_is(&a, "batch-callback");
-            if (cli_take_value(&a) < 0) return -1;
-            *(cb ? &o->batch_callback : &o->batch_id) = a.value;
-        } else if (cli_is(&a, "on-complete") || cli_is(&a, "open")) {
-            if (cli_flag(&a) < 0) return -1;
-            *(cli_is(&a, "open") ? &o->keep_open : &o->on_complete) = 1;
-        } else if (cli_is(&a, "quiet")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->quiet = 1;
-        } else if (cli_is(&a, "in")) {
-            if (cli_take_value(&a) < 0 ||
-                (parse_int64(a.value, &o->in) < 0 && cli_duration_s(a.value, &o->in) < 0) ||
-                o->in < 0) {
-                fprintf(stderr, "cwork enqueue: --in needs whole seconds or a duration like 90s, "
-                                "15m, 1h or 7d (not negative: 0 is now)\n");
-                return -1;
-            }
-            o->has_in = 1;
-        } else if (cli_is(&a, "batch-size") || cli_is(&a, "max-job-bytes")) {
-            int batch = cli_is(&a, "batch-size");
-            if (cli_take_value(&a) < 0 || parse_int64(a.value, &n) < 0 || n <= 0) {
-                fprintf(stderr, "cwork enqueue: --%s needs a positive number\n",
-                        batch ? "batch-size" : "max-job-bytes");
-                return -1;
-            }
-            if (batch)
-                o->batch_size = (size_t)n;
-            else
-                o->max_job_bytes = (size_t)n;
-        } else {
-            static const char *const names[] = {
-                "unique", "unique-key",  "bulk",          "quiet",
-                "in",     "batch-size",  "max-job-bytes", "batch-callback",
-                "batch",  "on-complete", "open",          CLI_COMMON_OPTIONS,
-                NULL};
-            cli_unknown_option("cwork enqueue", &a, names);
-            return -1;
-        }
-    }
-    if (o->unique && o->unique_key) {
-        fprintf(stderr, "cwork enqueue: --unique and --unique-key exclude each other "
-                        "(--unique-key is unique by its key)\n");
-        return -1;
-    }
-    if (o->quiet && !o->bulk) {
-        fprintf(stderr, "cwork enqueue: --quiet goes with --bulk (one job prints its id)\n");
-        return -1;
-    }
-    if ((o->batch_callback || o->batch_id || o->on_complete || o->keep_open) && !o->bulk) {
-        fprintf(stderr, "cwork enqueue: --batch-callback, --batch, --on-complete and --open go "
-                        "with --bulk\n");
-        return -1;
-    }
-    if (o->batch_callback && o->batch_id) {
-        fprintf(stderr, "cwork enqueue: --batch-callback opens a new batch, --batch adds to an "
-                        "open one: not both\n");
-        return -1;
-    }
-    if (o->on_complete && !o->batch_callback) {
-        fprintf(stderr, "cwork enqueue: --on-complete goes with --batch-callback\n");
-        return -1;
-    }
-    if (o->keep_open && !o->batch_callback && !o->batch_id) {
-        fprintf(stderr, "cwork enqueue: --open goes with --batch-callback or --batch\n");
+    int p = cli_parse(&cli_enqueue_command, "cwork enqueue", argc, argv, 2, o, take_positional);
+    if (p != 0) return p;
+    const char *why = conflict(o);
+    if (why) {
+        fprintf(stderr, "cwork enqueue: %s\n", why);
         return -1;
     }
     if (o->bulk && o->batch_callback && o->name && !o->args_json) {
@@ -694,6 +680,7 @@ int cmd_enqueue(int argc, char **argv)
     o.conn.ns = "work";
     o.batch_size = 1000;
     o.max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
-    if (parse_options(argc, argv, &o) != 0) return CLI_USAGE;
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     return o.bulk ? enqueue_bulk(&o) : enqueue_single(&o);
 }

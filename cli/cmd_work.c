@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "child.h"
 #include "cli.h"
+#include "opt.h"
 #include "work.h"
 #include "work_metrics.h"
 #include "work_text.h"
@@ -24,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
+static const char intro[] =
     "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--grace SECONDS]\n"
     "                  [--progress] [--quiet] [--metrics-listen ADDR]\n"
     "                  [--rate-limit NAME=N/DURATION ...]\n"
@@ -74,71 +75,25 @@ static const char usage[] =
     "  cwork work: [NAME ID] failed in 0.84 s: ERROR -> retry in 16 s\n"
     "  cwork work: [NAME ID] failed in 0.84 s: ERROR -> dead\n"
     "  ERROR is the error's last line; after the last \" -> \": retry in N s, dead,\n"
-    "  dead (no retry: exit status 100), dropped (--skip-dead) or dropped (no retry: ...).\n"
+    "  dead (no retry: exit status 100), dropped (--skip-dead) or dropped (no retry: ...).\n";
+
+static const char outro[] =
+    "For example,\n"
+    "  cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
+    "runs resize jobs for at most 60 s each and mail jobs without a limit.\n"
     "\n"
-    "Options:\n"
-    "  --job NAME=COMMAND  run jobs NAME with COMMAND (repeat for more job types)\n"
-    "  --concurrency N     commands running at once, 1-10000 (default 10)\n"
-    "  --grace SECONDS     how long a stop waits for running commands (default 30)\n"
-    "  --periodic 'SPEC NAME'\n"
-    "                      enqueue job NAME on the cron schedule SPEC (robfig/cron as\n"
-    "                      the Go library: optional seconds field, @hourly, @every 5m,\n"
-    "                      TZ=Europe/Berlin prefix); repeatable; give every pool of the\n"
-    "                      namespace the same periodic jobs (docs/PROTOCOL.md §10.2)\n"
-    "  --reap-period S     full dead pool reaper cycle every S (+0-29) seconds (default\n"
-    "                      300, as the Go library)\n"
-    "  --dead-check S      look for pools with stale heartbeats every S seconds and reap\n"
-    "                      at once when there is one (default 5)\n"
-    "  --rate-limit NAME=N/DURATION\n"
-    "                      at most N jobs NAME start per DURATION (ms, s, m or h: 100/1s,\n"
-    "                      5000/1m), spaced evenly, across every cwork pool of the\n"
-    "                      namespace; repeatable. Written to the namespace's setting at\n"
-    "                      start, which `cwork limit` changes while pools run. Go pools\n"
-    "                      ignore it (cwork warns when one runs a limited type)\n"
-    "  --progress          print processed/failed/rate/in-flight counts every 5 s;\n"
-    "                      on a terminal they are shown in place every second anyway\n"
-    "  --no-progress       not even on a terminal\n"
-    "  --quiet, -q         no outcome lines (the commands' output and cwork's start,\n"
-    "                      stop and error lines still appear)\n"
-    "  --metrics-listen ADDR\n"
-    "                      serve http://ADDR/metrics (Prometheus text: jobs processed,\n"
-    "                      failed, retried, dead, dropped and running per job name,\n"
-    "                      uptime, health) and /healthz (200 while this pool's heartbeat\n"
-    "                      in Redis is under 10 s old, which needs Redis to answer; 503\n"
-    "                      with the reason otherwise). ADDR: PORT or :PORT (loopback),\n"
-    "                      HOST:PORT, [V6]:PORT; 0.0.0.0:PORT for every interface, port 0\n"
-    "                      for any free one (the URL is printed). No auth: counts only.\n"
-    "  --redis URL, --ns NS, -redis, -ns: see cwork --help\n"
-    "  --go-flavor fork|upstream  which Go library shares the namespace: upstream writes\n"
-    "                      periodic instances as gocraft/work v0.5 does (no d), so that\n"
-    "                      its pools and this one schedule each fire time once; either\n"
-    "                      way unique jobs of both flavours are handled (cwork --help)\n"
-    "  --go-json go1.22|go1.21  how the namespace's Go spells U+0008/U+000C: periodic\n"
-    "                      instances of names holding them are written that way (cwork\n"
-    "                      --help); guards are released in both spellings either way\n"
-    "\n"
-    "Job options apply to the --job they follow (and must follow one):\n"
-    "  --priority N        weight in queue selection, 1-100000 (default 1)\n"
-    "  --max-fails N       runs before the job goes to the dead set (default 4;\n"
-    "                      1 = no retry)\n"
-    "  --skip-dead         drop a failing job at once: no retry, no dead set\n"
-    "  --max-concurrency N at most N jobs of this type running across all pools\n"
-    "  --timeout SECONDS   then SIGTERM to every process of the command, SIGKILL after\n"
-    "                      the kill grace; the job fails with \"timed out after N s\"\n"
-    "  --kill-grace SECONDS  between that SIGTERM and SIGKILL (default 5); a job\n"
-    "                      cancelled while it runs (cwork cancel ID) gets the same\n"
-    "                      two steps and goes to the dead set as \"cancelled\"\n"
-    "  --result-ttl DURATION   how long a result is kept (default 24h)\n"
-    "  --keep-succeeded N  keep the last N succeeded jobs for `cwork succeeded`\n"
-    "                      (default 0: none)\n"
-    "  --keep-succeeded-for DURATION  and none older than this (default 7d)\n"
-    "  e.g. cwork work --job resize='./resize.sh' --timeout 60 --job mail='./mail.sh'\n"
+    "With --go-flavor upstream, periodic instances are written as gocraft/work v0.5\n"
+    "writes them (no d), so that its pools and this one schedule each fire time once;\n"
+    "either way unique jobs of both flavours are handled. With --go-json go1.21,\n"
+    "periodic instances of names holding U+0008/U+000C spell them as Go 1.19-1.21\n"
+    "does; guards are released in both spellings either way (cwork --help).\n"
     "\n"
     "Retries wait fails^4 + 15 + R*(fails + 1) seconds as in Go, R in 0-29 drawn from\n"
     "the job's id, so that the outcome line can say the delay.\n"
     "\n"
-    "Durations (--grace, --reap-period, --dead-check, --timeout, --kill-grace) are\n"
-    "seconds (30, 0.5) or 90s, 15m, 1h, 1d, 1h30m.\n"
+    "Durations (--grace, --reap-period, --dead-check, --timeout, --kill-grace,\n"
+    "--result-ttl, --keep-succeeded-for) are seconds (30, 0.5) or 90s, 15m, 1h, 1d,\n"
+    "1h30m; none is negative.\n"
     "\n"
     "Stopping: the first SIGINT or SIGTERM stops fetching and waits up to the grace for\n"
     "running commands to finish. A second one stops at once: running commands are\n"
@@ -149,17 +104,6 @@ static const char usage[] =
     "in time (or was cut short), 2 for a bad command line.\n";
 
 /* ---------------------------------------------------------------- options */
-
-static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned *out)
-{
-    char *end;
-    errno = 0;
-    if (!s || !(*s >= '0' && *s <= '9')) return -1;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end || v < min || v > max) return -1;
-    *out = (unsigned)v;
-    return 0;
-}
 
 static int add_job(work_opts *o, const char *spec)
 {
@@ -199,80 +143,6 @@ static int add_job(work_opts *o, const char *spec)
     return 0;
 }
 
-/* A job option: 1 when it was one (0 done, -1 on error through *bad), 0 if not. */
-static int job_option(cli_args *a, work_opts *o, int *bad)
-{
-    static const char *const names[] = {"priority",        "max-fails",      "skip-dead",
-                                        "max-concurrency", "timeout",        "kill-grace",
-                                        "result-ttl",      "keep-succeeded", "keep-succeeded-for"};
-    size_t k = 0;
-    while (k < sizeof names / sizeof names[0] && !cli_is(a, names[k]))
-        k++;
-    if (k == sizeof names / sizeof names[0]) return 0;
-    *bad = 1;
-    if (o->njobs == 0) {
-        fprintf(stderr,
-                "cwork work: --%s applies to the --job it follows; give it after "
-                "one\n",
-                a->name);
-        return 1;
-    }
-    work_job *j = &o->jobs[o->njobs - 1];
-    if (k == 2) { /* the only flag */
-        if (a->inline_value) {
-            fprintf(stderr, "cwork work: --skip-dead takes no value\n");
-            return 1;
-        }
-        j->opts.skip_dead = true;
-        *bad = 0;
-        return 1;
-    }
-    if (cli_take_value(a) < 0) return 1;
-    int rc;
-    switch (k) {
-    case 0:
-        rc = parse_uint(a->value, 1, 100000, &j->opts.priority);
-        break;
-    case 1:
-        rc = parse_uint(a->value, 1, UINT32_MAX, &j->opts.max_fails);
-        break;
-    case 3:
-        rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.max_concurrency);
-        break;
-    case 4:
-        rc = cli_duration_ms(a->value, &j->timeout_ms) || j->timeout_ms <= 0 ? -1 : 0;
-        break;
-    case 5:
-        rc = cli_duration_ms(a->value, &j->kill_grace_ms);
-        break;
-    case 6:
-        rc = cli_duration_ms(a->value, &j->opts.result_ttl_ms) || j->opts.result_ttl_ms <= 0;
-        break;
-    case 7:
-        rc = parse_uint(a->value, 0, UINT32_MAX, &j->opts.keep_succeeded);
-        break;
-    default:
-        rc =
-            cli_duration_ms(a->value, &j->opts.keep_succeeded_ms) || j->opts.keep_succeeded_ms <= 0;
-        break;
-    }
-    if (rc != 0) {
-        static const char *const want[] = {"a number from 1 to 100000",
-                                           "a positive number",
-                                           "",
-                                           "a number (0 = no limit)",
-                                           "a positive duration (30, 0.5, 90s, 15m, 1h)",
-                                           "a duration (5, 0.5, 90s, 1m)",
-                                           "a positive duration (1h, 7d)",
-                                           "a number (0 = keep none)",
-                                           "a positive duration (1h, 7d)"};
-        fprintf(stderr, "cwork work: --%s needs %s, got \"%s\"\n", a->name, want[k], a->value);
-        return 1;
-    }
-    *bad = 0;
-    return 1;
-}
-
 /* True when word could only be a cron field (digits, *, ?, and , - / between them):
  * "--periodic '0 * * * * *'" without a name would otherwise schedule a job named "*". */
 static int is_cron_field(const char *word)
@@ -299,6 +169,11 @@ static int apply_rate_limits(work_opts *o)
                     v);
             return -1;
         }
+        const char *slash = strchr(eq, '/');
+        if (eq[1] == '-' || (slash && slash[1] == '-')) { /* the library: "want N/DURATION" */
+            fprintf(stderr, "cwork work: --rate-limit %s: N and DURATION cannot be negative\n", v);
+            return -1;
+        }
         cwork_error err = {0};
         if (cwork_rate_limit_parse(eq + 1, &j->opts.rate_limit, &j->opts.rate_limit_window_ms,
                                    &err) != 0) {
@@ -309,128 +184,265 @@ static int apply_rate_limits(work_opts *o)
     return 0;
 }
 
+/* The range and the "needs ..." of each number and duration option, by name:
+ * durations in milliseconds, those of reap-period and dead-check in whole seconds. */
+typedef struct work_bound {
+    const char *name;
+    int64_t min, max;
+    const char *want;
+} work_bound;
+
+static const work_bound bounds[] = {
+    {"concurrency", 1, 10000, "a number from 1 to 10000"},
+    {"grace", 0, INT32_MAX, "a duration (30, 0.5, 90s, 15m)"},
+    {"reap-period", 1, 86400, "whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d)"},
+    {"dead-check", 1, 86400, "whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d)"},
+    {"priority", 1, 100000, "a number from 1 to 100000"},
+    {"max-fails", 1, UINT32_MAX, "a positive number"},
+    {"max-concurrency", 0, UINT32_MAX, "a number (0 = no limit)"},
+    {"keep-succeeded", 0, UINT32_MAX, "a number (0 = keep none)"},
+    {"timeout", 1, INT64_MAX, "a positive duration (30, 0.5, 90s, 15m, 1h)"},
+    {"kill-grace", 0, INT64_MAX, "a duration (5, 0.5, 90s, 1m)"},
+    {"result-ttl", 1, INT64_MAX, "a positive duration (1h, 7d)"},
+    {"keep-succeeded-for", 1, INT64_MAX, "a positive duration (1h, 7d)"},
+};
+
+/* The row's bounds; NULL (said) for a row with these setters that bounds[] lacks, a
+ * slip of this file. */
+static const work_bound *bound_of(const cli_opt_ctx *ctx)
+{
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (strcmp(bounds[i].name, ctx->opt->name) == 0) return &bounds[i];
+    fprintf(stderr, "cwork work: --%s has no bounds (a bug)\n", ctx->opt->name);
+    return NULL;
+}
+
+/* A number into the unsigned at the row's field of base (the options or a job). */
+static int set_count(void *base, const char *value, const cli_opt_ctx *ctx)
+{
+    const work_bound *b = bound_of(ctx);
+    uint64_t n;
+    if (!b || cli_opt_uint(ctx, value, (uint64_t)b->min, (uint64_t)b->max, b->want, &n) != 0)
+        return -1;
+    *(unsigned *)(void *)((char *)base + ctx->opt->field) = (unsigned)n;
+    return 0;
+}
+
+/* A duration into the int64_t milliseconds at the row's field of base. */
+static int set_ms(void *base, const char *value, const cli_opt_ctx *ctx)
+{
+    const work_bound *b = bound_of(ctx);
+    int64_t *field = (int64_t *)(void *)((char *)base + ctx->opt->field);
+    return b ? cli_opt_duration_ms(ctx, value, b->min, b->max, b->want, field) : -1;
+}
+
+/* --reap-period and --dead-check: whole seconds into the unsigned at the row's field. */
+static int set_seconds(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    const work_bound *b = bound_of(ctx);
+    int64_t secs;
+    if (!b || cli_opt_duration_s(ctx, value, b->min, b->max, b->want, &secs) != 0) return -1;
+    *(unsigned *)(void *)((char *)opts + ctx->opt->field) = (unsigned)secs;
+    return 0;
+}
+
+/* The --job a job option applies to: the last one given; NULL (said) before the first. */
+static work_job *last_job(work_opts *o, const cli_opt_ctx *ctx)
+{
+    if (o->njobs > 0) return &o->jobs[o->njobs - 1];
+    fprintf(stderr, "cwork work: --%s applies to the --job it follows; give it after one\n",
+            ctx->spelled);
+    return NULL;
+}
+
+static int set_job_count(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    work_job *j = last_job(opts, ctx);
+    return j ? set_count(j, value, ctx) : -1;
+}
+
+static int set_job_ms(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    work_job *j = last_job(opts, ctx);
+    return j ? set_ms(j, value, ctx) : -1;
+}
+
+static int set_skip_dead(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)value;
+    work_job *j = last_job(opts, ctx);
+    if (j) j->opts.skip_dead = true;
+    return j ? 0 : -1;
+}
+
+static int set_job(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)ctx;
+    return add_job(opts, value);
+}
+
+static int set_periodic(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    work_opts *o = opts;
+    (void)ctx;
+    if (o->nperiodic == sizeof o->periodic / sizeof o->periodic[0]) {
+        fprintf(stderr, "cwork work: too many --periodic\n");
+        return -1;
+    }
+    const char *last = strrchr(value, ' ');
+    if (!last) {
+        fprintf(stderr, "cwork work: --periodic needs 'SPEC NAME', e.g. '*/5 * * * * report'\n");
+        return -1;
+    }
+    if (is_cron_field(last + 1)) {
+        fprintf(stderr,
+                "cwork work: --periodic '%s': the last word \"%s\" is part of a schedule, not "
+                "a job name; give 'SPEC NAME', e.g. '%s report'\n",
+                value, last + 1, value);
+        return -1;
+    }
+    o->periodic[o->nperiodic++] = value;
+    return 0;
+}
+
+static int set_rate_limit(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    work_opts *o = opts;
+    (void)ctx;
+    if (o->nrate_limits == sizeof o->rate_limits / sizeof o->rate_limits[0]) {
+        fprintf(stderr, "cwork work: too many --rate-limit\n");
+        return -1;
+    }
+    o->rate_limits[o->nrate_limits++] = value; /* checked once every --job is in */
+    return 0;
+}
+
+/* --progress and --no-progress. */
+static int set_progress(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)value;
+    ((work_opts *)opts)->progress = strcmp(ctx->opt->name, "progress") == 0 ? 1 : -1;
+    return 0;
+}
+
+static int set_metrics_listen(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    char host[256], port[8];
+    (void)ctx;
+    if (work_listen_split(value, host, sizeof host, port, sizeof port) != 0) {
+        fprintf(stderr,
+                "cwork work: --metrics-listen needs PORT, HOST:PORT or [V6]:PORT (e.g. 9090, "
+                "127.0.0.1:9090, 0.0.0.0:9090), got \"%s\"\n",
+                value);
+        return -1;
+    }
+    ((work_opts *)opts)->metrics_listen = value;
+    return 0;
+}
+
+static int take_positional(void *opts, const char *arg)
+{
+    (void)opts;
+    fprintf(stderr,
+            "cwork work: unexpected argument \"%s\" (jobs are given as --job NAME=COMMAND)\n", arg);
+    return -1;
+}
+
+static const cli_opt work_options[] = {
+    {"job", NULL, CLI_ARG_REQUIRED, "NAME=COMMAND",
+     "run jobs NAME with COMMAND (repeat for more job types)", set_job, 0, 0, NULL, 0},
+    {"concurrency", NULL, CLI_ARG_REQUIRED, "N", "commands running at once, 1-10000 (default 10)",
+     set_count, offsetof(work_opts, concurrency), 0, NULL, 0},
+    {"grace", NULL, CLI_ARG_REQUIRED, "SECONDS",
+     "how long a stop waits for running commands (default 30)", set_ms,
+     offsetof(work_opts, grace_ms), 0, NULL, 0},
+    {"periodic", NULL, CLI_ARG_REQUIRED, "'SPEC NAME'",
+     "enqueue job NAME on the cron schedule SPEC (robfig/cron as\n"
+     "the Go library: optional seconds field, @hourly, @every 5m,\n"
+     "TZ=Europe/Berlin prefix); repeatable; give every pool of the\n"
+     "namespace the same periodic jobs (docs/PROTOCOL.md §10.2)",
+     set_periodic, 0, 0, NULL, 0},
+    {"reap-period", NULL, CLI_ARG_REQUIRED, "S",
+     "full dead pool reaper cycle every S (+0-29) seconds (default\n"
+     "300, as the Go library)",
+     set_seconds, offsetof(work_opts, reap_period_s), 0, NULL, 0},
+    {"dead-check", NULL, CLI_ARG_REQUIRED, "S",
+     "look for pools with stale heartbeats every S seconds and reap\n"
+     "at once when there is one (default 5)",
+     set_seconds, offsetof(work_opts, dead_check_s), 0, NULL, 0},
+    {"rate-limit", NULL, CLI_ARG_REQUIRED, "NAME=N/DURATION",
+     "at most N jobs NAME start per DURATION (ms, s, m or h: 100/1s,\n"
+     "5000/1m), spaced evenly, across every cwork pool of the\n"
+     "namespace; repeatable. Written to the namespace's setting at\n"
+     "start, which `cwork limit` changes while pools run. Go pools\n"
+     "ignore it (cwork warns when one runs a limited type)",
+     set_rate_limit, 0, 0, NULL, 0},
+    {"progress", NULL, CLI_ARG_NONE, NULL,
+     "print processed/failed/rate/in-flight counts every 5 s;\n"
+     "on a terminal they are shown in place every second anyway",
+     set_progress, 0, 0, NULL, 0},
+    {"no-progress", NULL, CLI_ARG_NONE, NULL, "not even on a terminal", set_progress, 0, 0, NULL,
+     0},
+    {"quiet", "q", CLI_ARG_NONE, NULL,
+     "no outcome lines (the commands' output and cwork's start,\n"
+     "stop and error lines still appear)",
+     cli_set_flag, offsetof(work_opts, quiet), 0, NULL, 0},
+    {"metrics-listen", NULL, CLI_ARG_REQUIRED, "ADDR",
+     "serve http://ADDR/metrics (Prometheus text: jobs processed,\n"
+     "failed, retried, dead, dropped and running per job name,\n"
+     "uptime, health) and /healthz (200 while this pool's heartbeat\n"
+     "in Redis is under 10 s old, which needs Redis to answer; 503\n"
+     "with the reason otherwise). ADDR: PORT or :PORT (loopback),\n"
+     "HOST:PORT, [V6]:PORT; 0.0.0.0:PORT for every interface, port 0\n"
+     "for any free one (the URL is printed). No auth: counts only.",
+     set_metrics_listen, 0, 0, NULL, 0},
+    CLI_CONN_OPTS(work_opts, conn),
+    CLI_HEADING("Job options apply to the --job they follow (and must follow one):"),
+    {"priority", NULL, CLI_ARG_REQUIRED, "N", "weight in queue selection, 1-100000 (default 1)",
+     set_job_count, offsetof(work_job, opts.priority), 0, NULL, 0},
+    {"max-fails", NULL, CLI_ARG_REQUIRED, "N",
+     "runs before the job goes to the dead set (default 4;\n"
+     "1 = no retry)",
+     set_job_count, offsetof(work_job, opts.max_fails), 0, NULL, 0},
+    {"skip-dead", NULL, CLI_ARG_NONE, NULL, "drop a failing job at once: no retry, no dead set",
+     set_skip_dead, 0, 0, NULL, 0},
+    {"max-concurrency", NULL, CLI_ARG_REQUIRED, "N",
+     "at most N jobs of this type running across all pools", set_job_count,
+     offsetof(work_job, opts.max_concurrency), 0, NULL, 0},
+    {"timeout", NULL, CLI_ARG_REQUIRED, "SECONDS",
+     "then SIGTERM to every process of the command, SIGKILL after\n"
+     "the kill grace; the job fails with \"timed out after N s\"",
+     set_job_ms, offsetof(work_job, timeout_ms), 0, NULL, 0},
+    {"kill-grace", NULL, CLI_ARG_REQUIRED, "SECONDS",
+     "between that SIGTERM and SIGKILL (default 5); a job\n"
+     "cancelled while it runs (cwork cancel ID) gets the same\n"
+     "two steps and goes to the dead set as \"cancelled\"",
+     set_job_ms, offsetof(work_job, kill_grace_ms), 0, NULL, 0},
+    {"result-ttl", NULL, CLI_ARG_REQUIRED, "DURATION", "how long a result is kept (default 24h)",
+     set_job_ms, offsetof(work_job, opts.result_ttl_ms), 0, NULL, 0},
+    {"keep-succeeded", NULL, CLI_ARG_REQUIRED, "N",
+     "keep the last N succeeded jobs for `cwork succeeded`\n"
+     "(default 0: none)",
+     set_job_count, offsetof(work_job, opts.keep_succeeded), 0, NULL, 0},
+    {"keep-succeeded-for", NULL, CLI_ARG_REQUIRED, "DURATION",
+     "and none older than this (default 7d)", set_job_ms,
+     offsetof(work_job, opts.keep_succeeded_ms), 0, NULL, 0},
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_work_command = {
+    .name = "work",
+    .intro = intro,
+    .outro = outro,
+    .opts = work_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse_options(int argc, char **argv, work_opts *o)
 {
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind;
-    while ((kind = cli_next(&a)) >= 0) {
-        if (kind == 0) {
-            fprintf(stderr,
-                    "cwork work: unexpected argument \"%s\" (jobs are given as "
-                    "--job NAME=COMMAND)\n",
-                    a.value);
-            return -1;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c > 0) continue;
-        int bad = 0;
-        if (job_option(&a, o, &bad)) {
-            if (bad) return -1;
-        } else if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(usage, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "job")) {
-            if (cli_take_value(&a) < 0 || add_job(o, a.value) < 0) return -1;
-        } else if (cli_is(&a, "concurrency")) {
-            if (cli_take_value(&a) < 0 || parse_uint(a.value, 1, 10000, &o->concurrency)) {
-                fprintf(stderr, "cwork work: --concurrency needs a number from 1 to 10000\n");
-                return -1;
-            }
-        } else if (cli_is(&a, "grace")) {
-            if (cli_take_value(&a) < 0 || cli_duration_ms(a.value, &o->grace_ms) ||
-                o->grace_ms > INT32_MAX) {
-                fprintf(stderr, "cwork work: --grace needs a duration (30, 0.5, 90s, 15m)\n");
-                return -1;
-            }
-        } else if (cli_is(&a, "periodic")) {
-            if (cli_take_value(&a) < 0) return -1;
-            if (o->nperiodic == sizeof o->periodic / sizeof o->periodic[0]) {
-                fprintf(stderr, "cwork work: too many --periodic\n");
-                return -1;
-            }
-            const char *last = strrchr(a.value, ' ');
-            if (!last) {
-                fprintf(stderr, "cwork work: --periodic needs 'SPEC NAME', e.g. "
-                                "'*/5 * * * * report'\n");
-                return -1;
-            }
-            if (is_cron_field(last + 1)) {
-                fprintf(stderr,
-                        "cwork work: --periodic '%s': the last word \"%s\" is part of "
-                        "a schedule, not a job name; give 'SPEC NAME', e.g. "
-                        "'%s report'\n",
-                        a.value, last + 1, a.value);
-                return -1;
-            }
-            o->periodic[o->nperiodic++] = a.value;
-        } else if (cli_is(&a, "reap-period") || cli_is(&a, "dead-check")) {
-            int reap = cli_is(&a, "reap-period");
-            int64_t secs = 0;
-            if (cli_take_value(&a) < 0 || cli_duration_s(a.value, &secs) || secs < 1 ||
-                secs > 86400) {
-                fprintf(stderr,
-                        "cwork work: --%s needs whole seconds from 1 to 86400 (or 90s, "
-                        "15m, 1h, 1d)\n",
-                        reap ? "reap-period" : "dead-check");
-                return -1;
-            }
-            *(reap ? &o->reap_period_s : &o->dead_check_s) = (unsigned)secs;
-        } else if (cli_is(&a, "rate-limit")) {
-            if (cli_take_value(&a) < 0) return -1;
-            if (o->nrate_limits == sizeof o->rate_limits / sizeof o->rate_limits[0]) {
-                fprintf(stderr, "cwork work: too many --rate-limit\n");
-                return -1;
-            }
-            o->rate_limits[o->nrate_limits++] = a.value; /* checked once every --job is in */
-        } else if (cli_is(&a, "progress")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->progress = 1;
-        } else if (cli_is(&a, "no-progress")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->progress = -1;
-        } else if (cli_is(&a, "quiet") || cli_is(&a, "q")) {
-            if (cli_flag(&a) < 0) return -1;
-            o->quiet = 1;
-        } else if (cli_is(&a, "metrics-listen")) {
-            char host[256], port[8];
-            if (cli_take_value(&a) < 0) return -1;
-            if (work_listen_split(a.value, host, sizeof host, port, sizeof port) != 0) {
-                fprintf(stderr,
-                        "cwork work: --metrics-listen needs PORT, HOST:PORT or [V6]:PORT "
-                        "(e.g. 9090, 127.0.0.1:9090, 0.0.0.0:9090), got \"%s\"\n",
-                        a.value);
-                return -1;
-            }
-            o->metrics_listen = a.value;
-        } else {
-            static const char *const names[] = {"job",
-                                                "concurrency",
-                                                "grace",
-                                                "periodic",
-                                                "reap-period",
-                                                "dead-check",
-                                                "progress",
-                                                "no-progress",
-                                                "priority",
-                                                "max-fails",
-                                                "skip-dead",
-                                                "timeout",
-                                                "max-concurrency",
-                                                "kill-grace",
-                                                "result-ttl",
-                                                "keep-succeeded",
-                                                "keep-succeeded-for",
-                                                "quiet",
-                                                "metrics-listen",
-                                                "rate-limit",
-                                                CLI_COMMON_OPTIONS,
-                                                NULL};
-            cli_unknown_option("cwork work", &a, names);
-            return -1;
-        }
-    }
+    int p = cli_parse(&cli_work_command, "cwork work", argc, argv, 2, o, take_positional);
+    if (p != 0) return p;
     if (o->njobs == 0) {
         fprintf(stderr, "cwork work: no --job NAME=COMMAND given (see cwork work --help)\n");
         return -1;
@@ -730,9 +742,10 @@ int cmd_work(int argc, char **argv)
     o.conn.ns = "work";
     o.concurrency = 10;
     o.grace_ms = 30000;
-    if (parse_options(argc, argv, &o) != 0) {
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) {
         free_opts(&o);
-        return CLI_USAGE;
+        return p > 0 ? CLI_OK : CLI_USAGE;
     }
     ensure_std_fds();
     raise_fd_limit(o.concurrency);

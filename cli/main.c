@@ -52,9 +52,10 @@ static int cmd_without_web(int argc, char **argv)
 /* Every command: what runs it, its option table when it has one (completion and the
  * man page are made from them), and its line in cwork --help (NULL: not listed). */
 const cli_command_entry cli_commands[] = {
-    {"enqueue", cmd_enqueue, NULL,
+    {"enqueue", cmd_enqueue, &cli_enqueue_command,
      "put a job (or, with --bulk, many jobs from stdin) into a queue"},
-    {"work", cmd_work, NULL, "run jobs as shell commands in a worker pool (cwork work --help)"},
+    {"work", cmd_work, &cli_work_command,
+     "run jobs as shell commands in a worker pool (cwork work --help)"},
     {"demo", cmd_demo, NULL, "run example jobs on a private Redis and watch them (Ctrl-C stops)"},
     {"queues", cmd_queues, &admin_commands[ADM_QUEUES],
      "list queues: jobs waiting, latency, paused or not"},

@@ -3,7 +3,9 @@
  * and tests see no difference. */
 #include "opt.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Column where the options' help texts start, as the hand-written texts had it. */
@@ -12,7 +14,9 @@ enum { HELP_COLUMN = 20, MAX_NAMES = 96 };
 static const cli_opt *find_opt(const cli_command *cmd, const char *name)
 {
     for (const cli_opt *o = cmd->opts; o->name; o++)
-        if (strcmp(o->name, name) == 0 || (o->alias && strcmp(o->alias, name) == 0)) return o;
+        if (!(o->flags & CLI_OPT_HEADING) &&
+            (strcmp(o->name, name) == 0 || (o->alias && strcmp(o->alias, name) == 0)))
+            return o;
     return NULL;
 }
 
@@ -21,6 +25,7 @@ static void unknown_option(const cli_command *cmd, const char *label, const cli_
     const char *names[MAX_NAMES];
     size_t n = 0;
     for (const cli_opt *o = cmd->opts; o->name && n + 3 < MAX_NAMES; o++) {
+        if (o->flags & CLI_OPT_HEADING) continue;
         names[n++] = o->name;
         if (o->alias && strlen(o->alias) > 1) names[n++] = o->alias;
     }
@@ -101,6 +106,8 @@ static size_t opt_spelling(const cli_opt *o, char *buf, size_t size)
     const char *mv = o->metavar ? o->metavar : "";
     if (o->alias && strlen(o->alias) > 1)
         n = snprintf(buf, size, "--%s%s%s, --%s%s%s", o->name, sep, mv, o->alias, sep, mv);
+    else if (o->alias) /* a letter: -q */
+        n = snprintf(buf, size, "--%s%s%s, -%s%s%s", o->name, sep, mv, o->alias, sep, mv);
     else
         n = snprintf(buf, size, "--%s%s%s", o->name, sep, mv);
     if (o->arg == CLI_ARG_OPTIONAL && o->metavar)
@@ -128,17 +135,30 @@ static void print_opt(const cli_opt *o, FILE *out, int column)
     }
 }
 
+/* The Redis options in one line: at the first heading, else at the end of the list. */
+static void print_common_line(int *common, FILE *out)
+{
+    if (*common == 1)
+        fputs("  --redis URL, --ns NS, --go-flavor, --go-json: see cwork --help\n", out);
+    *common = 2;
+}
+
 void cli_print_options(const cli_command *cmd, FILE *out)
 {
-    int common = 0;
+    int common = 0; /* 1: the table has Redis options, 2: their line was printed */
     for (const cli_opt *o = cmd->opts; o->name; o++) {
         if (o->flags & CLI_OPT_COMMON) {
-            common = 1;
+            common |= 1;
             continue;
         }
-        if (o->help) print_opt(o, out, HELP_COLUMN);
+        if (o->flags & CLI_OPT_HEADING) {
+            print_common_line(&common, out);
+            fprintf(out, "\n%s\n", o->help);
+        } else if (o->help) {
+            print_opt(o, out, HELP_COLUMN);
+        }
     }
-    if (common) fputs("  --redis URL, --ns NS, --go-flavor, --go-json: see cwork --help\n", out);
+    print_common_line(&common, out);
 }
 
 void cli_print_common_options(FILE *out)
@@ -200,5 +220,59 @@ int cli_set_duration_ms(void *opts, const char *value, const cli_opt_ctx *ctx)
         return -1;
     }
     *(int64_t *)field(opts, ctx) = ms;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- bounded values */
+
+static int bad_value(const cli_opt_ctx *ctx, const char *value, const char *want, int negative)
+{
+    if (negative)
+        fprintf(stderr, "%s: --%s needs %s; \"%s\" is negative\n", ctx->label, ctx->spelled, want,
+                value);
+    else
+        fprintf(stderr, "%s: --%s needs %s, got \"%s\"\n", ctx->label, ctx->spelled, want,
+                value ? value : "");
+    return -1;
+}
+
+/* Whether value is a minus sign before a number or duration above 0: "-5", "-5s", "-0.5"
+ * ("-0" is no negative number, just a bad value). */
+static int is_negative(const char *value)
+{
+    int64_t ms;
+    return value && value[0] == '-' && cli_duration_ms(value + 1, &ms) == 0 && ms > 0;
+}
+
+int cli_opt_uint(const cli_opt_ctx *ctx, const char *value, uint64_t min, uint64_t max,
+                 const char *want, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!value || !(value[0] >= '0' && value[0] <= '9'))
+        return bad_value(ctx, value, want, is_negative(value));
+    unsigned long long v = strtoull(value, &end, 10);
+    if (errno || *end || v < min || v > max) return bad_value(ctx, value, want, 0);
+    *out = v;
+    return 0;
+}
+
+int cli_opt_duration_ms(const cli_opt_ctx *ctx, const char *value, int64_t min_ms, int64_t max_ms,
+                        const char *want, int64_t *out)
+{
+    int64_t ms;
+    if (!value || cli_duration_ms(value, &ms) != 0 || ms < min_ms || ms > max_ms)
+        return bad_value(ctx, value, want, is_negative(value));
+    *out = ms;
+    return 0;
+}
+
+int cli_opt_duration_s(const cli_opt_ctx *ctx, const char *value, int64_t min_s, int64_t max_s,
+                       const char *want, int64_t *out)
+{
+    int64_t s;
+    if (!value || cli_duration_s(value, &s) != 0 || s < min_s || s > max_s)
+        return bad_value(ctx, value, want, is_negative(value));
+    *out = s;
     return 0;
 }

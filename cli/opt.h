@@ -9,6 +9,7 @@
 #include "cli.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct cli_opt cli_opt;
 
@@ -34,7 +35,8 @@ typedef enum cli_opt_arg {
 enum {
     CLI_OPT_COMMON = 1u << 0, /* one of the Redis options: listed once, in cwork --help */
     CLI_OPT_REPEAT = 1u << 1, /* may be given more than once even where options are once only */
-    CLI_OPT_FILE = 1u << 2    /* the value is a file name (completion offers files) */
+    CLI_OPT_FILE = 1u << 2,   /* the value is a file name (completion offers files) */
+    CLI_OPT_HEADING = 1u << 3 /* no option: a heading in the option list (CLI_HEADING) */
 };
 
 /* The fields are in the order a table row reads best, not the tightest packing. */
@@ -97,6 +99,21 @@ int cli_set_nonempty(void *opts, const char *value, const cli_opt_ctx *ctx);
 /* int64_t milliseconds from a duration (cli_duration_ms; signs are refused) */
 int cli_set_duration_ms(void *opts, const char *value, const cli_opt_ctx *ctx);
 
+/* ---- checks for a command's own setters, whose bounds are their own ----
+ * Each takes value with bounds and want (the message's "needs WANT": "a number from 1
+ * to 100"), sets *out and returns 0; or prints "LABEL: --NAME needs WANT, got \"V\"",
+ * or "LABEL: --NAME needs WANT; \"V\" is negative" for a negative number or duration
+ * (a bare -5 as much as -5s), and returns -1. */
+/* A whole number from min to max: digits only (no sign, no spaces). */
+int cli_opt_uint(const cli_opt_ctx *ctx, const char *value, uint64_t min, uint64_t max,
+                 const char *want, uint64_t *out);
+/* A duration (cli_duration_ms) from min_ms to max_ms milliseconds. */
+int cli_opt_duration_ms(const cli_opt_ctx *ctx, const char *value, int64_t min_ms, int64_t max_ms,
+                        const char *want, int64_t *out);
+/* A duration in whole seconds (cli_duration_s) from min_s to max_s. */
+int cli_opt_duration_s(const cli_opt_ctx *ctx, const char *value, int64_t min_s, int64_t max_s,
+                       const char *want, int64_t *out);
+
 /* The Redis options of every command, as rows of a table of options struct T whose
  * cli_conn_opts is field C. */
 int cli_set_redis_url(void *opts, const char *value, const cli_opt_ctx *ctx);
@@ -152,6 +169,12 @@ int cli_set_redis_url(void *opts, const char *value, const cli_opt_ctx *ctx);
     {                                                                                              \
         "help", "h", CLI_ARG_NONE, NULL, NULL, NULL, 0, 0, NULL, 0                                 \
     }
+/* A heading between the rows of a table, printed (after a blank line) where it stands
+ * in --help and the man page: the options after it are a group of their own. */
+#define CLI_HEADING(text)                                                                          \
+    {                                                                                              \
+        "", NULL, CLI_ARG_NONE, NULL, (text), NULL, 0, 0, NULL, CLI_OPT_HEADING                    \
+    }
 #define CLI_OPT_END                                                                                \
     {                                                                                              \
         NULL, NULL, CLI_ARG_NONE, NULL, NULL, NULL, 0, 0, NULL, 0                                  \
@@ -177,5 +200,7 @@ int cmd_man(int argc, char **argv);
 extern const cli_command cli_stats_command;
 extern const cli_command cli_batch_command;
 extern const cli_command cli_web_command; /* not in a build without the web UI */
+extern const cli_command cli_enqueue_command;
+extern const cli_command cli_work_command;
 
 #endif

@@ -10,6 +10,7 @@ static void print_option_words(const cli_command *spec)
 {
     const char *sep = "";
     for (const cli_opt *o = spec->opts; o->name; o++) {
+        if (o->flags & CLI_OPT_HEADING) continue;
         printf("%s--%s", sep, o->name);
         sep = " ";
         if (o->alias && strlen(o->alias) > 1) printf(" --%s", o->alias);

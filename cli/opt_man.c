@@ -37,7 +37,7 @@ static void put_option(const cli_opt *o)
         printf("\n.I ");
         put_text(o->metavar, 0);
     }
-    if (o->alias && strlen(o->alias) > 1) printf("\n(also \\-\\-%s)", o->alias);
+    if (o->alias) printf("\n(also \\-%s%s)", strlen(o->alias) > 1 ? "\\-" : "", o->alias);
     printf("\n");
     put_text(o->help, 1);
     printf("\n");
@@ -85,7 +85,10 @@ int cmd_man(int argc, char **argv)
         printf(".SH CWORK %s\n", cli_commands[i].name);
         put_block(spec->intro);
         for (const cli_opt *o = spec->opts; o->name; o++)
-            if (o->help && !(o->flags & CLI_OPT_COMMON)) put_option(o);
+            if (o->flags & CLI_OPT_HEADING)
+                put_block(o->help);
+            else if (o->help && !(o->flags & CLI_OPT_COMMON))
+                put_option(o);
         if (spec->outro) put_block(spec->outro);
     }
     printf(".SH EXIT STATUS\n0 success, 1 runtime failure (e.g. Redis unreachable), 2 bad "

@@ -43,6 +43,15 @@ r=$(complete_words cwork dead "")
 test "$r" = "retry delete trim" || fail "cwork dead <TAB> gave '$r'"
 r=$(complete_words cwork web --l)
 test "$r" = "--listen" || fail "cwork web --l<TAB> gave '$r'"
+r=$(complete_words cwork enqueue --batch-)
+test "$r" = "--batch-callback --batch-size" || fail "cwork enqueue --batch-<TAB> gave '$r'"
+r=$(complete_words cwork work --kill)
+test "$r" = "--kill-grace" || fail "cwork work --kill<TAB> gave '$r'"
+r=$(complete_words cwork work --)
+for o in --job --concurrency --timeout --keep-succeeded-for --quiet --redis --help; do
+    has "$r" "$o" || fail "cwork work --<TAB> lacks $o: '$r'"
+done
+has "$r" -- && fail "cwork work --<TAB> offers the job options' heading as \"--\""
 r=$(complete_words cwork completion "")
 test "$r" = "bash zsh" || fail "cwork completion <TAB> gave '$r'"
 
@@ -54,8 +63,10 @@ fi
 
 m=$("$cwork" man)
 echo "$m" | grep -q '^\.TH CWORK 1' || fail "cwork man has no .TH"
-for c in stats dead scheduled web batch; do
+for c in enqueue work stats dead scheduled web batch; do
     echo "$m" | grep -q "^\.SH CWORK $c" || fail "cwork man lacks $c's section"
 done
 echo "$m" | grep -q 'no\\-periodic' || fail "cwork man lacks --no-periodic"
+echo "$m" | grep -q 'kill\\-grace' || fail "cwork man lacks work's --kill-grace"
+echo "$m" | grep -q '^Job options apply' || fail "cwork man lacks work's job options heading"
 echo ok

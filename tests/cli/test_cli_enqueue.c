@@ -414,6 +414,57 @@ static void bad_redis_url_exits_2_and_unreachable_redis_1(void)
     CHECK_INT(run_cli(NULL, down), 1);
 }
 
+/* Issue 21: a negative delay is refused, named, whether a bare number or a duration,
+ * from the command line or from a --bulk line; exit 2 and nothing in Redis (a delay
+ * taken as it came would schedule the job in the past, where it runs at once). */
+static void negative_delays_are_refused_and_nothing_is_written(void)
+{
+    tl_unique_ns("clineg", ns_, sizeof ns_);
+    static const char *const cases[][2] = {
+        /* --in's value and how the option is spelled ("--in=": one word) */
+        {"-5", "--in"},    {"-5", "--in="},  {"-5s", "--in"},
+        {"-1h30m", "-in"}, {"-0.5", "--in"}, {"-7d", "--in="},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *argv[10] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_};
+        size_t n = 5;
+        char inline_opt[64];
+        if (strcmp(cases[i][1], "--in=") == 0) {
+            snprintf(inline_opt, sizeof inline_opt, "--in=%s", cases[i][0]);
+            argv[n++] = inline_opt;
+        } else {
+            argv[n++] = cases[i][1];
+            argv[n++] = cases[i][0];
+        }
+        argv[n++] = "report";
+        argv[n] = NULL;
+        char want[256];
+        snprintf(want, sizeof want,
+                 "cwork enqueue: --in needs whole seconds or a duration like 90s, 15m, 1h or 7d "
+                 "(not negative: 0 is now); \"%s\" is negative\n",
+                 cases[i][0]);
+        int rc = run_cli(NULL, argv);
+        if (rc != 2 || out_[0] || strcmp(errout_, want) != 0)
+            tl_fail(__FILE__, __LINE__, "case %zu: exit %d, stdout \"%s\", stderr \"%s\"", i, rc,
+                    out_, errout_);
+    }
+    const char *bulk[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_, "--bulk", NULL};
+    CHECK_INT(run_cli("{\"name\":\"a\"}\n{\"name\":\"b\",\"in\":-5}\n", bulk), 2);
+    CHECK_STR(errout_, "cwork enqueue: line 2: \"in\" must be whole seconds, 0 or more\n"
+                       "cwork enqueue: 1 bad line; nothing written\n");
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+    /* The same command with 0 is taken: the refusals above were of the sign alone. */
+    const char *now[] = {"enqueue", "--redis", tl_redis_url(), "--ns", ns_,
+                         "--in",    "0",       "report",       NULL};
+    CHECK_INT(run_cli(NULL, now), 0);
+    redisReply *r = tl_cmd(rc_, "ZCARD %s:scheduled", ns_);
+    CHECK_INT(r->integer, 1);
+    freeReplyObject(r);
+    tl_ns_delete(rc_, ns_);
+}
+
 static void help_and_version(void)
 {
     const char *help[] = {"--help", NULL};
@@ -470,6 +521,7 @@ int main(void)
     RUN(bulk_refuses_an_invalid_utf8_name_as_argv_does);
     RUN(a_user_without_multi_enqueues_from_the_command_line);
     RUN(bad_redis_url_exits_2_and_unreachable_redis_1);
+    RUN(negative_delays_are_refused_and_nothing_is_written);
     RUN(help_and_version);
     RUN(password_never_printed);
     redisFree(rc_);

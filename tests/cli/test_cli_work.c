@@ -291,11 +291,63 @@ static void usage_errors_exit_2(void)
     cleanup();
 }
 
+/* Issue 21: every duration option refuses a negative value, a bare number as much as
+ * a duration with a unit, with one line naming the option; exit 2 and nothing written
+ * (a pool that started would have written its heartbeat). */
+static void negative_durations_are_refused_naming_the_option(void)
+{
+    setup("work-neg");
+    static const char *const cases[][6] = {
+        /* the arguments, then the whole of stderr */
+        {"--grace", "-5", "--job", "x=true", NULL,
+         "cwork work: --grace needs a duration (30, 0.5, 90s, 15m); \"-5\" is negative\n"},
+        {"--grace=-0.5s", "--job", "x=true", NULL,
+         "cwork work: --grace needs a duration (30, 0.5, 90s, 15m); \"-0.5s\" is negative\n"},
+        {"--reap-period", "-300", "--job", "x=true", NULL,
+         "cwork work: --reap-period needs whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d); "
+         "\"-300\" is negative\n"},
+        {"-dead-check", "-1m", "--job", "x=true", NULL,
+         "cwork work: --dead-check needs whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d); "
+         "\"-1m\" is negative\n"},
+        {"--job", "x=true", "--timeout", "-5", NULL,
+         "cwork work: --timeout needs a positive duration (30, 0.5, 90s, 15m, 1h); \"-5\" is "
+         "negative\n"},
+        {"--job", "x=true", "--timeout=-1h30m", NULL,
+         "cwork work: --timeout needs a positive duration (30, 0.5, 90s, 15m, 1h); \"-1h30m\" is "
+         "negative\n"},
+        {"--job", "x=true", "--kill-grace", "-5", NULL,
+         "cwork work: --kill-grace needs a duration (5, 0.5, 90s, 1m); \"-5\" is negative\n"},
+        {"--job", "x=true", "--result-ttl", "-1h", NULL,
+         "cwork work: --result-ttl needs a positive duration (1h, 7d); \"-1h\" is negative\n"},
+        {"--job", "x=true", "--keep-succeeded-for", "-7d", NULL,
+         "cwork work: --keep-succeeded-for needs a positive duration (1h, 7d); \"-7d\" is "
+         "negative\n"},
+        {"--job", "x=true", "--rate-limit", "x=5/-1s", NULL,
+         "cwork work: --rate-limit x=5/-1s: N and DURATION cannot be negative\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t n = 0;
+        while (cases[i][n])
+            n++;
+        start_work(cases[i]);
+        int rc = wait_work(60000); /* at once; the bound only for a slow ASan exit */
+        read_outputs();
+        if (rc != 2 || out_[0] || strcmp(err_, cases[i][n + 1]) != 0)
+            tl_fail(__FILE__, __LINE__, "case %zu: exit %d, stdout \"%s\", stderr \"%s\"", i, rc,
+                    out_, err_);
+    }
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, "");
+    free(dump);
+    cleanup();
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
     signal(SIGPIPE, SIG_IGN);
     RUN(usage_errors_exit_2);
+    RUN(negative_durations_are_refused_naming_the_option);
     RUN(success_gets_job_on_stdin_and_env);
     RUN(failures_retry_die_or_vanish);
     RUN(timeout_kills_the_process_group);

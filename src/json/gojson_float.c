@@ -139,6 +139,125 @@ static int digits_of_u64(uint64_t v, char *digits, int *dp)
     return out;
 }
 
+/* The shortest-digits search (Steele & White's free-format algorithm, as Go's
+ * strconv does it with big numbers): r/s = v, m_plus/s and m_minus/s = the distances to
+ * the midpoints between v and its neighbours. even: the ends of that interval count
+ * (the mantissa is even, and a decimal exactly halfway parses to the even double). */
+typedef struct shortest {
+    bn r, s, m_plus, m_minus;
+    int even;
+} shortest;
+
+static void shortest_init(shortest *st, uint64_t f, int e, int be)
+{
+    /* At a power of two (f == 2^52, not the smallest exponent) the neighbour below is
+     * twice as close as the one above. */
+    int boundary = f == (UINT64_C(1) << 52) && be > 1;
+    bn_set_u64(&st->r, f);
+    if (e >= 0) {
+        bn_shl(&st->r, e + (boundary ? 2 : 1));
+        bn_set_u64(&st->s, boundary ? 4 : 2);
+        bn_set_u64(&st->m_plus, 1);
+        bn_shl(&st->m_plus, e + (boundary ? 1 : 0));
+        bn_set_u64(&st->m_minus, 1);
+        bn_shl(&st->m_minus, e);
+    } else {
+        bn_shl(&st->r, boundary ? 2 : 1);
+        bn_set_u64(&st->s, 1);
+        bn_shl(&st->s, (boundary ? 2 : 1) - e);
+        bn_set_u64(&st->m_plus, boundary ? 2 : 1);
+        bn_set_u64(&st->m_minus, 1);
+    }
+    st->even = (f & 1) == 0;
+}
+
+/* Scales r/s by 10^-k so that the first digit comes next; returns k, the position of the
+ * decimal point. k = ceil(log10(v)) is estimated from the bit length: exact or one too
+ * small, which the comparison corrects. */
+static int shortest_scale(shortest *st, uint64_t f, int e)
+{
+    int bitlen = 64;
+    while (!(f >> (bitlen - 1)))
+        bitlen--;
+    int k = (int)ceil((double)(e + bitlen - 1) * 0.30102999566398114 - 1e-10);
+    if (k >= 0) {
+        bn_mul_pow10(&st->s, k);
+    } else {
+        bn_mul_pow10(&st->r, -k);
+        bn_mul_pow10(&st->m_plus, -k);
+        bn_mul_pow10(&st->m_minus, -k);
+    }
+    bn tmp;
+    bn_add(&tmp, &st->r, &st->m_plus);
+    int c = bn_cmp(&tmp, &st->s);
+    if (st->even ? c >= 0 : c > 0) {
+        bn_mul_small(&st->s, 10);
+        k++;
+    }
+    return k;
+}
+
+/* Appends the last digit d, rounded up when high (and, when low too, when r is past half
+ * of s); a 10 carries into the digits before it. Returns the new count. */
+static int last_digit(const shortest *st, int d, int low, int high, char *digits, int n, int *dp)
+{
+    if (low && high) {
+        /* Both candidates qualify: take the nearer (2r vs s). An exact tie cannot happen
+         * for binary doubles; it would round to even like Go. */
+        bn tmp;
+        bn_add(&tmp, &st->r, &st->r);
+        int t = bn_cmp(&tmp, &st->s);
+        if (t > 0 || (t == 0 && (d & 1))) d++;
+    } else if (high) {
+        d++;
+    }
+    if (d < 10) {
+        digits[n++] = (char)('0' + d);
+        return n;
+    }
+    /* A carry into earlier digits (defensive: the algorithm's invariants rule it out). */
+    int i = n - 1;
+    while (i >= 0 && digits[i] == '9')
+        i--;
+    if (i < 0) {
+        digits[0] = '1';
+        (*dp)++;
+        return 1;
+    }
+    digits[i]++;
+    return i + 1;
+}
+
+/* Generates digits until one more ends the shortest decimal that reads back as v. */
+static int shortest_digits(shortest *st, char *digits, int *dp)
+{
+    /* s..9s, so that each digit is found by comparisons and one subtraction. */
+    bn mult[10], tmp;
+    mult[0].n = 0;
+    mult[1] = st->s;
+    for (int i = 2; i < 10; i++)
+        bn_add(&mult[i], &mult[i - 1], &st->s);
+    int n = 0;
+    for (;;) {
+        bn_mul_small(&st->r, 10);
+        bn_mul_small(&st->m_plus, 10);
+        bn_mul_small(&st->m_minus, 10);
+        int d = 9;
+        while (d > 0 && bn_cmp(&st->r, &mult[d]) < 0)
+            d--;
+        bn_sub(&st->r, &mult[d]);
+        int lc = bn_cmp(&st->r, &st->m_minus);
+        int low = st->even ? lc <= 0 : lc < 0; /* truncating here stays in the interval */
+        bn_add(&tmp, &st->r, &st->m_plus);
+        int hc = bn_cmp(&tmp, &st->s);
+        int high = st->even ? hc >= 0 : hc > 0; /* rounding up here stays in the interval */
+        if (low || high) return last_digit(st, d, low, high, digits, n, dp);
+        digits[n++] = (char)('0' + d);
+        if (n >= 17) /* cannot happen for a double; a guard for the buffer */
+            return n;
+    }
+}
+
 int cw_gj_float_digits(double v, char digits[24], int *dp)
 {
     uint64_t bits;
@@ -156,107 +275,10 @@ int cw_gj_float_digits(double v, char digits[24], int *dp)
      * no shorter decimal lies within half a unit): Go takes this path as well. */
     if (e <= 0 && e > -64 && (f & ((UINT64_C(1) << -e) - 1)) == 0)
         return digits_of_u64(f >> -e, digits, dp);
-
-    /* r/s = v, m_plus/s and m_minus/s = the distances to the midpoints between v and
-     * its neighbours. At a power of two (f == 2^52, not the smallest exponent) the
-     * neighbour below is twice as close as the one above. */
-    bn r, s, m_plus, m_minus, tmp;
-    int boundary = f == (UINT64_C(1) << 52) && be > 1;
-    if (e >= 0) {
-        bn_set_u64(&r, f);
-        bn_shl(&r, e + (boundary ? 2 : 1));
-        bn_set_u64(&s, boundary ? 4 : 2);
-        bn_set_u64(&m_plus, 1);
-        bn_shl(&m_plus, e + (boundary ? 1 : 0));
-        bn_set_u64(&m_minus, 1);
-        bn_shl(&m_minus, e);
-    } else {
-        bn_set_u64(&r, f);
-        bn_shl(&r, boundary ? 2 : 1);
-        bn_set_u64(&s, 1);
-        bn_shl(&s, (boundary ? 2 : 1) - e);
-        bn_set_u64(&m_plus, boundary ? 2 : 1);
-        bn_set_u64(&m_minus, 1);
-    }
-    /* Ends of the rounding interval count when the mantissa is even: a decimal exactly
-     * halfway between two doubles parses to the even one (round half to even). */
-    int even = (f & 1) == 0;
-
-    /* k = ceil(log10(v)) estimated from the bit length; it is exact or one too small,
-     * which the check below corrects. */
-    int bitlen = 64;
-    while (!(f >> (bitlen - 1)))
-        bitlen--;
-    int k = (int)ceil((double)(e + bitlen - 1) * 0.30102999566398114 - 1e-10);
-    if (k >= 0) {
-        bn_mul_pow10(&s, k);
-    } else {
-        bn_mul_pow10(&r, -k);
-        bn_mul_pow10(&m_plus, -k);
-        bn_mul_pow10(&m_minus, -k);
-    }
-    bn_add(&tmp, &r, &m_plus);
-    int c = bn_cmp(&tmp, &s);
-    if (even ? c >= 0 : c > 0) {
-        bn_mul_small(&s, 10);
-        k++;
-    }
-    *dp = k;
-
-    /* s..9s, so that each digit is found by comparisons and one subtraction. */
-    bn mult[10];
-    mult[0].n = 0;
-    mult[1] = s;
-    for (int i = 2; i < 10; i++)
-        bn_add(&mult[i], &mult[i - 1], &s);
-
-    int n = 0;
-    for (;;) {
-        bn_mul_small(&r, 10);
-        bn_mul_small(&m_plus, 10);
-        bn_mul_small(&m_minus, 10);
-        int d = 9;
-        while (d > 0 && bn_cmp(&r, &mult[d]) < 0)
-            d--;
-        bn_sub(&r, &mult[d]);
-        int lc = bn_cmp(&r, &m_minus);
-        int low = even ? lc <= 0 : lc < 0; /* truncating here stays in the interval */
-        bn_add(&tmp, &r, &m_plus);
-        int hc = bn_cmp(&tmp, &s);
-        int high = even ? hc >= 0 : hc > 0; /* rounding up here stays in the interval */
-        if (!low && !high) {
-            digits[n++] = (char)('0' + d);
-            if (n >= 17) /* cannot happen for a double; a guard for the buffer */
-                break;
-            continue;
-        }
-        if (low && high) {
-            /* Both candidates qualify: take the nearer (2r vs s). An exact tie cannot
-             * happen for binary doubles; it would round to even like Go. */
-            bn_add(&tmp, &r, &r);
-            int t = bn_cmp(&tmp, &s);
-            if (t > 0 || (t == 0 && (d & 1))) d++;
-        } else if (high) {
-            d++;
-        }
-        if (d == 10) { /* carry into earlier digits (defensive: the algorithm's
-                          invariants rule it out) */
-            int i = n - 1;
-            while (i >= 0 && digits[i] == '9')
-                i--;
-            if (i < 0) {
-                digits[0] = '1';
-                n = 1;
-                (*dp)++;
-            } else {
-                digits[i]++;
-                n = i + 1;
-            }
-        } else {
-            digits[n++] = (char)('0' + d);
-        }
-        break;
-    }
+    shortest st;
+    shortest_init(&st, f, e, be);
+    *dp = shortest_scale(&st, f, e);
+    int n = shortest_digits(&st, digits, dp);
     while (n > 1 && digits[n - 1] == '0')
         n--;
     return n;

@@ -564,31 +564,15 @@ static int tracked_start(const enqueue_opts *o, cwork_enqueuer *enq, cwork_batch
     return CLI_OK;
 }
 
-static int enqueue_bulk(const enqueue_opts *o)
+/* Pass 1 of --bulk: every line checked and spooled, Redis reached, a tracked batch
+ * opened or joined (its id in batch_id). An exit status, CLI_OK when the jobs may be
+ * sent. */
+static int bulk_prepare(const enqueue_opts *o, cwork_enqueuer *enq, cwork_batch *batch, FILE *spool,
+                        char batch_id[25])
 {
-    cwork_redis *redis = cli_redis_new(&o->conn);
-    if (!redis) return CLI_USAGE;
-    cwork_error err = {0};
-    cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
-    cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
-    FILE *spool = batch ? tmpfile() : NULL;
-    if (!spool) {
-        fprintf(stderr, "cwork enqueue: %s\n",
-                !enq    ? err.message
-                : batch ? "cannot create a temporary file"
-                        : "out of memory");
-        cwork_batch_free(batch);
-        cwork_enqueuer_free(enq);
-        cwork_redis_free(redis);
-        return CLI_FAILURE;
-    }
-    cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
-    cwork_enqueuer_set_go_flavor(enq, o->flavor);
-    cwork_enqueuer_set_go_json(enq, o->go_json);
     int status = CLI_OK;
     int tracked = o->batch_callback || o->batch_id;
     cwork_args *cb_args = NULL;
-    char batch_id[25] = "";
     long long bad = 0;
     if (tracked && tracked_check(o, batch, &cb_args) != 0)
         status = CLI_USAGE;
@@ -606,50 +590,53 @@ static int enqueue_bulk(const enqueue_opts *o)
     }
     if (status == CLI_OK && tracked) status = tracked_start(o, enq, batch, cb_args, batch_id);
     cwork_args_free(cb_args);
-    if (status != CLI_OK) {
-        fclose(spool);
-        cwork_batch_free(batch);
-        cwork_enqueuer_free(enq);
-        cwork_redis_free(redis);
-        return status;
-    }
+    return status;
+}
 
-    /* Pass 2: the checked lines, sent batch by batch. */
+/* Pass 2 of --bulk: the checked lines, sent batch by batch, then a tracked batch sealed
+ * (unless --keep-open). Returns 1 when it stopped at a failure; *written_to is the last
+ * line written. */
+static int bulk_send(const enqueue_opts *o, cwork_enqueuer *enq, cwork_batch *batch, FILE *spool,
+                     const char *batch_id, bulk_stats *st, uint64_t *written_to)
+{
+    int tracked = o->batch_callback || o->batch_id;
     rewind(spool);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    bulk_stats st = {0};
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
-    uint64_t lineno = 0, batch_first = 1, written_to = 0;
+    uint64_t lineno = 0, batch_first = 1;
     int failed = 0;
     while (!failed && (n = next_line(spool, &line, &cap)) >= 0) {
         lineno++;
         if (!blank(line, n) && add_line(batch, line, (size_t)n, lineno) != 0)
-            st.bad++; /* cannot happen: checked in pass 1 */
+            st->bad++; /* cannot happen: checked in pass 1 */
         if (cwork_batch_count(batch) >= o->batch_size) {
-            failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet && !tracked) != 0;
-            if (!failed) written_to = lineno;
+            failed = flush_batch(batch, st, batch_first, lineno, !o->quiet && !tracked) != 0;
+            if (!failed) *written_to = lineno;
             batch_first = lineno + 1;
         }
     }
+    free(line);
     if (!failed) {
-        failed = flush_batch(batch, &st, batch_first, lineno, !o->quiet && !tracked) != 0;
-        if (!failed) written_to = lineno;
+        failed = flush_batch(batch, st, batch_first, lineno, !o->quiet && !tracked) != 0;
+        if (!failed) *written_to = lineno;
     }
     if (!failed && tracked && !o->keep_open) {
-        cwork_error err2 = {0};
-        if (cwork_batch_seal(enq, batch_id, &err2) != 0) {
+        cwork_error err = {0};
+        if (cwork_batch_seal(enq, batch_id, &err) != 0) {
             fprintf(stderr, "cwork enqueue: batch %s: every job written, but not sealed: %s\n",
-                    batch_id, err2.message);
+                    batch_id, err.message);
             failed = 1;
-            written_to = lineno;
+            *written_to = lineno;
         }
     }
-    free(line);
-    fclose(spool);
-    double secs = seconds_since(&t0);
+    return failed;
+}
+
+/* The summary line of --bulk on stderr. */
+static void bulk_report(const bulk_stats *st, double secs, int failed, uint64_t written_to,
+                        int tracked)
+{
     char stop[128] = "";
     /* Each round trip is written whole or not at all (enqueue_batch.lua), so the lines
      * before the failed one are exactly what was written. */
@@ -663,15 +650,49 @@ static int enqueue_bulk(const enqueue_opts *o)
     fprintf(stderr,
             "cwork enqueue: %" PRIu64 " jobs written, %" PRIu64 " duplicates in %.3f s "
             "(%.0f jobs/s)%s\n",
-            st.written, st.duplicates, secs, secs > 0 ? (double)st.written / secs : 0.0, stop);
+            st->written, st->duplicates, secs, secs > 0 ? (double)st->written / secs : 0.0, stop);
+}
+
+static int enqueue_bulk(const enqueue_opts *o)
+{
+    cwork_redis *redis = cli_redis_new(&o->conn);
+    if (!redis) return CLI_USAGE;
+    cwork_error err = {0};
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
+    cwork_batch *batch = enq ? cwork_batch_new(enq) : NULL;
+    FILE *spool = batch ? tmpfile() : NULL;
+    int status = CLI_FAILURE;
+    if (!spool) {
+        fprintf(stderr, "cwork enqueue: %s\n",
+                !enq    ? err.message
+                : batch ? "cannot create a temporary file"
+                        : "out of memory");
+        goto out;
+    }
+    cwork_enqueuer_set_max_job_bytes(enq, o->max_job_bytes);
+    cwork_enqueuer_set_go_flavor(enq, o->flavor);
+    cwork_enqueuer_set_go_json(enq, o->go_json);
+    char batch_id[25] = "";
+    status = bulk_prepare(o, enq, batch, spool, batch_id);
+    if (status == CLI_OK) {
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        bulk_stats st = {0};
+        uint64_t written_to = 0;
+        int failed = bulk_send(o, enq, batch, spool, batch_id, &st, &written_to);
+        bulk_report(&st, seconds_since(&t0), failed, written_to, o->batch_callback || o->batch_id);
+        status = failed || st.bad ? CLI_FAILURE : CLI_OK;
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "cwork enqueue: cannot write the ids: %s\n", strerror(errno));
+            status = CLI_FAILURE;
+        }
+    }
+out:
+    if (spool) fclose(spool);
     cwork_batch_free(batch);
     cwork_enqueuer_free(enq);
     cwork_redis_free(redis);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "cwork enqueue: cannot write the ids: %s\n", strerror(errno));
-        return CLI_FAILURE;
-    }
-    return failed || st.bad ? CLI_FAILURE : CLI_OK;
+    return status;
 }
 
 int cmd_enqueue(int argc, char **argv)

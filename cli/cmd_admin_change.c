@@ -24,6 +24,28 @@ static void put(FILE *f, const char *s)
     free(clean);
 }
 
+/* After the find missed o->arg: when set's key is damaged (the find read it as empty,
+ * so the job may be in it), says so, naming the key, and returns 1; else 0. The set's
+ * first entry is read again with the thread's list cleared, so that what is listed then
+ * is the set's key alone (on this failure path the find's warnings are not printed). */
+static int set_damaged(const admin_opts *o, cwork_client *client, cwork_job_set set)
+{
+    cwork_client_damage_clear();
+    cwork_list_query first = {1, 1, NULL, false};
+    cwork_listed_job *jobs = NULL;
+    size_t n = 0;
+    if (cwork_client_list_page(client, set, &first, &jobs, &n, NULL, NULL) != 0) return 0;
+    cwork_listed_jobs_free(jobs, n);
+    const cwork_damaged_key *d = NULL;
+    if (cwork_client_damage(&d) == 0) return 0;
+    fprintf(stderr, "%s: %s is a %s, expected a %s (%s): job ", o->label, d->key, d->type,
+            d->expected, d->what);
+    put(stderr, o->arg);
+    fprintf(stderr, " may be in it; nothing was changed — cwork doctor --ns %s can repair it\n",
+            o->conn.ns);
+    return 1;
+}
+
 /* The score of entry o->arg in set: --at when given, else where cwork_client_find sees
  * it. Returns CLI_OK or the exit status of a failure (reported). */
 static int locate(const admin_opts *o, cwork_client *client, cwork_job_set set, int64_t *at)
@@ -36,6 +58,7 @@ static int locate(const admin_opts *o, cwork_client *client, cwork_job_set set, 
     cwork_job_place place;
     cwork_listed_job found = {0};
     int rc = cwork_client_find(client, o->arg, &place, &found, &err);
+    if (rc == CWORK_ENOTFOUND && set_damaged(o, client, set)) return CLI_FAILURE;
     if (rc == CWORK_ENOTFOUND) {
         fprintf(stderr, "%s: no job has the id ", o->label);
         put(stderr, o->arg);

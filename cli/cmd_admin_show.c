@@ -311,7 +311,7 @@ static void print_field(const char *label, const char *value)
 }
 
 /* One compact JSON object: the members of the story, sorted by name; "job" is Go's
- * encoding in the chosen flavour. */
+ * encoding in the chosen flavour; "damaged" (cli_json_damaged) only when a key is. */
 static int print_job_json(const admin_opts *o, const cwork_job_story *st)
 {
     cwork_error err = {0};
@@ -321,7 +321,12 @@ static int print_job_json(const admin_opts *o, const cwork_job_story *st)
     if (rc != 0) return admin_fail(o, rc, &err);
     printf("{\"at\":%" PRId64 ",\"checkin\":", st->at);
     admin_json_string(st->checkin, strlen(st->checkin));
-    printf(",\"checkin_at\":%" PRId64 ",\"failures\":[", st->checkin_at);
+    printf(",\"checkin_at\":%" PRId64, st->checkin_at);
+    if (cwork_client_damage(NULL) > 0) { /* e.g. a damaged failure list, read as none */
+        fputs(",\"damaged\":", stdout);
+        cli_json_damaged();
+    }
+    fputs(",\"failures\":[", stdout);
     for (size_t i = 0; i < st->n_failures; i++) {
         const cwork_job_failure *f = &st->failures[i];
         printf("%s{\"enqueued_at\":%" PRId64 ",\"err\":", i ? "," : "", f->enqueued_at);

@@ -20,8 +20,13 @@ static const char intro[] =
     "not finished 30 days after it was opened expires then.\n";
 
 static const char outro[] =
-    "Exit status: 0 shown, 1 Redis failure, 2 bad command line or id, 4 no such batch\n"
-    "(never opened, or expired).\n";
+    "A damaged key (one that holds another type than PROTOCOL says, cwork doctor): when\n"
+    "it is the batch's :jobs hash, its jobs are no longer counted; the counts read are\n"
+    "shown with a warning naming the key. When it is the batch key itself, nothing can\n"
+    "be shown: the error names it (exit 1).\n"
+    "\n"
+    "Exit status: 0 shown, 1 Redis failure or a damaged batch key, 2 bad command line or\n"
+    "id, 4 no such batch (never opened, or expired).\n";
 
 typedef struct batch_opts {
     cli_conn_opts conn;
@@ -50,7 +55,8 @@ static const cli_opt batch_options[] = {
      "\"retrying\", \"dead\", \"sealed\", \"when\" (\"on_success\" or\n"
      "\"on_complete\"), \"callback\", \"callback_state\", \"created_at\",\n"
      "\"completed_at\" (0 until settled), \"expires_in\" (seconds;\n"
-     "-1 for a batch opened before open batches expired)}",
+     "-1 for a batch opened before open batches expired), and\n"
+     "\"damaged\" when a key of the batch is damaged}",
      cli_set_flag, offsetof(batch_opts, json), 0, NULL, 0},
     CLI_CONN_OPTS(batch_opts, conn),
     CLI_HELP_OPT,
@@ -108,8 +114,13 @@ static void print_json(const char *id, const cwork_batch_info *b)
            b->when == CWORK_BATCH_ON_SUCCESS ? "on_success" : "on_complete");
     put_json_string(b->callback);
     printf(",\"callback_state\":\"%s\",\"created_at\":%" PRId64 ",\"completed_at\":%" PRId64
-           ",\"expires_in\":%" PRId64 "}\n",
+           ",\"expires_in\":%" PRId64,
            state_name(b->callback_state), b->created_at, b->completed_at, b->ttl);
+    if (cwork_client_damage(NULL) > 0) { /* the damaged :jobs hash, as the views say it */
+        fputs(",\"damaged\":", stdout);
+        cli_json_damaged();
+    }
+    puts("}");
 }
 
 static void print_text(const char *id, const cwork_batch_info *b)
@@ -131,6 +142,40 @@ static void print_text(const char *id, const cwork_batch_info *b)
                b->ttl % 86400 / 3600, b->completed_at ? "" : " (unless it finishes first)");
 }
 
+/* Seals (with --seal) and reads the batch; a damaged key is named (exit 1) when nothing
+ * can be shown. */
+static int show(const batch_opts *o, cwork_redis *redis)
+{
+    cwork_error err = {0};
+    int rc = 0;
+    if (o->seal) {
+        cwork_enqueuer *enq = cwork_enqueuer_new(redis, o->conn.ns, &err);
+        rc = enq ? cwork_batch_seal(enq, o->id, &err) : err.code ? err.code : CWORK_ENOMEM;
+        cwork_enqueuer_free(enq);
+    }
+    cwork_client *client = rc == 0 ? cwork_client_new(redis, o->conn.ns, &err) : NULL;
+    if (rc == 0 && !client) rc = err.code ? err.code : CWORK_ENOMEM;
+    cwork_client_damage_clear();
+    cwork_batch_info info;
+    if (rc == 0) rc = cwork_client_batch(client, o->id, &info, &err);
+    cwork_client_free(client);
+    if (rc == CWORK_ETYPE) {
+        fprintf(stderr, "cwork batch: %s — cwork doctor --ns %s can repair it\n", err.message,
+                o->conn.ns);
+        return CLI_FAILURE;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "cwork batch: %s\n", err.message);
+        return rc == CWORK_ENOTFOUND ? CLI_NOT_FOUND : rc == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+    }
+    if (o->json)
+        print_json(o->id, &info);
+    else
+        print_text(o->id, &info);
+    cli_warn_damage("cwork batch", o->conn.ns);
+    return CLI_OK;
+}
+
 int cmd_batch(int argc, char **argv)
 {
     batch_opts o = {0};
@@ -140,24 +185,7 @@ int cmd_batch(int argc, char **argv)
     int status = CLI_OK;
     cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) return status;
-    status = CLI_OK;
-    cwork_error err = {0};
-    cwork_enqueuer *enq = cwork_enqueuer_new(redis, o.conn.ns, &err);
-    int rc = enq ? 0 : CWORK_ENOMEM;
-    if (rc == 0 && o.seal) rc = cwork_batch_seal(enq, o.id, &err);
-    cwork_batch_info info;
-    if (rc == 0) rc = cwork_batch_read(enq, o.id, &info, &err);
-    if (rc != 0) {
-        fprintf(stderr, "cwork batch: %s\n", err.message);
-        status = rc == CWORK_ENOTFOUND ? CLI_NOT_FOUND
-                 : rc == CWORK_EINVAL  ? CLI_USAGE
-                                       : CLI_FAILURE;
-    } else if (o.json) {
-        print_json(o.id, &info);
-    } else {
-        print_text(o.id, &info);
-    }
-    cwork_enqueuer_free(enq);
+    status = show(&o, redis);
     cwork_redis_free(redis);
     return status;
 }

@@ -553,7 +553,9 @@ int cwork_batch_join(cwork_batch *batch, const char *batch_id, cwork_error *err)
 /* Seals the batch: no job can join it any more, and its callback is enqueued as soon as
  * every job is counted (at once if they already are). Sealing again is harmless (returns
  * 0; it retries a callback that a damaged queue refused). Thread-safe as the enqueuer.
- * 0, CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_EREDIS. */
+ * 0, CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_ETYPE
+ * (the batch key holds another type than a hash: err names it; nothing written),
+ * CWORK_EREDIS. */
 int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err);
 
 typedef enum cwork_batch_callback_state {
@@ -907,9 +909,9 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 /* Damaged keys. A key of the namespace that holds the wrong kind of value (a string
  * where a list is expected: written by hand or by another program) does not fail the
  * admin views. cwork_client_queues, _pools, _workers, _list, _list_page, _find,
- * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search and the
- * *_json bodies read such a key as empty, read the rest, and add the key to a list of
- * the calling thread; the calls that change a set or queue name it in their error
+ * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search, _job_story, _batch and
+ * the *_json bodies read such a key as empty, read the rest, and add the key to a list
+ * of the calling thread; the calls that change a set or queue name it in their error
  * (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such keys. */
 typedef struct cwork_damaged_key {
     const char *key;      /* the whole key, prefix included */
@@ -1005,7 +1007,9 @@ void cwork_listed_jobs_free(cwork_listed_job *jobs, size_t n);
 
 /* Deletes the jobs with this score and id from a set; a deleted unique scheduled job
  * also loses its guard (the one its unique_key names, else the one of its args in both
- * escape spellings). CWORK_ENOTFOUND ("nothing deleted") when none matched. */
+ * escape spellings). CWORK_ENOTFOUND ("nothing deleted") when none matched; CWORK_ETYPE,
+ * err naming the key, its type and the type expected, when the set holds another type
+ * (nothing written). */
 int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
                         cwork_error *err);
 
@@ -1013,7 +1017,9 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
  * removed; its `d` is dropped too so that a retried periodic instance is not discarded as
  * stale (PROTOCOL §16.13). A job whose name is not in known_jobs stays dead (err
  * "unknown job when requeueing", score now + 5) and, as in Go, counts as not retried.
- * CWORK_ENOTFOUND ("nothing retried") when nothing went back to a queue. */
+ * CWORK_ENOTFOUND ("nothing retried") when nothing went back to a queue; CWORK_ETYPE,
+ * err naming the key, its type and the type expected, when the dead set or known_jobs
+ * holds another type (nothing written). */
 int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *id,
                             cwork_error *err);
 
@@ -1043,6 +1049,8 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
  * not in known_jobs stays where it is (CWORK_ENOTFOUND, "not run: the job's name is not
  * in known_jobs …"), and so does a job whose queue key holds another type (CWORK_EREDIS
  * with the server's error). CWORK_ENOTFOUND ("nothing run") when no member matches;
+ * CWORK_ETYPE, err naming the key, its type and the type expected, when the set or
+ * known_jobs holds another type (nothing written);
  * CWORK_EINVAL for CWORK_SET_DEAD (use cwork_client_retry_dead) or a NULL argument;
  * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Safe from several threads. */
 int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
@@ -1068,8 +1076,9 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
  * job loses its guard (as cwork_client_delete). Nothing is lost: members that cannot be
  * decoded stay. CWORK_ENOTFOUND ("nothing killed") when no member matches; CWORK_EINVAL
  * for CWORK_SET_DEAD or a NULL argument; CWORK_ETYPE when the set or the dead key holds
- * another type (nothing written); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Borrows
- * id for the call; safe from several threads on one client. */
+ * another type (nothing written; err names the key, its type and the type expected);
+ * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Borrows id for the call; safe from
+ * several threads on one client. */
 int cwork_client_kill(cwork_client *client, cwork_job_set set, int64_t at, const char *id,
                       cwork_error *err);
 
@@ -1262,12 +1271,24 @@ typedef struct cwork_job_story {
  * worker, start and check-in, the failures kept and the time spent in each state.
  * Free with cwork_job_story_free. CWORK_ENOTFOUND when no job has that id; CWORK_EINVAL
  * for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. An entry of the
- * failures key that cannot be read is skipped. A scan, like cwork_client_find.
- * Thread-safe. */
+ * failures key that cannot be read is skipped; a failures key of another type than a
+ * list reads as no failures and is listed by cwork_client_damage. A scan, like
+ * cwork_client_find. Thread-safe. */
 int cwork_client_job_story(cwork_client *client, const char *id, cwork_job_story *out,
                            cwork_error *err);
 /* Frees what the story holds (not the struct itself) and zeroes it; NULL is a no-op. */
 void cwork_job_story_free(cwork_job_story *story);
+
+/* Reads tracked batch batch_id as cwork_batch_read does (HGETALL and TTL of the batch,
+ * one round trip), and the type of its :jobs hash (PROTOCOL §23.1): when that holds another
+ * type than a hash, no job of the batch is counted any more, so the key is listed by
+ * cwork_client_damage and the counts read are returned (0). CWORK_ETYPE, err naming the
+ * key, its type and the type expected, when the batch key itself holds another type;
+ * CWORK_EINVAL (bad id or NULL argument), CWORK_ENOTFOUND (no such batch, or expired),
+ * CWORK_EPROTO (a field that is not an integer, named), CWORK_EREDIS. Reads only.
+ * Thread-safe. */
+int cwork_client_batch(cwork_client *client, const char *batch_id, cwork_batch_info *out,
+                       cwork_error *err);
 
 /* What cwork_client_cancel found. */
 typedef struct cwork_cancel_result {
@@ -1286,9 +1307,11 @@ typedef struct cwork_cancel_result {
  * reaper that gives back a crashed pool's jobs sends a marked job to dead too. Errors:
  * CWORK_ENOTFOUND when no job has that id, or it is dead already; CWORK_EUNSUPPORTED
  * when it runs in a pool that does not listen for cancellations (a Go pool; nothing is
- * written); CWORK_ETYPE for a key of another type (nothing written); CWORK_ETIMEOUT when
- * the job kept moving between places. out (may be NULL) is filled on success. Scans
- * like cwork_client_find. Thread-safe. */
+ * written); CWORK_ETYPE for a key of another type (nothing written; err names the key,
+ * its type and the type expected), also when no job has that id but the search read a
+ * damaged key as empty (the job may be in it: err says so); a damaged key the job is
+ * not in is searched past. CWORK_ETIMEOUT when the job kept moving between places. out
+ * (may be NULL) is filled on success. Scans like cwork_client_find. Thread-safe. */
 int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_result *out,
                         cwork_error *err);
 

@@ -1,8 +1,9 @@
 /* A whole namespace for the damaged-key tests (tests/client, tests/cli, tests/web): two
  * queues, a retry, a scheduled and a dead job, a pool heartbeat with a busy worker and
  * its in-progress list, locks, a pause flag, a rate limit with its window, today's
- * counts — and the cases that damage one of its keys in turn (a string where a list,
- * zset, set or hash is expected; a list or a hash where a string is expected). */
+ * counts, the scheduled job's kept failure, a tracked batch — and the cases that damage one of its
+ * keys in turn (a string where a list, zset, set or hash is expected; a list or a hash where a
+ * string is expected). */
 #ifndef CWORK_DAMAGE_TESTUTIL_H
 #define CWORK_DAMAGE_TESTUTIL_H
 
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #define DMG_POOL "0123456789abcdef01234567"
+#define DMG_BATCH "abcdef0123456789abcdef01"
 #define DMG_JOB(name, id) "{\"name\":\"" name "\",\"id\":\"" id "\",\"t\":1700000000,\"args\":{}}"
 
 /* One damage: the key (after "<ns>:"), how it is rewritten, what it should be, and the
@@ -25,7 +27,9 @@ enum {
     DMG_V_DEAD = 1 << 5,
     DMG_V_STATS = 1 << 6,
     DMG_V_LIMITS = 1 << 7,
-    DMG_V_JOB = 1 << 8 /* finding a job by id */
+    DMG_V_JOB = 1 << 8,   /* finding a job by id */
+    DMG_V_STORY = 1 << 9, /* a job's story (its kept failures) */
+    DMG_V_BATCH = 1 << 10 /* the tracked batch DMG_BATCH */
 };
 
 typedef struct dmg_case {
@@ -58,6 +62,8 @@ static const dmg_case dmg_cases[] = {
     {"cwork:stat:%s", "SET", "x", NULL, "string", "hash", DMG_V_STATS, "ids"},
     {"jobs:a:lock", "RPUSH", "1", NULL, "list", "string", 0, "ids"},
     {"jobs:a:paused", "HSET", "f", "v", "hash", "string", 0, "ids"},
+    {"cwork:failures:ids", "HSET", "f", "v", "hash", "list", DMG_V_STORY, "ids"},
+    {"cwork:batch:" DMG_BATCH ":jobs", "SET", "x", NULL, "string", "hash", DMG_V_BATCH, "ids"},
 };
 #define DMG_NCASES (sizeof dmg_cases / sizeof dmg_cases[0])
 
@@ -104,6 +110,15 @@ static inline void dmg_fixture(redisContext *c, const char *ns)
     tl_do(c, "HSET %s:cwork:rate_limits a 10/1s", ns);
     tl_do(c, "SET %s:cwork:rate_limit:a 1", ns);
     tl_do(c, "HSET %s:cwork:stat:%s processed 5 failed 1", ns, today);
+    tl_do(c,
+          "RPUSH %s:cwork:failures:ids "
+          "{\"err\":\"boom\",\"failed_at\":1700000050,\"fails\":1,\"t\":1700000000}",
+          ns);
+    tl_do(c,
+          "HSET %s:cwork:batch:" DMG_BATCH " id " DMG_BATCH " total 3 succeeded 1 retrying 1 "
+          "dead 0 sealed 1 when complete callback waiting cb_name b created_at 1700000000",
+          ns);
+    tl_do(c, "HSET %s:cwork:batch:" DMG_BATCH ":jobs idx s idy r", ns);
 }
 
 /* Damages the key of case k. */

@@ -46,10 +46,14 @@ export async function renderBatch(ctx) {
   try {
     b = await api.get('batch', { id });
   } catch (e) {
-    if (e.status !== 404 && e.status !== 400) throw e;
+    if (e.status !== 404 && e.status !== 400 && e.status !== 409) throw e;
+    // 409: the batch key is damaged (the banner names it too); nothing else to show
+    const why = e.status === 409 ? `This batch cannot be read: ${e.message}. The Doctor can repair it.`
+      : e.status === 400 ? 'This is no batch id (24 hex digits).'
+        : 'No such batch: it never existed, or it finished more than a week ago and expired.';
     return el('section', null,
       el('h2', null, 'Batch ', el('span', { class: 'mono', text: id })),
-      el('p', { class: 'empty', text: e.status === 400 ? 'This is no batch id (24 hex digits).' : 'No such batch: it never existed, or it finished more than a week ago and expired.' }));
+      el('p', { class: 'empty', text: why }));
   }
   const done = b.succeeded + b.dead;
   const pct = b.total > 0 ? Math.round((100 * done) / b.total) : 0;

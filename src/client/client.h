@@ -65,6 +65,12 @@ void cw_client_add_queues(cw_argv *a, const cw_keys *k, const cw_argv *names);
 /* The names in known_jobs appended to names, sorted. */
 int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err);
 
+/* The same for a change that sends jobs to the queues of these names (retry, run now):
+ * a damaged known_jobs would make every name unknown, and the scripts would rewrite each
+ * job as "unknown job" where it is, so it fails the call instead (CWORK_ETYPE, err
+ * naming it; nothing written). */
+int cw_client_requeue_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err);
+
 /* Runs one command (cw_conn_command) whose reply is n integers (cw_reply_ints). */
 int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens, int64_t *v,
                            size_t n, cwork_error *err);
@@ -94,6 +100,18 @@ int cw_client_wrong_type(const redisReply *r);
 
 /* Notes key[0..len) as damaged (once). 0, or CWORK_ENOMEM (then it goes unnamed). */
 int cw_damage_note(const char *key, size_t len);
+
+/* The calling thread's count of notes (cw_damage_note, repeated ones too), and the key
+ * first met among those noted (again) after mark, a count taken before: NULL when none.
+ * The key is the list's (valid until the next cwork_client_damage_clear). So a call
+ * learns which damaged keys it met itself, whatever the list held before it. */
+uint64_t cw_damage_clock(void);
+const char *cw_damage_met_since(uint64_t mark);
+
+/* A change refused because key (len bytes) holds another type (a script said so): notes
+ * it, resolves it on c (no reply pending) and returns CWORK_ETYPE with err saying
+ * "KEY is a TYPE, expected a WANT (PURPOSE)". */
+int cw_damage_named(cw_conn *c, const cw_keys *k, const char *key, size_t len, cwork_error *err);
 
 /* When *r is a WRONGTYPE reply: notes key, frees *r, sets it to NULL and returns 1;
  * else 0 (*r untouched). */

@@ -30,6 +30,17 @@ static int dead_record(const cwork_job *found, int64_t now, cw_buf *out, cwork_e
     return rc;
 }
 
+/* No job has this id, but the search read key, a damaged one (noted and resolved), as
+ * empty: the job may be in it, so the error names it (CWORK_ETYPE) rather than saying
+ * the job does not exist. */
+static int not_found_in_damage(const char *key, const char *id, cwork_error *err)
+{
+    cwork_error named = {0};
+    cw_damage_error(&named, CWORK_ETYPE, key, strlen(key));
+    return cw_error(err, CWORK_ETYPE, "no job with id %s found, but %s and may hold it", id,
+                    named.message);
+}
+
 /* A unique job that left its queue or the scheduled set gives up its guard (PROTOCOL
  * §4.3), as a deleted one does, so that it can be enqueued again. A failure is logged:
  * the job is cancelled all the same. */
@@ -62,8 +73,13 @@ static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_c
     cw_buf_init(&record);
     cwork_job_place place = CWORK_PLACE_QUEUE;
     char pool_id[25] = "";
+    uint64_t mark = cw_damage_clock();
     int rc = cw_client_find_job(c, &client->keys, id, &place, &found, &where, pool_id, err);
-    if (rc == 0) rc = cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
+    const char *hidden = rc == 0 ? cw_damage_met_since(mark) : NULL;
+    if (hidden) /* the job may be in a key the search read as empty */
+        rc = not_found_in_damage(hidden, id, err);
+    else if (rc == 0)
+        rc = cw_error(err, CWORK_ENOTFOUND, "no job with id %s", id);
     if (rc == 1 && place == CWORK_PLACE_DEAD)
         rc = cw_error(err, CWORK_ENOTFOUND, "job %s is in the dead set already", id);
     if (rc != 1) goto out;
@@ -110,13 +126,11 @@ static int cancel_once(cwork_client *client, cw_conn *c, const char *id, cwork_c
     rc = cw_conn_eval(c, &cw_script_client_cancel, 3, running ? 5 : 6, argv, lens, &r, err);
     int64_t v = 0;
     const char *damaged = NULL;
+    size_t damaged_len = 0;
     if (rc == 0 && cw_reply_int(r, &v, NULL, NULL) != 0) {
         /* {-2, key}: a key of another type; nothing was written */
-        if ((rc = cw_reply_at_str(r, 1, &damaged, NULL, "cancel script", err)) == 0)
-            rc = cw_error(err, CWORK_ETYPE,
-                          "%s has another type than a job needs there; "
-                          "nothing was cancelled",
-                          damaged);
+        if ((rc = cw_reply_at_str(r, 1, &damaged, &damaged_len, "cancel script", err)) == 0)
+            rc = cw_damage_named(c, &client->keys, damaged, damaged_len, err);
     } else if (rc == 0 && v == -1) {
         rc = cw_error(err, CWORK_EUNSUPPORTED,
                       "job %s runs in pool %s, which does not listen for cancellations (a Go "

@@ -7,6 +7,7 @@
 #include "client_doctor.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,8 @@
 
 typedef struct damage_list {
     cwork_damaged_key v[MAX_DAMAGED];
+    uint64_t met[MAX_DAMAGED]; /* when each was last met: the clock at that note */
+    uint64_t clock;            /* counts the notes, repeated ones too */
     size_t n;
 } damage_list;
 
@@ -93,13 +96,44 @@ int cw_damage_note(const char *key, size_t len)
 {
     damage_list *l = list_get(1);
     if (!l) return CWORK_ENOMEM;
+    l->clock++;
     for (size_t i = 0; i < l->n; i++)
-        if (strlen(l->v[i].key) == len && memcmp(l->v[i].key, key, len) == 0) return 0;
+        if (strlen(l->v[i].key) == len && memcmp(l->v[i].key, key, len) == 0) {
+            l->met[i] = l->clock;
+            return 0;
+        }
     if (l->n == MAX_DAMAGED) return 0; /* the doctor lists the rest */
     char *copy = cw_strndup(key, len);
     if (!copy) return CWORK_ENOMEM;
+    l->met[l->n] = l->clock;
     l->v[l->n++].key = copy;
     return 0;
+}
+
+uint64_t cw_damage_clock(void)
+{
+    damage_list *l = list_get(0);
+    return l ? l->clock : 0;
+}
+
+const char *cw_damage_met_since(uint64_t mark)
+{
+    damage_list *l = list_get(0);
+    const char *first = NULL;
+    uint64_t when = UINT64_MAX;
+    for (size_t i = 0; l && i < l->n; i++)
+        if (l->met[i] > mark && l->met[i] < when) {
+            first = l->v[i].key;
+            when = l->met[i];
+        }
+    return first;
+}
+
+int cw_damage_named(cw_conn *c, const cw_keys *k, const char *key, size_t len, cwork_error *err)
+{
+    cw_damage_note(key, len); /* out of memory: the line below names it all the same */
+    cw_damage_resolve(c, k);
+    return cw_damage_error(err, CWORK_ETYPE, key, len);
 }
 
 int cw_damage_reply(redisReply **r, const char *key, size_t len)
@@ -144,6 +178,7 @@ static char *purpose(const cw_doctor_key *d)
         {CW_DK_BATCH, "a batch"},
         {CW_DK_BATCH_JOBS, "a batch's jobs"},
         {CW_DK_SUPERSEDED, "the superseded jobs"},
+        {CW_DK_FAILURES, "the failures kept for a job's story"},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (texts[i].cls != d->cls) continue;

@@ -40,10 +40,9 @@ static int kill_call(cwork_client *client, cw_conn *c, cwork_job_set set, const 
     if (rc == 0)
         rc = cw_conn_eval(c, &cw_script_client_kill, 2, (int)a->n - 2, a->argv, a->lens, &r, err);
     if (rc == 0) rc = cw_reply_at_int(r, 0, &v[0], "kill script", err);
-    if (rc == 0 && v[0] < 0) {
+    if (rc == 0 && v[0] < 0) { /* {-1, key}: a damaged set, nothing was killed */
         const char *key = cw_reply_text(cw_reply_at(r, 1));
-        rc = cw_error(err, CWORK_ETYPE,
-                      "%s holds another type than a sorted set: nothing was killed", key);
+        rc = cw_damage_named(c, &client->keys, key, strlen(key), err);
     } else if (rc == 0) {
         rc = cw_reply_at_int(r, 1, &v[1], "kill script", err);
     }

@@ -417,6 +417,8 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
             rc = cw_client_delete_guards(c, &client->keys, r, 1,
                                          "client.delete_scheduled_job.unique", err);
         cw_reply_free(r);
+        /* a damaged set (the script's WRONGTYPE; nothing deleted) is named with its type */
+        rc = cw_client_explain_wrongtype(c, &client->keys, set, rc, err);
         cw_redis_checkin(client->redis, c);
     }
     cw_argv_free(&a);
@@ -433,7 +435,7 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
     cw_argv names = {0};
-    rc = cw_client_known_names(c, &client->keys, &names, err);
+    rc = cw_client_requeue_names(c, &client->keys, &names, err);
     cw_argv a = {0};
     retry_keys(&a, &client->keys, &names);
     char min[24], max[24];
@@ -451,6 +453,7 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
         rc = retry_reply(rc, r, v, err);
     }
     if (rc == 1) rc = CWORK_EREDIS; /* the job stayed dead: its queue is damaged (err says how) */
+    rc = cw_client_explain_wrongtype(c, &client->keys, CWORK_SET_DEAD, rc, err);
     cw_redis_checkin(client->redis, c);
     cw_argv_free(&a);
     cw_argv_free(&names);
@@ -471,7 +474,7 @@ static int retry_all(cw_conn *c, const cw_keys *k, const char *name, int64_t *co
                      cwork_error *err)
 {
     cw_argv known = {0}, names = {0};
-    int rc = cw_client_known_names(c, k, &known, err);
+    int rc = cw_client_requeue_names(c, k, &known, err);
     if (rc == 0 && name) { /* only the name's queue may receive jobs */
         if (cw_argv_find(&known, name, strlen(name)) >= 0) cw_argv_add_str(&names, name);
     } else if (rc == 0) {

@@ -43,7 +43,7 @@ static int run_begin(cwork_client *client, cwork_job_set set, const char *mode, 
             "only retry and scheduled jobs run now (dead ones: cwork_client_retry_dead)");
     int rc = cw_redis_checkout(client->redis, c, err);
     cw_argv names = {0};
-    if (rc == 0) rc = cw_client_known_names(*c, &client->keys, &names, err);
+    if (rc == 0) rc = cw_client_requeue_names(*c, &client->keys, &names, err);
     if (rc == 0) rc = cw_client_add_set_key(a, &client->keys, set, err);
     cw_client_add_queues(a, &client->keys, &names);
     cw_argv_add_int(a, cw_now());
@@ -71,6 +71,7 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
         rc = cw_conn_eval(c, &cw_script_client_run_now, nkeys, 5, a.argv, a.lens, &r, err);
         rc = read_run_reply(rc, r, &res, err);
     }
+    rc = cw_client_explain_wrongtype(c, &client->keys, set, rc, err);
     if (c) cw_redis_checkin(client->redis, c);
     cw_argv_free(&a);
     if (rc) return cw_client_fail("client.run_now", rc, err);

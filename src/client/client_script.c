@@ -43,6 +43,18 @@ int cw_client_known_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_er
     return rc;
 }
 
+int cw_client_requeue_names(cw_conn *c, const cw_keys *k, cw_argv *names, cwork_error *err)
+{
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_known_jobs(k, &key);
+    uint64_t mark = cw_damage_clock();
+    int rc = cw_client_smembers(c, &key, names, err);
+    if (rc == 0 && cw_damage_met_since(mark)) rc = cw_damage_named(c, k, key.data, key.len, err);
+    cw_buf_free(&key);
+    return rc;
+}
+
 int cw_client_command_ints(cw_conn *c, int argc, const char **argv, const size_t *lens, int64_t *v,
                            size_t n, cwork_error *err)
 {

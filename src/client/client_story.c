@@ -71,12 +71,17 @@ static int read_time_and_failures(cw_conn *c, const cw_keys *k, const char *id,
     redisReply *r[2] = {NULL, NULL};
     int rc = cw_conn_append(c, 1, time_argv, time_lens, err);
     if (rc == 0) rc = cw_conn_append(c, 4, range_argv, range_lens, err);
-    if (rc == 0) rc = cw_client_read_replies(c, 2, r, err);
+    /* Both replies are read whatever the first says; a damaged failure list (WRONGTYPE)
+     * is noted and reads as empty: the rest of the story is still worth showing. */
+    for (size_t i = 0; rc == 0 && i < 2; i++)
+        rc = cw_conn_read(c, &r[i], err);
+    if (rc == 0) rc = cw_client_check_reply(&r[0], "TIME", 4, err);
+    if (rc == 0) rc = cw_client_check_reply(&r[1], key.data, key.len, err);
     const char *sec = NULL;
     if (rc == 0 && (rc = cw_reply_at_str(r[0], 0, &sec, NULL, "TIME", err)) == 0)
         out->now = strtoll(sec, NULL, 10);
     size_t n = 0;
-    if (rc == 0) rc = cw_reply_array(r[1], 0, &n, key.data, err);
+    if (rc == 0 && r[1]) rc = cw_reply_array(r[1], 0, &n, key.data, err);
     if (rc == 0 && n && !(out->failures = cw_calloc(n, sizeof *out->failures)))
         rc = cw_error(err, CWORK_ENOMEM, "out of memory");
     for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -210,6 +215,7 @@ int cwork_client_job_story(cwork_client *client, const char *id, cwork_job_story
         out->job = found.job;
         out->at = found.at;
         rc = read_time_and_failures(c, &client->keys, id, out, &first, err);
+        if (rc == 0) cw_damage_resolve(c, &client->keys);
     }
     cw_redis_checkin(client->redis, c);
     if (rc == 0 && !is_found) {

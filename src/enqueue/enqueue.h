@@ -2,6 +2,7 @@
 #ifndef CWORK_ENQUEUE_H
 #define CWORK_ENQUEUE_H
 
+#include "batch_info.h"
 #include "keys.h"
 #include "mutex.h"
 #include "redis.h"
@@ -47,9 +48,6 @@ int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
 int cw_enq_encode_member(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          const char *batch_id, int64_t now, cw_buf *out, char id[25],
                          cwork_error *err);
-
-/* 0 when id is a batch id (24 lower-case hex digits), else CWORK_EINVAL saying so. */
-int cw_batch_check_id(const char *id, cwork_error *err);
 
 /* Where cw_enq_encode_unique put a unique job's parts in its buffer, and what its guard
  * takes (the enqueue_unique script's ARGV[4] and ARGV[5]). */

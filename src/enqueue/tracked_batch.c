@@ -9,20 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Batch ids are what cw_make_id writes: 24 lower-case hex digits. Anything else is
- * refused before it becomes part of a key. */
-int cw_batch_check_id(const char *id, cwork_error *err)
-{
-    if (!id) return cw_error(err, CWORK_EINVAL, "batch id is required");
-    size_t n = strlen(id);
-    for (size_t i = 0; i < n; i++)
-        if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f'))) n = 0;
-    if (n != 24)
-        return cw_error(err, CWORK_EINVAL,
-                        "batch id \"%.64s\": not a batch id (24 lower-case hex digits)", id);
-    return 0;
-}
-
 /* The callback's own args, encoded once at open: the script writes batch_dead, batch_id,
  * batch_succeeded and batch_total in front of them, so those keys are refused here
  * (Go's decoder would keep whichever came last). rest gets "" or ",<members>". */
@@ -141,7 +127,10 @@ int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err
         rc = cw_conn_eval(c, &cw_script_batch_seal, 2, 3, argv, lens, &r, &e2);
         if (rc == 0) rc = cw_conn_wait_replicas(c, &e2);
         cw_redis_checkin(enq->redis, c);
-        if (rc && strstr(e2.message, "NOBATCH"))
+        const char *nobatch = rc ? strstr(e2.message, "NOBATCH ") : NULL;
+        if (nobatch && strstr(nobatch, " is a ")) /* a damaged batch key: nothing written */
+            rc = cw_error(err, CWORK_ETYPE, "%s, expected a hash (a batch)", nobatch + 8);
+        else if (nobatch)
             rc = cw_error(err, CWORK_ENOTFOUND, "batch %s: %s", batch_id, e2.message);
         else if (rc && err)
             *err = e2;
@@ -150,15 +139,6 @@ int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err
     cw_buf_free(&key);
     cw_buf_free(&jobs);
     return rc;
-}
-
-/* Reads one integer field of the batch hash; a value that is not one names the field. */
-static int int_field(const char *key, const char *field, const char *v, size_t len, int64_t *out,
-                     cwork_error *err)
-{
-    if (cw_parse_int64(v, len, out) != 0)
-        return cw_error(err, CWORK_EPROTO, "%s: field %s is not an integer (%.32s)", key, field, v);
-    return 0;
 }
 
 static int read_fields(const redisReply *all, const char *key, cwork_batch_info *out,
@@ -173,31 +153,11 @@ static int read_fields(const redisReply *all, const char *key, cwork_batch_info 
         const char *f, *v;
         size_t flen, vlen;
         if ((rc = cw_reply_at_str(all, i, &f, &flen, key, err)) != 0 ||
-            (rc = cw_reply_at_str(all, i + 1, &v, &vlen, key, err)) != 0)
+            (rc = cw_reply_at_str(all, i + 1, &v, &vlen, key, err)) != 0 ||
+            (rc = cw_batch_info_field(key, f, flen, v, vlen, out, err)) != 0)
             return rc;
-        int64_t *num = strcmp(f, "total") == 0          ? &out->total
-                       : strcmp(f, "succeeded") == 0    ? &out->succeeded
-                       : strcmp(f, "retrying") == 0     ? &out->retrying
-                       : strcmp(f, "dead") == 0         ? &out->dead
-                       : strcmp(f, "created_at") == 0   ? &out->created_at
-                       : strcmp(f, "completed_at") == 0 ? &out->completed_at
-                                                        : NULL;
-        if (num) {
-            if ((rc = int_field(key, f, v, vlen, num, err)) != 0) return rc;
-        } else if (strcmp(f, "sealed") == 0) {
-            out->sealed = vlen == 1 && v[0] == '1';
-        } else if (strcmp(f, "when") == 0) {
-            out->when =
-                strcmp(v, "success") == 0 ? CWORK_BATCH_ON_SUCCESS : CWORK_BATCH_ON_COMPLETE;
-        } else if (strcmp(f, "callback") == 0) {
-            out->callback_state = strcmp(v, "enqueued") == 0  ? CWORK_BATCH_CALLBACK_ENQUEUED
-                                  : strcmp(v, "skipped") == 0 ? CWORK_BATCH_CALLBACK_SKIPPED
-                                                              : CWORK_BATCH_CALLBACK_WAITING;
-        } else if (strcmp(f, "cb_name") == 0) {
-            snprintf(out->callback, sizeof out->callback, "%.*s", (int)vlen, v);
-        }
     }
-    out->pending = out->total - out->succeeded - out->retrying - out->dead;
+    cw_batch_info_finish(out);
     return 0;
 }
 

@@ -563,16 +563,20 @@ static const char *batch_callback_state(cwork_batch_callback_state s)
 }
 
 /* GET /batch?id=ID: a tracked batch's counts and its callback (PROTOCOL §23), as
- * `cwork batch --json` prints them; 404 for no such batch (or one expired). */
+ * `cwork batch --json` prints them; 404 for no such batch (or one expired). A damaged
+ * :jobs hash is named in "damaged" (the counts stop); a damaged batch key fails. */
 static void route_batch(const web_request *req, web_response *res)
 {
     char *id = NULL;
     if (text_param(req, res, "id", 1, &id) != 0) return;
     cwork_error err = {0};
-    cwork_enqueuer *enq = cwork_enqueuer_new(req->web->redis, req->web->ns, &err);
     cwork_batch_info bi;
-    int rc = enq ? cwork_batch_read(enq, id, &bi, &err) : err.code ? err.code : CWORK_ENOMEM;
-    cwork_enqueuer_free(enq);
+    int rc = cwork_client_batch(req->web->client, id, &bi, &err);
+    if (rc == CWORK_ETYPE) { /* the batch key is damaged: X-Cwork-Damaged names it too */
+        cw_free(id);
+        cw_web_error(res, 409, "%s", err.message);
+        return;
+    }
     if (rc != 0) {
         cw_free(id);
         cw_web_client_error(res, rc, &err);

@@ -2,7 +2,8 @@
  * (damage_testutil.h): each view exits 0 with what it could read; the views that read
  * the damaged key print one warning naming it, its type, the type expected and the
  * doctor; --json objects carry a "damaged" array; nothing in the namespace changes. A
- * change that has nothing to work on names the key once and exits 1. */
+ * change that has nothing to work on (all jobs of a set, or one job whose set is
+ * damaged) and cwork batch on a damaged batch key name the key once and exit 1. */
 #include "cli_testutil.h"
 #include "damage_testutil.h"
 
@@ -23,12 +24,21 @@ static void every_view_exits_0_and_warns_once(void)
         const char *argv[4];
         unsigned reads; /* DMG_V_* */
     } views[] = {
-        {{"queues", NULL}, DMG_V_QUEUES},       {{"pools", NULL}, DMG_V_POOLS},
-        {{"busy", NULL}, DMG_V_BUSY},           {{"retry", NULL}, DMG_V_RETRY},
-        {{"scheduled", NULL}, DMG_V_SCHEDULED}, {{"dead", NULL}, DMG_V_DEAD},
-        {{"dead", "--json", NULL}, DMG_V_DEAD}, {{"dead", "--grep", "a", NULL}, DMG_V_DEAD},
-        {{"stats", NULL}, DMG_V_STATS},         {{"stats", "--json", NULL}, DMG_V_STATS},
-        {{"limits", NULL}, DMG_V_LIMITS},       {{"job", "FIND", NULL}, DMG_V_JOB},
+        {{"queues", NULL}, DMG_V_QUEUES},
+        {{"pools", NULL}, DMG_V_POOLS},
+        {{"busy", NULL}, DMG_V_BUSY},
+        {{"retry", NULL}, DMG_V_RETRY},
+        {{"scheduled", NULL}, DMG_V_SCHEDULED},
+        {{"dead", NULL}, DMG_V_DEAD},
+        {{"dead", "--json", NULL}, DMG_V_DEAD},
+        {{"dead", "--grep", "a", NULL}, DMG_V_DEAD},
+        {{"stats", NULL}, DMG_V_STATS},
+        {{"stats", "--json", NULL}, DMG_V_STATS},
+        {{"limits", NULL}, DMG_V_LIMITS},
+        {{"job", "FIND", NULL}, DMG_V_JOB | DMG_V_STORY},
+        {{"job", "--json", "FIND", NULL}, DMG_V_JOB | DMG_V_STORY},
+        {{"batch", DMG_BATCH, NULL}, DMG_V_BATCH},
+        {{"batch", "--json", DMG_BATCH, NULL}, DMG_V_BATCH},
     };
     for (size_t i = 0; i < DMG_NCASES; i++) {
         const dmg_case *k = &dmg_cases[i];
@@ -93,9 +103,100 @@ static void a_change_on_a_damaged_set_names_it_once(void)
     redisFree(c);
 }
 
+/* Runs cwork argv in ns: exit status 1 and exactly the line want on stderr ("%s" in
+ * want: ns, as often as it occurs, at most three times). */
+static void fails_naming(const char *ns, const char *const *argv, const char *want)
+{
+    char line[600];
+    snprintf(line, sizeof line, want, ns, ns, ns);
+    int status = cli_run_in_ns(ns, NULL, argv);
+    if (status != 1 || strcmp(cli_err_, line) != 0)
+        tl_fail(__FILE__, __LINE__, "cwork %s %s: exit %d\n%s\nwanted\n%s", argv[0],
+                argv[1] ? argv[1] : "", status, cli_err_, line);
+}
+
+/* A change of one job whose set is damaged: the key named once with its type and what it
+ * should be, the doctor, exit 1, nothing changed; found elsewhere, the job is changed and
+ * the damaged key warned of. */
+static void a_single_job_change_on_a_damaged_set_names_it(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgclione", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    dmg_fixture(c, ns);
+    dmg_apply(c, ns, &dmg_cases[5]); /* dead */
+    char *before = tl_ns_dump(c, ns);
+    fails_naming(ns, (const char *const[]){"dead", "retry", "idd", NULL},
+                 "cwork dead retry: %s:dead is a string, expected a zset (the dead set): job idd "
+                 "may be in it; nothing was changed — cwork doctor --ns %s can repair it\n");
+    fails_naming(ns, (const char *const[]){"dead", "delete", "idd", "--at", "1700000000", NULL},
+                 "cwork dead delete: %s:dead is a string, expected a zset (the dead set) — cwork "
+                 "doctor --ns %s can repair it\n");
+    fails_naming(ns, (const char *const[]){"cancel", "nope", NULL},
+                 "cwork cancel: no job with id nope found, but %s:dead is a string, expected a "
+                 "zset (the dead set) and may hold it — cwork doctor --ns %s can repair it\n");
+    char *after = tl_ns_dump(c, ns);
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+
+    dmg_fixture(c, ns);
+    dmg_apply(c, ns, &dmg_cases[3]); /* retry */
+    before = tl_ns_dump(c, ns);
+    fails_naming(ns, (const char *const[]){"retry", "kill", "idr", NULL},
+                 "cwork retry kill: %s:retry is a string, expected a zset (the retry set): job "
+                 "idr may be in it; nothing was changed — cwork doctor --ns %s can repair it\n");
+    fails_naming(ns, (const char *const[]){"retry", "run", "idr", "--at", "1800000000", NULL},
+                 "cwork retry run: %s:retry is a string, expected a zset (the retry set) — cwork "
+                 "doctor --ns %s can repair it\n");
+    after = tl_ns_dump(c, ns);
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    /* the scheduled set is whole: its job is found past the damaged retry set */
+    CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"scheduled", "delete", "ids", NULL}),
+              0);
+    CHECK_STR(cli_out_, "Deleted scheduled job ids (at 1800000000).\n");
+    char warning[300];
+    snprintf(warning, sizeof warning,
+             "cwork scheduled delete: warning: %s:retry is a string, expected a zset (the retry "
+             "set); shown as damaged",
+             ns);
+    CHECK_INT(count_of(cli_err_, warning), 1);
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
+/* cwork batch on a damaged batch key: nothing to show; the key named, exit 1. */
+static void a_damaged_batch_key_is_named(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgclibatch", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    dmg_fixture(c, ns);
+    tl_do(c, "DEL %s:cwork:batch:" DMG_BATCH, ns);
+    tl_do(c, "SET %s:cwork:batch:" DMG_BATCH " x", ns);
+    char *before = tl_ns_dump(c, ns);
+    static const char want[] = "cwork batch: %s:cwork:batch:" DMG_BATCH
+                               " is a string, expected a hash (a batch) — cwork doctor --ns %s "
+                               "can repair it\n";
+    fails_naming(ns, (const char *const[]){"batch", DMG_BATCH, NULL}, want);
+    fails_naming(ns, (const char *const[]){"batch", "--json", DMG_BATCH, NULL}, want);
+    fails_naming(ns, (const char *const[]){"batch", "--seal", DMG_BATCH, NULL}, want);
+    CHECK_STR(cli_out_, "");
+    char *after = tl_ns_dump(c, ns);
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
 int main(void)
 {
     RUN(every_view_exits_0_and_warns_once);
     RUN(a_change_on_a_damaged_set_names_it_once);
+    RUN(a_single_job_change_on_a_damaged_set_names_it);
+    RUN(a_damaged_batch_key_is_named);
     return tl_finish();
 }

@@ -194,7 +194,8 @@ static void unknown_ids_and_damaged_keys_write_nothing(void)
     CHECK_INT(cwork_client_cancel(cl, "nope", NULL, &err), CWORK_ENOTFOUND);
     CHECK_STR(err.message, "no job with id nope");
     CHECK_INT(cwork_client_cancel(cl, "run1", NULL, &err), CWORK_ETYPE);
-    CHECK(strstr(err.message, ":cwork:cancelled has another type") != NULL);
+    CHECK(strstr(err.message,
+                 ":cwork:cancelled is a string, expected a hash (the cancelled jobs)") != NULL);
     CHECK_INT(cwork_client_cancel(cl, NULL, NULL, &err), CWORK_EINVAL);
     char *after = dump_now();
     CHECK_STR(after, before);

@@ -120,7 +120,7 @@ static void damaged_keys_write_nothing(void)
     char *before = dump_now();
     cwork_error err = {0};
     CHECK_INT(cwork_client_kill(cl, CWORK_SET_RETRY, 1800000000, "r1", &err), CWORK_ETYPE);
-    CHECK(strstr(err.message, ":dead holds another type than a sorted set") != NULL);
+    CHECK(strstr(err.message, ":dead is a string, expected a zset (the dead set)") != NULL);
     int64_t count = -1;
     CHECK_INT(cwork_client_kill_all(cl, CWORK_SET_RETRY, NULL, &count, &err), CWORK_ETYPE);
     CHECK_INT(count, 0);

@@ -319,7 +319,7 @@ static const dcase cases[] = {
     {"enqueue_batch", "known_jobs", "string", op_batch, CWORK_EREDIS, NULL, 0},
     {"enqueue_batch", "guard", "list", op_batch, 0, BATCH_KEYS, 0},
     {"periodic_schedule", "scheduled", "string", op_periodic, CWORK_EREDIS, PERIODIC_KEYS, 0},
-    {"client_delete", "dead", "string", op_delete, CWORK_EREDIS, NULL, 0},
+    {"client_delete", "dead", "string", op_delete, CWORK_ETYPE, NULL, 0},
     {"client_cancel", "cwork:cancelled", "string", op_cancel_running, CWORK_ETYPE, NULL, 0},
     {"client_cancel", "dead", "string", op_cancel_retry, CWORK_ETYPE, NULL, 0},
     {"client_delete_all", "retry", "string", op_delete_all, CWORK_ETYPE, NULL, 0},

@@ -2,7 +2,8 @@
  * every GET route the UI reads answers 200 with what it could read; those that read the
  * damaged key name it (its type and the type expected) once in the X-Cwork-Damaged
  * header and, for object bodies, in a "damaged" member; the namespace switcher's list
- * stays in /summary; nothing in the namespace changes. */
+ * stays in /summary; nothing in the namespace changes. A damaged batch key leaves the
+ * batch page nothing to show: 409 naming it. */
 #include "damage_testutil.h"
 #include "web_testutil.h"
 
@@ -35,9 +36,11 @@ static void every_route_answers_and_names_the_damaged_key(void)
     if (!web) tl_fail(__FILE__, __LINE__, "cwork_web_start: %s", err.message);
     int port = web ? cwork_web_port(web) : 0;
     static const struct {
-        const char *path;
-        unsigned reads; /* DMG_V_* of the damage it must name */
+        const char *path; /* "/job/" is followed by the case's find */
+        unsigned reads;   /* DMG_V_* of the damage it must name */
     } routes[] = {
+        {"/job/", DMG_V_JOB | DMG_V_STORY},
+        {"/batch?id=" DMG_BATCH, DMG_V_BATCH},
         {"/summary", DMG_V_QUEUES | DMG_V_POOLS | DMG_V_BUSY},
         {"/queues", DMG_V_QUEUES},
         {"/worker_pools", DMG_V_POOLS},
@@ -61,7 +64,10 @@ static void every_route_answers_and_names_the_damaged_key(void)
         char *before = tl_ns_dump(c, ns);
         for (size_t j = 0; j < sizeof routes / sizeof routes[0]; j++) {
             http_res res;
-            CHECK_INT(wt_http(port, "GET", routes[j].path, NULL, NULL, &res), 0);
+            char path[160];
+            snprintf(path, sizeof path, "%s%s", routes[j].path,
+                     strcmp(routes[j].path, "/job/") ? "" : k->find);
+            CHECK_INT(wt_http(port, "GET", path, NULL, NULL, &res), 0);
             if (res.status != 200)
                 tl_fail(__FILE__, __LINE__, "%s with %s damaged: %d %s", routes[j].path, key,
                         res.status, res.body);
@@ -103,8 +109,47 @@ static void every_route_answers_and_names_the_damaged_key(void)
     redisFree(c);
 }
 
+static void a_damaged_batch_key_answers_409_naming_it(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgwebbatch", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    dmg_fixture(c, ns);
+    tl_do(c, "DEL %s:cwork:batch:" DMG_BATCH, ns);
+    tl_do(c, "RPUSH %s:cwork:batch:" DMG_BATCH " x", ns);
+    char *before = tl_ns_dump(c, ns);
+    cwork_redis *r = cwork_redis_new(tl_redis_url(), NULL, NULL);
+    cwork_web_options o;
+    cwork_web_options_init(&o);
+    o.listen = "127.0.0.1:0";
+    cwork_error err = {0};
+    cwork_web *web = cwork_web_start(r, ns, &o, &err);
+    if (!web) tl_fail(__FILE__, __LINE__, "cwork_web_start: %s", err.message);
+    http_res res;
+    if (web) {
+        CHECK_INT(wt_http(cwork_web_port(web), "GET", "/batch?id=" DMG_BATCH, NULL, NULL, &res), 0);
+        CHECK_INT(res.status, 409);
+        char want[300];
+        snprintf(want, sizeof want,
+                 "%s:cwork:batch:" DMG_BATCH " is a list, expected a hash (a batch)", ns);
+        if (!strstr(res.body, want)) tl_fail(__FILE__, __LINE__, "body: %s", res.body);
+        const char *h = wt_header(&res, "X-Cwork-Damaged");
+        snprintf(want, sizeof want, "%%22%s:cwork:batch:" DMG_BATCH "%%22", ns);
+        if (!h || !strstr(h, want)) tl_fail(__FILE__, __LINE__, "header: %s", h ? h : "(none)");
+    }
+    char *after = tl_ns_dump(c, ns);
+    CHECK_STR(after, before);
+    free(before);
+    free(after);
+    cwork_web_free(web);
+    tl_ns_delete(c, ns);
+    cwork_redis_free(r);
+    redisFree(c);
+}
+
 int main(void)
 {
     RUN(every_route_answers_and_names_the_damaged_key);
+    RUN(a_damaged_batch_key_answers_409_naming_it);
     return tl_finish();
 }

@@ -480,7 +480,7 @@ static void durations_are_taken_where_seconds_are(void)
         {"enqueue", "--in", "-5", "x", NULL,
          "cwork enqueue: --in needs whole seconds or a duration like 90s, 15m, 1h or 7d (not "
          "negative"},
-        {"dead", "--page", "0", NULL, "cwork dead: --page needs a page number (1, 2, ...)"},
+        {"dead", "--page", "0", NULL, "cwork dead: --page needs a page number counted from 1"},
         {"dead", "trim", "--older-than", "1h30", NULL, "cwork dead trim: --older-than needs"},
         {"work", "--job", "a=true", "--timeout", "-5", NULL,
          "cwork work: --timeout needs a positive duration"},
@@ -490,6 +490,46 @@ static void durations_are_taken_where_seconds_are(void)
          "cwork work: --dead-check needs whole seconds from 1 to 86400"},
         {"demo", "--duration", "0", NULL, "cwork demo: --duration needs"},
     };
+    check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* Negative durations and page 0 in the admin commands and cwork stats: exit 2, one line
+ * that names the option and echoes the value, nothing written. */
+static void negative_durations_and_page_zero_name_the_option(void)
+{
+    tl_unique_ns("msgneg", ns_, sizeof ns_);
+#define PAGE_MSG(cmd, v)                                                                           \
+    "cwork " cmd ": --page needs a page number counted from 1 (1, 2, ...), not \"" v "\"\n"
+#define OLDER_MSG(v)                                                                               \
+    "cwork dead trim: --older-than needs seconds or a duration like 7d or 12h (not negative), "    \
+    "not \"" v "\"\n"
+#define WATCH_MSG(v)                                                                               \
+    "cwork stats: --watch takes a duration of at least 0.1s (2, 5s, 1m; not negative), not \"" v   \
+    "\"\n"
+    static const char *const bad[][CASE_WORDS] = {
+        {"dead", "--page", "0", NULL, PAGE_MSG("dead", "0")},
+        {"dead", "--page", "-1", NULL, PAGE_MSG("dead", "-1")},
+        {"retry", "--page=0", NULL, PAGE_MSG("retry", "0")},
+        {"scheduled", "--page", "0", "--no-periodic", NULL, PAGE_MSG("scheduled", "0")},
+        {"dead", "--grep", "x", "--page", "0", NULL, PAGE_MSG("dead", "0")},
+        {"dead", "trim", "--older-than", "-5", NULL, OLDER_MSG("-5")},
+        {"dead", "trim", "--older-than=-1d", NULL, OLDER_MSG("-1d")},
+        {"dead", "trim", "--older-than", "-1h30m", "--keep", "3", NULL, OLDER_MSG("-1h30m")},
+        {"dead", "trim", "--keep", "-1", NULL,
+         "cwork dead trim: --keep needs a number of jobs (0 or more), not \"-1\"\n"},
+        {"stats", "--watch", "-1", NULL, WATCH_MSG("-1")},
+        {"stats", "--watch=-2s", NULL, WATCH_MSG("-2s")},
+        {"stats", "--json", "--watch", "-5m", NULL, WATCH_MSG("-5m")},
+        {"stats", "--days", "-1", NULL,
+         "cwork stats: --days takes a whole number from 1 to 366, not \"-1\"\n"},
+        {"stats", "--days", "0", NULL,
+         "cwork stats: --days takes a whole number from 1 to 366, not \"0\"\n"},
+        {"stats", "--sample", "-3", NULL,
+         "cwork stats: --sample takes a whole number from 1 to 1000000, not \"-3\"\n"},
+    };
+#undef PAGE_MSG
+#undef OLDER_MSG
+#undef WATCH_MSG
     check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
 }
 
@@ -516,6 +556,7 @@ int main(void)
     RUN(typos_get_a_suggestion_and_exit_2);
     RUN(unknown_job_names_get_a_suggestion);
     RUN(durations_are_taken_where_seconds_are);
+    RUN(negative_durations_and_page_zero_name_the_option);
     RUN(demo_duration_in_seconds_suffix);
     redisFree(rc_);
     return tl_finish();

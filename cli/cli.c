@@ -221,6 +221,17 @@ static void print_connect_failure(const cli_conn_opts *o, const cwork_error *err
                 "of range): give a database below its `databases` setting (16 by default) "
                 "at the end of the URL, as redis://HOST:PORT/0\n",
                 shown ? shown : "?", source);
+    else if (strstr(m, "answered like an HTTP server"))
+        fprintf(stderr,
+                "cwork: the port of %s (%s) answered like an HTTP server, not Redis (a web "
+                "server's or cwork web's port?): give Redis' address (port 6379 by default) "
+                "with --redis URL or CWORK_REDIS_URL\n",
+                shown ? shown : "?", source);
+    else if (strstr(m, "the server speaks TLS"))
+        fprintf(stderr,
+                "cwork: Redis at %s (%s) speaks TLS: use a rediss:// URL (with ca= when its "
+                "certificate is not signed by a CA of the system's store)\n",
+                shown ? shown : "?", source);
     else if (err->code == CWORK_EINVAL || err->code == CWORK_EUNSUPPORTED)
         fprintf(stderr, "cwork: %s%s (see --redis in cwork --help)\n",
                 strcmp(source, "from CWORK_REDIS_URL") == 0 ? "CWORK_REDIS_URL: " : "", m);

@@ -193,7 +193,9 @@ int admin_set_option(void *opts, const char *s, const cli_opt_ctx *ctx)
         return 0;
     case OPT_PAGE:
         if (parse_int(s, &v) < 0 || v < 1 || v > 100000000) {
-            fprintf(stderr, "%s: --page needs a page number (1, 2, ...)\n", o->label);
+            fprintf(stderr,
+                    "%s: --page needs a page number counted from 1 (1, 2, ...), not \"%s\"\n",
+                    o->label, s);
             return -1;
         }
         o->page = (unsigned)v;
@@ -221,14 +223,17 @@ int admin_set_option(void *opts, const char *s, const cli_opt_ctx *ctx)
         return 0;
     case OPT_OLDER:
         if (cli_duration_s(s, &o->older_than) < 0) {
-            fprintf(stderr, "%s: --older-than needs seconds or a duration like 7d or 12h\n",
-                    o->label);
+            fprintf(stderr,
+                    "%s: --older-than needs seconds or a duration like 7d or 12h (not negative), "
+                    "not \"%s\"\n",
+                    o->label, s);
             return -1;
         }
         return 0;
     default:
         if (parse_int(s, &o->keep) < 0 || o->keep < 0) {
-            fprintf(stderr, "%s: --keep needs a number of jobs (0 or more)\n", o->label);
+            fprintf(stderr, "%s: --keep needs a number of jobs (0 or more), not \"%s\"\n", o->label,
+                    s);
             return -1;
         }
         return 0;

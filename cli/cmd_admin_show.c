@@ -155,7 +155,7 @@ static int show_busy(const admin_opts *o, cwork_client *client)
     if (o->seen & OPT_JSON) {
         int rc = cwork_client_busy_workers_json(client, &body, &len, &err);
         /* Go's body is null for none (a nil slice); a list reader wants [], as every
-         * other --json list gives. The web route keeps Go's bytes. */
+         * other --json list gives (and cwork web's /busy_workers). */
         if (rc == 0 && len == 4 && memcmp(body, "null", 4) == 0) {
             memcpy(body, "[]", 3);
             len = 2;

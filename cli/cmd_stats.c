@@ -79,13 +79,17 @@ static int set_watch(void *opts, const char *value, const cli_opt_ctx *ctx)
     cli_args *a = ctx->args;
     int64_t ms;
     o->watch_ms = 2000;
-    if (!value && a->i < a->argc && cli_duration_ms(a->argv[a->i], &ms) == 0)
+    /* The next argument is its value when it reads as a duration, or as a negative one
+     * (refused below, naming --watch, rather than taken for an argument of its own). */
+    if (!value && a->i < a->argc &&
+        (cli_duration_ms(a->argv[a->i], &ms) == 0 ||
+         (a->argv[a->i][0] == '-' && cli_duration_ms(a->argv[a->i] + 1, &ms) == 0)))
         value = a->argv[a->i++];
     if (value) {
         if (cli_duration_ms(value, &ms) != 0 || ms < 100) {
             fprintf(stderr,
                     "cwork stats: --watch takes a duration of at least 0.1s "
-                    "(2, 5s, 1m), not \"%s\"\n",
+                    "(2, 5s, 1m; not negative), not \"%s\"\n",
                     value);
             return -1;
         }

@@ -70,13 +70,13 @@ function orderSelect(ctx, set, lp) {
 // would otherwise flood the list (the server filters: ?periodic=hide).
 function periodicToggle(ctx, set, lp) {
   if (set !== 'scheduled') return null;
-  return el('label', { class: 'inline' },
+  return el('label', { class: 'inline check' },
     el('input', {
       type: 'checkbox',
       'aria-label': 'Hide periodic jobs',
       checked: lp.periodic === 'hide',
       onchange: (ev) => ctx.go(set, '', paramsWith(lp, set, { periodic: ev.target.checked ? 'hide' : '' })),
-    }), ' Hide periodic');
+    }), 'Hide periodic');
 }
 
 // "Run all now"/"Retry all", "Kill all" (retry, scheduled) and "Delete all", for the
@@ -122,7 +122,8 @@ function allButtons(ctx, set, lp, count) {
       },
     }),
   }, 'Kill all');
-  return [primary, kill, del];
+  // One group, so that the three wrap together (never "Delete all" alone on a line).
+  return el('span', { class: 'all-actions' }, primary, kill, del);
 }
 
 // The search box: a substring of the args or the error (GET /search, PROTOCOL §24.2).

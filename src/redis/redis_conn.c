@@ -23,7 +23,7 @@ static int io_error(cw_conn *c, cwork_error *err)
     const cw_net *n = &c->net;
     const char *what = n->errstr[0] ? n->errstr : "unknown error";
     int code = CWORK_EREDIS;
-    if (n->err == CW_NET_EPROTO)
+    if (n->err == CW_NET_EPROTO || n->err == CW_NET_ENOTREDIS)
         code = CWORK_EPROTO;
     else if (n->err == CW_NET_ENOMEM)
         code = CWORK_ENOMEM;

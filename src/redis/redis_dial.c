@@ -47,7 +47,8 @@ int cw_dial_setup(cwork_redis *r, cw_conn *c, int argc, const char **argv, const
     }
     char msg[sizeof e.message];
     cw_scrub(msg, sizeof msg, e.message, r->addr.password, r->addr.sentinel_password);
-    *transient = (c->net.err != 0 && c->net.err != CW_NET_ETLS) || transient_reply(msg);
+    *transient = (c->net.err != 0 && c->net.err != CW_NET_ETLS && c->net.err != CW_NET_ENOTREDIS) ||
+                 transient_reply(msg);
     if (c->net.err)
         return cw_error(err, e.code, "%s", msg); /* io_error already names the address */
     return cw_error(err, CWORK_EREDIS, "redis %s refused %s: %s", c->addr, what, msg);
@@ -82,7 +83,7 @@ int cw_dial_node(cwork_redis *r, const char *host, int port, const char *unix_pa
     if (rc != 0) {
         /* A certificate that does not verify, or a server that does not speak TLS, will
          * not change by dialling again. */
-        *transient = c->net.err != CW_NET_ETLS;
+        *transient = c->net.err != CW_NET_ETLS && c->net.err != CW_NET_ENOTREDIS;
         rc = cw_error(err, c->net.err == CW_NET_ENOMEM ? CWORK_ENOMEM : CWORK_EREDIS,
                       "cannot connect to redis %s: %s", c->addr, c->net.errstr);
         cw_conn_close(c);

@@ -165,15 +165,20 @@ static ssize_t io_read(cw_net *n, char *p, size_t len, short *want)
         ssize_t r = recv(n->fd, p, len, 0);
         if (r > 0) return r;
         if (r == 0 || (errno == ECONNRESET && !n->received)) {
-            /* A TLS server (Redis 7) resets a plain client without a word, and so does a
-             * server killed while our first request was unread: only asking the port
-             * whether it speaks TLS tells the two apart. */
+            /* A TLS server (Redis 7) resets a plain client without a word, and so do a
+             * server killed while our first request was unread and some HTTP servers:
+             * only asking the port what it speaks tells them apart. */
             const char *what = r == 0 ? "Server closed the connection" : strerror(errno);
-            if (!n->received &&
-                cw_net_peer_speaks_tls(n, n->timeout_ms > 0 && n->timeout_ms < 2000 ? n->timeout_ms
-                                                                                    : 2000))
+            cw_peer_kind kind =
+                n->received
+                    ? CW_PEER_UNKNOWN
+                    : cw_net_peer_kind(n, n->timeout_ms > 0 && n->timeout_ms < 2000 ? n->timeout_ms
+                                                                                    : 2000);
+            if (kind == CW_PEER_TLS)
                 return cw_net_fail(n, CW_NET_ETLS, "%s: the server speaks TLS: use rediss://",
                                    what);
+            if (kind == CW_PEER_HTTP)
+                return cw_net_fail(n, CW_NET_ENOTREDIS, "%s: " CW_NET_HTTP_MESSAGE, what);
             return cw_net_fail(n, CW_NET_EIO, "%s%s", what, n->received ? "" : " before answering");
         }
         if (errno == EINTR) continue;
@@ -243,6 +248,9 @@ static int fill(cw_net *n, int64_t deadline, int wait_first)
         /* A TLS server answers a plain client with an alert or handshake record. */
         if (!n->ssl && !n->received && (buf[0] == 0x15 || buf[0] == 0x16))
             return cw_net_fail(n, CW_NET_ETLS, "the server speaks TLS: use rediss://");
+        /* An HTTP server answers a Redis command with an error page (over TLS too). */
+        if (!n->received && cw_net_looks_http(buf, (size_t)r))
+            return cw_net_fail(n, CW_NET_ENOTREDIS, CW_NET_HTTP_MESSAGE);
         n->received = 1;
         if (redisReaderFeed(n->reader, buf, (size_t)r) != REDIS_OK) return reader_failed(n);
         if (!n->ssl || cw_tls_pending(n) == 0) return 0;

@@ -30,7 +30,8 @@ enum {
     CW_NET_ETIMEOUT, /* no reply (or no progress writing) before the deadline */
     CW_NET_EPROTO,   /* the server sent something that is not RESP */
     CW_NET_ENOMEM,
-    CW_NET_ETLS /* the TLS handshake or a TLS record failed */
+    CW_NET_ETLS,     /* the TLS handshake or a TLS record failed */
+    CW_NET_ENOTREDIS /* the server answered, but as another kind of server (HTTP) */
 };
 
 typedef struct cw_net {
@@ -43,17 +44,33 @@ typedef struct cw_net {
     int received;                 /* anything was read yet (a TLS answer to a plain hello?) */
     int tls_cert_requested;       /* the TLS server asked for a client certificate */
     struct sockaddr_storage peer; /* the TCP address dialled (peer_len 0: a unix socket), */
-    socklen_t peer_len;           /* for cw_net_peer_speaks_tls */
+    socklen_t peer_len;           /* for cw_net_peer_kind */
     int err;                      /* CW_NET_…; non-zero: broken for good */
     char errstr[160];             /* what err means, for messages (never a secret) */
 } cw_net;
 
-/* Whether n's TCP peer speaks TLS: a new connection to it sends a TLS ClientHello and
- * the first byte of the answer is a TLS record (handshake or alert) within timeout_ms.
- * Asked when a plain connection is closed or reset before it read anything, which is
- * both what a TLS port does to a plain client and what a server killed mid-request
- * does (redis_net_probe.c). 1 or 0 (no: not TLS, gone, silent, or a unix socket). */
-int cw_net_peer_speaks_tls(const cw_net *n, int timeout_ms);
+/* What n's TCP peer speaks, asked when a plain connection is closed or reset before it
+ * read anything: both what a TLS port does to a plain client and what a server killed
+ * mid-request does, and what some HTTP servers do to a Redis command. A new connection
+ * sends a TLS ClientHello: a TLS record (handshake or alert) first is TLS, an HTTP
+ * status line (or an HTML page) is HTTP; closed or silent within half the time, a second
+ * one sends an HTTP HEAD request and an HTTP status line back is HTTP. Within timeout_ms in all
+ * (redis_net_probe.c). CW_PEER_UNKNOWN also for a unix socket or a peer gone. */
+typedef enum cw_peer_kind { CW_PEER_UNKNOWN, CW_PEER_TLS, CW_PEER_HTTP } cw_peer_kind;
+cw_peer_kind cw_net_peer_kind(const cw_net *n, int timeout_ms);
+
+/* Whether n's TCP peer answers an HTTP HEAD request with an HTTP status line within
+ * timeout_ms: asked when a TLS handshake found no TLS server (redis_tls.c). 1 or 0. */
+int cw_net_peer_answers_http(const cw_net *n, int timeout_ms);
+
+/* Whether the first bytes a server sent (len of them, at least 1) start an HTTP answer:
+ * "HTTP/" (as far as len goes) or "<" (the HTML page an HTTP/0.9-style answer is). No
+ * Redis reply starts with either. */
+int cw_net_looks_http(const char *p, size_t len);
+
+/* The message of a peer that answered like an HTTP server (cwork's CLI matches its
+ * words to print its hint). */
+#define CW_NET_HTTP_MESSAGE "the port answered like an HTTP server, not Redis"
 
 /* Every cw_net starts here (fd -1, no buffers), so cw_net_close is always safe. */
 void cw_net_init(cw_net *n);

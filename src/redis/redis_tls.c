@@ -17,6 +17,9 @@
 #include <string.h>
 #include <sys/socket.h>
 
+/* How long a failed handshake waits to learn whether the port is an HTTP server's. */
+enum { TLS_PROBE_MS = 1000 };
+
 /* ---------------------------------------------------------------- the socket BIO */
 
 static BIO_METHOD *bio_method;
@@ -147,6 +150,9 @@ static int ssl_failed(cw_net *n, int e, int saved_errno, int handshake)
     case SSL_R_PACKET_LENGTH_TOO_LONG:
     case SSL_R_UNKNOWN_PROTOCOL:
     case SSL_R_HTTP_REQUEST:
+        /* An HTTP server's error page is not a TLS record either: tell it from Redis. */
+        if (handshake && cw_net_peer_answers_http(n, TLS_PROBE_MS))
+            return cw_net_fail(n, CW_NET_ENOTREDIS, "TLS: " CW_NET_HTTP_MESSAGE);
         return cw_net_fail(n, CW_NET_ETLS,
                            "TLS: the server does not speak TLS (a plain redis:// port?)");
     case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:

@@ -133,6 +133,13 @@ static void route_busy_workers(const web_request *req, const route_args *a, web_
     char *body = NULL;
     size_t len = 0;
     int rc = cwork_client_busy_workers_json(req->web->client, &body, &len, &err);
+    /* Go answers null for none (a nil slice); every other list route answers [] when
+     * empty, and [] is what a list reader (Go's decoder included) takes without a case
+     * of its own. The library function keeps Go's bytes. */
+    if (rc == 0 && len == 4 && memcmp(body, "null", 4) == 0) {
+        memcpy(body, "[]", 3);
+        len = 2;
+    }
     if (rc != 0)
         cw_web_client_error(res, rc, &err);
     else

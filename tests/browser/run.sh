@@ -1,9 +1,10 @@
 #!/bin/sh
-# CTest driver of the browser test: runs ui.test.mjs, features.test.mjs, doctor.test.mjs
-# and damage.test.mjs in headless Chromium against the test Redis; the tests write their
-# namespaces themselves and start their own `cwork web` servers. Skips (77) when node,
-# chromium or playwright-core is missing (scripts/test.sh installs them). The screenshots
-# (every page at 1280 and 400 px) go to $CWORK_BINARY_DIR/tests/browser-artifacts/.
+# CTest driver of the browser test: runs ui.test.mjs, features.test.mjs, story.test.mjs,
+# doctor.test.mjs, damage.test.mjs and periodic.test.mjs in headless Chromium against the
+# test Redis; the tests write their namespaces themselves and start their own `cwork web`
+# servers. Skips (77) when node, chromium or playwright-core is missing (scripts/test.sh
+# installs them). The screenshots (every page at 1280 and 400 px) go to
+# $CWORK_BINARY_DIR/tests/browser-artifacts/.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,5 +38,7 @@ CWORK_CHROMIUM=$chromium node "$here/story.test.mjs" "$artifacts" || status=1
 CWORK_CHROMIUM=$chromium node "$here/doctor.test.mjs" "$artifacts" || status=1
 # A namespace with damaged keys: every page under one banner, the switcher kept.
 CWORK_CHROMIUM=$chromium node "$here/damage.test.mjs" "$artifacts" || status=1
+# The Scheduled page's "Hide periodic" switch: its own namespaces.
+CWORK_CHROMIUM=$chromium node "$here/periodic.test.mjs" "$artifacts" || status=1
 echo "screenshots: $artifacts"
 exit $status

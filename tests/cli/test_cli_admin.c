@@ -900,6 +900,54 @@ static void redis_failure_exits_1(void)
     }
 }
 
+/* stdout without its spaces, tabs and newlines (the bodies are indented as Go's). */
+static void squeeze(const char *in, char *out, size_t size)
+{
+    size_t n = 0;
+    for (; *in && n + 1 < size; in++)
+        if (*in != ' ' && *in != '\t' && *in != '\n') out[n++] = *in;
+    out[n] = '\0';
+}
+
+/* Every list-shaped --json view of an empty namespace prints [] for its list (the
+ * whole output, or the list member of its object), never null or nothing, and exits 0. */
+static void empty_lists_print_brackets_in_json(void)
+{
+    tl_unique_ns("ade", ns_, sizeof ns_);
+    static const char *const whole[][4] = {{"queues"}, {"pools"}, {"busy"}};
+    static const char *const member[][6] = {
+        {"\"jobs\":[]", "retry"},
+        {"\"jobs\":[]", "scheduled"},
+        {"\"jobs\":[]", "dead"},
+        {"\"jobs\":[]", "dead", "--page", "3"},
+        {"\"jobs\":[]", "dead", "--name", "none"},
+        {"\"jobs\":[]", "scheduled", "--no-periodic"},
+        {"\"jobs\":[]", "retry", "--grep", "x"},
+        {"\"jobs\":[]", "scheduled", "--grep", "x"},
+        {"\"jobs\":[]", "dead", "--grep", "x"},
+        {"\"job_types\":[]", "stats"},
+    };
+    static char flat[sizeof cli_out_];
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0] + sizeof member / sizeof member[0]; i++) {
+        int is_whole = i < sizeof whole / sizeof whole[0];
+        const char *const *c = is_whole ? whole[i] : member[i - sizeof whole / sizeof whole[0]] + 1;
+        const char *want = is_whole ? "[]" : member[i - sizeof whole / sizeof whole[0]][0];
+        const char *argv[10];
+        size_t n = 0;
+        for (; n < 5 && c[n]; n++)
+            argv[n] = c[n];
+        argv[n++] = "--json";
+        argv[n] = NULL;
+        int rc = run_cli(1, argv);
+        squeeze(cli_out_, flat, sizeof flat);
+        if (rc != 0 || (is_whole ? strcmp(flat, want) != 0 : !strstr(flat, want)) ||
+            strstr(flat, "null"))
+            tl_fail(__FILE__, __LINE__, "cwork %s %s --json: exit %d, stdout \"%s\", stderr \"%s\"",
+                    c[0], c[1] ? c[1] : "", rc, cli_out_, cli_err_);
+    }
+    CHECK_DUMP("");
+}
+
 /* --order (the web UI's default per set), --no-periodic on the scheduled list, and a
  * --name that matches nothing but is near a name the namespace knows. */
 static void lists_order_skip_periodic_and_suggest_names(void)
@@ -995,6 +1043,7 @@ int main(void)
     RUN(pools_and_busy_show_heartbeats_and_workers);
     RUN(dead_lists_pages_and_filters_by_name);
     RUN(retry_and_scheduled_list_their_sets);
+    RUN(empty_lists_print_brackets_in_json);
     RUN(lists_order_skip_periodic_and_suggest_names);
     RUN(tables_survive_hostile_job_text);
     RUN(dead_retry_by_id_puts_the_job_back_in_its_queue);

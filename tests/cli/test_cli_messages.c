@@ -112,6 +112,102 @@ static void unreachable_redis_fails_in_one_line_within_2_s(void)
                    (const char *const[]){"is redis-server running", NULL});
 }
 
+/* ---------------------------------------------------------------- not Redis */
+
+/* A tiny HTTP server in a child: each connection gets, after its first bytes, a 400
+ * status line and is closed, as most HTTP servers answer a line they cannot parse.
+ * Returns the child's pid and writes the port. */
+static pid_t http_listener(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t sl = sizeof sa;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, 16) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0)
+        abort();
+    *port = ntohs(sa.sin_port);
+    pid_t pid = fork();
+    if (pid == 0) {
+        static const char answer[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n"
+                                     "Connection: close\r\n\r\n";
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c < 0) continue;
+            char buf[4096];
+            if (read(c, buf, sizeof buf) > 0 && write(c, answer, sizeof answer - 1) < 0) _exit(1);
+            close(c);
+        }
+    }
+    close(fd);
+    return pid;
+}
+
+/* `cwork web`'s port (libmicrohttpd, which closes a connection whose request line it
+ * cannot parse, without a word); its pid, or -1 when it would not start. */
+static pid_t web_listener(int *port)
+{
+    int out[2];
+    if (pipe(out) != 0) abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        const char *cli = getenv("CWORK_CLI");
+        if (!cli) _exit(127);
+        execl(cli, "cwork", "web", "--redis", tl_redis_url(), "--ns", ns_, "--listen",
+              "127.0.0.1:0", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256] = "";
+    ssize_t n = read(out[0], line, sizeof line - 1);
+    close(out[0]);
+    line[n > 0 ? n : 0] = '\0';
+    if (sscanf(line, "http://127.0.0.1:%d/", port) != 1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+/* A port that speaks HTTP gets a hint about HTTP: not TLS, not "is redis-server
+ * running"; over rediss:// too (its error page is no TLS record). */
+static void an_http_port_is_named_as_one(void)
+{
+    tl_unique_ns("msh", ns_, sizeof ns_);
+    int ports[2];
+    pid_t pids[2] = {http_listener(&ports[0]), web_listener(&ports[1])};
+    CHECK(pids[1] > 0);
+    static const char *const want[] = {"answered like an HTTP server, not Redis",
+                                       "--redis URL or CWORK_REDIS_URL", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        if (pids[i] <= 0) continue;
+        for (int tls = 0; tls < 2; tls++) {
+            char url[64];
+            snprintf(url, sizeof url, "%s://127.0.0.1:%d", tls ? "rediss" : "redis", ports[i]);
+            int rc = CLI_RUN("queues", "--redis", url);
+            /* one line, exit 1; how long it takes is unreachable_redis_...'s business
+             * (a TLS handshake under ASan on a loaded machine is slow) */
+            CHECK_INT(rc, 1);
+            CHECK_STR(cli_out_, "");
+            CHECK_INT(cli_lines(cli_err_), 1);
+            CHECK(strncmp(cli_err_, "cwork: the port of ", 19) == 0);
+            for (size_t k = 0; want[k]; k++)
+                CHECK(strstr(cli_err_, want[k]) != NULL);
+            CHECK(strstr(cli_err_, url) != NULL);
+            CHECK(strstr(cli_err_, "speaks TLS") == NULL &&
+                  strstr(cli_err_, "redis:// port") == NULL);
+            CHECK(strstr(cli_err_, "is redis-server running") == NULL);
+        }
+        kill(pids[i], SIGTERM);
+        waitpid(pids[i], NULL, 0);
+    }
+    char *d = tl_ns_dump(rc_, ns_); /* nothing written: cwork web only reads */
+    CHECK_STR(d, "");
+    free(d);
+}
+
 /* ---------------------------------------------------------------- passwords */
 
 /* /proc/PID/cmdline with its NULs as spaces, once it is cwork's (after the exec) and no
@@ -384,7 +480,7 @@ static void durations_are_taken_where_seconds_are(void)
         {"enqueue", "--in", "-5", "x", NULL,
          "cwork enqueue: --in needs whole seconds or a duration like 90s, 15m, 1h or 7d (not "
          "negative"},
-        {"dead", "--page", "0", NULL, "cwork dead: --page needs a page number (1, 2, ...)"},
+        {"dead", "--page", "0", NULL, "cwork dead: --page needs a page number counted from 1"},
         {"dead", "trim", "--older-than", "1h30", NULL, "cwork dead trim: --older-than needs"},
         {"work", "--job", "a=true", "--timeout", "-5", NULL,
          "cwork work: --timeout needs a positive duration"},
@@ -394,6 +490,46 @@ static void durations_are_taken_where_seconds_are(void)
          "cwork work: --dead-check needs whole seconds from 1 to 86400"},
         {"demo", "--duration", "0", NULL, "cwork demo: --duration needs"},
     };
+    check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
+}
+
+/* Negative durations and page 0 in the admin commands and cwork stats: exit 2, one line
+ * that names the option and echoes the value, nothing written. */
+static void negative_durations_and_page_zero_name_the_option(void)
+{
+    tl_unique_ns("msgneg", ns_, sizeof ns_);
+#define PAGE_MSG(cmd, v)                                                                           \
+    "cwork " cmd ": --page needs a page number counted from 1 (1, 2, ...), not \"" v "\"\n"
+#define OLDER_MSG(v)                                                                               \
+    "cwork dead trim: --older-than needs seconds or a duration like 7d or 12h (not negative), "    \
+    "not \"" v "\"\n"
+#define WATCH_MSG(v)                                                                               \
+    "cwork stats: --watch takes a duration of at least 0.1s (2, 5s, 1m; not negative), not \"" v   \
+    "\"\n"
+    static const char *const bad[][CASE_WORDS] = {
+        {"dead", "--page", "0", NULL, PAGE_MSG("dead", "0")},
+        {"dead", "--page", "-1", NULL, PAGE_MSG("dead", "-1")},
+        {"retry", "--page=0", NULL, PAGE_MSG("retry", "0")},
+        {"scheduled", "--page", "0", "--no-periodic", NULL, PAGE_MSG("scheduled", "0")},
+        {"dead", "--grep", "x", "--page", "0", NULL, PAGE_MSG("dead", "0")},
+        {"dead", "trim", "--older-than", "-5", NULL, OLDER_MSG("-5")},
+        {"dead", "trim", "--older-than=-1d", NULL, OLDER_MSG("-1d")},
+        {"dead", "trim", "--older-than", "-1h30m", "--keep", "3", NULL, OLDER_MSG("-1h30m")},
+        {"dead", "trim", "--keep", "-1", NULL,
+         "cwork dead trim: --keep needs a number of jobs (0 or more), not \"-1\"\n"},
+        {"stats", "--watch", "-1", NULL, WATCH_MSG("-1")},
+        {"stats", "--watch=-2s", NULL, WATCH_MSG("-2s")},
+        {"stats", "--json", "--watch", "-5m", NULL, WATCH_MSG("-5m")},
+        {"stats", "--days", "-1", NULL,
+         "cwork stats: --days takes a whole number from 1 to 366, not \"-1\"\n"},
+        {"stats", "--days", "0", NULL,
+         "cwork stats: --days takes a whole number from 1 to 366, not \"0\"\n"},
+        {"stats", "--sample", "-3", NULL,
+         "cwork stats: --sample takes a whole number from 1 to 1000000, not \"-3\"\n"},
+    };
+#undef PAGE_MSG
+#undef OLDER_MSG
+#undef WATCH_MSG
     check_usage_cases(__LINE__, bad, sizeof bad / sizeof bad[0]);
 }
 
@@ -414,11 +550,13 @@ int main(void)
 {
     rc_ = tl_redis_connect();
     RUN(unreachable_redis_fails_in_one_line_within_2_s);
+    RUN(an_http_port_is_named_as_one);
     RUN(auth_failures_name_the_password_options);
     RUN(passwords_leave_the_command_line);
     RUN(typos_get_a_suggestion_and_exit_2);
     RUN(unknown_job_names_get_a_suggestion);
     RUN(durations_are_taken_where_seconds_are);
+    RUN(negative_durations_and_page_zero_name_the_option);
     RUN(demo_duration_in_seconds_suffix);
     redisFree(rc_);
     return tl_finish();

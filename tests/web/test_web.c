@@ -145,7 +145,7 @@ static void queues_and_dead_bodies_of_spec_18_7(void)
               "\"t\": 1700000000,\n\t\t\t\"args\": {\n\t\t\t\t\"address\": \"a@b.c\"\n\t\t\t},"
               "\n\t\t\t\"fails\": 4,\n\t\t\t\"err\": \"boom\",\n\t\t\t\"failed_at\": "
               "1700000100\n\t\t}\n\t]\n}");
-    CHECK_RES("GET", "/busy_workers", NULL, 200, "null");
+    CHECK_RES("GET", "/busy_workers", NULL, 200, "[]"); /* Go: null (PROTOCOL §12.2) */
     CHECK_RES("GET", "/worker_pools", NULL, 200, "[]");
     CHECK_RES("GET", "/retry_jobs", NULL, 200, "{\n\t\"count\": 0,\n\t\"jobs\": []\n}");
     CHECK_RES("GET", "/scheduled_jobs?page=0", NULL, 200, "{\n\t\"count\": 0,\n\t\"jobs\": []\n}");
@@ -182,6 +182,33 @@ static void pools_and_busy_workers(void)
     CHECK_INT(http("GET", "/summary", NULL, &r), 0);
     CHECK(strstr(r.body, "\"busy_workers\": 1") && strstr(r.body, "\"live_pools\": 1") &&
           strstr(r.body, "\"workers\": 2"));
+    tl_ns_delete(rc_, ns_);
+}
+
+/* Every route that answers a list answers [] for none, never null or nothing: as the
+ * whole body, or as the list member of its object. */
+static void empty_lists_are_brackets(void)
+{
+    serve("webe");
+    static const char *const whole[] = {
+        "/queues",      "/worker_pools", "/busy_workers",       "/periodic",
+        "/rate_limits", "/succeeded",    "/succeeded?name=none"};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++)
+        CHECK_RES("GET", whole[i], NULL, 200, "[]");
+    static const char *const member[][2] = {
+        {"/retry_jobs", "\"jobs\": []"},          {"/scheduled_jobs?periodic=hide", "\"jobs\": []"},
+        {"/dead_jobs?page=3", "\"jobs\": []"},    {"/queue_jobs?name=none", "\"jobs\": []"},
+        {"/search?set=dead&q=x", "\"jobs\": []"}, {"/search?set=retry&q=x", "\"jobs\": []"},
+        {"/summary", "\"queues\": []"},           {"/dashboard", "\"types\": []"},
+        {"/doctor", "\"findings\": []"},
+    };
+    for (size_t i = 0; i < sizeof member / sizeof member[0]; i++) {
+        http_res r;
+        CHECK_INT(http("GET", member[i][0], NULL, &r), 0);
+        if (r.status != 200 || !strstr(r.body, member[i][1]))
+            tl_fail(__FILE__, __LINE__, "GET %s: status %d, body lacks %s: %s", member[i][0],
+                    r.status, member[i][1], r.body);
+    }
     tl_ns_delete(rc_, ns_);
 }
 
@@ -1110,7 +1137,7 @@ static void cli_serves_until_sigint(void)
     http_res r;
     CHECK_INT(http_port(port, "GET", "/busy_workers", NULL, &r), 0);
     CHECK_INT(r.status, 200);
-    CHECK_MEM(r.body, r.len, "null", 4);
+    CHECK_MEM(r.body, r.len, "[]", 2);
     kill(pid, SIGINT);
     CHECK_INT(wait_status(pid), 0);
     close(fd);
@@ -1126,6 +1153,7 @@ int main(void)
     }
     RUN(queues_and_dead_bodies_of_spec_18_7);
     RUN(pools_and_busy_workers);
+    RUN(empty_lists_are_brackets);
     RUN(bad_parameters_are_400_with_json_errors);
     RUN(ids_with_slashes_and_one_name);
     RUN(job_results);

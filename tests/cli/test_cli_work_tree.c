@@ -46,6 +46,29 @@ static int64_t wait_tree(int sleeps)
     return now_ms();
 }
 
+/* Whether every file R<c> for c in which ("023": R0, R2, R3) exists. */
+static int all_ready(const char *which)
+{
+    for (const char *w = which; *w; w++) {
+        char name[8];
+        snprintf(name, sizeof name, "R%c", *w);
+        if (!file_exists(name)) return 0;
+    }
+    return 1;
+}
+
+/* Waits until the tree's processes have touched their files R<c> (which, as for
+ * all_ready): they do so after setting their traps, before their sleeps, so that their
+ * start is seen even when they are gone already (a tree under a --timeout is killed a
+ * moment after it starts: a /proc scan, slow under load, may never catch it whole).
+ * Its time. */
+static int64_t wait_ready(const char *which)
+{
+    WAIT_UNTIL(all_ready(which), 15000);
+    CHECK(all_ready(which));
+    return now_ms();
+}
+
 /* After `what` happened at t0: no process of the job within bound_ms, and (waiting
  * past the moment they would have written) none of the files F0..F3. */
 static void check_tree_gone(const char *what, int64_t t0, int64_t started, int bound_ms)
@@ -117,14 +140,14 @@ static void timeout_kills_the_whole_tree(void)
     setup("tree-timeout");
     char body[1024];
     snprintf(body, sizeof body,
-             "setsid sh -c 'trap \"\" TERM; sleep %d; touch %s/F2' & "
-             "(trap '' TERM; sh -c 'sleep %d; touch %s/F3' &); "
-             "sleep %d; touch %s/F0",
-             LATER_S, dir_, LATER_S, dir_, LATER_S, dir_);
+             "setsid sh -c 'trap \"\" TERM; touch %s/R2; sleep %d; touch %s/F2' & "
+             "(trap '' TERM; sh -c 'touch %s/R3; sleep %d; touch %s/F3' &); "
+             "touch %s/R0; sleep %d; touch %s/F0",
+             dir_, LATER_S, dir_, dir_, LATER_S, dir_, dir_, LATER_S, dir_);
     const char *args[] = {"--job", tree_job(body), "--timeout", "1", "--kill-grace",
                           "1",     "--max-fails",  "1",         NULL};
     start_work(args);
-    int64_t started = wait_tree(3);
+    int64_t started = wait_ready("023");
     WAIT_UNTIL(redis_int("ZCARD %s:dead", ns_) == 1, 10000);
     char dead[1024];
     zset_members("dead", dead, sizeof dead);

@@ -10,7 +10,8 @@
  * keys, and SIGKILL of every pool while a reaper holds reaper_lock. Then the generator
  * stops, everything drains, and the history is checked: no job lost, nothing run of an
  * enqueue that reported nothing written, every duplicate explained by a crash or freeze
- * while the job ran, recovery within 15 s, lock counters back to the sum of running
+ * while the job ran, recovery within FW_RECOVERY_BOUND_MS (derived from the dead time
+ * and the stale-heartbeat check's period), lock counters back to the sum of running
  * jobs (0 once drained), max concurrency never exceeded. Prints its figures. */
 #include "faults.h"
 

@@ -8,6 +8,7 @@
 
 #include "cwork.h"
 #include "history.h"
+#include "reaper.h"
 #include "testlib.h"
 
 #include <pthread.h>
@@ -18,7 +19,16 @@
 #define FW_MAX_FAULTS 128
 #define FW_CONCURRENCY "4" /* per pool */
 #define FW_LIMITED_MAX 2   /* max concurrency of the "limited" job type */
-#define FW_RECOVERY_BOUND_MS 15000
+/* The latest a crashed or frozen pool's jobs are back in their queues, from the fault:
+ * its heartbeat (whole seconds) is stale CW_REAPER_DEAD_TIME + 1 s after it at the
+ * latest; the other pools (run with the default) look for stale heartbeats every
+ * CW_REAPER_DEFAULT_CHECK_MS and then run a cycle. Two checks: one for that, one for a
+ * check or cycle late under load (21 s; the reap period, which a stuck reaper lock
+ * would make it, is 300 s). */
+#define FW_RECOVERY_BOUND_MS ((CW_REAPER_DEAD_TIME + 1) * 1000 + 2 * CW_REAPER_DEFAULT_CHECK_MS)
+/* A frozen pool stays stopped this long: past the bound, so that its jobs are given
+ * back (and run again elsewhere) before it goes on. */
+#define FW_FREEZE_MS (FW_RECOVERY_BOUND_MS + 5000)
 
 typedef struct fw_pool {
     char tag[FH_POOL];

@@ -65,12 +65,12 @@ int sc_stop_past_dead_time(world *w)
     long long n = fw_inprogress(w, id);
     fw_pool_stop(w, (size_t)i);
     long long at = w->pools[i].stopped_at;
-    say("SIGSTOP pool %s with %lld jobs in progress, for 20 s (past the 10 s dead time; its "
-        "commands run on)",
-        w->pools[i].tag, n);
-    long long took = fw_wait_recovered(w, id, at, 19000, "SIGSTOP of a pool");
+    say("SIGSTOP pool %s with %lld jobs in progress, for %d s (past the %d s dead time and the "
+        "recovery bound; its commands run on)",
+        w->pools[i].tag, n, FW_FREEZE_MS / 1000, CW_REAPER_DEAD_TIME);
+    long long took = fw_wait_recovered(w, id, at, FW_FREEZE_MS - 1000, "SIGSTOP of a pool");
     say("its jobs were back in their queues after %.1f s", (double)took / 1000);
-    while (fw_now_ms() - at < 20000)
+    while (fw_now_ms() - at < FW_FREEZE_MS)
         tl_sleep_ms(100);
     fw_pool_cont(w, (size_t)i);
     say("SIGCONT pool %s: it finds its jobs taken back and goes on", w->pools[i].tag);

@@ -124,7 +124,10 @@ static void keep_id(char ids[FH_SHOWN][FH_ID], size_t count, const char *id)
     }
 }
 
-/* Runs of one job (its events in time order). Returns the number of runs. */
+/* Runs of one job (its events in time order). Returns the number of runs. A start's end
+ * is the next end on its pool, unless the job starts on that pool again first: then the
+ * run never ended (its command was killed, as when the pool lost its lease; the pool
+ * took the job up again), and the end is the later run's. */
 static size_t make_runs(const fh_event *const *ev, size_t n, const fh_fault *f, size_t nf,
                         run *runs)
 {
@@ -133,12 +136,13 @@ static size_t make_runs(const fh_event *const *ev, size_t n, const fh_fault *f, 
     for (size_t i = 0; i < n; i++) {
         if (ev[i]->kind != 'S') continue;
         run r = {ev[i], NULL, -1, -1};
-        for (size_t j = i + 1; j < n && used; j++)
-            if (!used[j] && ev[j]->kind == 'E' && !strcmp(ev[j]->pool, ev[i]->pool)) {
-                used[j] = 1;
-                r.e = ev[j];
-                break;
-            }
+        for (size_t j = i + 1; j < n && used; j++) {
+            if (strcmp(ev[j]->pool, ev[i]->pool) != 0 || used[j]) continue;
+            if (ev[j]->kind == 'S') break;
+            used[j] = 1;
+            r.e = ev[j];
+            break;
+        }
         r.cut = fault_during(f, nf, r.s, r.e);
         if (r.cut < 0 && r.e) r.unsure = fault_soon_after(f, nf, r.s, r.e);
         runs[nr++] = r;

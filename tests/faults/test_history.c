@@ -62,6 +62,11 @@ static const hcase cases[] = {
      "S a lim p1 100\nS b lim p2 110\nS a lim p3 15000\nE a lim p1 16000\nE b lim p2 16000\n"
      "E a lim p3 16100\n",
      "a:o b:o", "S:p1:1000:30000", 0, 0, 1, 0, 0, 14000, 2, 0},
+    {"a run its pool stopped on losing its lease, taken up again by that pool: the end is "
+     "the second run's, the first never ended",
+     "S a lim p1 100\nS a lim p1 1100\nE a lim p1 1150\nS b lim p2 1200\nS c lim p3 1300\n"
+     "E b lim p2 1400\nE c lim p3 1500\n",
+     "a:o b:o c:o", "L:p1:80", 0, 0, 1, 0, 0, 1020, 2, 0},
     {"a run in flight at a failover runs again on the promoted replica",
      "S a fast p1 100\nE a fast p1 300\nS a fast p2 3000\nE a fast p2 3050\n", "a:o",
      "R:p1:200 R:p2:200", 0, 0, 1, 0, 0, 2800, 0, 0},

@@ -8,11 +8,18 @@
  * fetch (reply, hand-off, wake-up: d ≥ 0), so a closed window of 1 s of handler times
  * holds at most 21 starts unless one start's d exceeds that of the start 21 places later
  * by more than 25 ms. The run of 400 jobs takes at least 399 I − I/2 = 19.925 s on
- * Redis' clock (less would mean the limit was broken; 50 ms are allowed for d). Load
- * only makes starts late, and a start less than I/2 late keeps the schedule, so the
- * run ends within 19.95 s plus the last start's lateness: the upper bound, 10 % over
- * 20 s (22 s), holds unless starts are late by more than I/2 = 25 ms again and again
- * (each such start shifts the rest). */
+ * Redis' clock (less would mean the limit was broken; 50 ms are allowed for d).
+ *
+ * That the limit holds a type back no more than it should is judged on the gaps
+ * between consecutive starts, not on the run's length: a start less than I/2 late keeps
+ * the schedule (its gap is under I + I/2, the next one shorter by as much), but one later
+ * than that (a dispatcher not scheduled for 25 ms: common under `ctest -j8` on 2 cores)
+ * starts a new schedule and lengthens the run by its lateness, as PROTOCOL §20.2 says
+ * it must. So the run's length depends on the load; the median gap is under I + I/2 as
+ * long as most starts keep the schedule, and a pool that waited for its idle backoff
+ * instead of the held-back type's start, or a limiter spacing starts I + I/2 apart or
+ * more, moves it above. (The exact schedule, a run of J starts taking (J - 1) I, is
+ * test_cycle_rate_limit's, on an injected clock.) */
 #include "pool_testutil.h"
 
 #include <errno.h>
@@ -148,6 +155,25 @@ static size_t most_in_window(const int64_t *s, size_t from, size_t n, int64_t wi
     return most;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of the n - 1 gaps between the sorted starts s[0..n) (n >= 2). */
+static int64_t median_gap(const int64_t *s, size_t n)
+{
+    int64_t *gaps = malloc((n - 1) * sizeof *gaps);
+    if (!gaps) abort();
+    for (size_t i = 1; i < n; i++)
+        gaps[i - 1] = s[i] - s[i - 1];
+    qsort(gaps, n - 1, sizeof *gaps, cmp_i64);
+    int64_t m = gaps[(n - 1) / 2];
+    free(gaps);
+    return m;
+}
+
 /* LPUSHes count jobs of name in one command, ids <prefix><i>. */
 static void push_jobs(const char *name, const char *prefix, int count)
 {
@@ -191,12 +217,16 @@ static void four_hundred_jobs_at_20_per_second_over_two_pools(void)
     if (n == 400) {
         size_t most = most_in_window(s, 0, n, 1000000);
         if (most > 21) tl_fail(__FILE__, __LINE__, "%zu starts in one window of 1 s", most);
-        int64_t span = s[n - 1] - s[0];
-        fprintf(stderr, "  400 starts over %.3f s, at most %zu in a window of 1 s\n",
-                (double)span / 1e6, most);
-        if (span < 19950000 - 50000 || span > 22000000) /* -50 ms: one start's lateness */
-            tl_fail(__FILE__, __LINE__, "400 starts over %.3f s, want 19.95-22",
+        int64_t span = s[n - 1] - s[0], interval = 1000000 / 20, median = median_gap(s, n);
+        fprintf(stderr,
+                "  400 starts over %.3f s, at most %zu in a window of 1 s, median gap %.1f ms\n",
+                (double)span / 1e6, most, (double)median / 1e3);
+        if (span < 399 * interval - interval / 2 - 50000) /* -50 ms: one start's lateness */
+            tl_fail(__FILE__, __LINE__, "400 starts over %.3f s, want at least 19.875",
                     (double)span / 1e6);
+        if (median >= interval + interval / 2)
+            tl_fail(__FILE__, __LINE__, "median gap between starts %.1f ms, want under %.1f",
+                    (double)median / 1e3, 1.5 * (double)interval / 1e3);
     }
     /* What is left: the setting, the last start's state (or none once it expired), the
      * daily counts; no job anywhere. */

@@ -62,16 +62,19 @@ __attribute__((unused)) static const char *fixture(const char *tmpl, const char 
     return out;
 }
 
-/* Removes the daily stats hashes a pool run leaves (<ns>:cwork:stat:<date>), so that the
+/* Removes the daily stats hashes a pool run leaves (<ns>:cwork:stat:<date>, and a killed
+ * pool's <ns>:cwork:stats_sent:<id>), so that the
  * whole-namespace dump shows the rest. Their counts are test_pool's subject, not checked
  * here: the pool's baseline for them is taken by its maintenance thread, which a job
  * finished before that thread started escapes (counted 0 at times). */
 __attribute__((unused)) static void drop_stat_days(redisContext *c, const char *ns)
 {
-    redisReply *r = tl_cmd(c, "KEYS %s:cwork:stat:*", ns);
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
-        freeReplyObject(tl_cmd(c, "DEL %b", r->element[i]->str, r->element[i]->len));
-    freeReplyObject(r);
+    for (int k = 0; k < 2; k++) {
+        redisReply *r = tl_cmd(c, "KEYS %s:cwork:stat%s*", ns, k ? "s_sent:" : ":");
+        for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++)
+            freeReplyObject(tl_cmd(c, "DEL %b", r->element[i]->str, r->element[i]->len));
+        freeReplyObject(r);
+    }
 }
 
 /* Compares the dump of the namespace ns with want (printf-style). */

@@ -501,6 +501,30 @@ long long tl_take_failure_histories(redisContext *c, const char *ns)
     return n;
 }
 
+/* A killed pool's <ns>:cwork:stats_sent:<id> (PROTOCOL §14.2): its totals are part of
+ * what the days hold, its TTL the hour's. */
+static void take_stats_sent(redisContext *c, const char *ns, long long days_p, long long days_f)
+{
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s:cwork:stats_sent:", ns);
+    redisReply *keys = keys_with_prefix(c, prefix);
+    for (size_t k = 0; k < keys->elements; k++) {
+        const char *key = keys->element[k]->str;
+        redisReply *h = tl_cmd(c, "HMGET %s processed failed", key);
+        if (h->type != REDIS_REPLY_ARRAY || h->elements != 2 || !h->element[0]->str ||
+            !h->element[1]->str || atoll(h->element[0]->str) > days_p ||
+            atoll(h->element[1]->str) > days_f)
+            tl_fail(__FILE__, __LINE__, "%s: not totals within the days' counts", key);
+        freeReplyObject(h);
+        redisReply *ttl = tl_cmd(c, "TTL %s", key);
+        if (ttl->integer < 24 * 3600 || ttl->integer > 25 * 3600)
+            tl_fail(__FILE__, __LINE__, "%s: TTL %lld, want about 25 h", key, ttl->integer);
+        freeReplyObject(ttl);
+        freeReplyObject(tl_cmd(c, "DEL %s", key));
+    }
+    freeReplyObject(keys);
+}
+
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed)
 {
     char prefix[256];
@@ -535,6 +559,7 @@ void tl_take_stat_days(redisContext *c, const char *ns, long long processed, lon
         freeReplyObject(tl_cmd(c, "DEL %s", key));
     }
     freeReplyObject(keys);
+    take_stats_sent(c, ns, got_p, got_f);
     if (got_p != processed || got_f != failed)
         tl_fail(__FILE__, __LINE__,
                 "daily stats of %s: processed %lld failed %lld, want %lld and %lld", ns, got_p,

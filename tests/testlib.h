@@ -105,7 +105,9 @@ void tl_ns_delete(redisContext *c, const char *prefix);
  * processed and failed jobs summed over their days, a TTL of about 40 days) and
  * deletes them, so that a whole-namespace dump after a pool run shows the rest. The
  * per-minute hashes "<ns>:cwork:stat:<YYYY-MM-DDTHH>" are checked (fields MM:processed and
- * MM:failed, a TTL of about 25 h, the same sums as the days) and deleted with them. */
+ * MM:failed, a TTL of about 25 h, the same sums as the days) and deleted with them, and
+ * so are the totals a killed pool left in "<ns>:cwork:stats_sent:<id>" (a stopped pool
+ * deletes its own): a hash of processed and failed no larger than the days' sums. */
 void tl_take_stat_days(redisContext *c, const char *ns, long long processed, long long failed);
 /* The failure histories (<ns>:cwork:failures:<id>, PROTOCOL §26) that pools' commits of
  * failed jobs wrote, checked and deleted, so that the caller can compare the rest of the

@@ -42,13 +42,10 @@ static const struct {
     cw_doctor_class cls;
     const char *type;
 } headed[] = {
-    {"worker_pools:", CW_DK_POOL, "hash"},
-    {"worker:", CW_DK_WORKER, "hash"},
-    {"unique:", CW_DK_UNIQUE, "string"},
-    {"cwork:stat:", CW_DK_STAT, "hash"},
-    {"cwork:rate_limit:", CW_DK_RATE_LIMIT, "string"},
-    {"cwork:result:", CW_DK_RESULT, "string"},
-    {"cwork:succeeded:", CW_DK_SUCCEEDED, "zset"},
+    {"worker_pools:", CW_DK_POOL, "hash"},       {"worker:", CW_DK_WORKER, "hash"},
+    {"unique:", CW_DK_UNIQUE, "string"},         {"cwork:stat:", CW_DK_STAT, "hash"},
+    {"cwork:stats_sent:", CW_DK_STAT, "hash"},   {"cwork:rate_limit:", CW_DK_RATE_LIMIT, "string"},
+    {"cwork:result:", CW_DK_RESULT, "string"},   {"cwork:succeeded:", CW_DK_SUCCEEDED, "zset"},
     {"cwork:failures:", CW_DK_FAILURES, "list"},
 };
 

@@ -56,6 +56,11 @@ void cw_key_stat_hour(const cw_keys *k, cw_buf *out, const char *hour)
     put_prefix(k, out, "cwork:stat:");
     cw_buf_puts(out, hour);
 }
+void cw_key_stats_sent(const cw_keys *k, cw_buf *out, const char *pool_id)
+{
+    put_prefix(k, out, "cwork:stats_sent:");
+    cw_buf_puts(out, pool_id);
+}
 void cw_key_periodic_published(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "cwork:periodic");

@@ -38,6 +38,10 @@ void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);
 /* "<p>cwork:stat:<hour>" (hour YYYY-MM-DDTHH, UTC): a hash of that hour's jobs per minute,
  * fields "MM:processed" and "MM:failed", kept 25 h. cwork's own, like the day's. */
 void cw_key_stat_hour(const cw_keys *k, cw_buf *out, const char *hour);
+/* "<p>cwork:stats_sent:<pool id>": a hash of the totals that pool has added to the daily
+ * counts (processed, failed), so that a write retried after an unknown outcome adds only
+ * what it lacks (PROTOCOL §14.2). */
+void cw_key_stats_sent(const cw_keys *k, cw_buf *out, const char *pool_id);
 /* "<p>cwork:periodic": a hash in which cwork pools publish the periodic jobs they
  * schedule, for dashboards (field ["<name>","<spec>"], value {"next_at":…,"seen_at":…};
  * the key expires CW_PERIODIC_PUBLISHED_TTL after the last pool wrote it). cwork's own:

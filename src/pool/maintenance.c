@@ -45,7 +45,9 @@ enum {
 struct maintenance {
     cwork_pool *p;
     const char **names;                   /* the pool's type names, for the requeuers */
-    uint64_t stat_processed, stat_failed; /* counts already in the daily stats */
+    uint64_t stat_processed, stat_failed; /* counts known to be in the daily stats */
+    bool stats_sent; /* <p>cwork:stats_sent:<id> may exist (a write was tried) */
+    bool last_stats; /* the stopping pool's last write: that key goes */
     unsigned rate_limit_reads;
     timer timers[T_N];
 };
@@ -140,40 +142,56 @@ static int64_t watchdog(maintenance *m)
 
 /* Adds the jobs finished since the last flush to today's counters and to this minute's
  * (UTC, PROTOCOL §14.2) with one script call (stats_add.lua): the minutes of a day sum to
- * the day. Counts that could not be written are tried again next time, at the minute of
- * that write. */
+ * the day. The call carries the pool's totals and the script adds what it has not added
+ * yet for this pool, so counts whose write failed are added by the next write (at its
+ * minute) exactly once, also when the failed write had in fact run. */
 static int64_t flush_daily_stats(maintenance *m)
 {
     cwork_pool *p = m->p;
     uint64_t ok = atomic_load(&p->n_succeeded), failed = atomic_load(&p->n_failed);
     uint64_t processed = ok + failed;
-    uint64_t dp = processed - m->stat_processed, df = failed - m->stat_failed;
-    if (!dp && !df) return 1000;
-    char date[16], hour[24], minute[8], np[24], nf[24], day_ttl[24], hour_ttl[24];
+    bool moved = processed != m->stat_processed || failed != m->stat_failed;
+    if (!moved && !(m->last_stats && m->stats_sent)) return 1000;
+    char date[16], hour[24], minute[8], np[24], nf[24], bp[24], bf[24], day_ttl[24], hour_ttl[24];
     time_t now = (time_t)cw_clock_now();
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(date, sizeof date, "%Y-%m-%d", &tm);
     strftime(hour, sizeof hour, "%Y-%m-%dT%H", &tm);
     strftime(minute, sizeof minute, "%M", &tm);
-    snprintf(np, sizeof np, "%llu", (unsigned long long)dp);
-    snprintf(nf, sizeof nf, "%llu", (unsigned long long)df);
+    snprintf(np, sizeof np, "%llu", (unsigned long long)processed);
+    snprintf(nf, sizeof nf, "%llu", (unsigned long long)failed);
+    snprintf(bp, sizeof bp, "%llu", (unsigned long long)m->stat_processed);
+    snprintf(bf, sizeof bf, "%llu", (unsigned long long)m->stat_failed);
     snprintf(day_ttl, sizeof day_ttl, "%d", STAT_DAY_TTL_S);
     snprintf(hour_ttl, sizeof hour_ttl, "%d", STAT_HOUR_TTL_S);
-    cw_buf day_key, hour_key;
+    cw_buf day_key, hour_key, sent_key;
     cw_buf_init(&day_key);
     cw_buf_init(&hour_key);
+    cw_buf_init(&sent_key);
     cw_key_stat_day(&p->keys, &day_key, date);
     cw_key_stat_hour(&p->keys, &hour_key, hour);
+    cw_key_stats_sent(&p->keys, &sent_key, p->id);
     cwork_error err = {0};
     int rc = 0;
-    if (day_key.oom || hour_key.oom) {
+    if (day_key.oom || hour_key.oom || sent_key.oom) {
         rc = cw_error(&err, CWORK_ENOMEM, "out of memory");
     } else {
-        const char *argv[] = {day_key.data, hour_key.data, np, nf, minute, day_ttl, hour_ttl};
+        const char *argv[] = {day_key.data,
+                              hour_key.data,
+                              sent_key.data,
+                              np,
+                              nf,
+                              minute,
+                              day_ttl,
+                              hour_ttl,
+                              bp,
+                              bf,
+                              m->last_stats ? "1" : "0"};
         cw_conn *c = NULL;
         if ((rc = cw_redis_checkout(p->redis, &c, &err)) == 0) {
-            rc = cw_conn_eval(c, &cw_script_stats_add, 2, 5, argv, NULL, NULL, &err);
+            m->stats_sent = true; /* even when the outcome is unknown */
+            rc = cw_conn_eval(c, &cw_script_stats_add, 3, 8, argv, NULL, NULL, &err);
             cw_redis_checkin(p->redis, c);
         }
     }
@@ -185,6 +203,7 @@ static int64_t flush_daily_stats(maintenance *m)
     }
     cw_buf_free(&day_key);
     cw_buf_free(&hour_key);
+    cw_buf_free(&sent_key);
     return 1000;
 }
 
@@ -251,6 +270,7 @@ void *cw_maintenance_main(void *arg)
             cw_clock_wait_until(&p->idle_cond, &p->mu, next);
     }
     cw_mutex_unlock(&p->mu);
+    m.last_stats = true;
     flush_daily_stats(&m); /* what the last commits added */
     cw_free(m.names);
     return NULL;

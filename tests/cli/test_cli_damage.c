@@ -226,7 +226,7 @@ static void succeeded_and_result_read_past_damage(void)
         {"known_jobs", "SET", "string", "set", "", "{\"jobs\": [], \"damaged\": [{\"key\":"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char key[256], warning[400], json_key[300];
+        char key[128], warning[512], json_key[512];
         snprintf(key, sizeof key, "%s:%s", ns, cases[i].rest);
         snprintf(warning, sizeof warning, "cwork succeeded: warning: %s is a %s, expected a %s (",
                  key, cases[i].type, cases[i].expected);
@@ -259,7 +259,7 @@ static void succeeded_and_result_read_past_damage(void)
         CHECK_INT(count_of(cli_err_, warning), 1);
 
         if (!strcmp(cases[i].rest, "cwork:result:sa1")) {
-            char want[400];
+            char want[512];
             snprintf(want, sizeof want,
                      "cwork result: %s is a hash, expected a string (a job's result) — cwork "
                      "doctor --ns %s can repair it\n",

@@ -3,10 +3,12 @@
  * progress line, until Ctrl-C stops everything cleanly. */
 #include "cli.h"
 #include "cwork_web.h"
+#include "opt.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -20,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const char usage[] =
+static const char intro[] =
     "Usage: cwork demo [--redis URL] [--ns NS] [--rate JOBS_PER_S] [--concurrency N]\n"
     "                  [--duration DURATION]\n"
     "\n"
@@ -28,17 +30,104 @@ static const char usage[] =
     "loopback port (removed again at the end); then it runs a worker pool with three\n"
     "example job types — send_welcome_email (quick), resize_image (fails 25% of the\n"
     "time and is retried after 1-3 s), generate_report (slow, reports progress) — and\n"
-    "feeds it a stream of jobs, printing progress every second until Ctrl-C.\n"
-    "\n"
-    "  --rate N          jobs enqueued per second (default 50)\n"
-    "  --concurrency N   executor threads (default 10)\n"
-    "  --ns NS           namespace (default cwork-demo)\n"
-    "  --duration D      stop by itself after D: seconds, or 90s, 15m, 1h (default:\n"
-    "                    run until Ctrl-C)\n"
-    "  --redis URL       use this Redis instead of a private one\n"
-    "  --listen ADDR     where the web UI listens (default 127.0.0.1:5040, or a free\n"
-    "                    port when that one is taken)\n"
-    "  --no-web          don't serve the web UI\n";
+    "feeds it a stream of jobs, printing progress every second until Ctrl-C.\n";
+
+/* The command line. */
+typedef struct demo_opts {
+    cli_conn_opts conn;
+    double rate;
+    unsigned concurrency;
+    long duration; /* seconds, 0: until Ctrl-C */
+    const char *listen;
+    int no_web;
+} demo_opts;
+
+/* --rate N and --concurrency N: a positive number up to a million. */
+static int set_number(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    demo_opts *o = opts;
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end || v <= 0 || v > 1e6) {
+        fprintf(stderr, "%s: --%s needs a positive number\n", ctx->label, ctx->opt->name);
+        return -1;
+    }
+    if (strcmp(ctx->opt->name, "rate") == 0)
+        o->rate = v;
+    else
+        o->concurrency = (unsigned)v;
+    return 0;
+}
+
+/* --duration D: whole seconds, more than none. */
+static int set_duration(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    demo_opts *o = opts;
+    int64_t secs;
+    if (cli_opt_duration_s(ctx, value, 1, LONG_MAX, "whole seconds or a duration like 90s or 15m",
+                           &secs) < 0)
+        return -1;
+    o->duration = (long)secs;
+    return 0;
+}
+
+/* --go-flavor, --go-json: the demo's namespace is its own, no Go shares it. */
+static int refuse_go(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    (void)opts;
+    (void)value;
+    fprintf(stderr, "%s: --%s does not apply to the demo\n", ctx->label, ctx->opt->name);
+    return -1;
+}
+
+static const cli_opt demo_options[] = {
+    {"rate", NULL, CLI_ARG_REQUIRED, "N", "jobs enqueued per second (default 50)", set_number, 0, 0,
+     NULL, 0},
+    {"concurrency", NULL, CLI_ARG_REQUIRED, "N", "executor threads (default 10)", set_number, 0, 0,
+     NULL, 0},
+    {"ns", NULL, CLI_ARG_REQUIRED, "NS", "namespace (default cwork-demo)", cli_set_string,
+     offsetof(demo_opts, conn.ns), 0, NULL, 0},
+    {"duration", NULL, CLI_ARG_REQUIRED, "D",
+     "stop by itself after D: seconds, or 90s, 15m, 1h (default:\n"
+     "run until Ctrl-C)",
+     set_duration, 0, 0, NULL, 0},
+    {"redis", NULL, CLI_ARG_REQUIRED, "URL", "use this Redis instead of a private one",
+     cli_set_redis_url, offsetof(demo_opts, conn.redis_url), 0, NULL, 0},
+    {"listen", NULL, CLI_ARG_REQUIRED, "ADDR",
+     "where the web UI listens (default 127.0.0.1:5040, or a free\n"
+     "port when that one is taken)",
+     cli_set_string, offsetof(demo_opts, listen), 0, NULL, 0},
+    {"no-web", NULL, CLI_ARG_NONE, NULL, "don't serve the web UI", cli_set_flag,
+     offsetof(demo_opts, no_web), 0, NULL, 0},
+    /* taken, to say they do not apply; not listed */
+    {"go-flavor", NULL, CLI_ARG_REQUIRED, "fork|upstream", NULL, refuse_go, 0, 0, NULL, 0},
+    {"go-json", NULL, CLI_ARG_REQUIRED, "go1.22|go1.21", NULL, refuse_go, 0, 0, NULL, 0},
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_demo_command = {
+    .name = "demo",
+    .intro = intro,
+    .opts = demo_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+static int refuse_argument(void *opts, const char *arg)
+{
+    (void)opts;
+    fprintf(stderr, "cwork demo: unexpected argument %s (see cwork demo --help)\n", arg);
+    return -1;
+}
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
+static int parse_options(int argc, char **argv, demo_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->conn.ns = "cwork-demo";
+    o->rate = 50;
+    o->concurrency = 10;
+    return cli_parse(&cli_demo_command, "cwork demo", argc, argv, 2, o, refuse_argument);
+}
 
 typedef struct demo {
     char url[2048]; /* rediss:// URLs carry file paths */
@@ -355,153 +444,60 @@ fail:
     return -1;
 }
 
-int cmd_demo(int argc, char **argv)
+/* The Redis the demo runs on: --redis's, else a private redis-server. 0, or an exit
+ * status (reported; a private server that started is stopped by stop_redis). */
+static int choose_redis(demo *d, const demo_opts *o)
 {
-    demo d;
-    memset(&d, 0, sizeof d);
-    d.rate = 50;
-    unsigned concurrency = 10;
-    long duration = 0;
-    const char *listen = NULL;
-    int web_enabled = 1;
-    cli_conn_opts conn = {NULL, "cwork-demo", NULL, NULL};
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    int kind;
-    while ((kind = cli_next(&a)) >= 0) {
-        int c = kind == 1 ? cli_conn_option(&a, &conn) : 0;
-        if (c < 0) return CLI_USAGE;
-        if (c > 0 && (conn.go_flavor || conn.go_json)) { /* its namespace is its own: no Go */
-            fprintf(stderr, "cwork demo: --%s does not apply to the demo\n",
-                    conn.go_flavor ? "go-flavor" : "go-json");
-            return CLI_USAGE;
-        }
-        if (c > 0) continue;
-        if (kind == 1 && (cli_is(&a, "help") || cli_is(&a, "h"))) {
-            fputs(usage, stdout);
-            return CLI_OK;
-        }
-        if (kind == 1 && cli_is(&a, "no-web")) {
-            if (cli_flag(&a) < 0) return CLI_USAGE;
-            web_enabled = 0;
-            continue;
-        }
-        if (kind == 1 && cli_is(&a, "listen")) {
-            if (cli_take_value(&a) < 0) return CLI_USAGE;
-            listen = a.value;
-            continue;
-        }
-        if (kind == 1 && cli_is(&a, "duration")) {
-            int64_t secs;
-            if (cli_take_value(&a) < 0) return CLI_USAGE;
-            if (cli_duration_s(a.value, &secs) < 0 || secs <= 0) {
-                fprintf(stderr, "cwork demo: --duration needs whole seconds or a duration like "
-                                "90s or 15m\n");
-                return CLI_USAGE;
-            }
-            duration = (long)secs;
-            continue;
-        }
-        if (kind == 1 && (cli_is(&a, "rate") || cli_is(&a, "concurrency"))) {
-            const char *opt = cli_is(&a, "rate") ? "rate" : "concurrency";
-            char *end;
-            if (cli_take_value(&a) < 0) return CLI_USAGE;
-            double v = strtod(a.value, &end);
-            if (*end || v <= 0 || v > 1e6) {
-                fprintf(stderr, "cwork demo: --%s needs a positive number\n", opt);
-                return CLI_USAGE;
-            }
-            if (opt[0] == 'r')
-                d.rate = v;
-            else
-                concurrency = (unsigned)v;
-            continue;
-        }
-        if (kind == 1) {
-            static const char *const names[] = {
-                "no-web", "listen", "rate", "concurrency", "duration", CLI_COMMON_OPTIONS, NULL};
-            cli_unknown_option("cwork demo", &a, names);
-            return CLI_USAGE;
-        }
-        fprintf(stderr, "cwork demo: unexpected argument %s (see cwork demo --help)\n", a.value);
-        return CLI_USAGE;
-    }
-    d.ns = conn.ns;
-
-    /* Signals are taken by this thread only (sigtimedwait below). */
-    sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-
-    if (conn.redis_url && strlen(conn.redis_url) >= sizeof d.url) {
+    if (o->conn.redis_url && strlen(o->conn.redis_url) >= sizeof d->url) {
         fprintf(stderr, "cwork demo: --redis: the URL is longer than %zu bytes\n",
-                sizeof d.url - 1);
+                sizeof d->url - 1);
         return CLI_USAGE;
-    } else if (conn.redis_url) {
-        snprintf(d.url, sizeof d.url, "%s", conn.redis_url);
-    } else if (start_redis(&d) != 0) {
-        stop_redis(&d);
-        return CLI_FAILURE;
     }
-    int connect_status;
-    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, conn.ns, NULL, NULL}, &connect_status);
-    if (!redis) {
-        stop_redis(&d);
-        return connect_status;
+    if (o->conn.redis_url) {
+        snprintf(d->url, sizeof d->url, "%s", o->conn.redis_url);
+        return 0;
     }
-    char *shown = cwork_redact_url(d.url);
-    fprintf(stderr, "cwork demo: redis %s%s, namespace %s, %u executors, %.0f jobs/s\n",
-            shown ? shown : "", d.redis_pid ? " (private, removed at exit)" : "", conn.ns,
-            concurrency, d.rate);
-    cwork_free(shown);
-    fprintf(stderr, "cwork demo: Ctrl-C stops it\n");
+    return start_redis(d) == 0 ? 0 : CLI_FAILURE;
+}
 
-    cwork_pool_options po;
-    cwork_pool_options_init(&po);
-    po.concurrency = concurrency;
+/* The web UI on --listen, else on 127.0.0.1:5040 or any free loopback port; NULL when
+ * it could not start (said on stderr: the demo runs on without it). */
+static cwork_web *start_web(cwork_redis *redis, cwork_pool *pool, const demo_opts *o)
+{
+    cwork_web_options wo;
+    cwork_web_options_init(&wo);
+    wo.pool = pool;
+    wo.listen = o->listen ? o->listen : "127.0.0.1:5040";
+    const char *auth = getenv("CWORK_WEB_AUTH"); /* as cwork web: the library reads none */
+    wo.auth = auth && *auth ? auth : NULL;
     cwork_error err = {0};
-    cwork_pool *pool = cwork_pool_new(redis, conn.ns, &po, &err);
-    int status = CLI_FAILURE, started = 0, stopped = 0;
-    if (!pool || register_jobs(pool) != 0 || cwork_pool_start(pool, &err) != 0) {
-        if (err.message[0]) fprintf(stderr, "cwork demo: %s\n", err.message);
-        goto out;
+    cwork_web *web = cwork_web_start(redis, o->conn.ns, &wo, &err);
+    if (!web && !o->listen) { /* 5040 taken: any free loopback port */
+        wo.listen = "127.0.0.1:0";
+        web = cwork_web_start(redis, o->conn.ns, &wo, &err);
     }
-    started = 1;
-    cwork_web *web = NULL;
-    if (web_enabled) {
-        cwork_web_options wo;
-        cwork_web_options_init(&wo);
-        wo.pool = pool;
-        wo.listen = listen ? listen : "127.0.0.1:5040";
-        const char *auth = getenv("CWORK_WEB_AUTH"); /* as cwork web: the library reads none */
-        wo.auth = auth && *auth ? auth : NULL;
-        web = cwork_web_start(redis, conn.ns, &wo, &err);
-        if (!web && !listen) { /* 5040 taken: any free loopback port */
-            wo.listen = "127.0.0.1:0";
-            web = cwork_web_start(redis, conn.ns, &wo, &err);
-        }
-        if (web)
-            fprintf(stderr, "cwork demo: web UI at http://127.0.0.1:%d/\n", cwork_web_port(web));
-        else
-            fprintf(stderr, "cwork demo: no web UI: %s\n", err.message);
-    }
-    pthread_t feed;
-    pthread_create(&feed, NULL, feeder, &d);
+    if (web)
+        fprintf(stderr, "cwork demo: web UI at http://127.0.0.1:%d/\n", cwork_web_port(web));
+    else
+        fprintf(stderr, "cwork demo: no web UI: %s\n", err.message);
+    return web;
+}
 
+/* Prints the progress line every second until a signal in sigs or the --duration. */
+static void watch(demo *d, cwork_pool *pool, const sigset_t *sigs, long duration)
+{
     int tty = isatty(2);
     uint64_t last_done = 0;
     for (long second = 1;; second++) {
         struct timespec one = {1, 0};
-        int sig = sigtimedwait(&sigs, NULL, &one);
+        int sig = sigtimedwait(sigs, NULL, &one);
         cwork_pool_stats st;
         cwork_pool_get_stats(pool, &st);
         uint64_t done = st.succeeded + st.failed;
         fprintf(stderr,
                 "%s%5lds  enqueued %ld  done %llu  failed %llu  retried %llu  dead %llu  "
                 "%llu/s  in flight %llu%s",
-                tty ? "\r" : "", second, atomic_load(&d.enqueued), (unsigned long long)done,
+                tty ? "\r" : "", second, atomic_load(&d->enqueued), (unsigned long long)done,
                 (unsigned long long)st.failed, (unsigned long long)st.retried,
                 (unsigned long long)st.dead, (unsigned long long)(done - last_done),
                 (unsigned long long)st.in_flight, tty ? "   " : "\n");
@@ -509,22 +505,82 @@ int cmd_demo(int argc, char **argv)
         if (sig > 0 || (duration > 0 && second >= duration)) break;
     }
     fprintf(stderr, "%scwork demo: stopping (Ctrl-C again to quit at once)\n", tty ? "\n" : "");
+}
+
+/* Feeds the started pool, shows its progress and stops everything in order; the exit
+ * status. Returns with *stopped set when the pool stopped (and may be freed). */
+static int run_started(demo *d, cwork_redis *redis, cwork_pool *pool, const demo_opts *o,
+                       const sigset_t *sigs, int *stopped)
+{
+    cwork_web *web = o->no_web ? NULL : start_web(redis, pool, o);
+    pthread_t feed;
+    pthread_create(&feed, NULL, feeder, d);
+    watch(d, pool, sigs, o->duration);
     /* A second signal now ends the process at once; running jobs stay in Redis for a
      * reaper, and the private redis-server follows us (PR_SET_PDEATHSIG). */
-    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
-    atomic_store(&d.stop_feeding, 1);
+    pthread_sigmask(SIG_UNBLOCK, sigs, NULL);
+    atomic_store(&d->stop_feeding, 1);
     pthread_join(feed, NULL);
     cwork_web_free(web); /* before the pool it reports on */
+    cwork_error err = {0};
     int rc = cwork_pool_stop(pool, 10000, &err);
-    stopped = rc == 0;
+    *stopped = rc == 0;
     if (rc != 0) fprintf(stderr, "cwork demo: %s\n", err.message);
-    status = rc == 0 ? CLI_OK : CLI_FAILURE;
     cwork_pool_stats st;
     cwork_pool_get_stats(pool, &st);
     fprintf(stderr, "cwork demo: %llu jobs done, %llu failures (%llu retried, %llu dead)\n",
             (unsigned long long)st.succeeded + st.failed, (unsigned long long)st.failed,
             (unsigned long long)st.retried, (unsigned long long)st.dead);
-out:
+    return rc == 0 ? CLI_OK : CLI_FAILURE;
+}
+
+int cmd_demo(int argc, char **argv)
+{
+    demo_opts o;
+    int p = parse_options(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
+    demo d;
+    memset(&d, 0, sizeof d);
+    d.rate = o.rate;
+    d.ns = o.conn.ns;
+
+    /* Signals are taken by this thread only (sigtimedwait in watch). */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    int status = choose_redis(&d, &o);
+    if (status != 0) {
+        stop_redis(&d);
+        return status;
+    }
+    cwork_redis *redis = cli_connect(&(cli_conn_opts){d.url, o.conn.ns, NULL, NULL}, &status);
+    if (!redis) {
+        stop_redis(&d);
+        return status;
+    }
+    char *shown = cwork_redact_url(d.url);
+    fprintf(stderr, "cwork demo: redis %s%s, namespace %s, %u executors, %.0f jobs/s\n",
+            shown ? shown : "", d.redis_pid ? " (private, removed at exit)" : "", o.conn.ns,
+            o.concurrency, d.rate);
+    cwork_free(shown);
+    fprintf(stderr, "cwork demo: Ctrl-C stops it\n");
+
+    cwork_pool_options po;
+    cwork_pool_options_init(&po);
+    po.concurrency = o.concurrency;
+    cwork_error err = {0};
+    cwork_pool *pool = cwork_pool_new(redis, o.conn.ns, &po, &err);
+    int started = 0, stopped = 0;
+    status = CLI_FAILURE;
+    if (!pool || register_jobs(pool) != 0 || cwork_pool_start(pool, &err) != 0) {
+        if (err.message[0]) fprintf(stderr, "cwork demo: %s\n", err.message);
+    } else {
+        started = 1;
+        status = run_started(&d, redis, pool, &o, &sigs, &stopped);
+    }
     if (stopped || !started)
         cwork_pool_free(pool); /* never while a handler may still run on its threads */
     cwork_redis_free(redis);

@@ -1,15 +1,15 @@
 /* cwork doctor: the namespace doctor (PROTOCOL §25, cwork_client_doctor). */
 #include "cli.h"
 #include "cmd_admin.h"
+#include "opt.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* Exit statuses of cwork doctor: 1 is "findings" here, as for fsck, so a failure has a
  * code of its own. */
 enum { DOCTOR_CLEAN = 0, DOCTOR_FINDINGS = 1, DOCTOR_FAILED = 6 };
 
-static const char doctor_help[] =
+static const char intro[] =
     "Usage: cwork doctor [--redis URL] [--ns NS] [--repair] [--json]\n"
     "\n"
     "Checks every key of the namespace against PROTOCOL, like fsck: the type of each\n"
@@ -19,15 +19,9 @@ static const char doctor_help[] =
     "periodic instances of specs no pool schedules any more; heartbeats from the\n"
     "future; dead, retry and scheduled members that are no job JSON; rate limits that\n"
     "do not parse; tracked batches whose counts do not add up. Each finding is printed\n"
-    "with its key and what --repair does about it.\n"
-    "\n"
-    "  --repair  repair each finding, one script call each that checks again first;\n"
-    "            no job is deleted: jobs go back to their queue or to a\n"
-    "            <ns>:cwork:quarantine:... key (README \"cwork doctor\")\n"
-    "  --json    print {\"clean\":B,\"findings\":[{\"kind\":K,\"key\":K,\"member\":M,\n"
-    "            \"problem\":P,\"action\":A,\"repaired\":B,\"repair_error\":E}]}\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
-    "\n"
+    "with its key and what --repair does about it.\n";
+
+static const char outro[] =
     "Exit status: 0 clean, 1 findings (with --repair: every finding repaired or gone),\n"
     "2 bad command line, 6 Redis failed or a repair failed.\n";
 
@@ -36,36 +30,35 @@ typedef struct doctor_opts {
     int repair, json;
 } doctor_opts;
 
+static const cli_opt doctor_options[] = {
+    {"repair", NULL, CLI_ARG_NONE, NULL,
+     "repair each finding, one script call each that checks again first;\n"
+     "no job is deleted: jobs go back to their queue or to a\n"
+     "<ns>:cwork:quarantine:... key (README \"cwork doctor\")",
+     cli_set_flag, offsetof(doctor_opts, repair), 0, NULL, 0},
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "print {\"clean\":B,\"findings\":[{\"kind\":K,\"key\":K,\"member\":M,\n"
+     "\"problem\":P,\"action\":A,\"repaired\":B,\"repair_error\":E}]}",
+     cli_set_flag, offsetof(doctor_opts, json), 0, NULL, 0},
+    CLI_CONN_OPTS(doctor_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_doctor_command = {
+    .name = "doctor",
+    .intro = intro,
+    .outro = outro,
+    .opts = doctor_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
 static int parse(int argc, char **argv, doctor_opts *o)
 {
-    static const char *const names[] = {"repair", "json", CLI_COMMON_OPTIONS, NULL};
     memset(o, 0, sizeof *o);
     o->conn.ns = "work";
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    for (int k; (k = cli_next(&a)) >= 0;) {
-        if (k == 0) {
-            fprintf(stderr, "cwork doctor: unexpected argument \"%s\" (see cwork doctor --help)\n",
-                    a.value);
-            return -1;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c) continue;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(doctor_help, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "repair")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->repair = 1;
-        } else if (cli_is(&a, "json")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->json = 1;
-        } else {
-            cli_unknown_option("cwork doctor", &a, names);
-            return -1;
-        }
-    }
+    int p = cli_parse(&cli_doctor_command, "cwork doctor", argc, argv, 2, o, NULL);
+    if (p != 0) return p;
     cwork_go_flavor flavor;
     return cli_go_flavor(&o->conn, &flavor);
 }
@@ -134,7 +127,8 @@ static void print_text(const cwork_doctor_finding *f, size_t n, int repair)
 int cmd_doctor(int argc, char **argv)
 {
     doctor_opts o;
-    if (parse(argc, argv, &o) != 0) return CLI_USAGE;
+    int p = parse(argc, argv, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status = 0;
     cwork_redis *redis = cli_connect(&o.conn, &status);
     if (!redis) return status == CLI_USAGE ? CLI_USAGE : DOCTOR_FAILED;

@@ -3,42 +3,34 @@
  * second; Go pools ignore it. */
 #include "cli.h"
 #include "cmd_admin.h"
+#include "opt.h"
 #include "table.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 
-static const char limits_help[] =
+static const char limits_intro[] =
     "Usage: cwork limits [--json] [--redis URL] [--ns NS]\n"
     "\n"
     "Lists the namespace's rate limits per job type (set by `cwork limit`, by `cwork\n"
     "work --rate-limit` or a pool's rate_limit option) and whether each type is held\n"
     "back now: a limit of N per DURATION schedules the type's starts DURATION/N apart\n"
     "across every cwork pool (at most N + 1 in any window of DURATION); a held-back\n"
-    "type's jobs wait in their queue.\n"
-    "\n"
-    "Options:\n"
-    "  --json   {\"rate_limits\":[{\"name\":…,\"limit\":\"100/1s\",\"count\":100,\n"
-    "           \"window_ms\":1000,\"valid\":true,\"limited_now\":false,\"next_in_us\":0}]}\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
-    "\n"
+    "type's jobs wait in their queue.\n";
+
+static const char limits_outro[] =
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
 
-static const char limit_help[] =
+static const char limit_intro[] =
     "Usage: cwork limit [--json] [--redis URL] [--ns NS] NAME N/DURATION|off\n"
     "\n"
     "Sets the rate limit of job type NAME for every cwork pool of the namespace: at most\n"
     "N jobs start per DURATION (a whole number of ms, s, m or h: 100/1s, 5000/1m, 10/s),\n"
     "spaced DURATION/N apart. Running pools follow within about a second; a changed\n"
     "limit spaces the type's starts anew from its next start. `off` removes the limit.\n"
-    "Go pools ignore rate limits.\n"
-    "\n"
-    "Options:\n"
-    "  --json   print {\"name\":\"NAME\",\"limit\":\"100/1s\"} (\"limit\":null after off)\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
-    "\n"
+    "Go pools ignore rate limits.\n";
+
+static const char limit_outro[] =
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line or limit.\n";
 
 typedef struct limits_opts {
@@ -50,43 +42,63 @@ typedef struct limits_opts {
     int64_t window_ms;
 } limits_opts;
 
-static int parse(int argc, char **argv, limits_opts *o, const char *label, const char *help,
-                 size_t want_pos)
+static const cli_opt limits_options[] = {
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "{\"rate_limits\":[{\"name\":…,\"limit\":\"100/1s\",\"count\":100,\n"
+     "\"window_ms\":1000,\"valid\":true,\"limited_now\":false,\"next_in_us\":0}]}",
+     cli_set_flag, offsetof(limits_opts, json), OPT_JSON, NULL, 0},
+    CLI_CONN_OPTS(limits_opts, admin.conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+static const cli_opt limit_options[] = {
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "print {\"name\":\"NAME\",\"limit\":\"100/1s\"} (\"limit\":null after off)", cli_set_flag,
+     offsetof(limits_opts, json), OPT_JSON, NULL, 0},
+    CLI_CONN_OPTS(limits_opts, admin.conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_limits_command = {
+    .name = "limits",
+    .intro = limits_intro,
+    .outro = limits_outro,
+    .opts = limits_options,
+    .seen_field = offsetof(limits_opts, admin.seen),
+};
+
+const cli_command cli_limit_command = {
+    .name = "limit",
+    .intro = limit_intro,
+    .outro = limit_outro,
+    .opts = limit_options,
+    .seen_field = offsetof(limits_opts, admin.seen),
+};
+
+/* cwork limit's NAME and N/DURATION|off. */
+static int take_positional(void *opts, const char *arg)
 {
-    static const char *const names[] = {"json", CLI_COMMON_OPTIONS, NULL};
-    memset(o, 0, sizeof *o);
-    snprintf(o->admin.label, sizeof o->admin.label, "%s", label);
-    o->admin.conn.ns = "work";
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    for (int k; (k = cli_next(&a)) >= 0;) {
-        if (k == 0) {
-            if (o->npos == want_pos) {
-                fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", label, a.value,
-                        label);
-                return -1;
-            }
-            o->pos[o->npos++] = a.value;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->admin.conn);
-        if (c < 0) return -1;
-        if (c) continue;
-        if (cli_is(&a, "help") || cli_is(&a, "h")) {
-            fputs(help, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "json")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->json = 1;
-            o->admin.seen |= OPT_JSON;
-        } else {
-            cli_unknown_option(label, &a, names);
-            return -1;
-        }
+    limits_opts *o = opts;
+    if (o->npos == 2) {
+        fprintf(stderr, "cwork limit: unexpected argument \"%s\" (see cwork limit --help)\n", arg);
+        return -1;
     }
+    o->pos[o->npos++] = arg;
+    return 0;
+}
+
+/* 0 to go on, 1 when --help was printed, -1 on a bad command line (reported). */
+static int parse(int argc, char **argv, limits_opts *o, const cli_command *cmd)
+{
+    memset(o, 0, sizeof *o);
+    snprintf(o->admin.label, sizeof o->admin.label, "cwork %s", cmd->name);
+    const char *label = o->admin.label;
+    o->admin.conn.ns = "work";
+    size_t want_pos = cmd == &cli_limit_command ? 2 : 0;
+    int p = cli_parse(cmd, label, argc, argv, 2, o, want_pos ? take_positional : NULL);
+    if (p != 0) return p;
     if (o->npos != want_pos) {
-        fprintf(stderr, "%s: %s (see %s --help)\n", label,
-                want_pos ? "give NAME and N/DURATION (or off)" : "takes no arguments", label);
+        fprintf(stderr, "%s: give NAME and N/DURATION (or off) (see %s --help)\n", label, label);
         return -1;
     }
     return cli_go_flavor(&o->admin.conn, &o->admin.flavor);
@@ -155,7 +167,8 @@ static int show_limits(const admin_opts *o, cwork_client *client)
 int cmd_limits(int argc, char **argv)
 {
     limits_opts o;
-    if (parse(argc, argv, &o, "cwork limits", limits_help, 0) != 0) return CLI_USAGE;
+    int p = parse(argc, argv, &o, &cli_limits_command);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     return admin_run(&o.admin, show_limits);
 }
 
@@ -190,7 +203,8 @@ static int set_limit(const admin_opts *o, cwork_client *client)
 int cmd_limit(int argc, char **argv)
 {
     limits_opts o;
-    if (parse(argc, argv, &o, "cwork limit", limit_help, 2) != 0) return CLI_USAGE;
+    int p = parse(argc, argv, &o, &cli_limit_command);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     cwork_error err = {0};
     int rc = cwork_validate_job_name(o.pos[0], &err);
     if (rc == 0 && strcmp(o.pos[1], "off") != 0)

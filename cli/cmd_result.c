@@ -2,6 +2,7 @@
  * the succeeded jobs the job types keep (PROTOCOL §22). */
 #include "cli.h"
 #include "cmd_admin.h"
+#include "opt.h"
 #include "table.h"
 
 #include <errno.h>
@@ -10,37 +11,29 @@
 #include <string.h>
 #include <time.h>
 
-static const char result_help[] =
+static const char result_intro[] =
     "Usage: cwork result [--wait DURATION] [--json] [--redis URL] [--ns NS] ID\n"
     "\n"
     "Prints the result the job with this id stored when it succeeded (a handler's\n"
     "cwork_job_set_result; a `cwork work` command's output on the file descriptor in\n"
     "$CWORK_RESULT_FD, 4), byte for byte. Results are kept for their type's result TTL\n"
-    "(default 24h).\n"
-    "\n"
-    "Options:\n"
-    "  --wait DURATION   wait up to DURATION for it (30s, 5m): returns as soon as the\n"
-    "                    job's commit writes it\n"
-    "  --json            {\"id\": …, \"result\": …, \"result_base64\": …} instead (result\n"
-    "                    as text, invalid UTF-8 as U+FFFD; result_base64 exact)\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
-    "\n"
+    "(default 24h).\n";
+
+static const char result_outro[] =
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line, 4 when there is no\n"
     "result (yet, after waiting; or any more).\n";
 
-static const char succeeded_help[] =
+static const char succeeded_intro[] =
     "Usage: cwork succeeded [--name NAME] [--limit N] [--json] [--redis URL] [--ns NS]\n"
     "\n"
     "Lists the succeeded jobs kept by job types that keep them (keep_succeeded), newest\n"
     "first: when each finished, its name and id, when it ran and how long it took, and\n"
-    "its result while that is kept.\n"
-    "\n"
-    "Options:\n"
-    "  --name NAME   only jobs of this name (default: every name in known_jobs)\n"
-    "  --limit N     at most N jobs (1-10000, default 100)\n"
-    "  --json        {\"jobs\": [{\"name\", \"id\", \"finished_at_ms\", \"ran_at_ms\",\n"
-    "                \"took_us\", \"result\", \"result_base64\", \"job\"}, …]}\n"
-    "  --redis URL, --ns NS, --go-flavor fork|upstream   as for every command\n"
+    "its result while that is kept.\n";
+
+static const char succeeded_outro[] =
+    "A key of the wrong type (a name's succeeded jobs, a result, known_jobs) reads as\n"
+    "empty with a warning naming it (and in --json a \"damaged\" array); `cwork doctor`\n"
+    "repairs it.\n"
     "\n"
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
 
@@ -52,62 +45,90 @@ typedef struct result_opts {
     int json;
 } result_opts;
 
-/* Options of both commands; succeeded says which one is parsed. */
+/* --wait DURATION: a duration, not negative. */
+static int set_wait(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    result_opts *o = opts;
+    return cli_opt_duration_ms(ctx, value, 0, INT64_MAX, "a duration (30, 30s, 5m)", &o->wait_ms);
+}
+
+/* --limit N: a whole number from 1 to 10000. */
+static int set_limit(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    result_opts *o = opts;
+    uint64_t v;
+    if (cli_opt_uint(ctx, value, 1, 10000, "a whole number from 1 to 10000", &v) < 0) return -1;
+    o->limit = (size_t)v;
+    return 0;
+}
+
+static const cli_opt result_options[] = {
+    {"wait", NULL, CLI_ARG_REQUIRED, "DURATION",
+     "wait up to DURATION for it (30s, 5m): returns as soon as the\n"
+     "job's commit writes it",
+     set_wait, 0, 0, NULL, 0},
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "{\"id\": …, \"result\": …, \"result_base64\": …} instead (result\n"
+     "as text, invalid UTF-8 as U+FFFD; result_base64 exact)",
+     cli_set_flag, offsetof(result_opts, json), 0, NULL, 0},
+    CLI_CONN_OPTS(result_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+static const cli_opt succeeded_options[] = {
+    {"name", NULL, CLI_ARG_REQUIRED, "NAME",
+     "only jobs of this name (default: every name in known_jobs)", cli_set_string,
+     offsetof(result_opts, name), 0, NULL, 0},
+    {"limit", NULL, CLI_ARG_REQUIRED, "N", "at most N jobs (1-10000, default 100)", set_limit, 0, 0,
+     NULL, 0},
+    {"json", NULL, CLI_ARG_NONE, NULL,
+     "{\"jobs\": [{\"name\", \"id\", \"finished_at_ms\", \"ran_at_ms\",\n"
+     "\"took_us\", \"result\", \"result_base64\", \"job\"}, …]} (\"jobs\": []\n"
+     "when none is kept)",
+     cli_set_flag, offsetof(result_opts, json), 0, NULL, 0},
+    CLI_CONN_OPTS(result_opts, conn),
+    CLI_HELP_OPT,
+    CLI_OPT_END};
+
+const cli_command cli_result_command = {
+    .name = "result",
+    .intro = result_intro,
+    .outro = result_outro,
+    .opts = result_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+const cli_command cli_succeeded_command = {
+    .name = "succeeded",
+    .intro = succeeded_intro,
+    .outro = succeeded_outro,
+    .opts = succeeded_options,
+    .seen_field = CLI_NO_SEEN,
+};
+
+/* cwork result's ID. */
+static int take_id(void *opts, const char *arg)
+{
+    result_opts *o = opts;
+    if (o->id) {
+        fprintf(stderr, "cwork result: unexpected argument \"%s\" (see cwork result --help)\n",
+                arg);
+        return -1;
+    }
+    o->id = arg;
+    return 0;
+}
+
+/* Options of both commands; succeeded says which one is parsed. 0 to go on, 1 when
+ * --help was printed, -1 on a bad command line (reported). */
 static int parse(int argc, char **argv, int succeeded, result_opts *o)
 {
-    static const char *const result_names[] = {"wait", "json", CLI_COMMON_OPTIONS, NULL};
-    static const char *const succeeded_names[] = {"name", "limit", "json", CLI_COMMON_OPTIONS,
-                                                  NULL};
     const char *label = succeeded ? "cwork succeeded" : "cwork result";
     memset(o, 0, sizeof *o);
     o->conn.ns = "work";
-    cli_args a;
-    cli_args_init(&a, argc, argv, 2);
-    for (int k; (k = cli_next(&a)) >= 0;) {
-        if (k == 0) {
-            if (succeeded || o->id) {
-                fprintf(stderr, "%s: unexpected argument \"%s\" (see %s --help)\n", label, a.value,
-                        label);
-                return -1;
-            }
-            o->id = a.value;
-            continue;
-        }
-        int c = cli_conn_option(&a, &o->conn);
-        if (c < 0) return -1;
-        if (c) continue;
-        if (cli_is(&a, "help")) {
-            fputs(succeeded ? succeeded_help : result_help, stdout);
-            exit(CLI_OK);
-        } else if (cli_is(&a, "json")) {
-            if (cli_flag(&a) != 0) return -1;
-            o->json = 1;
-        } else if (!succeeded && cli_is(&a, "wait")) {
-            if (cli_take_value(&a) != 0) return -1;
-            if (cli_duration_ms(a.value, &o->wait_ms) != 0) {
-                fprintf(stderr, "%s: --wait takes a duration (30, 30s, 5m), not \"%s\"\n", label,
-                        a.value);
-                return -1;
-            }
-        } else if (succeeded && cli_is(&a, "name")) {
-            if (cli_take_value(&a) != 0) return -1;
-            o->name = a.value;
-        } else if (succeeded && cli_is(&a, "limit")) {
-            if (cli_take_value(&a) != 0) return -1;
-            char *end;
-            errno = 0;
-            unsigned long v = strtoul(a.value, &end, 10);
-            if (errno || end == a.value || *end || a.value[0] == '-' || v < 1 || v > 10000) {
-                fprintf(stderr, "%s: --limit takes a whole number from 1 to 10000, not \"%s\"\n",
-                        label, a.value);
-                return -1;
-            }
-            o->limit = v;
-        } else {
-            cli_unknown_option(label, &a, succeeded ? succeeded_names : result_names);
-            return -1;
-        }
-    }
+    int p = succeeded ? cli_parse(&cli_succeeded_command, label, argc, argv, 2, o, NULL)
+                      : cli_parse(&cli_result_command, label, argc, argv, 2, o, take_id);
+    if (p != 0) return p;
     if (!succeeded && (!o->id || !*o->id)) {
         fprintf(stderr, "%s: which job? give its ID (see %s --help)\n", label, label);
         return -1;
@@ -176,7 +197,8 @@ static int finish(int status)
 int cmd_result(int argc, char **argv)
 {
     result_opts o;
-    if (parse(argc, argv, 0, &o) != 0) return CLI_USAGE;
+    int p = parse(argc, argv, 0, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status;
     cwork_redis *redis = NULL;
     cwork_client *client = open_client(&o, "cwork result", &redis, &status);
@@ -215,6 +237,8 @@ int cmd_result(int argc, char **argv)
     return status;
 }
 
+/* {"jobs": [...]}: an empty list is "jobs": [], and a "damaged" array follows when a key
+ * could not be read. */
 static void print_succeeded_json(const cwork_succeeded_job *jobs, size_t n)
 {
     fputs("{\"jobs\": [", stdout);
@@ -232,7 +256,12 @@ static void print_succeeded_json(const cwork_succeeded_job *jobs, size_t n)
         admin_json_string(j->job, j->job_len);
         fputs("}", stdout);
     }
-    fputs(n ? "\n]}\n" : "]}\n", stdout);
+    fputs(n ? "\n]" : "]", stdout);
+    if (cwork_client_damage(NULL)) {
+        fputs(", \"damaged\": ", stdout);
+        cli_json_damaged();
+    }
+    fputs("}\n", stdout);
 }
 
 static void print_succeeded_text(const cwork_succeeded_job *jobs, size_t n)
@@ -264,7 +293,8 @@ static void print_succeeded_text(const cwork_succeeded_job *jobs, size_t n)
 int cmd_succeeded(int argc, char **argv)
 {
     result_opts o;
-    if (parse(argc, argv, 1, &o) != 0) return CLI_USAGE;
+    int p = parse(argc, argv, 1, &o);
+    if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status;
     cwork_redis *redis = NULL;
     cwork_client *client = open_client(&o, "cwork succeeded", &redis, &status);
@@ -272,8 +302,10 @@ int cmd_succeeded(int argc, char **argv)
     cwork_error err = {0};
     cwork_succeeded_job *jobs = NULL;
     size_t n = 0;
+    cwork_client_damage_clear();
     int rc = cwork_client_succeeded(client, o.name, o.limit, &jobs, &n, &err);
     if (rc == 0) {
+        cli_warn_damage("cwork succeeded", o.conn.ns);
         if (o.json)
             print_succeeded_json(jobs, n);
         else

@@ -45,8 +45,10 @@ static int cmd_without_web(int argc, char **argv)
 #define cmd_demo cmd_without_web
 #define cmd_web cmd_without_web
 #define WEB_COMMAND NULL
+#define DEMO_COMMAND NULL
 #else
 #define WEB_COMMAND &cli_web_command
+#define DEMO_COMMAND &cli_demo_command
 #endif
 
 /* Every command: what runs it, its option table when it has one (completion and the
@@ -56,7 +58,8 @@ const cli_command_entry cli_commands[] = {
      "put a job (or, with --bulk, many jobs from stdin) into a queue"},
     {"work", cmd_work, &cli_work_command,
      "run jobs as shell commands in a worker pool (cwork work --help)"},
-    {"demo", cmd_demo, NULL, "run example jobs on a private Redis and watch them (Ctrl-C stops)"},
+    {"demo", cmd_demo, DEMO_COMMAND,
+     "run example jobs on a private Redis and watch them (Ctrl-C stops)"},
     {"queues", cmd_queues, &admin_commands[ADM_QUEUES],
      "list queues: jobs waiting, latency, paused or not"},
     {"queue", cmd_queue, &admin_commands[ADM_QUEUE],
@@ -79,15 +82,17 @@ const cli_command_entry cli_commands[] = {
      "serve the web UI, workwebui's JSON API and /metrics (cwork web --help)"},
     {"stats", cmd_stats, &cli_stats_command,
      "processed and failed jobs today and per day, and per job name"},
-    {"limits", cmd_limits, NULL,
+    {"limits", cmd_limits, &cli_limits_command,
      "list the rate limits per job type and whether each holds jobs back"},
-    {"limit", cmd_limit, NULL, "set or remove a job type's rate limit: limit NAME 100/1s|off"},
+    {"limit", cmd_limit, &cli_limit_command,
+     "set or remove a job type's rate limit: limit NAME 100/1s|off"},
     {"cancel", cmd_cancel, &admin_commands[ADM_CANCEL],
      "cancel a job by id: waiting ones go to dead, running ones are stopped"},
-    {"result", cmd_result, NULL, "print a job's result by id (--wait for it)"},
-    {"succeeded", cmd_succeeded, NULL,
+    {"result", cmd_result, &cli_result_command, "print a job's result by id (--wait for it)"},
+    {"succeeded", cmd_succeeded, &cli_succeeded_command,
      "list the succeeded jobs that job types keep, with their results"},
-    {"doctor", cmd_doctor, NULL, "check every key of the namespace, like fsck; --repair repairs"},
+    {"doctor", cmd_doctor, &cli_doctor_command,
+     "check every key of the namespace, like fsck; --repair repairs"},
     {"completion", cmd_completion, NULL, "print a bash or zsh completion script: completion bash"},
     {"man", cmd_man, NULL, NULL}, /* prints cwork.1, the man page (the build installs it) */
     /* COMMAND TABLE (one row per command, keep this marker) */

@@ -5,12 +5,13 @@
 
 #include <string.h>
 
-/* The words of a table: every option's spellings, with dashes. */
+/* The words of a table: every option's spellings, with dashes (not those accepted but
+ * not listed, such as the demo's --go-flavor, which only says it does not apply). */
 static void print_option_words(const cli_command *spec)
 {
     const char *sep = "";
     for (const cli_opt *o = spec->opts; o->name; o++) {
-        if (o->flags & CLI_OPT_HEADING) continue;
+        if ((o->flags & CLI_OPT_HEADING) || (!o->help && o->set)) continue;
         printf("%s--%s", sep, o->name);
         sep = " ";
         if (o->alias && strlen(o->alias) > 1) printf(" --%s", o->alias);

@@ -909,10 +909,11 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor);
 /* Damaged keys. A key of the namespace that holds the wrong kind of value (a string
  * where a list is expected: written by hand or by another program) does not fail the
  * admin views. cwork_client_queues, _pools, _workers, _list, _list_page, _find,
- * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search, _job_story, _batch and
- * the *_json bodies read such a key as empty, read the rest, and add the key to a list
- * of the calling thread; the calls that change a set or queue name it in their error
- * (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such keys. */
+ * _job_types, _daily_stats, _rate_limits, _queue_jobs, _search, _job_story, _batch,
+ * _succeeded and the *_json bodies read such a key as empty, read the rest, and add the
+ * key to a list of the calling thread; the calls that change a set or queue name it in
+ * their error (CWORK_EREDIS or CWORK_ETYPE) and add it too. `cwork doctor` repairs such
+ * keys. */
 typedef struct cwork_damaged_key {
     const char *key;      /* the whole key, prefix included */
     const char *type;     /* what Redis holds there: "string", "hash", …, "none" when it
@@ -1210,7 +1211,8 @@ typedef struct cwork_succeeded_job {
 /* The kept succeeded jobs of name (NULL: of every name in known_jobs), newest first,
  * at most limit (0: 100; at most 10000, else CWORK_EINVAL); *out (may be NULL when *n
  * is 0) is the caller's: free it with cwork_succeeded_jobs_free. Members that are not
- * cwork's records are skipped (logged as client.succeeded). */
+ * cwork's records are skipped (logged as client.succeeded). A damaged key (known_jobs, a
+ * name's zset, a result) reads as empty and is listed (cwork_client_damage). */
 int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
                            cwork_succeeded_job **out, size_t *n, cwork_error *err);
 void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n);

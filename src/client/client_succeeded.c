@@ -1,6 +1,8 @@
 /* Listing kept successes (PROTOCOL §22): the newest entries of each type's
  * <p>cwork:succeeded:<name> zset, merged newest first, each with its result when one is
- * still kept. Two round trips after the names: the ranges, then the results. */
+ * still kept. Two round trips after the names: the ranges, then the results. A damaged
+ * key (known_jobs, a name's zset, a result) reads as empty and is listed
+ * (cwork_client_damage), as in the other views: the rest is still shown. */
 #include "client.h"
 
 #include "log.h"
@@ -70,12 +72,29 @@ static int newest_first(const void *a, const void *b)
     return c ? c : strcmp(x->id, y->id);
 }
 
-/* Appends the entries of one ZREVRANGE … WITHSCORES reply; members that are not
- * cwork's are skipped (logged). */
+/* Reads n pipelined replies, the one of keys->argv[i] into r[i]: a damaged key's reply
+ * (WRONGTYPE) is noted and left NULL; any other error reply fails the call as Redis
+ * said it. Every reply is read first, so that the connection stays in step. On failure
+ * r[] is freed and zeroed. */
+static int read_checked(cw_conn *c, size_t n, redisReply **r, const cw_argv *keys, cwork_error *err)
+{
+    memset(r, 0, n * sizeof *r);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cw_conn_read(c, &r[i], err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cw_client_check_reply(&r[i], keys->argv[i], keys->lens[i], err);
+    if (rc) cw_client_free_replies(r, n);
+    return rc;
+}
+
+/* Appends the entries of one ZREVRANGE … WITHSCORES reply (NULL: a damaged key, no
+ * entries); members that are not cwork's are skipped (logged). */
 static int collect(const redisReply *r, const char *key, cwork_succeeded_job **jobs, size_t *n,
                    size_t *cap, cwork_error *err)
 {
     size_t m = 0;
+    if (!r) return 0;
     int rc = cw_reply_array(r, 0, &m, key, err);
     for (size_t i = 0; rc == 0 && i + 1 < m; i += 2) {
         const char *member, *score;
@@ -133,7 +152,7 @@ static int read_ranges(cwork_client *client, cw_conn *c, const cw_argv *names, s
     }
     redisReply **r = keys.n ? cw_calloc(keys.n, sizeof *r) : NULL;
     if (rc == 0 && keys.n && !r) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0 && keys.n) rc = cw_client_read_replies(c, keys.n, r, err);
+    if (rc == 0 && keys.n) rc = read_checked(c, keys.n, r, &keys, err);
     size_t cap = 0;
     for (size_t i = 0; rc == 0 && i < keys.n; i++)
         rc = collect(r[i], keys.argv[i], jobs, n, &cap, err);
@@ -143,28 +162,33 @@ static int read_ranges(cwork_client *client, cw_conn *c, const cw_argv *names, s
     return rc;
 }
 
-/* The results still kept for the listed jobs: one pipelined GET each. */
+/* The results still kept for the listed jobs: one pipelined GET each (a damaged result
+ * key: no result, the key listed). */
 static int read_results(cwork_client *client, cw_conn *c, cwork_succeeded_job *jobs, size_t n,
                         cwork_error *err)
 {
+    cw_argv keys = {0};
     cw_buf key;
     cw_buf_init(&key);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         cw_buf_reset(&key);
         cw_key_result(&client->keys, &key, jobs[i].id);
-        if (key.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-        const char *argv[] = {"GET", key.data};
-        size_t lens[] = {3, key.len};
-        if (rc == 0) rc = cw_conn_append(c, 2, argv, lens, err);
+        cw_argv_add_buf(&keys, &key);
     }
     cw_buf_free(&key);
+    int rc = cw_argv_check(&keys, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const char *argv[] = {"GET", keys.argv[i]};
+        size_t lens[] = {3, keys.lens[i]};
+        rc = cw_conn_append(c, 2, argv, lens, err);
+    }
     redisReply **r = n ? cw_calloc(n, sizeof *r) : NULL;
     if (rc == 0 && n && !r) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0 && n) rc = cw_client_read_replies(c, n, r, err);
+    if (rc == 0 && n) rc = read_checked(c, n, r, &keys, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *s = NULL;
         size_t len = 0;
+        if (!r[i]) continue; /* damaged */
         rc = cw_reply_str_or_nil(r[i], &s, &len, "result", err);
         if (rc == 0 && s) {
             jobs[i].result = cw_strndup(s, len);
@@ -174,6 +198,7 @@ static int read_results(cwork_client *client, cw_conn *c, cwork_succeeded_job *j
     }
     if (r) cw_client_free_replies(r, n);
     cw_free(r);
+    cw_argv_free(&keys);
     return rc;
 }
 
@@ -210,6 +235,7 @@ int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
         count = limit;
     }
     if (rc == 0) rc = read_results(client, c, jobs, count, err);
+    if (rc == 0) cw_damage_resolve(c, &client->keys);
     if (c) cw_redis_checkin(client->redis, c);
     cw_argv_free(&names);
     if (rc) {

@@ -43,6 +43,9 @@ int cwork_rate_limit_parse(const char *text, unsigned *count, int64_t *window_ms
         return cw_error(err, CWORK_EINVAL,
                         "rate limit %.64s: want N/DURATION, e.g. 100/1s or 5000/1m", text);
     p++;
+    if (*p == '-') /* said as such: "the unit must be ..." would mislead */
+        return cw_error(err, CWORK_EINVAL, "rate limit %.64s: the duration cannot be negative",
+                        text);
     if (*p >= '0' && *p <= '9' && !read_number(&p, &d))
         return cw_error(err, CWORK_EINVAL, "rate limit %.64s: duration too long", text);
     int64_t unit = 0;

@@ -52,6 +52,23 @@ for o in --job --concurrency --timeout --keep-succeeded-for --quiet --redis --he
     has "$r" "$o" || fail "cwork work --<TAB> lacks $o: '$r'"
 done
 has "$r" -- && fail "cwork work --<TAB> offers the job options' heading as \"--\""
+r=$(complete_words cwork succeeded --)
+for o in --name --limit --json --redis --ns --help; do
+    has "$r" "$o" || fail "cwork succeeded --<TAB> lacks $o: '$r'"
+done
+r=$(complete_words cwork result --w)
+test "$r" = "--wait" || fail "cwork result --w<TAB> gave '$r'"
+r=$(complete_words cwork doctor --r)
+test "$r" = "--repair --redis" || fail "cwork doctor --r<TAB> gave '$r'"
+r=$(complete_words cwork limits --)
+has "$r" --json || fail "cwork limits --<TAB> lacks --json: '$r'"
+r=$(complete_words cwork limit --go-flavor "")
+test "$r" = "fork upstream" || fail "cwork limit --go-flavor <TAB> gave '$r'"
+r=$(complete_words cwork demo --)
+for o in --rate --concurrency --duration --listen --no-web --redis --ns --help; do
+    has "$r" "$o" || fail "cwork demo --<TAB> lacks $o: '$r'"
+done
+has "$r" --go-flavor && fail "cwork demo --<TAB> offers --go-flavor, which the demo refuses"
 r=$(complete_words cwork completion "")
 test "$r" = "bash zsh" || fail "cwork completion <TAB> gave '$r'"
 
@@ -63,10 +80,11 @@ fi
 
 m=$("$cwork" man)
 echo "$m" | grep -q '^\.TH CWORK 1' || fail "cwork man has no .TH"
-for c in enqueue work stats dead scheduled web batch; do
+for c in enqueue work stats dead scheduled web batch limits limit result succeeded doctor demo; do
     echo "$m" | grep -q "^\.SH CWORK $c" || fail "cwork man lacks $c's section"
 done
 echo "$m" | grep -q 'no\\-periodic' || fail "cwork man lacks --no-periodic"
 echo "$m" | grep -q 'kill\\-grace' || fail "cwork man lacks work's --kill-grace"
 echo "$m" | grep -q '^Job options apply' || fail "cwork man lacks work's job options heading"
+echo "$m" | grep -q '^\.B \\-\\-repair' || fail "cwork man lacks doctor's --repair"
 echo ok

@@ -3,7 +3,8 @@
  * the damaged key print one warning naming it, its type, the type expected and the
  * doctor; --json objects carry a "damaged" array; nothing in the namespace changes. A
  * change that has nothing to work on (all jobs of a set, or one job whose set is
- * damaged) and cwork batch on a damaged batch key name the key once and exit 1. */
+ * damaged) and cwork batch on a damaged batch key name the key once and exit 1. cwork
+ * succeeded reads past a damaged zset, result or known_jobs as the views do. */
 #include "cli_testutil.h"
 #include "damage_testutil.h"
 
@@ -192,11 +193,98 @@ static void a_damaged_batch_key_is_named(void)
     redisFree(c);
 }
 
+/* Two kept successes with their results (PROTOCOL §22), for cwork succeeded. */
+#define SUC_MEMBER(name, id)                                                                       \
+    "{\"ran_at\":1699999999000,\"took_us\":5,\"job\":" DMG_JOB(name, id) "}"
+
+static void succeeded_fixture(redisContext *c, const char *ns)
+{
+    tl_ns_delete(c, ns);
+    tl_do(c, "SADD %s:known_jobs a b", ns);
+    tl_do(c, "ZADD %s:cwork:succeeded:a 1700000000000 %s", ns, SUC_MEMBER("a", "sa1"));
+    tl_do(c, "ZADD %s:cwork:succeeded:b 1700000001000 %s", ns, SUC_MEMBER("b", "sb1"));
+    tl_do(c, "SET %s:cwork:result:sa1 ra", ns);
+    tl_do(c, "SET %s:cwork:result:sb1 rb", ns);
+}
+
+/* cwork succeeded with one of its keys damaged in turn: exit 0, what could be read, one
+ * warning naming the key and the doctor, a "damaged" array in --json, nothing changed.
+ * cwork result ID with its result key damaged has nothing to show: exit 1, the key named
+ * once with the doctor. */
+static void succeeded_and_result_read_past_damage(void)
+{
+    char ns[64];
+    tl_unique_ns("dmgclisucc", ns, sizeof ns);
+    redisContext *c = tl_redis_connect();
+    static const struct {
+        const char *rest, *verb, *type, *expected;
+        const char *listed; /* the ids still listed, in order */
+        const char *json;   /* a part of --json that must be there */
+    } cases[] = {
+        {"cwork:succeeded:a", "SET", "string", "zset", "sb1", "\"result\": \"rb\""},
+        {"cwork:result:sa1", "HSET", "hash", "string", "sb1 sa1", "\"result\": null"},
+        {"known_jobs", "SET", "string", "set", "", "{\"jobs\": [], \"damaged\": [{\"key\":"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char key[128], warning[512], json_key[512];
+        snprintf(key, sizeof key, "%s:%s", ns, cases[i].rest);
+        snprintf(warning, sizeof warning, "cwork succeeded: warning: %s is a %s, expected a %s (",
+                 key, cases[i].type, cases[i].expected);
+        snprintf(json_key, sizeof json_key,
+                 "\"damaged\": [{\"key\":\"%s\",\"type\":\"%s\",\"expected\":\"%s\"", key,
+                 cases[i].type, cases[i].expected);
+        succeeded_fixture(c, ns);
+        tl_do(c, "DEL %s", key);
+        if (!strcmp(cases[i].verb, "HSET"))
+            tl_do(c, "HSET %s f v", key);
+        else
+            tl_do(c, "SET %s x", key);
+        char *before = tl_ns_dump(c, ns);
+
+        CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"succeeded", NULL}), 0);
+        CHECK_INT(count_of(cli_err_, warning), 1);
+        CHECK_INT(count_of(cli_err_, "warning:"), 1);
+        CHECK(strstr(cli_err_, "cwork doctor --ns ") != NULL);
+        const char *ids[] = {"sb1", "sa1"};
+        char listed[16] = "";
+        for (size_t j = 0; j < 2; j++)
+            if (strstr(cli_out_, ids[j]))
+                snprintf(listed + strlen(listed), sizeof listed - strlen(listed), "%s%s",
+                         listed[0] ? " " : "", ids[j]);
+        CHECK_STR(listed, cases[i].listed);
+
+        CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"succeeded", "--json", NULL}), 0);
+        CHECK_INT(count_of(cli_out_, json_key), 1);
+        CHECK(strstr(cli_out_, cases[i].json) != NULL);
+        CHECK_INT(count_of(cli_err_, warning), 1);
+
+        if (!strcmp(cases[i].rest, "cwork:result:sa1")) {
+            char want[512];
+            snprintf(want, sizeof want,
+                     "cwork result: %s is a hash, expected a string (a job's result) — cwork "
+                     "doctor --ns %s can repair it\n",
+                     key, ns);
+            CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"result", "sa1", NULL}), 1);
+            CHECK_STR(cli_err_, want);
+            CHECK_STR(cli_out_, "");
+            CHECK_INT(cli_run_in_ns(ns, NULL, (const char *const[]){"result", "sb1", NULL}), 0);
+            CHECK_STR(cli_out_, "rb");
+        }
+        char *after = tl_ns_dump(c, ns);
+        CHECK_STR(after, before);
+        free(before);
+        free(after);
+    }
+    tl_ns_delete(c, ns);
+    redisFree(c);
+}
+
 int main(void)
 {
     RUN(every_view_exits_0_and_warns_once);
     RUN(a_change_on_a_damaged_set_names_it_once);
     RUN(a_single_job_change_on_a_damaged_set_names_it);
     RUN(a_damaged_batch_key_is_named);
+    RUN(succeeded_and_result_read_past_damage);
     return tl_finish();
 }

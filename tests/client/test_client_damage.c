@@ -52,6 +52,9 @@ static void read_every_view(cwork_client *cl, const dmg_case *k)
     cwork_rate_limit_info *l = NULL;
     CHECK_INT(cwork_client_rate_limits(cl, &l, &n, &err), 0);
     cwork_rate_limit_infos_free(l, n);
+    cwork_succeeded_job *kept = NULL; /* reads known_jobs (named by the queues already) */
+    CHECK_INT(cwork_client_succeeded(cl, NULL, 0, &kept, &n, &err), 0);
+    cwork_succeeded_jobs_free(kept, n);
     for (const char *const *name = (const char *const[]){"a", "b", NULL}; *name; name++) {
         cwork_listed_job *jobs = NULL;
         CHECK_INT(cwork_client_queue_jobs(cl, *name, 1, 20, &jobs, &n, NULL, &err), 0);

@@ -56,6 +56,89 @@ static void drop_namespace(cw_conn *c, const char *ns)
     if (keys) freeReplyObject(keys);
 }
 
+/* What each timed phase needs. */
+typedef struct bench {
+    cw_conn *c; /* the baselines' own connection */
+    const char *ns;
+    const char *payload; /* the baselines' job bytes */
+    cwork_enqueuer *enq;
+    cwork_args *args;
+    cwork_batch *b;
+    long batch;
+} bench;
+
+static void die(const cwork_error *err)
+{
+    fprintf(stderr, "bench: %s\n", err->message);
+    exit(1);
+}
+
+/* n jobs, one LPUSH per round trip: the unpipelined baseline. */
+static double time_lpush(const bench *x, long n)
+{
+    double t0 = now_s();
+    for (long i = 0; i < n; i++)
+        command(x->c, "LPUSH %s:baseline %s", x->ns, x->payload);
+    return now_s() - t0;
+}
+
+static double time_single(const bench *x, long n)
+{
+    cwork_error err = {0};
+    double t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        cwork_args_set_int64(x->args, "i", i);
+        if (cwork_enqueue(x->enq, "bench", x->args, NULL, &err) != 0) die(&err);
+    }
+    return now_s() - t0;
+}
+
+/* n jobs as LPUSHes pipelined batch by batch: the pipelined baseline. */
+static double time_lpush_pipelined(const bench *x, long n_jobs)
+{
+    cwork_error err = {0};
+    double t0 = now_s();
+    char key[64];
+    snprintf(key, sizeof key, "%s:baseline", x->ns);
+    const char *lpush[] = {"LPUSH", key, x->payload};
+    for (long done = 0; done < n_jobs; done += x->batch) {
+        long n = n_jobs - done < x->batch ? n_jobs - done : x->batch;
+        for (long i = 0; i < n; i++)
+            if (cw_conn_append(x->c, 3, lpush, NULL, &err) != 0) die(&err);
+        for (long i = 0; i < n; i++) {
+            redisReply *r;
+            if (cw_conn_read(x->c, &r, &err) != 0) die(&err);
+            freeReplyObject(r);
+        }
+    }
+    return now_s() - t0;
+}
+
+/* n jobs by cwork_enqueue_batch; mixed: batches of four names with a delayed and a unique
+ * entry now and then (what one LPUSH cannot carry goes through the enqueue_batch script). */
+static double time_batches(const bench *x, long n_jobs, int mixed)
+{
+    static const char *const names[] = {"bench_a", "bench_b", "bench_c", "bench_d"};
+    cwork_error err = {0};
+    double t0 = now_s();
+    for (long done = 0; done < n_jobs; done += x->batch) {
+        long n = n_jobs - done < x->batch ? n_jobs - done : x->batch;
+        for (long i = 0; i < n; i++) {
+            long k = done + i;
+            cwork_args_set_int64(x->args, "i", k);
+            int flags = !mixed          ? 0
+                        : k % 100 == 0  ? CWORK_BATCH_IN
+                        : k % 100 == 50 ? CWORK_BATCH_UNIQUE
+                                        : 0;
+            cwork_batch_add(x->b, mixed ? names[i % 4] : "bench", x->args, mixed ? 3600 : 0, flags,
+                            NULL);
+        }
+        if (cwork_enqueue_batch(x->b, &err) != 0) die(&err);
+        cwork_batch_reset(x->b);
+    }
+    return now_s() - t0;
+}
+
 int main(int argc, char **argv)
 {
     const char *url = getenv("CWORK_REDIS_URL");
@@ -79,23 +162,16 @@ int main(int argc, char **argv)
     const char *ns = strstr(url, "+cluster://") ? "{cwork-bench}" : "cwork-bench";
     cwork_error err = {0};
     cwork_redis *base = cwork_redis_new(url, NULL, &err);
-    if (!base || cw_redis_use_namespace(base, ns, &err) != 0) {
-        fprintf(stderr, "bench: %s\n", err.message);
-        return 1;
-    }
-    cw_conn *c = dial(base);
-    drop_namespace(c, ns);
-    const char *payload = "{\"name\":\"bench\",\"id\":\"0123456789abcdef01234567\","
-                          "\"t\":1700000000,\"args\":{\"i\":12345}}";
-
+    if (!base || cw_redis_use_namespace(base, ns, &err) != 0) die(&err);
+    bench x = {.c = dial(base), .ns = ns, .batch = batch};
+    drop_namespace(x.c, ns);
+    x.payload = "{\"name\":\"bench\",\"id\":\"0123456789abcdef01234567\","
+                "\"t\":1700000000,\"args\":{\"i\":12345}}";
     cwork_redis *redis = cwork_redis_new(url, NULL, &err);
-    cwork_enqueuer *enq = redis ? cwork_enqueuer_new(redis, ns, &err) : NULL;
-    if (!enq) {
-        fprintf(stderr, "bench: %s\n", err.message);
-        return 1;
-    }
-    cwork_args *args = cwork_args_new();
-    cwork_batch *b = cwork_batch_new(enq);
+    x.enq = redis ? cwork_enqueuer_new(redis, ns, &err) : NULL;
+    if (!x.enq) die(&err);
+    x.args = cwork_args_new();
+    x.b = cwork_batch_new(x.enq);
 
     /* Baselines and cwork alternate in ROUNDS rounds so that a machine that gets busier
      * or quieter during the run affects both sides of each ratio alike. */
@@ -103,73 +179,12 @@ int main(int argc, char **argv)
     double t_lpush = 0, t_pipe = 0, t_single = 0, t_bulk = 0, t_mixed = 0;
     long per_round = jobs / ROUNDS, bulk_per_round = bulk_jobs / ROUNDS;
     for (int round = 0; round < ROUNDS; round++) {
-        double t0 = now_s();
-        for (long i = 0; i < per_round; i++)
-            command(c, "LPUSH %s:baseline %s", ns, payload);
-        t_lpush += now_s() - t0;
-
-        t0 = now_s();
-        for (long i = 0; i < per_round; i++) {
-            cwork_args_set_int64(args, "i", i);
-            if (cwork_enqueue(enq, "bench", args, NULL, &err) != 0) {
-                fprintf(stderr, "bench: %s\n", err.message);
-                return 1;
-            }
-        }
-        t_single += now_s() - t0;
-
-        t0 = now_s();
-        char key[64];
-        snprintf(key, sizeof key, "%s:baseline", ns);
-        const char *lpush[] = {"LPUSH", key, payload};
-        for (long done = 0; done < bulk_per_round; done += batch) {
-            long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
-            for (long i = 0; i < n; i++)
-                if (cw_conn_append(c, 3, lpush, NULL, &err) != 0) return 1;
-            for (long i = 0; i < n; i++) {
-                redisReply *r;
-                if (cw_conn_read(c, &r, &err) != 0) return 1;
-                freeReplyObject(r);
-            }
-        }
-        t_pipe += now_s() - t0;
-
-        t0 = now_s();
-        for (long done = 0; done < bulk_per_round; done += batch) {
-            long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
-            for (long i = 0; i < n; i++) {
-                cwork_args_set_int64(args, "i", done + i);
-                cwork_batch_add(b, "bench", args, 0, 0, NULL);
-            }
-            if (cwork_enqueue_batch(b, &err) != 0) {
-                fprintf(stderr, "bench: %s\n", err.message);
-                return 1;
-            }
-            cwork_batch_reset(b);
-        }
-        t_bulk += now_s() - t0;
-
-        /* Batches of four names with a delayed and a unique entry now and then: what
-         * one LPUSH cannot carry goes through the enqueue_batch script. */
-        static const char *const names[] = {"bench_a", "bench_b", "bench_c", "bench_d"};
-        t0 = now_s();
-        for (long done = 0; done < bulk_per_round; done += batch) {
-            long n = bulk_per_round - done < batch ? bulk_per_round - done : batch;
-            for (long i = 0; i < n; i++) {
-                cwork_args_set_int64(args, "i", done + i);
-                int flags = (done + i) % 100 == 0    ? CWORK_BATCH_IN
-                            : (done + i) % 100 == 50 ? CWORK_BATCH_UNIQUE
-                                                     : 0;
-                cwork_batch_add(b, names[i % 4], args, 3600, flags, NULL);
-            }
-            if (cwork_enqueue_batch(b, &err) != 0) {
-                fprintf(stderr, "bench: %s\n", err.message);
-                return 1;
-            }
-            cwork_batch_reset(b);
-        }
-        t_mixed += now_s() - t0;
-        drop_namespace(c, ns);
+        t_lpush += time_lpush(&x, per_round);
+        t_single += time_single(&x, per_round);
+        t_pipe += time_lpush_pipelined(&x, bulk_per_round);
+        t_bulk += time_batches(&x, bulk_per_round, 0);
+        t_mixed += time_batches(&x, bulk_per_round, 1);
+        drop_namespace(x.c, ns);
     }
     double total = (double)per_round * ROUNDS, bulk_total = (double)bulk_per_round * ROUNDS;
     double lpush = total / t_lpush, single = total / t_single;
@@ -189,11 +204,11 @@ int main(int argc, char **argv)
     printf("cwork_enqueue_batch, 4 names, delayed and unique entries (script):\n"
            "                                      %10.0f jobs/s  (%.0f%% of pipelined LPUSH)\n",
            mixed, 100 * mixed / lpush_pipe);
-    cwork_batch_free(b);
-    cwork_args_free(args);
-    cwork_enqueuer_free(enq);
+    cwork_batch_free(x.b);
+    cwork_args_free(x.args);
+    cwork_enqueuer_free(x.enq);
     cwork_redis_free(redis);
-    cw_redis_checkin(base, c);
+    cw_redis_checkin(base, x.c);
     cwork_redis_free(base);
     return 0;
 }

@@ -122,6 +122,14 @@ int cw_damage_reply(redisReply **r, const char *key, size_t len);
  * message and *r freed and NULL; else 0 with *r untouched. */
 int cw_client_check_reply(redisReply **r, const char *key, size_t key_len, cwork_error *err);
 
+/* Reads n pipelined replies as cw_client_read_replies does, the one to a command on
+ * keys[i] (lens[i] bytes) into replies[i], except that a WRONGTYPE reply is noted and
+ * leaves replies[i] NULL (that key reads as empty; cw_client_check_reply). Every reply is
+ * read first, so that the connection stays in step. On failure every reply is freed and
+ * replies[] zeroed. */
+int cw_client_read_damaged(cw_conn *c, size_t n, redisReply **replies, const char *const *keys,
+                           const size_t *lens, cwork_error *err);
+
 /* One command on c with the rules of cw_conn_command, except that a WRONGTYPE reply
  * (key, key_len: the key it reads) is noted and gives 0 with *out NULL: the key reads
  * as empty. */

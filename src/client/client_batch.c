@@ -43,11 +43,9 @@ static int read_batch(cw_conn *c, const cw_buf *key, const cw_buf *jobs, redisRe
     int rc = cw_conn_append(c, 2, hgetall, hgetall_lens, err);
     if (rc == 0) rc = cw_conn_append(c, 2, ttl, ttl_lens, err);
     if (rc == 0) rc = cw_conn_append(c, 2, type, type_lens, err);
-    for (size_t i = 0; rc == 0 && i < 3; i++)
-        rc = cw_conn_read(c, &r[i], err);
-    if (rc == 0) rc = cw_client_check_reply(&r[0], key->data, key->len, err);
-    if (rc == 0) rc = cw_client_check_reply(&r[1], key->data, key->len, err);
-    if (rc == 0) rc = cw_client_check_reply(&r[2], jobs->data, jobs->len, err);
+    const char *read_keys[] = {key->data, key->data, jobs->data};
+    size_t read_lens[] = {key->len, key->len, jobs->len};
+    if (rc == 0) rc = cw_client_read_damaged(c, 3, r, read_keys, read_lens, err);
     if (rc == 0 && cw_reply_status(r[2], "hash", NULL, NULL) != 0 &&
         cw_reply_status(r[2], "none", NULL, NULL) != 0)
         cw_damage_note(jobs->data, jobs->len); /* out of memory: it goes unnamed */

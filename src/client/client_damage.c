@@ -240,6 +240,19 @@ int cw_client_read_command(cw_conn *c, int argc, const char **argv, const size_t
     return rc ? rc : cw_client_check_reply(out, key, key_len, err);
 }
 
+int cw_client_read_damaged(cw_conn *c, size_t n, redisReply **replies, const char *const *keys,
+                           const size_t *lens, cwork_error *err)
+{
+    memset(replies, 0, n * sizeof *replies);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cw_conn_read(c, &replies[i], err);
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        rc = cw_client_check_reply(&replies[i], keys[i], lens[i], err);
+    if (rc) cw_client_free_replies(replies, n);
+    return rc;
+}
+
 int cw_client_check_reply(redisReply **r, const char *key, size_t key_len, cwork_error *err)
 {
     if (cw_damage_reply(r, key, key_len)) return 0;

@@ -164,15 +164,13 @@ static int read_page(cw_conn *c, const cw_buf *key, page *p, int newest_first, c
     if ((rc = cw_conn_append(c, 8, range, range_lens, err)) != 0 ||
         (rc = cw_conn_append(c, 2, zcard, zcard_lens, err)) != 0)
         return rc;
-    memset(r, 0, sizeof r);
-    for (int i = 0; i < 2 && rc == 0; i++)
-        rc = cw_conn_read(c, &r[i], err);
     size_t n = 0;
     int64_t total = 0;
     /* a damaged set (WRONGTYPE to both) is an empty page, and named; any other error
      * reply (an ACL refusal) is reported as Redis said it */
-    for (int i = 0; i < 2 && rc == 0; i++)
-        rc = cw_client_check_reply(&r[i], key->data, key->len, err);
+    const char *read_keys[] = {key->data, key->data};
+    size_t read_lens[] = {key->len, key->len};
+    rc = cw_client_read_damaged(c, 2, r, read_keys, read_lens, err);
     if (rc == 0 && !r[0] && !r[1]) {
         p->total = 0;
         return 0;

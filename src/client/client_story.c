@@ -71,12 +71,11 @@ static int read_time_and_failures(cw_conn *c, const cw_keys *k, const char *id,
     redisReply *r[2] = {NULL, NULL};
     int rc = cw_conn_append(c, 1, time_argv, time_lens, err);
     if (rc == 0) rc = cw_conn_append(c, 4, range_argv, range_lens, err);
-    /* Both replies are read whatever the first says; a damaged failure list (WRONGTYPE)
-     * is noted and reads as empty: the rest of the story is still worth showing. */
-    for (size_t i = 0; rc == 0 && i < 2; i++)
-        rc = cw_conn_read(c, &r[i], err);
-    if (rc == 0) rc = cw_client_check_reply(&r[0], "TIME", 4, err);
-    if (rc == 0) rc = cw_client_check_reply(&r[1], key.data, key.len, err);
+    /* A damaged failure list (WRONGTYPE) is noted and reads as empty: the rest of the
+     * story is still worth showing. */
+    const char *read_keys[] = {"TIME", key.data};
+    size_t read_lens[] = {4, key.len};
+    if (rc == 0) rc = cw_client_read_damaged(c, 2, r, read_keys, read_lens, err);
     const char *sec = NULL;
     if (rc == 0 && (rc = cw_reply_at_str(r[0], 0, &sec, NULL, "TIME", err)) == 0)
         out->now = strtoll(sec, NULL, 10);

@@ -72,22 +72,6 @@ static int newest_first(const void *a, const void *b)
     return c ? c : strcmp(x->id, y->id);
 }
 
-/* Reads n pipelined replies, the one of keys->argv[i] into r[i]: a damaged key's reply
- * (WRONGTYPE) is noted and left NULL; any other error reply fails the call as Redis
- * said it. Every reply is read first, so that the connection stays in step. On failure
- * r[] is freed and zeroed. */
-static int read_checked(cw_conn *c, size_t n, redisReply **r, const cw_argv *keys, cwork_error *err)
-{
-    memset(r, 0, n * sizeof *r);
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = cw_conn_read(c, &r[i], err);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        rc = cw_client_check_reply(&r[i], keys->argv[i], keys->lens[i], err);
-    if (rc) cw_client_free_replies(r, n);
-    return rc;
-}
-
 /* Appends the entries of one ZREVRANGE … WITHSCORES reply (NULL: a damaged key, no
  * entries); members that are not cwork's are skipped (logged). */
 static int collect(const redisReply *r, const char *key, cwork_succeeded_job **jobs, size_t *n,
@@ -152,7 +136,7 @@ static int read_ranges(cwork_client *client, cw_conn *c, const cw_argv *names, s
     }
     redisReply **r = keys.n ? cw_calloc(keys.n, sizeof *r) : NULL;
     if (rc == 0 && keys.n && !r) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0 && keys.n) rc = read_checked(c, keys.n, r, &keys, err);
+    if (rc == 0 && keys.n) rc = cw_client_read_damaged(c, keys.n, r, keys.argv, keys.lens, err);
     size_t cap = 0;
     for (size_t i = 0; rc == 0 && i < keys.n; i++)
         rc = collect(r[i], keys.argv[i], jobs, n, &cap, err);
@@ -184,7 +168,7 @@ static int read_results(cwork_client *client, cw_conn *c, cwork_succeeded_job *j
     }
     redisReply **r = n ? cw_calloc(n, sizeof *r) : NULL;
     if (rc == 0 && n && !r) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0 && n) rc = read_checked(c, n, r, &keys, err);
+    if (rc == 0 && n) rc = cw_client_read_damaged(c, n, r, keys.argv, keys.lens, err);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const char *s = NULL;
         size_t len = 0;

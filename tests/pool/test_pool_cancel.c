@@ -158,12 +158,29 @@ static int quick_handler(cwork_job *job, void *ctx)
     return 0;
 }
 
+/* Waits until the pool listens on its cancel channel (PROTOCOL §21): its subscriber
+ * connects after cwork_pool_start returns, and a cancel of a running job sent before that
+ * reaches no one (CWORK_EUNSUPPORTED, as for a Go pool) — a start-up race, not the one
+ * this case is about. */
+static void wait_listening(const cwork_pool *p)
+{
+    long long subscribers = 0;
+    for (long long end = tl_now_ms() + 10000; tl_now_ms() < end; tl_sleep_ms(5)) {
+        redisReply *r = tl_cmd(rc_, "PUBSUB NUMSUB %s:cwork:cancel:%s", ns_, cwork_pool_id(p));
+        subscribers = r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : 0;
+        freeReplyObject(r);
+        if (subscribers > 0) break;
+    }
+    CHECK(subscribers > 0);
+}
+
 static void cancels_racing_completions_end_each_job_one_way(void)
 {
     cwork_pool *p = new_pool("cancel-race", 4);
     CHECK_INT(cwork_pool_register(p, "long", quick_handler, NULL, NULL), 0);
     cwork_error err = {0};
     CHECK_INT(cwork_pool_start(p, &err), 0);
+    wait_listening(p);
     cwork_client *cl = cwork_client_new(redis_, ns_, NULL);
     int cancelled = 0, queued_cancels = 0, not_found = 0;
     int was_queued[RACE_JOBS] = {0};

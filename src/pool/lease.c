@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "log.h"
 #include "pool.h"
+#include "util.h"
 
 #include <errno.h>
 #include <string.h>
@@ -182,24 +183,29 @@ static void *guard_main(void *arg)
     cwork_pool *p = arg;
     cw_mutex_lock(&p->lease_mu);
     while (!p->lease_stop) {
-        int64_t wake;
         if (atomic_load(&p->fenced)) {
             cw_mutex_unlock(&p->lease_mu);
             fence(p, "lease lost"); /* (again: tasks a round trip delivered meanwhile) */
             if (!atomic_load(&p->stopping)) try_recover(p);
             cw_mutex_lock(&p->lease_mu);
-            wake = cw_clock_mono_ms() + RECOVER_POLL_MS;
-        } else {
-            const char *why = lease_gone(p, &wake);
-            if (why) {
-                cw_mutex_unlock(&p->lease_mu);
-                fence(p, why);
-                cw_mutex_lock(&p->lease_mu);
-                continue;
-            }
+            if (p->lease_stop) break;
+            /* A poll of this process's own tasks, not one of the pool's timers: on the
+             * system's monotonic clock even under a test's manual clock, which may stand
+             * while the pool waits to recover (a fenced pool would then never fetch). */
+            struct timespec ts;
+            cw_deadline_after_ms(&ts, RECOVER_POLL_MS);
+            cw_cond_timedwait(&p->lease_cond, &p->lease_mu, &ts);
+            continue;
         }
-        if (p->lease_stop) break;
-        cw_clock_wait_until(&p->lease_cond, &p->lease_mu, wake);
+        int64_t stop_at;
+        const char *why = lease_gone(p, &stop_at);
+        if (why) {
+            cw_mutex_unlock(&p->lease_mu);
+            fence(p, why);
+            cw_mutex_lock(&p->lease_mu);
+            continue;
+        }
+        cw_clock_wait_until(&p->lease_cond, &p->lease_mu, stop_at);
     }
     cw_mutex_unlock(&p->lease_mu);
     return NULL;

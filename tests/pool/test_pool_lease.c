@@ -16,6 +16,9 @@
 
 #define JOB "{\"name\":\"long\",\"id\":\"l1\",\"t\":1700000000,\"args\":{}}"
 #define THREADS 3 /* sleeping on the manual clock: heartbeat, maintenance, lease guard */
+/* While the pool is fenced its guard polls its tasks on the system's clock (lease.c), so
+ * one thread fewer sleeps on the manual clock until the lease is renewed. */
+#define THREADS_FENCED (THREADS - 1)
 
 static atomic_int started_, stopped_, returned_;
 static _Atomic cwork_stop_reason reason_;
@@ -111,7 +114,7 @@ static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_comm
      * and runs it to success. */
     freeReplyObject(tl_cmd(rc_, "DEL %s:worker_pools", ns_));
     for (int i = 0; i < 100 && atomic_load(&returned_) < 2; i++) {
-        CLOCK_ADVANCE(THREADS, 100);
+        CLOCK_ADVANCE(THREADS_FENCED, 100);
         tl_sleep_ms(20);
     }
     wait_atomic(&returned_, 2, "the job to run again once the lease is renewed");
@@ -137,6 +140,26 @@ static void a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_comm
     tl_ns_delete(rc_, ns_);
 }
 
+/* Recovery is not one of the pool's timers: once Redis takes the heartbeat again, a fenced
+ * pool beats and takes its job up again while the manual clock stands (its guard polls
+ * on the system's clock; on the manual one it would wait for a test to move it). */
+static void a_fenced_pool_recovers_while_the_clock_stands(void)
+{
+    cwork_pool *p = fence_a_running_job();
+    freeReplyObject(tl_cmd(rc_, "DEL %s:worker_pools", ns_));
+    wait_atomic(&returned_, 2, "the job to run again, the clock standing");
+    char key[256];
+    snprintf(key, sizeof key, "LLEN %%s:jobs:long:%s:inprogress%%s", cwork_pool_id(p));
+    CHECK_INT(wait_for_int(0, 10000, key, ""), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, NULL), 0);
+    cw_clock_system();
+    cwork_pool_stats st;
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT(st.succeeded, 1);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
 /* Cancelled while its pool had lost its lease (the job was stopped, its entry left in
  * progress): once the lease is renewed the pool takes the entry up, sees the cancel
  * mark and sends it to dead as cancelled without running it again (reclaim.c). */
@@ -151,7 +174,7 @@ static void a_job_cancelled_while_fenced_is_not_run_again(void)
 
     freeReplyObject(tl_cmd(rc_, "DEL %s:worker_pools", ns_));
     for (int i = 0; i < 200 && wait_for_int(1, 0, "ZCARD %s:dead%s", "") != 1; i++) {
-        CLOCK_ADVANCE(THREADS, 100);
+        CLOCK_ADVANCE(THREADS_FENCED, 100);
         tl_sleep_ms(20);
     }
     CHECK_INT(wait_for_int(1, 0, "ZCARD %s:dead%s", ""), 1);
@@ -176,6 +199,7 @@ int main(void)
 {
     pool_test_setup();
     RUN(a_pool_that_cannot_beat_stops_its_job_before_the_lease_ends_and_commits_nothing);
+    RUN(a_fenced_pool_recovers_while_the_clock_stands);
     RUN(a_job_cancelled_while_fenced_is_not_run_again);
     pool_test_teardown();
     return tl_finish();

@@ -2,7 +2,9 @@
  * and 20 ms, some failing, run in three minutes that cross an hour; on the pool's
  * manual clock each once-a-second write lands in a known minute. Checked: the per-minute
  * hashes (type, fields, TTL), that they sum to the daily hash, and that nothing else is
- * left in the namespace. */
+ * left in the namespace. The minute-long jumps of the clock outrun the pool's lease (and
+ * its own reaper takes it for dead): the pool is fenced and recovers at each, with no
+ * job running, and the counts stay exact through it. */
 #include "clock_testutil.h"
 #include "pool_testutil.h"
 

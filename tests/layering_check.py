@@ -32,15 +32,17 @@ ALLOWED = {
     "redis": {"base"},
     "scripts": {"redis", "base"},
     "job": {"json", "base"},
-    "enqueue": {"job", "json", "base", "redis", "scripts"},
+    "sharding": {"job", "json", "base", "redis"},
+    "enqueue": {"job", "json", "base", "redis", "scripts", "sharding"},
     "maintenance": {"job", "json", "base", "redis", "time", "scripts"},
-    "pool": {"maintenance", "job", "json", "base", "redis", "time", "scripts"},
-    "client": {"maintenance", "job", "json", "base", "redis", "time", "scripts"},
-    "web": {"client", "maintenance", "job", "json", "base", "redis", "time", "scripts"},
+    "pool": {"maintenance", "sharding", "job", "json", "base", "redis", "time", "scripts"},
+    "client": {"maintenance", "sharding", "job", "json", "base", "redis", "time", "scripts"},
+    "web": {"client", "maintenance", "sharding", "job", "json", "base", "redis", "time",
+            "scripts"},
 }
 HEADER = {
     "base": "util.h", "json": "gojson.h", "time": "cron.h", "redis": "redis.h",
-    "scripts": "scripts.h", "job": "job.h", "enqueue": "enqueue.h",
+    "scripts": "scripts.h", "job": "job.h", "sharding": "sharding.h", "enqueue": "enqueue.h",
     "maintenance": "heartbeat.h", "pool": "pool.h", "client": "client.h", "web": "web.h",
 }
 

@@ -151,6 +151,11 @@ void cw_key_last_periodic_enqueue(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "last_periodic_enqueue");
 }
+void cw_key_shards(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:shards");
+}
+
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "reaper_lock");

@@ -110,6 +110,39 @@ static char *describe_pool(const cw_redis_addr *a)
     return cw_buf_take(&b, NULL);
 }
 
+/* Frees a kept secret after overwriting it (it should not linger in freed memory). */
+static void free_secret(char *s)
+{
+    if (!s) return;
+    volatile char *v = s;
+    while (*v)
+        *v++ = 0;
+    cw_free(s);
+}
+
+static void forget_given(cwork_redis *r)
+{
+    free_secret(r->url_given);
+    free_secret((char *)r->opts_given.password);
+    free_secret((char *)r->opts_given.sentinel_password);
+    r->url_given = NULL;
+    r->opts_given.password = r->opts_given.sentinel_password = NULL;
+}
+
+/* Keeps url and o (with copies of its passwords) for cw_redis_clone. 0 or -1. */
+static int keep_given(cwork_redis *r, const char *url, const cwork_redis_options *o)
+{
+    r->opts_given = *o;
+    r->opts_given.password = o->password && *o->password ? cw_strdup(o->password) : NULL;
+    r->opts_given.sentinel_password =
+        o->sentinel_password && *o->sentinel_password ? cw_strdup(o->sentinel_password) : NULL;
+    r->url_given = cw_strdup(url);
+    if (!r->url_given || (o->password && *o->password && !r->opts_given.password) ||
+        (o->sentinel_password && *o->sentinel_password && !r->opts_given.sentinel_password))
+        return -1;
+    return 0;
+}
+
 cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, cwork_error *err)
 {
     cwork_redis_options o;
@@ -154,12 +187,17 @@ cwork_redis *cwork_redis_new(const char *url, const cwork_redis_options *opts, c
     r->command_timeout_ms = o.command_timeout_ms > INT_MAX ? INT_MAX : (int)o.command_timeout_ms;
     r->max_connections = o.max_connections;
     r->checkout_timeout_ms = o.checkout_timeout_ms;
+    if (keep_given(r, url, &o) != 0) {
+        cw_error(err, CWORK_ENOMEM, "out of memory");
+        goto fail;
+    }
     if (init_sync(r) != 0) {
         cw_error(err, CWORK_ENOMEM, "cannot create the pool's mutex");
         goto fail;
     }
     return r;
 fail:
+    forget_given(r);
     cw_sentinel_free(r);
     cw_cluster_free(r);
     cw_tls_config_clear(&r->tls);
@@ -184,9 +222,15 @@ void cwork_redis_free(cwork_redis *r)
     pthread_cond_destroy(&r->cv);
     cw_tls_config_clear(&r->tls);
     cw_redis_addr_clear(&r->addr);
+    forget_given(r);
     cw_free(r->addr_text);
     cw_free(r->url_shown);
     cw_free(r);
+}
+
+cwork_redis *cw_redis_clone(const cwork_redis *r, cwork_error *err)
+{
+    return cwork_redis_new(r->url_given, &r->opts_given, err);
 }
 
 /* ---------------------------------------------------------------- checkout / checkin */

@@ -178,6 +178,11 @@ const char *cw_redis_url_redacted(const cwork_redis *r);
  * wrong. */
 int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err);
 
+/* A new pool to the same place with the same options (URL, passwords, TLS files loaded
+ * again), with connections and, in a cluster, a namespace of its own: a sharded
+ * namespace keeps one per shard. NULL on error (err filled). Thread-safe. */
+cwork_redis *cw_redis_clone(const cwork_redis *r, cwork_error *err);
+
 /* Convenience: check out, run one command, check in. The rules of cw_conn_command (and
  * cw_redis_checkout's CWORK_ETIMEOUT). */
 int cw_redis_command(cwork_redis *r, int argc, const char **argv, const size_t *lens,

@@ -37,6 +37,10 @@ struct cwork_redis {
     cw_sentinel *sentinel;           /* redis+sentinel: the sentinels and the master they name */
     cw_cluster *cluster;             /* redis+cluster: the slot map */
     const cw_redirect_ops *redirect; /* NULL: replies never redirect */
+    /* What it was made from, for cw_redis_clone (a sharded namespace needs one pool per
+     * shard: in a cluster each serves its own slot). Secrets included: cleared at free. */
+    char *url_given;
+    cwork_redis_options opts_given; /* passwords: owned copies or NULL */
 
     cw_mutex mu;
     pthread_cond_t cv;    /* broadcast whenever an idle connection, a free slot or the

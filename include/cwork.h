@@ -189,6 +189,9 @@ void cwork_redis_options_init(cwork_redis_options *opts);
  * enqueues wait until N replicas have acknowledged the job (WAIT) and fail otherwise;
  * a pool's commits wait too (a WAIT in the same round trip), and when the replicas do
  * not answer in time the pool logs a warning (redis.min_replicas) and goes on.
+ * Also on any of them shards=S (1 to 1024): every enqueuer, pool and client made on
+ * this handle declares that the namespace has S shards (PROTOCOL §27; as their own
+ * shards settings do, which take precedence).
  * redis:// and unix: ignore query parameters they do not know, as Go does; the other
  * schemes refuse them. NULL means redis://127.0.0.1:6379. opts (copied) may be NULL.
  * TLS files are loaded here (errors name the file); connections are dialled on first

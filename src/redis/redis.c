@@ -233,6 +233,11 @@ cwork_redis *cw_redis_clone(const cwork_redis *r, cwork_error *err)
     return cwork_redis_new(r->url_given, &r->opts_given, err);
 }
 
+unsigned cw_redis_declared_shards(const cwork_redis *r)
+{
+    return r->addr.shards > 0 ? (unsigned)r->addr.shards : 0;
+}
+
 /* ---------------------------------------------------------------- checkout / checkin */
 
 /* An idle connection has nothing to read. If poll says otherwise, the server closed it

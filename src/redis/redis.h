@@ -52,11 +52,15 @@ typedef struct cw_redis_addr {
     int tls_verify;              /* verify=0 turns verification off; default 1 */
     int min_replicas;            /* min_replicas=N: enqueues and commits WAIT for N replicas */
     int min_replicas_timeout_ms; /* min_replicas_timeout_ms=, default 1000 */
+    int shards;                  /* shards=S: the shard count every enqueuer, pool and client
+                                    made on the pool declares (PROTOCOL §27.1); 0 = none */
 } cw_redis_addr;
+
+#define CW_REDIS_MAX_SHARDS 1024 /* = CW_SHARDING_MAX (src/sharding sits above redis) */
 
 /* Parses the URL forms of cwork_redis_new (see cwork.h), with the query parameters
  * ca, cert, key, sni, verify (rediss… only), sentinel_user, sentinel_password
- * (sentinel only), min_replicas, min_replicas_timeout_ms, and db (unix only). redis://
+ * (sentinel only), min_replicas, min_replicas_timeout_ms, shards, and db (unix only). redis://
  * and unix: ignore unknown parameters, as Go does; the other schemes refuse them.
  * Messages never contain a password. */
 int cw_redis_addr_parse(const char *url, cw_redis_addr *out, cwork_error *err);
@@ -182,6 +186,8 @@ int cw_redis_use_namespace(cwork_redis *r, const char *ns, cwork_error *err);
  * again), with connections and, in a cluster, a namespace of its own: a sharded
  * namespace keeps one per shard. NULL on error (err filled). Thread-safe. */
 cwork_redis *cw_redis_clone(const cwork_redis *r, cwork_error *err);
+/* The shard count the URL's shards= declares, 0 when it has none. Thread-safe. */
+unsigned cw_redis_declared_shards(const cwork_redis *r);
 
 /* Convenience: check out, run one command, check in. The rules of cw_conn_command (and
  * cw_redis_checkout's CWORK_ETIMEOUT). */

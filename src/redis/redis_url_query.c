@@ -1,12 +1,13 @@
 /* The query parameters of a Redis URL: TLS files and names, the sentinels' own
- * credentials, replica acknowledgement, and db= of unix sockets. A parameter given
+ * credentials, replica acknowledgement, the namespace's shard count, and db= of unix
+ * sockets. A parameter given
  * twice takes its last value. */
 #include "redis_url_impl.h"
 
 #include <limits.h>
 #include <string.h>
 
-typedef enum param_kind { P_STRING, P_BOOL, P_COUNT, P_MS, P_DB } param_kind;
+typedef enum param_kind { P_STRING, P_BOOL, P_COUNT, P_MS, P_DB, P_SHARDS } param_kind;
 
 typedef struct param {
     const char *name;
@@ -27,6 +28,7 @@ static const param params[] = {
     {"min_replicas", P_COUNT, FIELD(min_replicas)},
     {"min_replicas_timeout_ms", P_MS, FIELD(min_replicas_timeout_ms)},
     {"db", P_DB, FIELD(db)},
+    {"shards", P_SHARDS, FIELD(shards)},
 };
 
 /* A reason naming the parameter, e.g. "verify= must be 0 or 1". */
@@ -72,6 +74,11 @@ static int set_param(cw_url_parse *pc, const param *p, const char *v)
     case P_DB:
         if ((num = cw_url_number(v, n, 0, INT_MAX)) < 0)
             return bad_value(pc, p->name, "must be a database number");
+        *(int *)field = (int)num;
+        return 0;
+    case P_SHARDS:
+        if ((num = cw_url_number(v, n, 1, CW_REDIS_MAX_SHARDS)) < 0)
+            return bad_value(pc, p->name, "must be a number of shards (1 to 1024)");
         *(int *)field = (int)num;
         return 0;
     }

@@ -113,6 +113,9 @@ static const err_case err_cases[] = {
     {"redis://h?min_replicas=x", CWORK_EINVAL, "min_replicas="},
     {"redis://h?min_replicas=1001", CWORK_EINVAL, "min_replicas="},
     {"redis://h?min_replicas_timeout_ms=0", CWORK_EINVAL, "min_replicas_timeout_ms="},
+    {"redis://h?shards=0", CWORK_EINVAL, "shards= must be a number of shards (1 to 1024)"},
+    {"redis+cluster://h?shards=1025", CWORK_EINVAL, "shards= must be"},
+    {"redis://h?shards=x", CWORK_EINVAL, "shards= must be"},
     /* sentinel and cluster */
     {"redis+sentinel://h1:26379,h2:26380", CWORK_EINVAL, "names the master"},
     {"redis+sentinel://h1:26379,h2:26380/", CWORK_EINVAL, "names the master"},
@@ -302,6 +305,16 @@ static void parse_tls_sentinel_cluster(void)
     CHECK(a.user == NULL);
     CHECK_STR(a.password, SECRET);
     CHECK_INT(a.min_replicas, 1);
+    CHECK_INT(a.shards, 0);
+    cw_redis_addr_clear(&a);
+
+    /* shards= (PROTOCOL §27.1) on every scheme: the count everything made on the pool
+     * declares. */
+    CHECK_INT(cw_redis_addr_parse("redis+cluster://n1:7000?shards=16&min_replicas=1", &a, &err), 0);
+    CHECK_INT(a.shards, 16);
+    cw_redis_addr_clear(&a);
+    CHECK_INT(cw_redis_addr_parse("redis://h/2?shards=1024", &a, &err), 0);
+    CHECK_INT(a.shards, 1024);
     cw_redis_addr_clear(&a);
 
     CHECK_INT(cw_redis_addr_parse("rediss+cluster://n1:7000/0?sni=x", &a, &err), 0);
@@ -328,6 +341,13 @@ static void pool_validates_at_creation(void)
     cwork_redis *r = cwork_redis_new("redis://:" SECRET "@127.0.0.1:1/2", NULL, &err);
     CHECK(r != NULL);
     if (r) CHECK_STR(cw_redis_url_redacted(r), "redis://:xxxxx@127.0.0.1:1/2");
+    if (r) CHECK_INT(cw_redis_declared_shards(r), 0);
+    cwork_redis_free(r);
+    r = cwork_redis_new("redis://127.0.0.1:1?shards=3", NULL, &err);
+    CHECK(r != NULL);
+    cwork_redis *c = r ? cw_redis_clone(r, &err) : NULL; /* a shard's pool declares it too */
+    if (c) CHECK_INT(cw_redis_declared_shards(c), 3);
+    cwork_redis_free(c);
     cwork_redis_free(r);
 
     cwork_redis_options o;

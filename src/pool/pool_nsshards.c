@@ -8,6 +8,7 @@
 #include "sharding.h"
 
 #include <string.h>
+#include <time.h>
 
 int cw_nsshards_check_options(const char *ns, const cwork_pool_options *o, cwork_error *err)
 {
@@ -257,22 +258,38 @@ int cw_nsshards_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
     return rc;
 }
 
+/* Drains every inner pool in turn, with what is left of the time. */
+static int drain_inner(cw_nsshards *s, bool forever, int64_t end, cwork_error *err)
+{
+    for (unsigned i = 0; i < s->count; i++) {
+        int64_t left = forever ? -1 : end - cw_monotonic_ms();
+        cwork_error e = {0};
+        int rc = cwork_pool_drain(s->pools[i], forever ? -1 : (left > 0 ? left : 0), &e);
+        if (rc) return cw_error(err, rc, "shard %s: %s", s->pools[i]->ns, e.message);
+    }
+    return 0;
+}
+
 int cw_nsshards_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
 {
     cw_nsshards *s = p->nsshards;
     bool forever = timeout_ms < 0 || timeout_ms > CW_MAX_DURATION_MS;
     int64_t end = forever ? INT64_MAX : cw_monotonic_ms() + timeout_ms;
-    /* Twice over: jobs may reach a shard drained earlier while a later one drains (a
-     * retry, a moved pinned job); the second pass costs one LLEN per type when empty. */
-    for (int pass = 0; pass < 2; pass++) {
-        for (unsigned i = 0; i < s->count; i++) {
-            int64_t left = forever ? -1 : end - cw_monotonic_ms();
-            cwork_error e = {0};
-            int rc = cwork_pool_drain(s->pools[i], forever ? -1 : (left > 0 ? left : 0), &e);
-            if (rc) return cw_error(err, rc, "shard %s: %s", s->pools[i]->ns, e.message);
-        }
+    for (;;) {
+        /* Twice over: jobs may reach a shard drained earlier while a later one drains (a
+         * requeued retry, a moved pinned job); the second pass costs an LLEN per type. */
+        int rc = drain_inner(s, forever, end, err);
+        if (rc == 0) rc = drain_inner(s, forever, end, err);
+        int64_t strays = 0; /* pinned jobs not yet home: the mover owes them a run */
+        if (rc == 0) rc = cw_nsshards_strays(s, &strays, err);
+        if (rc || strays == 0) return rc;
+        if (cw_monotonic_ms() >= end)
+            return cw_error(err, CWORK_ETIMEOUT,
+                            "drain: %lld jobs of pinned types not yet moved home after %lld ms",
+                            (long long)strays, (long long)timeout_ms);
+        struct timespec ts = {0, 5 * 1000000L};
+        nanosleep(&ts, NULL);
     }
-    return 0;
 }
 
 void cw_nsshards_get_stats(cwork_pool *p, cwork_pool_stats *s)

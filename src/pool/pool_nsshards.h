@@ -51,4 +51,8 @@ void cw_nsshards_mover_stop(cw_nsshards *s);
  * the first Redis error of a pair (logged) and goes on with the next. */
 size_t cw_nsshards_move_pass(cw_nsshards *s);
 
+/* How many jobs of pinned types wait outside their home shard (in queues and moving
+ * lists), into *n: a drain is not over while there are any. 0 or a Redis error. */
+int cw_nsshards_strays(cw_nsshards *s, int64_t *n, cwork_error *err);
+
 #endif

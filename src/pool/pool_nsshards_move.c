@@ -115,6 +115,38 @@ size_t cw_nsshards_move_pass(cw_nsshards *s)
     return moved;
 }
 
+/* LLEN of one key into *sum. */
+static int add_llen(cwork_redis *r, const cw_buf *key, int64_t *sum, cwork_error *err)
+{
+    const char *argv[] = {"LLEN", key->data};
+    size_t lens[] = {4, key->len};
+    redisReply *reply = NULL;
+    int rc = cw_redis_command(r, 2, argv, lens, &reply, err);
+    int64_t n = 0;
+    if (rc == 0) rc = cw_reply_int(reply, &n, "LLEN", err);
+    if (reply) freeReplyObject(reply);
+    *sum += n;
+    return rc;
+}
+
+int cw_nsshards_strays(cw_nsshards *s, int64_t *n, cwork_error *err)
+{
+    *n = 0;
+    int rc = 0;
+    for (size_t p = 0; p < s->npins && rc == 0; p++) {
+        for (unsigned i = 0; i < s->count && rc == 0; i++) {
+            if (i == s->pins[p].home) continue;
+            move_keys k;
+            rc = move_keys_make(s, &s->pins[p], i, &k) != 0
+                     ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                     : add_llen(s->redis[i], &k.queue, n, err);
+            if (rc == 0) rc = add_llen(s->redis[i], &k.moving, n, err);
+            move_keys_free(&k);
+        }
+    }
+    return rc;
+}
+
 static void *mover_main(void *arg)
 {
     cw_nsshards *s = arg;

@@ -183,6 +183,17 @@ static void concurrency_is_the_total(void)
     check_each_ran_once(SHARDS * 10);
     CHECK(atomic_load(&max_running_) <= 4);
     CHECK(atomic_load(&max_running_) >= 1);
+    /* Started again, it serves every shard again. */
+    reset_counts(1);
+    for (unsigned s = 0; s < SHARDS; s++)
+        push_job(s, "jobs:work", "work", (int)s);
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    CHECK_INT(cwork_pool_drain(p, 20000, &err), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    check_each_ran_once(SHARDS);
+    cwork_pool_stats st;
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT(st.succeeded, SHARDS * 10 + SHARDS);
     cwork_pool_free(p);
     delete_all();
 }
@@ -241,6 +252,40 @@ static int noop(cwork_job *job, void *ctx)
     (void)job;
     (void)ctx;
     return 0;
+}
+
+/* A rate-limited type is pinned as well: its limit is written to its home shard only. */
+static void rate_limited_type_is_pinned(void)
+{
+    shard_names("nsrate");
+    unsigned home = cw_sharding_of("metered", 7, SHARDS);
+    cwork_pool *p = sharded_pool(3, SHARDS, NULL);
+    CHECK(p != NULL);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.rate_limit = 100;
+    jo.rate_limit_window_ms = 1000;
+    CHECK_INT(cwork_pool_register(p, "metered", noop, &jo, NULL), 0);
+    CHECK_INT(cwork_pool_register(p, "plain", noop, NULL, NULL), 0);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    redisReply *r = tl_cmd(rc_, "SMEMBERS %s:cwork:shard_pinned", ns_);
+    CHECK(r->elements == 1 && strcmp(r->element[0]->str, "metered") == 0);
+    freeReplyObject(r);
+    for (unsigned s = 0; s < SHARDS; s++) {
+        r = tl_cmd(rc_, "HGET %s:cwork:rate_limits metered", shard_ns_[s]);
+        if (s == home)
+            CHECK(r->str && strcmp(r->str, "100/1s") == 0);
+        else
+            CHECK(r->type == REDIS_REPLY_NIL);
+        freeReplyObject(r);
+        r = tl_cmd(rc_, "SMEMBERS %s:known_jobs", shard_ns_[s]);
+        CHECK_INT(r->elements, s == home ? 2 : 1); /* plain runs everywhere */
+        freeReplyObject(r);
+    }
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    cwork_pool_free(p);
+    delete_all();
 }
 
 /* A periodic job is scheduled by the shard of its name (PROTOCOL §27.2) only. */
@@ -350,6 +395,7 @@ int main(void)
     RUN(every_shard_is_served);
     RUN(concurrency_is_the_total);
     RUN(pinned_type_runs_home_only);
+    RUN(rate_limited_type_is_pinned);
     RUN(periodic_job_in_its_shard);
     RUN(disagreement_is_refused);
     RUN(one_shard_is_unsharded);

@@ -276,6 +276,7 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
     if (!p || !handler)
         return cw_error(err, CWORK_EINVAL, "register: pool and handler are required");
     if (p->started) return cw_error(err, CWORK_EINVAL, "register: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "register");
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
     cw_job_type t;
@@ -328,6 +329,7 @@ int cwork_pool_use(cwork_pool *p, cwork_middleware mw, cwork_error *err)
 {
     if (!p || !mw) return cw_error(err, CWORK_EINVAL, "use: pool and middleware are required");
     if (p->started) return cw_error(err, CWORK_EINVAL, "use: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "use");
     cwork_middleware *m = cw_realloc(p->middleware, (p->nmiddleware + 1) * sizeof *m);
     if (!m) return cw_error(err, CWORK_ENOMEM, "out of memory");
     p->middleware = m;
@@ -343,6 +345,7 @@ int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char 
                         "periodically_enqueue: pool, spec and name are required");
     if (p->started)
         return cw_error(err, CWORK_EINVAL, "periodically_enqueue: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "periodically_enqueue");
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
     if (!p->periodic && !(p->periodic = cw_periodic_new()))

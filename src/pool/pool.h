@@ -417,6 +417,9 @@ void cw_nsshards_get_stats(cwork_pool *p, cwork_pool_stats *s);
 /* The inner pools' watchdog entries (each name in its one home shard), concatenated. */
 int cw_nsshards_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *n,
                                cwork_error *err);
+/* CWORK_EINVAL for a configuration call (what) on a pool that has served a sharded
+ * namespace: its inner pools were made with the registrations of its first start. */
+int cw_nsshards_configured(cwork_error *err, const char *what);
 /* Frees the inner pools and their Redis handles (the pool is stopped). */
 void cw_nsshards_free(cwork_pool *p);
 

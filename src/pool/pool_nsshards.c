@@ -333,6 +333,14 @@ int cw_nsshards_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t 
     return 0;
 }
 
+int cw_nsshards_configured(cwork_error *err, const char *what)
+{
+    return cw_error(err, CWORK_EINVAL,
+                    "%s: the pool has served a sharded namespace, whose shards' pools took its "
+                    "registrations at its first start",
+                    what);
+}
+
 void cw_nsshards_free(cwork_pool *p)
 {
     nsshards_destroy(p->nsshards);

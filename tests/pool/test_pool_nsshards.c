@@ -183,6 +183,9 @@ static void concurrency_is_the_total(void)
     check_each_ran_once(SHARDS * 10);
     CHECK(atomic_load(&max_running_) <= 4);
     CHECK(atomic_load(&max_running_) >= 1);
+    /* Its registrations were taken by the shards' pools at the first start. */
+    CHECK_INT(cwork_pool_register(p, "other", counting_handler, NULL, &err), CWORK_EINVAL);
+    CHECK(strstr(err.message, "sharded") != NULL);
     /* Started again, it serves every shard again. */
     reset_counts(1);
     for (unsigned s = 0; s < SHARDS; s++)

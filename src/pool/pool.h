@@ -214,7 +214,7 @@ struct cwork_pool {
     int lease_stop;
     atomic_int lease_started; /* read by the dispatchers and the heartbeat's hook */
     pthread_t lease_guard;
-    /* A sharded namespace (PROTOCOL §27.3, pool_nsshards.c): NOT the dispatcher groups
+    /* A sharded namespace (PROTOCOL §27.4, pool_nsshards.c): NOT the dispatcher groups
      * called shards above. Set by the first start on a namespace of S > 1 shards, then
      * this pool runs no thread of its own: one inner pool per namespace shard does the
      * work. NULL (and nothing differs from an unsharded pool) otherwise. */
@@ -398,7 +398,7 @@ bool cw_lease_lost(cwork_pool *p);
  * pool); with all, every finished task too (the pool stops). Returns how many it freed. */
 size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all);
 
-/* pool_nsshards.c: a pool on a sharded namespace (PROTOCOL §27.3). A "namespace shard"
+/* pool_nsshards.c: a pool on a sharded namespace (PROTOCOL §27.4). A "namespace shard"
  * is one of the S namespaces of §27, unrelated to the dispatcher groups (cw_shard).
  * At start, for a pool that is not an inner pool: reads (or, with opts.shards, writes)
  * the shard record. One namespace shard: *served = false, nothing else is done and the

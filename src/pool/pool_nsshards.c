@@ -1,4 +1,4 @@
-/* A pool on a sharded namespace (PROTOCOL §27.3; pool_nsshards.h says the shape): the
+/* A pool on a sharded namespace (PROTOCOL §27.4; pool_nsshards.h says the shape): the
  * shard record at start, one inner pool per namespace shard with the outer pool's
  * registrations, and start, stop, drain and statistics over all of them. A namespace
  * shard is one of the S namespaces of §27, not a dispatcher group (cw_shard). */
@@ -146,7 +146,7 @@ static int nsshards_make(cwork_pool *p, unsigned count, cw_nsshards **out, cwork
     return 0;
 }
 
-/* SADD <p>cwork:shard_pinned in shard 0: enqueuers route these names by name (§27.3). */
+/* SADD <p>cwork:shard_pinned in shard 0: enqueuers route these names by name (§27.4). */
 static int pins_publish(cwork_pool *p, const cw_nsshards *s, cwork_error *err)
 {
     if (s->npins == 0) return 0;

@@ -1,4 +1,4 @@
-/* A pool on a sharded namespace (PROTOCOL §27.3): what pool_nsshards.c and
+/* A pool on a sharded namespace (PROTOCOL §27.4): what pool_nsshards.c and
  * pool_nsshards_move.c share. A "namespace shard" here is one of the S namespaces of
  * PROTOCOL §27 — never the dispatcher groups (cw_shard) of pool.h.
  *

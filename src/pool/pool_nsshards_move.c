@@ -1,4 +1,4 @@
-/* The mover of a pool on a sharded namespace (PROTOCOL §27.3): a pinned type runs only
+/* The mover of a pool on a sharded namespace (PROTOCOL §27.4): a pinned type runs only
  * in its home shard, so a job of it found in another namespace shard's queue (enqueued
  * before enqueuers learned of the pin, or by a Go enqueuer that routes by id) is carried
  * home. The two shards are two slots, so no one script can do it; instead, for each

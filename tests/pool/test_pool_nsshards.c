@@ -1,4 +1,4 @@
-/* A pool on a sharded namespace (PROTOCOL §27.3) against a real Redis: one pool serves
+/* A pool on a sharded namespace (PROTOCOL §27.4) against a real Redis: one pool serves
  * every namespace shard — jobs pushed straight into each shard's queues run exactly
  * once, counts are summed, each shard has the pool's heartbeat, and a stop leaves each
  * shard as an unsharded pool leaves its namespace; the executors in use never exceed

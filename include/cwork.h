@@ -757,6 +757,19 @@ typedef struct cwork_pool_options {
      * Fetched unique jobs release their guard in both spellings whatever the setting.
      * cwork_pool_new fails with CWORK_EINVAL for an unknown value. Default go1.22. */
     cwork_go_json go_json;
+    /* Namespace shards (PROTOCOL §27): 0 (the default) follows the namespace's record
+     * <p>cwork:shards (one shard when there is none); 1–1024 declares the count:
+     * cwork_pool_start writes the record when there is none and fails with CWORK_EINVAL
+     * (naming the key and both counts) when it holds another. A pool on S > 1 shards
+     * serves every shard, each with a Redis pool of its own (cloned from redis), and
+     * splits concurrency between them (so concurrency must be at least S; CWORK_EINVAL
+     * from cwork_pool_new or, following the record, cwork_pool_start). Types with
+     * max_concurrency or a rate limit run only in the shard of their name (docs/
+     * SHARDING_POOL.md). Once it has started on S > 1 shards, cwork_pool_register,
+     * cwork_pool_use and cwork_pool_periodically_enqueue fail with CWORK_EINVAL even while
+     * it is stopped (the shards' pools took the registrations). One shard: exactly an
+     * unsharded pool. */
+    unsigned shards;
 } cwork_pool_options;
 
 /* Fills *opts with the defaults above. */

@@ -131,6 +131,7 @@ cwork_pool *cwork_pool_new(cwork_redis *redis, const char *ns, const cwork_pool_
                  CW_MAX_CONCURRENCY);
         return NULL;
     }
+    if (cw_nsshards_check_options(ns, &o, err) != 0) return NULL;
     if (o.idle_backoff_max_ms == 0) o.idle_backoff_max_ms = CW_DEFAULT_IDLE_BACKOFF_MAX_MS;
     if (o.reap_period_ms == 0) o.reap_period_ms = CW_REAPER_DEFAULT_PERIOD * 1000;
     if (o.dead_check_ms == 0) o.dead_check_ms = CW_REAPER_DEFAULT_CHECK_MS;
@@ -275,6 +276,7 @@ int cwork_pool_register(cwork_pool *p, const char *name, cwork_handler handler,
     if (!p || !handler)
         return cw_error(err, CWORK_EINVAL, "register: pool and handler are required");
     if (p->started) return cw_error(err, CWORK_EINVAL, "register: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "register");
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
     cw_job_type t;
@@ -327,6 +329,7 @@ int cwork_pool_use(cwork_pool *p, cwork_middleware mw, cwork_error *err)
 {
     if (!p || !mw) return cw_error(err, CWORK_EINVAL, "use: pool and middleware are required");
     if (p->started) return cw_error(err, CWORK_EINVAL, "use: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "use");
     cwork_middleware *m = cw_realloc(p->middleware, (p->nmiddleware + 1) * sizeof *m);
     if (!m) return cw_error(err, CWORK_ENOMEM, "out of memory");
     p->middleware = m;
@@ -342,6 +345,7 @@ int cwork_pool_periodically_enqueue(cwork_pool *p, const char *spec, const char 
                         "periodically_enqueue: pool, spec and name are required");
     if (p->started)
         return cw_error(err, CWORK_EINVAL, "periodically_enqueue: the pool is already started");
+    if (p->nsshards) return cw_nsshards_configured(err, "periodically_enqueue");
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
     if (!p->periodic && !(p->periodic = cw_periodic_new()))
@@ -356,6 +360,7 @@ int cwork_pool_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *
     *out = NULL;
     *n = 0;
     if (!p) return cw_error(err, CWORK_EINVAL, "watchdog_stats: pool is NULL");
+    if (p->nsshards) return cw_nsshards_watchdog_stats(p, out, n, err);
     if (!p->watchdog) return 0;
     if (cw_watchdog_stats(p->watchdog, out, n) != 0)
         return cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -365,6 +370,10 @@ int cwork_pool_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *
 void cwork_pool_get_stats(const cwork_pool *p, cwork_pool_stats *s)
 {
     cwork_pool *mp = (cwork_pool *)p;
+    if (mp->nsshards) {
+        cw_nsshards_get_stats(mp, s);
+        return;
+    }
     s->fetched = atomic_load(&mp->n_fetched);
     s->succeeded = atomic_load(&mp->n_succeeded);
     s->failed = atomic_load(&mp->n_failed);
@@ -382,6 +391,7 @@ void cwork_pool_free(cwork_pool *p)
                "handlers still running after the grace period; the pool is leaked", NULL);
         return;
     }
+    cw_nsshards_free(p);
     for (size_t i = 0; i < p->ntypes; i++)
         type_clear(&p->types[i]);
     cw_free(p->types);

@@ -214,6 +214,12 @@ struct cwork_pool {
     int lease_stop;
     atomic_int lease_started; /* read by the dispatchers and the heartbeat's hook */
     pthread_t lease_guard;
+    /* A sharded namespace (PROTOCOL §27.4, pool_nsshards.c): NOT the dispatcher groups
+     * called shards above. Set by the first start on a namespace of S > 1 shards, then
+     * this pool runs no thread of its own: one inner pool per namespace shard does the
+     * work. NULL (and nothing differs from an unsharded pool) otherwise. */
+    struct cw_nsshards *nsshards;
+    bool nsshard_member; /* an inner pool: its owner read the shard record */
 };
 
 /* What a commit does with a failed task. */
@@ -391,6 +397,31 @@ bool cw_lease_lost(cwork_pool *p);
  * asked that are not running (their in-progress entries are left to whoever reaps this
  * pool); with all, every finished task too (the pool stops). Returns how many it freed. */
 size_t cw_lease_drop_shard_tasks(cw_shard *sh, bool all);
+
+/* pool_nsshards.c: a pool on a sharded namespace (PROTOCOL §27.4). A "namespace shard"
+ * is one of the S namespaces of §27, unrelated to the dispatcher groups (cw_shard).
+ * At start, for a pool that is not an inner pool: reads (or, with opts.shards, writes)
+ * the shard record. One namespace shard: *served = false, nothing else is done and the
+ * pool starts as it always did. S > 1: starts one inner pool per namespace shard (made
+ * on the first start) and the mover, and sets *served. CWORK_EINVAL when the declared
+ * count differs from the record (naming the key), or concurrency is below S. */
+int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err);
+/* cwork_pool_new: opts->shards in range, a namespace that can be sharded when it is over
+ * 1, and at least one executor per declared shard. 0 or CWORK_EINVAL naming the field. */
+int cw_nsshards_check_options(const char *ns, const cwork_pool_options *o, cwork_error *err);
+/* Stops every inner pool at once (each with grace_ms); the first error is returned. */
+int cw_nsshards_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err);
+int cw_nsshards_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err);
+/* The inner pools' counts, summed. */
+void cw_nsshards_get_stats(cwork_pool *p, cwork_pool_stats *s);
+/* The inner pools' watchdog entries (each name in its one home shard), concatenated. */
+int cw_nsshards_watchdog_stats(cwork_pool *p, cwork_watchdog_stat **out, size_t *n,
+                               cwork_error *err);
+/* CWORK_EINVAL for a configuration call (what) on a pool that has served a sharded
+ * namespace: its inner pools were made with the registrations of its first start. */
+int cw_nsshards_configured(cwork_error *err, const char *what);
+/* Frees the inner pools and their Redis handles (the pool is stopped). */
+void cw_nsshards_free(cwork_pool *p);
 
 /* The job type registered under name, or NULL (a stray job). */
 cw_job_type *cw_pool_find_type(cwork_pool *p, const char *name, size_t len);

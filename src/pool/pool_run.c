@@ -173,8 +173,14 @@ int cwork_pool_start(cwork_pool *p, cwork_error *err)
 {
     if (!p) return cw_error(err, CWORK_EINVAL, "start: pool is NULL");
     if (p->started) return 0;
+    int rc;
+    if (!p->nsshard_member) { /* (an inner pool's owner read the shard record) */
+        bool served = false;
+        rc = cw_nsshards_start(p, &served, err);
+        if (rc || served) return rc;
+    }
     p->single_fetch = p->opts.single_fetch;
-    int rc = prepare_redis(p, err);
+    rc = prepare_redis(p, err);
     if (rc == 0) rc = cw_pool_rate_limits_start(p, err); /* before the first fetch */
     if (rc) return rc;
     unsigned *prio = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *prio);
@@ -274,7 +280,8 @@ int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
     if (!p) return 0;
     cw_mutex_lock(&p->stop_mu); /* concurrent stops: one after the other */
     int rc = 0;
-    if (p->started) rc = stop_locked(p, grace_ms, err);
+    if (p->started)
+        rc = p->nsshards ? cw_nsshards_stop(p, grace_ms, err) : stop_locked(p, grace_ms, err);
     cw_mutex_unlock(&p->stop_mu);
     return rc;
 }
@@ -282,6 +289,7 @@ int cwork_pool_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 int cwork_pool_drain(cwork_pool *p, int64_t timeout_ms, cwork_error *err)
 {
     if (!p || !p->started) return cw_error(err, CWORK_EINVAL, "drain: the pool is not started");
+    if (p->nsshards) return cw_nsshards_drain(p, timeout_ms, err);
     int64_t end = timeout_ms < 0 || timeout_ms > CW_MAX_DURATION_MS
                       ? INT64_MAX
                       : cw_monotonic_ms() + timeout_ms;

@@ -1,0 +1,58 @@
+/* A pool on a sharded namespace (PROTOCOL §27.4): what pool_nsshards.c and
+ * pool_nsshards_move.c share. A "namespace shard" here is one of the S namespaces of
+ * PROTOCOL §27 — never the dispatcher groups (cw_shard) of pool.h.
+ *
+ * The pool the caller holds runs no thread of its own on such a namespace: it owns one
+ * complete inner pool per namespace shard (dispatchers, executors, heartbeat, reaper,
+ * requeuers, subscriber and maintenance each), so that one shard's Redis failing or
+ * slow stalls only that shard's threads. Inner pool 0 serves the namespace itself with
+ * the caller's Redis handle and the outer pool's id; inner pool i ≥ 1 serves "{base.i}"
+ * with a clone of it. Concurrency is split between them, exactly.
+ *
+ * Pinned types (a max_concurrency or a rate limit: both are kept in one namespace's
+ * keys) run only in their home shard, cw_sharding_of(name); the mover thread carries
+ * jobs of theirs found in other shards' queues home. */
+#ifndef CWORK_POOL_NSSHARDS_H
+#define CWORK_POOL_NSSHARDS_H
+
+#include "pool.h"
+
+/* How often the mover looks at the other shards' queues of the pinned types. */
+#define CW_NSSHARD_MOVE_MS 200
+/* The most jobs it carries of one type from one shard in a pass (then the next pair). */
+#define CW_NSSHARD_MOVE_BATCH 1000
+
+typedef struct cw_nsshard_pin {
+    const char *name; /* the outer pool's type name (borrowed) */
+    unsigned home;    /* cw_sharding_of(name) */
+} cw_nsshard_pin;
+
+typedef struct cw_nsshards {
+    unsigned count;
+    cwork_pool **pools;   /* [count], each with nsshard_member set */
+    cwork_redis **redis;  /* [count]: [0] is the outer pool's (borrowed), the rest clones */
+    cw_nsshard_pin *pins; /* the pinned types, in registration order */
+    size_t npins;
+    /* The mover thread (only with pinned types): stop is guarded by mu. */
+    pthread_t mover;
+    bool mover_started;
+    cw_mutex mu;
+    pthread_cond_t cond; /* CLOCK_MONOTONIC */
+    bool stop;
+} cw_nsshards;
+
+/* pool_nsshards_move.c: starts the mover (when there are pinned types); 0 or
+ * CWORK_ENOMEM. */
+int cw_nsshards_mover_start(cw_nsshards *s, cwork_error *err);
+/* Stops and joins it (no-op when not running). */
+void cw_nsshards_mover_stop(cw_nsshards *s);
+/* One pass: every pinned type's jobs in every other shard's queue (and what a crash left
+ * in <p_i>cwork:moving:<name>) carried home. Returns how many jobs it carried; stops at
+ * the first Redis error of a pair (logged) and goes on with the next. */
+size_t cw_nsshards_move_pass(cw_nsshards *s);
+
+/* How many jobs of pinned types wait outside their home shard (in queues and moving
+ * lists), into *n: a drain is not over while there are any. 0 or a Redis error. */
+int cw_nsshards_strays(cw_nsshards *s, int64_t *n, cwork_error *err);
+
+#endif

@@ -758,7 +758,8 @@ typedef struct cwork_pool_options {
      * cwork_pool_new fails with CWORK_EINVAL for an unknown value. Default go1.22. */
     cwork_go_json go_json;
     /* Namespace shards (PROTOCOL §27): 0 (the default) follows the namespace's record
-     * <p>cwork:shards (one shard when there is none); 1–1024 declares the count:
+     * <p>cwork:shards (one shard when there is none) or what the Redis URL's shards=
+     * declares; 1–1024 declares the count:
      * cwork_pool_start writes the record when there is none and fails with CWORK_EINVAL
      * (naming the key and both counts) when it holds another. A pool on S > 1 shards
      * serves every shard, each with a Redis pool of its own (cloned from redis), and

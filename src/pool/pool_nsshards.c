@@ -219,7 +219,9 @@ static int stop_inner(cw_nsshards *s, unsigned n, int64_t grace_ms, cwork_error 
 int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err)
 {
     unsigned count = 0;
-    int rc = cw_sharding_record_sync(p->redis, p->ns, p->opts.shards, &count, err);
+    /* The pool's own declaration, else its Redis URL's shards= (PROTOCOL §27.1). */
+    unsigned declared = p->opts.shards ? p->opts.shards : cw_redis_declared_shards(p->redis);
+    int rc = cw_sharding_record_sync(p->redis, p->ns, declared, &count, err);
     if (rc) return rc;
     cw_nsshards *s = p->nsshards;
     if (s && count != s->count) /* (a record is never changed: only a deleted one) */

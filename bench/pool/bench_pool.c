@@ -9,7 +9,9 @@
  * {"i": n} (bulk), then runs a pool of in-process C handlers and reports the processing
  * rate from the first to the last handler start, plus the Redis server's CPU time per
  * processed job (INFO cpu before and after), also as a multiple of what one unpipelined
- * PING costs it. With --features LIST (of rate-limit, results, kept, batch, cancel),
+ * PING costs it; and how much of it the scripts took (INFO commandstats: EVALSHA µs, the
+ * commands they ran included) over how many jobs per call — the pool's batch size. With
+ * --features LIST (of rate-limit, results, kept, batch, cancel),
  * instead: for each feature, 5 queues of plain jobs, then the same with the feature
  * (throughput(), FEATURE_*): what each costs, beside a plain run made just before it.
  *
@@ -100,6 +102,29 @@ static double redis_cpu_seconds(raw_conn *raw)
     }
     if (r) freeReplyObject(r);
     return sys + user;
+}
+
+/* EVALSHA calls and the µs Redis spent in them so far (INFO commandstats): the pool's
+ * round trips are its cycle script's calls, so that jobs per call is the batch size. */
+typedef struct script_stats {
+    double calls, usec;
+} script_stats;
+
+static script_stats redis_script_stats(raw_conn *raw)
+{
+    const char *info[] = {"INFO", "commandstats"};
+    redisReply *r = raw_command(raw, 2, info);
+    script_stats st = {0, 0};
+    if (r && r->type == REDIS_REPLY_STRING) {
+        const char *e = strstr(r->str, "cmdstat_evalsha:calls=");
+        if (e) {
+            st.calls = atof(e + strlen("cmdstat_evalsha:calls="));
+            const char *u = strstr(e, ",usec=");
+            if (u) st.usec = atof(u + strlen(",usec="));
+        }
+    }
+    if (r) freeReplyObject(r);
+    return st;
 }
 
 static void drop(raw_conn *raw, const char *ns)
@@ -318,6 +343,7 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
     atomic_store(&started_, 0);
     atomic_store(&first_us_, 0);
     double cpu0 = redis_cpu_seconds(raw);
+    script_stats sc0 = redis_script_stats(raw);
     cwork_error err = {0};
     if (cwork_pool_start(p, &err) != 0) {
         fprintf(stderr, "bench: %s\n", err.message);
@@ -330,15 +356,18 @@ static void throughput(cwork_redis *redis, raw_conn *raw, long jobs, int queues,
     /* the limited queue never drains; the others' last commits are part of the cost */
     if (f != FEATURE_RATE_LIMIT) cwork_pool_drain(p, -1, NULL);
     double cpu1 = redis_cpu_seconds(raw);
+    script_stats sc1 = redis_script_stats(raw);
     cwork_pool_stop(p, 10000, NULL);
     double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
     double rate = (double)(total - 1) / (run_s > 0 ? run_s : 1e-9);
     double cpu_us = (cpu1 - cpu0) * 1e6 / (double)total;
+    double calls = sc1.calls - sc0.calls;
     printf("%2d queues, %-10s concurrency %u, %ld jobs: enqueue %9.0f jobs/s, processing "
            "%9.0f jobs/s (%.1fx one-at-a-time round trips), Redis CPU %.2f us/job (%.2fx "
-           "one PING round trip)\n",
+           "one PING round trip; scripts %.2f us/job, %.1f jobs per call)\n",
            queues, feature_names[f], concurrency, total, (double)total / enqueue_s, rate,
-           rate / baseline_rtt, cpu_us, cpu_us / baseline_ping_cpu_us);
+           rate / baseline_rtt, cpu_us, cpu_us / baseline_ping_cpu_us,
+           (sc1.usec - sc0.usec) / (double)total, calls > 0 ? (double)total / calls : 0.0);
     if (f == FEATURE_RATE_LIMIT)
         printf("  the rate-limited type (100/1s): %ld started in %.2f s\n",
                atomic_load(&aside_started_), run_s);

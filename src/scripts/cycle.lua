@@ -127,112 +127,117 @@ end
 -- TAT + I: load does not slow the type down); a later one starts a new schedule
 -- (now + I: no burst after idling). The spec is read here, so a changed limit holds
 -- from this call.
-local rate_units = {ms = 1000, s = 1000000, m = 60000000, h = 3600000000}
-local function rate_interval(spec)
-  local c, d, u = string.match(spec, '^([1-9]%d*)/([1-9]%d*)(%a+)$')
-  local unit = u and rate_units[u]
-  if not unit or #c > 10 or #d > 10 then
-    return nil
+-- (Defined only when some type is limited: a closure costs every call that creates it.)
+local rate_limits, rate_taken
+if limited then
+  local rate_units = {ms = 1000, s = 1000000, m = 60000000, h = 3600000000}
+  local function rate_interval(spec)
+    local c, d, u = string.match(spec, '^([1-9]%d*)/([1-9]%d*)(%a+)$')
+    local unit = u and rate_units[u]
+    if not unit or #c > 10 or #d > 10 then
+      return nil
+    end
+    local count, window = tonumber(c), tonumber(d) * unit
+    if count > 1000000000 or window > 604800000000 then -- as cwork_rate_limit_parse
+      return nil
+    end
+    return math.ceil(window / count)
   end
-  local count, window = tonumber(c), tonumber(d) * unit
-  if count > 1000000000 or window > 604800000000 then -- as cwork_rate_limit_parse
-    return nil
-  end
-  return math.ceil(window / count)
-end
 
--- Caps each limited type to one job if its time has come, none otherwise. Returns, per
--- type that may start, {its next allowed time, state key, milliseconds to keep it},
--- and the µs until the earliest held-back type may start (nil: none held back).
-local function rate_limits(cap)
-  local first = 6 * n + 4
-  local specs = call('HMGET', KEYS[first], unpack(ARGV, #ARGV - nl + 1, #ARGV))
-  local now = tonumber(limited[2])
-  if not now then
-    local tm = call('TIME')
-    now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
-  end
-  local allow, wait = {}, nil
-  for j = 1, nl do
-    local t, spec = tonumber(limited[j + 2]), specs[j]
-    if spec and cap[t] > 0 then
-      local interval = rate_interval(spec)
-      local s = interval and rpcall('GET', KEYS[first + j])
-      local tat = s == false and 0 or type(s) == 'string' and tonumber(s)
-      if not interval then
-        cap[t] = 0
-        fail(t, 'rate_limit', 'not N/DURATION: ' .. spec .. ': type not fetched')
-      elseif not tat then
-        cap[t] = 0
-        fail(t, 'rate_limit', (s.err or 'not a number') .. ': type not fetched')
-      elseif tat > now then
-        cap[t] = 0
-        if not wait or tat - now < wait then
-          wait = tat - now
+  -- Caps each limited type to one job if its time has come, none otherwise. Returns, per
+  -- type that may start, {its next allowed time, state key, milliseconds to keep it},
+  -- and the µs until the earliest held-back type may start (nil: none held back).
+  rate_limits = function(cap)
+    local first = 6 * n + 4
+    local specs = call('HMGET', KEYS[first], unpack(ARGV, #ARGV - nl + 1, #ARGV))
+    local now = tonumber(limited[2])
+    if not now then
+      local tm = call('TIME')
+      now = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+    end
+    local allow, wait = {}, nil
+    for j = 1, nl do
+      local t, spec = tonumber(limited[j + 2]), specs[j]
+      if spec and cap[t] > 0 then
+        local interval = rate_interval(spec)
+        local s = interval and rpcall('GET', KEYS[first + j])
+        local tat = s == false and 0 or type(s) == 'string' and tonumber(s)
+        if not interval then
+          cap[t] = 0
+          fail(t, 'rate_limit', 'not N/DURATION: ' .. spec .. ': type not fetched')
+        elseif not tat then
+          cap[t] = 0
+          fail(t, 'rate_limit', (s.err or 'not a number') .. ': type not fetched')
+        elseif tat > now then
+          cap[t] = 0
+          if not wait or tat - now < wait then
+            wait = tat - now
+          end
+        else
+          cap[t] = 1
+          local next = now - tat < interval / 2 and tat + interval or now + interval
+          allow[t] = {next, KEYS[first + j], math.ceil((next - now) / 1000)}
         end
-      else
-        cap[t] = 1
-        local next = now - tat < interval / 2 and tat + interval or now + interval
-        allow[t] = {next, KEYS[first + j], math.ceil((next - now) / 1000)}
       end
     end
+    return allow, wait
   end
-  return allow, wait
-end
 
--- Moves the allowed time of each limited type that gave a job: it expires when passed
--- (a type idle for one interval has no state left).
-local function rate_taken(allow, taken)
-  for t, a in pairs(allow) do
-    if taken[t] > 0 then
-      local px = string.format('%d', a[3])
-      local r = rpcall('SET', a[2], string.format('%d', a[1]), 'PX', px)
-      if type(r) ~= 'table' or not r.ok then
-        fail(t, 'rate_limit', r.err or 'not set')
+  -- Moves the allowed time of each limited type that gave a job: it expires when passed
+  -- (a type idle for one interval has no state left).
+  rate_taken = function(allow, taken)
+    for t, a in pairs(allow) do
+      if taken[t] > 0 then
+        local px = string.format('%d', a[3])
+        local r = rpcall('SET', a[2], string.format('%d', a[1]), 'PX', px)
+        if type(r) ~= 'table' or not r.ok then
+          fail(t, 'rate_limit', r.err or 'not set')
+        end
       end
     end
   end
 end
-
---[[include batch_lib.lua]]
 
 -- Commit.
 local groups = ARGV[5]
 local marks = #groups > 0 and call('TYPE', cancelled).ok == 'hash'
 
--- The decoded job and its id, or nil for bytes cjson cannot read or without a string id.
-local function decoded(raw)
-  local ok, job = pcall(cjson.decode, raw)
-  if ok and type(job) == 'table' and type(job.id) == 'string' then
-    return job, job.id
-  end
-end
-
--- A cancelled job (its id marked) goes to dead at the time of the cancel, its failure
--- recorded (cjson's form of the job, as after a trip through Lua, PROTOCOL §3.4), and
--- the mark goes. Returns true when it did; false for a job not marked — or when dead
--- cannot take it, when the job takes its ordinary way.
-local function commit_cancelled(t, raw)
-  local job, id = decoded(raw)
-  local at = id and rpcall('HGET', cancelled, id)
-  if type(at) ~= 'string' then
-    return false
-  end
-  job.fails = (tonumber(job.fails) or 0) + 1
-  job.err = 'cancelled'
-  job.failed_at = tonumber(at)
-  local z = rpcall('ZADD', dead, at, cjson.encode(job))
-  if type(z) ~= 'number' then
-    fail(t, 'dead', z.err)
-    return false
-  end
-  call('HDEL', cancelled, id)
-  return true
-end
 local by_cancel -- positions of the jobs commit_cancelled sent to dead, nil while none
-local function note_cancelled(pos)
-  by_cancel = by_cancel or {}
-  by_cancel[#by_cancel + 1] = pos
+local decoded, commit_cancelled, note_cancelled -- only with marks (as rate_limits)
+if marks then
+  -- The decoded job and its id, or nil for bytes cjson cannot read or without a string id.
+  decoded = function(raw)
+    local ok, job = pcall(cjson.decode, raw)
+    if ok and type(job) == 'table' and type(job.id) == 'string' then
+      return job, job.id
+    end
+  end
+
+  -- A cancelled job (its id marked) goes to dead at the time of the cancel, its failure
+  -- recorded (cjson's form of the job, as after a trip through Lua, PROTOCOL §3.4), and
+  -- the mark goes. Returns true when it did; false for a job not marked — or when dead
+  -- cannot take it, when the job takes its ordinary way.
+  commit_cancelled = function(t, raw)
+    local job, id = decoded(raw)
+    local at = id and rpcall('HGET', cancelled, id)
+    if type(at) ~= 'string' then
+      return false
+    end
+    job.fails = (tonumber(job.fails) or 0) + 1
+    job.err = 'cancelled'
+    job.failed_at = tonumber(at)
+    local z = rpcall('ZADD', dead, at, cjson.encode(job))
+    if type(z) ~= 'number' then
+      fail(t, 'dead', z.err)
+      return false
+    end
+    call('HDEL', cancelled, id)
+    return true
+  end
+  note_cancelled = function(pos)
+    by_cancel = by_cancel or {}
+    by_cancel[#by_cancel + 1] = pos
+  end
 end
 local a = 6
 local removed = 0
@@ -320,6 +325,7 @@ end
 -- remembers each job that was counted retrying ('r') or final ('s', 'd'). A job this call
 -- sent to dead as cancelled counts as dead, whatever its run did.
 if nbatch > 0 then
+--[[include batch_lib.lua]]
   local prefix, now, ttl, entries = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
   local skip, as_dead = {}, {}
   for i = 1, lost and #lost or 0 do

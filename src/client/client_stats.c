@@ -40,6 +40,10 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
     *n = 0;
     if (days < 1 || days > MAX_DAYS)
         return cw_error(err, CWORK_EINVAL, "days must be from 1 to %d, not %u", MAX_DAYS, days);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_daily_stats(client, (unsigned)shards, days, out, n, err);
     cwork_day_stats *d = cw_calloc(days, sizeof *d);
     if (!d) return cw_error(err, CWORK_ENOMEM, "out of memory");
     time_t today = (time_t)cw_now();

@@ -916,8 +916,9 @@ void cwork_client_free(cwork_client *client);
  *   - every shard in turn (stopping at the first failure, counts added up): _pause,
  *     _unpause, _set_rate_limit, _clear_queue, _retry_all_dead, _delete_all_dead,
  *     _delete_all, _kill_all, _run_all_now;
- *   - shard 0 only (the namespace as given; use cwork_client_shard for the others):
- *     _job_types, _search, _queue_jobs, _delete_waiting, _trim_dead, _rate_limits,
+ *   - _job_types adds up its rows over the shards (the sample is read in each shard);
+ *   - shard 0 only (the namespace as given; cwork_client_shard gives the others):
+ *     _search, _queue_jobs, _delete_waiting, _trim_dead, _rate_limits,
  *     _succeeded, _result, _batch, _redis_info, _periodic_schedules, _doctor and
  *     _doctor_repair.
  * A namespace without a record (or with count 1) is read exactly as before: one HMGET
@@ -928,6 +929,12 @@ void cwork_client_free(cwork_client *client);
  * record when due. 0; CWORK_EINVAL for a NULL argument or a damaged record (err names
  * the key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Thread-safe. */
 int cwork_client_shards(cwork_client *client, unsigned *count, cwork_error *err);
+
+/* When the shard record was written (its `created`, Unix s) into *created: 0 when the
+ * namespace has no record. CWORK_EINVAL for a NULL argument or a `created` that is no
+ * number (err names the key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. A WRONGTYPE
+ * record fails with CWORK_EREDIS. Thread-safe. */
+int cwork_client_shards_created(cwork_client *client, int64_t *created, cwork_error *err);
 
 /* The client of shard i (0 ≤ i < the count), for the per-shard view: an ordinary client
  * of that shard's namespace ("{base.i}", shard 0 the namespace itself) whose calls see
@@ -1537,8 +1544,8 @@ typedef struct cwork_job_types {
  * newest: highest scores first); 0 means 1000, more than 100000 is CWORK_EINVAL.
  * Members that cannot be decoded are skipped. Fills *out (release what it holds with
  * cwork_job_types_free); on error *out is empty. A malformed heartbeat or worker hash
- * leaves `running` at 0 instead of failing the call.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * leaves `running` at 0 instead of failing the call. Sharded namespace: every shard,
+ * `sample` members of each shard's sets (see cwork_client_shards). */
 int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types *out,
                            cwork_error *err);
 /* Frees what *types holds and leaves it empty (the struct itself is the caller's); an

@@ -102,3 +102,28 @@ cwork_client *cwork_client_shard(cwork_client *client, unsigned i, cwork_error *
     }
     return count == 1 ? client : cw_client_shard_at(client, i);
 }
+
+int cwork_client_shards_created(cwork_client *client, int64_t *created, cwork_error *err)
+{
+    cwork_error local = {0};
+    err = CW_CLIENT_ERR(err, &local);
+    if (!client || !created)
+        return cw_error(err, CWORK_EINVAL, "cwork_client_shards_created: NULL argument");
+    *created = 0;
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_shards(&client->keys, &key);
+    if (key.oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
+    const char *argv[] = {"HGET", key.data, "created"};
+    redisReply *r = NULL;
+    int rc = cw_redis_command(client->redis, 3, argv, NULL, &r, err);
+    const char *s = NULL;
+    size_t len = 0;
+    if (rc == 0 && (rc = cw_reply_str_or_nil(r, &s, &len, key.data, err)) == 0 && s &&
+        cw_parse_int64(s, len, created))
+        rc = cw_error(err, CWORK_EINVAL, "%s is damaged: its created \"%.*s\" is not a time",
+                      key.data, (int)(len > 40 ? 40 : len), s);
+    cw_reply_free(r);
+    cw_buf_free(&key);
+    return rc ? cw_client_fail("client.shards_created", rc, err) : 0;
+}

@@ -7,6 +7,9 @@
 #include "client_testutil.h"
 #include "sharding.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #define SHARDS 3
 
 static char shard_ns_[SHARDS][80];
@@ -338,6 +341,45 @@ static void actions_by_id_land_in_the_right_shard(void)
     done_sharded(cl);
 }
 
+/* ---------------------------------------------------------------- threads */
+
+static cwork_client *shared_;
+static _Atomic int thread_failures_;
+
+static void *read_views(void *arg)
+{
+    (void)arg;
+    for (int k = 0; k < 20; k++) {
+        cwork_queue_info *q = NULL;
+        size_t n = 0;
+        if (cwork_client_queues(shared_, &q, &n, NULL) != 0 || n != 1 || q[0].count != 3)
+            thread_failures_++;
+        cwork_queue_infos_free(q, n);
+        unsigned count = 0;
+        if (cwork_client_shards(shared_, &count, NULL) != 0 || count != SHARDS) thread_failures_++;
+        if (!cwork_client_shard(shared_, (unsigned)k % SHARDS, NULL)) thread_failures_++;
+    }
+    return NULL;
+}
+
+/* Threads sharing a client that has not read the record yet: one reads it and makes the
+ * shards' clients, every call sees the namespace as one. */
+static void threads_share_a_client_from_its_first_call(void)
+{
+    shared_ = sharded("st");
+    for (unsigned i = 0; i < SHARDS; i++) {
+        cmd("SADD %s:known_jobs a", shard_ns_[i]);
+        cmd("LPUSH %s:jobs:a %s", shard_ns_[i], job(0, "a", "t", 1));
+    }
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, read_views, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    CHECK_INT(thread_failures_, 0);
+    done_sharded(shared_);
+}
+
 /* ---------------------------------------------------------------- unsharded */
 
 /* Without a record the client is today's: shard 0 is itself, nothing is written. */
@@ -390,6 +432,7 @@ int main(void)
     RUN(deep_pages_read_several_chunks);
     RUN(a_job_is_found_in_any_shard);
     RUN(actions_by_id_land_in_the_right_shard);
+    RUN(threads_share_a_client_from_its_first_call);
     RUN(an_unsharded_namespace_is_read_as_before);
     RUN(a_damaged_record_is_named);
     cwork_redis_free(redis_);

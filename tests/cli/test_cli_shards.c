@@ -1,8 +1,8 @@
 /* cwork shards and cwork stats --shard (PROTOCOL §27) against a real Redis: a namespace of
  * three shards built by hand (the record, Go's JSON jobs written into each shard's keys)
  * is shown per shard with a total, as text and --json; the admin commands see the
- * namespace as one; an unsharded namespace shows one shard and gets no key; bad input
- * exits 2. Nothing is written by any of them (every shard dumped after). */
+ * namespace as one, and one shard with --shard N; an unsharded namespace shows one shard and gets
+ * no key; bad input exits 2. Nothing is written by any of them (every shard dumped after). */
 #include "cli_testutil.h"
 
 static redisContext *rc_;
@@ -91,6 +91,13 @@ static void shards_shows_each_shard_and_the_total(void)
     CHECK(strstr(cli_out_, "a        3") != NULL);
     CHECK_INT(IN_NS("job", "r1"), 0);
     CHECK(strstr(cli_out_, "retry") != NULL);
+    /* --shard N: one shard alone, for every admin command */
+    CHECK_INT(IN_NS("dead", "--json", "--shard", "1"), 0);
+    CHECK(strstr(cli_out_, "\"count\": 1") != NULL && strstr(cli_out_, "\"d1\"") != NULL);
+    CHECK_INT(IN_NS("job", "r1", "--shard", "0"), 4);
+    CHECK_INT(IN_NS("job", "r1", "--shard", "2"), 0);
+    CHECK_INT(IN_NS("queues", "--shard", "3"), 2);
+    CHECK(strstr(cli_err_, "has 3 shards") != NULL);
     CHECK_INT(IN_NS("stats", "--json", "--days", "1"), 0);
     CHECK(strstr(cli_out_, "\"waiting\":3") != NULL);
     CHECK(strstr(cli_out_, "\"dead\":2") != NULL);

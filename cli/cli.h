@@ -144,6 +144,7 @@ int cmd_result(int argc, char **argv);
 int cmd_succeeded(int argc, char **argv);
 int cmd_batch(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_shards(int argc, char **argv); /* cmd_shards.c: a sharded namespace (§27) */
 /* cmd_batch.c: tracked batches (PROTOCOL §23); cmd_doctor.c: the namespace doctor (§25) */
 /* COMMAND DECLARATIONS (one per command, keep this marker) */
 

@@ -34,16 +34,19 @@ int admin_run(const admin_opts *o, int (*fn)(const admin_opts *o, cwork_client *
     if (!redis) return status;
     cwork_error err = {0};
     cwork_client *client = cwork_client_new(redis, o->conn.ns, &err);
-    if (client) {
-        cwork_client_set_go_flavor(client, o->flavor);
+    if (client) cwork_client_set_go_flavor(client, o->flavor);
+    /* --shard N: the view of that shard alone (a client the namespace's client owns) */
+    cwork_client *view =
+        client && (o->seen & OPT_SHARD) ? cwork_client_shard(client, o->shard, &err) : client;
+    if (view) {
         cwork_client_damage_clear();
-        status = fn(o, client);
+        status = fn(o, view);
         /* a failure already named its damaged key; a view that worked warns of each */
         if (status == CLI_OK) cli_warn_damage(o->label, o->conn.ns);
-        cwork_client_free(client);
     } else {
         status = admin_fail(o, err.code ? err.code : CWORK_ENOMEM, &err);
     }
+    cwork_client_free(client);
     cwork_redis_free(redis);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "%s: cannot write the output: %s\n", o->label, strerror(errno));
@@ -128,8 +131,8 @@ static int parse_time(const char *s, int64_t *out)
 
 /* ---------------------------------------------------------------- options */
 
-/* The options a command (and its action) takes. */
-static unsigned allowed_options(const admin_opts *o)
+/* The options a command (and its action) takes besides --shard. */
+static unsigned allowed_here(const admin_opts *o)
 {
     switch (o->action) {
     case ACT_LIST:
@@ -149,6 +152,12 @@ static unsigned allowed_options(const admin_opts *o)
         return OPT_JSON;
     }
     return 0;
+}
+
+/* Every admin command's options: its own and --shard. */
+static unsigned allowed_options(const admin_opts *o)
+{
+    return OPT_SHARD | allowed_here(o);
 }
 
 static const char *option_name(unsigned bit)
@@ -172,6 +181,8 @@ static const char *option_name(unsigned bit)
         return "--order";
     case OPT_NO_PERIODIC:
         return "--no-periodic";
+    case OPT_SHARD:
+        return "--shard";
     default:
         return "--keep";
     }
@@ -220,6 +231,14 @@ int admin_set_option(void *opts, const char *s, const cli_opt_ctx *ctx)
             return -1;
         }
         o->grep = s;
+        return 0;
+    case OPT_SHARD:
+        if (parse_int(s, &v) < 0 || v < 0 || v > 1023) {
+            fprintf(stderr, "%s: --shard needs a shard number from 0 to 1023, not \"%s\"\n",
+                    o->label, s);
+            return -1;
+        }
+        o->shard = (unsigned)v;
         return 0;
     case OPT_OLDER:
         if (cli_duration_s(s, &o->older_than) < 0) {

@@ -46,9 +46,10 @@ enum {
     OPT_AT = 1 << 4,
     OPT_OLDER = 1 << 5,
     OPT_KEEP = 1 << 6,
-    OPT_GREP = 1 << 7,       /* --grep TEXT (--search): the list's substring search */
-    OPT_ORDER = 1 << 8,      /* --order newest|oldest */
-    OPT_NO_PERIODIC = 1 << 9 /* --no-periodic: scheduled list without periodic instances */
+    OPT_GREP = 1 << 7,        /* --grep TEXT (--search): the list's substring search */
+    OPT_ORDER = 1 << 8,       /* --order newest|oldest */
+    OPT_NO_PERIODIC = 1 << 9, /* --no-periodic: scheduled list without periodic instances */
+    OPT_SHARD = 1 << 10       /* --shard N: one shard of a sharded namespace alone */
 };
 
 typedef struct admin_opts {
@@ -67,6 +68,7 @@ typedef struct admin_opts {
     const char *grep;       /* --grep */
     int newest_first;       /* --order, else the web UI's default for the set */
     cwork_go_flavor flavor; /* --go-flavor / CWORK_GO_FLAVOR: the JSON bodies' flavour */
+    unsigned shard;         /* --shard N (with OPT_SHARD in seen) */
 } admin_opts;
 
 /* The option table of each admin command (cmd_admin.c), and the texts around the

@@ -3,6 +3,7 @@
 #include "opt.h"
 
 #define COMMON                                                                                     \
+    "  --shard N  shard N of a sharded namespace alone (cwork shards lists them)\n"                \
     "  --redis URL, --ns NS, --go-flavor fork|upstream (what --json bodies of jobs hold):\n"       \
     "  see cwork --help\n"
 
@@ -339,7 +340,9 @@ static void admin_help(const cli_command *cmd, const void *opts)
     {                                                                                              \
         name, alias, arg, metavar, help, admin_set_option, 0, bit, NULL, 0                         \
     }
-#define ADMIN_TAIL CLI_CONN_OPTS(admin_opts, conn), CLI_HELP_OPT, CLI_OPT_END
+#define ADMIN_TAIL                                                                                 \
+    ROW("shard", NULL, CLI_ARG_REQUIRED, "N", NULL, OPT_SHARD), CLI_CONN_OPTS(admin_opts, conn),   \
+        CLI_HELP_OPT, CLI_OPT_END
 #define LIST_ROWS(set, at_alias)                                                                   \
     ROW("page", NULL, CLI_ARG_REQUIRED, "N", "show page N (default 1)", OPT_PAGE),                 \
         ROW("name", NULL, CLI_ARG_REQUIRED, "NAME",                                                \

@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 static const char intro[] =
-    "Usage: cwork stats [--days N] [--history] [--json] [--watch [SECONDS]] [--redis URL] [--ns NS]\n"
+    "Usage: cwork stats [--days N] [--history] [--json] [--watch [SECONDS]] [--shard N]\n"
+    "                   [--redis URL] [--ns NS]\n"
     "\n"
     "What the web UI's dashboard shows: jobs processed and failed today and on each of\n"
     "the last days (counted by cwork pools; Go pools do not count), and per job name the\n"
     "jobs waiting, running, waiting for a retry and dead, whether the name is paused and\n"
-    "its last error.\n";
+    "its last error. In a sharded namespace (cwork shards) every number adds up the\n"
+    "shards (--sample counts per shard); --shard N shows one shard alone.\n";
 
 static const char outro[] = "Exit status: 0, 1 when Redis fails, 2 for a bad command line.\n";
 
@@ -33,6 +35,7 @@ typedef struct stats_opts {
     int json;
     int history;      /* --history: the per-minute counts instead */
     int64_t watch_ms; /* 0: print once */
+    long shard;       /* --shard N: that shard alone; -1: the namespace */
 } stats_opts;
 
 /* One reading: today's counters and history, and the per-name rows. */
@@ -98,6 +101,15 @@ static int set_watch(void *opts, const char *value, const cli_opt_ctx *ctx)
     return 0;
 }
 
+/* --shard N: a shard number (checked against the namespace's count once connected). */
+static int set_shard(void *opts, const char *value, const cli_opt_ctx *ctx)
+{
+    uint64_t v = 0;
+    if (cli_opt_uint(ctx, value, 0, 1023, "a shard number from 0 to 1023", &v) != 0) return -1;
+    ((stats_opts *)opts)->shard = (long)v;
+    return 0;
+}
+
 static const cli_opt stats_options[] = {
     {"days", NULL, CLI_ARG_REQUIRED, "N", "days of history, today included (1-366, default 7)",
      set_count, 0, 0, NULL, 0},
@@ -116,6 +128,10 @@ static const cli_opt stats_options[] = {
      "retry and dead jobs read for the per-name counts (default\n"
      "10000); above it the counts are of the newest N",
      set_count, 0, 0, NULL, 0},
+    {"shard", NULL, CLI_ARG_REQUIRED, "N",
+     "shard N of a sharded namespace alone (0 is the namespace\n"
+     "itself; cwork shards lists them)",
+     set_shard, 0, 0, NULL, 0},
     CLI_CONN_OPTS(stats_opts, conn),
     CLI_HELP_OPT,
     CLI_OPT_END};
@@ -136,6 +152,7 @@ static int parse_options(int argc, char **argv, stats_opts *o)
     o->conn.ns = "work";
     o->days = 7;
     o->sample = 10000;
+    o->shard = -1;
     return cli_parse(&cli_stats_command, "cwork stats", argc, argv, 2, o, NULL);
 }
 
@@ -356,21 +373,35 @@ static void on_signal(int sig)
     stop_ = 1;
 }
 
+/* Connects and makes the client, and with --shard that shard's view: CLI_OK, or the exit
+ * status of the failure (reported; nothing left open). */
+static int open_client(const stats_opts *o, cwork_redis **redis, cwork_client **client,
+                       cwork_client **view)
+{
+    int status;
+    *redis = cli_connect(&o->conn, &status);
+    if (!*redis) return status;
+    cwork_error err = {0};
+    *client = cwork_client_new(*redis, o->conn.ns, &err);
+    *view =
+        !*client || o->shard < 0 ? *client : cwork_client_shard(*client, (unsigned)o->shard, &err);
+    if (*view) return CLI_OK;
+    fprintf(stderr, "cwork stats: %s\n", err.message);
+    status = *client && err.code == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
+    cwork_client_free(*client);
+    cwork_redis_free(*redis);
+    return status;
+}
+
 int cmd_stats(int argc, char **argv)
 {
     stats_opts o;
     int p = parse_options(argc, argv, &o);
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
-    int status;
-    cwork_redis *redis = cli_connect(&o.conn, &status);
-    if (!redis) return status;
-    cwork_error err = {0};
-    cwork_client *client = cwork_client_new(redis, o.conn.ns, &err);
-    if (!client) {
-        fprintf(stderr, "cwork stats: %s\n", err.message);
-        cwork_redis_free(redis);
-        return CLI_FAILURE;
-    }
+    cwork_redis *redis = NULL;
+    cwork_client *client = NULL, *view = NULL;
+    int status = open_client(&o, &redis, &client, &view);
+    if (status != CLI_OK) return status;
     if (o.watch_ms) {
         struct sigaction sa = {0};
         sa.sa_handler = on_signal;
@@ -382,9 +413,9 @@ int cmd_stats(int argc, char **argv)
     for (int first = 1; !stop_; first = 0) {
         if (o.history) {
             if (o.watch_ms && !o.json) fputs(tty ? "\033[H\033[2J" : (first ? "" : "\n"), stdout);
-            rc = print_history(client, &o) == 0 ? CLI_OK : CLI_FAILURE;
+            rc = print_history(view, &o) == 0 ? CLI_OK : CLI_FAILURE;
             fflush(stdout);
-        } else if (read_stats(client, &o, &now) != 0) {
+        } else if (read_stats(view, &o, &now) != 0) {
             reading_clear(&now);
             rc = CLI_FAILURE;
             if (!o.watch_ms) break;

@@ -93,6 +93,8 @@ const cli_command_entry cli_commands[] = {
      "list the succeeded jobs that job types keep, with their results"},
     {"doctor", cmd_doctor, &cli_doctor_command,
      "check every key of the namespace, like fsck; --repair repairs"},
+    {"shards", cmd_shards, &cli_shards_command,
+     "how the namespace is sharded: each shard's namespace and jobs"},
     {"completion", cmd_completion, NULL, "print a bash or zsh completion script: completion bash"},
     {"man", cmd_man, NULL, NULL}, /* prints cwork.1, the man page (the build installs it) */
     /* COMMAND TABLE (one row per command, keep this marker) */

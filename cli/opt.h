@@ -203,7 +203,7 @@ extern const cli_command cli_web_command; /* not in a build without the web UI *
 extern const cli_command cli_enqueue_command;
 extern const cli_command cli_work_command;
 extern const cli_command cli_limits_command, cli_limit_command, cli_result_command,
-    cli_succeeded_command, cli_doctor_command;
+    cli_succeeded_command, cli_doctor_command, cli_shards_command;
 extern const cli_command cli_demo_command; /* not in a build without the web UI */
 
 #endif

@@ -918,6 +918,50 @@ typedef struct cwork_client cwork_client;
 cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *err);
 void cwork_client_free(cwork_client *client);
 
+/* Sharded namespaces (PROTOCOL §27). cwork_client_new does no I/O; the client's first
+ * call reads the shard record <ns>:cwork:shards (and again at most every 5 s), and when
+ * it counts S > 1 shards the client keeps a client per shard (each on its own copy of
+ * the redis handle) and answers for the namespace as one:
+ *   - merged: _queues (counts added per name, the largest latency, paused when paused
+ *     in any shard), _pools (sorted by id) and _workers (shard by shard), _daily_stats
+ *     and _throughput (added up), _list, _list_page, _list_filtered and their _json
+ *     (the shards' sets merged by score, equal scores the lower shard first; totals
+ *     added; page p costs reading the first p pages of every shard);
+ *   - one job by id: _find, _job_story, _cancel, _delete, _retry_dead, _run_now,
+ *     _kill and _apply ask the shard the id routes to first, then the others, and act
+ *     in the one that holds the job;
+ *   - every shard in turn (stopping at the first failure, counts added up): _pause,
+ *     _unpause, _set_rate_limit, _clear_queue, _retry_all_dead, _delete_all_dead,
+ *     _delete_all, _kill_all, _run_all_now;
+ *   - _job_types adds up its rows over the shards (the sample is read in each shard);
+ *   - shard 0 only (the namespace as given; cwork_client_shard gives the others):
+ *     _search, _queue_jobs, _delete_waiting, _trim_dead, _rate_limits,
+ *     _succeeded, _result, _batch, _redis_info, _periodic_schedules, _doctor and
+ *     _doctor_repair.
+ * A namespace without a record (or with count 1) is read exactly as before: one HMGET
+ * of the record every 5 s is all that is added. A damaged record fails every merged
+ * call with CWORK_EINVAL naming the key (`cwork doctor` still runs on shard 0). */
+
+/* The namespace's shard count into *count (1 when it is not sharded), reading the
+ * record when due. 0; CWORK_EINVAL for a NULL argument or a damaged record (err names
+ * the key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Thread-safe. */
+int cwork_client_shards(cwork_client *client, unsigned *count, cwork_error *err);
+
+/* When the shard record was written (its `created`, Unix s) into *created: 0 when the
+ * namespace has no record. CWORK_EINVAL for a NULL argument or a `created` that is no
+ * number (err names the key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. A WRONGTYPE
+ * record fails with CWORK_EREDIS. Thread-safe. */
+int cwork_client_shards_created(cwork_client *client, int64_t *created, cwork_error *err);
+
+/* The client of shard i (0 ≤ i < the count), for the per-shard view: an ordinary client
+ * of that shard's namespace ("{base.i}", shard 0 the namespace itself) whose calls see
+ * that shard alone. Borrowed: owned by client, valid until cwork_client_free(client);
+ * never free it. For an unsharded namespace shard 0 is client itself. Thread-safe, like
+ * every client (cwork_client_set_go_flavor on client also sets its shards'). NULL on
+ * error: CWORK_EINVAL for a NULL client or i out of range (err says the count), or the
+ * errors of cwork_client_shards. */
+cwork_client *cwork_client_shard(cwork_client *client, unsigned i, cwork_error *err);
+
 /* What the client's JSON bodies are (see cwork_go_flavor; default CWORK_GO_FORK). Safe
  * while other threads use the client. 0, or CWORK_EINVAL for a NULL client or an
  * unknown flavour (nothing changes then). */
@@ -1055,7 +1099,8 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
 
 /* Removes dead jobs that died before older_than (0: no age limit) and then the oldest
  * beyond the newest keep (< 0: no count limit). Never automatic: Go keeps the dead set
- * unbounded. *removed receives how many went. */
+ * unbounded. *removed receives how many went.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep, int64_t *removed,
                            cwork_error *err);
 
@@ -1140,7 +1185,8 @@ typedef struct cwork_search_info {
  * longer text, a page size above 1000, a max_scan above CWORK_SEARCH_MAX_SCAN_MAX or a
  * NULL argument; a key of another type finds nothing and is listed as damaged
  * (cwork_client_damage); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails (*out then
- * empty). Safe from several threads. */
+ * empty). Safe from several threads.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_search_query *q,
                         cwork_listed_job **out, size_t *n, cwork_search_info *info,
                         cwork_error *err);
@@ -1171,7 +1217,8 @@ typedef struct cwork_rate_limit_info {
 } cwork_rate_limit_info;
 
 /* Every rate limit of the namespace, sorted by job name (*out NULL and *n 0 when there
- * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe. */
+ * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, size_t *n,
                              cwork_error *err);
 void cwork_rate_limit_infos_free(cwork_rate_limit_info *limits, size_t n);
@@ -1209,7 +1256,8 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
  * the wait. CWORK_ENOTFOUND when there is none (yet, or any more) at the end;
  * CWORK_EINVAL for a NULL client, id or out, an empty id, or wait_ms outside 0 to 100
  * years; CWORK_ETYPE, err naming the key and its type, when the result key holds
- * another type than a string. Thread-safe as every client function. */
+ * another type than a string. Thread-safe as every client function.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, char **out,
                         size_t *len, cwork_error *err);
 
@@ -1229,7 +1277,8 @@ typedef struct cwork_succeeded_job {
  * at most limit (0: 100; at most 10000, else CWORK_EINVAL); *out (may be NULL when *n
  * is 0) is the caller's: free it with cwork_succeeded_jobs_free. Members that are not
  * cwork's records are skipped (logged as client.succeeded). A damaged key (known_jobs, a
- * name's zset, a result) reads as empty and is listed (cwork_client_damage). */
+ * name's zset, a result) reads as empty and is listed (cwork_client_damage).
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
                            cwork_succeeded_job **out, size_t *n, cwork_error *err);
 void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n);
@@ -1305,7 +1354,8 @@ void cwork_job_story_free(cwork_job_story *story);
  * key, its type and the type expected, when the batch key itself holds another type;
  * CWORK_EINVAL (bad id or NULL argument), CWORK_ENOTFOUND (no such batch, or expired),
  * CWORK_EPROTO (a field that is not an integer, named), CWORK_EREDIS. Reads only.
- * Thread-safe. */
+ * Thread-safe.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_batch(cwork_client *client, const char *batch_id, cwork_batch_info *out,
                        cwork_error *err);
 
@@ -1387,7 +1437,8 @@ typedef struct cwork_doctor_finding {
  * key), never deleted; a repair that fails sets repair_error and the others go on. Errors:
  * CWORK_EREDIS and CWORK_EPROTO when Redis fails (no findings are returned),
  * CWORK_EINVAL for NULL arguments, CWORK_ENOMEM. Reads every key of the namespace: its
- * cost grows with the namespace. Thread-safe. */
+ * cost grows with the namespace. Thread-safe.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out, size_t *n,
                         cwork_error *err);
 
@@ -1395,7 +1446,8 @@ int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_findi
  * repaired, 0 when there was nothing to do any more (the key changed since), or an
  * error: CWORK_EUNSUPPORTED for a finding without repair, CWORK_ETYPE when a key the
  * repair would write has another type (nothing written), CWORK_EREDIS. Sets
- * f->repaired. Thread-safe for different findings. */
+ * f->repaired. Thread-safe for different findings.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_doctor_repair(cwork_client *client, cwork_doctor_finding *f, cwork_error *err);
 
 /* Frees what cwork_client_doctor returned (NULL is fine). */
@@ -1475,7 +1527,8 @@ typedef struct cwork_redis_info {
  * server does not report read -1, strings ""). A user the ACL refuses INFO (a NOPERM
  * reply) is no failure: 0 with out->permitted false. CWORK_EINVAL for a NULL argument;
  * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails; CWORK_EPROTO when the reply is no INFO
- * text (no redis_version field). */
+ * text (no redis_version field).
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_redis_info(cwork_client *client, cwork_redis_info *out, cwork_error *err);
 
 /* The dashboard's row of one job name. */
@@ -1508,7 +1561,8 @@ typedef struct cwork_job_types {
  * newest: highest scores first); 0 means 1000, more than 100000 is CWORK_EINVAL.
  * Members that cannot be decoded are skipped. Fills *out (release what it holds with
  * cwork_job_types_free); on error *out is empty. A malformed heartbeat or worker hash
- * leaves `running` at 0 instead of failing the call. */
+ * leaves `running` at 0 instead of failing the call. Sharded namespace: every shard,
+ * `sample` members of each shard's sets (see cwork_client_shards). */
 int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types *out,
                            cwork_error *err);
 /* Frees what *types holds and leaves it empty (the struct itself is the caller's); an
@@ -1553,7 +1607,8 @@ int cwork_client_list_filtered_json(cwork_client *client, cwork_job_set set,
  * length. Entries that cannot be decoded are skipped (logged); `at` is 0 (a queue has
  * no scores: cwork_job_enqueued_at tells when). A key of another type lists nothing (*total
  * 0) and is listed as damaged (cwork_client_damage).
- * Free *out with cwork_listed_jobs_free. */
+ * Free *out with cwork_listed_jobs_free.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
                             unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
                             cwork_error *err);
@@ -1588,7 +1643,8 @@ typedef struct cwork_waiting_ref {
  * 0 when every job was deleted; CWORK_ENOTFOUND when some were not found (err says
  * which first); CWORK_ETYPE when the key holds something other than a list (left as it
  * is); CWORK_EINVAL for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails
- * (the counts say what happened before). Safe from several threads. */
+ * (the counts say what happened before). Safe from several threads.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_delete_waiting(cwork_client *client, const char *name,
                                 const cwork_waiting_ref *jobs, size_t n, size_t *done,
                                 size_t *unchanged, cwork_error *err);
@@ -1643,7 +1699,8 @@ typedef struct cwork_periodic_schedule {
  * soonest members are read) add the schedules of Go pools firing in the next minutes.
  * next_at: the soonest waiting instance, else the publishing pool's own computation
  * when still ahead, else computed here from the spec (in this process's zone when the
- * spec names none). Free with cwork_periodic_schedules_free. */
+ * spec names none). Free with cwork_periodic_schedules_free.
+ * Sharded namespace: shard 0 only (see cwork_client_shards). */
 int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out, size_t *n,
                                     cwork_error *err);
 void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n);

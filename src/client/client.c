@@ -5,6 +5,7 @@
 
 #include "flavor.h"
 #include "log.h"
+#include "sharding.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -113,19 +114,31 @@ cwork_client *cwork_client_new(cwork_redis *redis, const char *ns, cwork_error *
     if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
         return NULL;
     cwork_client *cl = cw_calloc(1, sizeof *cl);
-    if (!cl || cw_keys_init(&cl->keys, ns) != 0) {
+    if (!cl || cw_keys_init(&cl->keys, ns) != 0 || !(cl->ns = cw_strdup(ns))) {
+        if (cl) cw_keys_clear(&cl->keys);
         cw_free(cl);
         cw_error(err, CWORK_ENOMEM, "out of memory");
         return NULL;
     }
     cl->redis = redis;
+    atomic_init(&cl->shards, 1);
+    pthread_mutex_init(&cl->shards_mu, NULL);
     return cl;
 }
 
 void cwork_client_free(cwork_client *client)
 {
     if (!client) return;
+    cw_client_slot *slots = atomic_load(&client->shard_clients);
+    if (slots) {
+        for (unsigned i = 0; i < CW_SHARDING_MAX; i++)
+            cwork_client_free(atomic_load(&slots[i]));
+        cw_free((void *)slots);
+    }
+    cwork_redis_free(client->owned_redis);
+    pthread_mutex_destroy(&client->shards_mu);
     cw_keys_clear(&client->keys);
+    cw_free(client->ns);
     cw_free(client);
 }
 
@@ -134,6 +147,11 @@ int cwork_client_set_go_flavor(cwork_client *client, cwork_go_flavor flavor)
     if (!client) return CWORK_EINVAL;
     int rc = cw_go_flavor_check(flavor, "cwork_client_set_go_flavor", NULL);
     if (rc == 0) atomic_store_explicit(&client->flavor, flavor, memory_order_relaxed);
+    cw_client_slot *slots = atomic_load(&client->shard_clients);
+    for (unsigned i = 0; rc == 0 && slots && i < CW_SHARDING_MAX; i++) {
+        cwork_client *shard = atomic_load(&slots[i]);
+        if (shard) atomic_store_explicit(&shard->flavor, flavor, memory_order_relaxed);
+    }
     return rc;
 }
 
@@ -246,6 +264,9 @@ int cwork_client_queues(cwork_client *client, cwork_queue_info **out, size_t *n,
         return cw_error(err, CWORK_EINVAL, "cwork_client_queues: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_queues(client, (unsigned)shards, out, n, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.queues.checkout", rc, err);
@@ -496,6 +517,9 @@ int cwork_client_pools(cwork_client *client, cwork_pool_heartbeat **out, size_t 
         return cw_error(err, CWORK_EINVAL, "cwork_client_pools: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_pools(client, (unsigned)shards, out, n, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc == 0) {
@@ -614,6 +638,9 @@ int cwork_client_workers(cwork_client *client, cwork_worker_observation **out, s
         return cw_error(err, CWORK_EINVAL, "cwork_client_workers: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_workers(client, (unsigned)shards, out, n, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("worker_observations.checkout", rc, err);
@@ -636,6 +663,13 @@ static int pause_command(cwork_client *client, const char *name, int pause, cwor
     if (!client || !name || !*name)
         return cw_error(err, CWORK_EINVAL, "%s: a job name is required",
                         pause ? "cwork_client_pause" : "cwork_client_unpause");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = pause ? CW_SHARDS_PAUSE : CW_SHARDS_UNPAUSE, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        return brc;
+    }
     cw_buf key;
     cw_buf_init(&key);
     cw_key_paused(&client->keys, &key, name);

@@ -9,14 +9,33 @@
 #include "keys.h"
 #include "redis.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+
+typedef _Atomic(struct cwork_client *) cw_client_slot;
 
 struct cwork_client {
-    cwork_redis *redis; /* borrowed */
+    cwork_redis *redis; /* borrowed (a shard's client: owned when owned_redis) */
     cw_keys keys;
     _Atomic cwork_go_flavor flavor; /* of the JSON bodies (client_json.c); settable while
                                        other threads use the client */
+    /* A sharded namespace (PROTOCOL §27; client_shards.c). The record is read on the
+     * first call and again at most every CW_CLIENT_SHARDS_REREAD_MS; while it says one
+     * shard, nothing else changes. */
+    char *ns;
+    bool shard_member;              /* one shard of a sharded client: never reads the record */
+    cwork_redis *owned_redis;       /* a shard's clone of the redis handle (freed with it) */
+    pthread_mutex_t shards_mu;      /* serialises record reads and the creation of shards */
+    _Atomic int64_t shards_next_ms; /* monotonic ms of the next record read; 0: never read */
+    _Atomic unsigned shards;        /* the record's count (1 without one) */
+    /* CW_SHARDING_MAX slots once the count exceeded 1: slot i is shard i's client
+     * (created under shards_mu, then never changed until cwork_client_free). */
+    cw_client_slot *_Atomic shard_clients;
 };
+
+/* How often a client reads the shard record again (a count may be declared later). */
+#define CW_CLIENT_SHARDS_REREAD_MS 5000
 
 /* Members read per round trip when a set or list is scanned (filters, find), and jobs
  * handled per script call (retry-all, delete-all by name): Go's retry-all batch. */
@@ -152,6 +171,72 @@ void cw_damage_resolve(cw_conn *c, const cw_keys *k);
  * resolved (else a generic line naming it) and returns rc: for a call that has nothing
  * left to show once the key is damaged. */
 int cw_damage_error(cwork_error *err, int rc, const char *key, size_t len);
+
+/* ---------------------------------------------------------------- sharded namespaces
+ * (client_shards*.c). A public call first asks cw_client_shard_count; when it is above
+ * 1 it answers from the shards' clients (each an unsharded client of one shard, on a
+ * clone of the redis handle), merged. */
+
+/* The shard count of client's namespace (reads the record when due, creating the
+ * shards' clients the first time it exceeds 1): ≥ 1, or a negative error code (err
+ * filled, logged). 1 for NULL and for a shard's own client, without any I/O. */
+int cw_client_shard_count(cwork_client *client, cwork_error *err);
+
+/* Shard i's client, i below a count cw_client_shard_count returned above 1. Borrowed. */
+cwork_client *cw_client_shard_at(cwork_client *client, unsigned i);
+
+/* Merged views (client_shards_merge.c, client_shards_list.c), S the count (> 1). */
+int cw_shards_queues(cwork_client *c, unsigned s, cwork_queue_info **out, size_t *n,
+                     cwork_error *err);
+int cw_shards_pools(cwork_client *c, unsigned s, cwork_pool_heartbeat **out, size_t *n,
+                    cwork_error *err);
+int cw_shards_workers(cwork_client *c, unsigned s, cwork_worker_observation **out, size_t *n,
+                      cwork_error *err);
+int cw_shards_daily_stats(cwork_client *c, unsigned s, unsigned days, cwork_day_stats **out,
+                          size_t *n, cwork_error *err);
+int cw_shards_throughput(cwork_client *c, unsigned s, unsigned minutes, cwork_minute_stats **out,
+                         size_t *n, cwork_error *err);
+int cw_shards_list(cwork_client *c, unsigned s, cwork_job_set set, const cwork_list_query *q,
+                   unsigned filters, cwork_listed_job **out, size_t *n, int64_t *total,
+                   cwork_error *err);
+
+/* Calls on one job by id (client_shards_job.c): the id's shard first (where
+ * cw_sharding_of routes a plain job), then the others, until one is not
+ * CWORK_ENOTFOUND. */
+int cw_shards_find(cwork_client *c, unsigned s, const char *id, cwork_job_place *place,
+                   cwork_listed_job *out, cwork_error *err);
+int cw_shards_story(cwork_client *c, unsigned s, const char *id, cwork_job_story *out,
+                    cwork_error *err);
+int cw_shards_cancel(cwork_client *c, unsigned s, const char *id, cwork_cancel_result *out,
+                     cwork_error *err);
+/* delete, retry (dead), run now, kill: action as in cwork_client_apply. */
+int cw_shards_act(cwork_client *c, unsigned s, cwork_job_set set, cwork_job_action action,
+                  int64_t at, const char *id, cwork_error *err);
+
+/* Calls for the whole namespace, made in every shard in turn (client_shards_job.c);
+ * the first failure stops it, counts summed over the shards done. */
+typedef enum cw_shards_bulk_kind {
+    CW_SHARDS_RETRY_ALL_DEAD,
+    CW_SHARDS_DELETE_ALL_DEAD,
+    CW_SHARDS_DELETE_ALL,
+    CW_SHARDS_KILL_ALL,
+    CW_SHARDS_RUN_ALL_NOW,
+    CW_SHARDS_CLEAR_QUEUE,
+    CW_SHARDS_PAUSE,
+    CW_SHARDS_UNPAUSE,
+    CW_SHARDS_SET_RATE_LIMIT
+} cw_shards_bulk_kind;
+
+typedef struct cw_shards_bulk {
+    cw_shards_bulk_kind kind;
+    cwork_job_set set;
+    const char *name;
+    unsigned limit_count; /* CW_SHARDS_SET_RATE_LIMIT */
+    int64_t window_ms;
+    int64_t count, stayed; /* summed */
+} cw_shards_bulk;
+
+int cw_shards_bulk_run(cwork_client *c, unsigned s, cw_shards_bulk *b, cwork_error *err);
 
 /* The internal functions of the client files need a non-NULL err; the public ones
  * substitute a local one for a caller's NULL with this (they log every failure, so they

@@ -48,6 +48,14 @@ int cwork_client_delete_all(cwork_client *client, cwork_job_set set, const char 
     err = CW_CLIENT_ERR(err, &local);
     if (count) *count = 0;
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_delete_all: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_DELETE_ALL, .set = set, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        return brc;
+    }
     cw_buf key;
     cw_buf_init(&key);
     int rc = cw_client_set_key(&client->keys, set, &key, err);

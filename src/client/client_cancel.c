@@ -156,6 +156,9 @@ int cwork_client_cancel(cwork_client *client, const char *id, cwork_cancel_resul
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_cancel: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_cancel(client, (unsigned)shards, id, out, err);
     cwork_cancel_result res;
     memset(&res, 0, sizeof res);
     cw_conn *c;

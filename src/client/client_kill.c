@@ -60,6 +60,11 @@ int cwork_client_kill(cwork_client *client, cwork_job_set set, int64_t at, const
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_kill: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0
+                   ? shards
+                   : cw_shards_act(client, (unsigned)shards, set, CWORK_ACTION_KILL, at, id, err);
     cw_argv a = {0};
     cw_conn *c = NULL;
     int rc = kill_begin(client, set, "one", &c, &a, err);
@@ -83,6 +88,14 @@ int cwork_client_kill_all(cwork_client *client, cwork_job_set set, const char *n
     err = CW_CLIENT_ERR(err, &local);
     if (count) *count = 0;
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_kill_all: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_KILL_ALL, .set = set, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        return brc;
+    }
     cw_argv a = {0};
     cw_conn *c = NULL;
     int rc = kill_begin(client, set, "all", &c, &a, err);

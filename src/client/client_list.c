@@ -200,6 +200,11 @@ int cwork_client_list_filtered(cwork_client *client, cwork_job_set set, const cw
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !out || !n)
         return cw_error(err, CWORK_EINVAL, "cwork_client_list: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0
+                   ? shards
+                   : cw_shards_list(client, (unsigned)shards, set, q, filters, out, n, total, err);
     if (filters & ~CWORK_LIST_SKIP_PERIODIC)
         return cw_error(err, CWORK_EINVAL, "cwork_client_list_filtered: unknown filter 0x%x",
                         filters);
@@ -328,6 +333,9 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
     if (!client || !id || !place || !out)
         return cw_error(err, CWORK_EINVAL, "cwork_client_find: NULL argument");
     memset(out, 0, sizeof *out);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_find(client, (unsigned)shards, id, place, out, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.find", rc, err);
@@ -390,6 +398,11 @@ int cwork_client_delete(cwork_client *client, cwork_job_set set, int64_t at, con
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_delete: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0
+                   ? shards
+                   : cw_shards_act(client, (unsigned)shards, set, CWORK_ACTION_DELETE, at, id, err);
     cw_argv a = {0};
     int rc = cw_client_add_set_key(&a, &client->keys, set, err);
     char min[24], max[24];
@@ -429,6 +442,11 @@ int cwork_client_retry_dead(cwork_client *client, int64_t died_at, const char *i
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id)
         return cw_error(err, CWORK_EINVAL, "cwork_client_retry_dead: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_act(client, (unsigned)shards, CWORK_SET_DEAD,
+                                          CWORK_ACTION_RETRY, died_at, id, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.retry_dead_job", rc, err);
@@ -565,6 +583,14 @@ int cwork_client_retry_all_dead(cwork_client *client, const char *name, int64_t 
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_RETRY_ALL_DEAD, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        return brc;
+    }
     int64_t n = 0;
     cw_conn *c = NULL;
     cw_buf key;
@@ -579,6 +605,14 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_DELETE_ALL_DEAD, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        return brc;
+    }
     int64_t n = 0;
     cw_conn *c = NULL;
     cw_buf key;

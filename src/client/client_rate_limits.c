@@ -166,6 +166,16 @@ int cwork_client_set_rate_limit(cwork_client *client, const char *name, unsigned
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_set_rate_limit: client is NULL");
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_SET_RATE_LIMIT,
+                            .name = name,
+                            .limit_count = count,
+                            .window_ms = window_ms};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        return brc;
+    }
     char text[CW_RATE_LIMIT_TEXT_MAX];
     if (count && (rc = cwork_rate_limit_format(count, window_ms, text, sizeof text, err)) != 0)
         return rc;

@@ -59,6 +59,11 @@ int cwork_client_run_now(cwork_client *client, cwork_job_set set, int64_t at, co
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !id) return cw_error(err, CWORK_EINVAL, "cwork_client_run_now: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_act(client, (unsigned)shards, set, CWORK_ACTION_RUN_NOW, at,
+                                          id, err);
     cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
@@ -95,6 +100,15 @@ int cwork_client_run_all_now(cwork_client *client, cwork_job_set set, const char
     if (count) *count = 0;
     if (stayed) *stayed = 0;
     if (!client) return cw_error(err, CWORK_EINVAL, "cwork_client_run_all_now: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_RUN_ALL_NOW, .set = set, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        if (stayed) *stayed = b.stayed;
+        return brc;
+    }
     cw_argv a = {0};
     cw_conn *c = NULL;
     int nkeys = 0;
@@ -142,6 +156,14 @@ int cwork_client_clear_queue(cwork_client *client, const char *name, int64_t *co
     if (count) *count = 0;
     if (!client || !name)
         return cw_error(err, CWORK_EINVAL, "cwork_client_clear_queue: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1) {
+        if (shards < 0) return shards;
+        cw_shards_bulk b = {.kind = CW_SHARDS_CLEAR_QUEUE, .name = name};
+        int brc = cw_shards_bulk_run(client, (unsigned)shards, &b, err);
+        if (count) *count = b.count;
+        return brc;
+    }
     cw_buf key;
     cw_buf_init(&key);
     cw_key_queue(&client->keys, &key, name);

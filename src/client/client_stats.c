@@ -40,6 +40,10 @@ int cwork_client_daily_stats(cwork_client *client, unsigned days, cwork_day_stat
     *n = 0;
     if (days < 1 || days > MAX_DAYS)
         return cw_error(err, CWORK_EINVAL, "days must be from 1 to %d, not %u", MAX_DAYS, days);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_daily_stats(client, (unsigned)shards, days, out, n, err);
     cwork_day_stats *d = cw_calloc(days, sizeof *d);
     if (!d) return cw_error(err, CWORK_ENOMEM, "out of memory");
     time_t today = (time_t)cw_now();
@@ -218,13 +222,16 @@ static int read_sets(cwork_client *client, size_t sample, rows *r, cwork_job_typ
     if (rc == 0) cw_damage_resolve(c, &client->keys);
     if (c) cw_redis_checkin(client->redis, c);
     size_t retry_read = 0, dead_read = 0;
-    if (rc == 0 && rep[0]) rc = cw_reply_int(rep[0], &out->retry_total, "ZCARD", err);
+    int64_t retry_total = 0, dead_total = 0;
+    if (rc == 0 && rep[0]) rc = cw_reply_int(rep[0], &retry_total, "ZCARD", err);
     if (rc == 0 && rep[1]) rc = cw_reply_array(rep[1], 0, &retry_read, "ZREVRANGE", err);
-    if (rc == 0 && rep[2]) rc = cw_reply_int(rep[2], &out->dead_total, "ZCARD", err);
+    if (rc == 0 && rep[2]) rc = cw_reply_int(rep[2], &dead_total, "ZCARD", err);
     if (rc == 0 && rep[3]) rc = cw_reply_array(rep[3], 0, &dead_read, "ZREVRANGE", err);
-    if (rc == 0) {
-        out->retry_read = (int64_t)retry_read;
-        out->dead_read = (int64_t)dead_read;
+    if (rc == 0) { /* added up over the shards of a sharded namespace */
+        out->retry_total += retry_total;
+        out->dead_total += dead_total;
+        out->retry_read += (int64_t)retry_read;
+        out->dead_read += (int64_t)dead_read;
         rc = tally(r, rep[1], 0, err);
     }
     if (rc == 0) rc = tally(r, rep[3], 1, err);
@@ -261,7 +268,12 @@ int cwork_client_job_types(cwork_client *client, size_t sample, cwork_job_types 
         row->latency = q[i].latency;
     }
     cwork_queue_infos_free(q, nq);
-    if (rc == 0) rc = read_sets(client, sample, &r, out, err);
+    /* the sets of each shard (the queues and workers above are merged already) */
+    int shards = rc == 0 ? cw_client_shard_count(client, err) : 1;
+    if (shards < 0) rc = shards;
+    for (int i = 0; rc == 0 && i < shards; i++)
+        rc = read_sets(shards == 1 ? client : cw_client_shard_at(client, (unsigned)i), sample, &r,
+                       out, err);
     cwork_worker_observation *w = NULL;
     size_t nw = 0;
     if (rc == 0) {

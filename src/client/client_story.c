@@ -203,6 +203,9 @@ int cwork_client_job_story(cwork_client *client, const char *id, cwork_job_story
     if (!client || !id || !out)
         return cw_error(err, CWORK_EINVAL, "cwork_client_job_story: NULL argument");
     memset(out, 0, sizeof *out);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_story(client, (unsigned)shards, id, out, err);
     cw_conn *c;
     int rc = cw_redis_checkout(client->redis, &c, err);
     if (rc) return cw_client_fail("client.job_story", rc, err);

@@ -61,6 +61,10 @@ int cwork_client_throughput(cwork_client *client, unsigned minutes, cwork_minute
     if (minutes < 1 || minutes > MAX_MINUTES)
         return cw_error(err, CWORK_EINVAL, "minutes must be from 1 to %d, not %u", MAX_MINUTES,
                         minutes);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_throughput(client, (unsigned)shards, minutes, out, n, err);
     cwork_minute_stats *m = cw_calloc(minutes, sizeof *m);
     if (!m) return cw_error(err, CWORK_ENOMEM, "out of memory");
     /* The pools' clock (the system's outside tests), the one their writes follow. */

@@ -746,6 +746,7 @@ static const ui_route ui_routes[] = {
     {"/doctor_repair", 1, cw_web_route_doctor_repair},
     {"/throughput", 0, cw_web_route_throughput},
     {"/redis_info", 0, cw_web_route_redis_info},
+    {"/shards", 0, cw_web_route_shards},
 };
 
 int cw_web_ui_route(const web_request *req, web_response *res)

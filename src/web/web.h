@@ -162,6 +162,8 @@ void cw_web_route_doctor_repair(const web_request *req, web_response *res);
  * GET /redis_info. */
 void cw_web_route_throughput(const web_request *req, web_response *res);
 void cw_web_route_redis_info(const web_request *req, web_response *res);
+/* The table of a sharded namespace's shards (routes_shards.c): GET /shards. */
+void cw_web_route_shards(const web_request *req, web_response *res);
 /* ?per_page= (1–1000, default 20) and ?order= (newest or oldest, default oldest) of the
  * list routes. 0, or -1 (res: 400). */
 /* ?periodic=hide|show of a set's list (default show): hide leaves out the instances of

@@ -1,7 +1,8 @@
 /* The dashboard's throughput and Redis routes over real HTTP: GET /throughput on a fixed
  * clock (bodies exact, bad input 400 with a JSON error, nothing written), GET /redis_info
  * from a real server and for a user the ACL refuses INFO (200, "permitted": false), and
- * both on a read-only server. */
+ * both on a read-only server; GET /shards for a namespace of two shards built by hand and
+ * for one that is not sharded (nothing written). */
 #include "clock_testutil.h"
 #include "client_testutil.h"
 #include "web_testutil.h"
@@ -127,6 +128,44 @@ static void redis_info_route(void)
     tl_ns_delete(rc_, ns_);
 }
 
+static void shards_route(void)
+{
+    tl_unique_ns("wsh", ns_, sizeof ns_);
+    char one[80];
+    snprintf(one, sizeof one, "{%s.1}", ns_);
+    cwork_web *w = start(redis_, true);
+    char want[1024];
+    snprintf(want, sizeof want,
+             "{\n\t\"count\": 1,\n\t\"created\": 0,\n\t\"shards\": [\n\t\t{\n\t\t\t\"shard\": 0,"
+             "\n\t\t\t\"ns\": \"%s\",\n\t\t\t\"queued\": 0,\n\t\t\t\"running\": 0,\n\t\t\t"
+             "\"retry\": 0,\n\t\t\t\"scheduled\": 0,\n\t\t\t\"dead\": 0,\n\t\t\t\"pools\": 0\n"
+             "\t\t}\n\t]\n}",
+             ns_);
+    GET(cwork_web_port(w), "/shards", 200, want, NULL);
+    CHECK_DUMP(""); /* an unsharded namespace gets no key */
+    cwork_web_free(w);
+
+    cmd("HSET %s:cwork:shards count 2 hash fnv1a64-jump created 1700000000", ns_);
+    cmd("SADD %s:known_jobs a", one);
+    cmd("LPUSH %s:jobs:a %s", one, "{\"name\":\"a\",\"id\":\"q\",\"t\":1,\"args\":{}}");
+    cmd("ZADD %s:dead 5 %s", ns_, "{\"name\":\"a\",\"id\":\"d\",\"t\":1,\"args\":{}}");
+    cmd("ZADD %s:scheduled 6 %s", one, "{\"name\":\"a\",\"id\":\"s\",\"t\":1,\"args\":{}}");
+    w = start(redis_, true);
+    http_res r;
+    GET(cwork_web_port(w), "/shards", 200, NULL, &r);
+    static const char *const rows[] = {"\"count\": 2,",     "\"created\": 1700000000,",
+                                       "\"shard\": 1,",     "\"queued\": 1,",
+                                       "\"scheduled\": 1,", "\"dead\": 1,"};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (!strstr(r.body, rows[i])) tl_fail(__FILE__, __LINE__, "no %s in %s", rows[i], r.body);
+    char ns_row[128];
+    snprintf(ns_row, sizeof ns_row, "\"ns\": \"{%s.1}\"", ns_);
+    CHECK(strstr(r.body, ns_row) != NULL);
+    cwork_web_free(w);
+    tl_ns_delete(rc_, one);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -134,6 +173,7 @@ int main(void)
     redis_ = cwork_redis_new(tl_redis_url(), NULL, NULL);
     RUN(throughput_route);
     RUN(redis_info_route);
+    RUN(shards_route);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

@@ -408,6 +408,26 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
  * then). */
 int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
 
+/* Declares how many shards enq's namespace has (1 to 1024; PROTOCOL §27, README
+ * "Sharding"): a sharded namespace is that many complete namespaces, shard 0 the one
+ * given to cwork_enqueuer_new and shard i "{<ns>.<i>}", and each job goes to one of them
+ * (by its id; a unique job by its name and args or key; a type a pool pinned, one with a
+ * concurrency or rate limit, by its name; a tracked batch's members to the batch's
+ * shard). Checked at once against the record <ns>:cwork:shards: with no record a count
+ * above 1 is written there (the first process to declare decides), and a record of
+ * another count is refused. 1 declares an unsharded namespace: nothing is written, a
+ * record of more shards is refused. 0 (the default) declares nothing: the enqueuer
+ * follows the record, read before its first enqueue and again at most every 5 seconds,
+ * so a namespace sharded later is followed (an unsharded one costs one HMGET per 5 s
+ * and gets no key). The enqueuer then holds one connection pool per shard (a clone of
+ * its redis: in a Redis Cluster each shard is served on its own slot). Safe while other
+ * threads enqueue (their next enqueue follows it); best called before the first.
+ * 0; CWORK_EINVAL for a NULL enqueuer, a count above 1024, a namespace that cannot be
+ * sharded (only a plain name, or one hash tag around one, can be), a declared count other than
+ * the record's or a damaged record (the message names the key and both counts; nothing
+ * is written, the enqueuer keeps what it had); CWORK_EREDIS when Redis cannot be read. */
+int cwork_enqueuer_set_shards(cwork_enqueuer *enq, unsigned shards, cwork_error *err);
+
 /* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
  * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
  * passes 2^53 where scores stop being whole seconds. */

@@ -525,7 +525,10 @@ size_t cwork_batch_count(const cwork_batch *batch);
  * delay_seconds from now (ignored without that flag; at most CWORK_MAX_DELAY_SECONDS
  * either way). The name, delay and args are validated and encoded here (errors:
  * CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused before
- * anything is sent. */
+ * anything is sent. The entry's shard is chosen here too (see
+ * cwork_enqueuer_set_shards), so an add may read the namespace's shard record (at most
+ * once per 5 s per enqueuer): CWORK_EREDIS when it cannot, CWORK_EINVAL when it is
+ * damaged; the entry is not added then. */
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
@@ -535,7 +538,11 @@ int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args
  * written (a key of the wrong type, out of memory, a refused command) — every entry
  * then reports CWORK_EREDIS. A connection that fails while waiting for the reply (a
  * timeout on a huge batch, Redis dying) leaves the outcome unknown, also reported as
- * CWORK_EREDIS, so keep batches small enough for the command timeout. */
+ * CWORK_EREDIS, so keep batches small enough for the command timeout. In a sharded
+ * namespace the entries are grouped by shard and each group is sent as above to its
+ * shard (one round trip each): every group is written entirely or not at all, every
+ * group is tried, the first error is returned, and cwork_batch_status tells which
+ * entries were written. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
@@ -557,7 +564,8 @@ typedef enum cwork_batch_when {
 /* Opens a batch in enq's namespace whose callback is a job named callback with
  * callback_args (NULL: none) plus batch_total, batch_succeeded, batch_dead and
  * batch_id, which callback_args may therefore not hold. The id goes to id_out. One
- * command; thread-safe as the enqueuer. 0, CWORK_EINVAL (bad name, when or args key,
+ * command (in a sharded namespace, in the shard of the batch's id, where its members,
+ * seal and reads go too); thread-safe as the enqueuer. 0, CWORK_EINVAL (bad name, when or args key,
  * named in err), CWORK_EJSON, CWORK_EREDIS. */
 int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *callback,
                      const cwork_args *callback_args, char id_out[25], cwork_error *err);

@@ -10,6 +10,7 @@
 #include "sharding.h"
 #include "testlib.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,77 @@ static void record_is_read_once_per_period_and_followed(void)
     cwork_redis_free(r);
     redisFree(c);
     tl_server_destroy(&srv);
+}
+
+/* Threads enqueueing through one enqueuer that declares nothing while another process
+ * shards the namespace and the refresh period passes (under TSan, a race between the
+ * reads of the record, the routing and the shards' enqueuers being made): every job is
+ * written once, in shard 0 (routed before the refresh) or in its own shard, and once
+ * the period has passed every job goes to its own. */
+typedef struct {
+    cwork_enqueuer *enq;
+    char ids[100][25];
+} racer;
+
+static void *race_main(void *arg)
+{
+    racer *r = arg;
+    for (int i = 0; i < 100; i++) {
+        cwork_job *job = NULL;
+        cwork_error err = {0};
+        CHECK_INT(cwork_enqueue(r->enq, "race", NULL, &job, &err), 0);
+        snprintf(r->ids[i], sizeof r->ids[i], "%s", job ? cwork_job_id(job) : "");
+        cwork_job_free(job);
+    }
+    return NULL;
+}
+
+static void threads_follow_a_namespace_sharded_meanwhile(void)
+{
+    enum { T = 4 };
+    tl_unique_ns("shq11", ns_, sizeof ns_);
+    cw_clock_manual(tl_now_ms());
+    cwork_enqueuer *enq = enqueuer(0), *other = enqueuer(0);
+    racer r[T];
+    pthread_t th[T];
+    for (int round = 0; round < 2; round++) {
+        for (int t = 0; t < T; t++) {
+            r[t].enq = enq;
+            CHECK_INT(pthread_create(&th[t], NULL, race_main, &r[t]), 0);
+        }
+        if (round == 0) {
+            cwork_error err = {0};
+            CHECK_INT(cwork_enqueuer_set_shards(other, S, &err), 0);
+            cw_clock_advance_ms(5000);
+        }
+        for (int t = 0; t < T; t++)
+            pthread_join(th[t], NULL);
+        long long total = 0;
+        for (unsigned s = 0; s < S; s++) {
+            char name[80];
+            shard_ns(s, name, sizeof name);
+            redisReply *len = tl_cmd(rc_, "LLEN %s:jobs:race", name);
+            total += len->integer;
+            freeReplyObject(len);
+            redisReply *all = tl_cmd(rc_, "LRANGE %s:jobs:race 0 -1", name);
+            for (size_t k = 0; k < all->elements; k++) {
+                const char *id = strstr(all->element[k]->str, "\"id\":\"");
+                CHECK(id != NULL);
+                unsigned own = id ? cw_sharding_of(id + 6, 24, S) : 0;
+                if (own != s && (s != 0 || round == 1))
+                    tl_fail(__FILE__, __LINE__, "round %d: job %.24s in shard %u, not %u", round,
+                            id ? id + 6 : "?", s, own);
+            }
+            freeReplyObject(all);
+            tl_ns_delete(rc_, name);
+        }
+        CHECK_INT(total, T * 100);
+        tl_do(rc_, "HSET %s:cwork:shards count %d hash fnv1a64-jump", ns_, S); /* (deleted) */
+    }
+    cw_clock_system();
+    delete_shards();
+    cwork_enqueuer_free(other);
+    cwork_enqueuer_free(enq);
 }
 
 /* ---------------------------------------------------------------- four shards */
@@ -843,6 +915,7 @@ int main(void)
     }
     RUN(unsharded_namespace_is_written_as_before);
     RUN(record_is_read_once_per_period_and_followed);
+    RUN(threads_follow_a_namespace_sharded_meanwhile);
     RUN(plain_jobs_land_in_the_shard_of_their_id);
     RUN(unique_duplicates_are_caught_across_the_namespace);
     RUN(by_key_replaces_in_its_shard);

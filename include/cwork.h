@@ -411,6 +411,26 @@ int cwork_enqueuer_set_go_flavor(cwork_enqueuer *enq, cwork_go_flavor flavor);
  * then). */
 int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
 
+/* Declares how many shards enq's namespace has (1 to 1024; PROTOCOL §27, README
+ * "Sharding"): a sharded namespace is that many complete namespaces, shard 0 the one
+ * given to cwork_enqueuer_new and shard i "{<ns>.<i>}", and each job goes to one of them
+ * (by its id; a unique job by its name and args or key; a type a pool pinned, one with a
+ * concurrency or rate limit, by its name; a tracked batch's members to the batch's
+ * shard). Checked at once against the record <ns>:cwork:shards: with no record a count
+ * above 1 is written there (the first process to declare decides), and a record of
+ * another count is refused. 1 declares an unsharded namespace: nothing is written, a
+ * record of more shards is refused. 0 (the default) declares nothing: the enqueuer
+ * follows the record, read before its first enqueue and again at most every 5 seconds,
+ * so a namespace sharded later is followed (an unsharded one costs one HMGET per 5 s
+ * and gets no key). The enqueuer then holds one connection pool per shard (a clone of
+ * its redis: in a Redis Cluster each shard is served on its own slot). Safe while other
+ * threads enqueue (their next enqueue follows it); best called before the first.
+ * 0; CWORK_EINVAL for a NULL enqueuer, a count above 1024, a namespace that cannot be
+ * sharded (only a plain name, or one hash tag around one, can be), a declared count other than
+ * the record's or a damaged record (the message names the key and both counts; nothing
+ * is written, the enqueuer keeps what it had); CWORK_EREDIS when Redis cannot be read. */
+int cwork_enqueuer_set_shards(cwork_enqueuer *enq, unsigned shards, cwork_error *err);
+
 /* The largest delay (either sign) an enqueue takes: 100 years of 365.25 days. Further
  * is refused with CWORK_EINVAL before anything is sent: such a run-at overflows, or
  * passes 2^53 where scores stop being whole seconds. */
@@ -508,7 +528,10 @@ size_t cwork_batch_count(const cwork_batch *batch);
  * delay_seconds from now (ignored without that flag; at most CWORK_MAX_DELAY_SECONDS
  * either way). The name, delay and args are validated and encoded here (errors:
  * CWORK_EINVAL, CWORK_EJSON, CWORK_ETOOBIG) so that a bad entry is refused before
- * anything is sent. */
+ * anything is sent. The entry's shard is chosen here too (see
+ * cwork_enqueuer_set_shards), so an add may read the namespace's shard record (at most
+ * once per 5 s per enqueuer): CWORK_EREDIS when it cannot, CWORK_EINVAL when it is
+ * damaged; the entry is not added then. */
 int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args,
                     int64_t delay_seconds, int flags, cwork_error *err);
 
@@ -518,7 +541,11 @@ int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args
  * written (a key of the wrong type, out of memory, a refused command) — every entry
  * then reports CWORK_EREDIS. A connection that fails while waiting for the reply (a
  * timeout on a huge batch, Redis dying) leaves the outcome unknown, also reported as
- * CWORK_EREDIS, so keep batches small enough for the command timeout. */
+ * CWORK_EREDIS, so keep batches small enough for the command timeout. In a sharded
+ * namespace the entries are grouped by shard and each group is sent as above to its
+ * shard (one round trip each): every group is written entirely or not at all, every
+ * group is tried, the first error is returned, and cwork_batch_status tells which
+ * entries were written. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
@@ -540,7 +567,8 @@ typedef enum cwork_batch_when {
 /* Opens a batch in enq's namespace whose callback is a job named callback with
  * callback_args (NULL: none) plus batch_total, batch_succeeded, batch_dead and
  * batch_id, which callback_args may therefore not hold. The id goes to id_out. One
- * command; thread-safe as the enqueuer. 0, CWORK_EINVAL (bad name, when or args key,
+ * command (in a sharded namespace, in the shard of the batch's id, where its members,
+ * seal and reads go too); thread-safe as the enqueuer. 0, CWORK_EINVAL (bad name, when or args key,
  * named in err), CWORK_EJSON, CWORK_EREDIS. */
 int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *callback,
                      const cwork_args *callback_args, char id_out[25], cwork_error *err);

@@ -23,6 +23,7 @@ typedef struct batch_entry {
     const char *rearm;
     int delayed;
     int unique;
+    unsigned shard; /* of a sharded namespace (§27.2), chosen when added; 0 otherwise */
     int64_t run_at;
     char id[25];
     char score[24];
@@ -83,6 +84,37 @@ int cwork_batch_status(const cwork_batch *b, size_t i, const char **id)
     return b->e[i].status;
 }
 
+/* The shard entry e goes to (PROTOCOL §27.2) and its enqueuer: every member of a tracked
+ * batch to the batch's shard (its counts stay in one slot), a unique job by its guard's
+ * text, any other by its id (pinned names by name). */
+static int route_entry(cwork_batch *b, batch_entry *e, const char *name, const cwork_args *args,
+                       cwork_enqueuer **to, cwork_error *err)
+{
+    if (cw_enq_shards_count(b->enq) == 1) return 0;
+    if (b->tracked[0]) {
+        /* Its batch's shard and its type's home could differ, and the pools' mover
+         * would carry it away from its batch (PROTOCOL §27.2, §27.4). */
+        if (cw_enq_is_pinned(b->enq, name))
+            return cw_error(err, CWORK_EINVAL,
+                            "batch: job %.64s: its type has a concurrency or rate limit, so in "
+                            "a sharded namespace it runs in its name's shard only and cannot "
+                            "join a tracked batch",
+                            name);
+        *to = cw_enq_shard_for(b->enq, NULL, b->tracked, strlen(b->tracked), &e->shard);
+        return 0;
+    }
+    if (!e->unique) {
+        *to = cw_enq_shard_for(b->enq, name, e->id, 24, &e->shard);
+        return 0;
+    }
+    cw_buf route;
+    cw_buf_init(&route);
+    int rc = cw_enq_unique_route(name, args, &route, err);
+    if (rc == 0) *to = cw_enq_shard_for(b->enq, name, route.data, route.len, &e->shard);
+    cw_buf_free(&route);
+    return rc;
+}
+
 int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, int64_t delay_seconds,
                     int flags, cwork_error *err)
 {
@@ -108,12 +140,16 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, in
     e->run_at = e->delayed ? now + delay_seconds : 0;
     snprintf(e->score, sizeof e->score, "%lld", (long long)e->run_at);
 
+    cwork_enqueuer *to = b->enq;
+    int rc = cw_enq_shards_refresh(b->enq, err);
+    if (rc == 0) rc = cw_enq_new_id(e->id, err);
+    if (rc == 0) rc = route_entry(b, e, name, args, &to, err);
+    if (rc) return rc;
     e->name_off = b->data.len;
     cw_buf_append(&b->data, name, strlen(name) + 1);
-    int rc;
     if (e->unique) { /* guard key(s), then the job, as the enqueuer's flavour writes them */
         enq_unique u;
-        rc = cw_enq_encode_unique(b->enq, name, args, NULL, now, &b->data, &u, e->id, err);
+        rc = cw_enq_encode_unique(to, name, args, NULL, now, &b->data, &u, e->id, err);
         e->guard_off = u.guard_off;
         e->guard_len = u.guard_len;
         e->alt_len = u.alt_len;
@@ -124,8 +160,8 @@ int cwork_batch_add(cwork_batch *b, const char *name, const cwork_args *args, in
     } else {
         e->json_off = b->data.len;
         rc = b->tracked[0]
-                 ? cw_enq_encode_member(b->enq, name, args, b->tracked, now, &b->data, e->id, err)
-                 : cw_enq_encode_job(b->enq, name, args, 0, now, &b->data, e->id, err);
+                 ? cw_enq_encode_member(to, name, args, b->tracked, now, &b->data, e->id, err)
+                 : cw_enq_encode_job(to, name, args, 0, now, &b->data, e->id, err);
         e->json_len = b->data.len - e->json_off;
     }
     if (rc == 0 && b->data.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
@@ -457,7 +493,8 @@ static int read_statuses(cwork_batch *b, const batch_plan *pl, const redisReply 
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err);
 
-int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
+/* Sends b (all of whose entries go to b->enq's namespace) in one script call. */
+static int send_whole(cwork_batch *b, cwork_error *err)
 {
     /* Redis Cluster: a single pipelined LPUSH/ZADD that meets a redirection (the slot
      * moved) was refused before it wrote anything; one more try reaches the new node.
@@ -466,6 +503,58 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
     int rc = enqueue_batch_once(b, &redirected, err);
     if (rc < 0 && redirected) rc = enqueue_batch_once(b, &redirected, err);
     return rc;
+}
+
+/* A sharded batch: each shard's entries, in the caller's order, as a batch of their own
+ * sent to that shard (one script call each, all or nothing per shard); the statuses go
+ * back to the caller's entries. Every shard is tried; the first error is returned. */
+static int send_by_shard(cwork_batch *b, cwork_error *err)
+{
+    unsigned char *sent = cw_calloc(b->n, 1);
+    batch_entry *part = cw_malloc(b->n * sizeof *part);
+    size_t *from = cw_malloc(b->n * sizeof *from);
+    int first = 0;
+    if (!sent || !part || !from) first = cw_error(err, CWORK_ENOMEM, "out of memory");
+    for (size_t i = 0; first != CWORK_ENOMEM && i < b->n; i++) {
+        if (sent[i]) continue;
+        size_t k = 0;
+        for (size_t j = i; j < b->n; j++)
+            if (!sent[j] && b->e[j].shard == b->e[i].shard) {
+                part[k] = b->e[j];
+                from[k++] = j;
+                sent[j] = 1;
+            }
+        /* a view of b: its shard's entries, the same encoded data (read only) */
+        cwork_batch view = {.enq = cw_enq_shard(b->enq, b->e[i].shard),
+                            .e = part,
+                            .n = k,
+                            .cap = k,
+                            .data = b->data};
+        memcpy(view.tracked, b->tracked, sizeof view.tracked);
+        cwork_error e2 = {0};
+        int rc = send_whole(&view, &e2);
+        for (size_t m = 0; m < k; m++)
+            b->e[from[m]].status = part[m].status;
+        if (rc && !first) {
+            first = rc;
+            if (err) *err = e2;
+        }
+    }
+    cw_free(sent);
+    cw_free(part);
+    cw_free(from);
+    return first;
+}
+
+int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
+{
+    if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
+    int sharded = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
+        sharded |= b->e[i].shard != 0;
+    }
+    return sharded ? send_by_shard(b, err) : send_whole(b, err);
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)

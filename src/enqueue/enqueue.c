@@ -25,20 +25,24 @@ cwork_enqueuer *cwork_enqueuer_new(cwork_redis *redis, const char *ns, cwork_err
     if (cw_redis_use_namespace(redis, ns, err) != 0) /* Redis Cluster: a hash tag */
         return NULL;
     cwork_enqueuer *enq = cw_calloc(1, sizeof *enq);
-    if (!enq || cw_keys_init(&enq->keys, ns) != 0) {
+    if (!enq || !(enq->ns = cw_strdup(ns)) || cw_keys_init(&enq->keys, ns) != 0) {
+        if (enq) cw_free(enq->ns);
         cw_free(enq);
         cw_error(err, CWORK_ENOMEM, "out of memory");
         return NULL;
     }
     enq->redis = redis;
+    enq->root = enq;
     enq->max_job_bytes = CWORK_DEFAULT_MAX_JOB_BYTES;
     cw_mutex_init(&enq->mu);
+    cw_enq_shards_init(enq);
     return enq;
 }
 
 void cwork_enqueuer_free(cwork_enqueuer *enq)
 {
     if (!enq) return;
+    cw_enq_shards_clear(enq);
     for (size_t i = 0; i < KNOWN_BUCKETS; i++) {
         known_entry *e = enq->known[i];
         while (e) {
@@ -49,6 +53,8 @@ void cwork_enqueuer_free(cwork_enqueuer *enq)
     }
     cw_mutex_destroy(&enq->mu);
     cw_keys_clear(&enq->keys);
+    cwork_redis_free(enq->owned_redis);
+    cw_free(enq->ns);
     cw_free(enq);
 }
 
@@ -128,21 +134,26 @@ int cw_enq_check_delay(int64_t seconds, cwork_error *err)
     return 0;
 }
 
+int cw_enq_new_id(char id[25], cwork_error *err)
+{
+    if (cw_make_id(id) != 0)
+        return cw_error(err, CWORK_EINVAL, "cannot read the OS random source for a job id");
+    return 0;
+}
+
 /* The job as cw_enq_encode_job describes it, with unique_key when given. */
 static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
                       const char *unique_key, size_t unique_key_len, const char *batch, int64_t now,
-                      cw_buf *out, char id[25], cwork_error *err)
+                      cw_buf *out, const char *id, cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
-    if (cw_make_id(id) != 0)
-        return cw_error(err, CWORK_EINVAL, "cannot read the OS random source for a job id");
     /* The encoder only reads the job: point its fields at the caller's data. */
     struct cwork_job job;
     memset(&job, 0, sizeof job);
     job.name.ptr = (char *)name;
     job.name.len = strlen(name);
-    job.id.ptr = id;
+    job.id.ptr = (char *)id;
     job.id.len = 24;
     job.t = now;
     job.args = args ? (gj_value *)cw_args_object(args) : NULL;
@@ -156,10 +167,10 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
     rc = cw_job_encode(out, &job, err);
     if (rc) return rc;
     /* the job as the namespace's Go writes it (unique_key is already in that spelling) */
-    if (atomic_load_explicit(&enq->go_json, memory_order_relaxed) == CWORK_GO_JSON_121)
+    if (atomic_load_explicit(&enq->root->go_json, memory_order_relaxed) == CWORK_GO_JSON_121)
         cw_gj_respell_go121(out, start);
     if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
-    size_t max_bytes = atomic_load_explicit(&enq->max_job_bytes, memory_order_relaxed);
+    size_t max_bytes = atomic_load_explicit(&enq->root->max_job_bytes, memory_order_relaxed);
     if (out->len - start > max_bytes)
         return cw_error(err, CWORK_ETOOBIG, "job %.64s is %zu bytes, over the limit of %zu", name,
                         out->len - start, max_bytes);
@@ -167,13 +178,13 @@ static int encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *a
 }
 
 int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                      int64_t now, cw_buf *out, char id[25], cwork_error *err)
+                      int64_t now, cw_buf *out, const char *id, cwork_error *err)
 {
     return encode_job(enq, name, args, unique, NULL, 0, NULL, now, out, id, err);
 }
 
 int cw_enq_encode_member(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                         const char *batch_id, int64_t now, cw_buf *out, char id[25],
+                         const char *batch_id, int64_t now, cw_buf *out, const char *id,
                          cwork_error *err)
 {
     return encode_job(enq, name, args, 0, NULL, 0, batch_id, now, out, id, err);
@@ -181,7 +192,7 @@ int cw_enq_encode_member(cwork_enqueuer *enq, const char *name, const cwork_args
 
 int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
-                         char id[25], cwork_error *err)
+                         const char *id, cwork_error *err)
 {
     int rc = cwork_validate_job_name(name, err);
     if (rc) return rc;
@@ -193,14 +204,15 @@ int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args
     if (rc < 0) return rc;
     /* the guard (and unique_key) a Go of the namespace's spelling looks for comes first */
     cw_key_unique_prefer(out, u->guard_off, lens,
-                         atomic_load_explicit(&enq->go_json, memory_order_relaxed));
+                         atomic_load_explicit(&enq->root->go_json, memory_order_relaxed));
     if (out->oom) return cw_error(err, CWORK_ENOMEM, "out of memory");
     u->guard_len = lens[0];
     u->alt_len = lens[1];
     /* upstream writes unique_key on every unique job (its EnqueueUnique is ByKey with the
      * args as key); the fork on none, and cwork's ByKey needs it under both flavours,
      * since the key cannot be recomputed from the args. */
-    int upstream = atomic_load_explicit(&enq->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
+    int upstream =
+        atomic_load_explicit(&enq->root->flavor, memory_order_relaxed) == CWORK_GO_UPSTREAM;
     int with_key = key != NULL || upstream;
     char *guard = NULL;
     if (with_key && !(guard = cw_strndup(out->data + u->guard_off, u->guard_len)))
@@ -389,6 +401,25 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
     return rc;
 }
 
+/* *to: the enqueuer of the shard the job goes to (PROTOCOL §27.2), by id, or for a
+ * unique job by its guard's text; enq itself when the namespace is not sharded. */
+static int route_one(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
+                     const cwork_args *key, const char *id, cwork_enqueuer **to, cwork_error *err)
+{
+    *to = enq;
+    if (cw_enq_shards_count(enq) == 1) return 0;
+    if (!unique) {
+        *to = cw_enq_shard_for(enq, name, id, 24, NULL);
+        return 0;
+    }
+    cw_buf route;
+    cw_buf_init(&route);
+    int rc = cw_enq_unique_route(name, key ? key : args, &route, err);
+    if (rc == 0) *to = cw_enq_shard_for(enq, name, route.data, route.len, NULL);
+    cw_buf_free(&route);
+    return rc;
+}
+
 /* cwork_enqueue_ex's work (the six Go-named calls are its wrappers). A delayed job's run-at may lie
  * in the past (negative seconds): it is still written to the scheduled set with that score, as Go
  * does. key is only used for unique jobs (ByKey). */
@@ -400,35 +431,40 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     if (!enq || !name)
         return cw_error(err, CWORK_EINVAL, "enqueue: enqueuer and name are required");
     if (delayed && cw_enq_check_delay(seconds, err) != 0) return CWORK_EINVAL;
+    char id[25];
+    int rc = cw_enq_shards_refresh(enq, err);
+    if (rc == 0) rc = cw_enq_new_id(id, err);
+    cwork_enqueuer *to = enq;
+    if (rc == 0) rc = route_one(enq, name, args, unique, key, id, &to, err);
+    if (rc) return rc;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
     cw_buf data;
     cw_buf_init(&data);
-    char id[25];
     enq_unique u;
     memset(&u, 0, sizeof u);
-    int rc = unique ? cw_enq_encode_unique(enq, name, args, key, now, &data, &u, id, err)
-                    : cw_enq_encode_job(enq, name, args, 0, now, &data, id, err);
+    rc = unique ? cw_enq_encode_unique(to, name, args, key, now, &data, &u, id, err)
+                : cw_enq_encode_job(to, name, args, 0, now, &data, id, err);
     if (rc) goto done;
     if (!unique) u.json_len = data.len; /* the buffer holds the JSON only */
-    int sadd = cw_enq_known_needs_sadd(enq, name, now);
+    int sadd = cw_enq_known_needs_sadd(to, name, now);
     /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
      * was refused before it wrote anything, and its connection goes; one more try
      * reaches the new node. Scripts follow redirections by themselves. */
     for (int attempt = 0; attempt < 2; attempt++) {
         cw_conn *c;
-        if ((rc = cw_redis_checkout(enq->redis, &c, err)) != 0) goto done;
+        if ((rc = cw_redis_checkout(to->redis, &c, err)) != 0) goto done;
         if (unique)
-            rc = send_unique(enq, c, name, &data, &u, delayed, run_at, sadd, err);
+            rc = send_unique(to, c, name, &data, &u, delayed, run_at, sadd, err);
         else
-            rc = send_plain(enq, c, name, &data, delayed, run_at, sadd, err);
+            rc = send_plain(to, c, name, &data, delayed, run_at, sadd, err);
         if (rc == 0)
             rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
         int redirected = c->redirected;
-        cw_redis_checkin(enq->redis, c);
+        cw_redis_checkin(to->redis, c);
         if (rc >= 0 || !redirected) break;
     }
-    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(enq, name, now);
+    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(to, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */
     if (rc == 0 || (rc == CWORK_DUPLICATE && key)) {
         int drc = make_result(data.data + u.json_off, u.json_len, delayed ? run_at : 0, out, err);

@@ -6,6 +6,7 @@
 #include "keys.h"
 #include "mutex.h"
 #include "redis.h"
+#include "sharding.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,10 +21,36 @@ typedef struct known_entry {
 #define KNOWN_BUCKETS 64
 #define KNOWN_JOBS_TTL 300 /* seconds a cached registration is trusted */
 
+/* How often an enqueuer reads its namespace's shard record again (PROTOCOL §27): a
+ * namespace sharded (or a type pinned) while it runs is followed within this time. */
+#define ENQ_SHARDS_REFRESH_MS 5000
+
+/* The namespace's shards as an enqueuer last read them (PROTOCOL §27). */
+typedef struct enq_shards {
+    cw_mutex mu;             /* guards the fields below; held across a refresh's reads */
+    _Atomic unsigned count;  /* the shards the last read found (1 until one finds more) */
+    _Atomic int64_t next_ms; /* cw_clock_mono_ms() from which the next enqueue reads the
+                                record again (INT64_MIN: never read yet) */
+    unsigned declared;       /* cwork_enqueuer_set_shards' count; 0: follow the record */
+    /* The enqueuers of shards 1..count-1 (shard 0 is the enqueuer itself), made when a
+     * read first finds them and kept until cwork_enqueuer_free, so that a pointer taken
+     * under mu stays valid after it. CW_SHARDING_MAX slots, allocated with the first. */
+    cwork_enqueuer **sub;
+    char **pinned; /* the names of <p>cwork:shard_pinned: routed by name */
+    size_t npinned;
+    int warned; /* the record could not be read (an ACL): said once */
+} enq_shards;
+
 struct cwork_enqueuer {
     cwork_redis *redis;
     cw_keys keys;
-    /* Setters may run while other threads enqueue: each enqueue reads them once. */
+    char *ns;                 /* as given to cwork_enqueuer_new */
+    cwork_enqueuer *root;     /* whose settings it follows: itself, or (a shard's
+                                 enqueuer) the enqueuer that made it */
+    cwork_redis *owned_redis; /* a shard's enqueuer: its clone of the root's redis */
+    enq_shards shards;        /* unused in a shard's enqueuer */
+    /* Setters may run while other threads enqueue: each enqueue reads them once. A
+     * shard's enqueuer reads its root's. */
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     _Atomic cwork_go_json go_json;  /* the spelling of the guard keys they write */
@@ -39,14 +66,18 @@ void cw_enq_known_mark(cwork_enqueuer *enq, const char *name, int64_t now);
 /* 0, or CWORK_EINVAL with a message when |seconds| > CWORK_MAX_DELAY_SECONDS. */
 int cw_enq_check_delay(int64_t seconds, cwork_error *err);
 
-/* Builds and encodes a new job (fresh id, t = now) into out; checks the name and the
- * size limit. id receives the job id. */
+/* A fresh job id into id (24 hex characters): made before the job is encoded, since a
+ * sharded namespace routes the job by it. 0 or CWORK_EINVAL (no OS randomness). */
+int cw_enq_new_id(char id[25], cwork_error *err);
+
+/* Encodes a new job (id from cw_enq_new_id, t = now) into out; checks the name and the
+ * size limit. */
 int cw_enq_encode_job(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                      int64_t now, cw_buf *out, char id[25], cwork_error *err);
+                      int64_t now, cw_buf *out, const char *id, cwork_error *err);
 
 /* The same for a member of tracked batch batch_id (its `cwork_batch` field, §23). */
 int cw_enq_encode_member(cwork_enqueuer *enq, const char *name, const cwork_args *args,
-                         const char *batch_id, int64_t now, cw_buf *out, char id[25],
+                         const char *batch_id, int64_t now, cw_buf *out, const char *id,
                          cwork_error *err);
 
 /* Where cw_enq_encode_unique put a unique job's parts in its buffer, and what its guard
@@ -60,12 +91,47 @@ typedef struct enq_unique {
     const char *rearm;           /* "1": a duplicate re-arms the guard; "" it doesn't */
 } enq_unique;
 
-/* Builds a unique job (fresh id, t = now, "unique":true) keyed by key, or by args when
+/* Builds a unique job (id given, t = now, "unique":true) keyed by key, or by args when
  * key is NULL: appends its guard key(s) and then its JSON to out. The JSON carries
  * unique_key under the upstream flavour and for every ByKey job (key non-NULL), as
  * upstream writes it; the fork's plain unique job has none. */
 int cw_enq_encode_unique(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                          const cwork_args *key, int64_t now, cw_buf *out, enq_unique *u,
-                         char id[25], cwork_error *err);
+                         const char *id, cwork_error *err);
+
+/* ---------------------------------------------------------------- shards (enqueue_shards.c) */
+
+/* Sets up / frees enq->shards (the enqueuer's own fields are set by then). */
+void cw_enq_shards_init(cwork_enqueuer *enq);
+void cw_enq_shards_clear(cwork_enqueuer *enq);
+
+/* Reads the shard record and the pinned set when the last read is ENQ_SHARDS_REFRESH_MS
+ * old or there was none (cheap otherwise: a clock reading). 0, or the error of the read
+ * (CWORK_EINVAL for a damaged record or a count other than the declared one, naming
+ * the key; CWORK_EREDIS...): the enqueue that asked then writes nothing. */
+int cw_enq_shards_refresh(cwork_enqueuer *enq, cwork_error *err);
+
+/* The shard count the last read found (1 before any, and in a shard's enqueuer). */
+unsigned cw_enq_shards_count(cwork_enqueuer *enq);
+
+/* The enqueuer of the shard a job goes to (PROTOCOL §27.2): by name when name is in
+ * the pinned set (name may be NULL: never), else by the routing key [key, key + len).
+ * enq itself for shard 0 or an unsharded namespace. *shard (may be NULL) receives the
+ * shard's number. The enqueuer returned lives as long as enq. */
+cwork_enqueuer *cw_enq_shard_for(cwork_enqueuer *enq, const char *name, const char *key, size_t len,
+                                 unsigned *shard);
+
+/* Whether name is in the pinned set the last read found (never in an unsharded
+ * namespace). */
+bool cw_enq_is_pinned(cwork_enqueuer *enq, const char *name);
+
+/* The enqueuer of shard i (< cw_enq_shards_count at some point): enq for 0. */
+cwork_enqueuer *cw_enq_shard(cwork_enqueuer *enq, unsigned i);
+
+/* Appends a unique job's routing key to out: "<name>:<JSON of by>" (by = the key map
+ * for ByKey, else the args), the guard key's text after "<p>unique:" without its
+ * newline, in cwork's (Go 1.22) spelling whatever the enqueuer's go_json, so that
+ * every process routes a guard alike. 0 or CWORK_EJSON. */
+int cw_enq_unique_route(const char *name, const cwork_args *by, cw_buf *out, cwork_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 /* Tracked batches (PROTOCOL §23): opening, sealing and reading one. Jobs join a batch
  * through cwork_batch_join and cwork_enqueue_batch (batch.c); cwork pools count them in
- * the cycle script (cycle.lua), which also enqueues the callback. */
+ * the cycle script (cycle.lua), which also enqueues the callback. In a sharded namespace
+ * a batch and all its members live in the shard of its id (§27.2). */
 #include "enqueue.h"
 
 #include "args.h"
@@ -48,6 +49,8 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
     char id[25], cb_id[25];
     if (cw_make_id(id) != 0 || cw_make_id(cb_id) != 0)
         return cw_error(err, CWORK_EINVAL, "cannot read the OS random source for a batch id");
+    if ((rc = cw_enq_shards_refresh(enq, err)) != 0) return rc;
+    enq = cw_enq_shard_for(enq, NULL, id, 24, NULL); /* the batch's shard (§27.2) */
     cw_buf key, head, rest;
     cw_buf_init(&key);
     cw_buf_init(&head);
@@ -107,7 +110,9 @@ int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err
 {
     if (!enq) return cw_error(err, CWORK_EINVAL, "batch seal: NULL enqueuer");
     int rc = cw_batch_check_id(batch_id, err);
+    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
     if (rc) return rc;
+    enq = cw_enq_shard_for(enq, NULL, batch_id, strlen(batch_id), NULL);
     cw_buf key, jobs;
     cw_buf_init(&key);
     cw_buf_init(&jobs);
@@ -167,7 +172,9 @@ int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info
     if (!enq || !out) return cw_error(err, CWORK_EINVAL, "batch read: NULL argument");
     memset(out, 0, sizeof *out);
     int rc = cw_batch_check_id(batch_id, err);
+    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
     if (rc) return rc;
+    enq = cw_enq_shard_for(enq, NULL, batch_id, strlen(batch_id), NULL);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_batch(&enq->keys, &key, batch_id);

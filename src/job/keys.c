@@ -156,6 +156,11 @@ void cw_key_shards(const cw_keys *k, cw_buf *out)
     put_prefix(k, out, "cwork:shards");
 }
 
+void cw_key_shard_pinned(const cw_keys *k, cw_buf *out)
+{
+    put_prefix(k, out, "cwork:shard_pinned");
+}
+
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "reaper_lock");

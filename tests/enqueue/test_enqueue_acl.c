@@ -115,9 +115,14 @@ static int path_batch(cwork_enqueuer *enq, cwork_error *err)
     for (int i = 0; i < 4; i++) {
         cwork_args *a = some_args(i);
         int flags = (i == 1 ? CWORK_BATCH_IN : 0) | (i == 2 ? CWORK_BATCH_UNIQUE : 0);
-        CHECK_INT(cwork_batch_add(b, i == 3 ? "other" : "plain", a, i == 1 ? 60 : 0, flags, err),
-                  0);
+        /* (the first add reads the namespace's shard record, PROTOCOL §27.3: without the
+         * permission that takes, the add is the refusal) */
+        int rc = cwork_batch_add(b, i == 3 ? "other" : "plain", a, i == 1 ? 60 : 0, flags, err);
         cwork_args_free(a);
+        if (rc) {
+            cwork_batch_free(b);
+            return rc;
+        }
     }
     int rc = cwork_enqueue_batch(b, err);
     cwork_batch_free(b);

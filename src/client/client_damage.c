@@ -179,6 +179,9 @@ static char *purpose(const cw_doctor_key *d)
         {CW_DK_BATCH_JOBS, "a batch's jobs"},
         {CW_DK_SUPERSEDED, "the superseded jobs"},
         {CW_DK_FAILURES, "the failures kept for a job's story"},
+        {CW_DK_SHARDS, "the shard record"},
+        {CW_DK_SHARD_PINNED, "the job names pinned to one shard"},
+        {CW_DK_SHARD_MOVING, "jobs of %s moving to their shard"},
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (texts[i].cls != d->cls) continue;

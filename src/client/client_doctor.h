@@ -35,7 +35,10 @@ typedef enum cw_doctor_class {
     CW_DK_BATCH,
     CW_DK_BATCH_JOBS,
     CW_DK_SUPERSEDED,
-    CW_DK_FAILURES /* <p>cwork:failures:<id>, a job's failure history (PROTOCOL §26) */
+    CW_DK_FAILURES,     /* <p>cwork:failures:<id>, a job's failure history (PROTOCOL §26) */
+    CW_DK_SHARDS,       /* <p>cwork:shards, the shard record (§27.1) */
+    CW_DK_SHARD_PINNED, /* <p>cwork:shard_pinned (§27.2) */
+    CW_DK_SHARD_MOVING  /* <p>cwork:moving:<name>, a pinned type's jobs on the way home (§27.4) */
 } cw_doctor_class;
 
 /* A key's class and the type PROTOCOL gives it ("list", "zset", …; NULL for

@@ -34,6 +34,8 @@ static const struct {
     {"cwork:rate_limits", CW_DK_RATE_LIMITS, "hash"},
     {"cwork:cancelled", CW_DK_CANCELLED, "hash"},
     {"cwork:superseded", CW_DK_SUPERSEDED, "list"},
+    {"cwork:shards", CW_DK_SHARDS, "hash"},
+    {"cwork:shard_pinned", CW_DK_SHARD_PINNED, "set"},
 };
 
 /* Keys named by a prefix followed by something (a name, an id, a date). */
@@ -46,7 +48,7 @@ static const struct {
     {"unique:", CW_DK_UNIQUE, "string"},         {"cwork:stat:", CW_DK_STAT, "hash"},
     {"cwork:stats_sent:", CW_DK_STAT, "hash"},   {"cwork:rate_limit:", CW_DK_RATE_LIMIT, "string"},
     {"cwork:result:", CW_DK_RESULT, "string"},   {"cwork:succeeded:", CW_DK_SUCCEEDED, "zset"},
-    {"cwork:failures:", CW_DK_FAILURES, "list"},
+    {"cwork:failures:", CW_DK_FAILURES, "list"}, {"cwork:moving:", CW_DK_SHARD_MOVING, "list"},
 };
 
 /* <p>jobs:<name>…: the suffixes of a name's keys (PROTOCOL §2.4 keeps names from
@@ -125,7 +127,7 @@ int cw_doctor_classify(const cw_keys *k, const char *key, size_t key_len, cw_doc
         if (len > n && memcmp(s, headed[i].head, n) == 0) {
             d->cls = headed[i].cls;
             d->type = headed[i].type;
-            return 0;
+            return d->cls == CW_DK_SHARD_MOVING ? set_name(d, s + n, len - n) : 0;
         }
     }
     return 0;

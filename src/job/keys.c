@@ -161,6 +161,12 @@ void cw_key_shard_pinned(const cw_keys *k, cw_buf *out)
     put_prefix(k, out, "cwork:shard_pinned");
 }
 
+void cw_key_shard_moving(const cw_keys *k, cw_buf *out, const char *name)
+{
+    put_prefix(k, out, "cwork:moving:");
+    cw_buf_puts(out, name);
+}
+
 void cw_key_reaper_lock(const cw_keys *k, cw_buf *out)
 {
     put_prefix(k, out, "reaper_lock");

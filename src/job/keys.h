@@ -38,6 +38,9 @@ void cw_key_shards(const cw_keys *k, cw_buf *out);
 /* "<p>cwork:shard_pinned": the set of job names a sharded namespace routes by name
  * (types with a concurrency or rate limit, PROTOCOL §27.2), in shard 0 next to the record. */
 void cw_key_shard_pinned(const cw_keys *k, cw_buf *out);
+/* "<p>cwork:moving:<name>": jobs of a pinned type on their way from this shard to the
+ * shard of their name (PROTOCOL §27.4). cwork's own. */
+void cw_key_shard_moving(const cw_keys *k, cw_buf *out, const char *name);
 /* "<p>cwork:stat:<date>" (date YYYY-MM-DD, UTC): a hash of the jobs cwork pools
  * processed and failed that day, for dashboards. cwork's own: Go never reads it. */
 void cw_key_stat_day(const cw_keys *k, cw_buf *out, const char *date);

@@ -152,8 +152,7 @@ static int pins_publish(cwork_pool *p, const cw_nsshards *s, cwork_error *err)
     if (s->npins == 0) return 0;
     cw_buf key;
     cw_buf_init(&key);
-    cw_buf_append(&key, p->keys.prefix, p->keys.prefix_len);
-    cw_buf_puts(&key, "cwork:shard_pinned");
+    cw_key_shard_pinned(&p->keys, &key);
     const char **argv = cw_calloc(s->npins + 2, sizeof *argv);
     int rc;
     if (!argv || key.oom) {

@@ -35,9 +35,7 @@ static int move_keys_make(const cw_nsshards *s, const cw_nsshard_pin *pin, unsig
     cw_buf_init(&k->home);
     cw_buf_init(&k->channel);
     cw_key_queue(src, &k->queue, pin->name);
-    cw_buf_append(&k->moving, src->prefix, src->prefix_len);
-    cw_buf_puts(&k->moving, "cwork:moving:");
-    cw_buf_puts(&k->moving, pin->name);
+    cw_key_shard_moving(src, &k->moving, pin->name);
     cw_key_queue(dst, &k->home, pin->name);
     cw_key_wakeup_channel(dst, &k->channel);
     return k->queue.oom || k->moving.oom || k->home.oom || k->channel.oom ? CWORK_ENOMEM : 0;

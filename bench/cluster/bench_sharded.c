@@ -71,8 +71,8 @@ static redisReply *command(shard *s, int argc, const char **argv)
 
 static void drop(shard *s)
 {
-    char pattern[80];
-    snprintf(pattern, sizeof pattern, "%s:*", s->ns);
+    char pattern[sizeof s->ns + 4];
+    snprintf(pattern, sizeof pattern, "%.63s:*", s->ns);
     const char *keys[] = {"KEYS", pattern};
     redisReply *k = command(s, 2, keys);
     for (size_t i = 0; k && i < k->elements; i++) {
@@ -125,8 +125,8 @@ static long queued(shard *s, int queues)
 {
     long n = 0;
     for (int q = 0; q < queues; q++) {
-        char key[96];
-        snprintf(key, sizeof key, "%s:jobs:job%d", s->ns, q);
+        char key[sizeof s->ns + 32];
+        snprintf(key, sizeof key, "%.63s:jobs:job%d", s->ns, q);
         const char *llen[] = {"LLEN", key};
         redisReply *r = command(s, 2, llen);
         if (r && r->type == REDIS_REPLY_INTEGER) n += (long)r->integer;

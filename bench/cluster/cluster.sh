@@ -82,7 +82,10 @@ start() {
             until redis-cli -p $((port + masters + i)) CLUSTER REPLICATE "$id" >/dev/null 2>&1; do sleep 0.1; done
         done
     fi
-    until redis-cli -p "$port" CLUSTER INFO | grep -q 'cluster_state:ok'; do sleep 0.1; done
+    for ((i = 0; i < nodes; i++)); do
+        until redis-cli -p $((port + i)) CLUSTER INFO | grep -q 'cluster_state:ok'; do sleep 0.1; done
+    done
+    sleep 1 # (every node's view of the slots settles: a client asks any of them)
     : >"$dir/masters"
     for ((i = 0; i < masters; i++)); do echo $((port + i)) >>"$dir/masters"; done
     local url="redis+cluster://" sep=""

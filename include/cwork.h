@@ -793,8 +793,8 @@ typedef struct cwork_pool_options {
      * serves every shard, each with a Redis pool of its own (cloned from redis), and
      * splits concurrency between them (so concurrency must be at least S; CWORK_EINVAL
      * from cwork_pool_new or, following the record, cwork_pool_start). Types with
-     * max_concurrency or a rate limit run only in the shard of their name (docs/
-     * SHARDING_POOL.md). Once it has started on S > 1 shards, cwork_pool_register,
+     * max_concurrency or a rate limit run only in the shard of their name (README
+     * "Sharding", PROTOCOL §27.4). Once it has started on S > 1 shards, cwork_pool_register,
      * cwork_pool_use and cwork_pool_periodically_enqueue fail with CWORK_EINVAL even while
      * it is stopped (the shards' pools took the registrations). One shard: exactly an
      * unsharded pool. */

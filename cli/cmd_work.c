@@ -26,7 +26,8 @@
 #include <unistd.h>
 
 static const char intro[] =
-    "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--grace SECONDS]\n"
+    "Usage: cwork work [--redis URL] [--ns NS] [--concurrency N] [--shards S]\n"
+    "                  [--grace SECONDS]\n"
     "                  [--progress] [--quiet] [--metrics-listen ADDR]\n"
     "                  [--rate-limit NAME=N/DURATION ...]\n"
     "                  --job NAME=COMMAND [JOB OPTIONS] [--job ...]\n"
@@ -194,6 +195,7 @@ typedef struct work_bound {
 
 static const work_bound bounds[] = {
     {"concurrency", 1, 10000, "a number from 1 to 10000"},
+    {"shards", 1, 1024, "a number of shards from 1 to 1024"},
     {"grace", 0, INT32_MAX, "a duration (30, 0.5, 90s, 15m)"},
     {"reap-period", 1, 86400, "whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d)"},
     {"dead-check", 1, 86400, "whole seconds from 1 to 86400 (or 90s, 15m, 1h, 1d)"},
@@ -353,6 +355,11 @@ static const cli_opt work_options[] = {
      "run jobs NAME with COMMAND (repeat for more job types)", set_job, 0, 0, NULL, 0},
     {"concurrency", NULL, CLI_ARG_REQUIRED, "N", "commands running at once, 1-10000 (default 10)",
      set_count, offsetof(work_opts, concurrency), 0, NULL, 0},
+    {"shards", NULL, CLI_ARG_REQUIRED, "S",
+     "the namespace has S shards (README \"Sharding\"): written to its\n"
+     "record when there is none, refused when it says otherwise;\n"
+     "without it the pool follows the record (or the URL's shards=)",
+     set_count, offsetof(work_opts, shards), 0, NULL, 0},
     {"grace", NULL, CLI_ARG_REQUIRED, "SECONDS",
      "how long a stop waits for running commands (default 30)", set_ms,
      offsetof(work_opts, grace_ms), 0, NULL, 0},
@@ -577,6 +584,7 @@ static cwork_pool *new_pool(work_opts *o, cwork_redis *redis)
     cwork_pool_options po;
     cwork_pool_options_init(&po);
     po.concurrency = o->concurrency;
+    po.shards = o->shards;
     po.go_flavor = o->flavor;
     po.go_json = o->go_json;
     po.userdata = o;

@@ -28,6 +28,7 @@ typedef struct work_job {
 typedef struct work_opts {
     cli_conn_opts conn;
     unsigned concurrency;
+    unsigned shards; /* --shards S: the namespace's shard count (0: the record's) */
     int64_t grace_ms;
     unsigned reap_period_s; /* 0: the library's default */
     unsigned dead_check_s;

@@ -154,9 +154,9 @@ static void every_shard_is_served(void)
         tl_take_stat_days(rc_, shard_ns_[s], PER_SHARD, 0);
         char want[512];
         snprintf(want, sizeof want,
-                 "%s:jobs:work:lock string 0\n"
-                 "%s:jobs:work:max_concurrency string 0\n"
-                 "%s:known_jobs set work\n",
+                 "%.79s:jobs:work:lock string 0\n"
+                 "%.79s:jobs:work:max_concurrency string 0\n"
+                 "%.79s:known_jobs set work\n",
                  shard_ns_[s], shard_ns_[s], shard_ns_[s]);
         check_dump(s, want);
     }
@@ -239,9 +239,9 @@ static void pinned_type_runs_home_only(void)
         if (s == home) {
             tl_take_stat_days(rc_, shard_ns_[s], n, 0);
             snprintf(want, sizeof want,
-                     "%s:jobs:limited:lock string 0\n"
-                     "%s:jobs:limited:max_concurrency string 2\n"
-                     "%s:known_jobs set limited\n",
+                     "%.79s:jobs:limited:lock string 0\n"
+                     "%.79s:jobs:limited:max_concurrency string 2\n"
+                     "%.79s:known_jobs set limited\n",
                      shard_ns_[s], shard_ns_[s], shard_ns_[s]);
         }
         check_dump(s, want);

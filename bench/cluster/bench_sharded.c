@@ -161,8 +161,8 @@ static void enqueue(cwork_redis *redis, unsigned shards, long jobs, int queues)
 }
 
 /* The masters' figures: each master once, with the jobs and CPU of its shards. */
-static void report(shard *sh, unsigned shards, const double *cpu0, const double *cpu1,
-                   long total, double run_s, double client_s)
+static void report(shard *sh, unsigned shards, const double *cpu0, const double *cpu1, long total,
+                   double run_s, double client_s)
 {
     double worst = 0, sum_cost = 0;
     int masters = 0;
@@ -214,8 +214,9 @@ int main(int argc, char **argv)
             break;
     }
     if (!url || shards < 1 || shards > MAX_SHARDS || queues < 1 || jobs < queues) {
-        fprintf(stderr, "usage: bench_sharded --redis URL --shards S (1 to %d) [--jobs N] "
-                        "[--queues Q] [--concurrency C]\n",
+        fprintf(stderr,
+                "usage: bench_sharded --redis URL --shards S (1 to %d) [--jobs N] "
+                "[--queues Q] [--concurrency C]\n",
                 MAX_SHARDS);
         return 2;
     }

@@ -145,6 +145,60 @@ __attribute__((unused)) static int tt_spawn(tt_proc *p, int port, const char *lo
     return -1;
 }
 
+/* A Redis Cluster node on a free port pair (tried five times), its files in dir:
+ * nodes-PORT.conf, dump-PORT.rdb, no persistence; extra (NULL-terminated, or NULL) adds
+ * redis-server arguments. 0 or -1. */
+__attribute__((unused)) static int tt_spawn_cluster_node(tt_proc *p, const char *dir,
+                                                         const char *const *extra)
+{
+    for (int attempt = 0; attempt < 5; attempt++) {
+        int port = tt_free_cluster_port();
+        char port_s[16], conf[64], rdb[32];
+        snprintf(port_s, sizeof port_s, "%d", port);
+        snprintf(conf, sizeof conf, "nodes-%d.conf", port);
+        snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
+        const char *argv[32] = {"redis-server",
+                                "--port",
+                                port_s,
+                                "--bind",
+                                "127.0.0.1",
+                                "--cluster-enabled",
+                                "yes",
+                                "--cluster-config-file",
+                                conf,
+                                "--save",
+                                "",
+                                "--appendonly",
+                                "no",
+                                "--dir",
+                                dir,
+                                "--dbfilename",
+                                rdb};
+        size_t n = 17;
+        for (size_t i = 0; extra && extra[i] && n + 1 < sizeof argv / sizeof *argv; i++)
+            argv[n++] = extra[i];
+        argv[n] = NULL;
+        if (tt_spawn(p, port, NULL, argv) == 0) return 0;
+    }
+    return -1;
+}
+
+/* The port of the master serving slot, as the node on port says (CLUSTER SLOTS); 0 if
+ * unknown or the node does not answer. */
+__attribute__((unused)) static int tt_cluster_master_of(int port, unsigned slot)
+{
+    redisReply *x = tt_node_cmd(port, "CLUSTER SLOTS");
+    int master = 0;
+    for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
+        redisReply *r = x->element[k];
+        if (r->elements >= 3 && (unsigned)r->element[0]->integer <= slot &&
+            slot <= (unsigned)r->element[1]->integer)
+            master = (int)r->element[2]->element[1]->integer;
+    }
+    if (x) freeReplyObject(x);
+    return master;
+}
+
 __attribute__((unused)) static void tt_kill(tt_proc *p, int sig)
 {
     if (p->pid > 0) {

@@ -25,37 +25,6 @@ static void cluster_stop(cluster *c)
     tt_rmdir(c->dir);
 }
 
-static int start_node(cluster *c, int i)
-{
-    for (int attempt = 0; attempt < 5; attempt++) {
-        int port = tt_free_cluster_port();
-        char port_s[16], conf[64], rdb[32];
-        snprintf(port_s, sizeof port_s, "%d", port);
-        snprintf(conf, sizeof conf, "nodes-%d.conf", port);
-        snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
-        const char *argv[] = {"redis-server",
-                              "--port",
-                              port_s,
-                              "--bind",
-                              "127.0.0.1",
-                              "--cluster-enabled",
-                              "yes",
-                              "--cluster-config-file",
-                              conf,
-                              "--save",
-                              "",
-                              "--appendonly",
-                              "no",
-                              "--dir",
-                              c->dir,
-                              "--dbfilename",
-                              rdb,
-                              NULL};
-        if (tt_spawn(&c->node[i], port, NULL, argv) == 0) return 0;
-    }
-    return -1;
-}
-
 /* Every node says the cluster is ok. */
 static int cluster_ok(cluster *c)
 {
@@ -75,7 +44,7 @@ static int cluster_start(cluster *c)
     char nodes[256] = "";
     size_t len = 0;
     for (int i = 0; i < MASTERS; i++) {
-        if (start_node(c, i) != 0) return -1;
+        if (tt_spawn_cluster_node(&c->node[i], c->dir, NULL) != 0) return -1;
         len += (size_t)snprintf(nodes + len, sizeof nodes - len, " 127.0.0.1:%d", c->node[i].port);
     }
     if (tt_sh("redis-cli --cluster create%s --cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
@@ -88,26 +57,12 @@ static int cluster_start(cluster *c)
     return ready ? 0 : -1;
 }
 
-/* The port of the master serving slot; 0 if unknown. */
-static int master_of(unsigned slot)
-{
-    redisReply *x = tt_node_cmd(cl.node[0].port, "CLUSTER SLOTS");
-    int port = 0;
-    for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
-        redisReply *r = x->element[k];
-        if ((unsigned)r->element[0]->integer <= slot && slot <= (unsigned)r->element[1]->integer)
-            port = (int)r->element[2]->element[1]->integer;
-    }
-    if (x) freeReplyObject(x);
-    return port;
-}
-
 /* Shard i's namespace and the port of its master. */
 static int shard_at(const char *ns, unsigned i, char *name, size_t size)
 {
     cwork_error err = {0};
     CHECK_INT(cw_sharding_ns(ns, i, name, size, &err), 0);
-    return master_of(cw_cluster_key_slot(name, strlen(name)));
+    return tt_cluster_master_of(cl.node[0].port, cw_cluster_key_slot(name, strlen(name)));
 }
 
 /* A tagged namespace whose S shards are not all on one master (which one each lands on

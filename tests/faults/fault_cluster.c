@@ -21,41 +21,17 @@ typedef struct cluster_topo {
 
 static int start_node(cluster_topo *c, int i)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        int port = tt_free_cluster_port();
-        char port_s[16], conf[64], rdb[32], timeout[16];
-        snprintf(port_s, sizeof port_s, "%d", port);
-        snprintf(conf, sizeof conf, "nodes-%d.conf", port);
-        snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
-        snprintf(timeout, sizeof timeout, "%d", NODE_TIMEOUT_MS);
-        /* (no replica migration: the second replica stays with the namespace's master) */
-        const char *argv[] = {"redis-server",
-                              "--port",
-                              port_s,
-                              "--bind",
-                              "127.0.0.1",
-                              "--cluster-enabled",
-                              "yes",
-                              "--cluster-config-file",
-                              conf,
-                              "--cluster-node-timeout",
-                              timeout,
-                              "--cluster-allow-replica-migration",
-                              "no",
-                              "--save",
-                              "",
-                              "--appendonly",
-                              "no",
-                              "--dir",
-                              c->dir,
-                              "--dbfilename",
-                              rdb,
-                              "--maxmemory-policy",
-                              "noeviction",
-                              NULL};
-        if (tt_spawn(&c->node[i], port, NULL, argv) == 0) return 0;
-    }
-    return -1;
+    char timeout[16];
+    snprintf(timeout, sizeof timeout, "%d", NODE_TIMEOUT_MS);
+    /* (no replica migration: the second replica stays with the namespace's master) */
+    const char *const extra[] = {"--cluster-node-timeout",
+                                 timeout,
+                                 "--cluster-allow-replica-migration",
+                                 "no",
+                                 "--maxmemory-policy",
+                                 "noeviction",
+                                 NULL};
+    return tt_spawn_cluster_node(&c->node[i], c->dir, extra);
 }
 
 /* The port of the master serving slot, as the first live node says; 0 if unknown. */
@@ -63,15 +39,7 @@ static int master_of(cluster_topo *c, int slot)
 {
     for (int i = 0; i < NODES + 1; i++) {
         if (c->node[i].pid <= 0) continue;
-        redisReply *x = tt_node_cmd(c->node[i].port, "CLUSTER SLOTS");
-        int port = 0;
-        for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
-            redisReply *r = x->element[k];
-            if (r->elements >= 3 && r->element[0]->integer <= slot &&
-                slot <= r->element[1]->integer)
-                port = (int)r->element[2]->element[1]->integer;
-        }
-        if (x) freeReplyObject(x);
+        int port = slot < 0 ? 0 : tt_cluster_master_of(c->node[i].port, (unsigned)slot);
         if (port) return port;
     }
     return 0;

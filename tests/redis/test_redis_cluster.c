@@ -18,22 +18,11 @@ typedef struct cluster {
 
 static int start_node(cluster *c, int i)
 {
-    for (int attempt = 0; attempt < 5; attempt++) {
-        int port = tt_free_cluster_port();
-        char port_s[16], conf[64], rdb[32];
-        snprintf(port_s, sizeof port_s, "%d", port);
-        snprintf(conf, sizeof conf, "nodes-%d.conf", port);
-        snprintf(rdb, sizeof rdb, "dump-%d.rdb", port);
-        const char *argv[] = {"redis-server", "--port", port_s, "--bind", "127.0.0.1",
-                              "--cluster-enabled", "yes", "--cluster-config-file", conf,
-                              "--cluster-node-timeout", "2000",
-                              /* the second replica of failover_with_min_replicas must stay
-                                 where it was put, not move to a master left without one */
-                              "--cluster-allow-replica-migration", "no", "--save", "",
-                              "--appendonly", "no", "--dir", c->dir, "--dbfilename", rdb, NULL};
-        if (tt_spawn(&c->node[i], port, NULL, argv) == 0) return 0;
-    }
-    return -1;
+    /* the second replica of failover_with_min_replicas must stay where it was put, not
+       move to a master left without one */
+    static const char *const extra[] = {"--cluster-node-timeout", "2000",
+                                        "--cluster-allow-replica-migration", "no", NULL};
+    return tt_spawn_cluster_node(&c->node[i], c->dir, extra);
 }
 
 static void cluster_stop(cluster *c)
@@ -73,15 +62,7 @@ static int master_of(cluster *c, unsigned slot)
 {
     for (int i = 0; i < NODES; i++) {
         if (c->node[i].pid <= 0) continue;
-        redisReply *x = tt_node_cmd(c->node[i].port, "CLUSTER SLOTS");
-        int port = 0;
-        for (size_t k = 0; x && x->type == REDIS_REPLY_ARRAY && k < x->elements; k++) {
-            redisReply *r = x->element[k];
-            if ((unsigned)r->element[0]->integer <= slot &&
-                slot <= (unsigned)r->element[1]->integer)
-                port = (int)r->element[2]->element[1]->integer;
-        }
-        if (x) freeReplyObject(x);
+        int port = tt_cluster_master_of(c->node[i].port, slot);
         if (port) return port;
     }
     return 0;

@@ -4,6 +4,8 @@
  *   bench_pool [--redis URL] [--jobs N] [--concurrency N] [--latency-jobs N] [--queues N]
  *              [--workloads LIST] [--workload-concurrency LIST] [--workload-seconds S]
  *              [--tune NAME=VALUE]... [--features LIST]
+ *   bench_pool --shards S [--redis URL] [--jobs N] [--queues N] [--concurrency N]
+ *              [--tune NAME=VALUE]...
  *
  * No-op jobs, for 5 and for 10 queues (or only --queues N): enqueues N jobs with
  * {"i": n} (bulk), then runs a pool of in-process C handlers and reports the processing
@@ -29,7 +31,14 @@
  * enqueue to handler start. --tune sets a scheduling tunable (src/pool/dispatch_policy.h,
  * e.g. --tune wake_after_us=500). Works in its own namespaces and deletes them. --redis
  * takes every URL form of cwork_redis_new (rediss:// included: its own connection goes
- * through cwork's transport too); not Redis Cluster, whose namespaces need a tag. */
+ * through cwork's transport too); not Redis Cluster, whose namespaces need a tag.
+ *
+ * --shards S runs instead the no-op jobs (one case: 5 queues, or --queues N) over a
+ * sharded namespace, {bench}, served by one pool (concurrency by default 20 per shard),
+ * against a Redis Cluster (bench/cluster/cluster.sh places each shard on its own master)
+ * or one server: jobs/s, and per master its Redis CPU per job, with the pool process's
+ * own CPU per job and the projection to 8, 16 and 64 masters (bench_pool_shards.c). */
+#include "bench_pool.h"
 #include "cwork.h"
 #include "pool.h"
 #include "redis.h"
@@ -607,12 +616,80 @@ static void latency(cwork_redis *redis, raw_conn *raw, long n, unsigned concurre
     drop(raw, ns);
 }
 
+/* ---------------------------------------------------------------- for --shards */
+
+raw_conn *bp_dial(const char *url, const char *ns)
+{
+    if (!ns) return dial(url);
+    cwork_error err = {0};
+    raw_conn *raw = calloc(1, sizeof *raw);
+    cwork_redis_options o;
+    cwork_redis_options_init(&o);
+    o.max_connections = 1;
+    raw->pool = cwork_redis_new(url, &o, &err);
+    if (!raw->pool || cw_redis_use_namespace(raw->pool, ns, &err) != 0 ||
+        cw_redis_checkout(raw->pool, &raw->c, &err) != 0) {
+        fprintf(stderr, "bench: %s: %s\n", ns, err.message);
+        exit(1);
+    }
+    return raw;
+}
+
+void bp_close(raw_conn *raw)
+{
+    raw_close(raw);
+}
+
+redisReply *bp_command(raw_conn *raw, int argc, const char **argv)
+{
+    return raw_command(raw, argc, argv);
+}
+
+double bp_redis_cpu(raw_conn *raw)
+{
+    return redis_cpu_seconds(raw);
+}
+
+void bp_drop(raw_conn *raw, const char *ns)
+{
+    drop(raw, ns);
+}
+
+void bp_enqueue_noops(cwork_enqueuer *enq, long jobs, int queues)
+{
+    enqueue_noops(enq, jobs, queues, FEATURE_NONE);
+}
+
+void bp_register_noops(cwork_pool *p, int queues)
+{
+    cw_pool_set_tuning(p, &tuning_);
+    register_noops(p, queues, FEATURE_NONE);
+}
+
+void bp_reset_starts(void)
+{
+    atomic_store(&started_, 0);
+    atomic_store(&first_us_, 0);
+    atomic_store(&last_us_, 0);
+}
+
+long bp_starts(void)
+{
+    return atomic_load(&started_);
+}
+
+double bp_run_seconds(void)
+{
+    return (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
+}
+
 int main(int argc, char **argv)
 {
     const char *url = getenv("CWORK_REDIS_URL");
     long jobs = 1000000, latency_jobs = 1000;
-    unsigned concurrency = 20;
-    int only_queues = 0;     /* 0: both cases */
+    unsigned concurrency = 20, shards = 0; /* shards 0: not sharded */
+    int only_queues = 0;                   /* 0: both cases */
+    int concurrency_given = 0;
     char features[128] = ""; /* --features: each beside a plain run, 5 queues */
     char workloads[128] = "1ms,10ms,100ms,bimodal", wconc[64] = "20,100";
     double wseconds = 5;
@@ -623,7 +700,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--jobs"))
             jobs = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--concurrency"))
-            concurrency = (unsigned)atoi(argv[i + 1]);
+            concurrency = (unsigned)atoi(argv[i + 1]), concurrency_given = 1;
+        else if (!strcmp(argv[i], "--shards") && atoi(argv[i + 1]) > 0)
+            shards = (unsigned)atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--latency-jobs"))
             latency_jobs = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--queues"))
@@ -644,11 +723,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "usage: bench_pool [--redis URL] [--jobs N] [--concurrency N] "
                             "[--latency-jobs N] [--queues N] [--workloads LIST|none] "
                             "[--workload-concurrency LIST] [--workload-seconds S] "
-                            "[--tune NAME=VALUE]... [--features LIST]\n");
+                            "[--tune NAME=VALUE]... [--features LIST]\n"
+                            "       bench_pool --shards S [--redis URL] [--jobs N] [--queues N] "
+                            "[--concurrency N] [--tune NAME=VALUE]...\n");
             return 2;
         }
     }
     if (!url) url = "redis://127.0.0.1:6379";
+    if (shards > 0) /* a pool's default concurrency per shard */
+        return bp_sharded_run(url, shards, jobs, only_queues > 0 ? only_queues : 5,
+                              concurrency_given ? concurrency : 20 * shards);
     raw_conn *raw = dial(url);
     cwork_redis *redis = cwork_redis_new(url, NULL, NULL);
     printf("server: %s\n", url);

@@ -168,10 +168,10 @@ def main():
     usec = dict(re.findall(r"cmdstat_(\w+):calls=\d+,usec=(\d+)", stats))
     script = int(usec.get("evalsha", 0)) / a.calls
     inner = sum(int(v) for k, v in usec.items()
-                if k not in ("evalsha", "info", "rpush", "config")) / a.calls
-    print("%s, %d jobs/call: EVALSHA %.2f us/call (its commands %.2f), server CPU %.2f us/call "
-          "(RPUSHes included), load %s"
-          % (name, 10 * a.mult, script, inner, (cpu1 - cpu0) * 1e6 / a.calls,
+                if k not in ("evalsha", "info", "rpush", "ltrim", "config")) / a.calls
+    print("%s, %d queues, %d jobs/call: EVALSHA %.2f us/call (its commands %.2f), server CPU "
+          "%.2f us/call (RPUSHes included), load %s"
+          % (name, NTYPES, 10 * a.mult, script, inner, (cpu1 - cpu0) * 1e6 / a.calls,
              open("/proc/loadavg").read().split()[0]))
 
 

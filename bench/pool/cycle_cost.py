@@ -1,21 +1,27 @@
 #!/usr/bin/env python3
 """What one call of the cycle script costs Redis, without a pool around it.
 
-    cycle_cost.py [--port P] [--calls N] [--mult M] [--script FILE] [--callgrind PID]
+    cycle_cost.py [--port P] [--calls N] [--mult M] [--queues 5|10] [--trim K] [--script FILE]
+                  [--callgrind PID]
 
 Runs N calls of one fixed EVALSHA of the script (src/scripts/cycle.lua by default, its
 includes expanded as the build does) through `redis-cli --pipe` against a private,
 empty redis-server: 5 job types, 10·M jobs per call committed (3,3,2,1,1 per type, ×M)
 and 10·M fetched (1,1,2,3,3, ×M), lock counters present, no other feature — the plain
-path of a pool whose round trips carry 10·M jobs. Before each call an RPUSH per type
+path of a pool whose round trips carry 10·M jobs. With --queues 10, 10 types, one job
+of each committed and 2,0,2,0,1,1,1,1,1,1 fetched per 10. Before each call an RPUSH per type
 puts the committed bytes back at the tail of its in-progress list, so that every LREM
-removes a job; the fetched jobs pile up at the head (the queues are filled first).
+removes a job; the fetched jobs pile up at the head (the queues are filled first) — or,
+with --trim K, an LTRIM after each call keeps the K newest, as short as a pool's lists
+are (a push at the head of a list of thousands moves a listpack node of 8 kB each time).
 
 Prints the script's µs per call (INFO commandstats: EVALSHA, and the commands it ran)
 and the server's CPU per call (INFO cpu, the RPUSHes included). Timings move with the
 machine's load; with --callgrind PID (a redis-server started under
 `valgrind --tool=callgrind --instr-atstart=no`) it prints instructions per call
-instead, which do not — the way to compare two versions of the script on a busy VM.
+instead, which do not — the way to compare two versions of the script on a busy VM —
+and, of those, the ones inside EVALSHA (callgrind_annotate's inclusive count: the
+script's own cost, without reading the request, the RPUSHes and LTRIMs).
 
 Needs redis-cli, and callgrind_control for --callgrind. FLUSHALLs the server.
 """
@@ -28,10 +34,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCRIPT = os.path.join(HERE, "..", "..", "src", "scripts", "cycle.lua")
-NTYPES = 5
+NTYPES = 5  # --queues 10: the layout below for 10 types
 PREFIX = "cycle_cost:"
 COMMIT = [3, 3, 2, 1, 1]  # jobs committed per type, per 10
 FIRST = [0, 1, 2, 2, 3, 3, 3, 4, 4, 4]  # each draw's first type, per 10
+COMMIT10 = [1] * 10  # with 10 types: one job each, fetched 2,0,2,0,1,1,1,1,1,1
+FIRST10 = [0, 0, 2, 2, 4, 5, 6, 7, 8, 9]
 
 
 def expand(path):
@@ -70,7 +78,7 @@ def cli(port, *args, stdin=None):
     return r.stdout.decode()
 
 
-def script_call(sha, mult):
+def script_call(sha, mult, trim):
     """The EVALSHA (PROTOCOL §5.8 layout) and the RPUSHes that come before it."""
     kinds = ["paused", "lock", "max_concurrency", "queue", "inprogress", "lock_info"]
     keys = [key(k, t) for k in kinds for t in range(NTYPES)]
@@ -86,6 +94,9 @@ def script_call(sha, mult):
     call = resp("EVALSHA", sha, str(len(keys)), *keys, "cost", "0", draws, "1", groups, *raws)
     restore = b"".join(resp("RPUSH", key("inprogress", t), *([job(t)] * (COMMIT[t] * mult)))
                        for t in range(NTYPES))
+    if trim:
+        call += b"".join(resp("LTRIM", key("inprogress", t), "0", str(trim - 1))
+                         for t in range(NTYPES))
     return restore + call
 
 
@@ -109,14 +120,20 @@ def main():
     ap.add_argument("--port", type=int, default=24101)
     ap.add_argument("--calls", type=int, default=5000)
     ap.add_argument("--mult", type=int, default=1, help="10*MULT jobs per call")
+    ap.add_argument("--queues", type=int, choices=(5, 10), default=5)
+    ap.add_argument("--trim", type=int, default=0,
+                    help="keep each in-progress list's K newest jobs after each call")
     ap.add_argument("--script", default=DEFAULT_SCRIPT)
     ap.add_argument("--callgrind", type=int, help="pid of a redis-server under callgrind")
     a = ap.parse_args()
+    if a.queues == 10:
+        global NTYPES, COMMIT, FIRST
+        NTYPES, COMMIT, FIRST = 10, COMMIT10, FIRST10
     sha = cli(a.port, "SCRIPT", "LOAD", expand(a.script)).strip()
     cli(a.port, "FLUSHALL")
     warm = 50
     setup(a.port, a.calls + warm, a.mult)
-    one = script_call(sha, a.mult)
+    one = script_call(sha, a.mult, a.trim)
     cli(a.port, "--pipe", stdin=one * warm)
     cli(a.port, "CONFIG", "RESETSTAT")
     if a.callgrind:
@@ -140,16 +157,21 @@ def main():
             sys.exit("no callgrind.out.%d.* in %s" % (a.callgrind, cwd))
         latest = max(files, key=os.path.getmtime)
         total = int(re.search(r"^totals: (\d+)", open(latest).read(), re.M).group(1))
-        print("%s, %d jobs/call: %.0f instructions per call (RPUSHes included)"
-              % (name, 10 * a.mult, total / a.calls))
+        ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", latest],
+                             capture_output=True, text=True).stdout
+        m = re.search(r"^\s*([0-9,]+) .*:evalShaCommand ", ann, re.M)
+        inside = int(m.group(1).replace(",", "")) if m else 0
+        print("%s, %d queues, %d jobs/call: %.0f instructions per call (RPUSHes included), "
+              "%.0f inside EVALSHA" % (name, NTYPES, 10 * a.mult, total / a.calls,
+                                       inside / a.calls))
         return
     usec = dict(re.findall(r"cmdstat_(\w+):calls=\d+,usec=(\d+)", stats))
     script = int(usec.get("evalsha", 0)) / a.calls
     inner = sum(int(v) for k, v in usec.items()
-                if k not in ("evalsha", "info", "rpush", "config")) / a.calls
-    print("%s, %d jobs/call: EVALSHA %.2f us/call (its commands %.2f), server CPU %.2f us/call "
-          "(RPUSHes included), load %s"
-          % (name, 10 * a.mult, script, inner, (cpu1 - cpu0) * 1e6 / a.calls,
+                if k not in ("evalsha", "info", "rpush", "ltrim", "config")) / a.calls
+    print("%s, %d queues, %d jobs/call: EVALSHA %.2f us/call (its commands %.2f), server CPU "
+          "%.2f us/call (RPUSHes included), load %s"
+          % (name, NTYPES, 10 * a.mult, script, inner, (cpu1 - cpu0) * 1e6 / a.calls,
              open("/proc/loadavg").read().split()[0]))
 
 

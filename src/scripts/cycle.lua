@@ -89,14 +89,18 @@ local huge = math.huge
 -- power of two, and keys that arrive out of order land in its hash part.
 local zeros = string.rep('\0', n)
 local delta = {byte(zeros, 1, n)} -- n zeros
-local digits = {}
+-- An integer as the string Redis reads. The lock_info deltas and most pop counts are
+-- small, and string.format costs ~1.8 k instructions here (a memo of its results cost
+-- more than it saved): the small ones are constants (docs/POOL.md, issue 23).
+local format = string.format
 local function str(v)
-  local s = digits[v]
-  if not s then
-    s = string.format('%d', v)
-    digits[v] = s
+  if v >= -4 and v <= 4 then
+    if v >= 0 then
+      return v == 0 and '0' or v == 1 and '1' or v == 2 and '2' or v == 3 and '3' or '4'
+    end
+    return v == -1 and '-1' or v == -2 and '-2' or v == -3 and '-3' or '-4'
   end
-  return s
+  return format('%d', v)
 end
 
 -- Writes that can fail only on a key someone damaged (a wrong type, a counter that is

@@ -1,11 +1,12 @@
 // The dashboard: today's processed and failed counts, the current rate (the daily counters
 // polled and differenced here), the throughput per minute of the last hour or day (kept
 // by the pools, so a reload keeps it), the last 30 days, the namespace's Redis server,
-// and one row per job name (waiting, running, retry, dead, last error). Charts are plain
-// SVG.
+// a sharded namespace's shards (shards.js), and one row per job name (waiting, running,
+// retry, dead, last error). Charts are plain SVG.
 import { el, num, plural, duration, when, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import { table, toggle } from './parts.js';
+import { shardsPanel } from './shards.js';
 
 const WINDOW_S = 60; // how long the live samples (the "Now" card) are kept
 const RATE_S = 10; // "now" averages over this much
@@ -284,6 +285,7 @@ export async function renderDashboard(ctx) {
         el('h2', { text: `Last ${d.days.length} days` }),
         historyChart(d.days)),
       redisPanel(redis)),
+    shardsPanel(ctx),
     pool,
     el('h2', { text: 'Jobs' }),
     typesTable(ctx, d),

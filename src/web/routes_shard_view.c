@@ -1,10 +1,11 @@
 /* ?shard=N on every route: the request sees shard N of a sharded namespace alone
  * (PROTOCOL §27), through the client's per-shard view (cwork_client_shard) — the UI's
  * "look at one shard" in every page. Without it a route sees the whole namespace. The
- * view lives for the request: a copy of the namespace's server state whose client, keys
- * and namespace are the shard's (nothing else of it is used by a route). */
+ * view lives for the request: a copy of the namespace's server state whose client, redis
+ * handle, keys and namespace are the shard's (nothing else of it is used by a route). */
 #include "web.h"
 
+#include "client.h"
 #include "sharding.h"
 
 #include <string.h>
@@ -35,6 +36,7 @@ int cw_web_shard_view(const web_request *req, cwork_web *out, web_response *res)
     }
     *out = *req->web;
     out->client = shard;
+    out->redis = shard->redis; /* in a Cluster, the handle of the shard's slot */
     out->is_view = 1;
     out->ns = cw_strdup(ns);
     if (!out->ns || cw_keys_init(&out->keys, ns) != 0) {

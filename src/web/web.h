@@ -185,4 +185,8 @@ cwork_web *cw_web_pick_view(const web_request *req, web_response *res);
 int cw_web_shard_view(const web_request *req, cwork_web *out, web_response *res);
 void cw_web_shard_view_clear(cwork_web *view);
 
+/* The server holding a shard (routes_shards_node.c): the peer address of one of its
+ * client's connections into out ("" when none can be had). No round trip. */
+void cw_web_shard_node(cwork_client *shard, char *out, size_t size);
+
 #endif

@@ -106,6 +106,13 @@ static void every_view_is_the_whole_namespace_or_one_shard(void)
     CHECK(strstr(b, "\"count\": 1") && strstr(b, "\"d2\""));
     b = GET(port, "/dead_jobs", 200);
     CHECK(strstr(b, "\"count\": 2") != NULL);
+    /* the UI's header and /metrics: the sets' sizes over every shard, or one shard's */
+    b = GET(port, "/summary", 200);
+    CHECK(strstr(b, "\"dead\": 2") != NULL);
+    b = GET(port, "/summary?shard=1", 200);
+    CHECK(strstr(b, "\"dead\": 1") != NULL);
+    b = GET(port, "/metrics", 200);
+    CHECK(strstr(b, "\ncwork_dead_jobs 2\n") != NULL);
     b = GET(port, "/result/q9", 200);
     CHECK(strstr(b, "hello") != NULL);
     GET(port, "/result/q9?shard=1", 404);
@@ -116,6 +123,8 @@ static void every_view_is_the_whole_namespace_or_one_shard(void)
     b = GET(port, "/periodic?shard=1", 200);
     CHECK(!strstr(b, "\"rep\""));
     GET(port, "/succeeded", 200);
+    b = GET(port, "/shards", 200); /* each shard's server: here the test's one Redis */
+    CHECK(strstr(b, "\"count\": 3") && strstr(b, "\"node\": \"") && !strstr(b, "\"node\": \"\""));
     b = GET(port, "/shards?shard=1", 200); /* one shard's own view: one row, itself */
     CHECK(strstr(b, "\"count\": 1") != NULL);
     b = GET(port, "/queues?shard=3", 400);

@@ -211,7 +211,7 @@ static void kept_successes_merge_newest_first(void)
     for (unsigned i = 0; i < SHARDS; i++) {
         cmd("SADD %s:known_jobs a", shard_ns_[i]);
         for (int k = 0; k < 2 && ms[i][k]; k++) {
-            char id[8], member[300];
+            char id[16], member[300];
             snprintf(id, sizeof id, "s%d", ms[i][k] / 1000);
             snprintf(member, sizeof member, "{\"ran_at\":%d,\"took_us\":7,\"job\":%s}",
                      ms[i][k] - 10, job(0, "a", id, 1, "x"));

@@ -154,6 +154,7 @@ static void the_doctor_checks_and_repairs_every_shard(void)
     snprintf(path, sizeof path, "/doctor_repair?kind=unknown_name&key=%%7B%s.2%%7D:jobs:b&member=b",
              ns_);
     b = POST(port, path, 200);
+    CHECK(strstr(b, "\"repaired\": 1") != NULL);
     redisReply *r = tl_cmd(rc_, "SISMEMBER %s:known_jobs b", shard2_);
     CHECK_INT(r->integer, 1);
     freeReplyObject(r);

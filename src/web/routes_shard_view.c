@@ -1,8 +1,8 @@
 /* ?shard=N on every route: the request sees shard N of a sharded namespace alone
  * (PROTOCOL §27), through the client's per-shard view (cwork_client_shard) — the UI's
  * "look at one shard" in every page. Without it a route sees the whole namespace. The
- * view lives for the request: a copy of the namespace's server state whose client, redis
- * handle, keys and namespace are the shard's (nothing else of it is used by a route). */
+ * view lives for the request: the fields of the namespace's server state that routes read,
+ * with the shard's client, redis handle, keys and namespace. */
 #include "web.h"
 
 #include "client.h"
@@ -34,9 +34,22 @@ int cw_web_shard_view(const web_request *req, cwork_web *out, web_response *res)
         cw_web_client_error(res, rc, &err);
         return -1;
     }
-    *out = *req->web;
-    out->client = shard;
+    /* the fields routes read, one by one: the server's lock and counters are not the
+     * view's to copy while other requests change them */
+    const cwork_web *web = req->web;
+    memset(out, 0, sizeof *out);
     out->redis = shard->redis; /* in a Cluster, the handle of the shard's slot */
+    out->client = shard;
+    out->pool = web->pool;
+    out->flavor = web->flavor;
+    out->port = web->port;
+    out->loopback = web->loopback;
+    memcpy(out->bound, web->bound, sizeof out->bound);
+    out->base_path = web->base_path;
+    out->base_redirect = web->base_redirect;
+    out->read_only = web->read_only;
+    out->views = web->views;
+    out->n_views = web->n_views;
     out->is_view = 1;
     out->ns = cw_strdup(ns);
     if (!out->ns || cw_keys_init(&out->keys, ns) != 0) {

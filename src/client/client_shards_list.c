@@ -15,6 +15,7 @@ typedef struct cursor {
     cwork_listed_job *jobs; /* the chunk read last */
     size_t n, at;           /* its length, and the next job not yet merged */
     unsigned next_page;     /* the chunk to read next (1-based) */
+    int64_t total;          /* the shard's total, as its first read said */
     bool done;              /* the list's end was read */
 } cursor;
 
@@ -25,21 +26,34 @@ typedef struct merge {
     unsigned s;
 } merge;
 
+/* Whether the shard's list may hold more than the chunks read: a chunk can list fewer
+ * jobs than it covers (members that cannot be decoded are skipped), so the end is where
+ * the chunks read reach the total. */
+static bool more_after(const merge *m, const cursor *cur)
+{
+    return (uint64_t)(cur->next_page - 1) * m->chunk < (uint64_t)(cur->total > 0 ? cur->total : 0);
+}
+
 /* Makes cur->jobs[cur->at] the shard's next job unless the list is exhausted (then
- * cur->done); *total (may be NULL) receives the shard's total on a read. */
+ * cur->done); *total (may be NULL) receives the shard's total on the first read. */
 static int fill(const merge *m, unsigned i, int64_t *total, cwork_error *err)
 {
     cursor *cur = &m->cur[i];
     if (cur->at < cur->n || cur->done) return 0;
-    cwork_listed_jobs_free(cur->jobs, cur->n);
-    cur->jobs = NULL;
-    cur->n = cur->at = 0;
-    int64_t t = 0;
-    int rc = m->rd->read(m->rd->arg, cur->shard, i, cur->next_page++, m->chunk, &cur->jobs, &cur->n,
-                         &t, err);
-    if (rc) return rc;
-    if (total) *total = t;
-    cur->done = cur->n == 0; /* a short chunk ends the list once merged (advance) */
+    bool first = cur->next_page == 1;
+    do { /* a chunk of undecodable members only: on to the next */
+        cwork_listed_jobs_free(cur->jobs, cur->n);
+        cur->jobs = NULL;
+        cur->n = cur->at = 0;
+        int64_t t = 0;
+        int rc = m->rd->read(m->rd->arg, cur->shard, i, cur->next_page++, m->chunk, &cur->jobs,
+                             &cur->n, &t, err);
+        if (rc) return rc;
+        if (first) cur->total = t;
+        first = false;
+    } while (cur->n == 0 && more_after(m, cur));
+    if (total) *total = cur->total;
+    cur->done = cur->n == 0;
     return 0;
 }
 
@@ -68,12 +82,12 @@ static cursor *first_of(const merge *m)
 }
 
 /* After taking a job from cur: reads the next chunk when cur's is used up and the list
- * may hold more (a chunk shorter than asked for was the list's end). */
+ * may hold more. */
 static int advance(const merge *m, cursor *cur, cwork_error *err)
 {
     cur->at++;
     if (cur->at < cur->n) return 0;
-    if (cur->n < m->chunk) {
+    if (!more_after(m, cur)) {
         cur->done = true;
         return 0;
     }
@@ -117,7 +131,7 @@ int cw_shards_pages(cwork_client *c, unsigned s, unsigned page, unsigned page_si
     int64_t sum = 0;
     for (unsigned i = 0; i < s && rc == 0; i++) {
         int64_t t = 0;
-        m.cur[i] = (cursor){cw_client_shard_at(c, i), NULL, 0, 0, 1, false};
+        m.cur[i] = (cursor){cw_client_shard_at(c, i), NULL, 0, 0, 1, 0, false};
         rc = fill(&m, i, &t, err);
         sum += t;
     }

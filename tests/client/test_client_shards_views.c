@@ -202,6 +202,21 @@ static void a_queue_is_one_list_and_its_jobs_are_deleted_where_they_wait(void)
     done_sharded(cl);
 }
 
+/* A shard's chunk may list fewer jobs than it covers (an entry that is no job is
+ * skipped): the merge reads on until the shard's total, so nothing after it is lost.
+ * Shard 0's queue, next to run first: an entry that is no JSON, q1 (t 10), q2 (20), q4
+ * (30), q5 (35); shard 1: q3 (100). */
+static void entries_that_are_no_jobs_do_not_end_a_shard(void)
+{
+    cwork_client *cl = sharded("sn");
+    cmd("LPUSH %s:jobs:a %s %s %s %s %s", shard_ns_[0], "{notjson", job(0, "a", "q1", 10, "x"),
+        job(1, "a", "q2", 20, "x"), job(2, "a", "q4", 30, "x"), job(3, "a", "q5", 35, "x"));
+    cmd("LPUSH %s:jobs:a %s", shard_ns_[1], job(0, "a", "q3", 100, "x"));
+    CHECK_QUEUE(cl, 1, 4, "q1 q2 q4 q5", 6);
+    CHECK_QUEUE(cl, 2, 4, "q3", 6);
+    done_sharded(cl);
+}
+
 /* ---------------------------------------------------------------- succeeded, results */
 
 static void kept_successes_merge_newest_first(void)
@@ -397,6 +412,7 @@ int main(void)
     if (!redis_) return 1;
     RUN(search_is_merged_newest_first_with_pages);
     RUN(a_queue_is_one_list_and_its_jobs_are_deleted_where_they_wait);
+    RUN(entries_that_are_no_jobs_do_not_end_a_shard);
     RUN(kept_successes_merge_newest_first);
     RUN(a_batch_is_found_in_its_shard);
     RUN(periodic_schedules_fold_over_the_shards);

@@ -972,7 +972,9 @@ void cwork_client_free(cwork_client *client);
  *     place is no shard's); _doctor_repair acts in the shard whose key the finding names;
  *   - every shard: _trim_dead (older_than and keep per shard; removed added up) and
  *     _doctor (the shards' findings one after the other, each naming its shard's key);
- *   - shard 0 only: _rate_limits (a limit is set in every shard) and _redis_info.
+ *   - _rate_limits: each type's entry from the shard of its name (where a limited type
+ *     is pinned and its state kept);
+ *   - shard 0 only: _redis_info (one server's INFO).
  * cwork_client_shard gives one shard's own view of every call.
  * A namespace without a record (or with count 1) is read exactly as before: one HMGET
  * of the record every 5 s is all that is added. A damaged record fails every merged
@@ -1255,7 +1257,8 @@ typedef struct cwork_rate_limit_info {
 
 /* Every rate limit of the namespace, sorted by job name (*out NULL and *n 0 when there
  * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe.
- * Sharded namespace: shard 0's (a limit is set in every shard; see cwork_client_shards). */
+ * Sharded namespace: a limit is set in every shard, and each type's state is read in the
+ * shard of its name, where a limited type runs (see cwork_client_shards). */
 int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, size_t *n,
                              cwork_error *err);
 void cwork_rate_limit_infos_free(cwork_rate_limit_info *limits, size_t n);

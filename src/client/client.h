@@ -251,6 +251,10 @@ int cw_shards_trim_dead(cwork_client *c, unsigned s, int64_t older_than, int64_t
 int cw_shards_doctor(cwork_client *c, unsigned s, unsigned flags, cwork_doctor_finding **out,
                      size_t *n, cwork_error *err);
 int cw_shards_of_key(cwork_client *c, unsigned s, const char *key);
+/* Every shard's rate limits, one entry per name: the one read in the name's shard, where
+ * a limited type is pinned and its state kept (PROTOCOL §27.4), else the first shard's. */
+int cw_shards_rate_limits(cwork_client *c, unsigned s, cwork_rate_limit_info **out, size_t *n,
+                          cwork_error *err);
 int cw_shards_doctor_repair(cwork_client *c, unsigned s, cwork_doctor_finding *f, cwork_error *err);
 
 /* Calls on one job by id (client_shards_job.c): the id's shard first (where

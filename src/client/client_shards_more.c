@@ -244,3 +244,68 @@ int cw_shards_doctor_repair(cwork_client *c, unsigned s, cwork_doctor_finding *f
                         f->key, c->ns);
     return cwork_client_doctor_repair(cw_client_shard_at(c, (unsigned)i), f, err);
 }
+
+/* ---------------------------------------------------------------- rate limits */
+
+typedef struct homed_limit {
+    cwork_rate_limit_info l;
+    bool home; /* read in the shard of its name */
+    size_t at; /* its place in the shards' lists one after the other */
+} homed_limit;
+
+/* By name; the entry of the name's home shard first, then as listed. */
+static int by_name_home_first(const void *a, const void *b)
+{
+    const homed_limit *x = a, *y = b;
+    int c = strcmp(x->l.job_name, y->l.job_name);
+    if (c) return c;
+    if (x->home != y->home) return x->home ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int cw_shards_rate_limits(cwork_client *c, unsigned s, cwork_rate_limit_info **out, size_t *n,
+                          cwork_error *err)
+{
+    cwork_rate_limit_info *all = NULL;
+    size_t len = 0;
+    unsigned *shard_of = NULL;
+    int rc = 0;
+    for (unsigned i = 0; i < s && rc == 0; i++) {
+        cwork_rate_limit_info *l = NULL;
+        size_t m = 0;
+        rc = cwork_client_rate_limits(cw_client_shard_at(c, i), &l, &m, err);
+        unsigned *more = rc == 0 && m ? cw_realloc(shard_of, (len + m) * sizeof *more) : shard_of;
+        if (rc == 0 && m && !more) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+        if (rc == 0) shard_of = more;
+        for (size_t k = 0; rc == 0 && k < m; k++)
+            shard_of[len + k] = i;
+        if (rc == 0) rc = append((void **)&all, &len, l, m, sizeof *l, err); /* frees l */
+        if (rc) cwork_rate_limit_infos_free(l, m);
+    }
+    homed_limit *h = rc == 0 && len ? cw_calloc(len, sizeof *h) : NULL;
+    if (rc == 0 && len && !h) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (rc) {
+        cw_free(shard_of);
+        cwork_rate_limit_infos_free(all, len);
+        return rc;
+    }
+    for (size_t k = 0; k < len; k++) {
+        const char *name = all[k].job_name;
+        h[k] = (homed_limit){all[k], cw_sharding_of(name, strlen(name), s) == shard_of[k], k};
+    }
+    cw_free(shard_of);
+    if (len > 1) qsort(h, len, sizeof *h, by_name_home_first);
+    size_t w = 0;
+    for (size_t k = 0; k < len; k++) {
+        if (w && strcmp(all[w - 1].job_name, h[k].l.job_name) == 0) {
+            cw_free(h[k].l.job_name); /* another shard's copy of the setting */
+            cw_free(h[k].l.text);
+            continue;
+        }
+        all[w++] = h[k].l;
+    }
+    cw_free(h);
+    *out = all;
+    *n = w;
+    return 0;
+}

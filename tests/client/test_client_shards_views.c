@@ -306,6 +306,38 @@ static void periodic_schedules_fold_over_the_shards(void)
     done_sharded(cl);
 }
 
+/* ---------------------------------------------------------------- rate limits */
+
+/* A limit is set in every shard; whether a type is held back now is read in the shard of
+ * its name, where a limited type runs: a state left in another shard does not count. */
+static void rate_limits_read_each_type_in_its_shard(void)
+{
+    cwork_client *cl = sharded("sl");
+    CHECK_INT(cwork_client_set_rate_limit(cl, "a", 1, 3600000, NULL), 0);
+    CHECK_INT(cwork_client_set_rate_limit(cl, "b", 1, 3600000, NULL), 0);
+    for (unsigned i = 0; i < SHARDS; i++)
+        CHECK_INT(ival(tl_cmd(rc_, "HLEN %s:cwork:rate_limits", shard_ns_[i])), 2);
+    unsigned home_a = cw_sharding_of("a", 1, SHARDS), home_b = cw_sharding_of("b", 1, SHARDS);
+    redisReply *t = tl_cmd(rc_, "TIME");
+    long long until = atoll(t->element[0]->str) * 1000000 + 3600000000LL;
+    freeReplyObject(t);
+    cmd("SET %s:cwork:rate_limit:a %lld", shard_ns_[home_a], until);
+    cmd("SET %s:cwork:rate_limit:b %lld", shard_ns_[(home_b + 1) % SHARDS], until);
+    cwork_rate_limit_info *l = NULL;
+    size_t n = 0;
+    CHECK_INT(cwork_client_rate_limits(cl, &l, &n, NULL), 0);
+    CHECK_INT(n, 2);
+    if (n == 2) {
+        CHECK_STR(l[0].job_name, "a");
+        CHECK(l[0].limited_now);
+        CHECK_STR(l[1].job_name, "b");
+        CHECK(!l[1].limited_now);
+        CHECK_STR(l[1].text, "1/1h");
+    }
+    cwork_rate_limit_infos_free(l, n);
+    done_sharded(cl);
+}
+
 /* ---------------------------------------------------------------- every shard */
 
 static void trim_runs_in_every_shard(void)
@@ -416,6 +448,7 @@ int main(void)
     RUN(kept_successes_merge_newest_first);
     RUN(a_batch_is_found_in_its_shard);
     RUN(periodic_schedules_fold_over_the_shards);
+    RUN(rate_limits_read_each_type_in_its_shard);
     RUN(trim_runs_in_every_shard);
     RUN(the_doctor_checks_and_repairs_every_shard);
     RUN(the_doctor_runs_on_a_damaged_record);

@@ -165,7 +165,8 @@ function bytes(n) {
   return `${u ? v.toFixed(v >= 100 ? 0 : 1) : v} ${units[u]}`;
 }
 
-function redisPanel(info) {
+// which: '' for an unsharded namespace, else whose server it is ("shard 0's server").
+function redisPanel(info, which) {
   const rows = [];
   const row = (k, v, cls) => rows.push(el('dt', { text: k }), el('dd', { class: cls || null }, v));
   if (info.error) {
@@ -184,8 +185,17 @@ function redisPanel(info) {
     row('Uptime', info.uptime_s === null ? '—' : duration(info.uptime_s));
   }
   return el('div', { class: 'panel redis' },
-    el('h2', null, 'Redis', info.evicts ? el('span', { class: 'tag warn', text: 'evicts' }) : null),
+    el('h2', null, 'Redis', which ? el('span', { class: 'muted small', text: ` · ${which}` }) : null,
+      info.evicts ? el('span', { class: 'tag warn', text: 'evicts' }) : null),
     el('dl', { class: 'facts' }, rows));
+}
+
+// A sharded namespace's shards may sit on several servers: the panel says whose INFO it
+// shows (shard 0's, or the shard looked at; the Shards panel names each shard's server).
+function redisWhich(ctx) {
+  const s = ctx.state.shards;
+  if (!s || s.data.count <= 1) return '';
+  return `shard ${ctx.params.get('shard') || '0'}'s server`;
 }
 
 // ------------------------------------------------------------------ history
@@ -284,7 +294,7 @@ export async function renderDashboard(ctx) {
       el('div', { class: 'panel' },
         el('h2', { text: `Last ${d.days.length} days` }),
         historyChart(d.days)),
-      redisPanel(redis)),
+      redisPanel(redis, redisWhich(ctx))),
     shardsPanel(ctx),
     pool,
     el('h2', { text: 'Jobs' }),

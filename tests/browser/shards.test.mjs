@@ -113,6 +113,8 @@ async function suite(redis, width) {
       const options = await page.locator('#shard-pick option').allTextContents();
       check(options.length === SHARDS + 1 && options[0] === `All ${SHARDS} shards`, `the picker offers all and each shard (${options})`);
       check(await page.locator('#badge-dead').textContent() === '2', 'the Dead badge counts every shard');
+      const redisHead = await page.locator('main .panel.redis h2').textContent();
+      check(redisHead.includes("shard 0's server"), `the Redis panel says whose server it shows (${redisHead})`);
       await shot(page, 'shards-dashboard', width);
 
       // one shard: the picker narrows the pages to it

@@ -167,6 +167,41 @@ int admin_delete(const admin_opts *o)
 
 /* ---------------------------------------------------------------- dead trim */
 
+/* Trims shard after shard of a sharded namespace (each its older_than and keep), a line
+ * each: how many of its dead jobs went. */
+static int trim_shards(const admin_opts *o, cwork_client *client, unsigned count, int64_t before,
+                       int64_t keep)
+{
+    cwork_error err = {0};
+    int64_t sum = 0;
+    if (o->seen & OPT_JSON) printf("{\"shards\":[");
+    for (unsigned i = 0; i < count; i++) {
+        int64_t removed = 0;
+        cwork_client *shard = cwork_client_shard(client, i, &err);
+        int rc = shard ? cwork_client_trim_dead(shard, before, keep, &removed, &err) : err.code;
+        if (rc != 0) {
+            if (o->seen & OPT_JSON) printf("]}\n"); /* the lines so far stay valid JSON */
+            return admin_fail(o, rc, &err);
+        }
+        sum += removed;
+        char ns[160];
+        cli_shard_ns(o->conn.ns, i, ns, sizeof ns);
+        if (o->seen & OPT_JSON) {
+            printf("%s{\"shard\":%u,\"ns\":", i ? "," : "", i);
+            admin_json_string(ns, strlen(ns));
+            printf(",\"removed\":%" PRId64 "}", removed);
+        } else {
+            printf("Shard %u (%s): removed %" PRId64 " dead job%s.\n", i, ns, removed,
+                   removed == 1 ? "" : "s");
+        }
+    }
+    if (o->seen & OPT_JSON)
+        printf("],\"removed\":%" PRId64 "}\n", sum);
+    else
+        printf("Removed %" PRId64 " dead job%s in %u shards.\n", sum, sum == 1 ? "" : "s", count);
+    return CLI_OK;
+}
+
 static int do_trim(const admin_opts *o, cwork_client *client)
 {
     cwork_error err = {0};
@@ -175,8 +210,13 @@ static int do_trim(const admin_opts *o, cwork_client *client)
         before = (int64_t)time(NULL) - o->older_than;
         if (before < 1) before = 1; /* 0 would mean no age limit; nothing died before 1970 */
     }
-    int rc =
-        cwork_client_trim_dead(client, before, (o->seen & OPT_KEEP) ? o->keep : -1, &removed, &err);
+    int64_t keep = (o->seen & OPT_KEEP) ? o->keep : -1;
+    unsigned count = 1;
+    /* the whole namespace (no --shard): shard by shard, each reported */
+    if (!(o->seen & OPT_SHARD) && cwork_client_shards(client, &count, &err) != 0)
+        return admin_fail(o, err.code, &err);
+    if (count > 1) return trim_shards(o, client, count, before, keep);
+    int rc = cwork_client_trim_dead(client, before, keep, &removed, &err);
     if (rc != 0) return admin_fail(o, rc, &err);
     if (o->seen & OPT_JSON)
         printf("{\"removed\":%" PRId64 "}\n", removed);

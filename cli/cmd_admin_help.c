@@ -140,11 +140,13 @@ static const char dead_trim_usage[] =
     "\n"
     "Deletes the dead jobs that died more than AGE ago, then the oldest beyond the\n"
     "N newest. Neither Go nor cwork ever trims the dead set by itself. At least one\n"
-    "of --older-than and --keep is needed.\n"
+    "of --older-than and --keep is needed. A sharded namespace (cwork shards) is trimmed\n"
+    "shard by shard, --keep N keeping N in each, with a line per shard and the sum.\n"
     "\n"
     "  --older-than AGE  seconds (86400) or a duration: 90s, 15m, 1h, 7d, 2w, 1d12h\n"
     "  --keep N          keep at most the N newest dead jobs (0 deletes them all)\n"
-    "  --json            print {\"removed\":N}\n" COMMON "\n"
+    "  --json            print {\"removed\":N} (sharded: {\"shards\":[{\"shard\",\"ns\",\n"
+    "                    \"removed\"},…],\"removed\":N})\n" COMMON "\n"
     "Exit status: 0 success, 1 Redis failure, 2 bad command line (nothing written).\n";
 
 /* printf format: the set's name, a sentence more, the time option's name and what

@@ -10,14 +10,15 @@
 #include <time.h>
 
 static const char intro[] =
-    "Usage: cwork batch [--redis URL] [--ns NS] [--json] [--seal] ID\n"
+    "Usage: cwork batch [--redis URL] [--ns NS] [--json] [--seal] [--shard N] ID\n"
     "\n"
     "Shows tracked batch ID (made by cwork enqueue --bulk --batch-callback): how many\n"
     "jobs it holds, how many are pending, succeeded, failed and waiting for a retry,\n"
     "or dead, whether it is sealed, and its callback: waiting, enqueued (once every\n"
     "job was counted) or skipped (on_success, and a job died). Only cwork pools count\n"
     "jobs (README \"Batches and chains\"). A finished batch is kept for a week; one\n"
-    "not finished 30 days after it was opened expires then.\n";
+    "not finished 30 days after it was opened expires then. In a sharded namespace\n"
+    "(cwork shards) the batch is found in its id's shard (or another that holds it).\n";
 
 static const char outro[] =
     "A damaged key (one that holds another type than PROTOCOL says, cwork doctor): when\n"
@@ -32,6 +33,7 @@ typedef struct batch_opts {
     cli_conn_opts conn;
     int json, seal;
     const char *id;
+    long shard; /* --shard N; -1: the whole namespace */
 } batch_opts;
 
 static int take_id(void *opts, const char *arg)
@@ -58,6 +60,7 @@ static const cli_opt batch_options[] = {
      "-1 for a batch opened before open batches expired), and\n"
      "\"damaged\" when a key of the batch is damaged}",
      cli_set_flag, offsetof(batch_opts, json), 0, NULL, 0},
+    CLI_SHARD_OPT(batch_opts, shard),
     CLI_CONN_OPTS(batch_opts, conn),
     CLI_HELP_OPT,
     CLI_OPT_END};
@@ -157,7 +160,9 @@ static int show(const batch_opts *o, cwork_redis *redis)
     if (rc == 0 && !client) rc = err.code ? err.code : CWORK_ENOMEM;
     cwork_client_damage_clear();
     cwork_batch_info info;
-    if (rc == 0) rc = cwork_client_batch(client, o->id, &info, &err);
+    cwork_client *view = rc == 0 ? cli_shard_view(client, o->shard, &err) : NULL;
+    if (rc == 0 && !view) rc = err.code ? err.code : CWORK_ENOMEM;
+    if (rc == 0) rc = cwork_client_batch(view, o->id, &info, &err);
     cwork_client_free(client);
     if (rc == CWORK_ETYPE) {
         fprintf(stderr, "cwork batch: %s — cwork doctor --ns %s can repair it\n", err.message,
@@ -180,6 +185,7 @@ int cmd_batch(int argc, char **argv)
 {
     batch_opts o = {0};
     o.conn.ns = "work";
+    o.shard = -1;
     int p = parse_options(argc, argv, &o);
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status = CLI_OK;

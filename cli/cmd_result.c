@@ -12,23 +12,26 @@
 #include <time.h>
 
 static const char result_intro[] =
-    "Usage: cwork result [--wait DURATION] [--json] [--redis URL] [--ns NS] ID\n"
+    "Usage: cwork result [--wait DURATION] [--json] [--shard N] [--redis URL] [--ns NS] ID\n"
     "\n"
     "Prints the result the job with this id stored when it succeeded (a handler's\n"
     "cwork_job_set_result; a `cwork work` command's output on the file descriptor in\n"
     "$CWORK_RESULT_FD, 4), byte for byte. Results are kept for their type's result TTL\n"
-    "(default 24h).\n";
+    "(default 24h). In a sharded namespace (cwork shards) the result is looked for in\n"
+    "every shard, the id's own first, and waited for in the id's shard.\n";
 
 static const char result_outro[] =
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line, 4 when there is no\n"
     "result (yet, after waiting; or any more).\n";
 
 static const char succeeded_intro[] =
-    "Usage: cwork succeeded [--name NAME] [--limit N] [--json] [--redis URL] [--ns NS]\n"
+    "Usage: cwork succeeded [--name NAME] [--limit N] [--json] [--shard N] [--redis URL]\n"
+    "                       [--ns NS]\n"
     "\n"
     "Lists the succeeded jobs kept by job types that keep them (keep_succeeded), newest\n"
     "first: when each finished, its name and id, when it ran and how long it took, and\n"
-    "its result while that is kept.\n";
+    "its result while that is kept. In a sharded namespace (cwork shards) the shards'\n"
+    "jobs are merged newest first (--limit in all); --shard N lists one shard's.\n";
 
 static const char succeeded_outro[] =
     "A key of the wrong type (a name's succeeded jobs, a result, known_jobs) reads as\n"
@@ -43,6 +46,7 @@ typedef struct result_opts {
     int64_t wait_ms;
     size_t limit;
     int json;
+    long shard; /* --shard N; -1: the whole namespace */
 } result_opts;
 
 /* --wait DURATION: a duration, not negative. */
@@ -71,6 +75,7 @@ static const cli_opt result_options[] = {
      "{\"id\": …, \"result\": …, \"result_base64\": …} instead (result\n"
      "as text, invalid UTF-8 as U+FFFD; result_base64 exact)",
      cli_set_flag, offsetof(result_opts, json), 0, NULL, 0},
+    CLI_SHARD_OPT(result_opts, shard),
     CLI_CONN_OPTS(result_opts, conn),
     CLI_HELP_OPT,
     CLI_OPT_END};
@@ -86,6 +91,7 @@ static const cli_opt succeeded_options[] = {
      "\"took_us\", \"result\", \"result_base64\", \"job\"}, …]} (\"jobs\": []\n"
      "when none is kept)",
      cli_set_flag, offsetof(result_opts, json), 0, NULL, 0},
+    CLI_SHARD_OPT(result_opts, shard),
     CLI_CONN_OPTS(result_opts, conn),
     CLI_HELP_OPT,
     CLI_OPT_END};
@@ -126,6 +132,7 @@ static int parse(int argc, char **argv, int succeeded, result_opts *o)
     const char *label = succeeded ? "cwork succeeded" : "cwork result";
     memset(o, 0, sizeof *o);
     o->conn.ns = "work";
+    o->shard = -1;
     int p = succeeded ? cli_parse(&cli_succeeded_command, label, argc, argv, 2, o, NULL)
                       : cli_parse(&cli_result_command, label, argc, argv, 2, o, take_id);
     if (p != 0) return p;
@@ -169,20 +176,23 @@ static void put_result_json(const char *result, size_t len)
     }
 }
 
-/* Connects and makes a client; NULL with *status set (reported). */
+/* Connects and makes a client (*client, to free) and the view --shard asks for (the
+ * client itself without it); NULL with *status set (reported). */
 static cwork_client *open_client(const result_opts *o, const char *label, cwork_redis **redis,
-                                 int *status)
+                                 cwork_client **client, int *status)
 {
     *redis = cli_connect(&o->conn, status);
     if (!*redis) return NULL;
     cwork_error err = {0};
-    cwork_client *client = cwork_client_new(*redis, o->conn.ns, &err);
-    if (!client) {
+    *client = cwork_client_new(*redis, o->conn.ns, &err);
+    cwork_client *view = cli_shard_view(*client, o->shard, &err);
+    if (!view) {
         fprintf(stderr, "%s: %s\n", label, err.message);
+        cwork_client_free(*client);
         cwork_redis_free(*redis);
-        *status = CLI_FAILURE;
+        *status = *client && err.code == CWORK_EINVAL ? CLI_USAGE : CLI_FAILURE;
     }
-    return client;
+    return view;
 }
 
 static int finish(int status)
@@ -201,12 +211,13 @@ int cmd_result(int argc, char **argv)
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status;
     cwork_redis *redis = NULL;
-    cwork_client *client = open_client(&o, "cwork result", &redis, &status);
-    if (!client) return status;
+    cwork_client *client = NULL;
+    cwork_client *view = open_client(&o, "cwork result", &redis, &client, &status);
+    if (!view) return status;
     cwork_error err = {0};
     char *out = NULL;
     size_t len = 0;
-    int rc = cwork_client_result(client, o.id, o.wait_ms, &out, &len, &err);
+    int rc = cwork_client_result(view, o.id, o.wait_ms, &out, &len, &err);
     if (rc == 0) {
         status = CLI_OK;
         if (o.json) {
@@ -297,13 +308,14 @@ int cmd_succeeded(int argc, char **argv)
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
     int status;
     cwork_redis *redis = NULL;
-    cwork_client *client = open_client(&o, "cwork succeeded", &redis, &status);
-    if (!client) return status;
+    cwork_client *client = NULL;
+    cwork_client *view = open_client(&o, "cwork succeeded", &redis, &client, &status);
+    if (!view) return status;
     cwork_error err = {0};
     cwork_succeeded_job *jobs = NULL;
     size_t n = 0;
     cwork_client_damage_clear();
-    int rc = cwork_client_succeeded(client, o.name, o.limit, &jobs, &n, &err);
+    int rc = cwork_client_succeeded(view, o.name, o.limit, &jobs, &n, &err);
     if (rc == 0) {
         cli_warn_damage("cwork succeeded", o.conn.ns);
         if (o.json)

@@ -206,4 +206,23 @@ extern const cli_command cli_limits_command, cli_limit_command, cli_result_comma
     cli_succeeded_command, cli_doctor_command, cli_shards_command;
 extern const cli_command cli_demo_command; /* not in a build without the web UI */
 
+/* --shard N (cli_shard.c): stores N (0 to 1023) into the options' long at the row's
+ * field, which the command sets to -1 (the whole namespace) before parsing; the number
+ * is checked against the namespace's count once connected. */
+int cli_set_shard(void *opts, const char *value, const cli_opt_ctx *ctx);
+#define CLI_SHARD_OPT(type, member)                                                                \
+    {                                                                                              \
+        "shard", NULL, CLI_ARG_REQUIRED, "N",                                                      \
+            "shard N of a sharded namespace alone (0 is the namespace\n"                           \
+            "itself; cwork shards lists them)",                                                    \
+            cli_set_shard, offsetof(type, member), 0, NULL, 0                                      \
+    }
+
+/* The view a command works on: client itself when shard < 0, else its shard's client
+ * (borrowed from client; NULL with err filled when shard is past the count). */
+cwork_client *cli_shard_view(cwork_client *client, long shard, cwork_error *err);
+
+/* Shard i's namespace as PROTOCOL §27 names it (shard 0: ns itself; i: "{ns.i}"). */
+void cli_shard_ns(const char *ns, unsigned i, char *out, size_t size);
+
 #endif

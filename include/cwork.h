@@ -962,13 +962,23 @@ void cwork_client_free(cwork_client *client);
  *     _unpause, _set_rate_limit, _clear_queue, _retry_all_dead, _delete_all_dead,
  *     _delete_all, _kill_all, _run_all_now;
  *   - _job_types adds up its rows over the shards (the sample is read in each shard);
- *   - shard 0 only (the namespace as given; cwork_client_shard gives the others):
- *     _search, _queue_jobs, _delete_waiting, _trim_dead, _rate_limits,
- *     _succeeded, _result, _batch, _redis_info, _periodic_schedules, _doctor and
- *     _doctor_repair.
+ *   - merged too: _search (the shards' matches newest first by score, paged as the lists,
+ *     max_scan per shard, cwork_search_info added up), _queue_jobs (by enqueue time,
+ *     oldest first, paged as the lists; its total the shards' added), _succeeded
+ *     (newest first), _periodic_schedules (one entry per name and spec);
+ *   - found where it is: _result and _batch ask the id's own shard first, then the
+ *     others (_result waits, when asked to, in the id's shard); _delete_waiting finds
+ *     each job in the shard that holds it (the whole queue searched there: the merged
+ *     place is no shard's); _doctor_repair acts in the shard whose key the finding names;
+ *   - every shard: _trim_dead (older_than and keep per shard; removed added up) and
+ *     _doctor (the shards' findings one after the other, each naming its shard's key);
+ *   - _rate_limits: each type's entry from the shard of its name (where a limited type
+ *     is pinned and its state kept);
+ *   - shard 0 only: _redis_info (one server's INFO).
+ * cwork_client_shard gives one shard's own view of every call.
  * A namespace without a record (or with count 1) is read exactly as before: one HMGET
  * of the record every 5 s is all that is added. A damaged record fails every merged
- * call with CWORK_EINVAL naming the key (`cwork doctor` still runs on shard 0). */
+ * call with CWORK_EINVAL naming the key (`cwork doctor --shard 0` still runs). */
 
 /* The namespace's shard count into *count (1 when it is not sharded), reading the
  * record when due. 0; CWORK_EINVAL for a NULL argument or a damaged record (err names
@@ -1128,7 +1138,7 @@ int cwork_client_delete_all_dead(cwork_client *client, const char *name, int64_t
 /* Removes dead jobs that died before older_than (0: no age limit) and then the oldest
  * beyond the newest keep (< 0: no count limit). Never automatic: Go keeps the dead set
  * unbounded. *removed receives how many went.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: every shard, older_than and keep in each (removed added up). */
 int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t keep, int64_t *removed,
                            cwork_error *err);
 
@@ -1214,7 +1224,8 @@ typedef struct cwork_search_info {
  * NULL argument; a key of another type finds nothing and is listed as damaged
  * (cwork_client_damage); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails (*out then
  * empty). Safe from several threads.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the shards' matches merged newest first and paged as one, max_scan
+ * per shard, info added up (see cwork_client_shards). */
 int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_search_query *q,
                         cwork_listed_job **out, size_t *n, cwork_search_info *info,
                         cwork_error *err);
@@ -1246,7 +1257,8 @@ typedef struct cwork_rate_limit_info {
 
 /* Every rate limit of the namespace, sorted by job name (*out NULL and *n 0 when there
  * are none). "Now" is Redis' clock. Free with cwork_rate_limit_infos_free. Thread-safe.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: a limit is set in every shard, and each type's state is read in the
+ * shard of its name, where a limited type runs (see cwork_client_shards). */
 int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, size_t *n,
                              cwork_error *err);
 void cwork_rate_limit_infos_free(cwork_rate_limit_info *limits, size_t n);
@@ -1285,7 +1297,8 @@ int cwork_client_find(cwork_client *client, const char *id, cwork_job_place *pla
  * CWORK_EINVAL for a NULL client, id or out, an empty id, or wait_ms outside 0 to 100
  * years; CWORK_ETYPE, err naming the key and its type, when the result key holds
  * another type than a string. Thread-safe as every client function.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the id's own shard, then the others; the wait is in the id's shard
+ * (see cwork_client_shards). */
 int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, char **out,
                         size_t *len, cwork_error *err);
 
@@ -1306,7 +1319,8 @@ typedef struct cwork_succeeded_job {
  * is 0) is the caller's: free it with cwork_succeeded_jobs_free. Members that are not
  * cwork's records are skipped (logged as client.succeeded). A damaged key (known_jobs, a
  * name's zset, a result) reads as empty and is listed (cwork_client_damage).
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the shards' merged newest first, limit in all (see
+ * cwork_client_shards). */
 int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
                            cwork_succeeded_job **out, size_t *n, cwork_error *err);
 void cwork_succeeded_jobs_free(cwork_succeeded_job *jobs, size_t n);
@@ -1383,7 +1397,7 @@ void cwork_job_story_free(cwork_job_story *story);
  * CWORK_EINVAL (bad id or NULL argument), CWORK_ENOTFOUND (no such batch, or expired),
  * CWORK_EPROTO (a field that is not an integer, named), CWORK_EREDIS. Reads only.
  * Thread-safe.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the batch id's shard, then the others (see cwork_client_shards). */
 int cwork_client_batch(cwork_client *client, const char *batch_id, cwork_batch_info *out,
                        cwork_error *err);
 
@@ -1466,7 +1480,8 @@ typedef struct cwork_doctor_finding {
  * CWORK_EREDIS and CWORK_EPROTO when Redis fails (no findings are returned),
  * CWORK_EINVAL for NULL arguments, CWORK_ENOMEM. Reads every key of the namespace: its
  * cost grows with the namespace. Thread-safe.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: every shard, findings shard by shard, each naming its shard's key
+ * (see cwork_client_shards). */
 int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out, size_t *n,
                         cwork_error *err);
 
@@ -1475,7 +1490,7 @@ int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_findi
  * error: CWORK_EUNSUPPORTED for a finding without repair, CWORK_ETYPE when a key the
  * repair would write has another type (nothing written), CWORK_EREDIS. Sets
  * f->repaired. Thread-safe for different findings.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: in the shard whose key f names (CWORK_EINVAL when none). */
 int cwork_client_doctor_repair(cwork_client *client, cwork_doctor_finding *f, cwork_error *err);
 
 /* Frees what cwork_client_doctor returned (NULL is fine). */
@@ -1556,7 +1571,7 @@ typedef struct cwork_redis_info {
  * reply) is no failure: 0 with out->permitted false. CWORK_EINVAL for a NULL argument;
  * CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails; CWORK_EPROTO when the reply is no INFO
  * text (no redis_version field).
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the server of shard 0 (see cwork_client_shards). */
 int cwork_client_redis_info(cwork_client *client, cwork_redis_info *out, cwork_error *err);
 
 /* The dashboard's row of one job name. */
@@ -1636,7 +1651,8 @@ int cwork_client_list_filtered_json(cwork_client *client, cwork_job_set set,
  * no scores: cwork_job_enqueued_at tells when). A key of another type lists nothing (*total
  * 0) and is listed as damaged (cwork_client_damage).
  * Free *out with cwork_listed_jobs_free.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: the shards' queues merged by enqueue time, oldest first, paged as
+ * one; *total added up (see cwork_client_shards). */
 int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned page,
                             unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
                             cwork_error *err);
@@ -1672,7 +1688,8 @@ typedef struct cwork_waiting_ref {
  * which first); CWORK_ETYPE when the key holds something other than a list (left as it
  * is); CWORK_EINVAL for a NULL argument; CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails
  * (the counts say what happened before). Safe from several threads.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: each job in the shard that holds it, its id's shard first; the whole
+ * queue is searched there, as for place -1 (see cwork_client_shards). */
 int cwork_client_delete_waiting(cwork_client *client, const char *name,
                                 const cwork_waiting_ref *jobs, size_t n, size_t *done,
                                 size_t *unchanged, cwork_error *err);
@@ -1728,7 +1745,8 @@ typedef struct cwork_periodic_schedule {
  * next_at: the soonest waiting instance, else the publishing pool's own computation
  * when still ahead, else computed here from the spec (in this process's zone when the
  * spec names none). Free with cwork_periodic_schedules_free.
- * Sharded namespace: shard 0 only (see cwork_client_shards). */
+ * Sharded namespace: every shard's, one entry per name and spec (the soonest next_at,
+ * the latest seen_at; see cwork_client_shards). */
 int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedule **out, size_t *n,
                                     cwork_error *err);
 void cwork_periodic_schedules_free(cwork_periodic_schedule *schedules, size_t n);

@@ -1,21 +1,29 @@
 // The server's JSON API as the UI calls it: relative URLs only (the UI may sit under a
 // path prefix behind a proxy), the namespace as ?ns= when it is not the default one,
-// errors as exceptions that carry the server's message.
+// the shard looked at as ?shard= (PROTOCOL §27), errors as exceptions that carry the
+// server's message.
 
 let namespace = ''; // '' = the server's default
+let shard = ''; // '' = the whole namespace; else one shard's number
 
 export function setNamespace(ns) {
   namespace = ns || '';
 }
 
+export function setShard(n) {
+  shard = n === undefined || n === null ? '' : String(n);
+}
+
 // path: a route without the leading '/', e.g. 'dead_jobs'; params: an object of query
 // parameters (undefined, null and '' are left out, except an empty id: it is a valid id).
+// A shard given in params (even '': the whole namespace) wins over the one looked at.
 export function url(path, params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params || {})) {
     if (v !== undefined && v !== null && (v !== '' || k === 'id')) q.set(k, String(v));
   }
   if (namespace) q.set('ns', namespace);
+  if (shard !== '' && !Object.prototype.hasOwnProperty.call(params || {}, 'shard')) q.set('shard', shard);
   const s = q.toString();
   return s ? `${path}?${s}` : path;
 }

@@ -13,6 +13,7 @@ import { renderBatch, renderSucceeded } from './features.js';
 import { renderSetList } from './lists.js';
 import { renderQueueJobs } from './queue.js';
 import { renderDoctor } from './doctor.js';
+import { loadShards, renderShardPick } from './shards.js';
 
 const REFRESH_MS = 2000;
 const VIEWS = ['dashboard', 'queues', 'queue', 'processes', 'retry', 'scheduled', 'dead', 'succeeded', 'job', 'batch', 'doctor'];
@@ -23,6 +24,7 @@ const state = {
   summary: null,
   offset: 0, // server clock minus this browser's, in seconds
   namespaces: [],
+  shards: null, // GET /shards of the namespace (every shard's counts), or null
   readOnly: false,
   selection: new Map(), // the selected rows of the list shown: key → {at, id}
   selectionScope: '', // the list (view, filter, page…) the selection belongs to
@@ -36,7 +38,8 @@ const state = {
 
 // ------------------------------------------------------------------ URL
 
-// "#/dead?page=2&name=x", "#/job/<id>", "#/queue/<name>?ns=other"; the old "#dead" too.
+// "#/dead?page=2&name=x", "#/job/<id>", "#/queue/<name>?ns=other&shard=1"; the old
+// "#dead" too.
 function parseHash() {
   let h = location.hash.replace(/^#\/?/, '');
   const qi = h.indexOf('?');
@@ -57,13 +60,18 @@ function parseHash() {
   return { view, arg, params };
 }
 
-// The hash of a place; params: an object (or URLSearchParams) of what to keep in it.
+// The hash of a place; params: an object (or URLSearchParams) of what to keep in it. The
+// namespace and the shard looked at are kept unless params gives them (shard '': the
+// whole namespace).
 export function href(view, arg, params) {
   const q = new URLSearchParams();
-  for (const [k, v] of params instanceof URLSearchParams ? params : Object.entries(params || {})) {
+  const entries = params instanceof URLSearchParams ? [...params] : Object.entries(params || {});
+  for (const [k, v] of entries) {
     if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   }
   if (state.route.params.get('ns') && !q.has('ns')) q.set('ns', state.route.params.get('ns'));
+  const shard = state.route.params.get('shard');
+  if (shard && !entries.some(([k]) => k === 'shard')) q.set('shard', shard);
   const qs = q.toString();
   return `#/${view}${arg || view === 'job' ? `/${encodeURIComponent(arg)}` : ''}${qs ? `?${qs}` : ''}`;
 }
@@ -164,7 +172,8 @@ export async function act({ question, okLabel, danger, run }) {
 // ------------------------------------------------------------------ header
 
 function renderHeader(sum) {
-  const ns = sum.namespace;
+  // one shard looked at: the summary is that shard's, the header still names the namespace
+  const ns = state.route.params.get('shard') && state.shards ? state.shards.data.shards[0].ns : sum.namespace;
   document.title = `cwork · ${ns}`;
   const current = $('ns-current');
   current.textContent = ns;
@@ -199,6 +208,7 @@ function renderHeader(sum) {
 
 function switchNamespace(ns) {
   const params = new URLSearchParams();
+  state.shards = null; // another namespace: its own shards
   if (ns !== state.namespaces[0]) params.set('ns', ns);
   state.samples = [];
   location.hash = `#/${state.route.view === 'job' || state.route.view === 'queue' ? 'dashboard' : state.route.view}${params.toString() ? `?${params}` : ''}`;
@@ -259,7 +269,7 @@ function routeKey(r) {
 // The page a message belongs to: the tab (a queue's page and a job's count as their own)
 // and the namespace; pages, filters and order of the same list are the same page.
 function pageOf(r) {
-  return `${r.view}/${r.view === 'queue' || r.view === 'job' ? r.arg : ''}?${r.params.get('ns') || ''}`;
+  return `${r.view}/${r.view === 'queue' || r.view === 'job' ? r.arg : ''}?${r.params.get('ns') || ''}&${r.params.get('shard') || ''}`;
 }
 
 // reason: 'tick' for the timer; anything else is someone's click, after which the
@@ -291,7 +301,9 @@ export async function refresh(reason) {
       state.summary = sum;
       state.readOnly = !!sum.read_only;
       state.offset = sum.now - Date.now() / 1000;
+      await loadShards(context());
       renderHeader(sum);
+      renderShardPick(context());
     }
     const node = await renderView(context());
     if (key === routeKey(state.route) && !state.modal && !state.stale) {
@@ -320,8 +332,10 @@ function route() {
   const before = state.route;
   state.route = parseHash();
   const ns = state.route.params.get('ns') || '';
-  if (ns !== (before.params.get('ns') || '')) state.samples = [];
+  const shard = state.route.params.get('shard') || '';
+  if (ns !== (before.params.get('ns') || '') || shard !== (before.params.get('shard') || '')) state.samples = [];
   api.setNamespace(ns);
+  api.setShard(shard);
   if (before.view !== state.route.view || before.arg !== state.route.arg) window.scrollTo(0, 0);
   if ($('message').className !== 'stale' && messagePage !== pageOf(state.route)) say('', 'ok');
   markTab();

@@ -1,11 +1,12 @@
 // The dashboard: today's processed and failed counts, the current rate (the daily counters
 // polled and differenced here), the throughput per minute of the last hour or day (kept
 // by the pools, so a reload keeps it), the last 30 days, the namespace's Redis server,
-// and one row per job name (waiting, running, retry, dead, last error). Charts are plain
-// SVG.
+// a sharded namespace's shards (shards.js), and one row per job name (waiting, running,
+// retry, dead, last error). Charts are plain SVG.
 import { el, num, plural, duration, when, clamp, nameText } from './dom.js';
 import * as api from './api.js';
 import { table, toggle } from './parts.js';
+import { shardsPanel } from './shards.js';
 
 const WINDOW_S = 60; // how long the live samples (the "Now" card) are kept
 const RATE_S = 10; // "now" averages over this much
@@ -164,7 +165,8 @@ function bytes(n) {
   return `${u ? v.toFixed(v >= 100 ? 0 : 1) : v} ${units[u]}`;
 }
 
-function redisPanel(info) {
+// which: '' for an unsharded namespace, else whose server it is ("shard 0's server").
+function redisPanel(info, which) {
   const rows = [];
   const row = (k, v, cls) => rows.push(el('dt', { text: k }), el('dd', { class: cls || null }, v));
   if (info.error) {
@@ -183,8 +185,17 @@ function redisPanel(info) {
     row('Uptime', info.uptime_s === null ? '—' : duration(info.uptime_s));
   }
   return el('div', { class: 'panel redis' },
-    el('h2', null, 'Redis', info.evicts ? el('span', { class: 'tag warn', text: 'evicts' }) : null),
+    el('h2', null, 'Redis', which ? el('span', { class: 'muted small', text: ` · ${which}` }) : null,
+      info.evicts ? el('span', { class: 'tag warn', text: 'evicts' }) : null),
     el('dl', { class: 'facts' }, rows));
+}
+
+// A sharded namespace's shards may sit on several servers: the panel says whose INFO it
+// shows (shard 0's, or the shard looked at; the Shards panel names each shard's server).
+function redisWhich(ctx) {
+  const s = ctx.state.shards;
+  if (!s || s.data.count <= 1) return '';
+  return `shard ${ctx.params.get('shard') || '0'}'s server`;
 }
 
 // ------------------------------------------------------------------ history
@@ -283,7 +294,8 @@ export async function renderDashboard(ctx) {
       el('div', { class: 'panel' },
         el('h2', { text: `Last ${d.days.length} days` }),
         historyChart(d.days)),
-      redisPanel(redis)),
+      redisPanel(redis, redisWhich(ctx))),
+    shardsPanel(ctx),
     pool,
     el('h2', { text: 'Jobs' }),
     typesTable(ctx, d),

@@ -45,7 +45,7 @@ function repairButton(ctx, ns, f) {
 }
 
 export async function renderDoctor(ctx) {
-  const ns = ctx.params.get('ns') || '';
+  const ns = `${ctx.params.get('ns') || ''}&${ctx.params.get('shard') || ''}`; // a check's scope
   const result = checked(ns) || (await check(ns));
   // the summary may have failed on the damage: the check's answer says it too
   const readOnly = ctx.readOnly || result.readOnly;

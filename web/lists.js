@@ -218,7 +218,7 @@ export async function renderSetList(ctx) {
     data = await api.get(route, { ...query, page: pages });
   }
   const jobs = data.jobs || [];
-  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.q}&${lp.page}&${lp.size}&${lp.order}&${lp.periodic}&${ctx.params.get('ns') || ''}`);
+  const selection = selectionFor(ctx, `${set}?${lp.name}&${lp.q}&${lp.page}&${lp.size}&${lp.order}&${lp.periodic}&${ctx.params.get('ns') || ''}&${ctx.params.get('shard') || ''}`);
   const pageRows = jobs.map((j) => [rowKey(j, j[s.at]), { at: j[s.at], id: j.id }]);
   keepOnPage(selection, pageRows);
   // In the table's header; on narrow screens (no header: rows are cards) in the toolbar.

@@ -50,7 +50,7 @@ export async function renderQueueJobs(ctx) {
     seen.set(j.id, n + 1);
     return `${j.id}\u0000${n}`;
   });
-  const selection = selectionFor(ctx, `queue?${name}&${page}&${size}&${ctx.params.get('ns') || ''}`);
+  const selection = selectionFor(ctx, `queue?${name}&${page}&${size}&${ctx.params.get('ns') || ''}&${ctx.params.get('shard') || ''}`);
   const pageRows = jobs.map((j, i) => [keys[i], { place: first + i, id: j.id }]);
   keepOnPage(selection, pageRows);
   const selectAll = selectPageBox(ctx, selection, pageRows);

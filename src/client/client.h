@@ -200,6 +200,63 @@ int cw_shards_list(cwork_client *c, unsigned s, cwork_job_set set, const cwork_l
                    unsigned filters, cwork_listed_job **out, size_t *n, int64_t *total,
                    cwork_error *err);
 
+/* A list of a sharded namespace paged as one (client_shards_list.c): read(arg, shard i's
+ * client, i, page, size, ...) gives page `page` of `size` of shard i's list in its order
+ * and the shard's total; the shards' lists are merged by key (NULL: the listed job's
+ * `at`), ascending or descending, equal keys the lower shard first. */
+typedef struct cw_shards_reader {
+    int (*read)(void *arg, cwork_client *shard, unsigned i, unsigned page, unsigned size,
+                cwork_listed_job **out, size_t *n, int64_t *total, cwork_error *err);
+    int64_t (*key)(const cwork_listed_job *job);
+    void *arg;
+    bool descending;
+} cw_shards_reader;
+
+/* Page `page` (1-based; 0 counts as 1) of page_size (0: CWORK_PAGE_SIZE; at most
+ * CW_CLIENT_MAX_PAGE_SIZE) of the merged list; *total (may be NULL) the shards' totals
+ * added. Page p reads the first p pages of every shard. */
+int cw_shards_pages(cwork_client *c, unsigned s, unsigned page, unsigned page_size,
+                    const cw_shards_reader *rd, cwork_listed_job **out, size_t *n, int64_t *total,
+                    cwork_error *err);
+
+/* The search (newest first by score; info added up over the shards, max_scan each) and
+ * a queue's waiting jobs (by enqueue time, oldest first), paged as one
+ * (client_shards_search.c); listed waiting jobs deleted each in the shard holding it
+ * (its id's shard first, the whole queue searched). */
+int cw_shards_search(cwork_client *c, unsigned s, cwork_job_set set, const cwork_search_query *q,
+                     cwork_listed_job **out, size_t *n, cwork_search_info *info, cwork_error *err);
+int cw_shards_queue_jobs(cwork_client *c, unsigned s, const char *name, unsigned page,
+                         unsigned page_size, cwork_listed_job **out, size_t *n, int64_t *total,
+                         cwork_error *err);
+int cw_shards_delete_waiting(cwork_client *c, unsigned s, const char *name,
+                             const cwork_waiting_ref *jobs, size_t n, size_t *done,
+                             size_t *unchanged, cwork_error *err);
+
+/* client_shards_more.c: kept succeeded jobs merged newest first (limit in all), periodic
+ * schedules folded by name and spec, a result or batch from the shard holding it (the
+ * id's first; a result is waited for in the id's shard), the dead set trimmed in every
+ * shard (older_than and keep per shard, removed added up), the doctor run in every
+ * shard (findings shard by shard, each naming its shard's key) and a finding repaired
+ * in the shard whose key it names (cw_shards_of_key: that shard, or -1). */
+int cw_shards_succeeded(cwork_client *c, unsigned s, const char *name, size_t limit,
+                        cwork_succeeded_job **out, size_t *n, cwork_error *err);
+int cw_shards_periodic(cwork_client *c, unsigned s, cwork_periodic_schedule **out, size_t *n,
+                       cwork_error *err);
+int cw_shards_result(cwork_client *c, unsigned s, const char *id, int64_t wait_ms, char **out,
+                     size_t *len, cwork_error *err);
+int cw_shards_batch(cwork_client *c, unsigned s, const char *batch_id, cwork_batch_info *out,
+                    cwork_error *err);
+int cw_shards_trim_dead(cwork_client *c, unsigned s, int64_t older_than, int64_t keep,
+                        int64_t *removed, cwork_error *err);
+int cw_shards_doctor(cwork_client *c, unsigned s, unsigned flags, cwork_doctor_finding **out,
+                     size_t *n, cwork_error *err);
+int cw_shards_of_key(cwork_client *c, unsigned s, const char *key);
+/* Every shard's rate limits, one entry per name: the one read in the name's shard, where
+ * a limited type is pinned and its state kept (PROTOCOL §27.4), else the first shard's. */
+int cw_shards_rate_limits(cwork_client *c, unsigned s, cwork_rate_limit_info **out, size_t *n,
+                          cwork_error *err);
+int cw_shards_doctor_repair(cwork_client *c, unsigned s, cwork_doctor_finding *f, cwork_error *err);
+
 /* Calls on one job by id (client_shards_job.c): the id's shard first (where
  * cw_sharding_of routes a plain job), then the others, until one is not
  * CWORK_ENOTFOUND. */

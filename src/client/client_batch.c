@@ -61,6 +61,9 @@ int cwork_client_batch(cwork_client *client, const char *batch_id, cwork_batch_i
     memset(out, 0, sizeof *out);
     int rc = cw_batch_check_id(batch_id, err);
     if (rc) return rc;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_batch(client, (unsigned)shards, batch_id, out, err);
     cw_buf key, jobs;
     cw_buf_init(&key);
     cw_buf_init(&jobs);

@@ -27,6 +27,11 @@ int cwork_client_queue_jobs(cwork_client *client, const char *name, unsigned pag
     if (page_size > CW_CLIENT_MAX_PAGE_SIZE)
         return cw_error(err, CWORK_EINVAL, "page size %u is more than %d", page_size,
                         CW_CLIENT_MAX_PAGE_SIZE);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_queue_jobs(client, (unsigned)shards, name, page, page_size,
+                                                 out, n, total, err);
     size_t size = page_size ? page_size : CWORK_PAGE_SIZE;
     uint64_t skip = ((uint64_t)(page ? page : 1) - 1) * size;
     /* Workers take from the right end: the page counts from there, [skip, skip+size). */
@@ -278,6 +283,9 @@ int cwork_client_periodic_schedules(cwork_client *client, cwork_periodic_schedul
         return cw_error(err, CWORK_EINVAL, "cwork_client_periodic_schedules: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_periodic(client, (unsigned)shards, out, n, err);
     schedules s = {0};
     int64_t now = cw_now();
     int rc = read_schedules(client, &s, now, err);

@@ -701,6 +701,17 @@ static int run(cw_doctor *d, cwork_error *err)
     return rc;
 }
 
+/* Whether the shard count failed (rc) because the record is damaged: the doctor then
+ * runs on the namespace as given, where it names the record (a finding), so that a
+ * damaged record can still be looked at and repaired. err is cleared then. */
+static bool record_damaged(int rc, cwork_error *err)
+{
+    if (rc != CWORK_EINVAL && !(rc == CWORK_EREDIS && strstr(err->message, "WRONGTYPE")))
+        return false;
+    *err = (cwork_error){0};
+    return true;
+}
+
 int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_finding **out, size_t *n,
                         cwork_error *err)
 {
@@ -710,6 +721,9 @@ int cwork_client_doctor(cwork_client *client, unsigned flags, cwork_doctor_findi
         return cw_error(err, CWORK_EINVAL, "cwork_client_doctor: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards > 1) return cw_shards_doctor(client, (unsigned)shards, flags, out, n, err);
+    if (shards < 0 && !record_damaged(shards, err)) return shards;
     cw_doctor d;
     memset(&d, 0, sizeof d);
     d.k = &client->keys;
@@ -733,6 +747,9 @@ int cwork_client_doctor_repair(cwork_client *client, cwork_doctor_finding *f, cw
     err = CW_CLIENT_ERR(err, &local);
     if (!client || !f || !f->key)
         return cw_error(err, CWORK_EINVAL, "cwork_client_doctor_repair: NULL argument");
+    int shards = cw_client_shard_count(client, err);
+    if (shards > 1) return cw_shards_doctor_repair(client, (unsigned)shards, f, err);
+    if (shards < 0 && !record_damaged(shards, err)) return shards;
     cw_doctor d;
     memset(&d, 0, sizeof d);
     d.k = &client->keys;

@@ -631,6 +631,11 @@ int cwork_client_trim_dead(cwork_client *client, int64_t older_than, int64_t kee
 {
     cwork_error local = {0};
     err = CW_CLIENT_ERR(err, &local);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0
+                   ? shards
+                   : cw_shards_trim_dead(client, (unsigned)shards, older_than, keep, removed, err);
     int64_t by_age = 0, by_count = 0;
     cw_conn *c = NULL;
     cw_buf key;

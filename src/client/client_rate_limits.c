@@ -123,6 +123,9 @@ int cwork_client_rate_limits(cwork_client *client, cwork_rate_limit_info **out, 
         return cw_error(err, CWORK_EINVAL, "cwork_client_rate_limits: NULL argument");
     *out = NULL;
     *n = 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards : cw_shards_rate_limits(client, (unsigned)shards, out, n, err);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_rate_limits(&client->keys, &key);

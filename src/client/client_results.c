@@ -132,6 +132,10 @@ int cwork_client_result(cwork_client *client, const char *id, int64_t wait_ms, c
                         "cwork_client_result: a client, an id and out are required");
     int rc = cw_check_duration_ms("wait_ms", wait_ms, err);
     if (rc) return rc;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_result(client, (unsigned)shards, id, wait_ms, out, len, err);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_result(&client->keys, &key, id);

@@ -164,6 +164,10 @@ int cwork_client_search(cwork_client *client, cwork_job_set set, const cwork_sea
     if (q->max_scan > CWORK_SEARCH_MAX_SCAN_MAX)
         return cw_error(err, CWORK_EINVAL, "max_scan %zu is more than %d", q->max_scan,
                         CWORK_SEARCH_MAX_SCAN_MAX);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_search(client, (unsigned)shards, set, q, out, n, info, err);
     size_t size = q->page_size ? q->page_size : CWORK_PAGE_SIZE;
     search s = {q->text, text_len, ((uint64_t)(q->page ? q->page : 1) - 1) * size, size, NULL, 0, 0,
                 {0},     {0}};

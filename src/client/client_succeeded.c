@@ -200,6 +200,10 @@ int cwork_client_succeeded(cwork_client *client, const char *name, size_t limit,
     if (limit > MAX_LIMIT)
         return cw_error(err, CWORK_EINVAL, "cwork_client_succeeded: limit %zu is over %d", limit,
                         MAX_LIMIT);
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_succeeded(client, (unsigned)shards, name, limit, out, n, err);
     cw_conn *c = NULL;
     cw_argv names = {0};
     cwork_succeeded_job *jobs = NULL;

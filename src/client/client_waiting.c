@@ -146,6 +146,11 @@ int cwork_client_delete_waiting(cwork_client *client, const char *name,
         bad = !jobs[i].id;
     if (bad) return cw_error(err, CWORK_EINVAL, "cwork_client_delete_waiting: NULL argument");
     if (n == 0) return 0;
+    int shards = cw_client_shard_count(client, err);
+    if (shards != 1)
+        return shards < 0 ? shards
+                          : cw_shards_delete_waiting(client, (unsigned)shards, name, jobs, n, done,
+                                                     unchanged, err);
     cw_buf key;
     cw_buf_init(&key);
     cw_key_queue(&client->keys, &key, name);

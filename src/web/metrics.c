@@ -46,6 +46,23 @@ static int set_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
     return rc;
 }
 
+/* The three sets' sizes of a sharded namespace (PROTOCOL §27): the merged lists' totals
+ * (each a ZCARD per shard, with a one-job page read beside it). */
+static int merged_sizes(cwork_web *web, web_snapshot *s, cwork_error *err)
+{
+    static const cwork_job_set sets[3] = {CWORK_SET_RETRY, CWORK_SET_SCHEDULED, CWORK_SET_DEAD};
+    int64_t *dst[3] = {&s->retry, &s->scheduled, &s->dead};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        cwork_list_query q = {1, 1, NULL, false};
+        cwork_listed_job *jobs = NULL;
+        size_t n = 0;
+        rc = cwork_client_list_page(web->client, sets[i], &q, &jobs, &n, dst[i], err);
+        cwork_listed_jobs_free(jobs, n);
+    }
+    return rc;
+}
+
 /* A malformed pool or worker record (CWORK_EPROTO) is logged and skipped. */
 static int best_effort(int rc, cwork_error *err)
 {
@@ -59,7 +76,9 @@ int cw_web_snapshot_take(cwork_web *web, web_snapshot *s, cwork_error *err)
     memset(s, 0, sizeof *s);
     s->now = cw_now();
     int rc = cwork_client_queues(web->client, &s->queues, &s->n_queues, err);
-    if (rc == 0) rc = set_sizes(web, s, err);
+    unsigned shards = 1;
+    if (rc == 0) rc = cwork_client_shards(web->client, &shards, err);
+    if (rc == 0) rc = shards > 1 ? merged_sizes(web, s, err) : set_sizes(web, s, err);
     /* Pools and workers are best-effort: one malformed heartbeat or worker hash (a
      * field that is not a number) must not take the queues and the dead set — what an
      * operator comes to repair — out of the UI and /metrics. Only Redis errors fail. */

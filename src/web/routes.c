@@ -545,12 +545,24 @@ static const char *strip_base(const cwork_web *web, const char *path, web_respon
     return NULL;
 }
 
+static void dispatch(const web_request *req, web_response *res);
+
 void cw_web_route(const web_request *request, web_response *res)
 {
     web_request routed = *request;
-    const web_request *req = &routed;
     if (!(routed.path = strip_base(request->web, request->path, res))) return;
     if (!(routed.web = cw_web_pick_view(request, res))) return;
+    cwork_web shard;
+    int sharded = cw_web_shard_view(&routed, &shard, res);
+    if (sharded < 0) return;
+    if (sharded) routed.web = &shard;
+    dispatch(&routed, res);
+    if (sharded) cw_web_shard_view_clear(&shard);
+}
+
+/* The route (or asset) of req's path, on req->web: the namespace's view, or a shard's. */
+static void dispatch(const web_request *req, web_response *res)
+{
     const char *path = req->path;
     int get = req->method == WEB_GET || req->method == WEB_HEAD;
     const cw_web_asset *asset = find_asset(path);

@@ -3,8 +3,9 @@
  *   GET /shards   how the namespace is sharded (PROTOCOL §27): {"count": S, "created":
  *                 the record's time (unix s; 0 without a record), "shards": [{"shard":
  *                 i, "ns": its namespace, "queued", "running", "retry", "scheduled",
- *                 "dead", "pools"}, …]}, one row per shard (one for an unsharded
- *                 namespace), each read through the client's per-shard view */
+ *                 "dead", "pools", "node": the server holding it}, …]}, one row per
+ *                 shard (one for an unsharded namespace), each read through the client's
+ *                 per-shard view */
 #include "web.h"
 
 #include "gojson.h"
@@ -45,9 +46,13 @@ static int put_shard(cw_buf *b, cwork_client *shard, const char *ns, unsigned i,
     cw_gj_encode_string(b, ns, strlen(ns));
     cw_buf_printf(b,
                   ",\"queued\":%lld,\"running\":%lld,\"retry\":%lld,\"scheduled\":%lld,"
-                  "\"dead\":%lld,\"pools\":%lld}",
+                  "\"dead\":%lld,\"pools\":%lld,\"node\":",
                   (long long)queued, (long long)running, (long long)totals[0], (long long)totals[1],
                   (long long)totals[2], (long long)np);
+    char node[160];
+    cw_web_shard_node(shard, node, sizeof node);
+    cw_gj_encode_string(b, node, strlen(node));
+    cw_buf_putc(b, '}');
     return 0;
 }
 

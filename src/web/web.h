@@ -178,4 +178,15 @@ int cw_web_list_options(const web_request *req, web_response *res, unsigned *per
  * bad value, 404 for a namespace this server does not serve). */
 cwork_web *cw_web_pick_view(const web_request *req, web_response *res);
 
+/* ?shard=N (routes_shard_view.c): 0 when the request has none; 1 with *out the view of
+ * shard N of req->web's namespace for this request (its client, keys and ns the
+ * shard's; free with cw_web_shard_view_clear); -1 with res filled (400 for a number
+ * out of range, naming the count; 503 when Redis fails). */
+int cw_web_shard_view(const web_request *req, cwork_web *out, web_response *res);
+void cw_web_shard_view_clear(cwork_web *view);
+
+/* The server holding a shard (routes_shards_node.c): the peer address of one of its
+ * client's connections into out ("" when none can be had). No round trip. */
+void cw_web_shard_node(cwork_client *shard, char *out, size_t size);
+
 #endif

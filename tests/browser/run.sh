@@ -1,7 +1,7 @@
 #!/bin/sh
 # CTest driver of the browser test: runs ui.test.mjs, features.test.mjs, story.test.mjs,
-# doctor.test.mjs, damage.test.mjs and periodic.test.mjs in headless Chromium against the
-# test Redis; the tests write their namespaces themselves and start their own `cwork web`
+# doctor.test.mjs, damage.test.mjs, periodic.test.mjs and shards.test.mjs in headless
+# Chromium against the test Redis; the tests write their namespaces themselves and start their own `cwork web`
 # servers. Skips (77) when node, chromium or playwright-core is missing (scripts/test.sh
 # installs them). The screenshots (every page at 1280 and 400 px) go to
 # $CWORK_BINARY_DIR/tests/browser-artifacts/.
@@ -40,5 +40,7 @@ CWORK_CHROMIUM=$chromium node "$here/doctor.test.mjs" "$artifacts" || status=1
 CWORK_CHROMIUM=$chromium node "$here/damage.test.mjs" "$artifacts" || status=1
 # The Scheduled page's "Hide periodic" switch: its own namespaces.
 CWORK_CHROMIUM=$chromium node "$here/periodic.test.mjs" "$artifacts" || status=1
+# A sharded namespace: the dashboard's Shards panel and the shard picker.
+CWORK_CHROMIUM=$chromium node "$here/shards.test.mjs" "$artifacts" || status=1
 echo "screenshots: $artifacts"
 exit $status

@@ -138,10 +138,15 @@ static void shards_route(void)
     snprintf(want, sizeof want,
              "{\n\t\"count\": 1,\n\t\"created\": 0,\n\t\"shards\": [\n\t\t{\n\t\t\t\"shard\": 0,"
              "\n\t\t\t\"ns\": \"%s\",\n\t\t\t\"queued\": 0,\n\t\t\t\"running\": 0,\n\t\t\t"
-             "\"retry\": 0,\n\t\t\t\"scheduled\": 0,\n\t\t\t\"dead\": 0,\n\t\t\t\"pools\": 0\n"
-             "\t\t}\n\t]\n}",
+             "\"retry\": 0,\n\t\t\t\"scheduled\": 0,\n\t\t\t\"dead\": 0,\n\t\t\t\"pools\": 0,"
+             "\n\t\t\t\"node\": \"",
              ns_);
-    GET(cwork_web_port(w), "/shards", 200, want, NULL);
+    http_res r;
+    GET(cwork_web_port(w), "/shards", 200, NULL, &r);
+    /* then the server's address (the test's Redis: 127.0.0.1:port or a socket) */
+    CHECK(strncmp(r.body, want, strlen(want)) == 0);
+    const char *node = r.body + strlen(want), *end = strchr(node, '"');
+    CHECK(end && end > node && strcmp(end, "\"\n\t\t}\n\t]\n}") == 0);
     CHECK_DUMP(""); /* an unsharded namespace gets no key */
     cwork_web_free(w);
 
@@ -151,7 +156,6 @@ static void shards_route(void)
     cmd("ZADD %s:dead 5 %s", ns_, "{\"name\":\"a\",\"id\":\"d\",\"t\":1,\"args\":{}}");
     cmd("ZADD %s:scheduled 6 %s", one, "{\"name\":\"a\",\"id\":\"s\",\"t\":1,\"args\":{}}");
     w = start(redis_, true);
-    http_res r;
     GET(cwork_web_port(w), "/shards", 200, NULL, &r);
     static const char *const rows[] = {"\"count\": 2,",     "\"created\": 1700000000,",
                                        "\"shard\": 1,",     "\"queued\": 1,",

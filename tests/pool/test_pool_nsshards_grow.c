@@ -271,9 +271,84 @@ static void grow_under_load(void)
     free(ran_.id);
 }
 
+static int noop(cwork_job *job, void *ctx)
+{
+    (void)job;
+    (void)ctx;
+    return 0;
+}
+
+/* A name whose shard under 3 shards is not its shard under 2 (its home: the record's
+ * homes is 2 after the grow). */
+static void moving_name(const char *prefix, char *name, size_t size, unsigned *home)
+{
+    for (int k = 0;; k++) {
+        snprintf(name, size, "%s%d", prefix, k);
+        *home = cw_sharding_of(name, strlen(name), 2);
+        if (*home != cw_sharding_of(name, strlen(name), 3)) return;
+    }
+}
+
+/* After a grow 2 → 3, a pool started anew runs its pinned type and schedules its periodic
+ * job in their names' shards under 2 (homes), not under 3. */
+static void names_keep_their_home(void)
+{
+    tl_unique_ns("home", ns_, sizeof ns_);
+    for (unsigned i = 0; i < 3; i++)
+        CHECK_INT(cw_sharding_ns(ns_, i, shard_ns_[i], sizeof shard_ns_[i], NULL), 0);
+    cwork_error err = {0};
+    cwork_enqueuer *first = cwork_enqueuer_new(redis_, ns_, &err);
+    CHECK_INT(cwork_enqueuer_set_shards(first, 2, &err), 0);
+    cwork_enqueuer_free(first);
+    cwork_client *c = cwork_client_new(redis_, ns_, &err);
+    CHECK_INT(cwork_client_shards_grow(c, 3, &err), 0);
+    cwork_client_free(c);
+    char lim[16], tick[16];
+    unsigned lim_home = 0, tick_home = 0;
+    moving_name("lim", lim, sizeof lim, &lim_home);
+    moving_name("tick", tick, sizeof tick, &tick_home);
+    cwork_pool_options o;
+    cwork_pool_options_init(&o);
+    o.concurrency = 3;
+    cwork_pool *p = cwork_pool_new(redis_, ns_, &o, &err);
+    cwork_job_options jo;
+    cwork_job_options_init(&jo);
+    jo.max_concurrency = 1;
+    CHECK_INT(cwork_pool_register(p, lim, noop, &jo, &err), 0);
+    CHECK_INT(cwork_pool_register(p, tick, noop, NULL, &err), 0);
+    CHECK_INT(cwork_pool_periodically_enqueue(p, "* * * * * *", tick, &err), 0);
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    char key[160];
+    snprintf(key, sizeof key, "%s:last_periodic_enqueue", shard_ns_[tick_home]);
+    long long n = 0;
+    for (int waited = 0; waited < 20000 && n == 0; waited += 20) {
+        redisReply *r = tl_cmd(rc_, "EXISTS %s", key);
+        n = r->integer;
+        freeReplyObject(r);
+        if (n == 0) tl_sleep_ms(20);
+    }
+    CHECK_INT(n, 1);
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    for (unsigned s = 0; s < 3; s++) {
+        redisReply *r = tl_cmd(rc_, "EXISTS %s:last_periodic_enqueue", shard_ns_[s]);
+        CHECK_INT(r->integer, s == tick_home);
+        freeReplyObject(r);
+        r = tl_cmd(rc_, "GET %s:jobs:%s:max_concurrency", shard_ns_[s], lim);
+        if (s == lim_home)
+            CHECK(r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0);
+        else
+            CHECK(r->type != REDIS_REPLY_STRING || strcmp(r->str, "1") != 0);
+        freeReplyObject(r);
+    }
+    cwork_pool_free(p);
+    for (unsigned i = 0; i < 3; i++)
+        tl_ns_delete(rc_, shard_ns_[i]);
+}
+
 int main(void)
 {
     pool_test_setup();
+    RUN(names_keep_their_home);
     RUN(grow_under_load);
     pool_test_teardown();
     return tl_finish();

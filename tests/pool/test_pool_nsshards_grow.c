@@ -185,9 +185,11 @@ static void wait_served(unsigned i)
 static void grow_and_finish(cwork_client *c, unsigned to)
 {
     cwork_error err = {0};
+    long long t0 = tl_now_ms();
     CHECK_INT(cwork_client_shards_grow(c, to, &err), 0);
     for (unsigned i = 0; i < to; i++)
         wait_served(i);
+    long long served = tl_now_ms() - t0;
     cwork_shards_growth g = {0};
     int rc = -1;
     for (int waited = 0; waited < 90000 && rc != 0; waited += 250) {
@@ -195,6 +197,9 @@ static void grow_and_finish(cwork_client *c, unsigned to)
         if (rc != 0) tl_sleep_ms(250);
     }
     if (rc != 0) tl_fail(__FILE__, __LINE__, "grow to %u not finished: %s", to, err.message);
+    /* what it took (printed, never asserted) */
+    fprintf(stderr, "grow to %u: new shards served after %lld ms, finished after %lld ms\n", to,
+            served, tl_now_ms() - t0);
     CHECK_INT(g.count, to);
     redisReply *r = tl_cmd(rc_, "HGET %s:cwork:shards from", ns_);
     CHECK(r->type == REDIS_REPLY_NIL);

@@ -248,9 +248,11 @@ int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err)
         if ((rc = cwork_pool_start(s->pools[started], &e)) != 0)
             cw_error(err, rc, "shard %s: %s", s->pools[started]->ns, e.message);
     }
-    /* grown meanwhile: the shards made by cw_nsshards_grow are started (§27.5) */
-    if (rc == 0 && count > s->count && (rc = cw_nsshards_grow(p, s, count, err)) == 0)
-        started = s->count;
+    /* Grown meanwhile (§27.5): cw_nsshards_grow starts every inner pool it counts, so
+     * after a complete loop every counted one is started, even when a grow fails. */
+    bool all = rc == 0;
+    if (rc == 0 && count > s->count) rc = cw_nsshards_grow(p, s, count, err);
+    if (all) started = s->count;
     if (rc == 0) rc = cw_nsshards_mover_start(s, err);
     if (rc == 0) rc = cw_nsshards_follower_start(p, s, err);
     if (rc) {

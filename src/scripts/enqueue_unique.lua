@@ -55,11 +55,11 @@ if other or not redis.call('SET', KEYS[2], value, 'NX', 'EX', 86400) then
   if ARGV[5] == '1' then
     -- Only a guard that is a string is re-armed: one of another type (someone else's
     -- data) counts as present but is left as it is (PROTOCOL §16.15).
-    -- Nor is a grow's forwarding marker (PROTOCOL §27.5): it must expire as set.
-    for _, k in ipairs(other and {KEYS[4], KEYS[2]} or {KEYS[2]}) do
-      if redis.call('TYPE', k).ok == 'string' and redis.call('GET', k) ~= 'cwork:forwarded' then
-        redis.call('SET', k, value, 'EX', 86400)
-      end
+    if other and redis.call('TYPE', KEYS[4]).ok == 'string' then
+      redis.call('SET', KEYS[4], value, 'EX', 86400)
+    end
+    if redis.call('TYPE', KEYS[2]).ok == 'string' then
+      redis.call('SET', KEYS[2], value, 'EX', 86400)
     end
   end
   return 'dup'

@@ -59,9 +59,11 @@ int cw_sharding_record_sync(cwork_redis *r, const char *ns, unsigned declared, u
  * before this long after it started either. */
 #define CW_SHARDING_FORWARD_TTL 15
 
-/* The value of a forwarding marker: the guard a grow leaves in a unique key's old shard
- * (§27.5). A real guard holds "1" or a job's JSON, never this. */
-#define CW_SHARDING_FORWARD_MARK "cwork:forwarded"
+/* A forwarding marker, the guard a grow leaves in a unique key's old shard (§27.5), is a
+ * hash whose field `cwork` holds this: a real guard is a string ("1" or a job's JSON),
+ * and enqueue_unique.lua takes any key there for a guard but re-arms only strings, so
+ * an enqueuer still on the old count is refused by a marker and leaves it to expire. */
+#define CW_SHARDING_FORWARD_MARK "forwarded"
 
 /* What the record says (PROTOCOL §27.1, §27.5). */
 typedef struct cw_sharding_state {

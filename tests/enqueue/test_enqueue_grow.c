@@ -204,7 +204,7 @@ static void unique_keys_stay_unique_across_a_grow(void)
     CHECK_INT(llen(now2, "u"), 1);
     char guard[128];
     snprintf(guard, sizeof guard, "unique:u:{\"k\":%ld}\n", k2);
-    redisReply *r = tl_cmd(rc_, "GET %s:%s", shard_[was2], guard);
+    redisReply *r = tl_cmd(rc_, "HGET %s:%s cwork", shard_[was2], guard);
     CHECK(r->type == REDIS_REPLY_STRING && strcmp(r->str, CW_SHARDING_FORWARD_MARK) == 0);
     freeReplyObject(r);
     r = tl_cmd(rc_, "TTL %s:%s", shard_[was2], guard);
@@ -221,7 +221,7 @@ static void unique_keys_stay_unique_across_a_grow(void)
     CHECK_INT(enqueue_by_key(old, "b", kb, 2), CWORK_DUPLICATE);
     CHECK_INT(enqueue_by_key(fresh, "b", kb, 3), CWORK_DUPLICATE);
     snprintf(guard, sizeof guard, "unique:b:{\"k\":%ld}\n", kb);
-    r = tl_cmd(rc_, "GET %s:%s", shard_[wasb], guard);
+    r = tl_cmd(rc_, "HGET %s:%s cwork", shard_[wasb], guard);
     CHECK(r->type == REDIS_REPLY_STRING && strcmp(r->str, CW_SHARDING_FORWARD_MARK) == 0);
     freeReplyObject(r);
     r = tl_cmd(rc_, "TTL %s:%s", shard_[wasb], guard);

@@ -424,7 +424,10 @@ int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
  * so a namespace sharded later is followed (an unsharded one costs one HMGET per 5 s
  * and gets no key). The enqueuer then holds one connection pool per shard (a clone of
  * its redis: in a Redis Cluster each shard is served on its own slot). Safe while other
- * threads enqueue (their next enqueue follows it); best called before the first.
+ * threads enqueue (their next enqueue follows it); best called before the first. A
+ * record grown past the declared count (cwork_client_shards_grow) is refused here, the
+ * message naming the count it was grown to; once this check has passed, the enqueuer's
+ * later reads follow a grow.
  * 0; CWORK_EINVAL for a NULL enqueuer, a count above 1024, a namespace that cannot be
  * sharded (only a plain name, or one hash tag around one, can be), a declared count other than
  * the record's or a damaged record (the message names the key and both counts; nothing
@@ -796,7 +799,10 @@ typedef struct cwork_pool_options {
      * max_concurrency or a rate limit run only in the shard of their name (README
      * "Sharding", PROTOCOL §27.4). Once it has started on S > 1 shards, cwork_pool_register,
      * cwork_pool_use and cwork_pool_periodically_enqueue fail with CWORK_EINVAL even while
-     * it is stopped (the shards' pools took the registrations). One shard: exactly an
+     * it is stopped (the shards' pools took the registrations). A running pool follows a
+     * grow of the record (cwork_client_shards_grow, read every second): it starts a pool
+     * for each new shard; a declared count the record was grown past fails
+     * cwork_pool_start with CWORK_EINVAL naming the new count. One shard: exactly an
      * unsharded pool. */
     unsigned shards;
 } cwork_pool_options;

@@ -390,6 +390,97 @@ static void a_declared_count_after_a_grow(void)
     delete_all();
 }
 
+/* README's "ACL SETUSER cwork-enqueuer" line for ns_ as user grow-acl (with the shards'
+ * key and channel patterns README asks for); 0, or -1 when README has no such line. */
+static int set_acl_user(void)
+{
+    const char *src = getenv("CWORK_SOURCE_DIR");
+    char path[512];
+    snprintf(path, sizeof path, "%s/README.md", src ? src : ".");
+    char *readme = tl_read_file(path, NULL);
+    const char *p = readme ? strstr(readme, "\nACL SETUSER cwork-enqueuer ") : NULL;
+    if (!p) {
+        free(readme);
+        return -1;
+    }
+    char line[2048];
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(p + 1, "\n"), p + 1);
+    free(readme);
+    static char words[300][160];
+    const char *argv[300];
+    int argc = 0;
+    for (char *tok = strtok(line, " "); tok && argc < 296; tok = strtok(NULL, " ")) {
+        const char *m = strstr(tok, "myapp");
+        if (m)
+            snprintf(words[argc], 160, "%.*s%s%s", (int)(m - tok), tok, ns_, m + 5);
+        else
+            snprintf(words[argc], 160, "%s",
+                     strcmp(tok, ">CHANGE-ME") == 0       ? ">pw"
+                     : strcmp(tok, "cwork-enqueuer") == 0 ? "grow-acl"
+                                                          : tok);
+        argv[argc] = words[argc];
+        argc++;
+    }
+    snprintf(words[argc], 160, "~{%s.*}:*", ns_);
+    argv[argc] = words[argc];
+    argc++;
+    snprintf(words[argc], 160, "&{%s.*}:*", ns_);
+    argv[argc] = words[argc];
+    argc++;
+    freeReplyObject(tl_cmd(rc_, "ACL DELUSER grow-acl"));
+    redisReply *r = redisCommandArgv(rc_, argc, argv, NULL);
+    if (!r || r->type == REDIS_REPLY_ERROR)
+        tl_fail(__FILE__, __LINE__, "ACL SETUSER: %s", r ? r->str : "I/O error");
+    if (r) freeReplyObject(r);
+    return 0;
+}
+
+/* An enqueuer with README's cwork-enqueuer ACL (no GET, no HSETNX) across a grow: the
+ * old shard's check and its marker need no more than that role has. */
+static void an_acl_enqueuer_across_a_grow(void)
+{
+    fresh_ns("ga");
+    clock_start_manual();
+    two_shards();
+    CHECK_INT(set_acl_user(), 0);
+    char url[256];
+    const char *base = tl_redis_url();
+    const char *host = strstr(base, "://");
+    snprintf(url, sizeof url, "redis://grow-acl:pw@%s", host ? host + 3 : base);
+    cwork_error err = {0};
+    cwork_redis *ur = cwork_redis_new(url, NULL, &err);
+    CHECK(ur != NULL);
+    cwork_enqueuer *old = cwork_enqueuer_new(ur, ns_, &err);
+    unsigned was = 0, now = 0;
+    long k = moving_key("u", "k", &was, &now);
+    CHECK_INT(enqueue_u(old, "u", k), 0);
+    cwork_client *c = cwork_client_new(redis_, ns_, &err);
+    CHECK_INT(cwork_client_shards_grow(c, 3, &err), 0);
+    cwork_redis *ur2 = cwork_redis_new(url, NULL, &err);
+    cwork_enqueuer *fresh = cwork_enqueuer_new(ur2, ns_, &err);
+    CHECK_INT(enqueue_u(fresh, "u", k), CWORK_DUPLICATE);
+    unsigned was2 = 0, now2 = 0;
+    long k2 = k + 1;
+    for (;; k2++) {
+        char route[64];
+        int len = snprintf(route, sizeof route, "u:{\"k\":%ld}", k2);
+        was2 = cw_sharding_of(route, (size_t)len, 2);
+        now2 = cw_sharding_of(route, (size_t)len, 3);
+        if (was2 != now2) break;
+    }
+    if (enqueue_u(fresh, "u", k2) != 0) tl_fail(__FILE__, __LINE__, "as grow-acl: %s", err.message);
+    CHECK_INT(llen(now2, "u"), 1);
+    CHECK_INT(enqueue_u(old, "u", k2), CWORK_DUPLICATE);
+    cwork_enqueuer_free(old);
+    cwork_enqueuer_free(fresh);
+    cwork_redis_free(ur);
+    cwork_redis_free(ur2);
+    cwork_client_free(c);
+    freeReplyObject(tl_cmd(rc_, "ACL DELUSER grow-acl"));
+    cw_clock_system();
+    delete_all();
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -404,6 +495,7 @@ int main(void)
     RUN(pinned_names_stay_home);
     RUN(a_batch_opened_before_keeps_its_shard);
     RUN(a_declared_count_after_a_grow);
+    RUN(an_acl_enqueuer_across_a_grow);
     cwork_redis_free(redis_);
     redisFree(rc_);
     return tl_finish();

@@ -66,7 +66,8 @@ int cwork_client_shards_grow(cwork_client *client, unsigned shards, cwork_error 
     cw_reply_free(r);
     cw_buf_free(&key);
     if (rc == 0) rc = cw_client_shards_reread(client, err) < 0 ? err->code : 0;
-    return rc ? cw_client_fail("client.shards_grow", rc, err) : 0;
+    /* a refusal (shrinking, a grow in progress, damage) is the caller's to report */
+    return rc && rc != CWORK_EINVAL ? cw_client_fail("client.shards_grow", rc, err) : rc;
 }
 
 /* Every key of shard c matching <prefix><pattern>* into out (SCAN, each key once or

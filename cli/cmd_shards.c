@@ -4,6 +4,7 @@
  * client's per-shard view (cwork_client_shard). */
 #include "cli.h"
 #include "cmd_admin.h"
+#include "cmd_shards.h"
 #include "opt.h"
 #include "table.h"
 
@@ -14,12 +15,20 @@
 
 static const char shards_intro[] =
     "Usage: cwork shards [--json] [--redis URL] [--ns NS]\n"
+    "       cwork shards grow S | finish [--redis URL] [--ns NS]\n"
     "\n"
     "Shows how the namespace is sharded (PROTOCOL §27): the shard count recorded in\n"
     "<ns>:cwork:shards and when it was written, and per shard its namespace (shard 0 is\n"
     "the namespace itself, shard i is {<ns>.i}) and the jobs waiting, running, waiting for\n"
     "a retry, scheduled and dead there, and its worker pools; then the total. A namespace\n"
-    "without a record has one shard.\n";
+    "without a record has one shard.\n"
+    "\n"
+    "grow S raises the count to S (no shrinking; 1024 at most; again with the same S\n"
+    "changes nothing): new jobs spread over all S shards, jobs in the old ones stay and\n"
+    "are served there, running processes follow within 5 s. While a grow is in progress\n"
+    "cwork shards also shows the unique guards and open tracked batches of the old shards\n"
+    "that still route there, and finish ends the grow once there are none (PROTOCOL\n"
+    "§27.5, README \"Sharding\").\n";
 
 static const char shards_outro[] =
     "Exit status: 0, 1 when Redis fails, 2 for a bad command line or a damaged record.\n";
@@ -38,8 +47,11 @@ static const cli_opt shards_options[] = {
     CLI_HELP_OPT,
     CLI_OPT_END};
 
+static const char *const shards_subs[] = {"grow", "finish", NULL};
+
 const cli_command cli_shards_command = {
     .name = "shards",
+    .subs = shards_subs,
     .intro = shards_intro,
     .outro = shards_outro,
     .opts = shards_options,
@@ -153,7 +165,14 @@ static int show_shards(const admin_opts *o, cwork_client *client)
     int oom = !json && !t;
     for (size_t col = 2; t && col < 8; col++)
         table_set_right(t, col);
-    if (json) printf("{\"count\":%u,\"created\":%" PRId64 ",\"shards\":[", count, created);
+    cwork_shards_growth growth;
+    if (rc == 0 && (rc = cwork_client_shards_growth(client, &growth, &err)) != 0)
+        return admin_fail(o, rc, &err);
+    if (json) {
+        printf("{\"count\":%u,\"created\":%" PRId64, count, created);
+        shards_print_growth(&growth, 1);
+        fputs(",\"shards\":[", stdout);
+    }
     shard_counts sum = {0};
     for (unsigned i = 0; rc == 0 && !oom && i < count; i++) {
         char ns[300], num[16];
@@ -181,6 +200,7 @@ static int show_shards(const admin_opts *o, cwork_client *client)
         oom = counts_row(t, "total", "", &sum);
         print_head(count, created);
         if (!oom) table_print(t, stdout);
+        if (!oom) shards_print_growth(&growth, 0);
     }
     table_free(t);
     if (rc) {
@@ -197,8 +217,9 @@ int cmd_shards(int argc, char **argv)
     memset(&o, 0, sizeof o);
     snprintf(o.admin.label, sizeof o.admin.label, "cwork shards");
     o.admin.conn.ns = "work";
-    int p = cli_parse(&cli_shards_command, o.admin.label, argc, argv, 2, &o, NULL);
+    int p =
+        cli_parse(&cli_shards_command, o.admin.label, argc, argv, 2, &o, shards_take_positional);
     if (p == 0) p = cli_go_flavor(&o.admin.conn, &o.admin.flavor);
     if (p != 0) return p > 0 ? CLI_OK : CLI_USAGE;
-    return admin_run(&o.admin, show_shards);
+    return admin_run(&o.admin, o.admin.arg ? shards_action : show_shards);
 }

@@ -424,7 +424,10 @@ int cwork_enqueuer_set_go_json(cwork_enqueuer *enq, cwork_go_json spelling);
  * so a namespace sharded later is followed (an unsharded one costs one HMGET per 5 s
  * and gets no key). The enqueuer then holds one connection pool per shard (a clone of
  * its redis: in a Redis Cluster each shard is served on its own slot). Safe while other
- * threads enqueue (their next enqueue follows it); best called before the first.
+ * threads enqueue (their next enqueue follows it); best called before the first. A
+ * record grown past the declared count (cwork_client_shards_grow) is refused here, the
+ * message naming the count it was grown to; once this check has passed, the enqueuer's
+ * later reads follow a grow.
  * 0; CWORK_EINVAL for a NULL enqueuer, a count above 1024, a namespace that cannot be
  * sharded (only a plain name, or one hash tag around one, can be), a declared count other than
  * the record's or a damaged record (the message names the key and both counts; nothing
@@ -796,7 +799,10 @@ typedef struct cwork_pool_options {
      * max_concurrency or a rate limit run only in the shard of their name (README
      * "Sharding", PROTOCOL §27.4). Once it has started on S > 1 shards, cwork_pool_register,
      * cwork_pool_use and cwork_pool_periodically_enqueue fail with CWORK_EINVAL even while
-     * it is stopped (the shards' pools took the registrations). One shard: exactly an
+     * it is stopped (the shards' pools took the registrations). A running pool follows a
+     * grow of the record (cwork_client_shards_grow, read every second): it starts a pool
+     * for each new shard; a declared count the record was grown past fails
+     * cwork_pool_start with CWORK_EINVAL naming the new count. One shard: exactly an
      * unsharded pool. */
     unsigned shards;
 } cwork_pool_options;
@@ -990,6 +996,47 @@ int cwork_client_shards(cwork_client *client, unsigned *count, cwork_error *err)
  * number (err names the key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. A WRONGTYPE
  * record fails with CWORK_EREDIS. Thread-safe. */
 int cwork_client_shards_created(cwork_client *client, int64_t *created, cwork_error *err);
+
+/* Growing a sharded namespace (PROTOCOL §27.5, README "Sharding"). What a grow in
+ * progress still waits for, as cwork_client_shards_growth reads it. */
+typedef struct cwork_shards_growth {
+    unsigned count;       /* the shards the record says */
+    unsigned from;        /* the count before the grow in progress; 0 when none is */
+    unsigned homes;       /* the count job names (pinned types, periodic jobs) route by */
+    int64_t grown;        /* when the last grow started (Unix s); 0: never grown */
+    int64_t guards;       /* unique guards (forwarding markers included) in the old shards
+                             whose key routes to another shard now: the grow ends when their
+                             jobs have started (or the markers expired) */
+    int64_t batches;      /* open tracked batches in the old shards whose id routes to another
+                             shard now: the grow ends when they have completed */
+    int64_t wait_seconds; /* seconds left before every enqueuer has read the grow and the
+                             forwarding markers it made have expired (0: passed) */
+    bool finishable;      /* a grow is in progress and guards, batches and wait_seconds are 0 */
+} cwork_shards_growth;
+
+/* Grows client's namespace to shards shards (2 to 1024) in one script on the record
+ * <ns>:cwork:shards: its count becomes shards, `from` the count before, `homes` (written
+ * at the first grow only) the count before. New plain jobs spread over all the shards
+ * at once; the jobs already in the old shards stay there and are served as before;
+ * running cwork enqueuers, pools and clients follow within 5 s. 0, also when the count
+ * already is shards (nothing changes); CWORK_EINVAL for a NULL client, shards out of
+ * range, fewer shards than the record's (no shrinking), a grow still in progress (finish
+ * it first), a namespace that cannot be sharded, or a damaged record (err names the
+ * key); CWORK_EREDIS/CWORK_ETIMEOUT when Redis fails. Thread-safe. */
+int cwork_client_shards_grow(cwork_client *client, unsigned shards, cwork_error *err);
+
+/* The grow's progress into *out (zeroed first; from 0 and the counts 0 when no grow is
+ * in progress): reads the record and SCANs the old shards' guards and batches. 0;
+ * CWORK_EINVAL for a NULL argument or a damaged record; CWORK_EREDIS/CWORK_ETIMEOUT when
+ * Redis fails. Thread-safe. */
+int cwork_client_shards_growth(cwork_client *client, cwork_shards_growth *out, cwork_error *err);
+
+/* Ends the grow in progress (removes the record's `from`) when it is finishable, so that
+ * enqueues stop asking old shards; *out (may be NULL) receives the progress it checked.
+ * 0 when it ended it or no grow was in progress; CWORK_EINVAL when it is not finishable
+ * yet (err says what is left; nothing changes) or the record changed meanwhile; the
+ * errors of cwork_client_shards_growth. Thread-safe. */
+int cwork_client_shards_finish(cwork_client *client, cwork_shards_growth *out, cwork_error *err);
 
 /* The client of shard i (0 ≤ i < the count), for the per-shard view: an ordinary client
  * of that shard's namespace ("{base.i}", shard 0 the namespace itself) whose calls see

@@ -184,6 +184,9 @@ int cw_client_shard_count(cwork_client *client, cwork_error *err);
 
 /* Shard i's client, i below a count cw_client_shard_count returned above 1. Borrowed. */
 cwork_client *cw_client_shard_at(cwork_client *client, unsigned i);
+/* cw_client_shard_count reading the record now, whatever the time of the last read (a
+ * grow just made, §27.5). */
+int cw_client_shards_reread(cwork_client *client, cwork_error *err);
 
 /* Merged views (client_shards_merge.c, client_shards_list.c), S the count (> 1). */
 int cw_shards_queues(cwork_client *c, unsigned s, cwork_queue_info **out, size_t *n,

@@ -61,9 +61,11 @@ int cw_client_shard_count(cwork_client *client, cwork_error *err)
     int rc = 0;
     next = atomic_load(&client->shards_next_ms);
     if (next == 0 || now >= next) { /* not read meanwhile by another thread */
-        unsigned count = 1;
-        rc = cw_sharding_record_sync(client->redis, client->ns,
-                                     cw_redis_declared_shards(client->redis), &count, err);
+        /* Once read, a record grown past the URL's shards= is followed (§27.5). */
+        cw_sharding_state st;
+        rc = cw_sharding_record_state(client->redis, client->ns,
+                                      cw_redis_declared_shards(client->redis), next != 0, &st, err);
+        unsigned count = rc == 0 ? st.count : 1;
         if (rc == 0 && count > 1) rc = make_shards(client, count, err);
         if (rc == 0) {
             atomic_store(&client->shards, count);
@@ -73,6 +75,12 @@ int cw_client_shard_count(cwork_client *client, cwork_error *err)
     unsigned count = atomic_load(&client->shards);
     pthread_mutex_unlock(&client->shards_mu);
     return rc ? cw_client_fail("client.shards", rc, err) : (int)count;
+}
+
+int cw_client_shards_reread(cwork_client *client, cwork_error *err)
+{
+    if (client && !client->shard_member) atomic_store(&client->shards_next_ms, -1);
+    return cw_client_shard_count(client, err);
 }
 
 int cwork_client_shards(cwork_client *client, unsigned *count, cwork_error *err)

@@ -100,8 +100,7 @@ static int route_entry(cwork_batch *b, batch_entry *e, const char *name, const c
                             "a sharded namespace it runs in its name's shard only and cannot "
                             "join a tracked batch",
                             name);
-        *to = cw_enq_shard_for(b->enq, NULL, b->tracked, strlen(b->tracked), &e->shard);
-        return 0;
+        return cw_enq_batch_shard(b->enq, b->tracked, to, &e->shard, err);
     }
     if (!e->unique) {
         *to = cw_enq_shard_for(b->enq, name, e->id, 24, &e->shard);
@@ -111,6 +110,16 @@ static int route_entry(cwork_batch *b, batch_entry *e, const char *name, const c
     cw_buf_init(&route);
     int rc = cw_enq_unique_route(name, args, &route, err);
     if (rc == 0) *to = cw_enq_shard_for(b->enq, name, route.data, route.len, &e->shard);
+    unsigned was = 0; /* a grow in progress (§27.5): the guard may be in the old shard */
+    int64_t ttl = 0;
+    cwork_enqueuer *old =
+        rc == 0 ? cw_enq_grow_old(b->enq, name, route.data, route.len, &was, &ttl) : NULL;
+    bool dup = false; /* then sent to the old shard, whose script says so in its status */
+    if (old) rc = cw_enq_forward_unique(old, name, args, NULL, e->id, ttl, false, &dup, err);
+    if (rc == 0 && dup) {
+        *to = old;
+        e->shard = was;
+    }
     cw_buf_free(&route);
     return rc;
 }

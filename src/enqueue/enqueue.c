@@ -402,9 +402,11 @@ static int send_unique(cwork_enqueuer *enq, cw_conn *c, const char *name, const 
 }
 
 /* *to: the enqueuer of the shard the job goes to (PROTOCOL §27.2), by id, or for a
- * unique job by its guard's text; enq itself when the namespace is not sharded. */
+ * unique job by its guard's text; enq itself when the namespace is not sharded. *dup:
+ * during a grow, the guard was found in the key's old shard (§27.5). */
 static int route_one(cwork_enqueuer *enq, const char *name, const cwork_args *args, int unique,
-                     const cwork_args *key, const char *id, cwork_enqueuer **to, cwork_error *err)
+                     const cwork_args *key, const char *id, cwork_enqueuer **to, bool *dup,
+                     cwork_error *err)
 {
     *to = enq;
     if (cw_enq_shards_count(enq) == 1) return 0;
@@ -416,7 +418,34 @@ static int route_one(cwork_enqueuer *enq, const char *name, const cwork_args *ar
     cw_buf_init(&route);
     int rc = cw_enq_unique_route(name, key ? key : args, &route, err);
     if (rc == 0) *to = cw_enq_shard_for(enq, name, route.data, route.len, NULL);
+    /* A grow in progress (§27.5): a guard made before it lives in the old shard. */
+    int64_t ttl = 0;
+    cwork_enqueuer *old =
+        rc == 0 ? cw_enq_grow_old(enq, name, route.data, route.len, NULL, &ttl) : NULL;
+    if (old) rc = cw_enq_forward_unique(old, name, args, key, id, ttl, true, dup, err);
+    if (rc == 0 && *dup) *to = old; /* (the job the caller gets back is encoded there) */
     cw_buf_free(&route);
+    return rc;
+}
+
+int cw_enq_forward_unique(cwork_enqueuer *old, const char *name, const cwork_args *args,
+                          const cwork_args *key, const char *id, int64_t mark_ttl, bool rearm,
+                          bool *dup, cwork_error *err)
+{
+    cw_buf data;
+    cw_buf_init(&data);
+    enq_unique u;
+    memset(&u, 0, sizeof u);
+    int rc = cw_enq_encode_unique(old, name, args, key, cw_now(), &data, &u, id, err);
+    if (rc == 0) {
+        const char *guard = data.data + u.guard_off;
+        const char *value = u.guard_value[0] ? u.guard_value : data.data + u.json_off;
+        size_t vlen = u.guard_value[0] ? strlen(u.guard_value) : u.json_len;
+        rc = cw_enq_forward(old, guard, u.guard_len, u.alt_len ? guard + u.guard_len : guard,
+                            u.alt_len ? u.alt_len : u.guard_len, mark_ttl, value, vlen,
+                            rearm && u.rearm[0], dup, err);
+    }
+    cw_buf_free(&data);
     return rc;
 }
 
@@ -435,7 +464,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     int rc = cw_enq_shards_refresh(enq, err);
     if (rc == 0) rc = cw_enq_new_id(id, err);
     cwork_enqueuer *to = enq;
-    if (rc == 0) rc = route_one(enq, name, args, unique, key, id, &to, err);
+    bool dup = false;
+    if (rc == 0) rc = route_one(enq, name, args, unique, key, id, &to, &dup, err);
     if (rc) return rc;
     int64_t now = cw_now(); /* one clock reading for t and run-at */
     int64_t run_at = delayed ? now + seconds : -1;
@@ -451,7 +481,8 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
      * was refused before it wrote anything, and its connection goes; one more try
      * reaches the new node. Scripts follow redirections by themselves. */
-    for (int attempt = 0; attempt < 2; attempt++) {
+    if (dup) rc = CWORK_DUPLICATE; /* found in its old shard: nothing to send */
+    for (int attempt = 0; attempt < 2 && !dup; attempt++) {
         cw_conn *c;
         if ((rc = cw_redis_checkout(to->redis, &c, err)) != 0) goto done;
         if (unique)
@@ -464,7 +495,7 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
         cw_redis_checkin(to->redis, c);
         if (rc >= 0 || !redirected) break;
     }
-    if (sadd && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(to, name, now);
+    if (sadd && !dup && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(to, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */
     if (rc == 0 || (rc == CWORK_DUPLICATE && key)) {
         int drc = make_result(data.data + u.json_off, u.json_len, delayed ? run_at : 0, out, err);

@@ -36,7 +36,10 @@ typedef struct enq_shards {
      * read first finds them and kept until cwork_enqueuer_free, so that a pointer taken
      * under mu stays valid after it. CW_SHARDING_MAX slots, allocated with the first. */
     cwork_enqueuer **sub;
-    char **pinned; /* the names of <p>cwork:shard_pinned: routed by name */
+    unsigned homes; /* the count names route by (the record's homes, §27.5) */
+    unsigned from;  /* a grow in progress: the count before it (0: none) */
+    int64_t grown;  /* when it started (the record's grown, Unix s) */
+    char **pinned;  /* the names of <p>cwork:shard_pinned: routed by name */
     size_t npinned;
     int warned; /* the record could not be read (an ACL): said once */
 } enq_shards;
@@ -120,6 +123,35 @@ unsigned cw_enq_shards_count(cwork_enqueuer *enq);
  * shard's number. The enqueuer returned lives as long as enq. */
 cwork_enqueuer *cw_enq_shard_for(cwork_enqueuer *enq, const char *name, const char *key, size_t len,
                                  unsigned *shard);
+
+/* During a grow (PROTOCOL §27.5): the enqueuer of the shard the unique routing key
+ * [key, key + len) had before the grow, when that differs from its shard now (and name
+ * is not pinned: names keep their shard); else NULL. *shard (may be NULL) receives
+ * the old shard's number, *mark_ttl (may be NULL) the seconds a forwarding marker
+ * written now lives: until CW_SHARDING_FORWARD_TTL after the grow started, 0 after. */
+cwork_enqueuer *cw_enq_grow_old(cwork_enqueuer *enq, const char *name, const char *key, size_t len,
+                                unsigned *shard, int64_t *mark_ttl);
+
+/* Runs shards_forward.lua in old (cw_enq_grow_old's) on the guard keys [guard, +glen)
+ * and [alt, +alen) spelled with old's prefix: *dup true when a guard is there (the job
+ * is a duplicate; the guard re-armed to [value, +vlen) when rearm), else false (a
+ * forwarding marker of mark_ttl s stands in old when mark_ttl > 0; the enqueue goes to
+ * the new shard). 0 or the Redis error. */
+int cw_enq_forward(cwork_enqueuer *old, const char *guard, size_t glen, const char *alt,
+                   size_t alen, int64_t mark_ttl, const char *value, size_t vlen, bool rearm,
+                   bool *dup, cwork_error *err);
+
+/* cw_enq_forward for a unique job (key: ByKey's, or NULL) with its guard keys and
+ * re-arm spelled as old's enqueue would write them (rearm false: never re-armed). */
+int cw_enq_forward_unique(cwork_enqueuer *old, const char *name, const cwork_args *args,
+                          const cwork_args *key, const char *id, int64_t mark_ttl, bool rearm,
+                          bool *dup, cwork_error *err);
+
+/* The enqueuer of tracked batch id's shard: by its id, but during a grow, when the id's
+ * shard moved and the batch exists in the old one (it was opened before), the old
+ * one (§27.5). *shard (may be NULL) receives its number. */
+int cw_enq_batch_shard(cwork_enqueuer *enq, const char *id, cwork_enqueuer **to, unsigned *shard,
+                       cwork_error *err);
 
 /* Whether name is in the pinned set the last read found (never in an unsharded
  * namespace). */

@@ -11,7 +11,9 @@
 #include "clock.h"
 #include "job.h"
 #include "log.h"
+#include "scripts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +61,17 @@ static int read_count(cwork_enqueuer *enq, unsigned *count, cwork_error *err)
     unsigned declared =
         enq->shards.declared ? enq->shards.declared : cw_redis_declared_shards(enq->redis);
     cwork_error e = {0};
-    int rc = cw_sharding_record_sync(enq->redis, enq->ns, declared > 1 ? declared : 0, count, &e);
+    /* Once running, a record grown past the declared count is followed (§27.5). */
+    bool follow = atomic_load_explicit(&enq->shards.next_ms, memory_order_relaxed) != INT64_MIN;
+    cw_sharding_state st;
+    int rc =
+        cw_sharding_record_state(enq->redis, enq->ns, declared > 1 ? declared : 0, follow, &st, &e);
+    if (rc == 0) {
+        *count = st.count;
+        enq->shards.homes = st.homes;
+        enq->shards.from = st.from;
+        enq->shards.grown = st.grown;
+    }
     if (rc == CWORK_EREDIS && declared == 0 && strstr(e.message, "NOPERM")) {
         if (!enq->shards.warned)
             cw_log(CWORK_LOG_WARN, "enqueue.shards", "error", e.message, "namespace", enq->ns,
@@ -68,14 +80,15 @@ static int read_count(cwork_enqueuer *enq, unsigned *count, cwork_error *err)
                    "it enqueues as if the namespace had one shard",
                    NULL);
         enq->shards.warned = 1;
-        *count = 1;
+        *count = enq->shards.homes = 1;
+        enq->shards.from = 0;
         return 0;
     }
     if (rc) {
         if (err) *err = e;
         return rc;
     }
-    if (declared != 1 || *count == 1) return 0;
+    if (declared != 1 || *count == 1 || follow) return 0;
     cw_buf key = {0};
     cw_key_shards(&enq->keys, &key);
     rc = cw_error(err, CWORK_EINVAL,
@@ -228,11 +241,10 @@ cwork_enqueuer *cw_enq_shard_for(cwork_enqueuer *enq, const char *name, const ch
         enq_shards *s = &enq->shards;
         cw_mutex_lock(&s->mu);
         unsigned count = atomic_load_explicit(&s->count, memory_order_relaxed);
-        if (name && is_pinned(s, name)) {
-            key = name;
-            len = strlen(name);
-        }
-        i = cw_sharding_of(key, len, count);
+        if (name && is_pinned(s, name)) /* a name keeps its shard across a grow (§27.5) */
+            i = cw_sharding_of(name, strlen(name), s->homes ? s->homes : count);
+        else
+            i = cw_sharding_of(key, len, count);
         if (i > 0) to = s->sub[i];
         cw_mutex_unlock(&s->mu);
     }
@@ -270,4 +282,77 @@ int cw_enq_unique_route(const char *name, const cwork_args *by, cw_buf *out, cwo
     }
     if (out->len > start && out->data[out->len - 1] == '\n') out->len--; /* json.Encoder's */
     return out->oom ? cw_error(err, CWORK_ENOMEM, "out of memory") : 0;
+}
+
+/* ---------------------------------------------------------------- a grow (§27.5) */
+
+cwork_enqueuer *cw_enq_grow_old(cwork_enqueuer *enq, const char *name, const char *key, size_t len,
+                                unsigned *shard, int64_t *mark_ttl)
+{
+    if (cw_enq_shards_count(enq) == 1) return NULL;
+    enq_shards *s = &enq->shards;
+    cwork_enqueuer *old = NULL;
+    cw_mutex_lock(&s->mu);
+    unsigned count = atomic_load_explicit(&s->count, memory_order_relaxed);
+    if (s->from && !(name && is_pinned(s, name))) {
+        unsigned was = cw_sharding_of(key, len, s->from);
+        if (was != cw_sharding_of(key, len, count)) old = was ? s->sub[was] : enq;
+        if (old && shard) *shard = was;
+        int64_t left = s->grown + CW_SHARDING_FORWARD_TTL - cw_clock_now();
+        if (mark_ttl) *mark_ttl = left > 0 ? left : 0;
+    }
+    cw_mutex_unlock(&s->mu);
+    return old;
+}
+
+int cw_enq_forward(cwork_enqueuer *old, const char *guard, size_t glen, const char *alt,
+                   size_t alen, int64_t mark_ttl, const char *value, size_t vlen, bool rearm,
+                   bool *dup, cwork_error *err)
+{
+    char ttl[24];
+    snprintf(ttl, sizeof ttl, "%lld", (long long)mark_ttl);
+    const char *argv[] = {guard, alt, CW_SHARDING_FORWARD_MARK, ttl, value, rearm ? "1" : ""};
+    size_t lens[] = {glen, alen, strlen(CW_SHARDING_FORWARD_MARK), strlen(ttl), vlen, rearm};
+    cw_conn *c = NULL;
+    redisReply *r = NULL;
+    int rc = cw_redis_checkout(old->redis, &c, err);
+    if (rc) return rc;
+    rc = cw_conn_eval(c, &cw_script_shards_forward, 2, 4, argv, lens, &r, err);
+    if (rc == 0) rc = cw_conn_wait_replicas(c, err);
+    cw_redis_checkin(old->redis, c);
+    const char *answer = NULL;
+    size_t len = 0;
+    if (rc == 0) rc = cw_reply_str(r, &answer, &len, "shards_forward script", err);
+    if (rc == 0) *dup = len == 3 && memcmp(answer, "dup", 3) == 0;
+    cw_reply_free(r);
+    return rc;
+}
+
+int cw_enq_batch_shard(cwork_enqueuer *enq, const char *id, cwork_enqueuer **to, unsigned *shard,
+                       cwork_error *err)
+{
+    size_t len = strlen(id);
+    *to = cw_enq_shard_for(enq, NULL, id, len, shard);
+    unsigned was = 0;
+    cwork_enqueuer *old = cw_enq_grow_old(enq, NULL, id, len, &was, NULL);
+    if (!old) return 0;
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_batch(&old->keys, &key, id);
+    if (key.oom) {
+        cw_buf_free(&key);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    const char *argv[] = {"EXISTS", key.data};
+    redisReply *r = NULL;
+    int rc = cw_redis_command(old->redis, 2, argv, NULL, &r, err);
+    int64_t n = 0;
+    if (rc == 0) rc = cw_reply_int(r, &n, key.data, err);
+    if (rc == 0 && n > 0) { /* opened before the grow: its members stay with it */
+        *to = old;
+        if (shard) *shard = was;
+    }
+    cw_reply_free(r);
+    cw_buf_free(&key);
+    return rc;
 }

@@ -112,7 +112,7 @@ int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err
     int rc = cw_batch_check_id(batch_id, err);
     if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
     if (rc) return rc;
-    enq = cw_enq_shard_for(enq, NULL, batch_id, strlen(batch_id), NULL);
+    if ((rc = cw_enq_batch_shard(enq, batch_id, &enq, NULL, err)) != 0) return rc;
     cw_buf key, jobs;
     cw_buf_init(&key);
     cw_buf_init(&jobs);
@@ -174,7 +174,7 @@ int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info
     int rc = cw_batch_check_id(batch_id, err);
     if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
     if (rc) return rc;
-    enq = cw_enq_shard_for(enq, NULL, batch_id, strlen(batch_id), NULL);
+    if ((rc = cw_enq_batch_shard(enq, batch_id, &enq, NULL, err)) != 0) return rc;
     cw_buf key;
     cw_buf_init(&key);
     cw_key_batch(&enq->keys, &key, batch_id);

@@ -55,15 +55,16 @@ static int inner_register(cwork_pool *p, const cw_nsshards *s, cwork_pool *q, un
     for (size_t k = 0; k < nperiodic && rc == 0; k++) {
         /* PROTOCOL §27.2: a periodic job's routing key is its name. */
         const char *name = cw_periodic_name(p->periodic, k);
-        if (cw_sharding_of(name, strlen(name), s->count) == i)
+        if (cw_sharding_of(name, strlen(name), s->homes) == i) /* homes: kept across a grow */
             rc = cwork_pool_periodically_enqueue(q, cw_periodic_spec(p->periodic, k), name, err);
     }
     return rc;
 }
 
 /* Inner pool i on its namespace shard with its share of the executors (the first
- * total % S shards take one more). */
-static int inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, cwork_error *err)
+ * total % S shards take one more; at least one). */
+int cw_nsshards_inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, unsigned count,
+                           cwork_error *err)
 {
     char ns[256];
     int rc = cw_sharding_ns(p->ns, i, ns, sizeof ns, err);
@@ -75,7 +76,8 @@ static int inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, cwork_error *er
         return cw_error(err, e.code ? e.code : CWORK_ENOMEM, "shard %s: %s", ns, e.message);
     }
     cwork_pool_options o = p->opts;
-    o.concurrency = p->opts.concurrency / s->count + (i < p->opts.concurrency % s->count);
+    o.concurrency = p->opts.concurrency / count + (i < p->opts.concurrency % count);
+    if (o.concurrency == 0) o.concurrency = 1;
     o.shards = 0;
     cwork_pool *q = cwork_pool_new(s->redis[i], ns, &o, &e);
     if (!q) return cw_error(err, e.code, "shard %s: %s", ns, e.message);
@@ -100,7 +102,7 @@ static int pins_make(cwork_pool *p, cw_nsshards *s, cwork_error *err)
         const cw_job_type *t = &p->types[k];
         if (!type_pinned(t)) continue;
         s->pins[s->npins].name = t->name;
-        s->pins[s->npins++].home = cw_sharding_of(t->name, t->name_len, s->count);
+        s->pins[s->npins++].home = cw_sharding_of(t->name, t->name_len, s->homes);
     }
     return 0;
 }
@@ -120,7 +122,8 @@ static void nsshards_destroy(cw_nsshards *s)
     cw_free(s);
 }
 
-static int nsshards_make(cwork_pool *p, unsigned count, cw_nsshards **out, cwork_error *err)
+static int nsshards_make(cwork_pool *p, unsigned count, unsigned homes, cw_nsshards **out,
+                         cwork_error *err)
 {
     if (p->opts.concurrency < count)
         return cw_error(err, CWORK_EINVAL,
@@ -131,13 +134,15 @@ static int nsshards_make(cwork_pool *p, unsigned count, cw_nsshards **out, cwork
     if (!s) return cw_error(err, CWORK_ENOMEM, "out of memory");
     cw_mutex_init(&s->mu);
     cw_cond_init_monotonic(&s->cond);
-    s->count = count;
-    s->pools = cw_calloc(count, sizeof *s->pools);
-    s->redis = cw_calloc(count, sizeof *s->redis);
+    s->homes = homes;
+    /* room for every count a grow may reach (§27.5) */
+    s->pools = cw_calloc(CW_SHARDING_MAX, sizeof *s->pools);
+    s->redis = cw_calloc(CW_SHARDING_MAX, sizeof *s->redis);
     int rc = !s->pools || !s->redis ? cw_error(err, CWORK_ENOMEM, "out of memory")
                                     : pins_make(p, s, err);
     for (unsigned i = 0; i < count && rc == 0; i++)
-        rc = inner_make(p, s, i, err);
+        rc = cw_nsshards_inner_make(p, s, i, count, err);
+    s->count = count;
     if (rc) {
         nsshards_destroy(s);
         return rc;
@@ -217,20 +222,23 @@ static int stop_inner(cw_nsshards *s, unsigned n, int64_t grace_ms, cwork_error 
 
 int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err)
 {
-    unsigned count = 0;
     /* The pool's own declaration, else its Redis URL's shards= (PROTOCOL §27.1). */
     unsigned declared = p->opts.shards ? p->opts.shards : cw_redis_declared_shards(p->redis);
-    int rc = cw_sharding_record_sync(p->redis, p->ns, declared, &count, err);
-    if (rc) return rc;
+    cw_sharding_state st;
     cw_nsshards *s = p->nsshards;
-    if (s && count != s->count) /* (a record is never changed: only a deleted one) */
+    /* A pool started before follows a grow (§27.5); a new one must agree with the record. */
+    int rc = cw_sharding_record_state(p->redis, p->ns, declared, s != NULL, &st, err);
+    if (rc) return rc;
+    unsigned count = st.count;
+    if (s && (count < s->count || st.homes != s->homes)) /* (only a deleted record does this) */
         return cw_error(err, CWORK_EINVAL,
-                        "the shard record of %s now says %u shards; this pool serves %u", p->ns,
-                        count, s->count);
+                        "the shard record of %s now says %u shards (names by %u); this pool "
+                        "serves %u (names by %u)",
+                        p->ns, count, st.homes, s->count, s->homes);
     if (count <= 1) return 0; /* an unsharded pool, as ever */
     *served = true;
     if (!s) {
-        if ((rc = nsshards_make(p, count, &s, err)) != 0) return rc;
+        if ((rc = nsshards_make(p, count, st.homes, &s, err)) != 0) return rc;
         p->nsshards = s;
     }
     if ((rc = pins_publish(p, s, err)) != 0) return rc;
@@ -240,8 +248,15 @@ int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err)
         if ((rc = cwork_pool_start(s->pools[started], &e)) != 0)
             cw_error(err, rc, "shard %s: %s", s->pools[started]->ns, e.message);
     }
+    /* Grown meanwhile (§27.5): cw_nsshards_grow starts every inner pool it counts, so
+     * after a complete loop every counted one is started, even when a grow fails. */
+    bool all = rc == 0;
+    if (rc == 0 && count > s->count) rc = cw_nsshards_grow(p, s, count, err);
+    if (all) started = s->count;
     if (rc == 0) rc = cw_nsshards_mover_start(s, err);
+    if (rc == 0) rc = cw_nsshards_follower_start(p, s, err);
     if (rc) {
+        cw_nsshards_mover_stop(s);
         stop_inner(s, started, CW_DEFAULT_STOP_GRACE_MS, NULL);
         return rc;
     }
@@ -252,6 +267,7 @@ int cw_nsshards_start(cwork_pool *p, bool *served, cwork_error *err)
 int cw_nsshards_stop(cwork_pool *p, int64_t grace_ms, cwork_error *err)
 {
     cw_nsshards *s = p->nsshards;
+    cw_nsshards_follower_stop(s); /* first: the count stays as it is */
     cw_nsshards_mover_stop(s);
     int rc = stop_inner(s, s->count, grace_ms, err);
     /* A timed-out inner pool stays started: a later stop tries it again. */

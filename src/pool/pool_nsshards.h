@@ -28,9 +28,14 @@ typedef struct cw_nsshard_pin {
 } cw_nsshard_pin;
 
 typedef struct cw_nsshards {
-    unsigned count;
-    cwork_pool **pools;   /* [count], each with nsshard_member set */
-    cwork_redis **redis;  /* [count]: [0] is the outer pool's (borrowed), the rest clones */
+    /* The inner pools made so far: grows while the pool runs when the record does
+     * (pool_nsshards_grow.c, §27.5); pools[i] and redis[i] are set before count
+     * passes i, so that a reader of count finds them. */
+    _Atomic unsigned count;
+    unsigned homes;     /* the count names (pins, periodic jobs) route by (§27.5) */
+    cwork_pool **pools; /* [CW_SHARDING_MAX], each with nsshard_member set */
+    cwork_redis *
+        *redis; /* [CW_SHARDING_MAX]: [0] is the outer pool's (borrowed), the rest clones */
     cw_nsshard_pin *pins; /* the pinned types, in registration order */
     size_t npins;
     /* The mover thread (only with pinned types): stop is guarded by mu. */
@@ -39,7 +44,29 @@ typedef struct cw_nsshards {
     cw_mutex mu;
     pthread_cond_t cond; /* CLOCK_MONOTONIC */
     bool stop;
+    /* The follower (pool_nsshards_grow.c): reads the record, makes and starts the
+     * inner pools of shards a grow added. */
+    pthread_t follower;
+    bool follower_started;
+    bool follower_stop;        /* guarded by mu */
+    cwork_pool *follower_pool; /* the outer pool */
 } cw_nsshards;
+
+/* How often a running pool reads the shard record to follow a grow (§27.5). */
+#define CW_NSSHARD_FOLLOW_MS 1000
+
+/* pool_nsshards.c: makes inner pool i (its namespace, Redis clone, share of the
+ * executors, registrations); s->count is not changed. */
+int cw_nsshards_inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, unsigned count,
+                           cwork_error *err);
+
+/* pool_nsshards_grow.c: makes and starts inner pools [s->count, count) of a running
+ * pool and raises s->count; 0 or the first error (the shards made stay: the next read
+ * retries the rest). */
+int cw_nsshards_grow(cwork_pool *p, cw_nsshards *s, unsigned count, cwork_error *err);
+/* Starts / stops and joins the follower thread (stop: no-op when not running). */
+int cw_nsshards_follower_start(cwork_pool *p, cw_nsshards *s, cwork_error *err);
+void cw_nsshards_follower_stop(cw_nsshards *s);
 
 /* pool_nsshards_move.c: starts the mover (when there are pinned types); 0 or
  * CWORK_ENOMEM. */

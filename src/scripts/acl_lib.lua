@@ -1,5 +1,5 @@
 -- Included by the enqueue scripts (enqueue.lua, enqueue_unique.lua, enqueue_batch.lua,
--- batch_seal.lua). Defines acl_refusal; on its own it does nothing.
+-- batch_seal.lua, shards_forward.lua). Defines acl_refusal; on its own it does nothing.
 --
 -- acl_refusal(calls): a script's writes are not undone when a later call fails, so a
 -- command the Redis user may not run, met after the first write, would leave a half

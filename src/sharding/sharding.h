@@ -19,6 +19,7 @@
 
 #include "redis.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,35 @@ unsigned cw_sharding_of(const char *key, size_t len, unsigned shards);
  * namespace). Thread-safe as r. */
 int cw_sharding_record_sync(cwork_redis *r, const char *ns, unsigned declared, unsigned *count,
                             cwork_error *err);
+
+/* How long a forwarding marker lives (PROTOCOL §27.5): more than the 5 s within which
+ * every enqueuer reads a grown record, with room for a slow one. A grow is not finished
+ * before this long after it started either. */
+#define CW_SHARDING_FORWARD_TTL 15
+
+/* A forwarding marker, the guard a grow leaves in a unique key's old shard (§27.5), is a
+ * hash whose field `cwork` holds this: a real guard is a string ("1" or a job's JSON),
+ * and enqueue_unique.lua takes any key there for a guard but re-arms only strings, so
+ * an enqueuer still on the old count is refused by a marker and leaves it to expire. */
+#define CW_SHARDING_FORWARD_MARK "forwarded"
+
+/* What the record says (PROTOCOL §27.1, §27.5). */
+typedef struct cw_sharding_state {
+    unsigned count; /* the shards (1 without a record) */
+    unsigned homes; /* the count names (pinned types, periodic jobs) route by: the
+                       record's `homes`, else count */
+    unsigned from;  /* a grow in progress: the count before it; 0 when none */
+    int64_t grown;  /* when the last grow started (Unix s; 0: never grown) */
+} cw_sharding_state;
+
+/* cw_sharding_record_sync with the whole record into *st. When follow is true a record
+ * grown past the declared count is followed instead of refused (a running process,
+ * §27.5); at start (follow false) such a record is refused with a message that names
+ * the count it was grown to. */
+int cw_sharding_record_state(cwork_redis *r, const char *ns, unsigned declared, bool follow,
+                             cw_sharding_state *st, cwork_error *err);
+
+/* The shard a name (a pinned type, a periodic job) lives in: by homes. */
+unsigned cw_sharding_home(const cw_sharding_state *st, const char *name, size_t len);
 
 #endif

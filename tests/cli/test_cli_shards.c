@@ -70,7 +70,7 @@ static void shards_shows_each_shard_and_the_total(void)
     CHECK_STR(cli_out_, want);
     CHECK_INT(IN_NS("shards", "--json"), 0);
     snprintf(want, sizeof want,
-             "{\"count\":3,\"created\":1700000000,\"shards\":["
+             "{\"count\":3,\"created\":1700000000,\"homes\":3,\"from\":0,\"shards\":["
              "{\"shard\":0,\"ns\":\"%s\",\"queued\":1,\"running\":0,\"retry\":0,\"scheduled\":0,"
              "\"dead\":1,\"pools\":0},"
              "{\"shard\":1,\"ns\":\"%s\",\"queued\":0,\"running\":0,\"retry\":0,\"scheduled\":0,"
@@ -159,12 +159,65 @@ static void a_damaged_record_is_named(void)
     cleanup();
 }
 
+/* cwork shards grow S and finish (§27.5): the record changed once, the grow's progress
+ * shown, the end refused until the forwarding window has passed (its start set back by
+ * hand rather than waited for), bad counts refused with exit status 2. */
+static void grow_and_finish(void)
+{
+    tl_unique_ns("cg", ns_, sizeof ns_);
+    snprintf(shard1_, sizeof shard1_, "{%s.1}", ns_);
+    snprintf(shard2_, sizeof shard2_, "{%s.2}", ns_);
+    tl_do(rc_, "HSET %s:cwork:shards count 2 hash fnv1a64-jump created 1700000000", ns_);
+    CHECK_INT(IN_NS("shards", "grow", "3"), 0);
+    CHECK(strstr(cli_out_, "grown from 2 to 3 shards") != NULL);
+    redisReply *r = tl_cmd(rc_, "HMGET %s:cwork:shards count from homes", ns_);
+    CHECK(r->elements == 3 && r->element[0]->str && r->element[1]->str && r->element[2]->str);
+    if (r->elements == 3 && r->element[2]->str) {
+        CHECK_STR(r->element[0]->str, "3");
+        CHECK_STR(r->element[1]->str, "2");
+        CHECK_STR(r->element[2]->str, "2");
+    }
+    freeReplyObject(r);
+    CHECK_INT(IN_NS("shards", "grow", "3"), 0);
+    CHECK(strstr(cli_out_, "already has 3 shards: nothing changed") != NULL);
+    CHECK_INT(IN_NS("shards", "grow", "2"), 2);
+    CHECK(strstr(cli_err_, "cannot shrink") != NULL);
+    CHECK_INT(IN_NS("shards", "grow", "x"), 2);
+    CHECK_INT(IN_NS("shards", "grow"), 2);
+    CHECK_INT(IN_NS("shards", "grow", "5000"), 2);
+    CHECK_INT(IN_NS("shards", "shrink"), 2);
+    CHECK_INT(IN_NS("shards"), 0);
+    CHECK(strstr(cli_out_, "Growing from 2 to 3 shards (shard 2 is new: see its POOLS)") != NULL);
+    CHECK(strstr(cli_out_, "0 unique guards, 0 open batches") != NULL);
+    CHECK(strstr(cli_out_, "Not ready to finish yet.") != NULL);
+    CHECK_INT(IN_NS("shards", "--json"), 0);
+    CHECK(strstr(cli_out_, "\"homes\":2,\"from\":2,\"grow\":{\"guards\":0,\"batches\":0,") != NULL);
+    CHECK(strstr(cli_out_, "\"finishable\":false}") != NULL);
+    CHECK_INT(IN_NS("shards", "finish"), 2);
+    CHECK(strstr(cli_err_, "cannot end yet") != NULL);
+    tl_do(rc_, "HSET %s:cwork:shards grown 1700000000", ns_); /* the window has passed */
+    CHECK_INT(IN_NS("shards", "finish"), 0);
+    CHECK(strstr(cli_out_, "the grow is finished (3 shards)") != NULL);
+    char *after = dump_all();
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:cwork:shards hash count=3 | created=1700000000 | grown=1700000000 | "
+             "hash=fnv1a64-jump | homes=2\n",
+             ns_);
+    CHECK_STR(after, want);
+    free(after);
+    CHECK_INT(IN_NS("shards"), 0);
+    CHECK(strstr(cli_out_, "Names (pinned types, periodic jobs) route by 2 shards.") != NULL);
+    cleanup();
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
     RUN(shards_shows_each_shard_and_the_total);
     RUN(an_unsharded_namespace_has_one_shard_and_no_new_key);
     RUN(a_damaged_record_is_named);
+    RUN(grow_and_finish);
     redisFree(rc_);
     return tl_finish();
 }

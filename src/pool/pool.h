@@ -107,6 +107,7 @@ typedef struct cw_task_queue {
 } cw_task_queue;
 
 typedef struct cw_shard cw_shard;
+typedef struct cw_budget_seat cw_budget_seat;
 
 typedef struct cw_executor {
     cwork_pool *pool;
@@ -151,6 +152,9 @@ struct cw_shard {
     /* The dispatcher thread's own: */
     cw_sampler sampler;
     cw_dispatch_state state;
+    /* Its seat in the shared budget of a sharded namespace's pool (an inner pool's
+     * dispatcher; pool_nsshards_budget.h), set before start; NULL for any other pool. */
+    cw_budget_seat *seat;
 };
 
 struct cwork_pool {

@@ -3,6 +3,7 @@
  * (bench/cluster/cluster.sh puts each shard on its own master) or one server:
  *
  *   bench_sharded --redis URL --shards S [--jobs N] [--queues Q] [--concurrency C]
+ *                 [--handler-us U] [--one-shard K]
  *
  * Enqueues N jobs with {"i": n} (bulk, the sharded enqueuer: one pipeline per shard),
  * then runs the pool and reports jobs/s from the first to the last handler start, and
@@ -10,7 +11,12 @@
  * after the run, on a connection to that master), and the benchmark process's own CPU
  * per job (getrusage: the pool, the client side of the cost). From those two costs it
  * projects what M masters could run, each at one busy core, with as many pool machines
- * as the client cost asks for. Deletes its namespaces before and after. */
+ * as the client cost asks for. Deletes its namespaces before and after.
+ *
+ * --handler-us U: each handler sleeps U µs, and the run reports how many ran at once
+ * (the mean, jobs × U / run time, and the peak). --one-shard K: every job goes to shard
+ * K's queues (an unsharded enqueuer on its namespace), the others stay empty: with the
+ * shared budget (docs/POOL.md) that shard runs on all C executors. */
 #include "cwork.h"
 #include "redis.h"
 #include "sharding.h"
@@ -27,6 +33,8 @@
 
 static atomic_long started_;
 static _Atomic int64_t first_us_, last_us_;
+static long handler_us_; /* --handler-us */
+static atomic_int running_, peak_running_;
 
 static int64_t now_us(void)
 {
@@ -43,6 +51,14 @@ static int noop(cwork_job *job, void *ctx)
     atomic_compare_exchange_strong(&first_us_, &zero, t);
     atomic_store(&last_us_, t);
     atomic_fetch_add(&started_, 1);
+    if (handler_us_ > 0) {
+        int now = atomic_fetch_add(&running_, 1) + 1, peak = atomic_load(&peak_running_);
+        while (now > peak && !atomic_compare_exchange_weak(&peak_running_, &peak, now)) {
+        }
+        struct timespec ts = {handler_us_ / 1000000, (handler_us_ % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+        atomic_fetch_sub(&running_, 1);
+    }
     return 0;
 }
 
@@ -135,11 +151,13 @@ static long queued(shard *s, int queues)
     return n;
 }
 
-static void enqueue(cwork_redis *redis, unsigned shards, long jobs, int queues)
+/* Over the shards (ns NS), or into one shard's namespace (an unsharded enqueuer). */
+static void enqueue(cwork_redis *redis, const char *ns, unsigned shards, long jobs, int queues)
 {
     cwork_error err = {0};
-    cwork_enqueuer *enq = cwork_enqueuer_new(redis, NS, &err);
-    if (!enq || cwork_enqueuer_set_shards(enq, shards, &err) != 0) fail("enqueuer", &err);
+    cwork_enqueuer *enq = cwork_enqueuer_new(redis, ns, &err);
+    if (!enq || (shards > 1 && cwork_enqueuer_set_shards(enq, shards, &err) != 0))
+        fail("enqueuer", &err);
     cwork_batch *b = cwork_batch_new(enq);
     cwork_args *args = cwork_args_new();
     char name[16];
@@ -197,6 +215,7 @@ int main(int argc, char **argv)
 {
     const char *url = NULL;
     unsigned shards = 1, concurrency = 0;
+    int one_shard = -1;
     long jobs = 200000;
     int queues = 5;
     for (int i = 1; i + 1 < argc; i += 2) {
@@ -210,13 +229,18 @@ int main(int argc, char **argv)
             queues = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--concurrency"))
             concurrency = (unsigned)atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--handler-us"))
+            handler_us_ = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--one-shard"))
+            one_shard = atoi(argv[i + 1]);
         else
             break;
     }
-    if (!url || shards < 1 || shards > MAX_SHARDS || queues < 1 || jobs < queues) {
+    if (!url || shards < 1 || shards > MAX_SHARDS || queues < 1 || jobs < queues ||
+        one_shard >= (int)shards) {
         fprintf(stderr,
                 "usage: bench_sharded --redis URL --shards S (1 to %d) [--jobs N] "
-                "[--queues Q] [--concurrency C]\n",
+                "[--queues Q] [--concurrency C] [--handler-us U] [--one-shard K]\n",
                 MAX_SHARDS);
         return 2;
     }
@@ -229,7 +253,10 @@ int main(int argc, char **argv)
     cwork_error err = {0};
     cwork_redis *redis = cwork_redis_new(url, NULL, &err);
     if (!redis) fail(url, &err);
-    enqueue(redis, shards, jobs, queues);
+    if (one_shard >= 0)
+        enqueue(redis, sh[one_shard].ns, 1, jobs, queues);
+    else
+        enqueue(redis, NS, shards, jobs, queues);
     long total = 0;
     for (unsigned i = 0; i < shards; i++)
         total += sh[i].jobs = queued(&sh[i], queues);
@@ -261,6 +288,10 @@ int main(int argc, char **argv)
     cwork_pool_stop(p, 10000, NULL);
     double run_s = (double)(atomic_load(&last_us_) - atomic_load(&first_us_)) / 1e6;
     report(sh, shards, cpu0, cpu1, total, run_s > 0 ? run_s : 1e-9, self1 - self0);
+    if (handler_us_ > 0)
+        printf("handlers of %ld us at concurrency %u: %.1f running on average, %d at most\n",
+               handler_us_, concurrency, (double)total * (double)handler_us_ / 1e6 / run_s,
+               atomic_load(&peak_running_));
     cwork_pool_free(p);
     for (unsigned i = 0; i < shards; i++) {
         drop(&sh[i]);

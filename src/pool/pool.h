@@ -152,9 +152,6 @@ struct cw_shard {
     /* The dispatcher thread's own: */
     cw_sampler sampler;
     cw_dispatch_state state;
-    /* Its seat in the shared budget of a sharded namespace's pool (an inner pool's
-     * dispatcher; pool_nsshards_budget.h), set before start; NULL for any other pool. */
-    cw_budget_seat *seat;
 };
 
 struct cwork_pool {
@@ -224,6 +221,11 @@ struct cwork_pool {
      * work. NULL (and nothing differs from an unsharded pool) otherwise. */
     struct cw_nsshards *nsshards;
     bool nsshard_member; /* an inner pool: its owner read the shard record */
+    /* An inner pool: its dispatchers' seats in the shared budget, by shard index
+     * (pool_nsshards_budget.h; owned by the budget), set before start. NULL for any other
+     * pool, whose dispatchers never look further (kept out of cw_shard, whose layout the
+     * unsharded hot path keeps). */
+    cw_budget_seat *seats;
 };
 
 /* What a commit does with a failed task. */

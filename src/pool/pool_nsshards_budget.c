@@ -4,23 +4,15 @@
 
 #include <limits.h>
 
-struct cw_budget_seat {
-    cw_nsshards_budget *budget;
-    cw_shard *shard;
-    size_t held;           /* jobs fetched and not finished, and a round trip's reservation */
-    bool asking;           /* its last fetch was full, or the budget held it back */
-    bool held_back;        /* it waits for units: wake it when some come back */
-    bool owes_wake;        /* it stopped asking: the held-back ones may have more now */
-    int64_t trip_since_us; /* a round trip with a reservation is out since (0: none) */
-};
-
 struct cw_nsshards_budget {
     cw_mutex mu; /* a leaf: taken under a shard mu, takes none */
     size_t total, used, peak;
     size_t nasking, nheld_back;
-    size_t forced; /* units taken over the total (a reclaim's jobs): 0 unless one came */
-    cw_budget_seat **seats;
+    size_t forced;          /* units taken over the total (a reclaim's jobs): 0 unless one came */
+    cw_budget_seat **seats; /* every seat, for the fairness scan and wake-ups */
     size_t nseats;
+    cw_budget_seat **blocks; /* each joined pool's seats (its `seats`), to free */
+    size_t nblocks;
 };
 
 cw_nsshards_budget *cw_nsshards_budget_new(size_t total)
@@ -35,8 +27,9 @@ cw_nsshards_budget *cw_nsshards_budget_new(size_t total)
 void cw_nsshards_budget_free(cw_nsshards_budget *b)
 {
     if (!b) return;
-    for (size_t i = 0; i < b->nseats; i++)
-        cw_free(b->seats[i]);
+    for (size_t i = 0; i < b->nblocks; i++)
+        cw_free(b->blocks[i]);
+    cw_free(b->blocks);
     cw_free(b->seats);
     cw_mutex_destroy(&b->mu);
     cw_free(b);
@@ -45,19 +38,22 @@ void cw_nsshards_budget_free(cw_nsshards_budget *b)
 int cw_nsshards_budget_join(cw_nsshards_budget *b, cwork_pool *q, cwork_error *err)
 {
     cw_mutex_lock(&b->mu);
+    cw_budget_seat *block = cw_calloc(q->nshards, sizeof *block);
     cw_budget_seat **seats = cw_realloc(b->seats, (b->nseats + q->nshards) * sizeof *seats);
-    int rc = seats ? 0 : CWORK_ENOMEM;
     if (seats) b->seats = seats;
-    for (size_t i = 0; i < q->nshards && rc == 0; i++) {
-        cw_budget_seat *s = cw_calloc(1, sizeof *s);
-        if (!s) {
-            rc = CWORK_ENOMEM;
-            break;
+    cw_budget_seat **blocks = cw_realloc(b->blocks, (b->nblocks + 1) * sizeof *blocks);
+    if (blocks) b->blocks = blocks;
+    int rc = block && seats && blocks ? 0 : CWORK_ENOMEM;
+    if (rc == 0) {
+        b->blocks[b->nblocks++] = block;
+        for (size_t i = 0; i < q->nshards; i++) {
+            block[i].budget = b;
+            block[i].shard = &q->shards[i];
+            b->seats[b->nseats++] = &block[i];
         }
-        s->budget = b;
-        s->shard = &q->shards[i];
-        q->shards[i].seat = s;
-        b->seats[b->nseats++] = s;
+        q->seats = block;
+    } else {
+        cw_free(block);
     }
     cw_mutex_unlock(&b->mu);
     return rc ? cw_error(err, rc, "out of memory") : 0;
@@ -121,7 +117,8 @@ static size_t room_of(const cw_budget_seat *s, int64_t now_us)
     size_t stalled = 0;
     for (size_t i = 0; i < b->nseats; i++) {
         const cw_budget_seat *o = b->seats[i];
-        if (o != s && o->asking && o->trip_since_us && now_us - o->trip_since_us > CW_BUDGET_STALL_US)
+        if (o != s && o->asking && o->trip_since_us &&
+            now_us - o->trip_since_us > CW_BUDGET_STALL_US)
             stalled++;
     }
     if (stalled == 0) return 0;
@@ -228,8 +225,7 @@ void cw_budget_wake(cw_budget_seat *s)
         size_t n = 0;
         cw_mutex_lock(&b->mu);
         for (; from < b->nseats && n < sizeof wake / sizeof *wake; from++)
-            if (b->seats[from] != s && b->seats[from]->held_back)
-                wake[n++] = b->seats[from]->shard;
+            if (b->seats[from] != s && b->seats[from]->held_back) wake[n++] = b->seats[from]->shard;
         bool more = from < b->nseats;
         cw_mutex_unlock(&b->mu);
         for (size_t i = 0; i < n; i++) {

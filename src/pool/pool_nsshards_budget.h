@@ -33,12 +33,24 @@
 
 typedef struct cw_nsshards_budget cw_nsshards_budget;
 
+/* One dispatcher's seat (guarded by the budget's mu; only its dispatcher changes held). */
+struct cw_budget_seat {
+    cw_nsshards_budget *budget;
+    cw_shard *shard;
+    size_t held;           /* jobs fetched and not finished, and a round trip's reservation */
+    bool asking;           /* its last fetch was full, or the budget held it back */
+    bool held_back;        /* it waits for units: wake it when some come back */
+    bool owes_wake;        /* it stopped asking: the held-back ones may have more now */
+    int64_t trip_since_us; /* a round trip with a reservation is out since (0: none) */
+};
+
 /* A budget of total units; NULL when out of memory. */
 cw_nsshards_budget *cw_nsshards_budget_new(size_t total);
 /* Frees it and its seats (every dispatcher seated in it has exited). */
 void cw_nsshards_budget_free(cw_nsshards_budget *b);
 /* Seats every dispatcher of inner pool q (made, not started; its dispatcher layout is
- * final): an inner pool made later (a grow) joins the same way. 0 or CWORK_ENOMEM. */
+ * final: q->seats[i] is shard i's): an inner pool made later (a grow) joins the same
+ * way, before its start. 0 or CWORK_ENOMEM. */
 int cw_nsshards_budget_join(cw_nsshards_budget *b, cwork_pool *q, cwork_error *err);
 /* The executors an inner pool gets, of concurrency n over s shards (see above). */
 unsigned cw_nsshards_executors(unsigned n, unsigned s);

@@ -23,6 +23,7 @@ void cw_pool_tuning_init(cw_pool_tuning *t)
         .fetch_error_max_ms = 1000,
         .commit_error_first_ms = 10,
         .commit_error_max_ms = 5000,
+        .budget_recheck_us = 10000,
     };
 }
 
@@ -101,6 +102,15 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
     size_t taken = v->in_flight - v->done; /* running, or promised a ready task */
     size_t free_executors = v->nexecutors > taken ? v->nexecutors - taken : 0;
     bool can_fetch = !v->stopping && free_executors > 0 && v->ntypes > 0 && !st->reclaim;
+    /* 4. The shared budget of a sharded namespace's pool. */
+    if (v->budgeted && v->budget < free_executors) {
+        free_executors = v->budget;
+        if (can_fetch && free_executors == 0 && st->backoff == CW_BACKOFF_NONE) {
+            can_fetch = false;
+            d.budget_short = true;
+            wake_deadline = earlier(wake_deadline, v->now_us + tu->budget_recheck_us);
+        }
+    }
 
     /* 3. Backoff: commit finished jobs at once (unless commits are what fails), fetch
      * nothing until it ends. */

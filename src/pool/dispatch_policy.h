@@ -18,7 +18,9 @@
  *   3. Backoff (idle, failing fetches, failing commits) delays fetches; finished jobs
  *      are still committed at once unless commits are what is failing.
  *   4. A fetch takes at most as many jobs as executors are free (not running, not
- *      promised a ready task): a pool never holds a job it cannot start at once.
+ *      promised a ready task): a pool never holds a job it cannot start at once. In a
+ *      sharded namespace's pool, nor more than the shared budget allows (v->budget); a
+ *      dispatcher held back by it waits to be woken (or budget_recheck_us).
  *   5. Batching for short handlers: while a fetched batch is still being drained, wait
  *      (up to gather_max_us) instead of fetching a few more jobs, and when only busy
  *      executors remain, spin briefly for their finish; a round trip costs Redis far
@@ -59,6 +61,10 @@ typedef struct cw_pool_tuning {
     int64_t fetch_error_max_ms;    /* 1000 */
     int64_t commit_error_first_ms; /* 10, ×10 */
     int64_t commit_error_max_ms;   /* 5000 */
+    /* A dispatcher the shared budget of a sharded namespace's pool holds back looks again
+     * this often even unwoken: a seat stuck in a round trip stops counting as asking
+     * after CW_BUDGET_STALL_US, and nobody signals that (pool_nsshards_budget.h). */
+    int64_t budget_recheck_us; /* 10000 */
 } cw_pool_tuning;
 
 void cw_pool_tuning_init(cw_pool_tuning *t);
@@ -76,6 +82,10 @@ typedef struct cw_dispatch_view {
     size_t sleeping;        /* executors asleep with no wake-up on its way */
     int64_t ready_since_us; /* when the oldest ready task was delivered (ready > 0) */
     int64_t handler_avg_us; /* moving average of handler run time */
+    /* A sharded namespace's pool: the shared budget lets it fetch `budget` jobs now
+     * (pool_nsshards_budget.h). Any other pool: budgeted is false. */
+    bool budgeted;
+    size_t budget;
 } cw_dispatch_view;
 
 typedef enum cw_backoff_kind { CW_BACKOFF_NONE, CW_BACKOFF_IDLE, CW_BACKOFF_ERROR } cw_backoff_kind;
@@ -108,6 +118,7 @@ typedef struct cw_decision {
     size_t busy;           /* spin: finishers to wait for */
     size_t wake;           /* executors to wake before doing it */
     bool announce_no_more; /* tell executors nothing more will come (stopping) */
+    bool budget_short;     /* it would fetch but for the budget (budgeted, budget 0) */
 } cw_decision;
 
 /* The next step for a shard in view v. Updates st's memory of gathering, spinning,

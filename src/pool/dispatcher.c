@@ -6,6 +6,7 @@
  * its own sampler draw). This file does what the policy decides. */
 #include "log.h"
 #include "pool.h"
+#include "pool_nsshards_budget.h"
 #include "scripts.h"
 #include "unique_guard.h"
 
@@ -514,6 +515,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
                                 .got = got,
                                 .rate_wait_us = rate_wait_us};
     cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
+    if (p->seats) cw_budget_after(&p->seats[sh->index], fetch, got, rc == 0);
     if (committed && atomic_load(&p->stopping)) {
         cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
@@ -544,6 +546,38 @@ static bool hold_fenced(cw_shard *sh)
     return false;
 }
 
+/* ---------------------------------------------------------------- the shared budget */
+
+/* A sharded namespace's pool (caller holds mu): gives back the units of the shard's
+ * finished jobs and of what its last fetch did not get, wakes the dispatchers held back
+ * for them (mu released meanwhile), and returns how many jobs it may fetch now. */
+static size_t budget_sync(cw_shard *sh, cw_budget_seat *seat)
+{
+    cw_mutex_assert_held(&sh->mu);
+    bool wake = false;
+    size_t taken = sh->in_flight - sh->done.len - sh->npending; /* ready or running */
+    size_t room = cw_budget_sync(seat, taken, cw_monotonic_us(), &wake);
+    if (wake) {
+        cw_mutex_unlock(&sh->mu); /* waking locks their shards' mu */
+        cw_budget_wake(seat);
+        cw_mutex_lock(&sh->mu);
+    }
+    return room;
+}
+
+/* The dispatcher exits (caller holds mu): its seat gives everything back. */
+static void budget_leave(cw_shard *sh, cw_budget_seat *seat)
+{
+    cw_mutex_assert_held(&sh->mu);
+    bool wake = false;
+    cw_budget_leave(seat, &wake);
+    if (wake) {
+        cw_mutex_unlock(&sh->mu);
+        cw_budget_wake(seat);
+        cw_mutex_lock(&sh->mu);
+    }
+}
+
 void *cw_dispatcher_main(void *arg)
 {
     cw_shard *sh = arg;
@@ -554,10 +588,14 @@ void *cw_dispatcher_main(void *arg)
     cw_cycle_call_init(&call, p->ntypes);
     /* The rate-limited types of a call (without memory, types are never limited). */
     size_t *limited = cw_calloc(p->ntypes ? p->ntypes : 1, sizeof *limited);
+    /* A sharded namespace's inner pool: this dispatcher's seat in the shared budget. */
+    cw_budget_seat *seat = p->seats ? &p->seats[sh->index] : NULL;
 
     cw_mutex_lock(&sh->mu);
     memset(&sh->state, 0, sizeof sh->state);
     for (;;) {
+        /* A sharded namespace's pool: the units of what finished go back first. */
+        size_t room = seat ? budget_sync(sh, seat) : 0;
         /* Before anything else, the lease (lease.c): after a freeze nothing is
          * committed or fetched until the jobs it held are stopped. */
         if (cw_lease_lost(p)) {
@@ -570,7 +608,16 @@ void *cw_dispatcher_main(void *arg)
             continue;
         }
         cw_dispatch_view v = shard_view(sh);
+        v.budgeted = seat != NULL;
+        v.budget = room;
         cw_decision d = cw_dispatch_decide(&sh->state, &v, &p->tuning);
+        /* Held back by the budget: ask for units, unless some came back meanwhile. */
+        if (d.budget_short && cw_budget_held_back(seat, v.now_us) && d.what != CW_DO_ROUND_TRIP)
+            continue;
+        if (d.what == CW_DO_ROUND_TRIP && d.fetch && seat) {
+            d.fetch = cw_budget_reserve(seat, d.fetch, v.now_us);
+            if (!d.fetch && !d.commit) continue; /* taken by others since the sync */
+        }
         if (d.announce_no_more) cw_shard_no_more_tasks(sh);
         if (d.wake) cw_shard_wake_executors(sh, d.wake);
         if (d.what == CW_DO_EXIT) break;
@@ -589,6 +636,7 @@ void *cw_dispatcher_main(void *arg)
             break;
         }
     }
+    if (seat) budget_leave(sh, seat);
     cw_mutex_unlock(&sh->mu);
     if (c) cw_redis_checkin(p->redis, c);
     cw_cycle_call_clear(&call);

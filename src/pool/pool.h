@@ -107,6 +107,7 @@ typedef struct cw_task_queue {
 } cw_task_queue;
 
 typedef struct cw_shard cw_shard;
+typedef struct cw_budget_seat cw_budget_seat;
 
 typedef struct cw_executor {
     cwork_pool *pool;
@@ -220,6 +221,11 @@ struct cwork_pool {
      * work. NULL (and nothing differs from an unsharded pool) otherwise. */
     struct cw_nsshards *nsshards;
     bool nsshard_member; /* an inner pool: its owner read the shard record */
+    /* An inner pool: its dispatchers' seats in the shared budget, by shard index
+     * (pool_nsshards_budget.h; owned by the budget), set before start. NULL for any other
+     * pool, whose dispatchers never look further (kept out of cw_shard, whose layout the
+     * unsharded hot path keeps). */
+    cw_budget_seat *seats;
 };
 
 /* What a commit does with a failed task. */

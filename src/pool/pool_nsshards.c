@@ -61,8 +61,10 @@ static int inner_register(cwork_pool *p, const cw_nsshards *s, cwork_pool *q, un
     return rc;
 }
 
-/* Inner pool i on its namespace shard with its share of the executors (the first
- * total % S shards take one more; at least one). */
+/* Inner pool i of a namespace of count shards, seated in the shared budget: it may run
+ * every job of the budget when the other shards have none (up to cw_nsshards_executors
+ * executors), with as many dispatchers as its ⌈N / S⌉ split would have had, so that
+ * idle shards cost no more round trips than before. */
 int cw_nsshards_inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, unsigned count,
                            cwork_error *err)
 {
@@ -76,9 +78,12 @@ int cw_nsshards_inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, unsigned c
         return cw_error(err, e.code ? e.code : CWORK_ENOMEM, "shard %s: %s", ns, e.message);
     }
     cwork_pool_options o = p->opts;
-    o.concurrency = p->opts.concurrency / count + (i < p->opts.concurrency % count);
-    if (o.concurrency == 0) o.concurrency = 1;
+    o.concurrency = cw_nsshards_executors(p->opts.concurrency, count);
     o.shards = 0;
+    cw_pool_tuning tuning = p->tuning;
+    size_t split = p->opts.concurrency / count + (p->opts.concurrency % count != 0);
+    size_t groups = split / (tuning.shard_executors ? tuning.shard_executors : 1);
+    if (groups < tuning.max_shards) tuning.max_shards = groups ? (unsigned)groups : 1;
     cwork_pool *q = cwork_pool_new(s->redis[i], ns, &o, &e);
     if (!q) return cw_error(err, e.code, "shard %s: %s", ns, e.message);
     s->pools[i] = q;
@@ -86,8 +91,10 @@ int cw_nsshards_inner_make(cwork_pool *p, cw_nsshards *s, unsigned i, unsigned c
     /* Shard 0's heartbeat carries the id cwork_pool_id gives (the outer pool beats none);
      * set before any type is registered: its in-progress keys hold it. */
     if (i == 0) memcpy(q->id, p->id, sizeof q->id);
-    if ((rc = cw_pool_set_tuning(q, &p->tuning)) != 0)
+    if ((rc = cw_pool_set_tuning(q, &tuning)) != 0)
         return cw_error(err, rc, "shard %s: out of memory", ns);
+    if ((rc = cw_nsshards_budget_join(s->budget, q, &e)) != 0)
+        return cw_error(err, rc, "shard %s: %s", ns, e.message);
     if ((rc = inner_register(p, s, q, i, &e)) != 0)
         return cw_error(err, rc, "shard %s: %s", ns, e.message);
     return 0;
@@ -117,6 +124,7 @@ static void nsshards_destroy(cw_nsshards *s)
     cw_free(s->pools);
     cw_free(s->redis);
     cw_free(s->pins);
+    cw_nsshards_budget_free(s->budget);
     cw_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);
     cw_free(s);
@@ -138,8 +146,9 @@ static int nsshards_make(cwork_pool *p, unsigned count, unsigned homes, cw_nssha
     /* room for every count a grow may reach (§27.5) */
     s->pools = cw_calloc(CW_SHARDING_MAX, sizeof *s->pools);
     s->redis = cw_calloc(CW_SHARDING_MAX, sizeof *s->redis);
-    int rc = !s->pools || !s->redis ? cw_error(err, CWORK_ENOMEM, "out of memory")
-                                    : pins_make(p, s, err);
+    s->budget = cw_nsshards_budget_new(p->opts.concurrency);
+    int rc = !s->pools || !s->redis || !s->budget ? cw_error(err, CWORK_ENOMEM, "out of memory")
+                                                  : pins_make(p, s, err);
     for (unsigned i = 0; i < count && rc == 0; i++)
         rc = cw_nsshards_inner_make(p, s, i, count, err);
     s->count = count;

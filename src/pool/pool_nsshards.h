@@ -7,7 +7,9 @@
  * requeuers, subscriber and maintenance each), so that one shard's Redis failing or
  * slow stalls only that shard's threads. Inner pool 0 serves the namespace itself with
  * the caller's Redis handle and the outer pool's id; inner pool i ≥ 1 serves "{base.i}"
- * with a clone of it. Concurrency is split between them, exactly.
+ * with a clone of it. At most N jobs (the pool's concurrency) run over all of them: the
+ * shared budget (pool_nsshards_budget.h) gives each inner pool's dispatchers what they
+ * fetch, and each inner pool has up to N executors (cw_nsshards_executors).
  *
  * Pinned types (a max_concurrency or a rate limit: both are kept in one namespace's
  * keys) run only in their home shard, cw_sharding_of(name); the mover thread carries
@@ -16,6 +18,7 @@
 #define CWORK_POOL_NSSHARDS_H
 
 #include "pool.h"
+#include "pool_nsshards_budget.h"
 
 /* How often the mover looks at the other shards' queues of the pinned types. */
 #define CW_NSSHARD_MOVE_MS 200
@@ -37,6 +40,7 @@ typedef struct cw_nsshards {
     cwork_redis *
         *redis; /* [CW_SHARDING_MAX]: [0] is the outer pool's (borrowed), the rest clones */
     cw_nsshard_pin *pins; /* the pinned types, in registration order */
+    cw_nsshards_budget *budget; /* the N executors' worth, shared by every inner pool */
     size_t npins;
     /* The mover thread (only with pinned types): stop is guarded by mu. */
     pthread_t mover;

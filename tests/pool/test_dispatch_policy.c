@@ -48,6 +48,41 @@ static void fetch_is_capped_and_counts_only_free_executors(void)
     CHECK_INT(decide(&st, v).fetch, 0);
 }
 
+/* A sharded namespace's pool: the shared budget caps the fetch; with none left the
+ * dispatcher says so (budget_short), commits what is done, and otherwise waits to be
+ * woken, looking again after budget_recheck_us at the latest. */
+static void the_shared_budget_caps_the_fetch(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.budgeted = true, v.budget = 3;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK_INT(d.fetch, 3);
+    CHECK(!d.budget_short);
+    v.budget = 0;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK(d.budget_short);
+    CHECK_INT(d.until_us, v.now_us + tu_.budget_recheck_us);
+    v.in_flight = 4, v.done = 2; /* finished jobs are committed, nothing fetched */
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK(d.commit && d.budget_short);
+    CHECK_INT(d.fetch, 0);
+    v.budget = 1000; /* more budget than free executors: the executors count */
+    v.in_flight = 7, v.done = 0;
+    CHECK_INT(decide(&st, v).fetch, 3);
+    v.budgeted = false, v.budget = 0; /* any other pool: no budget at all */
+    CHECK_INT(decide(&st, v).fetch, 3);
+    /* During a backoff the budget is not what holds the fetch back. */
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 3}, v.now_us);
+    v.budgeted = true, v.in_flight = 0;
+    d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK(!d.budget_short);
+}
+
 static void no_types_and_nothing_done_waits_without_limit(void)
 {
     cw_dispatch_state st = {0};
@@ -364,6 +399,7 @@ int main(void)
     cw_pool_tuning_init(&tu_);
     RUN(idle_shard_fetches_for_every_free_executor);
     RUN(fetch_is_capped_and_counts_only_free_executors);
+    RUN(the_shared_budget_caps_the_fetch);
     RUN(no_types_and_nothing_done_waits_without_limit);
     RUN(ready_tasks_wake_sleeping_executors_after_wake_after);
     RUN(round_trip_never_starts_while_tasks_wait_for_sleepers);

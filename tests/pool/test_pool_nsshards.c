@@ -5,7 +5,10 @@
  * the pool's concurrency; a type with max_concurrency runs only in its home shard,
  * within its limit, and its jobs found in other shards (or left half-moved by a crash)
  * are carried there; a periodic job is scheduled in its name's shard only; a declared
- * count that differs from the record is refused. */
+ * count that differs from the record is refused. The shared budget: a backlog in one
+ * shard runs on all N executors, never more than N handlers run at once (mixed real
+ * durations), and two shards with backlogs both progress. */
+#include "pool_nsshards.h"
 #include "pool_testutil.h"
 #include "sharding.h"
 
@@ -392,6 +395,159 @@ static void one_shard_is_unsharded(void)
     delete_all();
 }
 
+/* ---------------------------------------------------------------- the shared budget */
+
+static atomic_int hold_;               /* handlers wait while it is set */
+static atomic_int shard_done_[SHARDS]; /* budget jobs finished, by shard */
+
+/* A budget job: {"s": shard, "ms": run time}; counts how many run at once, and waits
+ * while hold_ is set (bounded, so that a failing test still ends). */
+static int budget_handler(cwork_job *job, void *ctx)
+{
+    (void)ctx;
+    int now = atomic_fetch_add(&running_, 1) + 1;
+    int max = atomic_load(&max_running_);
+    while (now > max && !atomic_compare_exchange_weak(&max_running_, &max, now)) {
+    }
+    for (int waited = 0; atomic_load(&hold_) && waited < 60000; waited++)
+        tl_sleep_ms(1);
+    tl_sleep_ms((int)cwork_job_arg_int64(job, "ms"));
+    long long s = cwork_job_arg_int64(job, "s");
+    if (s >= 0 && s < SHARDS) atomic_fetch_add(&shard_done_[s], 1);
+    atomic_fetch_sub(&running_, 1);
+    return 0;
+}
+
+static void push_budget_jobs(unsigned shard, int n, int ms_of_k_mod)
+{
+    for (int k = 0; k < n; k++) {
+        int ms = ms_of_k_mod ? 1 + (k * 7 + (int)shard * 3) % ms_of_k_mod : 1;
+        freeReplyObject(tl_cmd(rc_,
+                               "LPUSH %s:jobs:work {\"name\":\"work\",\"id\":\"b%u-%d\","
+                               "\"t\":1700000000,\"args\":{\"s\":%u,\"ms\":%d}}",
+                               shard_ns_[shard], shard, k, shard, ms));
+    }
+}
+
+static void reset_budget_counts(void)
+{
+    reset_counts(0);
+    atomic_store(&hold_, 0);
+    for (int i = 0; i < SHARDS; i++)
+        atomic_store(&shard_done_[i], 0);
+}
+
+/* Waits up to ms for max_running_ to reach want. */
+static int wait_max_running(int want, long ms)
+{
+    for (long waited = 0; waited < ms && atomic_load(&max_running_) < want; waited += 5)
+        tl_sleep_ms(5);
+    return atomic_load(&max_running_);
+}
+
+/* The budget is all given back once the pool stops, and was never over N. */
+static void check_budget_after_stop(cwork_pool *p, size_t n)
+{
+    size_t used = 99, peak = 99;
+    cw_nsshards_budget_usage(p->nsshards->budget, &used, &peak);
+    CHECK_INT(used, 0);
+    CHECK(peak <= n && peak >= 1);
+}
+
+/* A backlog in one shard of three runs on all 6 executors (the split would give it 2):
+ * the handlers hold until 6 run at once. */
+static void backlog_in_one_shard_uses_all(void)
+{
+    shard_names("nsbudget1");
+    reset_budget_counts();
+    atomic_store(&hold_, 1);
+    cwork_pool *p = sharded_pool(6, SHARDS, NULL);
+    CHECK(p != NULL);
+    CHECK_INT(cwork_pool_register(p, "work", budget_handler, NULL, NULL), 0);
+    push_budget_jobs(1, 30, 0);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    CHECK_INT(wait_max_running(6, 20000), 6);
+    atomic_store(&hold_, 0);
+    CHECK_INT(cwork_pool_drain(p, 20000, &err), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    CHECK_INT(atomic_load(&shard_done_[1]), 30);
+    CHECK(atomic_load(&max_running_) <= 6);
+    check_budget_after_stop(p, 6);
+    take_record();
+    for (unsigned s = 0; s < SHARDS; s++)
+        tl_take_stat_days(rc_, shard_ns_[s], s == 1 ? 30 : 0, 0);
+    cwork_pool_free(p);
+    delete_all();
+}
+
+/* Uneven backlogs in every shard with handlers of 1 to 20 ms: never more than N = 5 run
+ * at once, and every job runs once. */
+static void never_more_than_n_run(void)
+{
+    shard_names("nsbudget2");
+    reset_budget_counts();
+    cwork_pool *p = sharded_pool(5, SHARDS, NULL);
+    CHECK(p != NULL);
+    CHECK_INT(cwork_pool_register(p, "work", budget_handler, NULL, NULL), 0);
+    int want[SHARDS] = {60, 5, 25};
+    for (unsigned s = 0; s < SHARDS; s++)
+        push_budget_jobs(s, want[s], 20);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    CHECK_INT(cwork_pool_drain(p, 60000, &err), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    for (unsigned s = 0; s < SHARDS; s++)
+        CHECK_INT(atomic_load(&shard_done_[s]), want[s]);
+    CHECK(atomic_load(&max_running_) <= 5);
+    check_budget_after_stop(p, 5);
+    cwork_pool_stats st;
+    cwork_pool_get_stats(p, &st);
+    CHECK_INT(st.succeeded, 90);
+    cwork_pool_free(p);
+    delete_all();
+}
+
+/* Two shards with backlogs share the budget: while both queues still hold jobs, each
+ * has run some (the one that started first does not keep every executor). */
+static void two_backlogs_both_progress(void)
+{
+    shard_names("nsbudget3");
+    reset_budget_counts();
+    cwork_pool *p = sharded_pool(4, SHARDS, NULL);
+    CHECK(p != NULL);
+    CHECK_INT(cwork_pool_register(p, "work", budget_handler, NULL, NULL), 0);
+    push_budget_jobs(0, 300, 5);
+    push_budget_jobs(2, 300, 5);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_start(p, &err), 0);
+    /* Until one of them has run 40 (bounded). */
+    for (int waited = 0; waited < 60000; waited += 5) {
+        if (atomic_load(&shard_done_[0]) >= 40 || atomic_load(&shard_done_[2]) >= 40) break;
+        tl_sleep_ms(5);
+    }
+    int done0 = atomic_load(&shard_done_[0]), done2 = atomic_load(&shard_done_[2]);
+    char key[128];
+    snprintf(key, sizeof key, "LLEN %s:jobs:work", shard_ns_[0]);
+    redisReply *r0 = tl_cmd(rc_, key);
+    snprintf(key, sizeof key, "LLEN %s:jobs:work", shard_ns_[2]);
+    redisReply *r2 = tl_cmd(rc_, key);
+    CHECK(r0->integer > 0 && r2->integer > 0); /* both still had a backlog */
+    freeReplyObject(r0);
+    freeReplyObject(r2);
+    if (done0 < 10 || done2 < 10)
+        tl_fail(__FILE__, __LINE__, "one backlog stalled: shard 0 ran %d, shard 2 ran %d", done0,
+                done2);
+    CHECK_INT(cwork_pool_drain(p, 60000, &err), 0);
+    CHECK_INT(cwork_pool_stop(p, 5000, &err), 0);
+    CHECK_INT(atomic_load(&shard_done_[0]), 300);
+    CHECK_INT(atomic_load(&shard_done_[2]), 300);
+    CHECK(atomic_load(&max_running_) <= 4);
+    check_budget_after_stop(p, 4);
+    cwork_pool_free(p);
+    delete_all();
+}
+
 int main(void)
 {
     pool_test_setup();
@@ -402,6 +558,9 @@ int main(void)
     RUN(periodic_job_in_its_shard);
     RUN(disagreement_is_refused);
     RUN(one_shard_is_unsharded);
+    RUN(backlog_in_one_shard_uses_all);
+    RUN(never_more_than_n_run);
+    RUN(two_backlogs_both_progress);
     pool_test_teardown();
     return tl_finish();
 }

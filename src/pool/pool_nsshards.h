@@ -39,7 +39,7 @@ typedef struct cw_nsshards {
     cwork_pool **pools; /* [CW_SHARDING_MAX], each with nsshard_member set */
     cwork_redis *
         *redis; /* [CW_SHARDING_MAX]: [0] is the outer pool's (borrowed), the rest clones */
-    cw_nsshard_pin *pins; /* the pinned types, in registration order */
+    cw_nsshard_pin *pins;       /* the pinned types, in registration order */
     cw_nsshards_budget *budget; /* the N executors' worth, shared by every inner pool */
     size_t npins;
     /* The mover thread (only with pinned types): stop is guarded by mu. */

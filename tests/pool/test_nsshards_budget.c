@@ -69,7 +69,7 @@ static void shares_and_stalls(void)
     CHECK_INT(cw_budget_reserve(c.seat, 1, t), 1);
     CHECK_INT(sync_at(&a, 0, t, NULL), 2); /* A's jobs finish: its share */
     CHECK_INT(cw_budget_reserve(a.seat, 2, t), 2);
-    CHECK_INT(sync_at(&a, 2, t + CW_BUDGET_STALL_US, NULL), 0); /* not yet stuck */
+    CHECK_INT(sync_at(&a, 2, t + CW_BUDGET_STALL_US, NULL), 0);     /* not yet stuck */
     CHECK_INT(sync_at(&a, 2, t + CW_BUDGET_STALL_US + 1, NULL), 1); /* all but C's 1 */
     /* C's round trip fails: its reservation goes back and it stops asking. */
     cw_budget_after(c.seat, 1, 0, false);
@@ -108,9 +108,9 @@ static void reclaimed_jobs_are_forced(void)
 static void executor_threads_are_bounded(void)
 {
     CHECK_INT(cw_nsshards_executors(40, 1), 40);
-    CHECK_INT(cw_nsshards_executors(40, 4), 40);    /* S ≤ 4: every shard can run N */
-    CHECK_INT(cw_nsshards_executors(160, 16), 64);  /* 1024 / 16 */
-    CHECK_INT(cw_nsshards_executors(640, 64), 40);  /* 4 · ⌈640/64⌉ */
+    CHECK_INT(cw_nsshards_executors(40, 4), 40);      /* S ≤ 4: every shard can run N */
+    CHECK_INT(cw_nsshards_executors(160, 16), 64);    /* 1024 / 16 */
+    CHECK_INT(cw_nsshards_executors(640, 64), 40);    /* 4 · ⌈640/64⌉ */
     CHECK_INT(cw_nsshards_executors(8000, 16), 2000); /* 4 · 500 */
     CHECK_INT(cw_nsshards_executors(3, 3), 3);
 }

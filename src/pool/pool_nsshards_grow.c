@@ -1,8 +1,8 @@
 /* A running pool on a sharded namespace follows a grow (PROTOCOL §27.5): its follower
  * thread reads the shard record every CW_NSSHARD_FOLLOW_MS and, when the count went up,
  * makes an inner pool for each new shard, as the pool's start made the others (its
- * namespace, a clone of the Redis handle, the registrations, its share of the
- * executors), and starts it. The existing inner pools go on unchanged: jobs already in
+ * namespace, a clone of the Redis handle, the registrations, a seat in the
+ * shared executor budget), and starts it. The existing inner pools go on unchanged: jobs already in
  * the old shards stay there and are served as before; names (pinned types, periodic
  * jobs) keep their shard by the record's homes, so no registration moves. */
 #include "pool_nsshards.h"

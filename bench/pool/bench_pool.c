@@ -558,6 +558,9 @@ static int tune(const char *spec)
     TUNE(shard_executors);
     TUNE(max_shards);
     TUNE(max_fetch);
+    TUNE(ahead_max);
+    TUNE(ahead_round_trips);
+    TUNE(long_run_factor);
     TUNE(wake_target_us);
     TUNE(wake_after_us);
     TUNE(gather_max_us);

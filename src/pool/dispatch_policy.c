@@ -10,6 +10,9 @@ void cw_pool_tuning_init(cw_pool_tuning *t)
         .shard_executors = 10,
         .max_shards = 4,
         .max_fetch = 1000,
+        .ahead_max = 90,
+        .ahead_round_trips = 4,
+        .long_run_factor = 8,
         .wake_target_us = 100,
         .wake_after_us = 300,
         .gather_max_us = 1000,
@@ -56,6 +59,27 @@ size_t cw_wake_count(size_t ready, size_t sleeping, int64_t handler_avg_us, int6
     return min_size(want, sleeping);
 }
 
+size_t cw_fetch_ahead(const cw_dispatch_state *st, const cw_dispatch_view *v,
+                      const cw_pool_tuning *tu)
+{
+    if (!st->backlog || v->stopping || !tu->ahead_max || v->round_trip_us <= 0) return 0;
+    if (v->running_long >= v->nexecutors) return 0;
+    uint64_t executors = v->nexecutors - v->running_long;
+    uint64_t avg = v->handler_avg_us > 1 ? (uint64_t)v->handler_avg_us : 1;
+    uint64_t rt = (uint64_t)v->round_trip_us * tu->ahead_round_trips;
+    if (executors > UINT32_MAX || rt > UINT32_MAX) return tu->ahead_max;
+    uint64_t n = (executors * rt + avg / 2) / avg;
+    return n < tu->ahead_max ? (size_t)n : tu->ahead_max;
+}
+
+int64_t cw_long_run_us(int64_t handler_avg_us, int64_t round_trip_us, const cw_pool_tuning *tu)
+{
+    int64_t base = handler_avg_us > round_trip_us ? handler_avg_us : round_trip_us;
+    int64_t factor = tu->long_run_factor ? (int64_t)tu->long_run_factor : 1;
+    if (base < 1) base = 1;
+    return base > INT64_MAX / factor ? INT64_MAX : factor * base;
+}
+
 static cw_decision wait_until(cw_decision d, int64_t until_us)
 {
     d.what = CW_DO_WAIT;
@@ -99,8 +123,29 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
             wake_deadline = v->ready_since_us + tu->wake_after_us;
     }
 
+    /* 4. Jobs fetched ahead that wait behind runs far longer than the average go back
+     * to their queues; until then, look again when they will have waited that long. */
+    size_t held = v->done + v->ready;
+    size_t running = v->in_flight > held ? v->in_flight - held : 0;
+    if (v->ready > 0 && running >= v->nexecutors && !v->stopping && !st->reclaim &&
+        st->backoff != CW_BACKOFF_ERROR) {
+        int64_t back_at =
+            v->ready_since_us + cw_long_run_us(v->handler_avg_us, v->round_trip_us, tu);
+        if (v->now_us >= back_at) {
+            d.what = CW_DO_GIVE_BACK;
+            return d;
+        }
+        wake_deadline = earlier(wake_deadline, back_at);
+    }
+
     size_t taken = v->in_flight - v->done; /* running, or promised a ready task */
-    size_t free_executors = v->nexecutors > taken ? v->nexecutors - taken : 0;
+    size_t ahead = cw_fetch_ahead(st, v, tu);
+    size_t seats = v->nexecutors + ahead;
+    size_t free_executors = seats > taken ? seats - taken : 0;
+    bool short_handlers = v->handler_avg_us < tu->gather_handler_us;
+    /* Refill the jobs fetched ahead while they last; a batch of short ones is fetched
+     * again when it is drained (5). */
+    d.refill_at = short_handlers ? 0 : ahead;
     bool can_fetch = !v->stopping && free_executors > 0 && v->ntypes > 0 && !st->reclaim;
     /* 4. The shared budget of a sharded namespace's pool. */
     if (v->budgeted && v->budget < free_executors) {
@@ -129,7 +174,7 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
     /* 5. Gather: a batch of short jobs is still being drained; fetch for the free
      * executors when it is (or after gather_max_us), not a few jobs now. (Nobody
      * signals the drain of a batch of long jobs: their executors are all woken.) */
-    if (can_fetch && v->ready > 0 && v->handler_avg_us < tu->gather_handler_us) {
+    if (can_fetch && v->ready > 0 && short_handlers) {
         if (!st->gather_until_us) st->gather_until_us = v->now_us + tu->gather_max_us;
         if (v->now_us < st->gather_until_us)
             return wait_until(d, earlier(st->gather_until_us, wake_deadline));
@@ -152,7 +197,7 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
         return wait_until(d, wake_deadline);
     }
 
-    /* 4. A round trip: commits, and a fetch for the free executors. */
+    /* 4. A round trip: commits, and a fetch for the free executors (and ahead). */
     st->spun = false;
     st->gather_until_us = 0;
     d.what = CW_DO_ROUND_TRIP;
@@ -179,6 +224,17 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
 {
     if (r->fetch || r->reclaimed) /* only a clean reply tells what a fetch moved */
         st->reclaim = !(r->ok && r->complete);
+    if (r->fetch) st->backlog = r->ok && r->got >= r->fetch;
+    if (r->gave_back) {
+        st->backlog = false; /* not ahead again until a fetch finds a backlog */
+        st->reclaim = !r->ok;
+        if (!r->ok) { /* the outcome is unknown: a reclaim, after a failure's backoff */
+            st->commit_error_ms =
+                grow(st->commit_error_ms, tu->commit_error_first_ms, 10, tu->commit_error_max_ms);
+            back_off(st, CW_BACKOFF_ERROR, st->commit_error_ms, now_us);
+        }
+        return;
+    }
     if (r->ok && r->committed) {
         st->commit_error_ms = 0;
         st->commit_failing = false;

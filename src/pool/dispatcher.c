@@ -4,6 +4,7 @@
  * round trip. A round trip is one cycle script call that commits the jobs the shard's
  * executors finished and fetches up to k new ones (k = free executors, each chosen by
  * its own sampler draw). This file does what the policy decides. */
+#include "give_back.h"
 #include "log.h"
 #include "pool.h"
 #include "pool_nsshards_budget.h"
@@ -275,8 +276,16 @@ static cw_dispatch_view shard_view(cw_shard *sh)
         .sleeping = sh->nsleeping,
         .ready_since_us = sh->ready.head ? sh->ready.head->delivered_us : 0,
         .handler_avg_us = sh->handler_avg_us,
+        .round_trip_us = sh->round_trip_us,
     };
     sh->wakeup = false;
+    /* Only fetching ahead needs the executors' long runs; ten reads under mu. */
+    if (sh->state.backlog && p->tuning.ahead_max) {
+        int64_t long_us = cw_long_run_us(v.handler_avg_us, v.round_trip_us, &p->tuning);
+        for (size_t e = sh->first_executor; e < sh->first_executor + sh->nexecutors; e++)
+            v.running_long +=
+                p->executors[e].current && v.now_us - p->executors[e].current_since_us > long_us;
+    }
     return v;
 }
 
@@ -454,6 +463,60 @@ static void settle(cw_shard *sh, cw_task_queue *fetched, bool committed)
     }
 }
 
+/* Gives the ready tasks back to their queues (caller holds mu, released meanwhile):
+ * every executor is held by a run far longer than the average (rule 4). The round-trip
+ * lock is held shared while the tasks are in neither the shard nor a queue, so that no
+ * reclaim takes their entries up meanwhile. */
+static void give_back(cw_shard *sh, cw_conn **cp)
+{
+    cw_mutex_assert_held(&sh->mu);
+    cwork_pool *p = sh->pool;
+    cw_mutex_unlock(&sh->mu);
+    cwork_error err = {0};
+    cw_task_queue back = {0}, kept = {0};
+    size_t moved = 0, taken = 0;
+    cw_redis_drop_retired(p->redis, cp); /* the master moved: not one more write there */
+    int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
+    int locked = rc == 0;
+    if (locked) {
+        pthread_rwlock_rdlock(&p->fetch_lock);
+        cw_mutex_lock(&sh->mu);
+        back = sh->ready; /* what the executors have not taken since the decision */
+        sh->ready.head = sh->ready.tail = NULL;
+        sh->ready.len = 0;
+        cw_mutex_unlock(&sh->mu);
+        taken = back.len;
+        rc = cw_give_back(p, *cp, &back, &kept, &moved, &err);
+        if (rc) free_fetched(&back); /* the outcome is unknown: a reclaim takes up the rest */
+    }
+    if (rc) cw_log(CWORK_LOG_ERROR, "worker.give_back", "error", err.message, NULL);
+    keep_conn(p, cp);
+    cw_mutex_lock(&sh->mu);
+    CW_ASSERT(sh->in_flight >= taken);
+    sh->in_flight -= taken - kept.len;
+    for (cw_task *t = kept.head; t;) { /* still this pool's: they run here */
+        cw_task *next = t->next;
+        cw_tq_push(&sh->ready, t);
+        t = next;
+    }
+    if (locked) pthread_rwlock_unlock(&p->fetch_lock);
+    if (moved) {
+        char n[24];
+        snprintf(n, sizeof n, "%zu", moved);
+        cw_log(CWORK_LOG_INFO, "worker.give_back", "jobs", n, "message",
+               "jobs fetched ahead went back to their queues: every executor is held by a "
+               "handler far longer than the average",
+               NULL);
+    }
+    cw_round_trip_result res = {.ok = rc == 0, .gave_back = true};
+    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
+    if (taken > kept.len && atomic_load(&p->stopping)) {
+        cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
+        cw_pool_notify_idle(p);
+        cw_mutex_lock(&sh->mu);
+    }
+}
+
 /* One round trip: commits every done task and fetches `fetch` jobs (caller holds mu,
  * released meanwhile). Until its reply is read, what it moved is unknown (reclaim). The
  * round-trip lock is held shared until fetched jobs are delivered and committed tasks
@@ -481,9 +544,11 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     int rc = *cp ? 0 : cw_redis_checkout(p->redis, cp, &err);
     int locked = rc == 0;
     if (locked) pthread_rwlock_rdlock(&p->fetch_lock);
+    int64_t sent_us = cw_monotonic_us();
     if (rc == 0)
         rc = exchange(sh, *cp, call, limited, fetch, pending, npending, &ca, &fetched, &incomplete,
                       &rate_wait_us, &err);
+    int64_t took_us = cw_monotonic_us() - sent_us;
     if (rc && npending)
         cw_log(CWORK_LOG_WARN, "worker.remove_job_from_in_progress.lrem", "error", err.message,
                NULL);
@@ -506,6 +571,7 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     cw_commit_args_free(&ca);
     cw_mutex_lock(&sh->mu);
     CW_ASSERT(sh->pending == pending && sh->npending == npending);
+    if (rc == 0) sh->round_trip_us += (took_us - sh->round_trip_us) / 8;
     settle(sh, &fetched, committed);
     if (locked) pthread_rwlock_unlock(&p->fetch_lock);
     cw_round_trip_result res = {.ok = rc == 0,
@@ -618,6 +684,7 @@ void *cw_dispatcher_main(void *arg)
             d.fetch = cw_budget_reserve(seat, d.fetch, v.now_us);
             if (!d.fetch && !d.commit) continue; /* taken by others since the sync */
         }
+        sh->refill_at = d.refill_at;
         if (d.announce_no_more) cw_shard_no_more_tasks(sh);
         if (d.wake) cw_shard_wake_executors(sh, d.wake);
         if (d.what == CW_DO_EXIT) break;
@@ -630,6 +697,9 @@ void *cw_dispatcher_main(void *arg)
             break;
         case CW_DO_RECLAIM:
             reclaim(sh, &c);
+            break;
+        case CW_DO_GIVE_BACK:
+            give_back(sh, &c);
             break;
         default:
             round_trip(sh, &c, &call, limited, d.fetch);

@@ -214,10 +214,11 @@ void *cw_executor_main(void *arg)
         t->run.task = t;
         t->run.deadline_ms =
             type && type->opts.timeout_ms > 0 ? t->started_ms + type->opts.timeout_ms : 0;
+        int64_t start_us = cw_monotonic_us();
         ex->current = t;
+        ex->current_since_us = start_us;
         cw_mutex_unlock(&s->mu);
 
-        int64_t start_us = cw_monotonic_us();
         run_task(ex, t, type);
 
         int64_t end = cw_now_ms();
@@ -239,9 +240,11 @@ void *cw_executor_main(void *arg)
         cw_tq_push(&s->done, t);
         atomic_fetch_add_explicit(&s->done_seq, 1, memory_order_release);
         /* Signals cost a futex call and a context switch each: wake the dispatcher only
-         * when it sleeps and the batch is drained (it gathers until then, and wakes by
-         * itself for ready tasks that wait too long). */
-        if (s->dispatcher_waiting && s->ready.len == 0) pthread_cond_signal(&s->disp_cond);
+         * when it sleeps and the batch is drained, or the jobs fetched ahead run short
+         * (refill_at; it gathers until then, and wakes by itself for ready tasks that
+         * wait too long). */
+        if (s->dispatcher_waiting && s->ready.len <= s->refill_at)
+            pthread_cond_signal(&s->disp_cond);
     }
     cw_mutex_unlock(&s->mu);
     return NULL;

@@ -117,6 +117,7 @@ typedef struct cw_executor {
     char worker_id[25];
     /* Guarded by shard->mu: */
     cw_task *current;
+    int64_t current_since_us; /* monotonic: when current started (fetch ahead) */
     /* Each executor sleeps on its own condition, so that a wake-up wakes exactly the
      * executor it counts (the shard's sleepers stack, most recent first: an executor
      * that just ran is the one with warm caches). */
@@ -148,6 +149,9 @@ struct cw_shard {
     bool lease_reclaim;      /* the lease was renewed after a loss: take up what is left
                                 in this pool's in-progress lists (lease.c) */
     int64_t handler_avg_us;  /* moving average of handler run time, for wake-ups */
+    int64_t round_trip_us;   /* moving average of the dispatcher's exchanges (fetch ahead) */
+    size_t refill_at;        /* a finishing executor signals a waiting dispatcher once ready is
+                                this short (cw_decision.refill_at) */
     atomic_size_t done_seq;  /* tasks its executors finished, ever (read without mu) */
     /* The dispatcher thread's own: */
     cw_sampler sampler;

@@ -83,6 +83,108 @@ static void the_shared_budget_caps_the_fetch(void)
     CHECK(!d.budget_short);
 }
 
+/* Rule 4's fetch ahead: while the queues have a backlog (the last fetch got all it asked
+ * for), a fetch also takes what the executors finish during ahead_round_trips round
+ * trips, at most ahead_max; and finishing executors ask for a refill while the jobs
+ * fetched ahead last (refill_at), not once they are gone. */
+static void a_backlog_is_fetched_ahead_for_a_few_round_trips(void)
+{
+    cw_dispatch_state st = {0};
+    cw_dispatch_view v = idle_view();
+    v.handler_avg_us = 1000, v.round_trip_us = 250;
+    CHECK_INT(decide(&st, v).fetch, 10); /* no backlog known yet: the free executors */
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .got = 10},
+          v.now_us);
+    CHECK(st.backlog);
+    /* Ten running, one done: 10 × 4 × 250 µs / 1 ms = 10 ahead, 20 seats, 9 taken. */
+    v.in_flight = 10, v.done = 1, v.sleeping = 0;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_ROUND_TRIP);
+    CHECK(d.commit);
+    CHECK_INT(d.fetch, 11);
+    CHECK_INT(d.refill_at, 10);
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 10);
+    /* Twenty held (ten ready): nothing more until one finishes. */
+    v.in_flight = 20, v.ready = 10, v.done = 0, v.ready_since_us = v.now_us;
+    CHECK_INT(decide(&st, v).what, CW_DO_WAIT);
+    /* Executors held by long runs count for nothing ahead; all of them: none. */
+    v.running_long = 5;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 5);
+    v.running_long = 10;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    v.running_long = 0;
+    CHECK_INT(cw_long_run_us(1000, 250, &tu_), 8000);
+    CHECK_INT(cw_long_run_us(0, 250, &tu_), 2000);
+    CHECK_INT(cw_long_run_us(0, 0, &tu_), 8);
+    /* Not timed yet, stopping, or ahead_max 0: none ahead. */
+    v.round_trip_us = 0;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    v.round_trip_us = 250, v.stopping = true;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    v.stopping = false, tu_.ahead_max = 0;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    cw_pool_tuning_init(&tu_);
+    /* No-op handlers: capped at ahead_max; a batch of them is gathered (refill at 0). */
+    v.handler_avg_us = 0, v.in_flight = 0, v.ready = 0, v.sleeping = 10;
+    d = decide(&st, v);
+    CHECK_INT(d.fetch, 10 + tu_.ahead_max);
+    CHECK_INT(d.refill_at, 0);
+    /* 100 ms handlers: a 250 µs round trip is 0.1 jobs: none ahead, refill at 0. */
+    v.handler_avg_us = 100000, v.in_flight = 10, v.done = 1, v.sleeping = 0;
+    d = decide(&st, v);
+    CHECK_INT(d.fetch, 1);
+    CHECK_INT(d.refill_at, 0);
+    /* The shared budget of a sharded namespace's pool still caps it. */
+    v.handler_avg_us = 1000, v.budgeted = true, v.budget = 3;
+    CHECK_INT(decide(&st, v).fetch, 3);
+    v.budgeted = false;
+    /* A fetch that came back short (the queues ran dry, a limit held): no backlog. */
+    after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 11, .got = 4},
+          v.now_us);
+    CHECK(!st.backlog);
+    CHECK_INT(decide(&st, v).fetch, 1);
+    /* A commit-only round trip leaves it as it was; a failed fetch ends it. */
+    st.backlog = true;
+    after(&st, (cw_round_trip_result){.ok = true, .committed = true}, v.now_us);
+    CHECK(st.backlog);
+    after(&st, (cw_round_trip_result){.ok = false, .fetch = 5}, v.now_us);
+    CHECK(!st.backlog);
+}
+
+/* Every executor held by a run, and jobs fetched ahead waiting: after cw_long_run_us
+ * they go back to their queues; until then the dispatcher looks again at that time. */
+static void jobs_fetched_ahead_go_back_when_every_executor_is_held(void)
+{
+    cw_dispatch_state st = {.backlog = true};
+    cw_dispatch_view v = idle_view();
+    v.handler_avg_us = 1000, v.round_trip_us = 250, v.sleeping = 0;
+    /* Ten running, ten fetched ahead (10 × 4 × 250 µs / 1 ms): nothing more to fetch. */
+    v.in_flight = 20, v.ready = 10, v.ready_since_us = v.now_us - 100;
+    cw_decision d = decide(&st, v);
+    CHECK_INT(d.what, CW_DO_WAIT);
+    CHECK_INT(d.until_us, v.ready_since_us + 8000);
+    v.now_us = v.ready_since_us + 8000;
+    CHECK_INT(decide(&st, v).what, CW_DO_GIVE_BACK);
+    /* Not while an executor is free to take them, nor when stopping, nor before a
+     * pending reclaim. */
+    v.in_flight = 19;
+    CHECK(decide(&st, v).what != CW_DO_GIVE_BACK);
+    v.in_flight = 20, v.stopping = true;
+    CHECK(decide(&st, v).what != CW_DO_GIVE_BACK);
+    v.stopping = false, st.no_more_tasks = false, st.reclaim = true;
+    CHECK_INT(decide(&st, v).what, CW_DO_RECLAIM);
+    st.reclaim = false;
+    /* Given back: no more ahead until a fetch finds a backlog again. */
+    after(&st, (cw_round_trip_result){.ok = true, .gave_back = true}, v.now_us);
+    CHECK(!st.backlog && !st.reclaim);
+    CHECK_INT(st.backoff, CW_BACKOFF_NONE);
+    /* Failed: what moved is unknown — a reclaim, after an error backoff. */
+    after(&st, (cw_round_trip_result){.ok = false, .gave_back = true}, v.now_us);
+    CHECK(st.reclaim);
+    CHECK_INT(st.backoff, CW_BACKOFF_ERROR);
+    CHECK_INT(st.backoff_until_us, v.now_us + tu_.commit_error_first_ms * 1000);
+}
+
 static void no_types_and_nothing_done_waits_without_limit(void)
 {
     cw_dispatch_state st = {0};
@@ -400,6 +502,8 @@ int main(void)
     RUN(idle_shard_fetches_for_every_free_executor);
     RUN(fetch_is_capped_and_counts_only_free_executors);
     RUN(the_shared_budget_caps_the_fetch);
+    RUN(a_backlog_is_fetched_ahead_for_a_few_round_trips);
+    RUN(jobs_fetched_ahead_go_back_when_every_executor_is_held);
     RUN(no_types_and_nothing_done_waits_without_limit);
     RUN(ready_tasks_wake_sleeping_executors_after_wake_after);
     RUN(round_trip_never_starts_while_tasks_wait_for_sleepers);

@@ -612,7 +612,9 @@ typedef struct cwork_batch_info {
 
 /* Reads batch batch_id (HGETALL and TTL, one round trip). Thread-safe as the enqueuer. 0,
  * CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_EPROTO (a damaged hash,
- * the field named), CWORK_EREDIS. */
+ * the field named), CWORK_EREDIS. Sharded namespace: in the shard of its id, and when it is
+ * not there, in the shards its id went to before a grow (PROTOCOL §27.5), one more round
+ * trip each. */
 int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info *out,
                      cwork_error *err);
 

@@ -145,9 +145,33 @@ __attribute__((unused)) static int tt_spawn(tt_proc *p, int port, const char *lo
     return -1;
 }
 
+__attribute__((unused)) static void tt_kill(tt_proc *p, int sig)
+{
+    if (p->pid > 0) {
+        kill(p->pid, sig);
+        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        p->pid = 0;
+    }
+}
+
+/* The redis-server on port is the process pid (INFO server's process_id): a port found
+ * free can be taken by another test's server before ours binds it, and then ours exits
+ * while the port answers. */
+__attribute__((unused)) static int tt_redis_is(int port, pid_t pid)
+{
+    redisReply *info = tt_node_cmd(port, "INFO server");
+    char want[48];
+    snprintf(want, sizeof want, "\nprocess_id:%ld\r", (long)pid);
+    int ours = info && info->type == REDIS_REPLY_STRING && strstr(info->str, want);
+    if (info) freeReplyObject(info);
+    return ours;
+}
+
 /* A Redis Cluster node on a free port pair (tried five times), its files in dir:
  * nodes-PORT.conf, dump-PORT.rdb, no persistence; extra (NULL-terminated, or NULL) adds
- * redis-server arguments. 0 or -1. */
+ * redis-server arguments. The node is proved to be ours (tt_redis_is), so that tests run
+ * in parallel (ctest -j) never take each other's nodes. 0 or -1. */
 __attribute__((unused)) static int tt_spawn_cluster_node(tt_proc *p, const char *dir,
                                                          const char *const *extra)
 {
@@ -178,7 +202,9 @@ __attribute__((unused)) static int tt_spawn_cluster_node(tt_proc *p, const char 
         for (size_t i = 0; extra && extra[i] && n + 1 < sizeof argv / sizeof *argv; i++)
             argv[n++] = extra[i];
         argv[n] = NULL;
-        if (tt_spawn(p, port, NULL, argv) == 0) return 0;
+        if (tt_spawn(p, port, NULL, argv) != 0) continue;
+        if (tt_redis_is(port, p->pid)) return 0;
+        tt_kill(p, SIGKILL); /* another server has the port: ours has exited or will */
     }
     return -1;
 }
@@ -197,16 +223,6 @@ __attribute__((unused)) static int tt_cluster_master_of(int port, unsigned slot)
     }
     if (x) freeReplyObject(x);
     return master;
-}
-
-__attribute__((unused)) static void tt_kill(tt_proc *p, int sig)
-{
-    if (p->pid > 0) {
-        kill(p->pid, sig);
-        while (waitpid(p->pid, NULL, 0) < 0 && errno == EINTR) {
-        }
-        p->pid = 0;
-    }
 }
 
 /* A fresh temporary directory in buf ("/tmp/cwork-<tag>-XXXXXX"); 0 or -1. */

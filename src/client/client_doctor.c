@@ -6,6 +6,7 @@
 
 #include "gojson.h"
 #include "log.h"
+#include "sharding.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,11 +150,35 @@ static int key_command(cw_doctor *d, const char *cmd, const char *key, size_t ke
 
 /* ---------------------------------------------------------------- types */
 
-static int check_types(cw_doctor *d, scan_state *s)
+/* Whether a hash at a unique guard's key is a grow's forwarding marker (PROTOCOL §27.5):
+ * its one field `cwork` holds CW_SHARDING_FORWARD_MARK. It is a guard to enqueuers still
+ * on the old shard count and expires with the grow's window: not damage, and renaming
+ * it away would let such an enqueuer make a second job. 1, 0, or an I/O error. */
+static int is_marker(cw_doctor *d, const scan_state *s, size_t i, cwork_error *err)
 {
+    if (s->e[i].d.cls != CW_DK_UNIQUE || strcmp(s->e[i].type, "hash") != 0) return 0;
+    redisReply *r = NULL;
+    int rc = key_command(d, "HGETALL", s->keys.argv[i], s->keys.lens[i], NULL, &r, err);
+    const redisReply *f = cw_reply_at(r, 0), *v = cw_reply_at(r, 1);
+    int marker = rc == 0 && cw_reply_is_array(r) && r->elements == 2 && cw_reply_is_str(f) &&
+                 cw_reply_is_str(v) && !strcmp(cw_reply_text(f), "cwork") &&
+                 !strcmp(cw_reply_text(v), CW_SHARDING_FORWARD_MARK);
+    cw_reply_free(r);
+    return rc ? rc : marker;
+}
+
+static int check_types(cw_doctor *d, scan_state *s, cwork_error *err)
+{
+    long long markers = 0;
     for (size_t i = 0; i < s->n; i++) {
         entry *e = &s->e[i];
         if (!e->d.type || e->ok || !strcmp(e->type, "none")) continue;
+        int marker = is_marker(d, s, i, err);
+        if (marker < 0) return marker;
+        if (marker) {
+            markers++;
+            continue;
+        }
         cw_buf q;
         cw_buf_init(&q);
         cw_doctor_quarantine_key(d->k, s->keys.argv[i], &q);
@@ -164,6 +189,12 @@ static int check_types(cw_doctor *d, scan_state *s)
         int rc = cw_doctor_add(d, CWORK_DOCTOR_WRONG_TYPE, s->keys.argv[i], NULL, 0, e->type,
                                action, "a %s where PROTOCOL has a %s", e->type, e->d.type);
         if (rc) return rc;
+    }
+    if (markers) {
+        char n[24];
+        snprintf(n, sizeof n, "%lld", markers);
+        cw_log(CWORK_LOG_INFO, "client.doctor.forwarding_markers", "prefix", d->k->prefix, "count",
+               n, "note", "a grow's guards in the old shards (PROTOCOL §27.5): left alone", NULL);
     }
     return 0;
 }
@@ -687,7 +718,7 @@ static int run(cw_doctor *d, cwork_error *err)
     if (rc == 0) rc = scan_namespace(d, &s, err);
     /* In this order: a repaired wrong type frees the key for what follows; orphans are
      * back in their queues before the locks are counted. */
-    if (rc == 0) rc = check_types(d, &s);
+    if (rc == 0) rc = check_types(d, &s, err);
     if (rc == 0) rc = check_heartbeats(d, &s, err);
     if (rc == 0) rc = check_orphans(d, &s, err);
     if (rc == 0) rc = check_locks(d, &s, err);

@@ -3,6 +3,7 @@
 #include "client_doctor.h"
 
 #include "scripts.h"
+#include "sharding.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -254,6 +255,21 @@ static int orphan_arguments(const cw_keys *k, const cwork_doctor_finding *f, cw_
     return rc;
 }
 
+/* A rename of a unique guard's key tells the script what a grow's forwarding marker
+ * holds (PROTOCOL §27.5), so that it never renames one away: a finding made before the
+ * key became a marker, or handed in by a caller, must not free the guard while
+ * enqueuers on the old shard count still ask it. 0 or CWORK_ENOMEM. */
+static int guard_marker(const cw_keys *k, const cwork_doctor_finding *f, cw_argv *args,
+                        cwork_error *err)
+{
+    cw_doctor_key d = {0};
+    if (cw_doctor_classify(k, f->key, strlen(f->key), &d))
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    if (d.cls == CW_DK_UNIQUE) cw_argv_add_str(args, CW_SHARDING_FORWARD_MARK);
+    cw_free(d.name);
+    return 0;
+}
+
 /* The repair script's keys after f->key (which keys[0] already holds) and its arguments,
  * for every kind but a lock. */
 static int repair_arguments(const cw_keys *k, const cwork_doctor_finding *f, int64_t now,
@@ -271,7 +287,7 @@ static int repair_arguments(const cw_keys *k, const cwork_doctor_finding *f, int
         cw_argv_add_buf(keys, b);
         cw_argv_add_str(args, "rename");
         cw_argv_add_str(args, f->kind == CWORK_DOCTOR_GUARD ? "string" : f->value);
-        return 0;
+        return guard_marker(k, f, args, err);
     case CWORK_DOCTOR_FUTURE_HEARTBEAT:
         cw_argv_add_str(args, "beat");
         cw_argv_add_str(args, f->value);

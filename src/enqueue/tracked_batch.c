@@ -166,34 +166,30 @@ static int read_fields(const redisReply *all, const char *key, cwork_batch_info 
     return 0;
 }
 
-int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info *out,
-                     cwork_error *err)
+/* HGETALL and TTL of the batch in one shard's namespace (shard's keys): 0,
+ * CWORK_ENOTFOUND when it has none there, or an error. */
+static int read_in(cwork_enqueuer *shard, const char *batch_id, cwork_batch_info *out,
+                   cwork_error *err)
 {
-    if (!enq || !out) return cw_error(err, CWORK_EINVAL, "batch read: NULL argument");
     memset(out, 0, sizeof *out);
-    int rc = cw_batch_check_id(batch_id, err);
-    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
-    if (rc) return rc;
-    if ((rc = cw_enq_batch_shard(enq, batch_id, &enq, NULL, err)) != 0) return rc;
     cw_buf key;
     cw_buf_init(&key);
-    cw_key_batch(&enq->keys, &key, batch_id);
+    cw_key_batch(&shard->keys, &key, batch_id);
     if (key.oom) {
         cw_buf_free(&key);
         return cw_error(err, CWORK_ENOMEM, "out of memory");
     }
     const char *hgetall[] = {"HGETALL", key.data}, *ttl[] = {"TTL", key.data};
-    size_t lens[] = {0, key.len};
-    lens[0] = 7;
-    size_t ttl_lens[] = {3, key.len};
+    size_t lens[] = {7, key.len}, ttl_lens[] = {3, key.len};
     cw_conn *c = NULL;
     redisReply *all = NULL, *t = NULL;
-    if ((rc = cw_redis_checkout(enq->redis, &c, err)) == 0) {
+    int rc = cw_redis_checkout(shard->redis, &c, err);
+    if (rc == 0) {
         rc = cw_conn_append(c, 2, hgetall, lens, err);
         if (rc == 0) rc = cw_conn_append(c, 2, ttl, ttl_lens, err);
         if (rc == 0) rc = cw_conn_read(c, &all, err);
         if (rc == 0) rc = cw_conn_read(c, &t, err);
-        cw_redis_checkin(enq->redis, c);
+        cw_redis_checkin(shard->redis, c);
     }
     if (rc == 0 && cw_reply_error(all))
         rc = cw_error(err, CWORK_EREDIS, "%s: %s", key.data, cw_reply_error(all));
@@ -202,5 +198,35 @@ int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info
     cw_reply_free(all);
     cw_reply_free(t);
     cw_buf_free(&key);
+    return rc;
+}
+
+int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info *out,
+                     cwork_error *err)
+{
+    if (!enq || !out) return cw_error(err, CWORK_EINVAL, "batch read: NULL argument");
+    memset(out, 0, sizeof *out);
+    int rc = cw_batch_check_id(batch_id, err);
+    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
+    if (rc) return rc;
+    cwork_enqueuer *to = NULL;
+    if ((rc = cw_enq_batch_shard(enq, batch_id, &to, NULL, err)) != 0) return rc;
+    if ((rc = read_in(to, batch_id, out, err)) != CWORK_ENOTFOUND) return rc;
+    /* A batch stays in the shard it was opened in, jump(id, c) for the count c then
+     * (PROTOCOL §27.5): one opened before a grow that has ended is there still. Counts
+     * below today's route an id to the same shard or a lower one (jump hashing), so each
+     * shard the id ever went to is asked once, newest first; the error kept is the first's,
+     * which names the key in the id's shard by today's count. */
+    unsigned last = CW_SHARDING_MAX;
+    cwork_error first = {0};
+    if (err) first = *err;
+    for (unsigned c = cw_enq_shards_count(enq); c >= 1 && rc == CWORK_ENOTFOUND; c--) {
+        unsigned i = cw_sharding_of(batch_id, 24, c);
+        if (i == last) continue;
+        last = i;
+        cwork_enqueuer *shard = cw_enq_shard(enq, i);
+        if (shard != to) rc = read_in(shard, batch_id, out, err);
+    }
+    if (rc == CWORK_ENOTFOUND && err) *err = first;
     return rc;
 }

@@ -4,8 +4,11 @@
 -- nothing. No kind deletes a job: jobs move.
 -- ARGV[1] the kind:
 --   'rename'    KEYS[1] a key of the wrong type, KEYS[2] its quarantine key
---               <p>cwork:quarantine:key:<rest>; ARGV[2] the type found. RENAMEs it
---               (never over an existing key) and removes its TTL.
+--               <p>cwork:quarantine:key:<rest>; ARGV[2] the type found; ARGV[3] (for
+--               a unique guard's key, else absent) the value of a grow's forwarding
+--               marker (PROTOCOL §27.5). RENAMEs it (never over an existing key) and
+--               removes its TTL — but never a marker, a hash whose one field `cwork`
+--               holds ARGV[3]: it is a guard that expires with the grow's window.
 --   'requeue'   KEYS[1] an in-progress list, KEYS[2] its queue, KEYS[3] the lock,
 --               KEYS[4] lock_info, KEYS[5] the pool's heartbeat hash; ARGV[2] the pool id.
 --               When the pool still has no heartbeat, moves every entry, oldest first,
@@ -57,6 +60,10 @@ end
 
 if kind == 'rename' then
   if key_type(KEYS[1]) ~= ARGV[2] then
+    return 0
+  end
+  if ARGV[3] and ARGV[3] ~= '' and ARGV[2] == 'hash' and redis.call('HLEN', KEYS[1]) == 1
+      and redis.call('HGET', KEYS[1], 'cwork') == ARGV[3] then
     return 0
   end
   if redis.call('EXISTS', KEYS[2]) == 1 then

@@ -5,13 +5,9 @@
 // nothing in Redis. Screenshots go to ARTIFACT_DIR as damage-<page>-<width>.png.
 //
 //   CWORK_CLI=… CWORK_TEST_REDIS_URL=… node damage.test.mjs ARTIFACT_DIR
-import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Redis } from './redis.mjs';
-import { setup, results, check, startWeb, stopWeb, shot, checkDump } from './harness.mjs';
+import { setup, results, check, startWeb, stopWeb, shot, checkDump, browse } from './harness.mjs';
 
 const [artifacts] = process.argv.slice(2);
 const cli = process.env.CWORK_CLI;
@@ -35,34 +31,6 @@ async function damage(redis, ns) {
   await redis.cmd('ZADD', `${ns}:retry`, '1800000000', '{"name":"good","id":"r1","t":1700000000,"args":{},"fails":1,"err":"boom"}');
   await redis.cmd('ZADD', `${ns}:scheduled`, '1800000000', '{"name":"good","id":"s1","t":1700000000,"args":{}}');
   return id;
-}
-
-async function browse(width, fn) {
-  const dir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
-  const context = await chromium.launchPersistentContext(dir, {
-    executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    viewport: { width, height: 860 },
-    locale: 'en-US',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-  });
-  const problems = [];
-  try {
-    const page = context.pages()[0] || (await context.newPage());
-    page.setDefaultTimeout(10000);
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('response', (r) => {
-      if (r.status() >= 400) problems.push(`${r.status()}: ${new URL(r.url()).pathname}`);
-    });
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    await fn(page);
-    check(problems.length === 0, `${width} px: no failed request or page error (${problems.join('; ')})`);
-  } finally {
-    await context.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
 }
 
 async function suite(redis, width) {

@@ -1,7 +1,11 @@
 // What the browser test's parts share: counting checks, starting and stopping `cwork
-// web`, comparing namespace dumps, and driving the page (confirmations, result
-// messages, screenshots into the artifact directory at each width).
+// web`, comparing namespace dumps, a browser at one width that counts the page's errors,
+// and driving the page (confirmations, result messages, screenshots into the artifact
+// directory at each width).
+import { chromium } from 'playwright-core';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 let artifacts = '.';
@@ -31,6 +35,39 @@ export function middayZone(t) {
   const ahead = 12 - new Date(t * 1000).getUTCHours(); // -11 … 12
   if (ahead === 0) return 'Etc/UTC';
   return `Etc/GMT${ahead > 0 ? '-' : '+'}${Math.abs(ahead)}`;
+}
+
+// ------------------------------------------------------------------ the browser
+
+// Runs fn(page) in a fresh headless Chromium profile at width px (en-US), then checks
+// that no request failed (status 400 or more), the page threw nothing and logged no
+// console error.
+export async function browse(width, fn) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'cwork-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: process.env.CWORK_CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width, height: 860 },
+    locale: 'en-US',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
+  const problems = [];
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    page.setDefaultTimeout(10000);
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`${r.status()}: ${new URL(r.url()).pathname}`);
+    });
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+    });
+    await fn(page);
+    check(problems.length === 0, `${width} px: no failed request or page error (${problems.join('; ')})`);
+  } finally {
+    await context.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 // ------------------------------------------------------------------ cwork web

@@ -3,30 +3,11 @@
  * is shown per shard with a total, as text and --json; the admin commands see the
  * namespace as one, and one shard with --shard N; an unsharded namespace shows one shard and gets
  * no key; bad input exits 2. Nothing is written by any of them (every shard dumped after). */
-#include "cli_testutil.h"
-
-static redisContext *rc_;
-static char ns_[64], shard1_[80], shard2_[80];
-
-#define IN_NS(...) cli_run_in_ns(ns_, NULL, (const char *const[]){__VA_ARGS__, NULL})
-
-static char *dump_all(void)
-{
-    char *a = tl_ns_dump(rc_, ns_), *b = tl_ns_dump(rc_, shard1_), *c = tl_ns_dump(rc_, shard2_);
-    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *all = malloc(n);
-    snprintf(all, n, "%s%s%s", a, b, c);
-    free(a);
-    free(b);
-    free(c);
-    return all;
-}
+#include "cli_shards_testutil.h"
 
 static void three_shards(const char *tag)
 {
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    snprintf(shard1_, sizeof shard1_, "{%s.1}", ns_);
-    snprintf(shard2_, sizeof shard2_, "{%s.2}", ns_);
+    cs_names(tag);
     tl_do(rc_, "HSET %s:cwork:shards count 3 hash fnv1a64-jump created 1700000000", ns_);
     tl_do(rc_, "SADD %s:known_jobs a", ns_);
     tl_do(rc_, "SADD %s:known_jobs a", shard2_);
@@ -42,13 +23,6 @@ static void three_shards(const char *tag)
           "{\"name\":\"a\",\"id\":\"r1\",\"t\":1,\"args\":{},\"err\":\"x\",\"failed_at\":8}");
     tl_do(rc_, "SADD %s:worker_pools p1", shard1_);
     tl_do(rc_, "HSET %s:worker_pools:p1 heartbeat_at 5 started_at 1 concurrency 2", shard1_);
-}
-
-static void cleanup(void)
-{
-    tl_ns_delete(rc_, ns_);
-    tl_ns_delete(rc_, shard1_);
-    tl_ns_delete(rc_, shard2_);
 }
 
 static void shards_shows_each_shard_and_the_total(void)

@@ -4,30 +4,11 @@
  * `succeeded` and `batch` find what a shard holds, `dead trim` and `doctor` act shard by
  * shard and report each; `--shard N` shows one shard; what only reads writes nothing
  * (every shard dumped after). */
-#include "cli_testutil.h"
-
-static redisContext *rc_;
-static char ns_[64], shard1_[80], shard2_[80];
-
-#define IN_NS(...) cli_run_in_ns(ns_, NULL, (const char *const[]){__VA_ARGS__, NULL})
-
-static char *dump_all(void)
-{
-    char *a = tl_ns_dump(rc_, ns_), *b = tl_ns_dump(rc_, shard1_), *c = tl_ns_dump(rc_, shard2_);
-    size_t n = strlen(a) + strlen(b) + strlen(c) + 1;
-    char *all = malloc(n);
-    snprintf(all, n, "%s%s%s", a, b, c);
-    free(a);
-    free(b);
-    free(c);
-    return all;
-}
+#include "cli_shards_testutil.h"
 
 static void three_shards(const char *tag)
 {
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    snprintf(shard1_, sizeof shard1_, "{%s.1}", ns_);
-    snprintf(shard2_, sizeof shard2_, "{%s.2}", ns_);
+    cs_names(tag);
     tl_do(rc_, "HSET %s:cwork:shards count 3 hash fnv1a64-jump created 1700000000", ns_);
     tl_do(rc_, "SADD %s:known_jobs a", ns_);
     tl_do(rc_, "SADD %s:known_jobs a", shard2_);
@@ -40,13 +21,6 @@ static void three_shards(const char *tag)
     tl_do(
         rc_, "ZADD %s:dead 7 %s", ns_,
         "{\"name\":\"a\",\"id\":\"d2\",\"t\":1,\"args\":{},\"err\":\"boom too\",\"failed_at\":7}");
-}
-
-static void cleanup(void)
-{
-    tl_ns_delete(rc_, ns_);
-    tl_ns_delete(rc_, shard1_);
-    tl_ns_delete(rc_, shard2_);
 }
 
 /* Whether a appears in s before b. */

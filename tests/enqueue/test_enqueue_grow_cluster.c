@@ -5,57 +5,9 @@
  * master; the grow's progress SCANs each old shard on its own master, and the grow ends
  * once those have gone and the window passed (on the manual clock). */
 #include "clock_testutil.h"
-#include "redis_cluster.h"
-#include "sharding.h"
-#include "transport_testutil.h"
+#include "cluster_testutil.h"
 
-#define MASTERS 3
-
-typedef struct cluster {
-    char dir[64];
-    tt_proc node[MASTERS];
-    char url[256];
-} cluster;
-
-static cluster cl;
-
-static void cluster_stop(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++)
-        tt_kill(&c->node[i], SIGKILL);
-    tt_rmdir(c->dir);
-}
-
-static int cluster_ok(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++) {
-        redisReply *info = tt_node_cmd(c->node[i].port, "CLUSTER INFO");
-        int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-        if (info) freeReplyObject(info);
-        if (!ok) return 0;
-    }
-    return 1;
-}
-
-static int cluster_start(cluster *c)
-{
-    memset(c, 0, sizeof *c);
-    if (tt_tmpdir(c->dir, sizeof c->dir, "growcl") != 0) return -1;
-    char nodes[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < MASTERS; i++) {
-        if (tt_spawn_cluster_node(&c->node[i], c->dir, NULL) != 0) return -1;
-        len += (size_t)snprintf(nodes + len, sizeof nodes - len, " 127.0.0.1:%d", c->node[i].port);
-    }
-    if (tt_sh("redis-cli --cluster create%s --cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
-              nodes, c->dir) != 0)
-        return -1;
-    int ready = 0;
-    for (int k = 0; k < 300 && !(ready = cluster_ok(c)); k++)
-        tl_sleep_ms(100);
-    snprintf(c->url, sizeof c->url, "redis+cluster://127.0.0.1:%d", c->node[0].port);
-    return ready ? 0 : -1;
-}
+static tc_cluster cl;
 
 static char shard_[3][96];
 static int port_[3];
@@ -68,9 +20,8 @@ static void spread_ns(char *ns, size_t size)
     for (int n = 0; n < 5000; n++) {
         snprintf(ns, size, "{%s-%d}", base, n);
         for (unsigned i = 0; i < 3; i++) {
-            CHECK_INT(cw_sharding_ns(ns, i, shard_[i], sizeof shard_[i], NULL), 0);
-            port_[i] = tt_cluster_master_of(cl.node[0].port,
-                                            cw_cluster_key_slot(shard_[i], strlen(shard_[i])));
+            port_[i] = tc_shard_master(&cl, ns, i, shard_[i], sizeof shard_[i]);
+            CHECK(port_[i] > 0);
         }
         if (port_[0] != port_[1] && port_[1] != port_[2] && port_[0] != port_[2]) return;
     }
@@ -191,16 +142,11 @@ static void grow_on_a_cluster(void)
 
 int main(void)
 {
-    if (!tl_on_path("redis-cli") || !tl_on_path("redis-server")) {
-        fprintf(stderr, "redis-server and redis-cli are needed\n");
-        return 1;
-    }
-    if (cluster_start(&cl) != 0) {
-        fprintf(stderr, "cannot start a Redis Cluster in %s\n", cl.dir);
-        cluster_stop(&cl);
+    if (tc_start(&cl, "growcl") != 0) {
+        tc_stop(&cl);
         return 1;
     }
     RUN(grow_on_a_cluster);
-    cluster_stop(&cl);
+    tc_stop(&cl);
     return tl_finish();
 }

@@ -3,66 +3,18 @@
  * on the master of that slot, and every job is found there — plain jobs by id, unique
  * guards one per namespace, a batch split per shard — through one enqueuer whose
  * shards each have a redis clone of their own. */
-#include "redis_cluster.h"
-#include "sharding.h"
-#include "transport_testutil.h"
+#include "cluster_testutil.h"
 
-#define MASTERS 3
 #define S 4
 
-typedef struct cluster {
-    char dir[64];
-    tt_proc node[MASTERS];
-    char url[256];
-} cluster;
-
-static cluster cl;
-
-static void cluster_stop(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++)
-        tt_kill(&c->node[i], SIGKILL);
-    tt_rmdir(c->dir);
-}
-
-/* Every node says the cluster is ok. */
-static int cluster_ok(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++) {
-        redisReply *info = tt_node_cmd(c->node[i].port, "CLUSTER INFO");
-        int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-        if (info) freeReplyObject(info);
-        if (!ok) return 0;
-    }
-    return 1;
-}
-
-static int cluster_start(cluster *c)
-{
-    memset(c, 0, sizeof *c);
-    if (tt_tmpdir(c->dir, sizeof c->dir, "shardcl") != 0) return -1;
-    char nodes[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < MASTERS; i++) {
-        if (tt_spawn_cluster_node(&c->node[i], c->dir, NULL) != 0) return -1;
-        len += (size_t)snprintf(nodes + len, sizeof nodes - len, " 127.0.0.1:%d", c->node[i].port);
-    }
-    if (tt_sh("redis-cli --cluster create%s --cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
-              nodes, c->dir) != 0)
-        return -1;
-    int ready = 0;
-    for (int k = 0; k < 300 && !(ready = cluster_ok(c)); k++)
-        tl_sleep_ms(100);
-    snprintf(c->url, sizeof c->url, "redis+cluster://127.0.0.1:%d", c->node[0].port);
-    return ready ? 0 : -1;
-}
+static tc_cluster cl;
 
 /* Shard i's namespace and the port of its master. */
 static int shard_at(const char *ns, unsigned i, char *name, size_t size)
 {
-    cwork_error err = {0};
-    CHECK_INT(cw_sharding_ns(ns, i, name, size, &err), 0);
-    return tt_cluster_master_of(cl.node[0].port, cw_cluster_key_slot(name, strlen(name)));
+    int port = tc_shard_master(&cl, ns, i, name, size);
+    CHECK(port > 0);
+    return port;
 }
 
 /* A tagged namespace whose S shards are not all on one master (which one each lands on
@@ -183,16 +135,11 @@ static void jobs_land_on_the_master_of_their_shard(void)
 
 int main(void)
 {
-    if (!tl_on_path("redis-cli") || !tl_on_path("redis-server")) {
-        fprintf(stderr, "redis-server and redis-cli are needed\n");
-        return 1;
-    }
-    if (cluster_start(&cl) != 0) {
-        fprintf(stderr, "cannot start a Redis Cluster in %s\n", cl.dir);
-        cluster_stop(&cl);
+    if (tc_start(&cl, "shardcl") != 0) {
+        tc_stop(&cl);
         return 1;
     }
     RUN(jobs_land_on_the_master_of_their_shard);
-    cluster_stop(&cl);
+    tc_stop(&cl);
     return tl_finish();
 }

@@ -4,72 +4,16 @@
  * stopped (SIGSTOP) while both shards have a backlog; shard 0's jobs all run meanwhile,
  * and once the master is back every job of both shards has run exactly once. */
 #include "cwork.h"
-#include "redis_cluster.h"
-#include "sharding.h"
-#include "transport_testutil.h"
+#include "cluster_testutil.h"
 
 #include <stdatomic.h>
 
-#define MASTERS 3 /* redis-cli --cluster create wants three */
 #define S 2
 #define JOBS 100
 
-typedef struct cluster {
-    char dir[64];
-    tt_proc node[MASTERS];
-    char url[256];
-} cluster;
-
-static cluster cl;
+static tc_cluster cl;
 static atomic_int done_[S];
 static atomic_int running_, max_running_;
-
-static void cluster_stop(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++) {
-        if (c->node[i].pid > 0) kill(c->node[i].pid, SIGCONT);
-        tt_kill(&c->node[i], SIGKILL);
-    }
-    tt_rmdir(c->dir);
-}
-
-static int cluster_ok(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++) {
-        redisReply *info = tt_node_cmd(c->node[i].port, "CLUSTER INFO");
-        int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-        if (info) freeReplyObject(info);
-        if (!ok) return 0;
-    }
-    return 1;
-}
-
-static int cluster_start(cluster *c)
-{
-    memset(c, 0, sizeof *c);
-    if (tt_tmpdir(c->dir, sizeof c->dir, "budgetcl") != 0) return -1;
-    char nodes[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < MASTERS; i++) {
-        if (tt_spawn_cluster_node(&c->node[i], c->dir, NULL) != 0) return -1;
-        len += (size_t)snprintf(nodes + len, sizeof nodes - len, " 127.0.0.1:%d", c->node[i].port);
-    }
-    if (tt_sh("redis-cli --cluster create%s --cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
-              nodes, c->dir) != 0)
-        return -1;
-    int ready = 0;
-    for (int k = 0; k < 300 && !(ready = cluster_ok(c)); k++)
-        tl_sleep_ms(100);
-    snprintf(c->url, sizeof c->url, "redis+cluster://127.0.0.1:%d", c->node[0].port);
-    return ready ? 0 : -1;
-}
-
-/* Shard i's namespace and the port of its master. */
-static int shard_at(const char *ns, unsigned i, char *name, size_t size)
-{
-    CHECK_INT(cw_sharding_ns(ns, i, name, size, NULL), 0);
-    return tt_cluster_master_of(cl.node[0].port, cw_cluster_key_slot(name, strlen(name)));
-}
 
 /* A namespace whose two shards are on different masters. */
 static void spread_ns(char *ns, size_t size)
@@ -79,7 +23,9 @@ static void spread_ns(char *ns, size_t size)
     for (int n = 0; n < 1000; n++) {
         snprintf(ns, size, "{%s-%d}", base, n);
         char name[96];
-        if (shard_at(ns, 0, name, sizeof name) != shard_at(ns, 1, name, sizeof name)) return;
+        if (tc_shard_master(&cl, ns, 0, name, sizeof name) !=
+            tc_shard_master(&cl, ns, 1, name, sizeof name))
+            return;
     }
     CHECK(!"no namespace spread over two masters");
 }
@@ -113,7 +59,7 @@ static void stalled_master_stalls_only_its_shard(void)
     int port[S];
     spread_ns(ns, sizeof ns);
     for (unsigned s = 0; s < S; s++) {
-        port[s] = shard_at(ns, s, shard_ns[s], sizeof shard_ns[s]);
+        port[s] = tc_shard_master(&cl, ns, s, shard_ns[s], sizeof shard_ns[s]);
         for (int k = 0; k < JOBS; k++) {
             redisReply *r = tt_node_cmd(port[s],
                                         "LPUSH %s:jobs:work {\"name\":\"work\",\"id\":\"s%u-%d\","
@@ -137,10 +83,8 @@ static void stalled_master_stalls_only_its_shard(void)
     /* Both shards run, then shard 1's master stops answering. */
     CHECK(wait_done(0, 5, 20000) >= 5);
     CHECK(wait_done(1, 5, 20000) >= 5);
-    int node1 = 0;
-    while (node1 < MASTERS - 1 && cl.node[node1].port != port[1])
-        node1++;
-    CHECK(cl.node[node1].port == port[1]);
+    int node1 = tc_node_index(&cl, port[1]);
+    CHECK(node1 >= 0);
     kill(cl.node[node1].pid, SIGSTOP);
     int stopped_at = atomic_load(&done_[1]);
     /* Shard 0 still runs every one of its jobs. */
@@ -164,16 +108,11 @@ static void stalled_master_stalls_only_its_shard(void)
 
 int main(void)
 {
-    if (!tl_on_path("redis-cli") || !tl_on_path("redis-server")) {
-        fprintf(stderr, "redis-server and redis-cli are needed\n");
-        return 1;
-    }
-    if (cluster_start(&cl) != 0) {
-        fprintf(stderr, "cannot start a Redis Cluster in %s\n", cl.dir);
-        cluster_stop(&cl);
+    if (tc_start(&cl, "budgetcl") != 0) {
+        tc_stop(&cl);
         return 1;
     }
     RUN(stalled_master_stalls_only_its_shard);
-    cluster_stop(&cl);
+    tc_stop(&cl);
     return tl_finish();
 }

@@ -5,59 +5,12 @@
  * its shard's master) and by the web server (the header's counts added over the masters,
  * ?shard=N answered by that shard's master alone, GET /shards naming each shard's
  * master). Every shard's keys are written on its master by hand (Go's JSON). */
-#include "redis_cluster.h"
-#include "sharding.h"
-#include "transport_testutil.h"
+#include "cluster_testutil.h"
 #include "web_testutil.h"
 
-#define MASTERS 3
 #define S 4
 
-typedef struct cluster {
-    char dir[64];
-    tt_proc node[MASTERS];
-    char url[256];
-} cluster;
-
-static cluster cl;
-
-static void cluster_stop(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++)
-        tt_kill(&c->node[i], SIGKILL);
-    tt_rmdir(c->dir);
-}
-
-static int cluster_ok(cluster *c)
-{
-    for (int i = 0; i < MASTERS; i++) {
-        redisReply *info = tt_node_cmd(c->node[i].port, "CLUSTER INFO");
-        int ok = info && info->type == REDIS_REPLY_STRING && strstr(info->str, "cluster_state:ok");
-        if (info) freeReplyObject(info);
-        if (!ok) return 0;
-    }
-    return 1;
-}
-
-static int cluster_start(cluster *c)
-{
-    memset(c, 0, sizeof *c);
-    if (tt_tmpdir(c->dir, sizeof c->dir, "shardweb") != 0) return -1;
-    char nodes[256] = "";
-    size_t len = 0;
-    for (int i = 0; i < MASTERS; i++) {
-        if (tt_spawn_cluster_node(&c->node[i], c->dir, NULL) != 0) return -1;
-        len += (size_t)snprintf(nodes + len, sizeof nodes - len, " 127.0.0.1:%d", c->node[i].port);
-    }
-    if (tt_sh("redis-cli --cluster create%s --cluster-replicas 0 --cluster-yes >%s/create.log 2>&1",
-              nodes, c->dir) != 0)
-        return -1;
-    int ready = 0;
-    for (int k = 0; k < 300 && !(ready = cluster_ok(c)); k++)
-        tl_sleep_ms(100);
-    snprintf(c->url, sizeof c->url, "redis+cluster://127.0.0.1:%d", c->node[0].port);
-    return ready ? 0 : -1;
-}
+static tc_cluster cl;
 
 static char ns_[96], shard_[S][128];
 static int port_[S]; /* the master of each shard */
@@ -71,9 +24,8 @@ static void spread_ns(void)
         snprintf(ns_, sizeof ns_, "{%s-%d}", base, n);
         int spread = 0;
         for (unsigned i = 0; i < S; i++) {
-            CHECK_INT(cw_sharding_ns(ns_, i, shard_[i], sizeof shard_[i], NULL), 0);
-            port_[i] = tt_cluster_master_of(cl.node[0].port,
-                                            cw_cluster_key_slot(shard_[i], strlen(shard_[i])));
+            port_[i] = tc_shard_master(&cl, ns_, i, shard_[i], sizeof shard_[i]);
+            CHECK(port_[i] > 0);
             spread |= port_[i] != port_[0];
         }
         if (spread) return;
@@ -217,16 +169,11 @@ static void admin_views_span_the_masters(void)
 
 int main(void)
 {
-    if (!tl_on_path("redis-cli") || !tl_on_path("redis-server")) {
-        fprintf(stderr, "redis-server and redis-cli are needed\n");
-        return 1;
-    }
-    if (cluster_start(&cl) != 0) {
-        fprintf(stderr, "cannot start a Redis Cluster in %s\n", cl.dir);
-        cluster_stop(&cl);
+    if (tc_start(&cl, "shardweb") != 0) {
+        tc_stop(&cl);
         return 1;
     }
     RUN(admin_views_span_the_masters);
-    cluster_stop(&cl);
+    tc_stop(&cl);
     return tl_finish();
 }

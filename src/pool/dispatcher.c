@@ -1,9 +1,10 @@
 /* The dispatcher: one thread and one connection per shard of the pool. It loops on
  * one question — what next? — answered by dispatch_policy.c from a snapshot of the
  * shard: wait, spin for a batch of short handlers, reclaim after a lost reply, or a
- * round trip. A round trip is one cycle script call that commits the jobs the shard's
- * executors finished and fetches up to k new ones (k = free executors, each chosen by
- * its own sampler draw). This file does what the policy decides. */
+ * round trip, or a give-back of jobs fetched ahead that wait behind long runs. A round
+ * trip is one cycle script call that commits the jobs the shard's executors finished and
+ * fetches up to k new ones (k = free executors and, on a backlog, those fetched ahead;
+ * each chosen by its own sampler draw). This file does what the policy decides. */
 #include "give_back.h"
 #include "log.h"
 #include "pool.h"

@@ -63,7 +63,7 @@ size_t cw_fetch_ahead(const cw_dispatch_state *st, const cw_dispatch_view *v,
                       const cw_pool_tuning *tu)
 {
     if (!st->backlog || v->stopping || !tu->ahead_max || v->round_trip_us <= 0) return 0;
-    if (v->running_long >= v->nexecutors) return 0;
+    if (v->running_long >= v->nexecutors || v->finished < v->nexecutors) return 0;
     uint64_t executors = v->nexecutors - v->running_long;
     uint64_t avg = v->handler_avg_us > 1 ? (uint64_t)v->handler_avg_us : 1;
     uint64_t rt = (uint64_t)v->round_trip_us * tu->ahead_round_trips;

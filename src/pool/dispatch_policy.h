@@ -105,6 +105,7 @@ typedef struct cw_dispatch_view {
     int64_t ready_since_us; /* when the oldest ready task was delivered (ready > 0) */
     int64_t handler_avg_us; /* moving average of handler run time */
     int64_t round_trip_us;  /* moving average of a round trip's exchange (0: none yet) */
+    size_t finished;        /* handlers the shard has run to the end, ever */
     /* Executors running one job for longer than cw_long_run_us: they finish nothing
      * soon, so jobs fetched ahead count on the others only. */
     size_t running_long;
@@ -180,8 +181,9 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
 /* Jobs a fetch may take beyond the free executors now (rule 4): as many as the
  * executors not running a long job (running_long) finish during ahead_round_trips round
  * trips (executors × round trips × round_trip_us / handler_avg_us, rounded), at most
- * ahead_max; none without a backlog, while stopping, or before a round trip has been
- * timed. */
+ * ahead_max; none without a backlog, while stopping, before a round trip has been
+ * timed, or before the handlers have been (as many finished as there are executors: a
+ * new pool's average of 0 would say "no-op" of a backlog of hour-long jobs). */
 size_t cw_fetch_ahead(const cw_dispatch_state *st, const cw_dispatch_view *v,
                       const cw_pool_tuning *tu);
 

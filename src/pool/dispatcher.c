@@ -278,6 +278,7 @@ static cw_dispatch_view shard_view(cw_shard *sh)
         .ready_since_us = sh->ready.head ? sh->ready.head->delivered_us : 0,
         .handler_avg_us = sh->handler_avg_us,
         .round_trip_us = sh->round_trip_us,
+        .finished = atomic_load_explicit(&sh->done_seq, memory_order_relaxed),
     };
     sh->wakeup = false;
     /* Only fetching ahead needs the executors' long runs; ten reads under mu. */

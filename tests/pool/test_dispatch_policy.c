@@ -91,7 +91,7 @@ static void a_backlog_is_fetched_ahead_for_a_few_round_trips(void)
 {
     cw_dispatch_state st = {0};
     cw_dispatch_view v = idle_view();
-    v.handler_avg_us = 1000, v.round_trip_us = 250;
+    v.handler_avg_us = 1000, v.round_trip_us = 250, v.finished = 10;
     CHECK_INT(decide(&st, v).fetch, 10); /* no backlog known yet: the free executors */
     after(&st, (cw_round_trip_result){.ok = true, .complete = true, .fetch = 10, .got = 10},
           v.now_us);
@@ -116,9 +116,13 @@ static void a_backlog_is_fetched_ahead_for_a_few_round_trips(void)
     CHECK_INT(cw_long_run_us(1000, 250, &tu_), 8000);
     CHECK_INT(cw_long_run_us(0, 250, &tu_), 2000);
     CHECK_INT(cw_long_run_us(0, 0, &tu_), 8);
-    /* Not timed yet, stopping, or ahead_max 0: none ahead. */
+    /* Not timed yet (round trip, or fewer handlers finished than executors), stopping,
+     * or ahead_max 0: none ahead. */
     v.round_trip_us = 0;
     CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    v.round_trip_us = 250, v.finished = 9;
+    CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
+    v.finished = 10;
     v.round_trip_us = 250, v.stopping = true;
     CHECK_INT(cw_fetch_ahead(&st, &v, &tu_), 0);
     v.stopping = false, tu_.ahead_max = 0;
@@ -157,7 +161,7 @@ static void jobs_fetched_ahead_go_back_when_every_executor_is_held(void)
 {
     cw_dispatch_state st = {.backlog = true};
     cw_dispatch_view v = idle_view();
-    v.handler_avg_us = 1000, v.round_trip_us = 250, v.sleeping = 0;
+    v.handler_avg_us = 1000, v.round_trip_us = 250, v.sleeping = 0, v.finished = 100;
     /* Ten running, ten fetched ahead (10 × 4 × 250 µs / 1 ms): nothing more to fetch. */
     v.in_flight = 20, v.ready = 10, v.ready_since_us = v.now_us - 100;
     cw_decision d = decide(&st, v);

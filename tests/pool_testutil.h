@@ -49,6 +49,27 @@ __attribute__((unused)) static long long wait_for_int(long long want, long ms, c
     return v;
 }
 
+/* Stops the pool (10 s of grace), checks that the namespace holds only type's counters
+ * and n jobs processed in the daily stats, frees the pool and deletes the namespace. */
+__attribute__((unused)) static void stop_and_check_clean(cwork_pool *p, const char *type,
+                                                         long long n)
+{
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:jobs:%s:lock string 0\n"
+             "%s:jobs:%s:max_concurrency string 0\n"
+             "%s:known_jobs set %s\n",
+             ns_, type, ns_, type, ns_, type);
+    tl_take_stat_days(rc_, ns_, n, 0);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    cwork_pool_free(p);
+    tl_ns_delete(rc_, ns_);
+}
+
 /* tl_take_failure_histories of the test's namespace. */
 __attribute__((unused)) static long long take_failure_histories(void)
 {

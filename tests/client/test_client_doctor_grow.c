@@ -8,8 +8,7 @@
  * marker be; a hash at a guard's key that is not a marker is still damage. */
 #include "clock_testutil.h"
 #include "cwork.h"
-#include "sharding.h"
-#include "testlib.h"
+#include "shards_testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,29 +20,18 @@ static char shard_[3][80];
 
 static void fresh_ns(const char *tag)
 {
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    for (unsigned i = 0; i < 3; i++)
-        CHECK_INT(cw_sharding_ns(ns_, i, shard_[i], sizeof shard_[i], NULL), 0);
+    st_fresh_ns(tag, ns_, sizeof ns_, shard_, 3);
 }
 
 static void delete_all(void)
 {
-    for (unsigned i = 0; i < 3; i++)
-        tl_ns_delete(rc_, shard_[i]);
+    st_delete(rc_, shard_, 3);
 }
 
 /* Every shard's keys and values, one string (free it). */
 static char *dump_all(void)
 {
-    char *d[3];
-    size_t n = 1;
-    for (unsigned i = 0; i < 3; i++)
-        n += strlen(d[i] = tl_ns_dump(rc_, shard_[i]));
-    char *all = malloc(n);
-    snprintf(all, n, "%s%s%s", d[0], d[1], d[2]);
-    for (unsigned i = 0; i < 3; i++)
-        free(d[i]);
-    return all;
+    return st_dump(rc_, shard_, 3);
 }
 
 /* A value of "k" from `from` on whose routing key "<name>:{\"k\":n}" lands on another

@@ -8,8 +8,7 @@
  * Each case checks the shards' whole namespaces where it writes. */
 #include "clock_testutil.h"
 #include "cwork.h"
-#include "sharding.h"
-#include "testlib.h"
+#include "shards_testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +20,12 @@ static char shard_[5][80];
 
 static void fresh_ns(const char *tag)
 {
-    tl_unique_ns(tag, ns_, sizeof ns_);
-    for (unsigned i = 0; i < 5; i++)
-        CHECK_INT(cw_sharding_ns(ns_, i, shard_[i], sizeof shard_[i], NULL), 0);
+    st_fresh_ns(tag, ns_, sizeof ns_, shard_, 5);
 }
 
 static void delete_all(void)
 {
-    for (unsigned i = 0; i < 5; i++)
-        tl_ns_delete(rc_, shard_[i]);
+    st_delete(rc_, shard_, 5);
 }
 
 static char *record(void)

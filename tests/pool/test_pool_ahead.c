@@ -123,23 +123,10 @@ static cwork_pool *pool_with(unsigned concurrency, const cw_pool_tuning *t)
 /* Stops the pool: every job ran once, and only the type's counters are left. */
 static void stop_and_check(cwork_pool *p, int n)
 {
-    cwork_error err = {0};
-    CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
     for (int i = 0; i < n; i++)
         if (atomic_load(&runs_[i]) != 1)
             tl_fail(__FILE__, __LINE__, "job %d ran %d times", i, atomic_load(&runs_[i]));
-    char want[512];
-    snprintf(want, sizeof want,
-             "%s:jobs:t:lock string 0\n"
-             "%s:jobs:t:max_concurrency string 0\n"
-             "%s:known_jobs set t\n",
-             ns_, ns_, ns_);
-    tl_take_stat_days(rc_, ns_, n, 0);
-    char *dump = tl_ns_dump(rc_, ns_);
-    CHECK_STR(dump, want);
-    free(dump);
-    cwork_pool_free(p);
-    tl_ns_delete(rc_, ns_);
+    stop_and_check_clean(p, "t", n);
 }
 
 static void a_backlog_is_held_ahead_within_the_cap(void)

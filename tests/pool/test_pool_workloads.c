@@ -107,20 +107,7 @@ static void start(cwork_pool *p)
  * processed in the daily stats. */
 static void stop_and_check(cwork_pool *p, int n)
 {
-    cwork_error err = {0};
-    CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
-    char want[512];
-    snprintf(want, sizeof want,
-             "%s:jobs:timed:lock string 0\n"
-             "%s:jobs:timed:max_concurrency string 0\n"
-             "%s:known_jobs set timed\n",
-             ns_, ns_, ns_);
-    tl_take_stat_days(rc_, ns_, n, 0);
-    char *dump = tl_ns_dump(rc_, ns_);
-    CHECK_STR(dump, want);
-    free(dump);
-    cwork_pool_free(p);
-    tl_ns_delete(rc_, ns_);
+    stop_and_check_clean(p, "timed", n);
 }
 
 static void cold_pool_runs_a_backlog_of_slow_jobs_at_once(void)

@@ -555,6 +555,50 @@ static int send_by_shard(cwork_batch *b, cwork_error *err)
     return first;
 }
 
+/* Whether the script refused the batch because its tracked batch is not in the shard
+ * it was sent to (enqueue_batch.lua's NOBATCH, nothing written); not for a damaged key. */
+static bool no_tracked_batch(const cwork_error *e)
+{
+    const char *nobatch = strstr(e->message, "NOBATCH ");
+    return nobatch && strstr(nobatch, " does not exist");
+}
+
+typedef struct batch_at {
+    const char *id;
+    unsigned shard; /* where it is, once found */
+} batch_at;
+
+/* A cw_enq_batch_try: whether the batch (ctx) is in shard i, which is then kept. */
+static int batch_found_at(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err)
+{
+    batch_at *at = ctx;
+    int rc = cw_enq_batch_exists_in(shard, i, (void *)at->id, err);
+    if (rc == 0) at->shard = i;
+    return rc;
+}
+
+/* The members of a tracked batch opened before a grow that has ended, refused where its
+ * id routes now: sent to the shard that holds the batch, when another one the id routed
+ * to at a lower count does (PROTOCOL §27.5). rc and e are the refusal's, returned as
+ * they are when no shard has it. */
+static int send_where_tracked(cwork_batch *b, int rc, cwork_error *e)
+{
+    unsigned shard = b->n ? b->e[0].shard : 0; /* (every member goes to the batch's shard) */
+    batch_at at = {b->tracked, 0};
+    cwork_error look = *e;
+    int where = cw_enq_batch_elsewhere(b->enq, b->tracked, cw_enq_shard(b->enq, shard),
+                                       batch_found_at, &at, &look);
+    if (where == CWORK_ENOTFOUND) return rc;
+    if (where != 0) {
+        *e = look;
+        return where;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        b->e[i].shard = at.shard;
+    *e = (cwork_error){0};
+    return send_by_shard(b, e);
+}
+
 int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
 {
     if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
@@ -563,7 +607,12 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
         sharded |= b->e[i].shard != 0;
     }
-    return sharded ? send_by_shard(b, err) : send_whole(b, err);
+    cwork_error e = {0};
+    int rc = sharded ? send_by_shard(b, &e) : send_whole(b, &e);
+    if (rc && b->tracked[0] && cw_enq_shards_count(b->enq) > 1 && no_tracked_batch(&e))
+        rc = send_where_tracked(b, rc, &e);
+    if (rc && err) *err = e;
+    return rc;
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)

@@ -153,6 +153,22 @@ int cw_enq_forward_unique(cwork_enqueuer *old, const char *name, const cwork_arg
 int cw_enq_batch_shard(cwork_enqueuer *enq, const char *id, cwork_enqueuer **to, unsigned *shard,
                        cwork_error *err);
 
+/* One try of an operation on tracked batch (ctx) in shard i's enqueuer: 0 or an error
+ * when the batch is there, CWORK_ENOTFOUND when it is not. */
+typedef int (*cw_enq_batch_try)(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err);
+
+/* After a miss in the shard `tried` (where id routes now, or its old shard during a
+ * grow): try_in on each other shard id routed to at a lower count, newest first
+ * (PROTOCOL §27.5), until one answers other than CWORK_ENOTFOUND, whose answer is
+ * returned. When every one misses: CWORK_ENOTFOUND with err as it was (the first miss's
+ * message, which names the key by today's count). Nothing is tried in an unsharded
+ * namespace. */
+int cw_enq_batch_elsewhere(cwork_enqueuer *enq, const char *id, const cwork_enqueuer *tried,
+                           cw_enq_batch_try try_in, void *ctx, cwork_error *err);
+
+/* A cw_enq_batch_try (ctx: the batch id) that only asks EXISTS <p_i>cwork:batch:<id>. */
+int cw_enq_batch_exists_in(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err);
+
 /* Whether name is in the pinned set the last read found (never in an unsharded
  * namespace). */
 bool cw_enq_is_pinned(cwork_enqueuer *enq, const char *name);

@@ -482,7 +482,10 @@ typedef struct cwork_enqueue_opts {
  * connection fails after the request was sent (a timeout, Redis dying) is the outcome
  * unknown, as with any Redis client; CWORK_EREDIS either way. Needs EVALSHA/EVAL (the
  * first enqueue of a name, and unique jobs) and LPUSH/ZADD; PUBLISH is optional (a
- * refused wake-up is logged, the job is written). Thread-safe as the enqueuer. */
+ * refused wake-up is logged, the job is written). In a sharded namespace, for a while
+ * after a call to a shard whose node did not answer, calls routed to that shard fail at
+ * once with CWORK_EREDIS, nothing written, the message naming the shard and its node
+ * (PROTOCOL §27.3). Thread-safe as the enqueuer. */
 int cwork_enqueue_ex(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                      const cwork_enqueue_opts *opts, cwork_job **out, cwork_error *err);
 
@@ -548,7 +551,8 @@ int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args
  * namespace the entries are grouped by shard and each group is sent as above to its
  * shard (one round trip each): every group is written entirely or not at all, every
  * group is tried, the first error is returned, and cwork_batch_status tells which
- * entries were written. */
+ * entries were written; a group whose shard backs off (see cwork_enqueue_ex) fails at
+ * once. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until

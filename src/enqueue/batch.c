@@ -13,6 +13,7 @@
 #include "args.h"
 #include "scripts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,9 @@ struct cwork_batch {
     size_t n, cap;
     cw_buf data;      /* names (NUL-terminated), job JSON and guard keys, by offset */
     char tracked[25]; /* the tracked batch its jobs join (§23), or "" */
+    /* the last send's node did not answer (shard_backoff.c), and which node it was */
+    bool node_failed;
+    char node[96];
 };
 
 int cwork_batch_join(cwork_batch *b, const char *batch_id, cwork_error *err)
@@ -457,13 +461,16 @@ static size_t add_args(const cwork_batch *b, const batch_plan *pl, cw_argv *a, c
 /* Sends the batch: a single LPUSH or ZADD when one queue's jobs or only delayed ones
  * with every name registered (atomic on its own and cheaper than the script), else the
  * script. *replicated is min_replicas' verdict once the reply is read. */
-static int send_batch(const cwork_batch *b, const batch_plan *pl, const cw_argv *a, size_t nkeys,
+static int send_batch(cwork_batch *b, const batch_plan *pl, const cw_argv *a, size_t nkeys,
                       size_t channel_at, redisReply **r, int *redirected, int *replicated,
                       cwork_error *err)
 {
     cw_conn *c = NULL;
     int rc = cw_redis_checkout(b->enq->redis, &c, err);
-    if (rc != 0) return rc;
+    if (rc != 0) {
+        b->node_failed = rc == CWORK_EREDIS; /* not dialled (a full pool: ETIMEOUT) */
+        return rc;
+    }
     if (!b->tracked[0] && pl->nsadd == 0 && pl->nunique == 0 &&
         (pl->ndelayed == 0) != (pl->q == 0) && pl->q <= 1)
         rc = send_one_command(b, c, pl->order, pl->n, pl->q ? a->argv[QUEUES_AT] : NULL,
@@ -475,6 +482,8 @@ static int send_batch(const cwork_batch *b, const batch_plan *pl, const cw_argv 
     /* min_replicas: acknowledged means replicated (checked once the reply is read). */
     *replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
     *redirected = c->redirected;
+    b->node_failed = rc < 0 && c->broken && !c->redirected;
+    if (c->addr) snprintf(b->node, sizeof b->node, "%s", c->addr);
     cw_redis_checkin(b->enq->redis, c);
     return rc;
 }
@@ -541,7 +550,14 @@ static int send_by_shard(cwork_batch *b, cwork_error *err)
                             .data = b->data};
         memcpy(view.tracked, b->tracked, sizeof view.tracked);
         cwork_error e2 = {0};
-        int rc = send_whole(&view, &e2);
+        /* its shard's node failed a moment ago: at once (shard_backoff.c) */
+        int rc = cw_enq_backoff_check(b->enq, view.enq, &e2);
+        if (rc == 0) {
+            int64_t t0 = cw_monotonic_ms();
+            rc = send_whole(&view, &e2);
+            cw_enq_backoff_note(view.enq, rc, view.node_failed, view.node, cw_monotonic_ms() - t0,
+                                &e2);
+        }
         for (size_t m = 0; m < k; m++)
             b->e[from[m]].status = part[m].status;
         if (rc && !first) {
@@ -607,6 +623,8 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
         sharded |= b->e[i].shard != 0;
     }
+    /* a sharded namespace's shard 0 too goes through send_by_shard: its back-off */
+    sharded |= b->n > 0 && cw_enq_shards_count(b->enq) > 1;
     cwork_error e = {0};
     int rc = sharded ? send_by_shard(b, &e) : send_whole(b, &e);
     if (rc && b->tracked[0] && cw_enq_shards_count(b->enq) > 1 && no_tracked_batch(&e))

@@ -57,9 +57,30 @@ struct cwork_enqueuer {
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     _Atomic cwork_go_json go_json;  /* the spelling of the guard keys they write */
-    cw_mutex mu;                    /* guards known */
+    cw_mutex mu;                    /* guards known, down_msg and down_node */
     known_entry *known[KNOWN_BUCKETS];
+    /* A shard's enqueuer (shard 0's is the root) whose node failed (shard_backoff.c):
+     * until down_until_ms (cw_clock_mono_ms; 0: up), calls routed to it fail at once. */
+    _Atomic int64_t down_until_ms;
+    _Atomic int64_t down_ms; /* the back-off's length */
+    char down_msg[256];      /* the failure's message */
+    char down_node[96];      /* the node that failed ("host:port"), or "" */
 };
+
+/* A shard's back-off after its node failed (shard_backoff.c, PROTOCOL §27.3): as long as
+ * the failed call took, within these bounds. */
+#define CW_ENQ_BACKOFF_MIN_MS 1000
+#define CW_ENQ_BACKOFF_MAX_MS 30000
+
+/* 0 when a call may go to shard enqueuer `to` of root's sharded namespace; CWORK_EREDIS
+ * (naming the shard, its node and the failure) while it backs off. Thread-safe. */
+int cw_enq_backoff_check(cwork_enqueuer *root, cwork_enqueuer *to, cwork_error *err);
+/* After a call to `to` that returned rc: node_failed when the node did not answer (no
+ * connection, or one broken by an I/O error or timeout, not redirected); node is its
+ * "host:port" when known (may be NULL), took_ms how long the call took (real time), e
+ * the error. A success or an answer ends a back-off. Thread-safe. */
+void cw_enq_backoff_note(cwork_enqueuer *to, int rc, bool node_failed, const char *node,
+                         int64_t took_ms, const cwork_error *e);
 
 /* True when name must be (re)sent with SADD <p>known_jobs. */
 int cw_enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now);

@@ -482,7 +482,10 @@ typedef struct cwork_enqueue_opts {
  * connection fails after the request was sent (a timeout, Redis dying) is the outcome
  * unknown, as with any Redis client; CWORK_EREDIS either way. Needs EVALSHA/EVAL (the
  * first enqueue of a name, and unique jobs) and LPUSH/ZADD; PUBLISH is optional (a
- * refused wake-up is logged, the job is written). Thread-safe as the enqueuer. */
+ * refused wake-up is logged, the job is written). In a sharded namespace, for a while
+ * after a call to a shard whose node did not answer, calls routed to that shard fail at
+ * once with CWORK_EREDIS, nothing written, the message naming the shard and its node
+ * (PROTOCOL §27.3). Thread-safe as the enqueuer. */
 int cwork_enqueue_ex(cwork_enqueuer *enq, const char *name, const cwork_args *args,
                      const cwork_enqueue_opts *opts, cwork_job **out, cwork_error *err);
 
@@ -548,7 +551,8 @@ int cwork_batch_add(cwork_batch *batch, const char *name, const cwork_args *args
  * namespace the entries are grouped by shard and each group is sent as above to its
  * shard (one round trip each): every group is written entirely or not at all, every
  * group is tried, the first error is returned, and cwork_batch_status tells which
- * entries were written. */
+ * entries were written; a group whose shard backs off (see cwork_enqueue_ex) fails at
+ * once. */
 int cwork_enqueue_batch(cwork_batch *batch, cwork_error *err);
 
 /* Outcome of entry i after cwork_enqueue_batch; the job id through *id (borrowed until
@@ -580,8 +584,10 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
  * the open batch batch_id (NULL: none again); call it while batch holds no job. Members
  * cannot be unique (CWORK_BATCH_UNIQUE is refused). cwork_enqueue_batch then adds the
  * jobs to the batch's total in the same script call that writes them, and refuses
- * (CWORK_EREDIS, nothing written) when the batch does not exist or is sealed.
- * 0 or CWORK_EINVAL. */
+ * (CWORK_EREDIS, nothing written) when the batch does not exist or is sealed. Sharded
+ * namespace: the jobs go to the shard of the batch's id, and when the batch is not there,
+ * to the shard its id went to before a grow that holds it (PROTOCOL §27.5; asked only
+ * after such a refusal, one EXISTS per shard asked). 0 or CWORK_EINVAL. */
 int cwork_batch_join(cwork_batch *batch, const char *batch_id, cwork_error *err);
 
 /* Seals the batch: no job can join it any more, and its callback is enqueued as soon as
@@ -589,7 +595,8 @@ int cwork_batch_join(cwork_batch *batch, const char *batch_id, cwork_error *err)
  * 0; it retries a callback that a damaged queue refused). Thread-safe as the enqueuer.
  * 0, CWORK_EINVAL (bad id), CWORK_ENOTFOUND (no such batch, or expired), CWORK_ETYPE
  * (the batch key holds another type than a hash: err names it; nothing written),
- * CWORK_EREDIS. */
+ * CWORK_EREDIS. Sharded namespace: in the shard of its id, and when it is not there, in
+ * the shards its id went to before a grow (PROTOCOL §27.5), one more call each. */
 int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err);
 
 typedef enum cwork_batch_callback_state {

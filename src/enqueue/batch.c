@@ -13,6 +13,7 @@
 #include "args.h"
 #include "scripts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,9 @@ struct cwork_batch {
     size_t n, cap;
     cw_buf data;      /* names (NUL-terminated), job JSON and guard keys, by offset */
     char tracked[25]; /* the tracked batch its jobs join (§23), or "" */
+    /* the last send's node did not answer (shard_backoff.c), and which node it was */
+    bool node_failed;
+    char node[96];
 };
 
 int cwork_batch_join(cwork_batch *b, const char *batch_id, cwork_error *err)
@@ -457,13 +461,16 @@ static size_t add_args(const cwork_batch *b, const batch_plan *pl, cw_argv *a, c
 /* Sends the batch: a single LPUSH or ZADD when one queue's jobs or only delayed ones
  * with every name registered (atomic on its own and cheaper than the script), else the
  * script. *replicated is min_replicas' verdict once the reply is read. */
-static int send_batch(const cwork_batch *b, const batch_plan *pl, const cw_argv *a, size_t nkeys,
+static int send_batch(cwork_batch *b, const batch_plan *pl, const cw_argv *a, size_t nkeys,
                       size_t channel_at, redisReply **r, int *redirected, int *replicated,
                       cwork_error *err)
 {
     cw_conn *c = NULL;
     int rc = cw_redis_checkout(b->enq->redis, &c, err);
-    if (rc != 0) return rc;
+    if (rc != 0) {
+        b->node_failed = rc == CWORK_EREDIS; /* not dialled (a full pool: ETIMEOUT) */
+        return rc;
+    }
     if (!b->tracked[0] && pl->nsadd == 0 && pl->nunique == 0 &&
         (pl->ndelayed == 0) != (pl->q == 0) && pl->q <= 1)
         rc = send_one_command(b, c, pl->order, pl->n, pl->q ? a->argv[QUEUES_AT] : NULL,
@@ -475,6 +482,8 @@ static int send_batch(const cwork_batch *b, const batch_plan *pl, const cw_argv 
     /* min_replicas: acknowledged means replicated (checked once the reply is read). */
     *replicated = rc == 0 ? cw_conn_wait_replicas(c, err) : 0;
     *redirected = c->redirected;
+    b->node_failed = rc < 0 && c->broken && !c->redirected;
+    if (c->addr) snprintf(b->node, sizeof b->node, "%s", c->addr);
     cw_redis_checkin(b->enq->redis, c);
     return rc;
 }
@@ -541,7 +550,14 @@ static int send_by_shard(cwork_batch *b, cwork_error *err)
                             .data = b->data};
         memcpy(view.tracked, b->tracked, sizeof view.tracked);
         cwork_error e2 = {0};
-        int rc = send_whole(&view, &e2);
+        /* its shard's node failed a moment ago: at once (shard_backoff.c) */
+        int rc = cw_enq_backoff_check(b->enq, view.enq, &e2);
+        if (rc == 0) {
+            int64_t t0 = cw_monotonic_ms();
+            rc = send_whole(&view, &e2);
+            cw_enq_backoff_note(view.enq, rc, view.node_failed, view.node, cw_monotonic_ms() - t0,
+                                &e2);
+        }
         for (size_t m = 0; m < k; m++)
             b->e[from[m]].status = part[m].status;
         if (rc && !first) {
@@ -555,6 +571,50 @@ static int send_by_shard(cwork_batch *b, cwork_error *err)
     return first;
 }
 
+/* Whether the script refused the batch because its tracked batch is not in the shard
+ * it was sent to (enqueue_batch.lua's NOBATCH, nothing written); not for a damaged key. */
+static bool no_tracked_batch(const cwork_error *e)
+{
+    const char *nobatch = strstr(e->message, "NOBATCH ");
+    return nobatch && strstr(nobatch, " does not exist");
+}
+
+typedef struct batch_at {
+    const char *id;
+    unsigned shard; /* where it is, once found */
+} batch_at;
+
+/* A cw_enq_batch_try: whether the batch (ctx) is in shard i, which is then kept. */
+static int batch_found_at(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err)
+{
+    batch_at *at = ctx;
+    int rc = cw_enq_batch_exists_in(shard, i, (void *)at->id, err);
+    if (rc == 0) at->shard = i;
+    return rc;
+}
+
+/* The members of a tracked batch opened before a grow that has ended, refused where its
+ * id routes now: sent to the shard that holds the batch, when another one the id routed
+ * to at a lower count does (PROTOCOL §27.5). rc and e are the refusal's, returned as
+ * they are when no shard has it. */
+static int send_where_tracked(cwork_batch *b, int rc, cwork_error *e)
+{
+    unsigned shard = b->n ? b->e[0].shard : 0; /* (every member goes to the batch's shard) */
+    batch_at at = {b->tracked, 0};
+    cwork_error look = *e;
+    int where = cw_enq_batch_elsewhere(b->enq, b->tracked, cw_enq_shard(b->enq, shard),
+                                       batch_found_at, &at, &look);
+    if (where == CWORK_ENOTFOUND) return rc;
+    if (where != 0) {
+        *e = look;
+        return where;
+    }
+    for (size_t i = 0; i < b->n; i++)
+        b->e[i].shard = at.shard;
+    *e = (cwork_error){0};
+    return send_by_shard(b, e);
+}
+
 int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
 {
     if (!b) return cw_error(err, CWORK_EINVAL, "batch is NULL");
@@ -563,7 +623,14 @@ int cwork_enqueue_batch(cwork_batch *b, cwork_error *err)
         b->e[i].status = CWORK_EREDIS; /* until the reply says otherwise */
         sharded |= b->e[i].shard != 0;
     }
-    return sharded ? send_by_shard(b, err) : send_whole(b, err);
+    /* a sharded namespace's shard 0 too goes through send_by_shard: its back-off */
+    sharded |= b->n > 0 && cw_enq_shards_count(b->enq) > 1;
+    cwork_error e = {0};
+    int rc = sharded ? send_by_shard(b, &e) : send_whole(b, &e);
+    if (rc && b->tracked[0] && cw_enq_shards_count(b->enq) > 1 && no_tracked_batch(&e))
+        rc = send_where_tracked(b, rc, &e);
+    if (rc && err) *err = e;
+    return rc;
 }
 
 static int enqueue_batch_once(cwork_batch *b, int *redirected, cwork_error *err)

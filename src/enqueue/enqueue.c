@@ -449,6 +449,45 @@ int cw_enq_forward_unique(cwork_enqueuer *old, const char *name, const cwork_arg
     return rc;
 }
 
+/* Whether a call's node failed (no answer: cw_enq_backoff_note), and which it was. */
+typedef struct node_failure {
+    bool failed;
+    char node[96];
+} node_failure;
+
+/* Sends the encoded job to its shard's enqueuer `to`; *nf (may be NULL) says whether
+ * the node failed to answer. */
+static int send_job(cwork_enqueuer *to, const char *name, const cw_buf *data, const enq_unique *u,
+                    int unique, int delayed, int64_t run_at, int sadd, node_failure *nf,
+                    cwork_error *err)
+{
+    int rc = 0;
+    /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
+     * was refused before it wrote anything, and its connection goes; one more try
+     * reaches the new node. Scripts follow redirections by themselves. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        cw_conn *c;
+        if ((rc = cw_redis_checkout(to->redis, &c, err)) != 0) {
+            if (nf) nf->failed = rc == CWORK_EREDIS; /* not dialled (a full pool: ETIMEOUT) */
+            break;
+        }
+        if (unique)
+            rc = send_unique(to, c, name, data, u, delayed, run_at, sadd, err);
+        else
+            rc = send_plain(to, c, name, data, delayed, run_at, sadd, err);
+        if (rc == 0)
+            rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
+        int redirected = c->redirected;
+        if (nf) {
+            nf->failed = rc < 0 && c->broken && !redirected;
+            if (c->addr) snprintf(nf->node, sizeof nf->node, "%s", c->addr);
+        }
+        cw_redis_checkin(to->redis, c);
+        if (rc >= 0 || !redirected) break;
+    }
+    return rc;
+}
+
 /* cwork_enqueue_ex's work (the six Go-named calls are its wrappers). A delayed job's run-at may lie
  * in the past (negative seconds): it is still written to the scheduled set with that score, as Go
  * does. key is only used for unique jobs (ByKey). */
@@ -462,6 +501,7 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     if (delayed && cw_enq_check_delay(seconds, err) != 0) return CWORK_EINVAL;
     char id[25];
     int rc = cw_enq_shards_refresh(enq, err);
+    bool sharded = cw_enq_shards_count(enq) > 1;
     if (rc == 0) rc = cw_enq_new_id(id, err);
     cwork_enqueuer *to = enq;
     bool dup = false;
@@ -478,22 +518,18 @@ static int enqueue_one(cwork_enqueuer *enq, const char *name, const cwork_args *
     if (rc) goto done;
     if (!unique) u.json_len = data.len; /* the buffer holds the JSON only */
     int sadd = cw_enq_known_needs_sadd(to, name, now);
-    /* Redis Cluster: a pipelined LPUSH/ZADD that meets a redirection (the slot moved)
-     * was refused before it wrote anything, and its connection goes; one more try
-     * reaches the new node. Scripts follow redirections by themselves. */
-    if (dup) rc = CWORK_DUPLICATE; /* found in its old shard: nothing to send */
-    for (int attempt = 0; attempt < 2 && !dup; attempt++) {
-        cw_conn *c;
-        if ((rc = cw_redis_checkout(to->redis, &c, err)) != 0) goto done;
-        if (unique)
-            rc = send_unique(to, c, name, &data, &u, delayed, run_at, sadd, err);
-        else
-            rc = send_plain(to, c, name, &data, delayed, run_at, sadd, err);
-        if (rc == 0)
-            rc = cw_conn_wait_replicas(c, err); /* min_replicas: acknowledged means replicated */
-        int redirected = c->redirected;
-        cw_redis_checkin(to->redis, c);
-        if (rc >= 0 || !redirected) break;
+    if (dup) {
+        rc = CWORK_DUPLICATE; /* found in its old shard: nothing to send */
+    } else if (!sharded) {
+        rc = send_job(to, name, &data, &u, unique, delayed, run_at, sadd, NULL, err);
+    } else if ((rc = cw_enq_backoff_check(enq, to, err)) == 0) {
+        /* (its shard's node failed a moment ago: at once, shard_backoff.c) */
+        cwork_error local = {0};
+        cwork_error *e = err ? err : &local; /* (the back-off keeps the message) */
+        int64_t t0 = cw_monotonic_ms();
+        node_failure nf = {false, ""};
+        rc = send_job(to, name, &data, &u, unique, delayed, run_at, sadd, &nf, e);
+        cw_enq_backoff_note(to, rc, nf.failed, nf.node, cw_monotonic_ms() - t0, e);
     }
     if (sadd && !dup && (rc == 0 || rc == CWORK_DUPLICATE)) cw_enq_known_mark(to, name, now);
     /* A ByKey duplicate hands back the job it put in the guard: the one that will run. */

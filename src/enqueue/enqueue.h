@@ -57,9 +57,30 @@ struct cwork_enqueuer {
     _Atomic size_t max_job_bytes;
     _Atomic cwork_go_flavor flavor; /* what unique enqueues write */
     _Atomic cwork_go_json go_json;  /* the spelling of the guard keys they write */
-    cw_mutex mu;                    /* guards known */
+    cw_mutex mu;                    /* guards known, down_msg and down_node */
     known_entry *known[KNOWN_BUCKETS];
+    /* A shard's enqueuer (shard 0's is the root) whose node failed (shard_backoff.c):
+     * until down_until_ms (cw_clock_mono_ms; 0: up), calls routed to it fail at once. */
+    _Atomic int64_t down_until_ms;
+    _Atomic int64_t down_ms; /* the back-off's length */
+    char down_msg[256];      /* the failure's message */
+    char down_node[96];      /* the node that failed ("host:port"), or "" */
 };
+
+/* A shard's back-off after its node failed (shard_backoff.c, PROTOCOL §27.3): as long as
+ * the failed call took, within these bounds. */
+#define CW_ENQ_BACKOFF_MIN_MS 1000
+#define CW_ENQ_BACKOFF_MAX_MS 30000
+
+/* 0 when a call may go to shard enqueuer `to` of root's sharded namespace; CWORK_EREDIS
+ * (naming the shard, its node and the failure) while it backs off. Thread-safe. */
+int cw_enq_backoff_check(cwork_enqueuer *root, cwork_enqueuer *to, cwork_error *err);
+/* After a call to `to` that returned rc: node_failed when the node did not answer (no
+ * connection, or one broken by an I/O error or timeout, not redirected); node is its
+ * "host:port" when known (may be NULL), took_ms how long the call took (real time), e
+ * the error. A success or an answer ends a back-off. Thread-safe. */
+void cw_enq_backoff_note(cwork_enqueuer *to, int rc, bool node_failed, const char *node,
+                         int64_t took_ms, const cwork_error *e);
 
 /* True when name must be (re)sent with SADD <p>known_jobs. */
 int cw_enq_known_needs_sadd(cwork_enqueuer *enq, const char *name, int64_t now);
@@ -152,6 +173,22 @@ int cw_enq_forward_unique(cwork_enqueuer *old, const char *name, const cwork_arg
  * one (§27.5). *shard (may be NULL) receives its number. */
 int cw_enq_batch_shard(cwork_enqueuer *enq, const char *id, cwork_enqueuer **to, unsigned *shard,
                        cwork_error *err);
+
+/* One try of an operation on tracked batch (ctx) in shard i's enqueuer: 0 or an error
+ * when the batch is there, CWORK_ENOTFOUND when it is not. */
+typedef int (*cw_enq_batch_try)(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err);
+
+/* After a miss in the shard `tried` (where id routes now, or its old shard during a
+ * grow): try_in on each other shard id routed to at a lower count, newest first
+ * (PROTOCOL §27.5), until one answers other than CWORK_ENOTFOUND, whose answer is
+ * returned. When every one misses: CWORK_ENOTFOUND with err as it was (the first miss's
+ * message, which names the key by today's count). Nothing is tried in an unsharded
+ * namespace. */
+int cw_enq_batch_elsewhere(cwork_enqueuer *enq, const char *id, const cwork_enqueuer *tried,
+                           cw_enq_batch_try try_in, void *ctx, cwork_error *err);
+
+/* A cw_enq_batch_try (ctx: the batch id) that only asks EXISTS <p_i>cwork:batch:<id>. */
+int cw_enq_batch_exists_in(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err);
 
 /* Whether name is in the pinned set the last read found (never in an unsharded
  * namespace). */

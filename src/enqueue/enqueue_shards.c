@@ -356,3 +356,47 @@ int cw_enq_batch_shard(cwork_enqueuer *enq, const char *id, cwork_enqueuer **to,
     cw_buf_free(&key);
     return rc;
 }
+
+int cw_enq_batch_elsewhere(cwork_enqueuer *enq, const char *id, const cwork_enqueuer *tried,
+                           cw_enq_batch_try try_in, void *ctx, cwork_error *err)
+{
+    /* A batch stays in the shard it was opened in, jump(id, c) for the count c then
+     * (PROTOCOL §27.5): one opened before a grow that has ended is there still. Counts
+     * below today's route an id to the same shard or a lower one (jump hashing), so each
+     * shard the id ever went to is asked once, newest first. */
+    unsigned last = CW_SHARDING_MAX;
+    cwork_error first = {0};
+    if (err) first = *err;
+    int rc = CWORK_ENOTFOUND;
+    for (unsigned c = cw_enq_shards_count(enq); c >= 1 && rc == CWORK_ENOTFOUND; c--) {
+        unsigned i = cw_sharding_of(id, strlen(id), c);
+        if (i == last) continue;
+        last = i;
+        cwork_enqueuer *shard = cw_enq_shard(enq, i);
+        if (shard != tried) rc = try_in(shard, i, ctx, err);
+    }
+    if (rc == CWORK_ENOTFOUND && err) *err = first;
+    return rc;
+}
+
+int cw_enq_batch_exists_in(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err)
+{
+    (void)i;
+    const char *id = ctx;
+    cw_buf key;
+    cw_buf_init(&key);
+    cw_key_batch(&shard->keys, &key, id);
+    if (key.oom) {
+        cw_buf_free(&key);
+        return cw_error(err, CWORK_ENOMEM, "out of memory");
+    }
+    const char *argv[] = {"EXISTS", key.data};
+    redisReply *r = NULL;
+    int rc = cw_redis_command(shard->redis, 2, argv, NULL, &r, err);
+    int64_t n = 0;
+    if (rc == 0) rc = cw_reply_int(r, &n, key.data, err);
+    if (rc == 0 && n == 0) rc = CWORK_ENOTFOUND; /* (err untouched: the caller's is kept) */
+    cw_reply_free(r);
+    cw_buf_free(&key);
+    return rc;
+}

@@ -106,32 +106,32 @@ int cwork_batch_open(cwork_enqueuer *enq, cwork_batch_when when, const char *cal
     return rc;
 }
 
-int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err)
+/* batch_seal.lua on the batch in one shard's namespace (shard's keys): 0, CWORK_ENOTFOUND
+ * when it has none there, CWORK_ETYPE for a damaged key, or an error. */
+static int seal_in(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err)
 {
-    if (!enq) return cw_error(err, CWORK_EINVAL, "batch seal: NULL enqueuer");
-    int rc = cw_batch_check_id(batch_id, err);
-    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
-    if (rc) return rc;
-    if ((rc = cw_enq_batch_shard(enq, batch_id, &enq, NULL, err)) != 0) return rc;
+    (void)i;
+    const char *batch_id = ctx;
     cw_buf key, jobs;
     cw_buf_init(&key);
     cw_buf_init(&jobs);
-    cw_key_batch(&enq->keys, &key, batch_id);
-    cw_key_batch_jobs(&enq->keys, &jobs, batch_id);
+    cw_key_batch(&shard->keys, &key, batch_id);
+    cw_key_batch_jobs(&shard->keys, &jobs, batch_id);
     char now[24], ttl[24];
     snprintf(now, sizeof now, "%lld", (long long)cw_now());
     snprintf(ttl, sizeof ttl, "%d", CW_BATCH_TTL_SECONDS);
-    const char *argv[] = {key.data, jobs.data, enq->keys.prefix, now, ttl};
-    size_t lens[] = {key.len, jobs.len, enq->keys.prefix_len, strlen(now), strlen(ttl)};
+    const char *argv[] = {key.data, jobs.data, shard->keys.prefix, now, ttl};
+    size_t lens[] = {key.len, jobs.len, shard->keys.prefix_len, strlen(now), strlen(ttl)};
     cw_conn *c = NULL;
     redisReply *r = NULL;
+    int rc = 0;
     if (key.oom || jobs.oom) rc = cw_error(err, CWORK_ENOMEM, "out of memory");
-    if (rc == 0) rc = cw_redis_checkout(enq->redis, &c, err);
+    if (rc == 0) rc = cw_redis_checkout(shard->redis, &c, err);
     if (rc == 0) {
         cwork_error e2 = {0};
         rc = cw_conn_eval(c, &cw_script_batch_seal, 2, 3, argv, lens, &r, &e2);
         if (rc == 0) rc = cw_conn_wait_replicas(c, &e2);
-        cw_redis_checkin(enq->redis, c);
+        cw_redis_checkin(shard->redis, c);
         const char *nobatch = rc ? strstr(e2.message, "NOBATCH ") : NULL;
         if (nobatch && strstr(nobatch, " is a ")) /* a damaged batch key: nothing written */
             rc = cw_error(err, CWORK_ETYPE, "%s, expected a hash (a batch)", nobatch + 8);
@@ -144,6 +144,19 @@ int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err
     cw_buf_free(&key);
     cw_buf_free(&jobs);
     return rc;
+}
+
+int cwork_batch_seal(cwork_enqueuer *enq, const char *batch_id, cwork_error *err)
+{
+    if (!enq) return cw_error(err, CWORK_EINVAL, "batch seal: NULL enqueuer");
+    int rc = cw_batch_check_id(batch_id, err);
+    if (rc == 0) rc = cw_enq_shards_refresh(enq, err);
+    if (rc) return rc;
+    cwork_enqueuer *to = NULL;
+    if ((rc = cw_enq_batch_shard(enq, batch_id, &to, NULL, err)) != 0) return rc;
+    if ((rc = seal_in(to, 0, (void *)batch_id, err)) != CWORK_ENOTFOUND) return rc;
+    /* opened before a grow that has ended: sealed where it lives (§27.5) */
+    return cw_enq_batch_elsewhere(enq, batch_id, to, seal_in, (void *)batch_id, err);
 }
 
 static int read_fields(const redisReply *all, const char *key, cwork_batch_info *out,
@@ -166,11 +179,18 @@ static int read_fields(const redisReply *all, const char *key, cwork_batch_info 
     return 0;
 }
 
-/* HGETALL and TTL of the batch in one shard's namespace (shard's keys): 0,
+typedef struct read_ctx {
+    const char *batch_id;
+    cwork_batch_info *out;
+} read_ctx;
+
+/* HGETALL and TTL of the batch (ctx) in one shard's namespace (shard's keys): 0,
  * CWORK_ENOTFOUND when it has none there, or an error. */
-static int read_in(cwork_enqueuer *shard, const char *batch_id, cwork_batch_info *out,
-                   cwork_error *err)
+static int read_in(cwork_enqueuer *shard, unsigned i, void *ctx, cwork_error *err)
 {
+    (void)i;
+    const char *batch_id = ((read_ctx *)ctx)->batch_id;
+    cwork_batch_info *out = ((read_ctx *)ctx)->out;
     memset(out, 0, sizeof *out);
     cw_buf key;
     cw_buf_init(&key);
@@ -211,22 +231,9 @@ int cwork_batch_read(cwork_enqueuer *enq, const char *batch_id, cwork_batch_info
     if (rc) return rc;
     cwork_enqueuer *to = NULL;
     if ((rc = cw_enq_batch_shard(enq, batch_id, &to, NULL, err)) != 0) return rc;
-    if ((rc = read_in(to, batch_id, out, err)) != CWORK_ENOTFOUND) return rc;
-    /* A batch stays in the shard it was opened in, jump(id, c) for the count c then
-     * (PROTOCOL §27.5): one opened before a grow that has ended is there still. Counts
-     * below today's route an id to the same shard or a lower one (jump hashing), so each
-     * shard the id ever went to is asked once, newest first; the error kept is the first's,
-     * which names the key in the id's shard by today's count. */
-    unsigned last = CW_SHARDING_MAX;
-    cwork_error first = {0};
-    if (err) first = *err;
-    for (unsigned c = cw_enq_shards_count(enq); c >= 1 && rc == CWORK_ENOTFOUND; c--) {
-        unsigned i = cw_sharding_of(batch_id, 24, c);
-        if (i == last) continue;
-        last = i;
-        cwork_enqueuer *shard = cw_enq_shard(enq, i);
-        if (shard != to) rc = read_in(shard, batch_id, out, err);
-    }
-    if (rc == CWORK_ENOTFOUND && err) *err = first;
-    return rc;
+    read_ctx ctx = {batch_id, out};
+    if ((rc = read_in(to, 0, &ctx, err)) != CWORK_ENOTFOUND) return rc;
+    /* opened before a grow that has ended: read where it lives (§27.5); the error kept
+     * names the key in the id's shard by today's count */
+    return cw_enq_batch_elsewhere(enq, batch_id, to, read_in, &ctx, err);
 }

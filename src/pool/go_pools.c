@@ -27,8 +27,7 @@ static const struct {
                    "never counted, so its batch may never complete"},
 };
 
-/* Whether the comma-joined list holds name. */
-static bool list_has(const char *list, size_t len, const char *name, size_t name_len)
+bool cw_pool_list_has(const char *list, size_t len, const char *name, size_t name_len)
 {
     for (size_t i = 0; i < len;) {
         const char *comma = memchr(list + i, ',', len - i);
@@ -72,7 +71,7 @@ static const char *own_type_using(cwork_pool *p, use_kind kind, const char *name
         bool uses_it = kind == USE_RESULTS ? atomic_load(&t->saw_result)
                        : kind == USE_KEPT  ? t->opts.keep_succeeded > 0
                                            : atomic_load(&t->saw_batch_member);
-        if (uses_it && list_has(names, len, t->name, t->name_len)) return t->name;
+        if (uses_it && cw_pool_list_has(names, len, t->name, t->name_len)) return t->name;
     }
     return NULL;
 }
@@ -88,7 +87,7 @@ static const char *limited_type_in(const redisReply *limits, const char *names, 
         const char *name;
         size_t name_len;
         if (cw_reply_at_str(limits, j, &name, &name_len, "HGETALL", NULL) == 0 &&
-            list_has(names, len, name, name_len) && name_len < cap) {
+            cw_pool_list_has(names, len, name, name_len) && name_len < cap) {
             memcpy(name_out, name, name_len);
             name_out[name_len] = '\0';
             return name_out;

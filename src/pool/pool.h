@@ -301,6 +301,8 @@ int cw_pool_rate_limits_refresh(cwork_pool *p, bool look_for_go_pools, cwork_err
  * only; failures to read are ignored (the next look tries again). */
 void cw_pool_warn_go_pools(cwork_pool *p, cw_conn *c, const redisReply *limits);
 void cw_pool_go_pools_free(cwork_pool *p);
+/* Whether the comma-joined list (a heartbeat's job_names, len bytes) holds name. Pure. */
+bool cw_pool_list_has(const char *list, size_t len, const char *name, size_t name_len);
 #define CW_RATE_LIMIT_REFRESH_MS 1000
 /* Fills limited[] with the indices of the types limited now (ascending); returns how
  * many. limited has room for ntypes. */

@@ -124,6 +124,7 @@ static void nsshards_destroy(cw_nsshards *s)
     cw_free(s->pools);
     cw_free(s->redis);
     cw_free(s->pins);
+    cw_nsshards_go_free(s);
     cw_nsshards_budget_free(s->budget);
     cw_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cond);

@@ -54,6 +54,12 @@ typedef struct cw_nsshards {
     bool follower_started;
     bool follower_stop;        /* guarded by mu */
     cwork_pool *follower_pool; /* the outer pool */
+    unsigned follow_reads;     /* the follower's reads so far (every 5th looks at Go pools) */
+    _Atomic unsigned go_looks; /* how many looks at Go pools are done (tests wait on it) */
+    /* The Go pools warned about (pool_nsshards_go.c) as "<pool id>:<type>:<shard>";
+     * only the follower thread touches them. */
+    char **go_warned;
+    size_t ngo_warned;
 } cw_nsshards;
 
 /* How often a running pool reads the shard record to follow a grow (§27.5). */
@@ -71,6 +77,15 @@ int cw_nsshards_grow(cwork_pool *p, cw_nsshards *s, unsigned count, cwork_error 
 /* Starts / stops and joins the follower thread (stop: no-op when not running). */
 int cw_nsshards_follower_start(cwork_pool *p, cw_nsshards *s, cwork_error *err);
 void cw_nsshards_follower_stop(cw_nsshards *s);
+
+/* pool_nsshards_go.c: warns (once per Go pool, type and shard) about Go pools whose
+ * heartbeat in shard i lists a name of <p>cwork:shard_pinned whose home is another
+ * shard (PROTOCOL §27.4). Best effort: a Redis error skips the look. Follower only. */
+void cw_nsshards_warn_go_pools(cwork_pool *p, cw_nsshards *s);
+/* Frees the list of warnings given. */
+void cw_nsshards_go_free(cw_nsshards *s);
+/* Every how many of the follower's reads it looks for such Go pools. */
+#define CW_NSSHARD_GO_EVERY 5
 
 /* pool_nsshards_move.c: starts the mover (when there are pinned types); 0 or
  * CWORK_ENOMEM. */

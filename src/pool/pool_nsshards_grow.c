@@ -35,7 +35,9 @@ int cw_nsshards_grow(cwork_pool *p, cw_nsshards *s, unsigned count, cwork_error 
     return 0;
 }
 
-/* One read of the record; grows when it says more shards than the pool serves. */
+/* One read of the record; grows when it says more shards than the pool serves; every
+ * CW_NSSHARD_GO_EVERY reads also looks for Go pools running a pinned type away from
+ * its home (pool_nsshards_go.c). */
 static void follow_once(cwork_pool *p, cw_nsshards *s)
 {
     cw_sharding_state st;
@@ -44,6 +46,7 @@ static void follow_once(cwork_pool *p, cw_nsshards *s)
     if (rc == 0 && st.count > s->count) rc = cw_nsshards_grow(p, s, st.count, &err);
     if (rc) /* the next read tries again */
         cw_log(CWORK_LOG_WARN, "pool.shards", "error", err.message, "namespace", p->ns, NULL);
+    if (++s->follow_reads % CW_NSSHARD_GO_EVERY == 0) cw_nsshards_warn_go_pools(p, s);
 }
 
 static void *follower_main(void *arg)

@@ -24,7 +24,9 @@
  *     the live Go pool's in-progress jobs, and once the Go pool dies, the cwork reaper of
  *     that shard puts them back and the cwork pool runs them; every shard ends empty;
  *   - pinned types (§27.2, §27.4): a Go pool listing a rate-limited type in the type's
- *     home shard is warned about (pool.rate_limit.go_pool); a Go pool on another shard
+ *     home shard is warned about (pool.rate_limit.go_pool); Go pools listing a pinned
+ *     type on a shard that is not its home are warned about once each, naming both
+ *     shards (pool.pinned.go_pool), and the one in the home is not; a Go pool on another shard
  *     holding a pinned job in progress keeps it (the mover carries only queued jobs),
  *     jobs a Go enqueuer put there are carried home and run there, and the job the dead
  *     Go pool held is requeued by that shard's reaper, carried home and run. */
@@ -333,6 +335,16 @@ static int logged(const char *needle)
     return found;
 }
 
+static int logged_count(const char *needle)
+{
+    pthread_mutex_lock(&log_mu_);
+    int n = 0;
+    for (const char *at = strstr(log_, needle); at; at = strstr(at + 1, needle))
+        n++;
+    pthread_mutex_unlock(&log_mu_);
+    return n;
+}
+
 /* Pinned types: warnings, the mover and a Go pool's in-progress jobs. */
 static void pinned_types_beside_a_go_pool(void)
 {
@@ -384,6 +396,17 @@ static void pinned_types_beside_a_go_pool(void)
     go_beat(&g, (long long)time(NULL));
     CHECK_INT(go_inprogress(&g, "limited"), 2);
     CHECK_INT(llen("LLEN %s:jobs:limited%s%s", shard_ns_[home], "", ""), 0);
+    /* It lists "limited" away from its home: warned about, naming both shards (a look
+     * at Go pools every CW_NSSHARD_GO_EVERY reads of the record, one a second). */
+    char want_g[320];
+    snprintf(want_g, sizeof want_g,
+             "pool.pinned.go_pool pool_id=%s job_name=limited shard=%s home_shard=%s", g.id,
+             shard_ns_[away], shard_ns_[home]);
+    for (int i = 0; i < 600 && !logged(want_g); i++) {
+        go_beat(&g, (long long)time(NULL));
+        tl_sleep_ms(50);
+    }
+    CHECK(logged(want_g));
     /* It runs one, and dies holding the other: reaped, carried home, run. */
     go_ran_[job_n(held[0])]++;
     go_commit(&g, "limited", held[0]);
@@ -398,8 +421,24 @@ static void pinned_types_beside_a_go_pool(void)
     for (int i = 0; i < 400 && !logged(want); i++)
         tl_sleep_ms(50);
     CHECK(logged(want));
-    printf("  a Go pool listing \"rl\" outside its home shard %s warned about\n",
-           logged(w2.id) ? "was also" : "was not");
+    /* w2 lists "rl" in a shard that is not its home: warned about once, however many
+     * looks; w, in rl's home, only for the rate limit (the first warning above). */
+    char want_w2[320];
+    snprintf(want_w2, sizeof want_w2,
+             "pool.pinned.go_pool pool_id=%s job_name=rl shard=%s home_shard=%s", w2.id, w2.ns,
+             shard_ns_[rl_home]);
+    for (int i = 0; i < 600 && !logged(want_w2); i++)
+        tl_sleep_ms(50);
+    CHECK(logged(want_w2));
+    unsigned looks = atomic_load(&p->nsshards->go_looks);
+    for (int i = 0; i < 600 && atomic_load(&p->nsshards->go_looks) < looks + 2; i++)
+        tl_sleep_ms(50);
+    CHECK(atomic_load(&p->nsshards->go_looks) >= looks + 2);
+    CHECK_INT(logged_count(want_w2), 1);
+    CHECK_INT(logged_count(want_g), 1);
+    char not_w[160];
+    snprintf(not_w, sizeof not_w, "pool.pinned.go_pool pool_id=%s", w.id);
+    CHECK(!logged(not_w));
 
     CHECK_INT(cwork_pool_drain(p, 20000, &err), 0);
     CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);

@@ -66,8 +66,10 @@ size_t cw_fetch_ahead(const cw_dispatch_state *st, const cw_dispatch_view *v,
     if (v->running_long >= v->nexecutors || v->finished < v->nexecutors) return 0;
     uint64_t executors = v->nexecutors - v->running_long;
     uint64_t avg = v->handler_avg_us > 1 ? (uint64_t)v->handler_avg_us : 1;
+    if (executors > UINT16_MAX || (uint64_t)v->round_trip_us > UINT32_MAX ||
+        tu->ahead_round_trips > UINT8_MAX)
+        return tu->ahead_max; /* a product past 2^56 (absurd tunables): the cap answers */
     uint64_t rt = (uint64_t)v->round_trip_us * tu->ahead_round_trips;
-    if (executors > UINT32_MAX || rt > UINT32_MAX) return tu->ahead_max;
     uint64_t n = (executors * rt + avg / 2) / avg;
     return n < tu->ahead_max ? (size_t)n : tu->ahead_max;
 }
@@ -124,14 +126,16 @@ cw_decision cw_dispatch_decide(cw_dispatch_state *st, const cw_dispatch_view *v,
     }
 
     /* 4. Jobs fetched ahead that wait behind runs far longer than the average go back
-     * to their queues; until then, look again when they will have waited that long. */
+     * to their queues, at once when the pool stops; until then, look again when they
+     * will have waited that long. */
     size_t held = v->done + v->ready;
     size_t running = v->in_flight > held ? v->in_flight - held : 0;
-    if (v->ready > 0 && running >= v->nexecutors && !v->stopping && !st->reclaim &&
+    if (v->returnable > 0 && running >= v->nexecutors && !st->reclaim &&
         st->backoff != CW_BACKOFF_ERROR) {
+        int64_t long_us = cw_long_run_us(v->handler_avg_us, v->round_trip_us, tu);
         int64_t back_at =
-            v->ready_since_us + cw_long_run_us(v->handler_avg_us, v->round_trip_us, tu);
-        if (v->now_us >= back_at) {
+            v->ready_since_us > INT64_MAX - long_us ? INT64_MAX : v->ready_since_us + long_us;
+        if (v->stopping || v->now_us >= back_at) {
             d.what = CW_DO_GIVE_BACK;
             return d;
         }
@@ -226,9 +230,9 @@ void cw_dispatch_after(cw_dispatch_state *st, const cw_round_trip_result *r, int
         st->reclaim = !(r->ok && r->complete);
     if (r->fetch) st->backlog = r->ok && r->got >= r->fetch;
     if (r->gave_back) {
-        st->backlog = false; /* not ahead again until a fetch finds a backlog */
-        st->reclaim = !r->ok;
-        if (!r->ok) { /* the outcome is unknown: a reclaim, after a failure's backoff */
+        st->backlog = false;                /* not ahead again until a fetch finds a backlog */
+        st->reclaim = !r->ok && r->got > 0; /* jobs sent, outcome unknown: a reclaim */
+        if (!r->ok) {                       /* after a failure's backoff */
             st->commit_error_ms =
                 grow(st->commit_error_ms, tu->commit_error_first_ms, 10, tu->commit_error_max_ms);
             back_off(st, CW_BACKOFF_ERROR, st->commit_error_ms, now_us);

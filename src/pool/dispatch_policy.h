@@ -20,14 +20,15 @@
  *   4. A fetch takes at most as many jobs as executors are free (not running, not
  *      promised a ready task), plus — while the queues have a backlog (the last fetch
  *      got all it asked for) — as many as its executors finish during a few round trips
- *      (cw_fetch_ahead, at most ahead_max): a pool never holds a job that waits for an
- *      executor longer than a few round trips, about what a job fetched on demand waits
- *      for its fetch anyway. When every executor is held by a run and the oldest ready
- *      task has waited cw_long_run_us, the ready tasks go back to their queues, where
- *      another pool can run them (give_back.c), and nothing is fetched ahead until a
- *      fetch finds a backlog again. In a sharded namespace's pool, nor more than the
- *      shared budget allows (v->budget); a dispatcher held back by it waits to be woken
- *      (or budget_recheck_us).
+ *      (cw_fetch_ahead, at most ahead_max), which their executors usually start within
+ *      those round trips. When every executor is held by a run and the oldest ready
+ *      task has waited cw_long_run_us (or at once when the pool stops), the ready tasks
+ *      that may go back (v->returnable: not unique, not cancelled, not kept by an
+ *      earlier give-back) go back to their queues, where another pool can run them
+ *      (give_back.c), and nothing is fetched ahead until a fetch finds a backlog again.
+ *      In a sharded namespace's pool, nor more than the shared budget allows
+ *      (v->budget); a dispatcher held back by it waits to be woken (or
+ *      budget_recheck_us).
  *   5. Batching for short handlers: while a fetched batch is still being drained, wait
  *      (up to gather_max_us) instead of fetching a few more jobs, and when only busy
  *      executors remain, spin briefly for their finish; a round trip costs Redis far
@@ -106,6 +107,9 @@ typedef struct cw_dispatch_view {
     int64_t handler_avg_us; /* moving average of handler run time */
     int64_t round_trip_us;  /* moving average of a round trip's exchange (0: none yet) */
     size_t finished;        /* handlers the shard has run to the end, ever */
+    /* With every executor running: the ready tasks that may go back to their queues
+     * (not unique, not cancelled, not kept by an earlier give-back); else 0. */
+    size_t returnable;
     /* Executors running one job for longer than cw_long_run_us: they finish nothing
      * soon, so jobs fetched ahead count on the others only. */
     size_t running_long;

@@ -260,6 +260,16 @@ static void count_committed(cwork_pool *p, cw_task *list, const cw_commit_args *
 
 /* ---------------------------------------------------------------- the shard */
 
+/* Whether a ready task may go back to its queue: not a unique job (its guard went at
+ * the fetch, PROTOCOL §4.3: back in the queue without it, a second copy could be
+ * enqueued, and upstream's ByKey placeholder would lose its replacement's args), not
+ * asked to stop (a cancel: it is not to run anywhere), not kept by an earlier give-back. */
+static bool may_give_back(const cw_task *t)
+{
+    return t->job && !t->job->unique && !t->no_give_back &&
+           atomic_load(&t->stop_reason) == CWORK_STOP_NONE;
+}
+
 /* What the policy looks at (caller holds mu); consumes the wake-up flag. */
 static cw_dispatch_view shard_view(cw_shard *sh)
 {
@@ -281,6 +291,10 @@ static cw_dispatch_view shard_view(cw_shard *sh)
         .finished = atomic_load_explicit(&sh->done_seq, memory_order_relaxed),
     };
     sh->wakeup = false;
+    /* Ready tasks while every executor runs: how many could go back (rule 4). */
+    if (v.ready && v.in_flight >= v.done + v.ready + v.nexecutors)
+        for (cw_task *t = sh->ready.head; t; t = t->next)
+            v.returnable += may_give_back(t);
     /* Only fetching ahead needs the executors' long runs; ten reads under mu. */
     if (sh->state.backlog && p->tuning.ahead_max) {
         int64_t long_us = cw_long_run_us(v.handler_avg_us, v.round_trip_us, &p->tuning);
@@ -465,10 +479,27 @@ static void settle(cw_shard *sh, cw_task_queue *fetched, bool committed)
     }
 }
 
-/* Gives the ready tasks back to their queues (caller holds mu, released meanwhile):
- * every executor is held by a run far longer than the average (rule 4). The round-trip
- * lock is held shared while the tasks are in neither the shard nor a queue, so that no
- * reclaim takes their entries up meanwhile. */
+/* Moves the ready tasks that may go back to `back` (caller holds mu); the others stay
+ * in their order. */
+static void take_for_give_back(cw_shard *sh, cw_task_queue *back)
+{
+    cw_mutex_assert_held(&sh->mu);
+    cw_task *t = sh->ready.head;
+    sh->ready.head = sh->ready.tail = NULL;
+    sh->ready.len = 0;
+    while (t) {
+        cw_task *next = t->next;
+        t->next = NULL;
+        cw_tq_push(may_give_back(t) ? back : &sh->ready, t);
+        t = next;
+    }
+}
+
+/* Gives ready tasks back to their queues (caller holds mu, released meanwhile): every
+ * executor is held by a run far longer than the average, or the pool stops (rule 4).
+ * The round-trip lock is held shared while the tasks are in neither the shard nor a
+ * queue, so that no reclaim takes their entries up meanwhile; `fetching` counts them, so
+ * that a drain or the lease does not take the shard for quiet. */
 static void give_back(cw_shard *sh, cw_conn **cp)
 {
     cw_mutex_assert_held(&sh->mu);
@@ -483,21 +514,26 @@ static void give_back(cw_shard *sh, cw_conn **cp)
     if (locked) {
         pthread_rwlock_rdlock(&p->fetch_lock);
         cw_mutex_lock(&sh->mu);
-        back = sh->ready; /* what the executors have not taken since the decision */
-        sh->ready.head = sh->ready.tail = NULL;
-        sh->ready.len = 0;
-        cw_mutex_unlock(&sh->mu);
+        take_for_give_back(sh, &back); /* what the executors have not taken meanwhile */
         taken = back.len;
+        sh->fetching += taken;
+        cw_mutex_unlock(&sh->mu);
         rc = cw_give_back(p, *cp, &back, &kept, &moved, &err);
         if (rc) free_fetched(&back); /* the outcome is unknown: a reclaim takes up the rest */
     }
     if (rc) cw_log(CWORK_LOG_ERROR, "worker.give_back", "error", err.message, NULL);
     keep_conn(p, cp);
+    /* Fenced meanwhile: what it kept is not run; its entries stay for a reaper, or for
+     * the lease's reclaim once renewed (lease.c), as for a fetch read after a freeze. */
+    if (kept.len && cw_lease_lost(p)) free_fetched(&kept);
     cw_mutex_lock(&sh->mu);
-    CW_ASSERT(sh->in_flight >= taken);
+    CW_ASSERT(sh->in_flight >= taken && sh->fetching >= taken);
+    sh->fetching -= taken;
     sh->in_flight -= taken - kept.len;
-    for (cw_task *t = kept.head; t;) { /* still this pool's: they run here */
+    int64_t now = cw_monotonic_us();
+    for (cw_task *t = kept.head; t;) { /* still this pool's: they run (or die) here */
         cw_task *next = t->next;
+        t->delivered_us = now;
         cw_tq_push(&sh->ready, t);
         t = next;
     }
@@ -507,11 +543,11 @@ static void give_back(cw_shard *sh, cw_conn **cp)
         snprintf(n, sizeof n, "%zu", moved);
         cw_log(CWORK_LOG_INFO, "worker.give_back", "jobs", n, "message",
                "jobs fetched ahead went back to their queues: every executor is held by a "
-               "handler far longer than the average",
+               "handler far longer than the average, or the pool stops",
                NULL);
     }
-    cw_round_trip_result res = {.ok = rc == 0, .gave_back = true};
-    cw_dispatch_after(&sh->state, &res, cw_monotonic_us(), &p->tuning, p->opts.idle_backoff_max_ms);
+    cw_round_trip_result res = {.ok = rc == 0, .gave_back = true, .got = taken};
+    cw_dispatch_after(&sh->state, &res, now, &p->tuning, p->opts.idle_backoff_max_ms);
     if (taken > kept.len && atomic_load(&p->stopping)) {
         cw_mutex_unlock(&sh->mu); /* pool->mu comes before a shard's */
         cw_pool_notify_idle(p);
@@ -573,7 +609,9 @@ static void round_trip(cw_shard *sh, cw_conn **cp, cw_cycle_call *call, size_t *
     cw_commit_args_free(&ca);
     cw_mutex_lock(&sh->mu);
     CW_ASSERT(sh->pending == pending && sh->npending == npending);
-    if (rc == 0) sh->round_trip_us += (took_us - sh->round_trip_us) / 8;
+    if (rc == 0) /* the first sample seeds the average: from 0 it would take 8 to count */
+        sh->round_trip_us =
+            sh->round_trip_us ? sh->round_trip_us + (took_us - sh->round_trip_us) / 8 : took_us;
     settle(sh, &fetched, committed);
     if (locked) pthread_rwlock_unlock(&p->fetch_lock);
     cw_round_trip_result res = {.ok = rc == 0,

@@ -226,7 +226,11 @@ void *cw_executor_main(void *arg)
         t->handler_type = type;
         t->took_us = took_us;
         cw_mutex_lock(&s->mu);
-        s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
+        /* The first sample seeds the average (from 0 it would say "short" for long). */
+        if (atomic_load_explicit(&s->done_seq, memory_order_relaxed) == 0)
+            s->handler_avg_us = took_us;
+        else
+            s->handler_avg_us += (took_us - s->handler_avg_us) / 8;
         int overrun = t->run.deadline_ms && end > t->run.deadline_ms && !t->overrun_logged;
         t->overrun_logged |= overrun;
         CW_ASSERT(ex->current == t);

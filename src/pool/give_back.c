@@ -6,6 +6,8 @@
 #include "log.h"
 #include "scripts.h"
 
+#include <stdatomic.h>
+
 #define GIVE_BACK "give-back script"
 
 /* Positions (1-based among the call's jobs) listed in element `at` of reply r, marked
@@ -42,10 +44,12 @@ static void log_errors(const redisReply *r)
 
 /* The call's keys and arguments, by type in the pool's order; order[] gets the tasks in
  * the order of their bytes in ARGV. */
-static void build_call(cwork_pool *p, cw_task *tasks, cw_argv *keys, cw_argv *args, cw_task **order)
+static void build_call(cwork_pool *p, cw_task *tasks, cw_argv *keys, cw_argv *args, cw_task **order,
+                       const cw_buf *cancelled, const cw_buf *channel)
 {
     size_t at = 0;
     cw_argv_add_str(args, p->id);
+    cw_argv_add(args, channel->data, p->opts.no_wakeups ? 0 : channel->len);
     for (size_t ti = 0; ti < p->ntypes; ti++) {
         const cw_job_type *type = &p->types[ti];
         size_t count = 0;
@@ -56,6 +60,7 @@ static void build_call(cwork_pool *p, cw_task *tasks, cw_argv *keys, cw_argv *ar
                                              CW_CYCLE_LOCK_INFO};
         for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++)
             cw_argv_add_ref(keys, type->keys[kinds[k]], type->key_lens[kinds[k]]);
+        cw_argv_add_ref(args, type->name, type->name_len);
         cw_argv_add_int(args, (int64_t)count);
         for (cw_task *t = tasks; t; t = t->next)
             if (t->type == type) {
@@ -63,6 +68,28 @@ static void build_call(cwork_pool *p, cw_task *tasks, cw_argv *keys, cw_argv *ar
                 order[at++] = t;
             }
     }
+    cw_argv_add_ref(keys, cancelled->data, cancelled->len);
+}
+
+/* Every task leaves `back` by its mark: 0 given back and 1 not found are freed; 2 kept
+ * and 3 cancelled go to `kept`, never to be offered again (a damaged queue stays
+ * damaged); a cancelled one does not run (executor.c) and its commit sends it to dead. */
+static void sort_out(cw_task **order, const unsigned char *marks, size_t n, cw_task_queue *back,
+                     cw_task_queue *kept)
+{
+    for (size_t i = 0; i < n; i++) {
+        CW_ASSERT(order[i] != NULL); /* every task of `back` has a known type */
+        if (marks[i] < 2) {
+            cw_task_free(order[i]);
+            continue;
+        }
+        order[i]->no_give_back = 1;
+        if (marks[i] == 3) atomic_store(&order[i]->stop_reason, (int)CWORK_STOP_CANCELLED);
+        order[i]->next = NULL;
+        cw_tq_push(kept, order[i]);
+    }
+    back->head = back->tail = NULL;
+    back->len = 0;
 }
 
 int cw_give_back(cwork_pool *p, cw_conn *c, cw_task_queue *back, cw_task_queue *kept, size_t *moved,
@@ -72,13 +99,20 @@ int cw_give_back(cwork_pool *p, cw_conn *c, cw_task_queue *back, cw_task_queue *
     *moved = 0;
     if (!n) return 0;
     cw_task **order = cw_calloc(n, sizeof *order);
-    unsigned char *marks = cw_calloc(n, 1); /* 0 moved, 1 not found, 2 kept */
+    unsigned char *marks = cw_calloc(n, 1); /* 0 moved, 1 not found, 2 kept, 3 cancelled */
     cw_argv keys, args;
     cw_argv_init(&keys);
     cw_argv_init(&args);
-    int rc = order && marks ? 0 : cw_error(err, CWORK_ENOMEM, "out of memory");
+    cw_buf cancelled, channel;
+    cw_buf_init(&cancelled);
+    cw_buf_init(&channel);
+    cw_key_cancelled(&p->keys, &cancelled);
+    cw_key_wakeup_channel(&p->keys, &channel);
+    int rc = order && marks && !cancelled.oom && !channel.oom
+                 ? 0
+                 : cw_error(err, CWORK_ENOMEM, "out of memory");
     if (rc == 0) {
-        build_call(p, back->head, &keys, &args, order);
+        build_call(p, back->head, &keys, &args, order, &cancelled, &channel);
         cw_argv_add_refs(&keys, &args); /* KEYS, then ARGV */
         rc = cw_argv_check(&args, err);
         if (rc == 0) rc = cw_argv_check(&keys, err);
@@ -89,29 +123,21 @@ int cw_give_back(cwork_pool *p, cw_conn *c, cw_task_queue *back, cw_task_queue *
                           keys.lens, &r, err);
     size_t len = 0;
     int64_t count = 0;
-    if (rc == 0 && (rc = cw_reply_array(r, 4, &len, GIVE_BACK, err)) == 0 &&
+    if (rc == 0 && (rc = cw_reply_array(r, 5, &len, GIVE_BACK, err)) == 0 &&
         (rc = cw_reply_at_int(r, 0, &count, GIVE_BACK, err)) == 0 &&
-        (rc = read_positions(r, 1, marks, n, 1, err)) == 0)
-        rc = read_positions(r, 2, marks, n, 2, err);
+        (rc = read_positions(r, 1, marks, n, 1, err)) == 0 &&
+        (rc = read_positions(r, 2, marks, n, 2, err)) == 0)
+        rc = read_positions(r, 4, marks, n, 3, err);
     if (rc == 0) {
         log_errors(r);
-        /* Every task leaves `back`: the kept ones to `kept`, the others are freed. */
-        for (size_t i = 0; i < n; i++) {
-            CW_ASSERT(order[i] != NULL); /* every task of `back` has a known type */
-            if (marks[i] == 2) {
-                order[i]->next = NULL;
-                cw_tq_push(kept, order[i]);
-            } else {
-                cw_task_free(order[i]);
-            }
-        }
-        back->head = back->tail = NULL;
-        back->len = 0;
+        sort_out(order, marks, n, back, kept);
         *moved = (size_t)count;
     }
     cw_reply_free(r);
     cw_argv_free(&keys);
     cw_argv_free(&args);
+    cw_buf_free(&cancelled);
+    cw_buf_free(&channel);
     cw_free(order);
     cw_free(marks);
     return rc;

@@ -85,6 +85,7 @@ typedef struct cw_task {
     int64_t started_ms; /* wall clock at handler start, for overrun warnings */
     int overrun_logged;
     int commit_unsure; /* an earlier commit of it got no reply: it may have gone through */
+    int no_give_back;  /* a give-back kept it (give_back.c): it runs, or dies, here */
     cw_run run;
     /* "Stop this job" (job_stop.c): why it was asked to stop (a cwork_stop_reason, set
      * once, read without a lock), and the pipe cwork_job_stop_fd hands out (-1 until

@@ -163,27 +163,32 @@ static void jobs_fetched_ahead_go_back_when_every_executor_is_held(void)
     cw_dispatch_view v = idle_view();
     v.handler_avg_us = 1000, v.round_trip_us = 250, v.sleeping = 0, v.finished = 100;
     /* Ten running, ten fetched ahead (10 × 4 × 250 µs / 1 ms): nothing more to fetch. */
-    v.in_flight = 20, v.ready = 10, v.ready_since_us = v.now_us - 100;
+    v.in_flight = 20, v.ready = 10, v.ready_since_us = v.now_us - 100, v.returnable = 10;
     cw_decision d = decide(&st, v);
     CHECK_INT(d.what, CW_DO_WAIT);
     CHECK_INT(d.until_us, v.ready_since_us + 8000);
     v.now_us = v.ready_since_us + 8000;
     CHECK_INT(decide(&st, v).what, CW_DO_GIVE_BACK);
-    /* Not while an executor is free to take them, nor when stopping, nor before a
-     * pending reclaim. */
-    v.in_flight = 19;
+    /* Not when none may go back (unique, cancelled, kept), nor before a pending
+     * reclaim; at once when the pool stops. */
+    v.returnable = 0;
     CHECK(decide(&st, v).what != CW_DO_GIVE_BACK);
-    v.in_flight = 20, v.stopping = true;
-    CHECK(decide(&st, v).what != CW_DO_GIVE_BACK);
-    v.stopping = false, st.no_more_tasks = false, st.reclaim = true;
+    v.returnable = 10, st.reclaim = true;
     CHECK_INT(decide(&st, v).what, CW_DO_RECLAIM);
-    st.reclaim = false;
+    st.reclaim = false, v.now_us = v.ready_since_us + 10, v.stopping = true;
+    CHECK_INT(decide(&st, v).what, CW_DO_GIVE_BACK);
+    v.stopping = false, st.no_more_tasks = false, v.now_us = v.ready_since_us + 8000;
     /* Given back: no more ahead until a fetch finds a backlog again. */
     after(&st, (cw_round_trip_result){.ok = true, .gave_back = true}, v.now_us);
     CHECK(!st.backlog && !st.reclaim);
     CHECK_INT(st.backoff, CW_BACKOFF_NONE);
-    /* Failed: what moved is unknown — a reclaim, after an error backoff. */
+    /* Failed before sending anything: a backoff, no reclaim. */
     after(&st, (cw_round_trip_result){.ok = false, .gave_back = true}, v.now_us);
+    CHECK(!st.reclaim);
+    CHECK_INT(st.backoff, CW_BACKOFF_ERROR);
+    st.backoff = CW_BACKOFF_NONE, st.commit_error_ms = 0;
+    /* Failed with jobs sent: what moved is unknown — a reclaim, after an error backoff. */
+    after(&st, (cw_round_trip_result){.ok = false, .gave_back = true, .got = 10}, v.now_us);
     CHECK(st.reclaim);
     CHECK_INT(st.backoff, CW_BACKOFF_ERROR);
     CHECK_INT(st.backoff_until_us, v.now_us + tu_.commit_error_first_ms * 1000);

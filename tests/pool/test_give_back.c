@@ -31,7 +31,7 @@ static void seed(void)
 /* Calls the script for a1 a2 a3 (oldest first) of a and b1 of b; returns the reply. */
 static redisReply *give_back(void)
 {
-    char k[8][128];
+    char k[9][128];
     const char *names[] = {"a", "b"};
     for (int i = 0; i < 2; i++) {
         snprintf(k[4 * i], sizeof k[0], "%s:jobs:%s:pool1:inprogress", ns_, names[i]);
@@ -39,9 +39,12 @@ static redisReply *give_back(void)
         snprintf(k[4 * i + 2], sizeof k[0], "%s:jobs:%s:lock", ns_, names[i]);
         snprintf(k[4 * i + 3], sizeof k[0], "%s:jobs:%s:lock_info", ns_, names[i]);
     }
+    snprintf(k[8], sizeof k[8], "%s:cwork:cancelled", ns_);
+    /* KEYS: four per name and the cancel marks; ARGV: pool, no wake-up channel, then
+     * per name: the name, the count, the jobs oldest first. */
     const char *argv[] = {"EVAL",
                           cw_script_give_back.body,
-                          "8",
+                          "9",
                           k[0],
                           k[1],
                           k[2],
@@ -50,11 +53,15 @@ static redisReply *give_back(void)
                           k[5],
                           k[6],
                           k[7],
+                          k[8],
                           "pool1",
+                          "",
+                          "a",
                           "3",
                           JOB("a", "a1"),
                           JOB("a", "a2"),
                           JOB("a", "a3"),
+                          "b",
                           "1",
                           JOB("b", "b1")};
     size_t n = sizeof argv / sizeof *argv, lens[sizeof argv / sizeof *argv];
@@ -70,7 +77,7 @@ static void check_reply(redisReply *r, long long moved, const char *missing, con
                         const char *error_prefix)
 {
     CHECK_INT(r->type, REDIS_REPLY_ARRAY);
-    CHECK_INT(r->elements, 4);
+    CHECK_INT(r->elements, 5);
     CHECK_INT(r->element[0]->integer, moved);
     char got[64] = "";
     for (size_t i = 0; i < r->element[1]->elements; i++)
@@ -176,6 +183,30 @@ static void a_counter_that_cannot_move_is_reported(void)
                                                               "%s:jobs:b:lock_info hash pool1=0\n");
 }
 
+/* A job an operator cancelled stays in progress (the pool commits it to dead), and is
+ * reported apart; the mark stays for that commit. */
+static void a_cancelled_job_stays_in_progress(void)
+{
+    seed();
+    tl_do(rc_, "HSET %s:cwork:cancelled a2 1700000000", ns_);
+    redisReply *r = give_back();
+    CHECK_INT(r->elements, 5);
+    CHECK_INT(r->element[4]->elements, 1);
+    CHECK_INT(r->element[4]->element[0]->integer, 2); /* a2: the second job */
+    check_reply(r, 3, "", "", NULL);
+    check_ns("%s:cwork:cancelled hash a2=1700000000\n"
+             "%s:jobs:a list " JOB("a", "a0") " | " JOB("a", "a3") " | " JOB(
+                 "a", "a1") "\n"
+                            "%s:jobs:a:lock string 2\n"
+                            "%s:jobs:a:lock_info hash pool1=2\n"
+                            "%s:jobs:a:pool1:inprogress list " JOB("a", "a2") " | " JOB(
+                                "a", "a4") "\n"
+                                           "%s:jobs:b list " JOB(
+                                               "b", "b1") "\n"
+                                                          "%s:jobs:b:lock string 0\n"
+                                                          "%s:jobs:b:lock_info hash pool1=0\n");
+}
+
 int main(void)
 {
     rc_ = tl_redis_connect();
@@ -183,6 +214,7 @@ int main(void)
     RUN(a_job_a_reaper_took_is_left_alone);
     RUN(a_queue_that_cannot_take_them_keeps_them_in_progress);
     RUN(a_counter_that_cannot_move_is_reported);
+    RUN(a_cancelled_job_stays_in_progress);
     redisFree(rc_);
     return tl_finish();
 }

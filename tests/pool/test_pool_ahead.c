@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #define MAX_JOBS 4000
 
@@ -22,11 +23,14 @@ static atomic_bool gate_open_;
 static pthread_mutex_t log_mu_ = PTHREAD_MUTEX_INITIALIZER;
 static char given_back_[64]; /* the jobs field of the last worker.give_back */
 
+static atomic_int warns_; /* worker.give_back warnings: a write that failed */
+
 static void logger(void *ud, cwork_log_level level, const char *msg, const cwork_log_field *f,
                    size_t n)
 {
-    (void)ud, (void)level;
+    (void)ud;
     if (strcmp(msg, "worker.give_back") != 0) return;
+    if (level == CWORK_LOG_WARN) atomic_fetch_add(&warns_, 1);
     pthread_mutex_lock(&log_mu_);
     for (size_t i = 0; i < n; i++)
         if (!strcmp(f[i].key, "jobs")) snprintf(given_back_, sizeof given_back_, "%s", f[i].value);
@@ -63,6 +67,7 @@ static void reset(void)
         atomic_store(&runs_[i], 0);
     atomic_store(&done_, 0);
     atomic_store(&gate_open_, false);
+    atomic_store(&warns_, 0);
     given_back_[0] = 0;
 }
 
@@ -199,11 +204,183 @@ static void jobs_fetched_ahead_go_back_when_every_executor_is_held(void)
     stop_and_check(p, 332);
 }
 
+/* A pool of two executors held by two gated jobs, with short jobs 302–331 behind them
+ * in the queue, some of them fetched ahead (polled for): "far longer" is
+ * long_run_factor times a round trip, so that the test acts before any give-back. */
+static cwork_pool *hold_ahead(unsigned long_run_factor, char *inprogress, size_t size)
+{
+    reset();
+    cw_pool_tuning t;
+    cw_pool_tuning_init(&t);
+    t.ahead_max = 20;
+    t.long_run_factor = long_run_factor;
+    cwork_pool *p = pool_with(2, &t);
+    snprintf(inprogress, size, "%s:jobs:t:%s:inprogress", ns_, cwork_pool_id(p));
+    push_jobs(0, 300, 0, 0);
+    wait_done(300, 60000);
+    cwork_set_logger(logger, NULL, CWORK_LOG_INFO);
+    push_jobs(300, 32, 0, 2);
+    long long held = 0;
+    for (long long end = tl_now_ms() + 60000; held <= 2 && tl_now_ms() < end; tl_sleep_ms(1))
+        held = llen(inprogress);
+    if (held <= 2) tl_fail(__FILE__, __LINE__, "nothing fetched ahead (%lld held)", held);
+    return p;
+}
+
+/* The whole namespace after a run where job `id` was cancelled and the rest ran: 332
+ * processed, one failed, that job in dead as cancelled; then only the type's counters. */
+static void check_after_cancel(const char *id)
+{
+    char want_id[48];
+    snprintf(want_id, sizeof want_id, "\"id\":\"%s\"", id);
+    redisReply *r = tl_cmd(rc_, "ZRANGE %s:dead 0 -1", ns_);
+    CHECK(r->elements == 1 && strstr(r->element[0]->str, want_id) &&
+          strstr(r->element[0]->str, "\"err\":\"cancelled\""));
+    freeReplyObject(r);
+    tl_do(rc_, "DEL %s:dead", ns_);
+    tl_take_stat_days(rc_, ns_, 332, 1);
+    CHECK_INT(take_failure_histories(), 1); /* its "cancelled" */
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:jobs:t:lock string 0\n%s:jobs:t:max_concurrency string 0\n"
+             "%s:known_jobs set t\n",
+             ns_, ns_, ns_);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+}
+
+/* A job held ahead and cancelled is never given back, never runs, and ends in dead —
+ * whether the cancel reaches the pool before the give-back (the task is stopped) or
+ * during it (the script sees the mark). */
+static void a_cancelled_job_held_ahead_never_runs(void)
+{
+    char inprogress[160];
+    cwork_pool *p = hold_ahead(4000, inprogress, sizeof inprogress);
+    redisReply *r = tl_cmd(rc_, "LRANGE %s 0 -1", inprogress);
+    char id[32] = "";
+    for (size_t i = 0; i < r->elements && !id[0]; i++) /* a short one held ahead */
+        if (!strstr(r->element[i]->str, "\"us\":-1")) {
+            const char *at = strstr(r->element[i]->str, "\"id\":\"job");
+            if (at) snprintf(id, sizeof id, "%.6s", at + 6);
+        }
+    freeReplyObject(r);
+    CHECK(id[0] != 0);
+    cwork_client *client = cwork_client_new(redis_, ns_, NULL);
+    cwork_error err = {0};
+    if (cwork_client_cancel(client, id, NULL, &err) != 0)
+        tl_fail(__FILE__, __LINE__, "cancel %s: %s", id, err.message);
+    cwork_client_free(client);
+    for (long long end = tl_now_ms() + 60000; !given_back() && tl_now_ms() < end;)
+        tl_sleep_ms(5);
+    CHECK(given_back() > 0);
+    r = tl_cmd(rc_, "LRANGE %s:jobs:t 0 -1", ns_);
+    for (size_t i = 0; i < r->elements; i++)
+        CHECK(!strstr(r->element[i]->str, id));
+    freeReplyObject(r);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    atomic_store(&gate_open_, true);
+    wait_done(331, 60000);
+    CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
+    int n = atoi(id + 3);
+    CHECK_INT(atomic_load(&runs_[n]), 0);
+    for (int i = 0; i < 332; i++)
+        if (i != n && atomic_load(&runs_[i]) != 1)
+            tl_fail(__FILE__, __LINE__, "job %d ran %d times", i, atomic_load(&runs_[i]));
+    cwork_pool_free(p);
+    check_after_cancel(id);
+    tl_ns_delete(rc_, ns_);
+}
+
+/* A job its queue cannot take (the queue key damaged while jobs are held ahead) stays
+ * in progress and runs here: each is offered once, never again (a damaged key stays
+ * damaged: no give-back loop), and every job runs exactly once. */
+static void jobs_their_queue_cannot_take_run_here_once(void)
+{
+    char inprogress[160];
+    cwork_pool *p = hold_ahead(400, inprogress, sizeof inprogress);
+    tl_do(rc_, "DEL %s:jobs:t", ns_);
+    tl_do(rc_, "SET %s:jobs:t damaged", ns_);
+    for (long long end = tl_now_ms() + 60000; !atomic_load(&warns_) && tl_now_ms() < end;)
+        tl_sleep_ms(5);
+    int warned = atomic_load(&warns_);
+    if (warned < 1 || warned > 20) tl_fail(__FILE__, __LINE__, "%d give-back errors", warned);
+    /* Long enough for many more give-backs, were the kept jobs offered again: the long
+     * run's time is 400 × the round trip (the pool's, read back from its own polls). */
+    long long held = llen(inprogress);
+    tl_sleep_ms(500);
+    CHECK_INT(atomic_load(&warns_), warned);
+    CHECK_INT(llen(inprogress), held);
+    tl_do(rc_, "DEL %s:jobs:t", ns_); /* repaired: nothing was in it but this pool's */
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    atomic_store(&gate_open_, true);
+    /* The kept ones and the two gated ones run here; the rest never left the queue
+     * before it was damaged, and went with the repair. */
+    wait_done(300 + (int)held, 60000);
+    cwork_error err = {0};
+    CHECK_INT(cwork_pool_stop(p, 10000, &err), 0);
+    for (int i = 0; i < 332; i++)
+        if (atomic_load(&runs_[i]) > 1)
+            tl_fail(__FILE__, __LINE__, "job %d ran %d times", i, atomic_load(&runs_[i]));
+    cwork_pool_free(p);
+    tl_take_stat_days(rc_, ns_, 300 + held, 0);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:jobs:t:lock string 0\n%s:jobs:t:max_concurrency string 0\n"
+             "%s:known_jobs set t\n",
+             ns_, ns_, ns_);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+}
+
+static void *stop_thread(void *arg)
+{
+    cwork_error err = {0};
+    return (void *)(intptr_t)cwork_pool_stop(arg, 60000, &err);
+}
+
+/* A stop gives the jobs held ahead back at once while every executor runs (it does not
+ * start them, nor leave them to a reaper when the grace runs out). */
+static void a_stop_gives_jobs_held_ahead_back_at_once(void)
+{
+    char inprogress[160];
+    cwork_pool *p = hold_ahead(4000, inprogress, sizeof inprogress);
+    pthread_t th;
+    CHECK_INT(pthread_create(&th, NULL, stop_thread, p), 0);
+    CHECK_INT(wait_for_int(30, 30000, "LLEN %s:jobs:%s", "t"), 30);
+    CHECK_INT(llen(inprogress), 2);
+    for (int i = 302; i < 332; i++)
+        CHECK_INT(atomic_load(&runs_[i]), 0);
+    cwork_set_logger(NULL, NULL, CWORK_LOG_ERROR);
+    atomic_store(&gate_open_, true);
+    void *rc = NULL;
+    pthread_join(th, &rc);
+    CHECK_INT((int)(intptr_t)rc, 0);
+    cwork_pool_free(p);
+    tl_take_stat_days(rc_, ns_, 302, 0);
+    CHECK_INT(wait_for_int(30, 1000, "LLEN %s:jobs:%s", "t"), 30);
+    tl_do(rc_, "DEL %s:jobs:t", ns_);
+    char want[512];
+    snprintf(want, sizeof want,
+             "%s:jobs:t:lock string 0\n%s:jobs:t:max_concurrency string 0\n"
+             "%s:known_jobs set t\n",
+             ns_, ns_, ns_);
+    char *dump = tl_ns_dump(rc_, ns_);
+    CHECK_STR(dump, want);
+    free(dump);
+    tl_ns_delete(rc_, ns_);
+}
+
 int main(void)
 {
     pool_test_setup();
     RUN(a_backlog_is_held_ahead_within_the_cap);
     RUN(jobs_fetched_ahead_go_back_when_every_executor_is_held);
+    RUN(a_cancelled_job_held_ahead_never_runs);
+    RUN(jobs_their_queue_cannot_take_run_here_once);
+    RUN(a_stop_gives_jobs_held_ahead_back_at_once);
     pool_test_teardown();
     return tl_finish();
 }

@@ -541,13 +541,6 @@ static void workload(cwork_redis *redis, raw_conn *raw, const char *url, const c
     drop(raw, ns);
 }
 
-/* Sets one field of tuning_ from NAME=VALUE; 0 or -1. */
-static int tune(const char *spec)
-{
-    const char *eq = strchr(spec, '=');
-    if (!eq) return -1;
-    long long v = atoll(eq + 1);
-    size_t n = (size_t)(eq - spec);
 #define TUNE(field)                                                                                \
     do {                                                                                           \
         if (n == strlen(#field) && !strncmp(spec, #field, n)) {                                    \
@@ -555,12 +548,23 @@ static int tune(const char *spec)
             return 0;                                                                              \
         }                                                                                          \
     } while (0)
+
+/* The tunables that count executors, jobs or round trips: 0, or -1 for another name. */
+static int tune_count(const char *spec, size_t n, long long v)
+{
     TUNE(shard_executors);
     TUNE(max_shards);
     TUNE(max_fetch);
     TUNE(ahead_max);
     TUNE(ahead_round_trips);
     TUNE(long_run_factor);
+    TUNE(idle_backoff_factor);
+    return -1;
+}
+
+/* The tunables that are times: 0, or -1 for another name. */
+static int tune_time(const char *spec, size_t n, long long v)
+{
     TUNE(wake_target_us);
     TUNE(wake_after_us);
     TUNE(gather_max_us);
@@ -569,9 +573,18 @@ static int tune(const char *spec)
     TUNE(spin_handler_us);
     TUNE(spin_wake_us);
     TUNE(idle_backoff_first_ms);
-    TUNE(idle_backoff_factor);
-#undef TUNE
     return -1;
+}
+#undef TUNE
+
+/* Sets one field of tuning_ from NAME=VALUE; 0 or -1. */
+static int tune(const char *spec)
+{
+    const char *eq = strchr(spec, '=');
+    if (!eq) return -1;
+    long long v = atoll(eq + 1);
+    size_t n = (size_t)(eq - spec);
+    return tune_count(spec, n, v) == 0 || tune_time(spec, n, v) == 0 ? 0 : -1;
 }
 
 static int cmp_i64(const void *a, const void *b)

@@ -107,8 +107,8 @@ typedef struct cw_dispatch_view {
     int64_t handler_avg_us; /* moving average of handler run time */
     int64_t round_trip_us;  /* moving average of a round trip's exchange (0: none yet) */
     size_t finished;        /* handlers the shard has run to the end, ever */
-    /* With every executor running: the ready tasks that may go back to their queues
-     * (not unique, not cancelled, not kept by an earlier give-back); else 0. */
+    /* With every executor running: 1 when a ready task may go back to its queue (not
+     * unique, not cancelled, not kept by an earlier give-back); else 0. */
     size_t returnable;
     /* Executors running one job for longer than cw_long_run_us: they finish nothing
      * soon, so jobs fetched ahead count on the others only. */

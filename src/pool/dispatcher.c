@@ -291,10 +291,11 @@ static cw_dispatch_view shard_view(cw_shard *sh)
         .finished = atomic_load_explicit(&sh->done_seq, memory_order_relaxed),
     };
     sh->wakeup = false;
-    /* Ready tasks while every executor runs: how many could go back (rule 4). */
+    /* Ready tasks while every executor runs: whether one could go back (rule 4). The
+     * oldest usually can: the walk stops at the first. */
     if (v.ready && v.in_flight >= v.done + v.ready + v.nexecutors)
-        for (cw_task *t = sh->ready.head; t; t = t->next)
-            v.returnable += may_give_back(t);
+        for (cw_task *t = sh->ready.head; t && !v.returnable; t = t->next)
+            v.returnable = may_give_back(t);
     /* Only fetching ahead needs the executors' long runs; ten reads under mu. */
     if (sh->state.backlog && p->tuning.ahead_max) {
         int64_t long_us = cw_long_run_us(v.handler_avg_us, v.round_trip_us, &p->tuning);

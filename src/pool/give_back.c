@@ -128,6 +128,11 @@ int cw_give_back(cwork_pool *p, cw_conn *c, cw_task_queue *back, cw_task_queue *
         (rc = read_positions(r, 1, marks, n, 1, err)) == 0 &&
         (rc = read_positions(r, 2, marks, n, 2, err)) == 0)
         rc = read_positions(r, 4, marks, n, 3, err);
+    /* With min_replicas, as after a commit: a give-back a failover could lose must not be
+     * believed (the tasks would be freed with their entries still in progress on the
+     * promoted replica); an error leaves `back` whole, and the reclaim takes up the rest. */
+    if (rc == 0) rc = cw_conn_append_wait_replicas(c, err);
+    if (rc == 0) rc = cw_conn_read_wait_replicas(c, err);
     if (rc == 0) {
         log_errors(r);
         sort_out(order, marks, n, back, kept);
